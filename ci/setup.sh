@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs every system and Python dependency TL needs; idempotent and quick when all is present.
+# SPDX-License-Identifier: Apache-2.0
+#
+# Usage: ci/setup.sh            (system packages via apt, then the Python venv in .venv/)
+# Env:   TL_SETUP_SKIP_APT=1    skip apt (when packages are managed elsewhere)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+debian_packages=(
+  # build tools
+  cmake ninja-build ccache pkg-config g++ lld-19 clang-19 libclang-rt-19-dev
+  # compiler: LLVM 19 (ORC JIT, NVPTX), FileCheck
+  llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
+  # simulator: SystemC TLM-2.0 and Verilator
+  libsystemc-dev verilator
+  # libraries
+  libboost-program-options-dev nlohmann-json3-dev libflatbuffers-dev flatbuffers-compiler
+  libtbb-dev libsleef-dev libssl-dev libsodium-dev libopenblas-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Python environment
+  python3 python3-venv python3-dev
+)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ] && [ -z "${TL_SETUP_SKIP_APT:-}" ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi
+
+# Debian's python3, not whatever python3 is first on PATH: the build names this interpreter.
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+fi
+stamp="$venv/.tl-requirements"
+if ! cmp -s "$root/ci/requirements.txt" "$stamp"; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/ci/requirements.txt"
+  cp "$root/ci/requirements.txt" "$stamp"
+else
+  echo "setup: Python environment up to date"
+fi

@@ -1,0 +1,204 @@
+// Tile IR: the portable contract between front ends, compiler backends and the conformance kit.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Semantics (the reference interpreter is the executable definition):
+// - A kernel runs as a grid of independent programs; program_id(axis) names one. Programs may run
+//   in any order and concurrently; only atomic_add orders writes between programs.
+// - Values are SSA: scalars or tiles of static shape. Elementwise ops take operands of one type
+//   (no implicit broadcasting: use splat/broadcast/expand_dims).
+// - Integers wrap around (two's complement); shifts use the amount modulo the bit width; integer
+//   division rounds toward zero, and division by zero is a run-time error in the interpreter
+//   (backends may return any value). Signedness comes from the type (iN signed, uN unsigned).
+// - Floats follow IEEE 754 binary arithmetic, each op rounded to the result type with
+//   round-to-nearest-even; subnormals are kept. cast takes a rounding mode for float narrowing;
+//   float->int casts round toward zero and saturate, NaN becoming 0. f8e4m3 has no infinities:
+//   overflow becomes NaN.
+// - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
+//   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile
+//   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time
+//   error naming the program and index. Lanes of one scatter that hit the same element are written
+//   in row-major lane order (the last wins).
+// - dot accumulates in `acc_type`; products and sums are rounded to acc_type, summed over k in
+//   ascending order, starting from the acc operand (or zero). input_precision "tf32"/"bf16" first
+//   rounds the inputs to that precision.
+// - reduce and scan combine along one axis in ascending index order; argmax returns the first
+//   maximal index as i32; max/min propagate NaN.
+#pragma once
+
+#include "tl/ir/types.h"
+
+#include <list>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tl::ir {
+
+enum class Opcode : uint8_t {
+#define TL_OP(id, text, flags) id,
+#include "tl/ir/ops.def"
+#undef TL_OP
+};
+
+enum OpFlags : unsigned {
+  kPure = 1,         // no side effects: may be CSE'd, DCE'd, hoisted
+  kElementwise = 2,  // result lane i depends only on operand lanes i
+  kReadsMemory = 4,  // reads tensors; removable when unused, not CSE-able across writes
+  kWritesMemory = 8, // side effects: never removed or merged
+  kHasRegions = 16,  // owns nested blocks (for, if)
+  kTerminator = 32,  // ends a block
+};
+
+std::string_view opcode_name(Opcode op);
+std::optional<Opcode> parse_opcode(std::string_view name);
+unsigned opcode_flags(Opcode op);
+
+/// A source position: `file:line:col`. Builder-made ops carry the location the builder was given.
+struct Location {
+  std::shared_ptr<const std::string> file;
+  int line = 0;
+  int col = 0;
+  std::string str() const;
+};
+
+/// Attribute values. Floats keep full precision through print/parse.
+using Attr = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, Type>;
+std::string attr_str(const Attr &a);
+
+class Operation;
+class Block;
+
+class Value {
+public:
+  Value(Type type, Operation *def, Block *owner, unsigned index)
+      : type_(std::move(type)), def_(def), owner_(owner), index_(index) {}
+  const Type &type() const { return type_; }
+  /// The defining op, or null for a block argument.
+  Operation *def() const { return def_; }
+  /// The block this value is an argument of, or whose op defines it.
+  Block *owner() const;
+  unsigned index() const { return index_; }
+  /// A name hint used by the printer (may be empty).
+  const std::string &name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+private:
+  Type type_;
+  Operation *def_;
+  Block *owner_;
+  unsigned index_;
+  std::string name_;
+};
+
+class Block {
+public:
+  explicit Block(Operation *parent) : parent_(parent) {}
+  Value *add_argument(Type t);
+  const std::vector<std::unique_ptr<Value>> &arguments() const { return args_; }
+  Value *argument(unsigned i) const { return args_[i].get(); }
+  std::list<std::unique_ptr<Operation>> &ops() { return ops_; }
+  const std::list<std::unique_ptr<Operation>> &ops() const { return ops_; }
+  /// The op owning this block, or null for a kernel body.
+  Operation *parent() const { return parent_; }
+  Operation *terminator() const;
+
+private:
+  Operation *parent_;
+  std::vector<std::unique_ptr<Value>> args_;
+  std::list<std::unique_ptr<Operation>> ops_;
+};
+
+class Operation {
+public:
+  Operation(Opcode opcode, Location loc) : opcode_(opcode), loc_(std::move(loc)) {}
+  Opcode opcode() const { return opcode_; }
+  std::string_view name() const { return opcode_name(opcode_); }
+  unsigned flags() const { return opcode_flags(opcode_); }
+  const Location &loc() const { return loc_; }
+
+  const std::vector<Value *> &operands() const { return operands_; }
+  Value *operand(unsigned i) const { return operands_[i]; }
+  size_t num_operands() const { return operands_.size(); }
+  void set_operand(unsigned i, Value *v) { operands_[i] = v; }
+  void add_operand(Value *v) { operands_.push_back(v); }
+
+  size_t num_results() const { return results_.size(); }
+  Value *result(unsigned i = 0) const { return results_[i].get(); }
+  const std::vector<std::unique_ptr<Value>> &results() const { return results_; }
+  Value *add_result(Type t);
+
+  size_t num_regions() const { return regions_.size(); }
+  Block *region(unsigned i) const { return regions_[i].get(); }
+  Block *add_region();
+
+  Block *parent() const { return parent_; }
+  void set_parent(Block *b) { parent_ = b; }
+
+  /// Attributes are kept sorted by name so that printing is deterministic.
+  const std::vector<std::pair<std::string, Attr>> &attrs() const { return attrs_; }
+  const Attr *attr(std::string_view name) const;
+  void set_attr(std::string name, Attr value);
+
+  template <class T> const T *attr_as(std::string_view name) const {
+    const Attr *a = attr(name);
+    return a ? std::get_if<T>(a) : nullptr;
+  }
+
+private:
+  Opcode opcode_;
+  Location loc_;
+  std::vector<Value *> operands_;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Block>> regions_;
+  std::vector<std::pair<std::string, Attr>> attrs_;
+  Block *parent_ = nullptr;
+};
+
+/// A compile-time constant parameter: its value is fixed when the kernel is specialized.
+struct ConstexprParam {
+  std::string name;
+  ScalarKind type;
+  std::variant<int64_t, double> value;
+};
+
+class Kernel {
+public:
+  explicit Kernel(std::string name, Location loc)
+      : name_(std::move(name)), loc_(std::move(loc)), body_(std::make_unique<Block>(nullptr)) {}
+  const std::string &name() const { return name_; }
+  const Location &loc() const { return loc_; }
+  /// Kernel arguments are the body's block arguments: tensors or scalars.
+  Block *body() const { return body_.get(); }
+  std::vector<ConstexprParam> &constexprs() { return constexprs_; }
+  const std::vector<ConstexprParam> &constexprs() const { return constexprs_; }
+  const ConstexprParam *find_constexpr(std::string_view name) const;
+
+private:
+  std::string name_;
+  Location loc_;
+  std::unique_ptr<Block> body_;
+  std::vector<ConstexprParam> constexprs_;
+};
+
+class Module {
+public:
+  std::vector<std::unique_ptr<Kernel>> &kernels() { return kernels_; }
+  const std::vector<std::unique_ptr<Kernel>> &kernels() const { return kernels_; }
+  Kernel *find_kernel(std::string_view name) const;
+  Kernel *add_kernel(std::string name, Location loc);
+
+private:
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+};
+
+/// Calls `fn(op)` on every op nested in `block`, parents before their regions' ops.
+template <class Fn> void walk(Block *block, Fn &&fn) {
+  for (auto &op : block->ops()) {
+    fn(op.get());
+    for (unsigned r = 0; r < op->num_regions(); ++r)
+      walk(op->region(r), fn);
+  }
+}
+
+} // namespace tl::ir

@@ -288,9 +288,32 @@ private:
     }
   }
 
+  /// An attribute dictionary is `{}` or `{name = ...`; anything else after `{` is a region.
+  bool at_attr_dict() {
+    skip_space();
+    if (peek() != '{')
+      return false;
+    size_t p = pos_ + 1;
+    auto skip = [&] {
+      while (p < text_.size() && std::isspace(static_cast<unsigned char>(text_[p])))
+        ++p;
+    };
+    skip();
+    if (p < text_.size() && text_[p] == '}')
+      return true;
+    size_t start = p;
+    while (p < text_.size() && is_ident_char(text_[p]))
+      ++p;
+    if (p == start)
+      return false;
+    skip();
+    return p < text_.size() && text_[p] == '=';
+  }
+
   void parse_attr_dict(Operation &op) {
-    if (!try_consume("{"))
+    if (!at_attr_dict())
       return;
+    expect("{");
     if (try_consume("}"))
       return;
     do {

@@ -1,0 +1,14 @@
+// Reading and writing tensor elements of every storage type in host memory.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "lanes.h"
+
+namespace tl::interp {
+
+Lane read_element(const void *base, ir::ScalarKind dtype, int64_t index);
+void write_element(void *base, ir::ScalarKind dtype, int64_t index, Lane v);
+/// Bytes per element of storage type `dtype` (i1 is stored as one byte).
+size_t element_size(ir::ScalarKind dtype);
+
+} // namespace tl::interp

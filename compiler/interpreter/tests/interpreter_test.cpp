@@ -1,0 +1,303 @@
+// Tests of the reference interpreter: dtype semantics, memory ops, control flow, run-time errors.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/interpreter/fold.h"
+#include "tl/interpreter/interpreter.h"
+#include "tl/ir/parser.h"
+#include "tl/ir/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace tl::interp {
+namespace {
+
+std::unique_ptr<ir::Module> parse_ok(const std::string &text) {
+  ir::Diagnostics d;
+  auto m = ir::parse(text, "test.tlir", d);
+  EXPECT_TRUE(m) << d.str();
+  if (m)
+    EXPECT_TRUE(ir::verify(*m, d)) << d.str();
+  return m;
+}
+
+template <class T> TensorArg tensor_of(std::vector<T> &v, ir::ScalarKind k, std::vector<int64_t> shape) {
+  return TensorArg{v.data(), k, shape, contiguous_strides(shape)};
+}
+
+RunResult run_text(const std::string &text, std::vector<ArgValue> args,
+                   std::array<int64_t, 3> grid = {1, 1, 1}, bool fp64 = false) {
+  auto m = parse_ok(text);
+  if (!m)
+    return {false, "parse"};
+  RunOptions o;
+  o.grid = grid;
+  o.fp64_reference = fp64;
+  return run(*m->kernels()[0], args, o);
+}
+
+TEST(Interpreter, IntegerWrapAroundAndShifts) {
+  std::vector<int32_t> out(4);
+  auto r = run_text(R"(kernel @k(%o: tensor<?xi32>) {
+  %a = constant {value = 127} : i8
+  %b = constant {value = 1} : i8
+  %s = add %a, %b : i8
+  %w = cast %s : i32
+  %u = constant {value = 250} : u8
+  %v = constant {value = 10} : u8
+  %su = add %u, %v : u8
+  %wu = cast %su : i32
+  %m = constant {value = -8} : i32
+  %sh = constant {value = 33} : i32
+  %r1 = shr %m, %sh : i32
+  %z = constant {value = 0} : i32
+  %t = splat %w : tile<1xi32>
+  store %o, %z, %t
+  %one = constant {value = 1} : i32
+  %t2 = splat %wu : tile<1xi32>
+  store %o, %one, %t2
+  %two = constant {value = 2} : i32
+  %t3 = splat %r1 : tile<1xi32>
+  store %o, %two, %t3
+  return
+}
+)", {tensor_of(out, ir::ScalarKind::I32, {4})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(out[0], -128); // i8 wraps
+  EXPECT_EQ(out[1], 4);    // u8 wraps
+  EXPECT_EQ(out[2], -4);   // arithmetic shift by 33 mod 32 = 1
+}
+
+TEST(Interpreter, DivisionByZeroIsReportedWithLocation) {
+  auto r = run_text(R"(kernel @k() {
+  %a = constant {value = 1} : i32
+  %b = constant {value = 0} : i32
+  %c = div %a, %b : i32
+  return
+}
+)", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("test.tlir:4:3: error: integer division by zero"), std::string::npos)
+      << r.error;
+  EXPECT_NE(r.error.find("program (0, 0, 0)"), std::string::npos) << r.error;
+}
+
+TEST(Interpreter, LoadPadsAndStoreMasksOutOfBounds) {
+  std::vector<float> x = {1, 2, 3, 4, 5}, y(5, -1);
+  auto r = run_text(R"(kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %c4 = constant {value = 4} : i32
+  %o = mul %p, %c4 : i32
+  %t = load %x, %o {padding = 100.0} : tile<4xf32>
+  %s = reduce %t {axis = 0, kind = "sum"} : f32
+  %st = splat %s : tile<4xf32>
+  %r = add %t, %st : tile<4xf32>
+  store %y, %o, %r
+  return
+}
+)", {tensor_of(x, ir::ScalarKind::F32, {5}), tensor_of(y, ir::ScalarKind::F32, {5})}, {2, 1, 1});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(y, (std::vector<float>{11, 12, 13, 14, 305 + 5}));
+}
+
+TEST(Interpreter, GatherOutOfBoundsNamesProgramAndIndex) {
+  std::vector<float> x(4);
+  auto r = run_text(R"(kernel @k(%x: tensor<?xf32>) {
+  %i = arange {end = 6, start = 2} : tile<4xi32>
+  %g = gather %x, %i : tile<4xf32>
+  return
+}
+)", {tensor_of(x, ir::ScalarKind::F32, {4})}, {3, 1, 1});
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("index [4] is out of bounds of tensor shape [4] in lane 2"),
+            std::string::npos)
+      << r.error;
+  EXPECT_NE(r.error.find("program (0, 0, 0)"), std::string::npos) << r.error;
+}
+
+TEST(Interpreter, MaskedGatherAndScatter) {
+  std::vector<int32_t> x = {10, 20, 30}, y(3, 0);
+  auto r = run_text(R"(kernel @k(%x: tensor<?xi32>, %y: tensor<?xi32>) {
+  %i = arange {end = 4, start = 0} : tile<4xi32>
+  %n = constant {value = 3} : i32
+  %nt = splat %n : tile<4xi32>
+  %m = cmp %i, %nt {pred = "lt"} : tile<4xi1>
+  %g = gather %x, %i, %m {other = 7} : tile<4xi32>
+  %r = reduce %g {axis = 0, kind = "sum"} : i32
+  %rt = splat %r : tile<4xi32>
+  scatter %y, %i, %rt, %m
+  return
+}
+)", {tensor_of(x, ir::ScalarKind::I32, {3}), tensor_of(y, ir::ScalarKind::I32, {3})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(y, (std::vector<int32_t>{67, 67, 67}));
+}
+
+TEST(Interpreter, CastRoundsToBf16NearestEvenAndOtherModes) {
+  std::vector<float> out(4);
+  // 1 + 2^-8 is a tie between bf16 neighbours 1 and 1 + 2^-7: nearest-even gives 1.
+  auto r = run_text(R"(kernel @k(%o: tensor<?xf32>) {
+  %x = full {value = 1.00390625} : tile<4xf32>
+  %a = cast %x : tile<4xbf16>
+  %b = cast %x {rounding = "ru"} : tile<4xbf16>
+  %c = cast %a : tile<4xf32>
+  %d = cast %b : tile<4xf32>
+  %z = constant {value = 0} : i32
+  %two = constant {value = 2} : i32
+  store %o, %z, %c
+  store %o, %two, %d
+  return
+}
+)", {tensor_of(out, ir::ScalarKind::F32, {4})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[2], 1.0078125f);
+}
+
+TEST(Interpreter, Fp32ArithmeticRoundsEachOpButReferenceModeDoesNot) {
+  const char *text = R"(kernel @k(%o: tensor<?xf32>) {
+  %a = constant {value = 1.0} : f32
+  %b = constant {value = 1e-08} : f32
+  %s = add %a, %b : f32
+  %d = sub %s, %a : f32
+  %t = splat %d : tile<1xf32>
+  %z = constant {value = 0} : i32
+  store %o, %z, %t
+  return
+}
+)";
+  std::vector<float> out(1, -1);
+  ASSERT_TRUE(run_text(text, {tensor_of(out, ir::ScalarKind::F32, {1})}).ok);
+  EXPECT_EQ(out[0], 0.0f);
+  std::vector<double> ref(1, -1);
+  ASSERT_TRUE(run_text(text, {tensor_of(ref, ir::ScalarKind::F64, {1})}, {1, 1, 1}, true).ok);
+  EXPECT_NEAR(ref[0], 1e-8, 1e-15);
+}
+
+TEST(Interpreter, DotForLoopAndIf) {
+  std::vector<float> a(4 * 6), b(6 * 3), c(4 * 3);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i % 5) - 2;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(i % 7) - 3;
+  auto r = run_text(R"(kernel @k(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) {
+  %c0 = constant {value = 0} : i32
+  %c2 = constant {value = 2} : i32
+  %K64 = dim %a {axis = 1} : i64
+  %K = cast %K64 : i32
+  %z = full {value = 0.0} : tile<4x4xf32>
+  %acc = for %k = %c0 to %K step %c2 iter_args(%x = %z) : tile<4x4xf32> {
+    %at = load %a, %c0, %k : tile<4x2xf32>
+    %bt = load %b, %k, %c0 : tile<2x4xf32>
+    %n = dot %at, %bt, %x {acc_type = f32} : tile<4x4xf32>
+    yield %n
+  }
+  %big = cmp %K, %c2 {pred = "gt"} : i1
+  %res = if %big : tile<4x4xf32> {
+    yield %acc
+  } else {
+    yield %z
+  }
+  store %c, %c0, %c0, %res
+  return
+}
+)", {tensor_of(a, ir::ScalarKind::F32, {4, 6}), tensor_of(b, ir::ScalarKind::F32, {6, 3}),
+      tensor_of(c, ir::ScalarKind::F32, {4, 3})});
+  ASSERT_TRUE(r.ok) << r.error;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float s = 0;
+      for (int k = 0; k < 6; ++k)
+        s += a[i * 6 + k] * b[k * 3 + j];
+      EXPECT_EQ(c[i * 3 + j], s);
+    }
+}
+
+TEST(Interpreter, ArgmaxScanAndAssert) {
+  std::vector<int32_t> out(5);
+  auto r = run_text(R"(kernel @k(%o: tensor<?xi32>) {
+  %i = arange {end = 4, start = 0} : tile<4xi32>
+  %c = scan %i {axis = 0, kind = "sum"} : tile<4xi32>
+  %two = constant {value = 2} : i32
+  %t = splat %two : tile<4xi32>
+  %w = rem %i, %t : tile<4xi32>
+  %am = reduce %w {axis = 0, kind = "argmax"} : i32
+  %z = constant {value = 0} : i32
+  store %o, %z, %c
+  %four = constant {value = 4} : i32
+  %amt = splat %am : tile<1xi32>
+  store %o, %four, %amt
+  return
+}
+)", {tensor_of(out, ir::ScalarKind::I32, {5})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(out, (std::vector<int32_t>{0, 1, 3, 6, 1}));
+  auto bad = run_text(R"(kernel @k() {
+  %f = constant {value = false} : i1
+  assert %f {message = "x must be positive"}
+  return
+}
+)", {});
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.error.find("assertion failed: x must be positive"), std::string::npos);
+}
+
+TEST(Interpreter, ArgumentMismatchesAreErrors) {
+  const char *text = "kernel @k(%x: tensor<?xf32>, %n: i32) {\n  return\n}\n";
+  std::vector<double> d(2);
+  std::vector<float> f(2);
+  EXPECT_FALSE(run_text(text, {}).ok);
+  auto r = run_text(text, {tensor_of(d, ir::ScalarKind::F64, {2}), int64_t(3)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("tensor has element type f64, kernel expects f32"), std::string::npos);
+  EXPECT_FALSE(run_text(text, {tensor_of(f, ir::ScalarKind::F32, {2}), 1.5}).ok);
+  EXPECT_TRUE(run_text(text, {tensor_of(f, ir::ScalarKind::F32, {2}), int64_t(3)}).ok);
+}
+
+TEST(Interpreter, RunawayLoopStopsWithError) {
+  auto m = parse_ok(R"(kernel @k() {
+  %a = constant {value = 0} : i64
+  %b = constant {value = 9000000000000000000} : i64
+  %s = constant {value = 1} : i64
+  for %i = %a to %b step %s {
+    yield
+  }
+  return
+}
+)");
+  RunOptions o;
+  o.max_ops = 100000;
+  auto r = run(*m->kernels()[0], {}, o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("execution limit"), std::string::npos) << r.error;
+}
+
+TEST(Fold, UsesInterpreterSemantics) {
+  auto m = parse_ok(R"(kernel @k() {
+  %a = constant {value = 100} : i8
+  %b = constant {value = 100} : i8
+  %s = add %a, %b : i8
+  %x = constant {value = 0.1} : f32
+  %y = constant {value = 0.2} : f32
+  %z = add %x, %y : f32
+  %q = div %a, %b : i8
+  return
+}
+)");
+  auto it = m->kernels()[0]->body()->ops().begin();
+  std::advance(it, 2);
+  auto s = fold_scalar(**it, {int64_t(100), int64_t(100)});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(std::get<int64_t>(*s), -56);
+  std::advance(it, 3);
+  auto z = fold_scalar(**it, {0.1, 0.2});
+  ASSERT_TRUE(z);
+  EXPECT_EQ(std::get<double>(*z), double(0.1f + 0.2f));
+  ++it;
+  EXPECT_FALSE(fold_scalar(**it, {int64_t(1), int64_t(0)}));
+}
+
+} // namespace
+} // namespace tl::interp

@@ -1,0 +1,101 @@
+// Tests for the elementwise unary and binary fp64 references.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/reference/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tl::ref {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(ElementwiseTest, UnaryKnownValues) {
+  EXPECT_EQ(unary(UnaryMath::Exp, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(unary(UnaryMath::Exp, 1.0), M_E);
+  EXPECT_EQ(unary(UnaryMath::Exp2, 3.0), 8.0);
+  EXPECT_EQ(unary(UnaryMath::Exp2, -1.0), 0.5);
+  EXPECT_DOUBLE_EQ(unary(UnaryMath::Log, M_E), 1.0);
+  EXPECT_EQ(unary(UnaryMath::Log, 0.0), -kInf);
+  EXPECT_TRUE(std::isnan(unary(UnaryMath::Log, -1.0)));
+  EXPECT_EQ(unary(UnaryMath::Log2, 8.0), 3.0);
+  EXPECT_EQ(unary(UnaryMath::Sqrt, 4.0), 2.0);
+  EXPECT_EQ(unary(UnaryMath::Rsqrt, 4.0), 0.5);
+  EXPECT_EQ(unary(UnaryMath::Rsqrt, 0.0), kInf);
+  EXPECT_EQ(unary(UnaryMath::Tanh, 0.0), 0.0);
+  EXPECT_EQ(unary(UnaryMath::Tanh, 100.0), 1.0);
+  EXPECT_EQ(unary(UnaryMath::Erf, 0.0), 0.0);
+  EXPECT_EQ(unary(UnaryMath::Erf, kInf), 1.0);
+  EXPECT_NEAR(unary(UnaryMath::Erf, 1.0), 0.8427007929497149, 1e-16);
+  EXPECT_EQ(unary(UnaryMath::Sin, 0.0), 0.0);
+  EXPECT_EQ(unary(UnaryMath::Cos, 0.0), 1.0);
+  EXPECT_NEAR(unary(UnaryMath::Sin, M_PI / 6), 0.5, 1e-16);
+  EXPECT_EQ(unary(UnaryMath::Abs, -3.0), 3.0);
+  EXPECT_EQ(unary(UnaryMath::Neg, 2.0), -2.0);
+  EXPECT_TRUE(std::signbit(unary(UnaryMath::Neg, 0.0)));
+}
+
+TEST(ElementwiseTest, SigmoidIsStableAndSymmetric) {
+  EXPECT_EQ(unary(UnaryMath::Sigmoid, 0.0), 0.5);
+  EXPECT_EQ(unary(UnaryMath::Sigmoid, 1000.0), 1.0);
+  EXPECT_EQ(unary(UnaryMath::Sigmoid, -1000.0), 0.0);
+  EXPECT_EQ(unary(UnaryMath::Sigmoid, -kInf), 0.0);
+  EXPECT_GT(unary(UnaryMath::Sigmoid, -700.0), 0.0); // exp(-700) is still a normal double
+  EXPECT_DOUBLE_EQ(unary(UnaryMath::Sigmoid, 1.0), 1.0 / (1.0 + std::exp(-1.0)));
+  for (double x = -30; x <= 30; x += 0.37)
+    EXPECT_NEAR(unary(UnaryMath::Sigmoid, x) + unary(UnaryMath::Sigmoid, -x), 1.0, 1e-15) << x;
+}
+
+TEST(ElementwiseTest, ArrayFormsMatchScalarForms) {
+  const std::vector<double> x = {-2.5, -1.0, -0.0, 0.25, 1.0, 3.0, 7.5};
+  const std::vector<double> b = {1.5, -2.0, 0.0, 4.0, -1.0, 0.5, 2.0};
+  std::vector<double> y(x.size());
+  for (int op = 0; op <= static_cast<int>(UnaryMath::Neg); ++op) {
+    unary(static_cast<UnaryMath>(op), static_cast<int64_t>(x.size()), x.data(), y.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      double want = unary(static_cast<UnaryMath>(op), x[i]);
+      EXPECT_TRUE(y[i] == want || (std::isnan(y[i]) && std::isnan(want))) << op << " " << i;
+    }
+  }
+  for (int op = 0; op <= static_cast<int>(BinaryMath::Max); ++op) {
+    binary(static_cast<BinaryMath>(op), static_cast<int64_t>(x.size()), x.data(), b.data(),
+           y.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      double want = binary(static_cast<BinaryMath>(op), x[i], b[i]);
+      EXPECT_TRUE(y[i] == want || (std::isnan(y[i]) && std::isnan(want))) << op << " " << i;
+    }
+  }
+}
+
+TEST(ElementwiseTest, BinaryKnownValues) {
+  EXPECT_EQ(binary(BinaryMath::Add, 1.5, 2.25), 3.75);
+  EXPECT_EQ(binary(BinaryMath::Sub, 1.5, 2.25), -0.75);
+  EXPECT_EQ(binary(BinaryMath::Mul, 1.5, -2.0), -3.0);
+  EXPECT_EQ(binary(BinaryMath::Div, 1.0, 4.0), 0.25);
+  EXPECT_EQ(binary(BinaryMath::Div, 1.0, -0.0), -kInf);
+  EXPECT_EQ(binary(BinaryMath::Pow, 2.0, 10.0), 1024.0);
+  EXPECT_EQ(binary(BinaryMath::Pow, 4.0, 0.5), 2.0);
+  EXPECT_EQ(binary(BinaryMath::Pow, kNaN, 0.0), 1.0); // std::pow convention
+  EXPECT_EQ(binary(BinaryMath::Min, 1.0, -3.0), -3.0);
+  EXPECT_EQ(binary(BinaryMath::Max, 1.0, -3.0), 1.0);
+  EXPECT_EQ(binary(BinaryMath::Max, -kInf, 2.0), 2.0);
+}
+
+TEST(ElementwiseTest, MinMaxPropagateNaNAndOrderZeros) {
+  for (BinaryMath op : {BinaryMath::Min, BinaryMath::Max}) {
+    EXPECT_TRUE(std::isnan(binary(op, kNaN, 1.0)));
+    EXPECT_TRUE(std::isnan(binary(op, 1.0, kNaN)));
+    EXPECT_TRUE(std::isnan(binary(op, kNaN, kNaN)));
+  }
+  EXPECT_TRUE(std::signbit(binary(BinaryMath::Min, 0.0, -0.0)));
+  EXPECT_TRUE(std::signbit(binary(BinaryMath::Min, -0.0, 0.0)));
+  EXPECT_FALSE(std::signbit(binary(BinaryMath::Max, 0.0, -0.0)));
+  EXPECT_FALSE(std::signbit(binary(BinaryMath::Max, -0.0, 0.0)));
+}
+
+} // namespace
+} // namespace tl::ref

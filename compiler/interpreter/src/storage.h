@@ -3,12 +3,11 @@
 #pragma once
 
 #include "lanes.h"
+#include "tl/interpreter/host_tensor.h"
 
 namespace tl::interp {
 
 Lane read_element(const void *base, ir::ScalarKind dtype, int64_t index);
 void write_element(void *base, ir::ScalarKind dtype, int64_t index, Lane v);
-/// Bytes per element of storage type `dtype` (i1 is stored as one byte).
-size_t element_size(ir::ScalarKind dtype);
 
 } // namespace tl::interp

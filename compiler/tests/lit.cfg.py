@@ -1,0 +1,13 @@
+# lit configuration of the compiler's .tlir tests (passes, verifier diagnostics, tlc).
+import os
+import lit.formats
+
+config.name = "TL compiler"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tlir"]
+config.test_source_root = os.path.join(config.tl_source_dir, "compiler")
+config.test_exec_root = os.path.join(os.path.dirname(config.tl_tools_dir), "..", "tests", "lit-out")
+config.excludes = ["fuzz"]
+config.substitutions.append(("%tlc", os.path.join(config.tl_tools_dir, "tlc")))
+config.environment["PATH"] = os.pathsep.join(
+    [config.tl_tools_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])

@@ -1,0 +1,23 @@
+// Shared pieces of the tlc driver's subcommands.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/ir/diagnostics.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace tl::tlc {
+
+/// Reads a whole file ("-" is standard input); prints an error and returns nothing on failure.
+std::optional<std::string> read_input(const std::string &path);
+/// Parses and verifies `path`; prints diagnostics to stderr and returns null on any error.
+std::unique_ptr<ir::Module> load_module(const std::string &path);
+
+int cmd_verify(int argc, char **argv);
+int cmd_print(int argc, char **argv);
+int cmd_opt(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+} // namespace tl::tlc

@@ -1,0 +1,18 @@
+# Checks that `tlc print` output parses and prints back to itself (exact round trip).
+# SPDX-License-Identifier: Apache-2.0
+execute_process(COMMAND ${TLC} print ${INPUT} OUTPUT_VARIABLE first RESULT_VARIABLE rc1)
+if(NOT rc1 EQUAL 0)
+  message(FATAL_ERROR "tlc print ${INPUT} failed")
+endif()
+string(MD5 h ${INPUT})
+set(tmp "$ENV{TMPDIR}")
+if(NOT tmp)
+  set(tmp /tmp)
+endif()
+set(path "${tmp}/tl-roundtrip-${h}.tlir")
+file(WRITE ${path} "${first}")
+execute_process(COMMAND ${TLC} print ${path} OUTPUT_VARIABLE second RESULT_VARIABLE rc2)
+file(REMOVE ${path})
+if(NOT rc2 EQUAL 0 OR NOT first STREQUAL second)
+  message(FATAL_ERROR "round trip of ${INPUT} changed the text")
+endif()

@@ -101,6 +101,10 @@ void Executor::run_block(const ir::Block &block, std::vector<RtValue> *yielded) 
 
 void Executor::exec(const ir::Operation &op) {
   const unsigned flags = op.flags();
+  for (auto &r : op.results())
+    if (r->type().num_elements() > opts_.max_tile_elements)
+      fail(op, "tile " + r->type().str() + " exceeds the interpreter's limit of " +
+                   std::to_string(opts_.max_tile_elements) + " elements");
   try {
     switch (op.opcode()) {
     case Opcode::For: return exec_for(op);

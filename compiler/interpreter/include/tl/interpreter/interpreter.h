@@ -32,6 +32,8 @@ struct RunOptions {
   std::ostream *print_stream = nullptr;
   /// Stops a runaway kernel (e.g. a loop of 2^60 trips) with an error instead of hanging.
   uint64_t max_ops = uint64_t(1) << 32;
+  /// Tiles larger than this are refused with an error rather than exhausting host memory.
+  int64_t max_tile_elements = int64_t(1) << 24;
 };
 
 struct RunResult {

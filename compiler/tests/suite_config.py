@@ -1,4 +1,5 @@
-# lit configuration of the compiler's .tlir tests (passes, verifier diagnostics, tlc).
+# lit configuration (loaded by the generated lit.site.cfg.py; not named lit.cfg.py so that lit does
+# not take compiler/tests/ for a separate suite) of the compiler's .tlir tests (passes, verifier diagnostics, tlc).
 import os
 import lit.formats
 

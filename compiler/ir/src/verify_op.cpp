@@ -60,8 +60,19 @@ Error expect_value_attr(const Operation &op, const char *name, ScalarKind elem, 
     return required ? Error(std::string("requires attribute '") + name + "'") : Error();
   if (is_float(elem) && (std::holds_alternative<double>(*a) || std::holds_alternative<int64_t>(*a)))
     return {};
-  if (is_integer(elem) && std::holds_alternative<int64_t>(*a))
+  if (is_integer(elem) && std::holds_alternative<int64_t>(*a)) {
+    const int64_t v = std::get<int64_t>(*a);
+    const int bits = bit_width(elem);
+    if (bits == 64)
+      return {};
+    const int64_t lo = is_signed(elem) ? -(int64_t(1) << (bits - 1)) : 0;
+    const int64_t hi = is_signed(elem) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    if (v < lo || v > hi)
+      return std::string("attribute '") + name + "' value " + std::to_string(v) +
+             " is out of range for " + std::string(scalar_name(elem)) + " [" + std::to_string(lo) +
+             ", " + std::to_string(hi) + "]";
     return {};
+  }
   if (elem == ScalarKind::I1 && std::holds_alternative<bool>(*a))
     return {};
   return std::string("attribute '") + name + "' must be " +

@@ -21,6 +21,8 @@
 // - dot accumulates in `acc_type`; products and sums are rounded to acc_type, summed over k in
 //   ascending order, starting from the acc operand (or zero). input_precision "tf32"/"bf16" first
 //   rounds the inputs to that precision.
+// - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds' signedness);
+//   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.
 // - reduce and scan combine along one axis in ascending index order; argmax returns the first
 //   maximal index as i32; max/min propagate NaN.
 #pragma once

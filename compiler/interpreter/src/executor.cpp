@@ -293,20 +293,22 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t> &shape) {
   return s;
 }
 
-RunResult run(const ir::Kernel &kernel, const std::vector<ArgValue> &args, const RunOptions &opts) {
+RunResult run_programs(const ir::Kernel &kernel, const std::vector<ArgValue> &args,
+                       const RunOptions &opts, int64_t first, int64_t last) {
   Executor ex(kernel, args, opts);
   std::array<int64_t, 3> pid{};
   bool running = false;
   try {
     ex.bind_arguments();
-    running = true;
     for (int64_t g : opts.grid)
       if (g < 0)
         return {false, kernel.loc().str() + ": error: grid dimensions must be non-negative"};
-    for (pid[2] = 0; pid[2] < opts.grid[2]; ++pid[2])
-      for (pid[1] = 0; pid[1] < opts.grid[1]; ++pid[1])
-        for (pid[0] = 0; pid[0] < opts.grid[0]; ++pid[0])
-          ex.run_program(pid);
+    running = true;
+    const int64_t gx = opts.grid[0], gy = opts.grid[1];
+    for (int64_t id = first; id < last; ++id) {
+      pid = {id % gx, (id / gx) % gy, id / (gx * gy)};
+      ex.run_program(pid);
+    }
   } catch (const RunError &e) {
     std::string msg = e.loc.str() + ": error: " + e.message;
     if (running)
@@ -315,6 +317,13 @@ RunResult run(const ir::Kernel &kernel, const std::vector<ArgValue> &args, const
     return {false, msg};
   }
   return {};
+}
+
+RunResult run(const ir::Kernel &kernel, const std::vector<ArgValue> &args, const RunOptions &opts) {
+  int64_t n = 1;
+  for (int64_t g : opts.grid)
+    n *= std::max<int64_t>(g, 0);
+  return run_programs(kernel, args, opts, 0, n);
 }
 
 } // namespace tl::interp

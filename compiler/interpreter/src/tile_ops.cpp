@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <mutex>
 
 namespace tl::interp {
 using ir::Opcode;
@@ -160,6 +161,9 @@ RtValue Executor::exec_indexed(const ir::Operation &op) {
     } else if (op.opcode() == Opcode::Scatter) {
       write_element(ta.data, ta.dtype, at, value->lanes[lane]);
     } else {
+      // Programs may run on several threads (run_programs): the read-modify-write is atomic.
+      static std::mutex atomic_mutex;
+      std::lock_guard<std::mutex> lock(atomic_mutex);
       const Lane old = read_element(ta.data, ta.dtype, at);
       Lane sum;
       if (ir::is_float(elem))

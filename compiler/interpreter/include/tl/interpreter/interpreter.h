@@ -46,6 +46,12 @@ struct RunResult {
 /// out-of-bounds gathers/scatters, failed asserts and integer division by zero are reported.
 RunResult run(const ir::Kernel &kernel, const std::vector<ArgValue> &args, const RunOptions &opts);
 
+/// Runs programs [first, last) of the grid by linear id (x fastest, then y, then z): the building
+/// block for devices that spread a grid over worker threads. Concurrent calls on the same tensors
+/// are safe as far as the kernel's own semantics allow (atomic_add is atomic across calls).
+RunResult run_programs(const ir::Kernel &kernel, const std::vector<ArgValue> &args,
+                       const RunOptions &opts, int64_t first, int64_t last);
+
 /// Row-major contiguous strides for `shape`.
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t> &shape);
 

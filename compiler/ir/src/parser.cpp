@@ -183,9 +183,12 @@ private:
       if (shape.empty())
         fail_at(loc, word + " type needs at least one dimension");
       int64_t n = 1;
-      for (int64_t d : shape)
-        if (d > 0 && (n *= d) > kMaxTileElements)
-          fail_at(loc, "tile has too many elements");
+      for (int64_t d : shape) {
+        if (d > 0 && d > kMaxTileElements / n)
+          fail_at(loc, "tile has too many elements (at most 2^32)");
+        if (d > 0)
+          n *= d;
+      }
       expect(">");
       return tile ? Type::tile(*k, shape) : Type::tensor(*k, static_cast<int>(shape.size()));
     }
@@ -389,6 +392,8 @@ private:
         expect("=");
         Attr v = parse_attr_value();
         ConstexprParam p{cname, t.elem(), int64_t(0)};
+        if (auto *b = std::get_if<bool>(&v); b && t.elem() == ScalarKind::I1)
+          v = int64_t(*b);
         if (auto *i = std::get_if<int64_t>(&v); i && is_integer(t.elem()))
           p.value = *i;
         else if (auto *d = std::get_if<double>(&v); d && is_float(t.elem()))
@@ -477,7 +482,10 @@ private:
   }
 
   void parse_generic(Operation &op, std::vector<Type> &types) {
-    skip_space();
+    // Operands start on the op's own line, so that an op without operands (`print`, `return`)
+    // never takes the next line's result for one.
+    while (peek() == ' ' || peek() == '\t')
+      advance();
     if (peek() == '%') {
       do
         op.add_operand(use_value());

@@ -15,9 +15,14 @@ public:
   bool run() {
     size_t before = diags_.list().size();
     std::set<std::string> names;
-    for (auto &c : kernel_.constexprs())
+    for (auto &c : kernel_.constexprs()) {
       if (!names.insert(c.name).second)
         diags_.error(kernel_.loc(), "constexpr parameter '" + c.name + "' declared twice");
+      if (auto *i = std::get_if<int64_t>(&c.value); i && is_integer(c.type) && !fits(c.type, *i))
+        diags_.error(kernel_.loc(), "constexpr parameter '" + c.name + "' value " +
+                                        std::to_string(*i) + " is out of range for " +
+                                        std::string(scalar_name(c.type)));
+    }
     for (auto &arg : kernel_.body()->arguments()) {
       const Type &t = arg->type();
       if (t.is_tile())

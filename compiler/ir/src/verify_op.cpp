@@ -53,6 +53,26 @@ Error expect_string_attr(const Operation &op, const char *name,
   return {};
 }
 
+} // namespace
+
+bool fits(ScalarKind elem, int64_t v) {
+  const int bits = bit_width(elem);
+  if (bits == 64)
+    return true;
+  const int64_t lo = is_signed(elem) ? -(int64_t(1) << (bits - 1)) : 0;
+  const int64_t hi = is_signed(elem) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+  return v >= lo && v <= hi;
+}
+
+namespace {
+
+std::string range_str(ScalarKind elem) {
+  const int bits = bit_width(elem);
+  const int64_t lo = is_signed(elem) ? -(int64_t(1) << (bits - 1)) : 0;
+  const int64_t hi = is_signed(elem) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+  return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
 /// The attribute `name` holds a value representable in `elem` (ints for ints, any number for floats).
 Error expect_value_attr(const Operation &op, const char *name, ScalarKind elem, bool required) {
   const Attr *a = op.attr(name);
@@ -62,15 +82,9 @@ Error expect_value_attr(const Operation &op, const char *name, ScalarKind elem, 
     return {};
   if (is_integer(elem) && std::holds_alternative<int64_t>(*a)) {
     const int64_t v = std::get<int64_t>(*a);
-    const int bits = bit_width(elem);
-    if (bits == 64)
-      return {};
-    const int64_t lo = is_signed(elem) ? -(int64_t(1) << (bits - 1)) : 0;
-    const int64_t hi = is_signed(elem) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
-    if (v < lo || v > hi)
+    if (!fits(elem, v))
       return std::string("attribute '") + name + "' value " + std::to_string(v) +
-             " is out of range for " + std::string(scalar_name(elem)) + " [" + std::to_string(lo) +
-             ", " + std::to_string(hi) + "]";
+             " is out of range for " + std::string(scalar_name(elem)) + " " + range_str(elem);
     return {};
   }
   if (elem == ScalarKind::I1 && std::holds_alternative<bool>(*a))
@@ -120,7 +134,7 @@ Error verify_elementwise(const Operation &op) {
   }
   if (code == Opcode::Bitcast) {
     if (bit_width(e) != bit_width(out.elem()))
-      return "bitcast between types of different bit width: " + in.str() + " to " + out.str();
+      return "between types of different bit width: " + in.str() + " to " + out.str();
     return {};
   }
   if (code == Opcode::Cmp) {
@@ -232,6 +246,8 @@ Error expect_index(const Operation &op, unsigned i, const char *what) {
 Error expect_tensor(const Operation &op) {
   if (op.num_operands() == 0 || !op.operand(0)->type().is_tensor())
     return "operand #0 must be a tensor";
+  if (op.operand(0)->type().rank() < 1)
+    return "tensor operand must have rank >= 1";
   return {};
 }
 
@@ -292,7 +308,7 @@ Error verify_indexed_access(const Operation &op) {
   if (op.opcode() == Opcode::Gather)
     return expect_value_attr(op, "other", tensor.elem(), false);
   if (op.opcode() == Opcode::AtomicAdd && tensor.elem() == ScalarKind::I1)
-    return "atomic_add requires a numeric tensor, got " + tensor.str();
+    return "requires a numeric tensor, got " + tensor.str();
   return {};
 }
 
@@ -319,8 +335,15 @@ Error verify_dot(const Operation &op) {
     return "result must be " + out.str() + ", got " + op.result()->type().str();
   if (op.num_operands() == 3 && op.operand(2)->type() != out)
     return "accumulator must be " + out.str() + ", got " + op.operand(2)->type().str();
-  if (op.attr("input_precision"))
-    return expect_string_attr(op, "input_precision", {"ieee", "tf32", "bf16"});
+  if (bit_width(acc->elem()) < bit_width(a.elem()))
+    return "accumulator type " + acc->str() + " is narrower than the inputs " + a.str();
+  if (op.attr("input_precision")) {
+    if (Error e = expect_string_attr(op, "input_precision", {"ieee", "tf32", "bf16"}))
+      return e;
+    if (*op.attr_as<std::string>("input_precision") != "ieee" && a.elem() != ScalarKind::F32)
+      return "input_precision \"" + *op.attr_as<std::string>("input_precision") +
+             "\" applies to f32 inputs only, got " + a.str();
+  }
   return {};
 }
 
@@ -403,9 +426,13 @@ Error verify_tile_source(const Operation &op, const Kernel &kernel) {
     const Type &t = op.result()->type();
     if (!t.is_tile() || t.rank() != 1 || !is_integer(t.elem()) || t.elem() == ScalarKind::I1)
       return "result must be a rank-1 integer tile, got " + t.str();
-    if (*end - *start != t.shape()[0])
-      return "result length " + std::to_string(t.shape()[0]) + " does not match end - start = " +
-             std::to_string(*end - *start);
+    int64_t length;
+    if (__builtin_sub_overflow(*end, *start, &length) || length != t.shape()[0])
+      return "result length " + std::to_string(t.shape()[0]) + " does not match end - start (" +
+             std::to_string(*end) + " - " + std::to_string(*start) + ")";
+    if (!fits(t.elem(), *start) || !fits(t.elem(), *end - 1))
+      return "range [" + std::to_string(*start) + ", " + std::to_string(*end) +
+             ") does not fit element type " + std::string(scalar_name(t.elem()));
     return {};
   }
   }
@@ -449,13 +476,13 @@ Error verify_control(const Operation &op) {
     return {};
   case Opcode::Yield:
     if (op.num_results() != 0)
-      return "yield has no results";
+      return "takes no results";
     return {};
   case Opcode::Return:
     return expect_counts(op, 0, 0);
   case Opcode::Print:
     if (op.num_results() != 0)
-      return "print has no results";
+      return "takes no results";
     for (unsigned i = 0; i < op.num_operands(); ++i)
       if (Error e = expect_value(op, i))
         return e;
@@ -473,17 +500,70 @@ Error verify_control(const Operation &op) {
   }
 }
 
+/// The attributes each op may carry; anything else is a misspelling or a misunderstanding.
+std::vector<std::string_view> allowed_attrs(Opcode code) {
+  switch (code) {
+  case Opcode::ProgramId: case Opcode::NumPrograms: case Opcode::TensorDim:
+  case Opcode::TensorStride: case Opcode::ExpandDims:
+    return {"axis"};
+  case Opcode::Constant: case Opcode::Full: return {"value"};
+  case Opcode::Constexpr: return {"name"};
+  case Opcode::Arange: return {"start", "end"};
+  case Opcode::Transpose: return {"perm"};
+  case Opcode::Load: return {"padding"};
+  case Opcode::Gather: return {"other"};
+  case Opcode::Cmp: return {"pred"};
+  case Opcode::Cast: return {"rounding"};
+  case Opcode::Dot: return {"acc_type", "input_precision"};
+  case Opcode::Reduce: case Opcode::Scan: return {"axis", "kind"};
+  case Opcode::Print: return {"prefix"};
+  case Opcode::Assert: return {"message"};
+  default: return {};
+  }
+}
+
+Error check_attr_names(const Operation &op) {
+  const auto allowed = allowed_attrs(op.opcode());
+  for (auto &[name, value] : op.attrs()) {
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end())
+      continue;
+    std::string list;
+    for (auto a : allowed)
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    return "has no attribute '" + name + "' (" +
+           (list.empty() ? std::string("it takes none") : "allowed: " + list) + ")";
+  }
+  return {};
+}
+
+Error check_result_types(const Operation &op) {
+  for (auto &r : op.results()) {
+    const Type &t = r->type();
+    if (t.is_tensor())
+      return "results cannot be tensors";
+    if (!t.is_tile())
+      continue;
+    if (t.rank() == 0)
+      return "tiles need at least one dimension (use a scalar)";
+    int64_t n = 1;
+    for (int64_t d : t.shape()) {
+      if (d < 1)
+        return "tile dimensions must be positive";
+      if (d > (int64_t(1) << 32) / n)
+        return "tile " + t.str() + " has more than 2^32 elements";
+      n *= d;
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 std::optional<std::string> verify_op(const Operation &op, const Kernel &kernel) {
-  for (auto &r : op.results())
-    if (r->type().is_tensor())
-      return "results cannot be tensors";
-  for (auto &r : op.results())
-    if (r->type().is_tile())
-      for (int64_t d : r->type().shape())
-        if (d < 1)
-          return "tile dimensions must be positive";
+  if (Error e = check_result_types(op))
+    return e;
+  if (Error e = check_attr_names(op))
+    return e;
   if (op.flags() & kElementwise)
     return verify_elementwise(op);
   switch (op.opcode()) {

@@ -55,6 +55,11 @@ TEST(Builder, RejectsBadOps) {
   EXPECT_THROW(b.reshape(b.splat(f, {4, 4}), {5}), BuildError);
   EXPECT_THROW(b.reduce("sum", b.splat(f, {4}), 1), BuildError);
   EXPECT_THROW(b.constexpr_param("missing"), BuildError);
+  // Shapes the parser cannot even express are still refused when built in C++.
+  EXPECT_THROW(b.full(Type::tile(ScalarKind::F32, {65536, 65536, 2}), Attr(0.0)), BuildError);
+  EXPECT_THROW(b.full(Type::tile(ScalarKind::F32, {}), Attr(0.0)), BuildError);
+  Value *t0 = b.add_argument(Type::tensor(ScalarKind::F32, 0), "t0");
+  EXPECT_THROW(b.gather(t0, {i}), BuildError);
 }
 
 TEST(Parser, ErrorsNameFileLineColumn) {

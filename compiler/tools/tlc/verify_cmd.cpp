@@ -9,7 +9,6 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -51,19 +50,48 @@ std::vector<std::string> split_input(const std::string &text, bool split) {
   return chunks;
 }
 
+/// Parses `expected-error[@(+|-)N] {{message}}` on one line (by hand: std::regex recurses per
+/// character and overflows the stack on long annotations).
+std::optional<Expected> parse_expectation(const std::string &line, int line_no) {
+  const std::string tag = "expected-error";
+  size_t p = line.find(tag);
+  if (p == std::string::npos)
+    return std::nullopt;
+  p += tag.size();
+  int target = line_no;
+  if (p < line.size() && line[p] == '@') {
+    ++p;
+    const bool neg = p < line.size() && line[p] == '-';
+    if (p < line.size() && (line[p] == '+' || line[p] == '-'))
+      ++p;
+    size_t digits = 0;
+    int offset = 0;
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p])) && digits < 7) {
+      offset = offset * 10 + (line[p++] - '0');
+      ++digits;
+    }
+    if (digits == 0 || (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))))
+      throw std::runtime_error("line " + std::to_string(line_no) +
+                               ": malformed expected-error line offset");
+    target += neg ? -offset : offset;
+  }
+  while (p < line.size() && line[p] == ' ')
+    ++p;
+  if (line.compare(p, 2, "{{") != 0)
+    throw std::runtime_error("line " + std::to_string(line_no) +
+                             ": expected-error needs a {{message}}");
+  const size_t close = line.find("}}", p + 2);
+  if (close == std::string::npos)
+    throw std::runtime_error("line " + std::to_string(line_no) + ": unterminated {{message}}");
+  return Expected{target, line.substr(p + 2, close - p - 2)};
+}
+
 std::vector<Expected> expected_errors(const std::string &chunk) {
-  static const std::regex re(R"(expected-error(@([+-]?\d+))?\s*\{\{(.*)\}\})");
   std::vector<Expected> out;
   std::vector<std::string> lines = split_lines(chunk);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::smatch m;
-    if (std::regex_search(lines[i], m, re)) {
-      int line = static_cast<int>(i) + 1;
-      if (m[2].matched)
-        line += std::stoi(m[2].str());
-      out.push_back({line, m[3].str()});
-    }
-  }
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (auto e = parse_expectation(lines[i], static_cast<int>(i) + 1))
+      out.push_back(*e);
   return out;
 }
 

@@ -9,6 +9,9 @@
 
 namespace tl::ir {
 
+/// Whether `v` is representable in integer type `elem` (i1: 0 or 1).
+bool fits(ScalarKind elem, int64_t v);
+
 /// Checks one op's local rules (operand/result counts and types, attributes). Returns the reason
 /// it is invalid, or nothing. Used by the verifier and by the builder as each op is made.
 std::optional<std::string> verify_op(const Operation &op, const Kernel &kernel);

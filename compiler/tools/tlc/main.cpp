@@ -1,4 +1,4 @@
-// tlc: the TL compiler driver (verify, print, opt, run).
+// tlc: the TL compiler driver (verify, print, opt, run, compile, inspect).
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
@@ -45,13 +45,15 @@ std::unique_ptr<ir::Module> load_module(const std::string &path) {
 } // namespace tl::tlc
 
 namespace {
-const char *kUsage = R"(usage: tlc <command> [options] <file.tlir>
+const char *kUsage = R"(usage: tlc <command> [options] <file.tlir | file.tlx>
 
 commands:
   verify   parse and verify; --verify-diagnostics checks expected-error comments
   print    parse, verify and print the canonical text
   opt      run passes: --passes=canonicalize,cse,... [--print-after-all]
   run      run a kernel on the reference interpreter with .npy or random inputs
+  compile  optimize and package for a target: --target tlir [--passes=...] -o out.tlx
+  inspect  print an executable's (.tlx) header and kernel table; --code writes its code
 
 'tlc <command> --help' describes each command's options.
 )";
@@ -72,6 +74,10 @@ int main(int argc, char **argv) {
       return tl::tlc::cmd_opt(argc - 1, argv + 1);
     if (cmd == "run")
       return tl::tlc::cmd_run(argc - 1, argv + 1);
+    if (cmd == "compile")
+      return tl::tlc::cmd_compile(argc - 1, argv + 1);
+    if (cmd == "inspect")
+      return tl::tlc::cmd_inspect(argc - 1, argv + 1);
   } catch (const std::exception &e) {
     std::cerr << "tlc " << cmd << ": error: " << e.what() << "\n";
     return 2;

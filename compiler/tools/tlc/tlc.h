@@ -19,5 +19,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_print(int argc, char **argv);
 int cmd_opt(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 } // namespace tl::tlc

@@ -1,0 +1,101 @@
+// The HAL runtime's own objects behind the C handles: runtime, plugins, devices, buffers, streams,
+// events and executables, each pointing at its plugin-side object.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "handles.h"
+#include "tl/hal.h"
+#include "tl/vendor.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tl::hal {
+
+struct Plugin {
+  std::string name, path, version, reason;
+  void *library = nullptr;
+  const tl_vendor_plugin *table = nullptr;
+  void *state = nullptr;
+  bool available = false;
+  uint32_t abi_major = 0, abi_minor = 0;
+  uint32_t device_count = 0;
+};
+
+struct Runtime;
+
+struct Device {
+  Runtime *runtime = nullptr;
+  Plugin *plugin = nullptr;
+  uint32_t index = 0; // within its plugin
+  void *object = nullptr;
+  uint64_t handle = 0;
+  tl_device_info info{};
+  std::vector<std::string> targets;
+};
+
+struct Stream;
+
+/// Live objects of one runtime; its lock guards the sets (calls on one object are not serialized).
+struct Runtime {
+  uint64_t handle = 0;
+  bool validate = false;
+  std::vector<std::unique_ptr<Plugin>> plugins;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::mutex mutex;
+  std::set<uint64_t> buffers, streams, events, executables;
+  std::string live_objects_summary();
+};
+
+struct Buffer {
+  Device *device;
+  void *object;
+  uint64_t size;
+  uint32_t flags;
+  uint64_t handle = 0;
+};
+
+struct Stream {
+  Device *device;
+  void *object;
+  uint64_t handle = 0;
+  std::mutex error_mutex;
+  tl_status deferred_error = nullptr; // an error met while synchronizing for a release
+};
+
+struct Event {
+  Device *device;
+  void *object;
+  uint64_t handle = 0;
+  bool recorded = false;
+};
+
+struct KernelMeta {
+  std::string name;
+  std::vector<std::string> param_names;
+  std::vector<tl_vendor_param> params;
+  uint32_t grid_rank = 1;
+  uint64_t onchip_memory_bytes = 0;
+};
+
+struct Executable {
+  Device *device;
+  void *object;
+  uint64_t handle = 0;
+  std::string target;
+  std::vector<KernelMeta> kernels;
+};
+
+/// Finds, loads and initializes plugins (plugin_loader.cpp).
+void load_plugins(Runtime &rt, const char *extra_path);
+void unload_plugins(Runtime &rt);
+
+/// Waits for every stream of `device` (errors are kept for the streams' next synchronize), so
+/// that memory or code used by queued work can be freed.
+void drain_device(Device &device);
+
+tl_status make_status(tl_status_code code, std::string message);
+
+} // namespace tl::hal

@@ -1,0 +1,111 @@
+// Plugin-loader tests: every kind of broken plugin is listed as unavailable with a clear reason,
+// and the working plugins keep working beside them.
+// SPDX-License-Identifier: Apache-2.0
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace tl::hal::testing {
+namespace {
+
+std::map<std::string, tl_plugin_info> by_file(const Runtime &rt) {
+  std::map<std::string, tl_plugin_info> out;
+  for (const tl_plugin_info &p : rt.plugins())
+    out[std::filesystem::path(p.path).filename().string()] = p;
+  return out;
+}
+
+TEST(PluginLoader, BrokenPluginsGetReasonsAndTheCpuDeviceStillWorks) {
+  const std::string path = std::string(TL_CPU_PLUGIN) + ":" + TL_BROKEN_PLUGIN_DIR;
+  Runtime rt(path.c_str(), 1);
+  auto plugins = by_file(rt);
+  const std::map<std::string, std::string> expected = {
+      {"libtl_plugin_broken_no_entry.so", "does not export the entry point tl_vendor_plugin_entry"},
+      {"libtl_plugin_broken_null_table.so", "returned no function table for ABI 1"},
+      {"libtl_plugin_broken_wrong_major.so",
+       "plugin ABI 99.3 does not match the runtime's ABI 1.0"},
+      {"libtl_plugin_broken_small_table.so", "function table is too small (16 bytes"},
+      {"libtl_plugin_broken_missing_function.so", "function table lacks stream_launch"},
+      {"libtl_plugin_broken_init_fails.so", "initialize failed: no accelerator attached"},
+      {"libtl_plugin_broken_unresolved.so", "tl_symbol_that_does_not_exist"},
+      {"libtl_plugin_broken_device_count_fails.so", "device_count failed: driver query failed"},
+      {"libtl_plugin_broken_duplicate.so", "another plugin named 'cpu' was loaded first"},
+  };
+  for (auto &[file, reason] : expected) {
+    ASSERT_TRUE(plugins.count(file)) << file << " was not found";
+    EXPECT_FALSE(plugins[file].available) << file;
+    EXPECT_NE(std::string(plugins[file].reason).find(reason), std::string::npos)
+        << file << ": " << plugins[file].reason;
+  }
+  ASSERT_TRUE(plugins.count("libtl_plugin_cpu.so"));
+  EXPECT_TRUE(plugins["libtl_plugin_cpu.so"].available) << plugins["libtl_plugin_cpu.so"].reason;
+  // The working device still runs a kernel.
+  Device dev = rt.device("cpu");
+  auto blob = compile(kVectorAdd);
+  Executable exe = dev.load(blob.data(), blob.size());
+  Stream s = dev.stream();
+  std::vector<float> x(300, 2.0f), out(300);
+  Buffer b = dev.buffer(1200);
+  s.copy_to_device(x.data(), b, 1200);
+  s.launch(exe, exe.find_kernel("vector_add"), {2, 1, 1},
+           {tensor_arg(b, TL_DTYPE_F32, {300}), tensor_arg(b, TL_DTYPE_F32, {300}),
+            tensor_arg(b, TL_DTYPE_F32, {300}), float_arg(TL_DTYPE_F32, 0.5)});
+  s.copy_to_host(b, out.data(), 1200);
+  s.synchronize();
+  EXPECT_EQ(out, std::vector<float>(300, 3.0f));
+}
+
+TEST(PluginLoader, ManifestsAndMissingFiles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("tl-manifests-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a_cpu.json") << R"({"library": ")" << TL_CPU_PLUGIN << R"("})";
+  std::ofstream(dir / "b_bad.json") << "{ this is not json";
+  std::ofstream(dir / "c_missing.json") << R"({"library": "no/such/libtl_plugin_x.so"})";
+  std::ofstream(dir / "d_nokey.json") << R"({"lib": "x.so"})";
+  setenv("TL_PLUGIN_MANIFEST_DIR", dir.c_str(), 1);
+  setenv("TL_PLUGIN_NO_DEFAULTS", "1", 1);
+  {
+    Runtime rt("/no/such/plugin.so", 1);
+    auto plugins = rt.plugins();
+    std::map<std::string, std::string> reasons;
+    for (auto &p : plugins)
+      reasons[fs::path(p.path).filename().string()] = p.reason;
+    EXPECT_EQ(reasons["plugin.so"], "no such file");
+    EXPECT_NE(reasons["b_bad.json"].find("bad manifest"), std::string::npos) << reasons["b_bad.json"];
+    EXPECT_NE(reasons["d_nokey.json"].find("bad manifest"), std::string::npos);
+    EXPECT_NE(reasons["libtl_plugin_x.so"].find("cannot load library"), std::string::npos)
+        << reasons["libtl_plugin_x.so"];
+    EXPECT_EQ(reasons["libtl_plugin_cpu.so"], "");
+    EXPECT_NO_THROW(rt.device("cpu"));
+  }
+  unsetenv("TL_PLUGIN_MANIFEST_DIR");
+  unsetenv("TL_PLUGIN_NO_DEFAULTS");
+  fs::remove_all(dir);
+}
+
+TEST(PluginLoader, NoPluginsMeansNoDevicesNotACrash) {
+  setenv("TL_PLUGIN_NO_DEFAULTS", "1", 1);
+  setenv("TL_PLUGIN_MANIFEST_DIR", "/nonexistent", 1);
+  {
+    Runtime rt(nullptr, 1);
+    EXPECT_TRUE(rt.devices().empty());
+    try {
+      rt.device("cpu");
+      FAIL();
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), TL_STATUS_NOT_FOUND);
+      EXPECT_NE(std::string(e.what()).find("devices: none"), std::string::npos);
+    }
+  }
+  unsetenv("TL_PLUGIN_NO_DEFAULTS");
+  unsetenv("TL_PLUGIN_MANIFEST_DIR");
+}
+
+} // namespace
+} // namespace tl::hal::testing

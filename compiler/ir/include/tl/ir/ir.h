@@ -12,7 +12,7 @@
 // - Floats follow IEEE 754 binary arithmetic, each op rounded to the result type with
 //   round-to-nearest-even; subnormals are kept. cast takes a rounding mode for float narrowing;
 //   float->int casts round toward zero and saturate, NaN becoming 0. f8e4m3 has no infinities:
-//   overflow becomes NaN.
+//   overflow becomes NaN. The sign and payload of a NaN result are unspecified.
 // - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
 //   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time

@@ -1,0 +1,295 @@
+// llvm-cpu lowering: kernels, slots, loops, control flow and run-time error paths.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace tl::llvm_cpu {
+using ir::Opcode;
+using ir::ScalarKind;
+
+namespace {
+llvm::StructType *arg_type(llvm::LLVMContext &c) {
+  auto *i64 = llvm::Type::getInt64Ty(c);
+  return llvm::StructType::get(c, {llvm::PointerType::get(c, 0), llvm::ArrayType::get(i64, 8),
+                                   llvm::ArrayType::get(i64, 8), i64, llvm::Type::getDoubleTy(c)});
+}
+llvm::StructType *launch_type(llvm::LLVMContext &c) {
+  auto *ptr = llvm::PointerType::get(c, 0);
+  return llvm::StructType::get(c, {ptr, llvm::ArrayType::get(llvm::Type::getInt64Ty(c), 3), ptr});
+}
+} // namespace
+
+void lower_module(const ir::Module &module, llvm::Module &out) {
+  for (auto &k : module.kernels())
+    KernelCodegen(*k, out).run();
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyModule(out, &os))
+    throw std::logic_error("llvm-cpu produced invalid LLVM IR: " + err); // our bug
+}
+
+KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module)
+    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()) {}
+
+void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what) {
+  throw LoweringError(op.loc().str() + ": error: llvm-cpu cannot lower '" + std::string(op.name()) +
+                      "': " + what);
+}
+
+llvm::Type *KernelCodegen::llvm_type(ScalarKind k, const ir::Operation *where) {
+  switch (k) {
+  case ScalarKind::I1: return b_.getInt1Ty();
+  case ScalarKind::I8: case ScalarKind::U8: return b_.getInt8Ty();
+  case ScalarKind::I16: case ScalarKind::U16: return b_.getInt16Ty();
+  case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
+  case ScalarKind::I64: return b_.getInt64Ty();
+  case ScalarKind::F32: return b_.getFloatTy();
+  case ScalarKind::F64: return b_.getDoubleTy();
+  default:
+    break;
+  }
+  const std::string msg = "element type " + std::string(ir::scalar_name(k)) +
+                          " is not supported by llvm-cpu yet (f32, f64 and integers are)";
+  if (where)
+    unsupported(*where, msg);
+  throw LoweringError(kernel_.loc().str() + ": error: kernel @" + kernel_.name() + ": " + msg);
+}
+
+KernelCodegen::Slot KernelCodegen::new_slot(const ir::Type &t) {
+  llvm::Type *elem = llvm_type(t.elem(), nullptr);
+  const int64_t n = t.num_elements();
+  llvm::IRBuilder<> eb(entry_, entry_->begin());
+  auto *ptr = eb.CreateAlloca(elem, eb.getInt64(n));
+  ptr->setAlignment(llvm::Align(64));
+  return Slot{ptr, elem, n};
+}
+
+KernelCodegen::Slot &KernelCodegen::slot(const ir::Value *v) {
+  auto it = slots_.find(v);
+  if (it == slots_.end())
+    it = slots_.emplace(v, new_slot(v->type())).first;
+  return it->second;
+}
+
+llvm::Value *KernelCodegen::elem_ptr(const Slot &s, llvm::Value *index) {
+  return b_.CreateInBoundsGEP(s.elem, s.ptr, index);
+}
+
+llvm::Value *KernelCodegen::scalar(const ir::Value *v) {
+  Slot &s = slot(v);
+  return b_.CreateLoad(s.elem, s.ptr);
+}
+
+void KernelCodegen::loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body,
+                         const char *name) {
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *head = llvm::BasicBlock::Create(ctx_, std::string(name) + ".head", fn_);
+  auto *bodybb = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, std::string(name) + ".exit", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+  i->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), bodybb, exit);
+  b_.SetInsertPoint(bodybb);
+  body(i);
+  llvm::Value *next = b_.CreateAdd(i, i64(1), "", /*NUW=*/true, /*NSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(head);
+  b_.SetInsertPoint(exit);
+}
+
+void KernelCodegen::loop(int64_t n, const IndexFn &body, const char *name) {
+  loop(i64(0), i64(n), body, name);
+}
+
+void KernelCodegen::fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
+                            llvm::Value *lane, llvm::Value *index) {
+  auto *bad = llvm::BasicBlock::Create(ctx_, "fault", fn_);
+  auto *ok = llvm::BasicBlock::Create(ctx_, "ok", fn_);
+  b_.CreateCondBr(cond, bad, ok, llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(bad);
+  llvm::Value *msg = b_.CreateGlobalStringPtr(op.loc().str() + ": error: " + what);
+  auto *ptr = b_.getPtrTy();
+  auto *i64t = b_.getInt64Ty();
+  llvm::FunctionCallee report = module_.getOrInsertFunction(
+      "tl_cpu_report_error",
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64t, i64t, i64t, i64t, i64t}, false));
+  llvm::Value *host = b_.CreateLoad(ptr, b_.CreateStructGEP(launch_type(ctx_), launch_, 2));
+  b_.CreateCall(report, {host, msg, pid_[0], pid_[1], pid_[2], lane ? lane : i64(-1),
+                         index ? b_.CreateSExtOrTrunc(index, i64t) : i64(-1)});
+  b_.CreateBr(fail_);
+  b_.SetInsertPoint(ok);
+}
+
+/// Field of kernel argument `arg`: 0 data, 1 shape[dim], 2 strides[dim], 3 i, 4 f.
+llvm::Value *KernelCodegen::arg_field(unsigned arg, unsigned field, llvm::Value *dim) {
+  auto *ptr = b_.getPtrTy();
+  llvm::Value *args = b_.CreateLoad(ptr, b_.CreateStructGEP(launch_type(ctx_), launch_, 0));
+  llvm::Value *a = b_.CreateConstInBoundsGEP1_64(arg_type(ctx_), args, arg);
+  if (field == 0)
+    return b_.CreateLoad(ptr, b_.CreateStructGEP(arg_type(ctx_), a, 0));
+  if (field == 3)
+    return b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(arg_type(ctx_), a, 3));
+  if (field == 4)
+    return b_.CreateLoad(b_.getDoubleTy(), b_.CreateStructGEP(arg_type(ctx_), a, 4));
+  llvm::Value *gep = b_.CreateInBoundsGEP(arg_type(ctx_), a, {i64(0), b_.getInt32(field), dim});
+  return b_.CreateLoad(b_.getInt64Ty(), gep);
+}
+
+void KernelCodegen::run() {
+  auto *ptr = b_.getPtrTy();
+  auto *i64t = b_.getInt64Ty();
+  auto *fty = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, i64t, i64t, i64t}, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "tl_kernel_" + kernel_.name(),
+                               module_);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  launch_ = fn_->getArg(0);
+  for (int i = 0; i < 3; ++i)
+    pid_[i] = fn_->getArg(1 + i);
+  entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  fail_ = llvm::BasicBlock::Create(ctx_, "fail", fn_);
+  b_.SetInsertPoint(fail_);
+  b_.CreateRet(b_.getInt32(1));
+  auto *start = llvm::BasicBlock::Create(ctx_, "start", fn_);
+  b_.SetInsertPoint(start);
+  // Scalar arguments are copied into slots; tensors are read through the launch block.
+  const auto &args = kernel_.body()->arguments();
+  for (unsigned i = 0; i < args.size(); ++i) {
+    arg_index_[args[i].get()] = i;
+    const ir::Type &t = args[i]->type();
+    if (t.is_tensor()) {
+      llvm_type(t.elem(), nullptr); // refuse unsupported element types up front
+      continue;
+    }
+    Slot &s = slot(args[i].get());
+    llvm::Value *v = ir::is_float(t.elem())
+                         ? b_.CreateFPCast(arg_field(i, 4, nullptr), s.elem)
+                         : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
+    b_.CreateStore(v, s.ptr);
+  }
+  lower_block(*kernel_.body(), nullptr);
+  b_.SetInsertPoint(entry_);
+  b_.CreateBr(start);
+}
+
+void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *parent) {
+  for (auto &op : block.ops()) {
+    if (op->opcode() == Opcode::Return) {
+      b_.CreateRet(b_.getInt32(0));
+      return;
+    }
+    if (op->opcode() == Opcode::Yield)
+      return; // copied by the parent (copy_yield)
+    lower_op(*op);
+  }
+}
+
+void KernelCodegen::lower_op(const ir::Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::For: return lower_for(op);
+  case Opcode::If: return lower_if(op);
+  case Opcode::Print: case Opcode::Assert: return lower_debug(op);
+  case Opcode::Load: case Opcode::Store: return lower_block_access(op);
+  case Opcode::Gather: case Opcode::Scatter: case Opcode::AtomicAdd: return lower_indexed(op);
+  case Opcode::Dot: return lower_dot(op);
+  case Opcode::Reduce: case Opcode::Scan: return lower_reduce_scan(op);
+  case Opcode::Splat: case Opcode::Broadcast: case Opcode::Reshape: case Opcode::Transpose:
+  case Opcode::ExpandDims:
+    return lower_shape(op);
+  default:
+    break;
+  }
+  if (op.flags() & ir::kElementwise)
+    return lower_elementwise(op);
+  lower_source(op);
+}
+
+/// Copies a region's yielded values into `targets`, through temporaries when a yielded value
+/// is another target (a swap of carried values).
+void KernelCodegen::copy_yield(const ir::Operation &yield, const std::vector<Slot> &targets) {
+  std::vector<Slot> sources;
+  for (const ir::Value *v : yield.operands())
+    sources.push_back(slot(v));
+  for (size_t i = 0; i < sources.size(); ++i)
+    for (size_t j = 0; j < targets.size(); ++j)
+      if (i != j && sources[i].ptr == targets[j].ptr) {
+        Slot tmp = new_slot(yield.operand(i)->type());
+        b_.CreateMemCpy(tmp.ptr, llvm::MaybeAlign(64), sources[i].ptr, llvm::MaybeAlign(64),
+                        module_.getDataLayout().getTypeAllocSize(tmp.elem) * tmp.n);
+        sources[i] = tmp;
+      }
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (sources[i].ptr != targets[i].ptr)
+      b_.CreateMemCpy(targets[i].ptr, llvm::MaybeAlign(64), sources[i].ptr, llvm::MaybeAlign(64),
+                      module_.getDataLayout().getTypeAllocSize(targets[i].elem) * targets[i].n);
+}
+
+void KernelCodegen::lower_for(const ir::Operation &op) {
+  const ir::Block &body = *op.region(0);
+  const ScalarKind it = op.operand(0)->type().elem();
+  const bool is_signed = ir::is_signed(it);
+  llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)), *step = scalar(op.operand(2));
+  fail_if(b_.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)), op,
+          "for step must be positive", nullptr, b_.CreateSExt(step, b_.getInt64Ty()));
+  std::vector<Slot> carried;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    Slot &s = slot(body.argument(1 + i));
+    slots_[op.result(i)] = s; // the results are the carried values after the last trip
+    carried.push_back(s);
+  }
+  {
+    std::vector<Slot> inits;
+    for (size_t i = 3; i < op.num_operands(); ++i)
+      inits.push_back(slot(op.operand(i)));
+    for (size_t i = 0; i < inits.size(); ++i)
+      if (inits[i].ptr != carried[i].ptr)
+        b_.CreateMemCpy(carried[i].ptr, llvm::MaybeAlign(64), inits[i].ptr, llvm::MaybeAlign(64),
+                        module_.getDataLayout().getTypeAllocSize(inits[i].elem) * inits[i].n);
+  }
+  Slot &iv = slot(body.argument(0));
+  b_.CreateStore(lb, iv.ptr);
+  auto *head = llvm::BasicBlock::Create(ctx_, "for.head", fn_);
+  auto *bodybb = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::Value *cur = b_.CreateLoad(iv.elem, iv.ptr);
+  b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(cur, ub) : b_.CreateICmpULT(cur, ub), bodybb, exit);
+  b_.SetInsertPoint(bodybb);
+  lower_block(body, &op);
+  copy_yield(*body.terminator(), carried);
+  // iv + step; the loop ends when that would wrap around.
+  llvm::Value *now = b_.CreateLoad(iv.elem, iv.ptr);
+  llvm::Intrinsic::ID add_ov = is_signed ? llvm::Intrinsic::sadd_with_overflow
+                                         : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Value *sum = b_.CreateBinaryIntrinsic(add_ov, now, step);
+  b_.CreateStore(b_.CreateExtractValue(sum, 0), iv.ptr);
+  b_.CreateCondBr(b_.CreateExtractValue(sum, 1), exit, head);
+  b_.SetInsertPoint(exit);
+}
+
+void KernelCodegen::lower_if(const ir::Operation &op) {
+  std::vector<Slot> results;
+  for (size_t i = 0; i < op.num_results(); ++i)
+    results.push_back(slot(op.result(i)));
+  llvm::Value *cond = scalar(op.operand(0));
+  auto *then_bb = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
+  auto *else_bb = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "if.join", fn_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.SetInsertPoint(r == 0 ? then_bb : else_bb);
+    if (r < op.num_regions()) {
+      lower_block(*op.region(r), &op);
+      copy_yield(*op.region(r)->terminator(), results);
+    }
+    b_.CreateBr(join);
+  }
+  b_.SetInsertPoint(join);
+}
+
+} // namespace tl::llvm_cpu

@@ -1,0 +1,87 @@
+// Lowering of one Tile IR module to LLVM IR: every value lives in a stack slot of its element
+// type (scalars are promoted to registers by SROA; tiles stay arrays that loops walk, which the
+// loop vectorizer turns into SIMD code for the target's features).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/ir/ir.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tl::llvm_cpu {
+
+/// An op the backend cannot lower; the message names the op and its location.
+struct LoweringError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Adds `tl_kernel_<name>` for every kernel of `module` to `out`.
+void lower_module(const ir::Module &module, llvm::Module &out);
+
+class KernelCodegen {
+public:
+  KernelCodegen(const ir::Kernel &kernel, llvm::Module &module);
+  void run();
+
+private:
+  struct Slot {
+    llvm::Value *ptr;  // [n x elem]
+    llvm::Type *elem;
+    int64_t n;
+  };
+  using IndexFn = std::function<void(llvm::Value *)>;
+
+  // Structure (codegen.cpp).
+  void lower_block(const ir::Block &block, const ir::Operation *parent);
+  void lower_op(const ir::Operation &op);
+  void lower_for(const ir::Operation &op);
+  void lower_if(const ir::Operation &op);
+  void copy_yield(const ir::Operation &yield, const std::vector<Slot> &targets);
+  Slot new_slot(const ir::Type &t);
+  Slot &slot(const ir::Value *v);
+  llvm::Value *scalar(const ir::Value *v);
+  llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);
+  void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name);
+  void loop(int64_t n, const IndexFn &body, const char *name = "i");
+  void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
+               llvm::Value *lane, llvm::Value *index);
+  llvm::Value *arg_field(unsigned arg, unsigned field, llvm::Value *dim);
+  llvm::Type *llvm_type(ir::ScalarKind k, const ir::Operation *where);
+  llvm::Value *i64(int64_t v) { return b_.getInt64(v); }
+  [[noreturn]] void unsupported(const ir::Operation &op, const std::string &what);
+
+  // Ops (codegen_ops.cpp, codegen_memory.cpp).
+  void lower_source(const ir::Operation &op);
+  void lower_shape(const ir::Operation &op);
+  void lower_elementwise(const ir::Operation &op);
+  llvm::Value *elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                llvm::Value *lane);
+  llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
+  llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
+                        llvm::Value *lane);
+  llvm::Value *cast_lane(const ir::Operation &op, llvm::Value *v);
+  void lower_dot(const ir::Operation &op);
+  void lower_reduce_scan(const ir::Operation &op);
+  llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
+  void lower_block_access(const ir::Operation &op);
+  void lower_indexed(const ir::Operation &op);
+  void lower_debug(const ir::Operation &op);
+
+  const ir::Kernel &kernel_;
+  llvm::Module &module_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  llvm::BasicBlock *entry_ = nullptr, *fail_ = nullptr;
+  llvm::Value *launch_ = nullptr, *pid_[3] = {};
+  std::unordered_map<const ir::Value *, Slot> slots_;
+  std::unordered_map<const ir::Value *, unsigned> arg_index_;
+};
+
+} // namespace tl::llvm_cpu

@@ -1,0 +1,191 @@
+// llvm-cpu lowering of memory and debugging ops: block load/store with out-of-bounds padding and
+// masking, gather/scatter/atomic_add with bounds checks, print and assert.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+namespace tl::llvm_cpu {
+using ir::Opcode;
+using ir::ScalarKind;
+
+namespace {
+/// Tensors of i1 are stored one byte per element.
+llvm::Type *storage_type(llvm::IRBuilder<> &b, llvm::Type *elem) {
+  return elem->isIntegerTy(1) ? b.getInt8Ty() : elem;
+}
+} // namespace
+
+void KernelCodegen::lower_block_access(const ir::Operation &op) {
+  const unsigned a = arg_index_.at(op.operand(0));
+  const int rank = op.operand(0)->type().rank();
+  const bool is_store = op.opcode() == Opcode::Store;
+  const ir::Value *tile_v = is_store ? op.operand(1 + rank) : op.result();
+  const ir::Type &tt = tile_v->type();
+  Slot &tile = slot(tile_v);
+  llvm::Type *mem_t = storage_type(b_, tile.elem);
+  llvm::Value *data = arg_field(a, 0, nullptr);
+  std::vector<llvm::Value *> off(rank), shape(rank), stride(rank);
+  for (int d = 0; d < rank; ++d) {
+    off[d] = b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty());
+    shape[d] = arg_field(a, 1, i64(d));
+    stride[d] = arg_field(a, 2, i64(d));
+  }
+  if (!is_store) { // padding first; in-bounds rows overwrite it
+    llvm::Value *pad = llvm::Constant::getNullValue(tile.elem);
+    if (const ir::Attr *p = op.attr("padding"))
+      pad = ir::is_float(tt.elem())
+                ? llvm::ConstantFP::get(tile.elem, std::holds_alternative<double>(*p)
+                                                       ? std::get<double>(*p)
+                                                       : double(std::get<int64_t>(*p)))
+                : llvm::ConstantInt::get(tile.elem, std::holds_alternative<bool>(*p)
+                                                        ? int64_t(std::get<bool>(*p))
+                                                        : std::get<int64_t>(*p), true);
+    loop(tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(tile, i)); }, "pad");
+  }
+  const int64_t last = tt.shape()[rank - 1];
+  // Recurse over the outer dimensions; the innermost runs over its clamped in-bounds range.
+  std::function<void(int, llvm::Value *, llvm::Value *)> walk = [&](int d, llvm::Value *row,
+                                                                    llvm::Value *base) {
+    if (d == rank - 1) {
+      llvm::Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i64(0), b_.CreateNeg(off[d]));
+      llvm::Value *hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i64(last),
+                                                 b_.CreateSub(shape[d], off[d]));
+      loop(lo, hi, [&](llvm::Value *j) {
+        llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row, i64(last)), j);
+        llvm::Value *m_index = b_.CreateAdd(base, b_.CreateMul(b_.CreateAdd(off[d], j), stride[d]));
+        llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
+        if (is_store) {
+          llvm::Value *v = b_.CreateLoad(tile.elem, elem_ptr(tile, t_index));
+          b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
+        } else {
+          llvm::Value *v = b_.CreateLoad(mem_t, mp);
+          if (tile.elem->isIntegerTy(1))
+            v = b_.CreateICmpNE(v, b_.getInt8(0));
+          b_.CreateStore(v, elem_ptr(tile, t_index));
+        }
+      }, "j");
+      return;
+    }
+    loop(tt.shape()[d], [&](llvm::Value *i) {
+      llvm::Value *coord = b_.CreateAdd(off[d], i);
+      llvm::Value *inside = b_.CreateICmpULT(coord, shape[d]); // also rejects negative coords
+      auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
+      auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+      b_.CreateCondBr(inside, in_bb, next);
+      b_.SetInsertPoint(in_bb);
+      walk(d + 1, b_.CreateAdd(b_.CreateMul(row, i64(tt.shape()[d])), i),
+           b_.CreateAdd(base, b_.CreateMul(coord, stride[d])));
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    }, "d");
+  };
+  walk(0, i64(0), i64(0));
+}
+
+void KernelCodegen::lower_indexed(const ir::Operation &op) {
+  const unsigned a = arg_index_.at(op.operand(0));
+  const int rank = op.operand(0)->type().rank();
+  const ScalarKind elem = op.operand(0)->type().elem();
+  const bool gather = op.opcode() == Opcode::Gather;
+  const size_t mask_at = 1 + rank + (gather ? 0 : 1);
+  const bool masked = op.num_operands() > mask_at;
+  llvm::Value *data = arg_field(a, 0, nullptr);
+  std::vector<llvm::Value *> shape(rank), stride(rank);
+  std::vector<Slot> index;
+  for (int d = 0; d < rank; ++d) {
+    shape[d] = arg_field(a, 1, i64(d));
+    stride[d] = arg_field(a, 2, i64(d));
+    index.push_back(slot(op.operand(1 + d)));
+  }
+  const int64_t lanes = op.operand(1)->type().num_elements();
+  Slot value = gather ? Slot{} : slot(op.operand(1 + rank));
+  Slot mask = masked ? slot(op.operand(mask_at)) : Slot{};
+  Slot out = op.num_results() ? slot(op.result()) : Slot{};
+  llvm::Type *elem_t = llvm_type(elem, &op);
+  llvm::Type *mem_t = storage_type(b_, elem_t);
+  if (gather) {
+    llvm::Value *other = llvm::Constant::getNullValue(elem_t);
+    if (const ir::Attr *o = op.attr("other"))
+      other = ir::is_float(elem) ? llvm::ConstantFP::get(elem_t, std::holds_alternative<double>(*o)
+                                                                     ? std::get<double>(*o)
+                                                                     : double(std::get<int64_t>(*o)))
+                                 : llvm::ConstantInt::get(elem_t, std::holds_alternative<bool>(*o)
+                                                                      ? int64_t(std::get<bool>(*o))
+                                                                      : std::get<int64_t>(*o), true);
+    loop(lanes, [&](llvm::Value *l) { b_.CreateStore(other, elem_ptr(out, l)); }, "other");
+  }
+  loop(lanes, [&](llvm::Value *l) {
+    auto *active = llvm::BasicBlock::Create(ctx_, "lane.active", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
+    llvm::Value *on = masked ? static_cast<llvm::Value *>(b_.CreateLoad(mask.elem, elem_ptr(mask, l)))
+                             : b_.getTrue();
+    b_.CreateCondBr(on, active, next);
+    b_.SetInsertPoint(active);
+    llvm::Value *m_index = i64(0);
+    for (int d = 0; d < rank; ++d) {
+      llvm::Value *idx = b_.CreateIntCast(b_.CreateLoad(index[d].elem, elem_ptr(index[d], l)),
+                                          b_.getInt64Ty(),
+                                          ir::is_signed(op.operand(1 + d)->type().elem()));
+      fail_if(b_.CreateICmpUGE(idx, shape[d]), op,
+              "'" + std::string(op.name()) + "' index out of bounds in dimension " +
+                  std::to_string(d),
+              l, idx);
+      m_index = b_.CreateAdd(m_index, b_.CreateMul(idx, stride[d]));
+    }
+    llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
+    if (gather) {
+      llvm::Value *v = b_.CreateLoad(mem_t, mp);
+      b_.CreateStore(elem_t->isIntegerTy(1) ? b_.CreateICmpNE(v, b_.getInt8(0)) : v, elem_ptr(out, l));
+    } else if (op.opcode() == Opcode::Scatter) {
+      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+      b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
+    } else { // programs run concurrently: a real atomic read-modify-write
+      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+      llvm::Value *old = b_.CreateAtomicRMW(ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd
+                                                               : llvm::AtomicRMWInst::Add,
+                                            mp, v, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+      b_.CreateStore(old, elem_ptr(out, l));
+    }
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }, "lane");
+}
+
+void KernelCodegen::lower_debug(const ir::Operation &op) {
+  if (op.opcode() == Opcode::Assert) {
+    Slot c = slot(op.operand(0));
+    loop(c.n, [&](llvm::Value *l) {
+      llvm::Value *ok = b_.CreateLoad(c.elem, elem_ptr(c, l));
+      fail_if(b_.CreateNot(ok), op, "assertion failed: " + *op.attr_as<std::string>("message"), l,
+              nullptr);
+    }, "lane");
+    return;
+  }
+  auto *ptr = b_.getPtrTy();
+  auto *i64t = b_.getInt64Ty();
+  auto *i32t = b_.getInt32Ty();
+  llvm::FunctionCallee print = module_.getOrInsertFunction(
+      "tl_cpu_print", llvm::FunctionType::get(b_.getVoidTy(),
+                                              {ptr, ptr, i32t, ptr, i64t, i32t, i64t, i64t, i64t},
+                                              false));
+  llvm::Value *host = b_.CreateLoad(
+      ptr, b_.CreateStructGEP(llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64t, 3), ptr}),
+                              launch_, 2));
+  const std::string *p = op.attr_as<std::string>("prefix");
+  llvm::Value *prefix = b_.CreateGlobalStringPtr(p ? *p : "");
+  for (const ir::Value *v : op.operands()) {
+    const ScalarKind k = v->type().elem();
+    Slot s = slot(v);
+    const bool fl = ir::is_float(k);
+    Slot wide = new_slot(ir::Type::value_of_shape(fl ? ScalarKind::F64 : ScalarKind::I64,
+                                                  v->type().shape()));
+    loop(s.n, [&](llvm::Value *l) {
+      llvm::Value *x = b_.CreateLoad(s.elem, elem_ptr(s, l));
+      x = fl ? b_.CreateFPCast(x, wide.elem) : b_.CreateIntCast(x, wide.elem, ir::is_signed(k));
+      b_.CreateStore(x, elem_ptr(wide, l));
+    }, "p");
+    b_.CreateCall(print, {host, prefix, b_.getInt32(fl ? 2 : ir::is_signed(k) ? 0 : 1), wide.ptr,
+                          i64(s.n), b_.getInt32(v->type().is_tile()), pid_[0], pid_[1], pid_[2]});
+  }
+}
+
+} // namespace tl::llvm_cpu

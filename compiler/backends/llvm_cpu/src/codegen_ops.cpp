@@ -1,0 +1,360 @@
+// llvm-cpu lowering of value ops: sources, shapes, elementwise arithmetic, casts, dot, reduce.
+// Every op is exact against the reference interpreter except transcendental math (libm, <= 1 ulp
+// apart): no fast-math flags, no FMA contraction, reductions in ascending index order.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tl::llvm_cpu {
+using ir::Opcode;
+using ir::ScalarKind;
+
+namespace {
+std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+} // namespace
+
+void KernelCodegen::lower_source(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  Slot &out = slot(op.result());
+  auto fill = [&](llvm::Value *v) {
+    loop(out.n, [&](llvm::Value *i) { b_.CreateStore(v, elem_ptr(out, i)); });
+  };
+  auto constant = [&](const ir::Attr *a) -> llvm::Value * {
+    if (ir::is_float(t.elem())) {
+      double d = std::holds_alternative<double>(*a) ? std::get<double>(*a)
+                                                    : double(std::get<int64_t>(*a));
+      return llvm::ConstantFP::get(out.elem, d);
+    }
+    int64_t v = std::holds_alternative<bool>(*a) ? std::get<bool>(*a) : std::get<int64_t>(*a);
+    return llvm::ConstantInt::get(out.elem, v, /*IsSigned=*/true);
+  };
+  switch (op.opcode()) {
+  case Opcode::ProgramId:
+    return fill(b_.CreateTrunc(pid_[*op.attr_as<int64_t>("axis")], out.elem));
+  case Opcode::NumPrograms: {
+    auto *lt = llvm::StructType::get(ctx_, {b_.getPtrTy(), llvm::ArrayType::get(b_.getInt64Ty(), 3),
+                                            b_.getPtrTy()});
+    llvm::Value *g = b_.CreateInBoundsGEP(
+        lt, launch_, {i64(0), b_.getInt32(1), i64(*op.attr_as<int64_t>("axis"))});
+    return fill(b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), g), out.elem));
+  }
+  case Opcode::Constant: case Opcode::Full:
+    return fill(constant(op.attr("value")));
+  case Opcode::Constexpr: {
+    const ir::ConstexprParam *p = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
+    ir::Attr a = std::visit([](auto v) { return ir::Attr(v); }, p->value);
+    return fill(constant(&a));
+  }
+  case Opcode::TensorDim: case Opcode::TensorStride:
+    return fill(arg_field(arg_index_.at(op.operand(0)), op.opcode() == Opcode::TensorDim ? 1 : 2,
+                          i64(*op.attr_as<int64_t>("axis"))));
+  case Opcode::Arange: {
+    const int64_t start = *op.attr_as<int64_t>("start");
+    return loop(out.n, [&](llvm::Value *i) {
+      b_.CreateStore(b_.CreateTrunc(b_.CreateAdd(i, i64(start)), out.elem), elem_ptr(out, i));
+    });
+  }
+  default:
+    unsupported(op, "unknown op");
+  }
+}
+
+void KernelCodegen::lower_shape(const ir::Operation &op) {
+  const ir::Type &in_t = op.operand(0)->type(), &out_t = op.result()->type();
+  if (op.opcode() == Opcode::Reshape || op.opcode() == Opcode::ExpandDims) {
+    slots_[op.result()] = slot(op.operand(0)); // same elements in the same order: share storage
+    return;
+  }
+  Slot src = slot(op.operand(0)), &out = slot(op.result());
+  if (op.opcode() == Opcode::Splat) {
+    llvm::Value *v = b_.CreateLoad(src.elem, src.ptr);
+    return loop(out.n, [&](llvm::Value *i) { b_.CreateStore(v, elem_ptr(out, i)); });
+  }
+  // broadcast and transpose: out[idx] = in[map(idx)], walking out's multi-index by division.
+  const std::vector<int64_t> in_strides = strides_of(in_t.shape());
+  const std::vector<int64_t> out_strides = strides_of(out_t.shape());
+  std::vector<int64_t> src_stride_of_dim(out_t.rank());
+  if (op.opcode() == Opcode::Broadcast) {
+    for (int d = 0; d < out_t.rank(); ++d)
+      src_stride_of_dim[d] = in_t.shape()[d] == 1 ? 0 : in_strides[d];
+  } else {
+    const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
+    for (int d = 0; d < out_t.rank(); ++d)
+      src_stride_of_dim[d] = in_strides[perm[d]];
+  }
+  loop(out.n, [&](llvm::Value *i) {
+    llvm::Value *src_index = i64(0);
+    for (int d = 0; d < out_t.rank(); ++d) {
+      llvm::Value *coord = b_.CreateURem(b_.CreateUDiv(i, i64(out_strides[d])), i64(out_t.shape()[d]));
+      src_index = b_.CreateAdd(src_index, b_.CreateMul(coord, i64(src_stride_of_dim[d])));
+    }
+    b_.CreateStore(b_.CreateLoad(src.elem, elem_ptr(src, src_index)), elem_ptr(out, i));
+  });
+}
+
+void KernelCodegen::lower_elementwise(const ir::Operation &op) {
+  std::vector<Slot> in;
+  for (const ir::Value *v : op.operands())
+    in.push_back(slot(v));
+  Slot &out = slot(op.result());
+  loop(out.n, [&](llvm::Value *i) {
+    std::vector<llvm::Value *> a;
+    for (const Slot &s : in)
+      a.push_back(b_.CreateLoad(s.elem, elem_ptr(s, i)));
+    b_.CreateStore(elementwise_lane(op, a, i), elem_ptr(out, i));
+  });
+}
+
+llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                             llvm::Value *lane) {
+  const ScalarKind k = op.operand(op.opcode() == Opcode::Select ? 1 : 0)->type().elem();
+  switch (op.opcode()) {
+  case Opcode::Select:
+    return b_.CreateSelect(a[0], a[1], a[2]);
+  case Opcode::Cast:
+    return cast_lane(op, a[0]);
+  case Opcode::Bitcast:
+    return b_.CreateBitCast(a[0], llvm_type(op.result()->type().elem(), &op));
+  case Opcode::Cmp: {
+    const std::string &p = *op.attr_as<std::string>("pred");
+    if (ir::is_float(k)) {
+      auto pred = p == "eq" ? llvm::CmpInst::FCMP_OEQ : p == "ne" ? llvm::CmpInst::FCMP_UNE
+                : p == "lt" ? llvm::CmpInst::FCMP_OLT : p == "le" ? llvm::CmpInst::FCMP_OLE
+                : p == "gt" ? llvm::CmpInst::FCMP_OGT : llvm::CmpInst::FCMP_OGE;
+      return b_.CreateFCmp(pred, a[0], a[1]);
+    }
+    const bool s = ir::is_signed(k);
+    auto pred = p == "eq" ? llvm::CmpInst::ICMP_EQ : p == "ne" ? llvm::CmpInst::ICMP_NE
+              : p == "lt" ? (s ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT)
+              : p == "le" ? (s ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
+              : p == "gt" ? (s ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
+                          : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
+    return b_.CreateICmp(pred, a[0], a[1]);
+  }
+  default:
+    return ir::is_float(k) ? float_lane(op, k, a) : int_lane(op, k, a, lane);
+  }
+}
+
+llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
+                                       std::vector<llvm::Value *> a) {
+  llvm::Type *t = a[0]->getType();
+  auto libm = [&](const char *f32, const char *f64) -> llvm::Value * {
+    llvm::FunctionCallee f = module_.getOrInsertFunction(
+        k == ScalarKind::F32 ? f32 : f64, llvm::FunctionType::get(t, {t}, false));
+    return b_.CreateCall(f, {a[0]});
+  };
+  auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
+  switch (op.opcode()) {
+  case Opcode::Add: return b_.CreateFAdd(a[0], a[1]);
+  case Opcode::Sub: return b_.CreateFSub(a[0], a[1]);
+  case Opcode::Mul: return b_.CreateFMul(a[0], a[1]);
+  case Opcode::Div: return b_.CreateFDiv(a[0], a[1]);
+  case Opcode::Min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
+  case Opcode::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
+  case Opcode::Pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0], a[1]);
+  case Opcode::Neg: return b_.CreateFNeg(a[0]);
+  case Opcode::Abs: return unary(llvm::Intrinsic::fabs);
+  case Opcode::Exp: return unary(llvm::Intrinsic::exp);
+  case Opcode::Exp2: return unary(llvm::Intrinsic::exp2);
+  case Opcode::Log: return unary(llvm::Intrinsic::log);
+  case Opcode::Log2: return unary(llvm::Intrinsic::log2);
+  case Opcode::Sqrt: return unary(llvm::Intrinsic::sqrt);
+  case Opcode::Sin: return unary(llvm::Intrinsic::sin);
+  case Opcode::Cos: return unary(llvm::Intrinsic::cos);
+  case Opcode::Rsqrt:
+    return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), unary(llvm::Intrinsic::sqrt));
+  case Opcode::Tanh: return libm("tanhf", "tanh");
+  case Opcode::Erf: return libm("erff", "erf");
+  case Opcode::Sigmoid: {
+    a[0] = b_.CreateFNeg(a[0]);
+    llvm::Value *e = unary(llvm::Intrinsic::exp);
+    llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
+    return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
+  }
+  case Opcode::Fma:
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a[0], a[1], a[2]});
+  default:
+    unsupported(op, "no floating-point form");
+  }
+}
+
+llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
+                                     std::vector<llvm::Value *> a, llvm::Value *lane) {
+  const bool s = ir::is_signed(k);
+  llvm::Type *t = a[0]->getType();
+  const unsigned bits = t->getIntegerBitWidth();
+  switch (op.opcode()) {
+  case Opcode::Add: return b_.CreateAdd(a[0], a[1]);
+  case Opcode::Sub: return b_.CreateSub(a[0], a[1]);
+  case Opcode::Mul: return b_.CreateMul(a[0], a[1]);
+  case Opcode::And: return b_.CreateAnd(a[0], a[1]);
+  case Opcode::Or: return b_.CreateOr(a[0], a[1]);
+  case Opcode::Xor: return b_.CreateXor(a[0], a[1]);
+  case Opcode::Not: return b_.CreateNot(a[0]);
+  case Opcode::Neg: return b_.CreateNeg(a[0]);
+  case Opcode::Shl: // the amount is taken modulo the bit width
+    return b_.CreateShl(a[0], b_.CreateURem(a[1], llvm::ConstantInt::get(t, bits)));
+  case Opcode::Shr: {
+    llvm::Value *amt = b_.CreateURem(a[1], llvm::ConstantInt::get(t, bits));
+    return s ? b_.CreateAShr(a[0], amt) : b_.CreateLShr(a[0], amt);
+  }
+  case Opcode::Min:
+    return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a[0], a[1]);
+  case Opcode::Max:
+    return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a[0], a[1]);
+  case Opcode::Abs:
+    return s ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse()) : a[0];
+  case Opcode::Div: case Opcode::Rem: {
+    llvm::Value *zero = llvm::ConstantInt::get(t, 0);
+    fail_if(b_.CreateICmpEQ(a[1], zero), op, "integer division by zero", lane, nullptr);
+    const bool div = op.opcode() == Opcode::Div;
+    if (!s)
+      return div ? b_.CreateUDiv(a[0], a[1]) : b_.CreateURem(a[0], a[1]);
+    // MIN / -1 wraps to MIN (remainder 0) instead of trapping.
+    llvm::Value *minus_one = b_.CreateICmpEQ(a[1], llvm::ConstantInt::getSigned(t, -1));
+    llvm::Value *safe = b_.CreateSelect(minus_one, llvm::ConstantInt::get(t, 1), a[1]);
+    llvm::Value *q = div ? b_.CreateSDiv(a[0], safe) : b_.CreateSRem(a[0], safe);
+    return b_.CreateSelect(minus_one, div ? b_.CreateNeg(a[0]) : zero, q);
+  }
+  default:
+    unsupported(op, "no integer form");
+  }
+}
+
+llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
+  const ScalarKind from = op.operand(0)->type().elem(), to = op.result()->type().elem();
+  llvm::Type *t = llvm_type(to, &op);
+  const std::string *rounding = op.attr_as<std::string>("rounding");
+  const bool rne = !rounding || *rounding == "rne";
+  if (ir::is_float(from) && ir::is_float(to)) {
+    if (!rne && ir::bit_width(to) < ir::bit_width(from))
+      unsupported(op, "rounding mode '" + *rounding + "' for float narrowing");
+    return b_.CreateFPCast(v, t);
+  }
+  if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
+    if (to == ScalarKind::I1)
+      return b_.CreateFCmpONE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return b_.CreateIntrinsic(ir::is_signed(to) ? llvm::Intrinsic::fptosi_sat
+                                                : llvm::Intrinsic::fptoui_sat,
+                              {t, v->getType()}, {v});
+  }
+  if (ir::is_float(to)) {
+    if (!rne && ir::bit_width(from) > 24)
+      unsupported(op, "rounding mode '" + *rounding + "' for integer to float");
+    return ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
+  }
+  if (to == ScalarKind::I1)
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  return b_.CreateIntCast(v, t, ir::is_signed(from));
+}
+
+void KernelCodegen::lower_dot(const ir::Operation &op) {
+  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
+  const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
+  Slot a = slot(op.operand(0)), bs = slot(op.operand(1)), &c = slot(op.result());
+  const ScalarKind acc = op.result()->type().elem();
+  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
+    unsupported(op, "input_precision \"" + *p + "\"");
+  if (op.num_operands() == 3)
+    b_.CreateMemCpy(c.ptr, llvm::MaybeAlign(64), slot(op.operand(2)).ptr, llvm::MaybeAlign(64),
+                    module_.getDataLayout().getTypeAllocSize(c.elem) * c.n);
+  else
+    b_.CreateMemSet(c.ptr, b_.getInt8(0), module_.getDataLayout().getTypeAllocSize(c.elem) * c.n,
+                    llvm::MaybeAlign(64));
+  const bool fl = ir::is_float(acc);
+  auto widen = [&](llvm::Value *x, ScalarKind from) {
+    return fl ? b_.CreateFPCast(x, c.elem) : b_.CreateIntCast(x, c.elem, ir::is_signed(from));
+  };
+  // i-k-j order: each c[i][j] still sums k in ascending order (exact against the interpreter),
+  // and the j loop is contiguous in b and c, so it vectorizes.
+  loop(M, [&](llvm::Value *i) {
+    loop(K, [&](llvm::Value *k) {
+      llvm::Value *aik = widen(b_.CreateLoad(a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(i, i64(K)), k))),
+                               at.elem());
+      loop(N, [&](llvm::Value *j) {
+        llvm::Value *bkj = widen(b_.CreateLoad(bs.elem, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), j))),
+                                 bt.elem());
+        llvm::Value *cp = elem_ptr(c, b_.CreateAdd(b_.CreateMul(i, i64(N)), j));
+        llvm::Value *cij = b_.CreateLoad(c.elem, cp);
+        llvm::Value *sum = fl ? b_.CreateFAdd(cij, b_.CreateFMul(aik, bkj))
+                              : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
+        b_.CreateStore(sum, cp);
+      }, "j");
+    }, "k");
+  }, "i");
+}
+
+llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm::Value *acc,
+                                    llvm::Value *x) {
+  const bool fl = ir::is_float(k), s = ir::is_signed(k);
+  if (kind == "sum")
+    return fl ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x);
+  if (kind == "max")
+    return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum
+                                       : s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, acc, x);
+  return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum
+                                     : s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, acc, x);
+}
+
+/// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
+/// the inner loop vectorizes while each element still combines in ascending k.
+void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
+  const ir::Type &t = op.operand(0)->type();
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  const std::string &kind = *op.attr_as<std::string>("kind");
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < t.rank(); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : t.shape()[d];
+  const int64_t len = t.shape()[axis];
+  Slot x = slot(op.operand(0)), &out = slot(op.result());
+  const bool scan = op.opcode() == Opcode::Scan, argmax = kind == "argmax";
+  auto at = [&](llvm::Value *o, llvm::Value *k, llvm::Value *in) {
+    return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, i64(len)), k), i64(inner)), in);
+  };
+  auto dst = [&](llvm::Value *o, llvm::Value *k, llvm::Value *in) {
+    return scan ? at(o, k, in) : b_.CreateAdd(b_.CreateMul(o, i64(inner)), in);
+  };
+  Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
+  loop(outer, [&](llvm::Value *o) {
+    loop(inner, [&](llvm::Value *in) { // element 0 starts every combination
+      llvm::Value *x0 = b_.CreateLoad(x.elem, elem_ptr(x, at(o, i64(0), in)));
+      if (argmax) {
+        b_.CreateStore(x0, elem_ptr(best, in));
+        b_.CreateStore(b_.getInt32(0), elem_ptr(out, dst(o, i64(0), in)));
+      } else {
+        b_.CreateStore(x0, elem_ptr(out, dst(o, i64(0), in)));
+      }
+    }, "in0");
+    loop(i64(1), i64(len), [&](llvm::Value *k) {
+      loop(inner, [&](llvm::Value *in) {
+        llvm::Value *xv = b_.CreateLoad(x.elem, elem_ptr(x, at(o, k, in)));
+        if (argmax) { // the first maximum; NaN counts as the largest value
+          llvm::Value *bp = elem_ptr(best, in);
+          llvm::Value *cur = b_.CreateLoad(x.elem, bp);
+          llvm::Value *greater;
+          if (ir::is_float(t.elem()))
+            greater = b_.CreateAnd(b_.CreateFCmpORD(cur, cur),
+                                   b_.CreateOr(b_.CreateFCmpUNO(xv, xv), b_.CreateFCmpOGT(xv, cur)));
+          else
+            greater = ir::is_signed(t.elem()) ? b_.CreateICmpSGT(xv, cur) : b_.CreateICmpUGT(xv, cur);
+          b_.CreateStore(b_.CreateSelect(greater, xv, cur), bp);
+          llvm::Value *op_ = elem_ptr(out, dst(o, k, in));
+          b_.CreateStore(b_.CreateSelect(greater, b_.CreateTrunc(k, b_.getInt32Ty()),
+                                         b_.CreateLoad(b_.getInt32Ty(), op_)), op_);
+          return;
+        }
+        llvm::Value *prev = b_.CreateLoad(out.elem, elem_ptr(out, dst(o, scan ? b_.CreateSub(k, i64(1)) : k, in)));
+        b_.CreateStore(combine(kind, t.elem(), prev, xv), elem_ptr(out, dst(o, k, in)));
+      }, "in");
+    }, "k");
+  }, "o");
+}
+
+} // namespace tl::llvm_cpu

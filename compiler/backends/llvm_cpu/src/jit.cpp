@@ -1,0 +1,324 @@
+// llvm-cpu code generation and loading: the host target machine, the O3 pipeline, object
+// emission, ORC LLJIT linking, and the compile cache (memory and disk).
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/backends/llvm_cpu.h"
+
+#include "codegen.h"
+#include "tl/ir/printer.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/SHA256.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace tl::llvm_cpu {
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> target_machine(const CompileOptions &o, std::string *error) {
+  init_llvm();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    *error = llvm::toString(jtmb.takeError());
+    return nullptr;
+  }
+  if (o.cpu != "host") {
+    jtmb->setCPU(o.cpu);
+    jtmb->getFeatures() = llvm::SubtargetFeatures();
+  }
+  if (!o.features.empty())
+    jtmb->getFeatures().addFeaturesVector({o.features});
+  jtmb->setCodeGenOptLevel(o.opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                           : o.opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                              : llvm::CodeGenOptLevel::Default);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) {
+    *error = llvm::toString(tm.takeError());
+    return nullptr;
+  }
+  return std::move(*tm);
+}
+
+/// Lowers and optimizes `module` into `out`; false with `error` set when lowering fails.
+bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptions &o,
+           llvm::Module &out, std::string *error) {
+  out.setDataLayout(tm.createDataLayout());
+  out.setTargetTriple(tm.getTargetTriple().str());
+  try {
+    lower_module(module, out);
+  } catch (const LoweringError &e) {
+    *error = e.what();
+    return false;
+  }
+  for (llvm::Function &f : out)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", tm.getTargetCPU());
+      f.addFnAttr("target-features", tm.getTargetFeatureString());
+    }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  const llvm::OptimizationLevel level = o.opt_level >= 3   ? llvm::OptimizationLevel::O3
+                                        : o.opt_level == 2 ? llvm::OptimizationLevel::O2
+                                        : o.opt_level == 1 ? llvm::OptimizationLevel::O1
+                                                           : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(out, mam);
+  return true;
+}
+
+std::string cache_key(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptions &o) {
+  llvm::SHA256 h;
+  for (const std::string &part :
+       {ir::print(module), tm.getTargetCPU().str(), tm.getTargetFeatureString().str(),
+        std::to_string(o.opt_level), std::string("llvm-cpu v1 llvm ") + LLVM_VERSION_STRING}) {
+    h.update(part);
+    h.update(llvm::StringRef("\0", 1));
+  }
+  std::string hex;
+  for (uint8_t byte : h.final()) {
+    char buf[3];
+    std::snprintf(buf, sizeof buf, "%02x", byte);
+    hex += buf;
+  }
+  return hex;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char *d = std::getenv("TL_CACHE_DIR"))
+    return *d ? std::filesystem::path(d) / "llvm-cpu" : std::filesystem::path();
+  if (const char *home = std::getenv("HOME"))
+    return std::filesystem::path(home) / ".cache" / "tl" / "llvm-cpu";
+  return {};
+}
+
+struct MemoryCache {
+  std::mutex mutex;
+  std::map<std::string, std::vector<uint8_t>> objects;
+};
+MemoryCache &memory_cache() {
+  static MemoryCache *c = new MemoryCache();
+  return *c;
+}
+
+extern "C" void host_report(void *host, const char *message, int64_t x, int64_t y, int64_t z,
+                            int64_t lane, int64_t index) {
+  static_cast<LaunchHost *>(host)->report(message, x, y, z, lane, index);
+}
+
+extern "C" void host_print(void *host, const char *prefix, int32_t kind, const void *values,
+                           int64_t n, int32_t is_tile, int64_t x, int64_t y, int64_t z) {
+  std::ostringstream s;
+  s.precision(9);
+  s << "program (" << x << ", " << y << ", " << z << "):";
+  if (prefix && *prefix)
+    s << " " << prefix;
+  s << (is_tile ? " [" : " ");
+  for (int64_t i = 0; i < n; ++i) {
+    if (i)
+      s << ", ";
+    if (kind == 2)
+      s << static_cast<const double *>(values)[i];
+    else
+      s << static_cast<const int64_t *>(values)[i];
+  }
+  s << (is_tile ? "]" : "");
+  static_cast<LaunchHost *>(host)->print(s.str());
+}
+
+class JitProgram : public LoadedProgram {
+public:
+  explicit JitProgram(std::unique_ptr<llvm::orc::LLJIT> jit) : jit_(std::move(jit)) {}
+  tl_cpu_kernel_fn find(const std::string &name) const override {
+    auto sym = jit_->lookup("tl_kernel_" + name);
+    if (!sym) {
+      llvm::consumeError(sym.takeError());
+      return nullptr;
+    }
+    return sym->toPtr<tl_cpu_kernel_fn>();
+  }
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+} // namespace
+
+bool LaunchHost::failed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+std::string LaunchHost::first_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return first_error_;
+}
+void LaunchHost::report(const char *message, int64_t x, int64_t y, int64_t z, int64_t lane,
+                        int64_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_)
+    return;
+  failed_ = true;
+  first_error_ = message;
+  if (index >= 0 || lane >= 0)
+    first_error_ += " (";
+  if (index >= 0 || (index < -1))
+    first_error_ += "index " + std::to_string(index) + (lane >= 0 ? ", " : "");
+  if (lane >= 0)
+    first_error_ += "lane " + std::to_string(lane);
+  if (index >= 0 || lane >= 0)
+    first_error_ += ")";
+  first_error_ += " in program (" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+                  std::to_string(z) + ")";
+}
+void LaunchHost::print(const std::string &line) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (print_sink_)
+    *print_sink_ += line + "\n";
+  else
+    std::printf("%s\n", line.c_str());
+}
+
+std::string emit_llvm_ir(const ir::Module &module, const CompileOptions &options,
+                         std::string *error) {
+  auto tm = target_machine(options, error);
+  if (!tm)
+    return {};
+  llvm::LLVMContext ctx;
+  llvm::Module out("tl", ctx);
+  if (!build(module, *tm, options, out, error))
+    return {};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  out.print(os, nullptr);
+  return text;
+}
+
+std::vector<uint8_t> compile_object(const ir::Module &module, const CompileOptions &options,
+                                    std::string *error) {
+  auto tm = target_machine(options, error);
+  if (!tm)
+    return {};
+  llvm::LLVMContext ctx;
+  llvm::Module out("tl", ctx);
+  if (!build(module, *tm, options, out, error))
+    return {};
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    *error = "the target machine cannot emit object files";
+    return {};
+  }
+  pm.run(out);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std::string *error) {
+  init_llvm();
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    *error = llvm::toString(jit.takeError());
+    return nullptr;
+  }
+  auto &jd = (*jit)->getMainJITDylib();
+  const auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+  llvm::orc::SymbolMap host = {
+      {(*jit)->mangleAndIntern("tl_cpu_report_error"),
+       {llvm::orc::ExecutorAddr::fromPtr(&host_report), flags}},
+      {(*jit)->mangleAndIntern("tl_cpu_print"),
+       {llvm::orc::ExecutorAddr::fromPtr(&host_print), flags}}};
+  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host)))) {
+    *error = llvm::toString(std::move(err));
+    return nullptr;
+  }
+  // libm and libc (expf, tanhf, memcpy, ...) from this process.
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) {
+    *error = llvm::toString(gen.takeError());
+    return nullptr;
+  }
+  jd.addGenerator(std::move(*gen));
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(static_cast<const char *>(object), size), "tl-llvm-cpu.o");
+  if (auto err = (*jit)->addObjectFile(std::move(buffer))) {
+    *error = "cannot link the object code: " + llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return std::make_unique<JitProgram>(std::move(*jit));
+}
+
+std::unique_ptr<LoadedProgram> compile_and_load(const ir::Module &module,
+                                                const CompileOptions &options, std::string *error) {
+  auto tm = target_machine(options, error);
+  if (!tm)
+    return nullptr;
+  const std::string key = cache_key(module, *tm, options);
+  std::vector<uint8_t> object;
+  {
+    MemoryCache &c = memory_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (auto it = c.objects.find(key); it != c.objects.end())
+      object = it->second;
+  }
+  const std::filesystem::path dir = cache_dir();
+  const std::filesystem::path file = dir.empty() ? dir : dir / (key + ".o");
+  if (object.empty() && !file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    object.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  if (object.empty()) {
+    object = compile_object(module, options, error);
+    if (object.empty())
+      return nullptr;
+    if (!file.empty()) { // best effort: a read-only home just means no disk cache
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+      std::ofstream(tmp, std::ios::binary)
+          .write(reinterpret_cast<const char *>(object.data()), std::streamsize(object.size()));
+      std::filesystem::rename(tmp, file, ec);
+    }
+  }
+  {
+    MemoryCache &c = memory_cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.objects.emplace(key, object);
+  }
+  return load_object(object.data(), object.size(), error);
+}
+
+} // namespace tl::llvm_cpu

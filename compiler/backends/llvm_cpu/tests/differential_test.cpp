@@ -1,0 +1,410 @@
+// Differential tests of llvm-cpu against the reference interpreter: the library kernels and every
+// op family on random shapes with ragged edges; bit-exact except transcendental math (ulps).
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/backends/llvm_cpu.h"
+#include "tl/interpreter/host_tensor.h"
+#include "tl/ir/parser.h"
+#include "tl/ir/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace tl::llvm_cpu {
+namespace {
+
+using interp::HostTensor;
+using ir::ScalarKind;
+
+std::unique_ptr<ir::Module> parse_ok(const std::string &text) {
+  ir::Diagnostics d;
+  auto m = ir::parse(text, "test.tlir", d);
+  if (!m || !ir::verify(*m, d))
+    throw std::runtime_error(d.str());
+  return m;
+}
+
+std::string read_kernel(const char *file) {
+  std::ifstream in(std::string(TL_KERNELS_DIR) + "/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+HostTensor random_tensor(ScalarKind k, std::vector<int64_t> shape, std::mt19937_64 &rng) {
+  HostTensor t(k, std::move(shape));
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    if (ir::is_float(k))
+      t.set(i, std::uniform_real_distribution<double>(-2, 2)(rng));
+    else if (k == ScalarKind::I1)
+      t.set(i, double(rng() & 1));
+    else if (ir::is_signed(k))
+      t.set(i, double(std::uniform_int_distribution<int>(-100, 100)(rng)));
+    else
+      t.set(i, double(std::uniform_int_distribution<int>(0, 200)(rng)));
+  }
+  return t;
+}
+
+struct Outcome {
+  std::vector<HostTensor> tensors;
+  std::string error;
+};
+
+/// Runs kernel `name` on copies of `inputs` (tensors and scalars in argument order).
+Outcome run_interpreter(const ir::Kernel &k, std::vector<HostTensor> tensors,
+                        const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid) {
+  std::vector<interp::ArgValue> args;
+  size_t t = 0, s = 0;
+  for (auto &p : k.body()->arguments())
+    args.push_back(p->type().is_tensor() ? interp::ArgValue(tensors[t++].arg()) : scalars[s++]);
+  interp::RunOptions o;
+  o.grid = grid;
+  o.print_stream = nullptr;
+  std::ostringstream sink;
+  o.print_stream = &sink;
+  interp::RunResult r = interp::run(k, args, o);
+  return {std::move(tensors), r.ok ? "" : r.error};
+}
+
+Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTensor> tensors,
+                 const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid) {
+  std::string error;
+  auto prog = compile_and_load(m, CompileOptions{}, &error);
+  if (!prog)
+    throw std::runtime_error(error);
+  tl_cpu_kernel_fn fn = prog->find(k.name());
+  if (!fn)
+    throw std::runtime_error("kernel not found");
+  std::vector<tl_cpu_arg> args;
+  size_t t = 0, s = 0;
+  for (auto &p : k.body()->arguments()) {
+    tl_cpu_arg a{};
+    if (p->type().is_tensor()) {
+      HostTensor &h = tensors[t++];
+      a.data = h.data();
+      auto strides = interp::contiguous_strides(h.shape());
+      for (size_t d = 0; d < h.shape().size(); ++d) {
+        a.shape[d] = h.shape()[d];
+        a.strides[d] = strides[d];
+      }
+    } else {
+      const interp::ArgValue &v = scalars[s++];
+      if (auto *i = std::get_if<int64_t>(&v))
+        a.i = *i;
+      else
+        a.f = std::get<double>(v);
+    }
+    args.push_back(a);
+  }
+  std::string printed;
+  LaunchHost host(&printed);
+  tl_cpu_launch launch{args.data(), {grid[0], grid[1], grid[2]}, &host};
+  for (int64_t z = 0; z < grid[2] && !host.failed(); ++z)
+    for (int64_t y = 0; y < grid[1] && !host.failed(); ++y)
+      for (int64_t x = 0; x < grid[0] && !host.failed(); ++x)
+        fn(&launch, x, y, z);
+  return {std::move(tensors), host.first_error()};
+}
+
+/// Compares both backends; `max_ulps` 0 means bit-exact.
+void expect_same(const std::string &text, const std::string &kernel,
+                 std::vector<HostTensor> tensors, std::vector<interp::ArgValue> scalars,
+                 std::array<int64_t, 3> grid, double max_ulps = 0) {
+  auto m = parse_ok(text);
+  const ir::Kernel *k = m->find_kernel(kernel);
+  ASSERT_TRUE(k);
+  Outcome a = run_interpreter(*k, tensors, scalars, grid);
+  Outcome b = run_llvm(*m, *k, tensors, scalars, grid);
+  ASSERT_EQ(a.error.empty(), b.error.empty()) << "interpreter: " << a.error << "\nllvm-cpu: " << b.error;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const HostTensor &x = a.tensors[t], &y = b.tensors[t];
+    if (max_ulps == 0) {
+      for (int64_t i = 0; i < x.num_elements(); ++i) {
+        if (std::isnan(x.get(i)) && std::isnan(y.get(i)))
+          continue; // the sign and payload of a NaN are unspecified (tl/ir/ir.h)
+        ASSERT_EQ(std::memcmp(x.data() + i * interp::element_size(x.dtype()),
+                              y.data() + i * interp::element_size(x.dtype()),
+                              interp::element_size(x.dtype())),
+                  0)
+            << kernel << " tensor " << t << " element " << i << ": " << x.get(i) << " vs " << y.get(i);
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const double u = x.get(i), v = y.get(i);
+      if (std::isnan(u) && std::isnan(v))
+        continue;
+      const double ulp = std::abs(std::nextafter(float(u), INFINITY) - float(u));
+      ASSERT_LE(std::abs(u - v), max_ulps * ulp) << kernel << " tensor " << t << " at " << i;
+    }
+  }
+}
+
+TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 3; ++trial) {
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 3000)(rng);
+    expect_same(read_kernel("vector_add.tlir"), "vector_add",
+                {random_tensor(ScalarKind::F32, {n}, rng), random_tensor(ScalarKind::F32, {n}, rng),
+                 HostTensor(ScalarKind::F32, {n})},
+                {}, {(n + 255) / 256, 1, 1});
+    const int64_t M = 1 + rng() % 90, N = 1 + rng() % 90, K = 1 + rng() % 70;
+    expect_same(read_kernel("gemm.tlir"), "gemm",
+                {random_tensor(ScalarKind::F32, {M, K}, rng), random_tensor(ScalarKind::F32, {K, N}, rng),
+                 HostTensor(ScalarKind::F32, {M, N})},
+                {}, {(M + 31) / 32, (N + 31) / 32, 1});
+    const int64_t rows = 1 + rng() % 9, cols = 1 + rng() % 400;
+    expect_same(read_kernel("softmax.tlir"), "softmax",
+                {random_tensor(ScalarKind::F32, {rows, cols}, rng), HostTensor(ScalarKind::F32, {rows, cols})},
+                {}, {rows, 1, 1}, /*max_ulps=*/4);
+  }
+}
+
+const char *kIntOps = R"(
+kernel @int_ops(%a: tensor<?xi32>, %b: tensor<?xi32>, %o: tensor<?xi32>, %u: tensor<?xu16>, %ou: tensor<?xu16>) {
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %two = constant {value = 2} : i32
+  %three = constant {value = 3} : i32
+  %x = load %a, %z : tile<64xi32>
+  %y0 = load %b, %z {padding = 7} : tile<64xi32>
+  %zero = full {value = 0} : tile<64xi32>
+  %isz = cmp %y0, %zero {pred = "eq"} : tile<64xi1>
+  %sev = full {value = 7} : tile<64xi32>
+  %y = select %isz, %sev, %y0 : tile<64xi32>
+  %r0 = add %x, %y : tile<64xi32>
+  %r1 = mul %x, %y : tile<64xi32>
+  %r2 = div %x, %y : tile<64xi32>
+  %r3 = rem %x, %y : tile<64xi32>
+  %r4 = shl %x, %y : tile<64xi32>
+  %r5 = shr %x, %y : tile<64xi32>
+  %r6 = max %x, %y : tile<64xi32>
+  %r7 = xor %x, %y : tile<64xi32>
+  %r8 = abs %x : tile<64xi32>
+  %r9 = neg %y : tile<64xi32>
+  %c8 = cast %x : tile<64xi8>
+  %r10 = cast %c8 : tile<64xi32>
+  %lt = cmp %x, %y {pred = "lt"} : tile<64xi1>
+  %r11 = cast %lt : tile<64xi32>
+  %off_o_z = constant {value = 0} : i32
+  store %o, %off_o_z, %r0
+  %off_o_one = constant {value = 64} : i32
+  store %o, %off_o_one, %r1
+  %off_o_two = constant {value = 128} : i32
+  store %o, %off_o_two, %r2
+  %off_o_three = constant {value = 192} : i32
+  store %o, %off_o_three, %r3
+  %c4 = constant {value = 4} : i32
+  %c5 = constant {value = 5} : i32
+  %c6 = constant {value = 6} : i32
+  %c7 = constant {value = 7} : i32
+  %c8i = constant {value = 8} : i32
+  %c9 = constant {value = 9} : i32
+  %c10 = constant {value = 10} : i32
+  %c11 = constant {value = 11} : i32
+  %off_o_c4 = constant {value = 256} : i32
+  store %o, %off_o_c4, %r4
+  %off_o_c5 = constant {value = 320} : i32
+  store %o, %off_o_c5, %r5
+  %off_o_c6 = constant {value = 384} : i32
+  store %o, %off_o_c6, %r6
+  %off_o_c7 = constant {value = 448} : i32
+  store %o, %off_o_c7, %r7
+  %off_o_c8i = constant {value = 512} : i32
+  store %o, %off_o_c8i, %r8
+  %off_o_c9 = constant {value = 576} : i32
+  store %o, %off_o_c9, %r9
+  %off_o_c10 = constant {value = 640} : i32
+  store %o, %off_o_c10, %r10
+  %off_o_c11 = constant {value = 704} : i32
+  store %o, %off_o_c11, %r11
+  %ut = load %u, %z : tile<64xu16>
+  %us = sub %ut, %ut : tile<64xu16>
+  %um = mul %ut, %ut : tile<64xu16>
+  %ud = sub %us, %um : tile<64xu16>
+  %umin = min %ut, %ud : tile<64xu16>
+  %uc = cmp %ud, %ut {pred = "gt"} : tile<64xi1>
+  %us2 = select %uc, %ud, %umin : tile<64xu16>
+  %uq = shr %ud, %ut : tile<64xu16>
+  %off_ou_z = constant {value = 0} : i32
+  store %ou, %off_ou_z, %us2
+  %off_ou_one = constant {value = 64} : i32
+  store %ou, %off_ou_one, %uq
+  return
+}
+)";
+
+TEST(LlvmCpu, IntegerOpsAreBitExact) {
+  std::mt19937_64 rng(5);
+  expect_same(kIntOps, "int_ops",
+              {random_tensor(ScalarKind::I32, {64}, rng), random_tensor(ScalarKind::I32, {50}, rng),
+               HostTensor(ScalarKind::I32, {12 * 64}), random_tensor(ScalarKind::U16, {64}, rng),
+               HostTensor(ScalarKind::U16, {2 * 64})},
+              {}, {1, 1, 1});
+}
+
+const char *kFloatAndShapeOps = R"(
+kernel @float_ops(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %d: tensor<?x?xf64>, %i: tensor<?x?xi32>) {
+  %z = constant {value = 0} : i32
+  %p = program_id {axis = 0} : i32
+  %c8 = constant {value = 8} : i32
+  %r0 = mul %p, %c8 : i32
+  %t = load %x, %r0, %z {padding = 1.5} : tile<8x16xf32>
+  %tt = transpose %t {perm = [1, 0]} : tile<16x8xf32>
+  %col = reduce %t {axis = 1, kind = "sum"} : tile<8xf32>
+  %ce = expand_dims %col {axis = 1} : tile<8x1xf32>
+  %cb = broadcast %ce : tile<8x16xf32>
+  %q = div %t, %cb : tile<8x16xf32>
+  %f = fma %t, %q, %cb : tile<8x16xf32>
+  %mx = max %f, %t : tile<8x16xf32>
+  %s = sqrt %mx : tile<8x16xf32>
+  %dot = dot %t, %tt {acc_type = f32} : tile<8x8xf32>
+  %dr = reshape %dot : tile<4x16xf32>
+  %am = reduce %t {axis = 1, kind = "argmax"} : tile<8xi32>
+  %amx = reduce %t {axis = 0, kind = "min"} : tile<16xf32>
+  %sc = scan %t {axis = 1, kind = "sum"} : tile<8x16xf32>
+  %w = cast %sc : tile<8x16xf64>
+  %ww = mul %w, %w : tile<8x16xf64>
+  %neg = cast %q {rounding = "rne"} : tile<8x16xi32>
+  store %o, %r0, %z, %s
+  %c100 = constant {value = 100} : i32
+  store %o, %c100, %z, %sc
+  store %d, %r0, %z, %ww
+  store %i, %r0, %z, %neg
+  %e2 = expand_dims %am {axis = 1} : tile<8x1xi32>
+  %c20 = constant {value = 20} : i32
+  store %i, %r0, %c20, %e2
+  %dd = expand_dims %amx {axis = 0} : tile<1x16xf32>
+  %c200 = constant {value = 200} : i32
+  store %o, %c200, %p, %dd
+  %c300 = constant {value = 300} : i32
+  store %o, %c300, %r0, %dr
+  return
+}
+)";
+
+TEST(LlvmCpu, FloatReductionShapeOpsAndRaggedEdgesAreBitExact) {
+  std::mt19937_64 rng(9);
+  const int64_t R = 21, C = 13;
+  expect_same(kFloatAndShapeOps, "float_ops",
+              {random_tensor(ScalarKind::F32, {R, C}, rng), HostTensor(ScalarKind::F32, {310, 40}),
+               HostTensor(ScalarKind::F64, {R, C}), HostTensor(ScalarKind::I32, {R, 30})},
+              {}, {(R + 7) / 8, 1, 1});
+}
+
+TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {
+  const char *text = R"(
+kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<128xf32>
+  %a = exp %t : tile<128xf32>
+  %b = log %a : tile<128xf32>
+  %c = tanh %t : tile<128xf32>
+  %d = sigmoid %t : tile<128xf32>
+  %e = sin %t : tile<128xf32>
+  %f = erf %t : tile<128xf32>
+  %one = constant {value = 1} : i32
+  %two = constant {value = 2} : i32
+  %three = constant {value = 3} : i32
+  %four = constant {value = 4} : i32
+  %five = constant {value = 5} : i32
+  %m_z = constant {value = 0} : i32
+  store %o, %m_z, %a
+  %m_one = constant {value = 128} : i32
+  store %o, %m_one, %b
+  %m_two = constant {value = 256} : i32
+  store %o, %m_two, %c
+  %m_three = constant {value = 384} : i32
+  store %o, %m_three, %d
+  %m_four = constant {value = 512} : i32
+  store %o, %m_four, %e
+  %m_five = constant {value = 640} : i32
+  store %o, %m_five, %f
+  return
+}
+)";
+  std::mt19937_64 rng(3);
+  expect_same(text, "math", {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {6 * 128})},
+              {}, {1, 1, 1}, 2);
+}
+
+const char *kMemoryOps = R"(
+kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: tensor<?xf32>, %n: i32) {
+  %z = constant {value = 0} : i32
+  %i = load %idx, %z : tile<32xi32>
+  %nt = splat %n : tile<32xi32>
+  %m = cmp %i, %nt {pred = "lt"} : tile<32xi1>
+  %zt = full {value = 0} : tile<32xi32>
+  %m2 = cmp %i, %zt {pred = "ge"} : tile<32xi1>
+  %mask = and %m, %m2 : tile<32xi1>
+  %g = gather %x, %i, %mask {other = -1.0} : tile<32xf32>
+  %lane = arange {end = 32, start = 0} : tile<32xi32>
+  scatter %o, %lane, %g
+  %ones = full {value = 1.0} : tile<32xf32>
+  %old = atomic_add %acc, %i, %ones, %mask : tile<32xf32>
+  %k = constant {value = 4} : i32
+  %one = constant {value = 1} : i32
+  %sum = for %j = %z to %k step %one iter_args(%s = %g) : tile<32xf32> {
+    %s2 = add %s, %g : tile<32xf32>
+    yield %s2
+  }
+  %big = cmp %n, %k {pred = "gt"} : i1
+  %res = if %big : tile<32xf32> {
+    yield %sum
+  } else {
+    yield %old
+  }
+  %c32 = constant {value = 32} : i32
+  store %o, %c32, %res
+  return
+}
+)";
+
+TEST(LlvmCpu, GatherScatterAtomicsAndControlFlowAreBitExact) {
+  std::mt19937_64 rng(2);
+  HostTensor idx(ScalarKind::I32, {32});
+  for (int i = 0; i < 32; ++i)
+    idx.set(i, double(int(rng() % 60) - 10));
+  expect_same(kMemoryOps, "memory",
+              {random_tensor(ScalarKind::F32, {40}, rng), idx, HostTensor(ScalarKind::F32, {64}),
+               HostTensor(ScalarKind::F32, {40})},
+              {int64_t(40)}, {3, 1, 1});
+}
+
+TEST(LlvmCpu, RunTimeFaultsAreReportedNotUndefined) {
+  const char *text = R"(
+kernel @faults(%x: tensor<?xf32>, %d: i32) {
+  %z = constant {value = 0} : i32
+  %i = arange {end = 8, start = 0} : tile<8xi32>
+  %g = gather %x, %i : tile<8xf32>
+  %one = constant {value = 1} : i32
+  %q = div %one, %d : i32
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::mt19937_64 rng(1);
+  // Gather past the end of a 5-element tensor: the index and lane are named.
+  Outcome o = run_llvm(*m, *m->kernels()[0], {random_tensor(ScalarKind::F32, {5}, rng)},
+                       {int64_t(1)}, {2, 1, 1});
+  EXPECT_NE(o.error.find("'gather' index out of bounds in dimension 0 (index 5, lane 5) in program (0, 0, 0)"),
+            std::string::npos) << o.error;
+  o = run_llvm(*m, *m->kernels()[0], {random_tensor(ScalarKind::F32, {8}, rng)}, {int64_t(0)},
+               {1, 1, 1});
+  EXPECT_NE(o.error.find("test.tlir:7:3: error: integer division by zero"), std::string::npos) << o.error;
+}
+
+TEST(LlvmCpu, UnsupportedTypesAreClearErrors) {
+  auto m = parse_ok("kernel @h(%x: tensor<?xbf16>) {\n  return\n}\n");
+  std::string error;
+  EXPECT_TRUE(compile_object(*m, CompileOptions{}, &error).empty());
+  EXPECT_NE(error.find("element type bf16 is not supported by llvm-cpu yet"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace tl::llvm_cpu

@@ -77,7 +77,7 @@ private:
   std::condition_variable work_cv_; // a task was queued, or the stream is stopping
   std::condition_variable idle_cv_; // the queue drained
   std::deque<Task> tasks_;
-  bool running_ = false; // the worker is running the front task
+  bool running_ = false; // the worker is running a task it took off the queue
   bool stop_ = false;
   Error first_error_;
   std::thread worker_;
@@ -163,8 +163,8 @@ tl_status stream_copy_to_host(void *stream, void *src, uint64_t src_offset, void
                               uint64_t size);
 tl_status stream_copy_buffer(void *stream, void *src, uint64_t src_offset, void *dst,
                              uint64_t dst_offset, uint64_t size);
-tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size,
-                      const void *pattern, uint32_t pattern_size);
+tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size, const void *pattern,
+                      uint32_t pattern_size);
 
 // events.cpp
 tl_status event_create(void *device, void **out_event);

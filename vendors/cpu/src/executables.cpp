@@ -1,5 +1,4 @@
-// Executables and launches of the cpu plugin: Tile IR text run by the reference interpreter,
-// the grid spread over the device's oneTBB workers.
+// Executables and launches of the cpu plugin: Tile IR run by the interpreter on oneTBB workers.
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu_plugin.h"
 
@@ -55,8 +54,8 @@ std::string check_kernel(const tl_vendor_kernel &meta, const ir::Kernel &kernel)
     bool same = tensor == t.is_tensor() && p.dtype == static_cast<uint32_t>(t.elem()) &&
                 (!tensor || p.rank == static_cast<uint32_t>(t.rank()));
     if (!same)
-      return where + " parameter #" + std::to_string(i) + " is " + t.str() +
-             " in its Tile IR, " + param_type_str(p) + " in the executable's metadata";
+      return where + " parameter #" + std::to_string(i) + " is " + t.str() + " in its Tile IR, " +
+             param_type_str(p) + " in the executable's metadata";
   }
   return "";
 }
@@ -180,8 +179,9 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
   const Plugin &plugin = *s.device()->plugin;
   return guarded(plugin, [&]() -> tl_status {
     if (launch->kernel >= exe.program->kernels.size())
-      return plugin.status(TL_STATUS_NOT_FOUND,
-                           "cpu: no kernel #" + std::to_string(launch->kernel) + " in the executable");
+      return plugin.status(TL_STATUS_NOT_FOUND, "cpu: no kernel #" +
+                                                    std::to_string(launch->kernel) +
+                                                    " in the executable");
     const ir::Kernel *kernel = exe.program->kernels[launch->kernel];
     if (launch->arg_count != kernel->body()->arguments().size())
       return plugin.status(TL_STATUS_INVALID_ARGUMENT,
@@ -197,8 +197,8 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
       const tl_vendor_arg &a = launch->args[i];
       if (a.dtype >= TL_DTYPE_COUNT || a.rank > TL_HAL_MAX_RANK)
-        return plugin.status(TL_STATUS_INVALID_ARGUMENT,
-                             "cpu: argument #" + std::to_string(i) + " has an invalid dtype or rank");
+        return plugin.status(TL_STATUS_INVALID_ARGUMENT, "cpu: argument #" + std::to_string(i) +
+                                                             " has an invalid dtype or rank");
       args.push_back(to_arg(a));
     }
     tbb::task_arena *arena = s.device()->arena.get();

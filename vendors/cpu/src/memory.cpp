@@ -19,7 +19,9 @@ constexpr uint64_t kChunkBytes = uint64_t(1) << 20;
 
 Stream &stream_of(void *s) { return *static_cast<Stream *>(s); }
 Buffer &buffer_of(void *b) { return *static_cast<Buffer *>(b); }
-char *at(void *buffer, uint64_t offset) { return static_cast<char *>(buffer_of(buffer).data) + offset; }
+char *at(void *buffer, uint64_t offset) {
+  return static_cast<char *>(buffer_of(buffer).data) + offset;
+}
 
 /// Fills [dst, dst + size) with `pattern` by writing it once and doubling the filled prefix.
 void fill_serial(char *dst, uint64_t size, const uint8_t *pattern, uint32_t pattern_size) {
@@ -149,9 +151,9 @@ tl_status buffer_allocate(void *device, const tl_buffer_desc *desc, void **out_b
     auto buffer = std::make_unique<Buffer>();
     buffer->data = std::aligned_alloc(kBufferAlignment, rounded);
     if (!buffer->data)
-      return d->plugin->status(TL_STATUS_RESOURCE_EXHAUSTED,
-                               "cpu: cannot allocate " + std::to_string(desc->size_bytes) +
-                                   " bytes of host memory");
+      return d->plugin->status(TL_STATUS_RESOURCE_EXHAUSTED, "cpu: cannot allocate " +
+                                                                 std::to_string(desc->size_bytes) +
+                                                                 " bytes of host memory");
     buffer->size = desc->size_bytes;
     *out_buffer = buffer.release();
     return nullptr;
@@ -171,7 +173,8 @@ tl_status buffer_map(void *device, void *buffer, void **out_host_ptr) {
   return nullptr;
 }
 
-// ---- streams, copies and fills -------------------------------------------------------------------
+// ---- streams, copies and fills
+// -------------------------------------------------------------------
 
 tl_status stream_create(void *device, void **out_stream) {
   auto *d = static_cast<Device *>(device);
@@ -208,8 +211,8 @@ tl_status stream_copy_buffer(void *stream, void *src, uint64_t src_offset, void 
   return enqueue_copy(stream, at(dst, dst_offset), at(src, src_offset), size);
 }
 
-tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size,
-                      const void *pattern, uint32_t pattern_size) {
+tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size, const void *pattern,
+                      uint32_t pattern_size) {
   Stream &s = stream_of(stream);
   const Plugin &plugin = *s.device()->plugin;
   return guarded(plugin, [&]() -> tl_status {
@@ -219,7 +222,8 @@ tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size,
     if (size == 0)
       return nullptr;
     auto *p = static_cast<const uint8_t *>(pattern);
-    std::vector<uint8_t> bytes(p, p + pattern_size); // the caller's pattern may not outlive this call
+    std::vector<uint8_t> bytes(p,
+                               p + pattern_size); // the caller's pattern may not outlive this call
     char *begin = at(dst, offset);
     tbb::task_arena *arena = s.device()->arena.get();
     s.enqueue([=] {

@@ -103,6 +103,7 @@ constexpr tl_vendor_plugin kPlugin = {
 
 /// The one exported symbol. The table is returned whatever major the host asks for: the runtime
 /// compares abi_major and refuses a mismatch with a message naming both versions.
-extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint32_t host_abi_major) {
+extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *
+tl_vendor_plugin_entry(uint32_t host_abi_major) {
   return &tl::cpu::kPlugin;
 }

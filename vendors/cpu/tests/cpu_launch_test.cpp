@@ -77,7 +77,8 @@ TEST_F(CpuLaunch, ZeroGridLaunchesNothing) {
   void *out = alloc(1024);
   float sentinel = 42.0f;
   TL_ASSERT_OK(p->stream_fill(s, out, 0, 1024, &sentinel, 4));
-  tl_vendor_arg args[3] = {tensor_arg(out, TL_DTYPE_F32, {256}), tensor_arg(out, TL_DTYPE_F32, {256}),
+  tl_vendor_arg args[3] = {tensor_arg(out, TL_DTYPE_F32, {256}),
+                           tensor_arg(out, TL_DTYPE_F32, {256}),
                            tensor_arg(out, TL_DTYPE_F32, {256})};
   tl_vendor_launch launch{sizeof(launch), 0, {0, 1, 1}, args, 3};
   TL_ASSERT_OK(p->stream_launch(s, exe, &launch));
@@ -160,7 +161,8 @@ TEST_F(CpuLaunch, RecordedEventIsPendingUntilReached) {
 
 TEST_F(CpuLaunch, ScalarArgumentsAndTwoDimensionalGrids) {
   // out[pid1][pid0 * 4 + k] = x[...] * alpha + base, for a 3 x 5 grid of 4-wide tiles.
-  const char *text = R"(kernel @affine(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>, %alpha: f32, %base: i32) {
+  const char *text =
+      R"(kernel @affine(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>, %alpha: f32, %base: i32) {
   %p0 = program_id {axis = 0} : i32
   %p1 = program_id {axis = 1} : i32
   %four = constant {value = 4} : i32
@@ -232,22 +234,24 @@ TEST_F(CpuLaunch, LoadRefusesCorruptCode) {
   %c = add %a, %b : i32
   return
 }
-)", {}));
+)",
+                            {}));
   EXPECT_EQ(v.code(), TL_STATUS_DATA_LOSS);
   EXPECT_EQ(Status(try_load(Image("tlir", "", {}))).code(), TL_STATUS_DATA_LOSS);
 }
 
 TEST_F(CpuLaunch, LoadChecksKernelMetadata) {
   auto f32 = [](const char *n) { return tensor_param(n, TL_DTYPE_F32, 1); };
-  Status missing = try_load(Image("tlir", kVectorAdd, {{"vector_sub", {f32("x"), f32("y"), f32("o")}}}));
+  Status missing =
+      try_load(Image("tlir", kVectorAdd, {{"vector_sub", {f32("x"), f32("y"), f32("o")}}}));
   EXPECT_EQ(missing.code(), TL_STATUS_DATA_LOSS);
   EXPECT_NE(missing.message().find("vector_sub"), std::string::npos) << missing.message();
   Status count = try_load(Image("tlir", kVectorAdd, {{"vector_add", {f32("x"), f32("y")}}}));
   EXPECT_EQ(count.code(), TL_STATUS_DATA_LOSS);
   EXPECT_NE(count.message().find("3 parameters"), std::string::npos) << count.message();
-  Status dtype = try_load(Image(
-      "tlir", kVectorAdd,
-      {{"vector_add", {f32("x"), tensor_param("y", TL_DTYPE_F16, 1), f32("o")}}}));
+  Status dtype =
+      try_load(Image("tlir", kVectorAdd,
+                     {{"vector_add", {f32("x"), tensor_param("y", TL_DTYPE_F16, 1), f32("o")}}}));
   EXPECT_EQ(dtype.code(), TL_STATUS_DATA_LOSS);
   EXPECT_NE(dtype.message().find("#1"), std::string::npos) << dtype.message();
 }

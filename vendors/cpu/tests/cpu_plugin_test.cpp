@@ -56,7 +56,8 @@ TEST_F(CpuPlugin, QueryDescribesTheHost) {
   info.struct_size = sizeof(info);
   auto t0 = std::chrono::steady_clock::now();
   TL_ASSERT_OK(p->device_query(device, &info));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   RecordProperty("first_query_ms", std::to_string(ms));
   EXPECT_EQ(info.struct_size, sizeof(info));
   EXPECT_GT(std::strlen(info.name), 0u);

@@ -98,7 +98,8 @@ void *PluginTest::new_event() {
 Image::Image(std::string target, std::string code, std::vector<KernelSpec> kernels)
     : target_(std::move(target)), code_(std::move(code)), specs_(std::move(kernels)) {
   for (auto &k : specs_)
-    kernels_.push_back({k.name.c_str(), k.params.data(), uint32_t(k.params.size()), k.grid_rank, 0});
+    kernels_.push_back(
+        {k.name.c_str(), k.params.data(), uint32_t(k.params.size()), k.grid_rank, 0});
   image_.struct_size = sizeof(image_);
   image_.target = target_.c_str();
   image_.code = code_.data();
@@ -132,7 +133,8 @@ tl_vendor_arg tensor_arg(void *buffer, tl_dtype dtype, std::vector<int64_t> shap
   return a;
 }
 
-const char *const kVectorAdd = R"(kernel @vector_add(%x: tensor<?xf32>, %y: tensor<?xf32>, %out: tensor<?xf32>) {
+const char *const kVectorAdd =
+    R"(kernel @vector_add(%x: tensor<?xf32>, %y: tensor<?xf32>, %out: tensor<?xf32>) {
   %pid = program_id {axis = 0} : i32
   %block = constant {value = 256} : i32
   %offset = mul %pid, %block : i32

@@ -12,6 +12,12 @@
  * plugin (handles, bounds, launch arguments against kernel metadata), so a plugin may assume
  * well-formed calls. Errors are returned as tl_status made with the host's make_status.
  * Plugins must not throw across this boundary or call exit().
+ *
+ * Further rules: make_status and log may be called from any plugin thread; output structs are
+ * filled only up to the caller's struct_size; stream_wait_event waits for the newest record of the
+ * event queued before the wait (the runtime refuses waits on never-recorded events); copies
+ * within one buffer never overlap (the runtime checks); void functions report problems through
+ * log only.
  */
 #ifndef TL_VENDOR_H_
 #define TL_VENDOR_H_

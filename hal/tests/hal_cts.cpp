@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 namespace tl::hal::testing {
@@ -25,7 +26,11 @@ std::vector<std::string> device_names() {
     tl_device d;
     tl_status_free(tl_runtime_device_get(runtime().get(), i, &d));
     tl_device_info info = Device(d).info();
-    names.push_back(std::string(info.plugin) + ":" + std::to_string(i));
+    // One instance per target the device accepts: every code path of the device is certified.
+    std::string targets = info.targets, t;
+    std::stringstream ss(targets);
+    while (std::getline(ss, t, ','))
+      names.push_back(std::string(info.plugin) + ":" + std::to_string(i) + ":" + t);
   }
   return names;
 }
@@ -36,8 +41,12 @@ protected:
     const std::string id = GetParam();
     return runtime().devices().at(std::stoul(id.substr(id.find(':') + 1)));
   }
+  std::string target() const {
+    const std::string id = GetParam();
+    return id.substr(id.rfind(':') + 1);
+  }
   Executable load_kernels() {
-    auto blob = compile(kVectorAdd, device().info().target);
+    auto blob = compile(kVectorAdd, target());
     return device().load(blob.data(), blob.size());
   }
 };

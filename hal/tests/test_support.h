@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "tl/backends/llvm_cpu.h"
 #include "tl/executable/executable.h"
 #include "tl/hal.hpp"
 #include "tl/ir/parser.h"
@@ -15,8 +16,8 @@
 
 namespace tl::hal::testing {
 
-/// Builds an executable of `target` from Tile IR text. Only the portable "tlir" target is
-/// compiled here; other targets' backends will add themselves.
+/// Builds an executable of `target` from Tile IR text: "tlir" packages the text, "llvm-cpu"
+/// compiles native code; any other target name packages the text too (for mismatch tests).
 inline std::vector<uint8_t> compile(const std::string &tlir, const std::string &target = "tlir") {
   ir::Diagnostics d;
   auto m = ir::parse(tlir, "test.tlir", d);
@@ -27,6 +28,13 @@ inline std::vector<uint8_t> compile(const std::string &tlir, const std::string &
   e.producer = "hal tests";
   for (auto &k : m->kernels())
     e.kernels.push_back(exe::kernel_info(*k));
+  if (target == "llvm-cpu") {
+    std::string error;
+    e.code = llvm_cpu::compile_object(*m, llvm_cpu::CompileOptions{}, &error);
+    if (e.code.empty())
+      throw std::runtime_error(error);
+    return exe::serialize(e);
+  }
   const std::string text = ir::print(*m);
   e.code.assign(text.begin(), text.end());
   return exe::serialize(e);

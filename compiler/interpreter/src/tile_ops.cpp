@@ -213,8 +213,12 @@ RtValue Executor::exec_dot(const ir::Operation &op) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double s = r.lanes[i * N + j].f;
+      // One fused multiply-add per step. For f32 the host's fmaf is the exact f32 fma; narrower
+      // accumulators round the exact double fma once more (products of f16/bf16 are exact).
       for (int64_t k = 0; k < K; ++k)
-        s = round(acc, s + round(acc, av[i * K + k] * bv[k * N + j]));
+        s = acc == ScalarKind::F32 && !opts_.fp64_reference
+                ? double(std::fmaf(float(av[i * K + k]), float(bv[k * N + j]), float(s)))
+                : round(acc, std::fma(av[i * K + k], bv[k * N + j], s));
       r.lanes[i * N + j].f = s;
     }
   return r;

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/backends/llvm_cpu.h"
+
 #include "tl/executable/executable.h"
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
@@ -30,10 +32,18 @@ std::string codegen_tlir(const ir::Module &module, std::vector<uint8_t> &code) {
   return {};
 }
 
-// One row per target; llvm-cpu, nvptx and tnpu join here with their code generators.
+std::string codegen_llvm_cpu(const ir::Module &module, std::vector<uint8_t> &code) {
+  std::string error;
+  code = llvm_cpu::compile_object(module, llvm_cpu::CompileOptions{}, &error);
+  return code.empty() ? error : std::string();
+}
+
+// One row per target; nvptx and tnpu join here with their code generators.
 const Target kTargets[] = {
     {"tlir", "portable: the optimized module as .tlir text, run by the reference interpreter",
      codegen_tlir},
+    {"llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
+     codegen_llvm_cpu},
 };
 
 const Target *find_target(const std::string &name) {

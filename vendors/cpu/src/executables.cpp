@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu_plugin.h"
 
+#include "tl/backends/llvm_cpu.h"
 #include "tl/interpreter/interpreter.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/verifier.h"
@@ -19,9 +20,14 @@ namespace tl::cpu {
 namespace {
 
 /// What a launch needs, shared with queued launches so that freeing the executable is safe.
+/// Either Tile IR run by the interpreter ("tlir") or native code ("llvm-cpu").
 struct Program {
   std::unique_ptr<ir::Module> module;
-  std::vector<const ir::Kernel *> kernels; // in the image's kernel order
+  std::vector<const ir::Kernel *> kernels; // in the image's kernel order (tlir)
+  std::unique_ptr<llvm_cpu::LoadedProgram> native;
+  std::vector<tl_cpu_kernel_fn> entries;   // in the image's kernel order (llvm-cpu)
+  std::vector<std::string> names;
+  std::vector<uint32_t> param_counts;
 };
 
 struct Executable {
@@ -80,6 +86,66 @@ std::string load_program(const tl_vendor_executable_image &image, Program &progr
     program.kernels.push_back(kernel);
   }
   return "";
+}
+
+/// Links llvm-cpu object code and resolves every kernel of the image.
+std::string load_native(const tl_vendor_executable_image &image, Program &program) {
+  if (!image.code || image.code_size == 0)
+    return "the executable has no code";
+  std::string error;
+  program.native = llvm_cpu::load_object(image.code, image.code_size, &error);
+  if (!program.native)
+    return error;
+  for (uint32_t k = 0; k < image.kernel_count; ++k) {
+    const std::string name = image.kernels[k].name ? image.kernels[k].name : "";
+    tl_cpu_kernel_fn fn = program.native->find(name);
+    if (!fn)
+      return "kernel '" + name + "' is not in the executable's object code";
+    program.entries.push_back(fn);
+  }
+  return "";
+}
+
+/// Runs a native kernel over the grid on the device's workers; the first fault becomes ABORTED.
+Error run_native_grid(tbb::task_arena &arena, tl_cpu_kernel_fn fn, const std::string &name,
+                      const std::vector<tl_cpu_arg> &args, const std::array<int64_t, 3> &grid) {
+  const int64_t total = grid[0] * grid[1] * grid[2];
+  llvm_cpu::LaunchHost host;
+  tl_cpu_launch launch{args.data(), {grid[0], grid[1], grid[2]}, &host};
+  const int64_t workers = std::max(1, arena.max_concurrency());
+  const int64_t grain = std::max<int64_t>(1, total / (workers * 8));
+  std::atomic<bool> failed{false};
+  arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, total, grain),
+        [&](const tbb::blocked_range<int64_t> &r) {
+          for (int64_t id = r.begin(); id < r.end(); ++id) {
+            if (failed.load(std::memory_order_relaxed))
+              return;
+            if (fn(&launch, id % grid[0], (id / grid[0]) % grid[1], id / (grid[0] * grid[1])))
+              failed.store(true, std::memory_order_relaxed);
+          }
+        },
+        tbb::simple_partitioner());
+  });
+  if (!failed.load())
+    return {};
+  return {TL_STATUS_ABORTED, "cpu: kernel @" + name + " failed: " + host.first_error()};
+}
+
+tl_cpu_arg native_arg(const tl_vendor_arg &a) {
+  tl_cpu_arg n{};
+  if (a.kind == TL_PARAM_TENSOR) {
+    n.data = a.buffer ? static_cast<char *>(static_cast<Buffer *>(a.buffer)->data) + a.offset_bytes
+                      : nullptr;
+    for (uint32_t d = 0; d < a.rank && d < TL_CPU_MAX_RANK; ++d) {
+      n.shape[d] = a.shape[d];
+      n.strides[d] = a.strides[d];
+    }
+  }
+  n.i = a.i;
+  n.f = a.f;
+  return n;
 }
 
 /// The interpreter's argument for one launch argument; buffers are host memory.
@@ -158,11 +224,18 @@ tl_status executable_load(void *device, const tl_vendor_executable_image *image,
   *out_executable = nullptr;
   return guarded(plugin, [&]() -> tl_status {
     std::string target = image->target ? image->target : "";
-    if (target != "tlir")
+    if (target != "tlir" && target != "llvm-cpu")
       return plugin.status(TL_STATUS_INCOMPATIBLE, "cpu: the executable is for target '" + target +
-                                                       "'; the cpu device accepts 'tlir'");
+                                                       "'; the cpu device accepts 'llvm-cpu' and "
+                                                       "'tlir'");
     auto program = std::make_shared<Program>();
-    if (std::string msg = load_program(*image, *program); !msg.empty())
+    for (uint32_t k = 0; k < image->kernel_count; ++k) {
+      program->names.push_back(image->kernels[k].name ? image->kernels[k].name : "");
+      program->param_counts.push_back(image->kernels[k].param_count);
+    }
+    const std::string msg = target == "tlir" ? load_program(*image, *program)
+                                             : load_native(*image, *program);
+    if (!msg.empty())
       return plugin.status(TL_STATUS_DATA_LOSS, "cpu: " + msg);
     *out_executable = new Executable{d, std::move(program)};
     return nullptr;
@@ -178,15 +251,15 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
   auto &exe = *static_cast<Executable *>(executable);
   const Plugin &plugin = *s.device()->plugin;
   return guarded(plugin, [&]() -> tl_status {
-    if (launch->kernel >= exe.program->kernels.size())
+    if (launch->kernel >= exe.program->names.size())
       return plugin.status(TL_STATUS_NOT_FOUND, "cpu: no kernel #" +
                                                     std::to_string(launch->kernel) +
                                                     " in the executable");
-    const ir::Kernel *kernel = exe.program->kernels[launch->kernel];
-    if (launch->arg_count != kernel->body()->arguments().size())
+    const std::string &name = exe.program->names[launch->kernel];
+    const uint32_t params = exe.program->param_counts[launch->kernel];
+    if (launch->arg_count != params)
       return plugin.status(TL_STATUS_INVALID_ARGUMENT,
-                           "cpu: @" + kernel->name() + " takes " +
-                               std::to_string(kernel->body()->arguments().size()) +
+                           "cpu: @" + name + " takes " + std::to_string(params) +
                                " arguments, got " + std::to_string(launch->arg_count));
     std::array<int64_t, 3> grid{};
     if (!grid_of(*launch, grid))
@@ -194,14 +267,26 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
       return nullptr; // an empty grid launches nothing
     std::vector<interp::ArgValue> args;
+    std::vector<tl_cpu_arg> native_args;
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
       const tl_vendor_arg &a = launch->args[i];
       if (a.dtype >= TL_DTYPE_COUNT || a.rank > TL_HAL_MAX_RANK)
         return plugin.status(TL_STATUS_INVALID_ARGUMENT, "cpu: argument #" + std::to_string(i) +
                                                              " has an invalid dtype or rank");
-      args.push_back(to_arg(a));
+      if (exe.program->native)
+        native_args.push_back(native_arg(a));
+      else
+        args.push_back(to_arg(a));
     }
     tbb::task_arena *arena = s.device()->arena.get();
+    if (exe.program->native) {
+      tl_cpu_kernel_fn fn = exe.program->entries[launch->kernel];
+      s.enqueue([program = exe.program, fn, name, args = std::move(native_args), grid, arena] {
+        return run_native_grid(*arena, fn, name, args, grid);
+      });
+      return nullptr;
+    }
+    const ir::Kernel *kernel = exe.program->kernels[launch->kernel];
     s.enqueue([program = exe.program, kernel, args = std::move(args), grid, arena] {
       return run_grid(*arena, *kernel, args, grid);
     });

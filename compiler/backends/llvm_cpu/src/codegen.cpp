@@ -22,17 +22,18 @@ llvm::StructType *launch_type(llvm::LLVMContext &c) {
 }
 } // namespace
 
-void lower_module(const ir::Module &module, llvm::Module &out) {
+void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits) {
   for (auto &k : module.kernels())
-    KernelCodegen(*k, out).run();
+    KernelCodegen(*k, out, vector_bits).run();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(out, &os))
     throw std::logic_error("llvm-cpu produced invalid LLVM IR: " + err); // our bug
 }
 
-KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module)
-    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()) {}
+KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits)
+    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()),
+      vector_bits_(vector_bits) {}
 
 void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what) {
   throw LoweringError(op.loc().str() + ": error: llvm-cpu cannot lower '" + std::string(op.name()) +

@@ -21,12 +21,13 @@ struct LoweringError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Adds `tl_kernel_<name>` for every kernel of `module` to `out`.
-void lower_module(const ir::Module &module, llvm::Module &out);
+/// Adds `tl_kernel_<name>` for every kernel of `module` to `out`; `vector_bits` is the widest
+/// SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel.
+void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits);
 
 class KernelCodegen {
 public:
-  KernelCodegen(const ir::Kernel &kernel, llvm::Module &module);
+  KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits);
   void run();
 
 private:
@@ -67,6 +68,8 @@ private:
                         llvm::Value *lane);
   llvm::Value *cast_lane(const ir::Operation &op, llvm::Value *v);
   void lower_dot(const ir::Operation &op);
+  void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K,
+                       int64_t N, int64_t *m_done, int64_t *n_done);
   void lower_reduce_scan(const ir::Operation &op);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
   void lower_block_access(const ir::Operation &op);
@@ -80,6 +83,7 @@ private:
   llvm::Function *fn_ = nullptr;
   llvm::BasicBlock *entry_ = nullptr, *fail_ = nullptr;
   llvm::Value *launch_ = nullptr, *pid_[3] = {};
+  unsigned vector_bits_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
 };

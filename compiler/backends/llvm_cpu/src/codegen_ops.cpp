@@ -262,33 +262,109 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   const ScalarKind acc = op.result()->type().elem();
   if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
     unsupported(op, "input_precision \"" + *p + "\"");
-  if (op.num_operands() == 3)
-    b_.CreateMemCpy(c.ptr, llvm::MaybeAlign(64), slot(op.operand(2)).ptr, llvm::MaybeAlign(64),
-                    module_.getDataLayout().getTypeAllocSize(c.elem) * c.n);
-  else
-    b_.CreateMemSet(c.ptr, b_.getInt8(0), module_.getDataLayout().getTypeAllocSize(c.elem) * c.n,
-                    llvm::MaybeAlign(64));
+  const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(c.elem) * c.n;
+  if (op.num_operands() == 3) {
+    Slot init = slot(op.operand(2));
+    if (init.ptr != c.ptr) // in place when the accumulator is a loop-carried value (lower_for)
+      b_.CreateMemCpy(c.ptr, llvm::MaybeAlign(64), init.ptr, llvm::MaybeAlign(64), bytes);
+  } else {
+    b_.CreateMemSet(c.ptr, b_.getInt8(0), bytes, llvm::MaybeAlign(64));
+  }
   const bool fl = ir::is_float(acc);
+  int64_t m_done = 0, n_done = 0;
+  if (fl && at.elem() == acc && bt.elem() == acc)
+    dot_microkernel(a, bs, c, M, K, N, &m_done, &n_done);
   auto widen = [&](llvm::Value *x, ScalarKind from) {
     return fl ? b_.CreateFPCast(x, c.elem) : b_.CreateIntCast(x, c.elem, ir::is_signed(from));
   };
-  // i-k-j order: each c[i][j] still sums k in ascending order (exact against the interpreter),
-  // and the j loop is contiguous in b and c, so it vectorizes.
-  loop(M, [&](llvm::Value *i) {
-    loop(K, [&](llvm::Value *k) {
-      llvm::Value *aik = widen(b_.CreateLoad(a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(i, i64(K)), k))),
-                               at.elem());
-      loop(N, [&](llvm::Value *j) {
-        llvm::Value *bkj = widen(b_.CreateLoad(bs.elem, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), j))),
-                                 bt.elem());
-        llvm::Value *cp = elem_ptr(c, b_.CreateAdd(b_.CreateMul(i, i64(N)), j));
-        llvm::Value *cij = b_.CreateLoad(c.elem, cp);
-        llvm::Value *sum = fl ? b_.CreateFAdd(cij, b_.CreateFMul(aik, bkj))
-                              : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
-        b_.CreateStore(sum, cp);
-      }, "j");
-    }, "k");
-  }, "i");
+  // What the micro-kernel left (all of it for integers): the rows below m_done, and the columns
+  // right of n_done. i-k-j order: each c[i][j] still accumulates k in ascending order.
+  auto rest = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    if (i0 >= i1 || j0 >= j1)
+      return;
+    loop(i64(i0), i64(i1), [&](llvm::Value *i) {
+      loop(K, [&](llvm::Value *k) {
+        llvm::Value *aik = widen(b_.CreateLoad(a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(i, i64(K)), k))),
+                                 at.elem());
+        loop(i64(j0), i64(j1), [&](llvm::Value *j) {
+          llvm::Value *bkj = widen(b_.CreateLoad(bs.elem, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), j))),
+                                   bt.elem());
+          llvm::Value *cp = elem_ptr(c, b_.CreateAdd(b_.CreateMul(i, i64(N)), j));
+          llvm::Value *cij = b_.CreateLoad(c.elem, cp);
+          llvm::Value *sum = fl ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {c.elem}, {aik, bkj, cij})
+                                : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
+          b_.CreateStore(sum, cp);
+        }, "j");
+      }, "k");
+    }, "i");
+  };
+  rest(0, m_done, n_done, N);
+  rest(m_done, M, 0, N);
+}
+
+/// The register-blocked micro-kernel: MR x NR blocks of c held in vector registers across the
+/// whole k loop (one broadcast of a and NR/VL loads of b per k and row block, one fma each).
+void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c, int64_t M,
+                                    int64_t K, int64_t N, int64_t *m_done, int64_t *n_done) {
+  const unsigned elem_bits = c.elem->getPrimitiveSizeInBits();
+  const unsigned VL = std::max(1u, vector_bits_ / elem_bits);
+  const int64_t NV = 2, NR = NV * VL, MR = vector_bits_ >= 512 ? 8 : 4;
+  const int64_t mb = M / MR, nb = N / NR;
+  if (mb == 0 || nb == 0 || VL < 2)
+    return;
+  *m_done = mb * MR;
+  *n_done = nb * NR;
+  auto *vt = llvm::FixedVectorType::get(c.elem, VL);
+  const llvm::Align align(c.elem->getPrimitiveSizeInBits() / 8);
+  loop(mb, [&](llvm::Value *ib) {
+    llvm::Value *i0 = b_.CreateMul(ib, i64(MR));
+    loop(nb, [&](llvm::Value *jb) {
+      llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
+      auto cptr = [&](int64_t r, int64_t v) {
+        return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
+                                        b_.CreateAdd(j0, i64(v * VL))));
+      };
+      std::vector<llvm::Value *> init;
+      for (int64_t r = 0; r < MR; ++r)
+        for (int64_t v = 0; v < NV; ++v)
+          init.push_back(b_.CreateAlignedLoad(vt, cptr(r, v), align));
+      llvm::BasicBlock *pre = b_.GetInsertBlock();
+      auto *body = llvm::BasicBlock::Create(ctx_, "mk.k", fn_);
+      auto *exit = llvm::BasicBlock::Create(ctx_, "mk.exit", fn_);
+      b_.CreateBr(body);
+      b_.SetInsertPoint(body);
+      llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+      k->addIncoming(i64(0), pre);
+      std::vector<llvm::PHINode *> accs;
+      for (llvm::Value *v : init) {
+        accs.push_back(b_.CreatePHI(vt, 2));
+        accs.back()->addIncoming(v, pre);
+      }
+      std::vector<llvm::Value *> bv;
+      for (int64_t v = 0; v < NV; ++v)
+        bv.push_back(b_.CreateAlignedLoad(
+            vt, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), b_.CreateAdd(j0, i64(v * VL)))),
+            align));
+      std::vector<llvm::Value *> next(accs.size());
+      for (int64_t r = 0; r < MR; ++r) {
+        llvm::Value *ar = b_.CreateLoad(
+            a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(K)), k)));
+        llvm::Value *splat = b_.CreateVectorSplat(VL, ar);
+        for (int64_t v = 0; v < NV; ++v)
+          next[r * NV + v] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {vt},
+                                                {splat, bv[v], accs[r * NV + v]});
+      }
+      llvm::Value *k1 = b_.CreateAdd(k, i64(1));
+      for (size_t x = 0; x < accs.size(); ++x)
+        accs[x]->addIncoming(next[x], b_.GetInsertBlock());
+      k->addIncoming(k1, b_.GetInsertBlock());
+      b_.CreateCondBr(b_.CreateICmpSLT(k1, i64(K)), body, exit);
+      b_.SetInsertPoint(exit);
+      for (int64_t r = 0; r < MR; ++r)
+        for (int64_t v = 0; v < NV; ++v)
+          b_.CreateAlignedStore(next[r * NV + v], cptr(r, v), align);
+    }, "jb");
+  }, "ib");
 }
 
 llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm::Value *acc,

@@ -69,7 +69,11 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
   try {
-    lower_module(module, out);
+    const std::string features = tm.getTargetFeatureString().str();
+    const unsigned vector_bits = features.find("+avx512f") != std::string::npos ? 512
+                                 : features.find("+avx") != std::string::npos   ? 256
+                                                                                : 128;
+    lower_module(module, out, vector_bits);
   } catch (const LoweringError &e) {
     *error = e.what();
     return false;

@@ -18,9 +18,10 @@
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time
 //   error naming the program and index. Lanes of one scatter that hit the same element are written
 //   in row-major lane order (the last wins).
-// - dot accumulates in `acc_type`; products and sums are rounded to acc_type, summed over k in
-//   ascending order, starting from the acc operand (or zero). input_precision "tf32"/"bf16" first
-//   rounds the inputs to that precision.
+// - dot accumulates in `acc_type` with one fused multiply-add per step: acc = fma(a, b, acc)
+//   rounded once to acc_type, over k in ascending order, starting from the acc operand (or zero).
+//   (Fused, as FMA units and tensor cores compute it.) input_precision "tf32"/"bf16" first rounds
+//   the inputs to that precision.
 // - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds' signedness);
 //   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.
 // - reduce and scan combine along one axis in ascending index order; argmax returns the first

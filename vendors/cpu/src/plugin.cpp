@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu_plugin.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -52,6 +54,16 @@ tl_status device_open(void *state, uint32_t index, void **out_device) {
     auto device = std::make_unique<Device>();
     device->plugin = plugin;
     device->compute_units = std::max(1u, std::thread::hardware_concurrency());
+    // TL_CPU_THREADS limits the worker pool (benchmarks on 1 thread, sharing a machine).
+    if (const char *env = std::getenv("TL_CPU_THREADS")) {
+      char *end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if (*env == '\0' || *end != '\0' || n < 1 || n > 4096)
+        return plugin->status(TL_STATUS_INVALID_ARGUMENT,
+                              std::string("cpu: TL_CPU_THREADS must be a positive integer, got '") +
+                                  env + "'");
+      device->compute_units = static_cast<unsigned>(n);
+    }
     device->arena = std::make_unique<tbb::task_arena>(static_cast<int>(device->compute_units));
     *out_device = device.release();
     return nullptr;

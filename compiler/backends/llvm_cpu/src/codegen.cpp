@@ -3,6 +3,8 @@
 #include "codegen.h"
 
 #include <llvm/IR/MDBuilder.h>
+
+#include <algorithm>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -250,6 +252,28 @@ void KernelCodegen::lower_for(const ir::Operation &op) {
       if (inits[i].ptr != carried[i].ptr)
         b_.CreateMemCpy(carried[i].ptr, llvm::MaybeAlign(64), inits[i].ptr, llvm::MaybeAlign(64),
                         module_.getDataLayout().getTypeAllocSize(inits[i].elem) * inits[i].n);
+  }
+  // A carried tile updated by one lane-wise op (dot with the carried value as accumulator, or an
+  // elementwise op) and used nowhere else is updated in place: no copy per trip.
+  const ir::Operation *yield = body.terminator();
+  for (size_t i = 0; i < carried.size(); ++i) {
+    const ir::Value *arg = body.argument(1 + i);
+    const ir::Operation *def = yield->operand(i)->def();
+    if (!def || def->parent() != &body || slots_.count(yield->operand(i)))
+      continue;
+    const bool lanewise = (def->opcode() == Opcode::Dot && def->num_operands() == 3 &&
+                           def->operand(2) == arg) ||
+                          ((def->flags() & ir::kElementwise) &&
+                           std::find(def->operands().begin(), def->operands().end(), arg) !=
+                               def->operands().end());
+    if (!lanewise || def->result()->type() != arg->type())
+      continue;
+    size_t uses = 0;
+    ir::walk(const_cast<ir::Block *>(&body), [&](ir::Operation *o) {
+      uses += std::count(o->operands().begin(), o->operands().end(), arg);
+    });
+    if (uses == 1)
+      slots_[yield->operand(i)] = carried[i];
   }
   Slot &iv = slot(body.argument(0));
   b_.CreateStore(lb, iv.ptr);

@@ -12,6 +12,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
@@ -85,6 +86,13 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
     }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
+  // Vector math through glibc's libmvec (LLVM 19 maps SLEEF only on AArch64), so that loops
+  // calling exp, log, sin, ... vectorize instead of calling scalar libm per lane. The
+  // differential tests bound its error against the interpreter's correctly rounded math.
+  llvm::TargetLibraryInfoImpl tlii(tm.getTargetTriple());
+  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                          tm.getTargetTriple());
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm);
@@ -108,7 +116,7 @@ std::string cache_key(const ir::Module &module, llvm::TargetMachine &tm, const C
   llvm::SHA256 h;
   for (const std::string &part :
        {ir::print(module), tm.getTargetCPU().str(), tm.getTargetFeatureString().str(),
-        std::to_string(o.opt_level), std::string("llvm-cpu v1 llvm ") + LLVM_VERSION_STRING}) {
+        std::to_string(o.opt_level), std::string("llvm-cpu v2 llvm ") + LLVM_VERSION_STRING}) {
     h.update(part);
     h.update(llvm::StringRef("\0", 1));
   }
@@ -276,6 +284,14 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
     return nullptr;
   }
   jd.addGenerator(std::move(*gen));
+  auto mvec = llvm::orc::DynamicLibrarySearchGenerator::Load(
+      "libmvec.so.1", (*jit)->getDataLayout().getGlobalPrefix());
+  if (!mvec) {
+    *error = "cannot load glibc's vector math library libmvec.so.1: " +
+             llvm::toString(mvec.takeError());
+    return nullptr;
+  }
+  jd.addGenerator(std::move(*mvec));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(static_cast<const char *>(object), size), "tl-llvm-cpu.o");
   if (auto err = (*jit)->addObjectFile(std::move(buffer))) {

@@ -297,13 +297,16 @@ TEST(LlvmCpu, FloatReductionShapeOpsAndRaggedEdgesAreBitExact) {
               {}, {(R + 7) / 8, 1, 1});
 }
 
-TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {
+TEST(LlvmCpu, TranscendentalMathIsWithinFourUlps) {
   const char *text = R"(
 kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   %z = constant {value = 0} : i32
   %t = load %x, %z : tile<128xf32>
   %a = exp %t : tile<128xf32>
-  %b = log %a : tile<128xf32>
+  %abs = abs %t : tile<128xf32>
+  %half = full {value = 0.5} : tile<128xf32>
+  %pos = add %abs, %half : tile<128xf32>
+  %b = log %pos : tile<128xf32>
   %c = tanh %t : tile<128xf32>
   %d = sigmoid %t : tile<128xf32>
   %e = sin %t : tile<128xf32>
@@ -330,7 +333,7 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
 )";
   std::mt19937_64 rng(3);
   expect_same(text, "math", {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {6 * 128})},
-              {}, {1, 1, 1}, 2);
+              {}, {1, 1, 1}, 4); // glibc libmvec's documented bound
 }
 
 const char *kMemoryOps = R"(

@@ -39,30 +39,57 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
                 : llvm::ConstantInt::get(tile.elem, std::holds_alternative<bool>(*p)
                                                         ? int64_t(std::get<bool>(*p))
                                                         : std::get<int64_t>(*p), true);
+    // Only a tile that reaches outside the tensor needs padding.
+    llvm::Value *inside = b_.getTrue();
+    for (int d = 0; d < rank; ++d)
+      inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                                                 b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tt.shape()[d])),
+                                                                  shape[d])));
+    auto *pad_bb = llvm::BasicBlock::Create(ctx_, "pad", fn_);
+    auto *after = llvm::BasicBlock::Create(ctx_, "pad.done", fn_);
+    b_.CreateCondBr(inside, after, pad_bb);
+    b_.SetInsertPoint(pad_bb);
     loop(tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(tile, i)); }, "pad");
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
   }
   const int64_t last = tt.shape()[rank - 1];
   // Recurse over the outer dimensions; the innermost runs over its clamped in-bounds range.
-  std::function<void(int, llvm::Value *, llvm::Value *)> walk = [&](int d, llvm::Value *row,
+  std::function<void(int, llvm::Value *, llvm::Value *)> walk = [&](int d, llvm::Value *row_index,
                                                                     llvm::Value *base) {
     if (d == rank - 1) {
       llvm::Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i64(0), b_.CreateNeg(off[d]));
       llvm::Value *hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i64(last),
                                                  b_.CreateSub(shape[d], off[d]));
-      loop(lo, hi, [&](llvm::Value *j) {
-        llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row, i64(last)), j);
-        llvm::Value *m_index = b_.CreateAdd(base, b_.CreateMul(b_.CreateAdd(off[d], j), stride[d]));
-        llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
-        if (is_store) {
-          llvm::Value *v = b_.CreateLoad(tile.elem, elem_ptr(tile, t_index));
-          b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
-        } else {
-          llvm::Value *v = b_.CreateLoad(mem_t, mp);
-          if (tile.elem->isIntegerTy(1))
-            v = b_.CreateICmpNE(v, b_.getInt8(0));
-          b_.CreateStore(v, elem_ptr(tile, t_index));
-        }
-      }, "j");
+      // Two copies of the row loop: unit stride (contiguous, vectorizes) and any stride.
+      auto row = [&](bool unit) {
+        loop(lo, hi, [&](llvm::Value *j) {
+          llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row_index, i64(last)), j);
+          llvm::Value *col = b_.CreateAdd(off[d], j);
+          llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, stride[d]));
+          llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
+          if (is_store) {
+            llvm::Value *v = b_.CreateLoad(tile.elem, elem_ptr(tile, t_index));
+            b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
+          } else {
+            llvm::Value *v = b_.CreateLoad(mem_t, mp);
+            if (tile.elem->isIntegerTy(1))
+              v = b_.CreateICmpNE(v, b_.getInt8(0));
+            b_.CreateStore(v, elem_ptr(tile, t_index));
+          }
+        }, unit ? "j.unit" : "j");
+      };
+      auto *unit_bb = llvm::BasicBlock::Create(ctx_, "row.unit", fn_);
+      auto *any_bb = llvm::BasicBlock::Create(ctx_, "row.strided", fn_);
+      auto *done = llvm::BasicBlock::Create(ctx_, "row.done", fn_);
+      b_.CreateCondBr(b_.CreateICmpEQ(stride[d], i64(1)), unit_bb, any_bb);
+      b_.SetInsertPoint(unit_bb);
+      row(true);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(any_bb);
+      row(false);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
       return;
     }
     loop(tt.shape()[d], [&](llvm::Value *i) {
@@ -72,7 +99,7 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
       auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
       b_.CreateCondBr(inside, in_bb, next);
       b_.SetInsertPoint(in_bb);
-      walk(d + 1, b_.CreateAdd(b_.CreateMul(row, i64(tt.shape()[d])), i),
+      walk(d + 1, b_.CreateAdd(b_.CreateMul(row_index, i64(tt.shape()[d])), i),
            b_.CreateAdd(base, b_.CreateMul(coord, stride[d])));
       b_.CreateBr(next);
       b_.SetInsertPoint(next);

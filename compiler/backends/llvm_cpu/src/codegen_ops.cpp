@@ -427,7 +427,11 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
           return;
         }
         llvm::Value *prev = b_.CreateLoad(out.elem, elem_ptr(out, dst(o, scan ? b_.CreateSub(k, i64(1)) : k, in)));
-        b_.CreateStore(combine(kind, t.elem(), prev, xv), elem_ptr(out, dst(o, k, in)));
+        llvm::Value *next = combine(kind, t.elem(), prev, xv);
+        // A float reduce-sum may associate freely (tl/ir/ir.h): let the vectorizer split it.
+        if (!scan && kind == "sum" && llvm::isa<llvm::Instruction>(next) && ir::is_float(t.elem()))
+          llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+        b_.CreateStore(next, elem_ptr(out, dst(o, k, in)));
       }, "in");
     }, "k");
   }, "o");

@@ -24,8 +24,10 @@
 //   the inputs to that precision.
 // - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds' signedness);
 //   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.
-// - reduce and scan combine along one axis in ascending index order; argmax returns the first
-//   maximal index as i32; max/min propagate NaN.
+// - reduce and scan combine along one axis. Integer sums and max/min are exact in any order. A
+//   floating-point reduce "sum" may associate in any order (backends vectorize it; results agree
+//   within rounding error, and the interpreter sums in ascending index order); scan sums in
+//   ascending order. argmax returns the first maximal index as i32; max/min propagate NaN.
 #pragma once
 
 #include "tl/ir/types.h"

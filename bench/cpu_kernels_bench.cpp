@@ -1,0 +1,260 @@
+// CPU kernel benchmarks through the HAL (cpu device, llvm-cpu native code): fp32 GEMM against
+// OpenBLAS, vector add and row softmax against a STREAM-style triad, and the cold compile time
+// of the GEMM kernel, all in one run. Prints `name: value` lines after Google Benchmark's table.
+// Run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (the `bench` target does).
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/backends/llvm_cpu.h"
+#include "tl/executable/executable.h"
+#include "tl/hal.hpp"
+#include "tl/ir/parser.h"
+#include "tl/ir/verifier.h"
+
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+using namespace tl::hal;
+
+std::string read_kernel(const std::string &file) {
+  std::ifstream in(std::string(TL_KERNELS_DIR) + "/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::unique_ptr<tl::ir::Module> parse(const std::string &text) {
+  tl::ir::Diagnostics d;
+  auto m = tl::ir::parse(text, "bench.tlir", d);
+  if (!m || !tl::ir::verify(*m, d))
+    throw std::runtime_error(d.str());
+  return m;
+}
+
+std::vector<uint8_t> executable(const std::string &text) {
+  auto m = parse(text);
+  tl::exe::Executable e;
+  e.target = "llvm-cpu";
+  e.producer = "cpu_kernels_bench";
+  for (auto &k : m->kernels())
+    e.kernels.push_back(tl::exe::kernel_info(*k));
+  std::string error;
+  e.code = tl::llvm_cpu::compile_object(*m, tl::llvm_cpu::CompileOptions{}, &error);
+  if (e.code.empty())
+    throw std::runtime_error(error);
+  return tl::exe::serialize(e);
+}
+
+/// A runtime whose cpu device uses `threads` workers, with the three kernels loaded.
+struct Env {
+  Runtime rt;
+  Device dev;
+  Stream stream;
+  Executable gemm, vadd, softmax;
+  explicit Env(int threads)
+      : rt([&] {
+          setenv("TL_CPU_THREADS", std::to_string(threads).c_str(), 1);
+          return Runtime(nullptr, 0);
+        }()),
+        dev(rt.device("cpu")), stream(dev.stream()),
+        gemm(load(read_kernel("gemm_cpu.tlir"))), vadd(load(read_kernel("vector_add.tlir"))),
+        softmax(load(read_kernel("softmax.tlir"))) {
+    unsetenv("TL_CPU_THREADS");
+  }
+  Executable load(const std::string &text) {
+    auto blob = executable(text);
+    return dev.load(blob.data(), blob.size());
+  }
+};
+
+Env &env(int threads) {
+  static std::map<int, std::unique_ptr<Env>> envs;
+  auto &e = envs[threads];
+  if (!e)
+    e = std::make_unique<Env>(threads);
+  return *e;
+}
+
+std::vector<float> random_floats(size_t n) {
+  std::vector<float> v(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto &x : v)
+    x = u(rng);
+  return v;
+}
+
+// ---- GEMM: M = N = K = range(0), threads = range(1) ----
+constexpr int64_t kGemmTile = 64; // gemm_cpu.tlir's BLOCK_M/BLOCK_N
+
+void BM_TlGemm(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  Env &e = env(static_cast<int>(state.range(1)));
+  auto a = random_floats(n * n), b = random_floats(n * n);
+  Buffer ba = e.dev.buffer(n * n * 4), bb = e.dev.buffer(n * n * 4), bc = e.dev.buffer(n * n * 4);
+  e.stream.copy_to_device(a.data(), ba, n * n * 4);
+  e.stream.copy_to_device(b.data(), bb, n * n * 4);
+  const uint64_t g = (n + kGemmTile - 1) / kGemmTile;
+  auto args = std::vector<tl_arg>{tensor_arg(ba, TL_DTYPE_F32, {n, n}),
+                                  tensor_arg(bb, TL_DTYPE_F32, {n, n}),
+                                  tensor_arg(bc, TL_DTYPE_F32, {n, n})};
+  for (auto _ : state) {
+    e.stream.launch(e.gemm, 0, {g, g, 1}, args);
+    e.stream.synchronize();
+  }
+  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+void BM_OpenBlasGemm(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  openblas_set_num_threads(static_cast<int>(state.range(1)));
+  auto a = random_floats(n * n), b = random_floats(n * n);
+  std::vector<float> c(n * n);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                n, 0.0f, c.data(), n);
+    benchmark::ClobberMemory();
+  }
+  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+// ---- memory-bound kernels: elements = range(0), threads = range(1) ----
+void BM_Triad(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  auto part = [&](int t) {
+    const int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    for (int64_t i = lo; i < hi; ++i)
+      a[i] = b[i] + 3.0f * c[i];
+  };
+  for (auto _ : state) {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back(part, t);
+    part(0);
+    for (auto &th : pool)
+      th.join();
+    benchmark::ClobberMemory();
+  }
+  state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+void BM_TlVectorAdd(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  Env &e = env(static_cast<int>(state.range(1)));
+  Buffer x = e.dev.buffer(n * 4), y = e.dev.buffer(n * 4), o = e.dev.buffer(n * 4);
+  const float one = 1.0f;
+  check(tl_stream_fill(e.stream.get(), x.get(), 0, n * 4, &one, 4));
+  check(tl_stream_fill(e.stream.get(), y.get(), 0, n * 4, &one, 4));
+  check(tl_stream_fill(e.stream.get(), o.get(), 0, n * 4, &one, 4));
+  auto args = std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {n}), tensor_arg(y, TL_DTYPE_F32, {n}),
+                                  tensor_arg(o, TL_DTYPE_F32, {n})};
+  for (auto _ : state) {
+    e.stream.launch(e.vadd, 0, {uint64_t((n + 255) / 256), 1, 1}, args);
+    e.stream.synchronize();
+  }
+  state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+void BM_TlSoftmax(benchmark::State &state) {
+  const int64_t n = state.range(0), cols = 4096, rows = n / cols;
+  Env &e = env(static_cast<int>(state.range(1)));
+  auto host = random_floats(n);
+  Buffer x = e.dev.buffer(n * 4), y = e.dev.buffer(n * 4);
+  e.stream.copy_to_device(host.data(), x, n * 4);
+  auto args = std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {rows, cols}),
+                                  tensor_arg(y, TL_DTYPE_F32, {rows, cols})};
+  for (auto _ : state) {
+    e.stream.launch(e.softmax, 0, {uint64_t(rows), 1, 1}, args);
+    e.stream.synchronize();
+  }
+  // The bytes a softmax must move: read x once, write y once.
+  state.counters["bytes"] = benchmark::Counter(2.0 * n * 4 * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+constexpr int64_t kStreamElems = int64_t(1) << 25; // 128 MiB per array: far beyond the caches
+
+BENCHMARK(BM_TlGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OpenBlasGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Triad)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TlVectorAdd)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TlSoftmax)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+class Collector : public benchmark::ConsoleReporter {
+public:
+  std::map<std::string, Run> runs;
+  void ReportRuns(const std::vector<Run> &report) override {
+    ConsoleReporter::ReportRuns(report);
+    for (const Run &r : report)
+      runs[r.benchmark_name()] = r;
+  }
+};
+
+/// Cold compile of the GEMM kernel: parse, verify, lower, optimize, emit object (no caches).
+double gemm_compile_ms() {
+  const std::string text = read_kernel("gemm_cpu.tlir");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = parse(text);
+  std::string error;
+  auto object = tl::llvm_cpu::compile_object(*m, tl::llvm_cpu::CompileOptions{}, &error);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (object.empty())
+    throw std::runtime_error(error);
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // The first compile pays LLVM's one-time initialization too: it is the cold figure.
+  const double cold = gemm_compile_ms();
+  const double warm = gemm_compile_ms();
+  benchmark::Initialize(&argc, argv);
+  Collector c;
+  benchmark::RunSpecifiedBenchmarks(&c);
+  auto value = [&](const std::string &name, const char *counter) -> double {
+    for (const std::string &key : {name + "/real_time_median", name + "/real_time"})
+      if (c.runs.count(key))
+        return c.runs[key].counters[counter].value;
+    return 0;
+  };
+  std::printf("\ngemm_cold_compile_ms: %.1f\ngemm_warm_compile_ms: %.1f\n", cold, warm);
+  for (int t : {1, 2}) {
+    for (int n : {512, 1024, 2048}) {
+      const std::string args = "/" + std::to_string(n) + "/" + std::to_string(t);
+      const double tl = value("BM_TlGemm" + args, "flops");
+      const double blas = value("BM_OpenBlasGemm" + args, "flops");
+      std::printf("gemm_%d_threads%d_tl_gflops: %.1f\n", n, t, tl / 1e9);
+      std::printf("gemm_%d_threads%d_openblas_gflops: %.1f\n", n, t, blas / 1e9);
+      if (blas > 0)
+        std::printf("gemm_%d_threads%d_vs_openblas: %.3f\n", n, t, tl / blas);
+    }
+    const std::string args = "/" + std::to_string(kStreamElems) + "/" + std::to_string(t);
+    const double triad = value("BM_Triad" + args, "bytes");
+    for (const char *k : {"VectorAdd", "Softmax"}) {
+      const double bw = value(std::string("BM_Tl") + k + args, "bytes");
+      std::printf("%s_threads%d_gb_per_s: %.2f\n", k, t, bw / 1e9);
+      if (triad > 0)
+        std::printf("%s_threads%d_vs_triad: %.3f\n", k, t, bw / triad);
+    }
+    std::printf("triad_threads%d_gb_per_s: %.2f\n", t, triad / 1e9);
+  }
+  benchmark::Shutdown();
+  return 0;
+}

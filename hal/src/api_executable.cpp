@@ -125,22 +125,23 @@ extern "C" {
 
 tl_status tl_executable_load(tl_device device, const void *data, size_t size_bytes,
                              tl_executable *out_executable) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_executable)
-      return invalid(__func__, "out_executable is null");
+      return invalid(kFn, "out_executable is null");
     *out_executable = nullptr;
     Device *d;
-    TL_RETURN_IF_ERROR(resolve(__func__, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
     if (!data)
-      return invalid(__func__, "data is null");
+      return invalid(kFn, "data is null");
     tl::exe::LoadResult loaded = tl::exe::deserialize(data, size_bytes);
     if (!loaded.ok)
-      return invalid(__func__, loaded.error,
+      return invalid(kFn, loaded.error,
                      loaded.error.find("version") != std::string::npos ? TL_STATUS_INCOMPATIBLE
                                                                        : TL_STATUS_DATA_LOSS);
     const tl::exe::Executable &image = loaded.exe;
     if (std::find(d->targets.begin(), d->targets.end(), image.target) == d->targets.end())
-      return invalid(__func__, "executable is for target '" + image.target + "' but device '" +
+      return invalid(kFn, "executable is for target '" + image.target + "' but device '" +
                                    d->info.name + "' accepts: " + join(d->targets),
                      TL_STATUS_INCOMPATIBLE);
     auto exe = std::make_unique<Executable>();
@@ -154,7 +155,7 @@ tl_status tl_executable_load(tl_device device, const void *data, size_t size_byt
     tl_vendor_executable_image vimg{sizeof(tl_vendor_executable_image), image.target.c_str(),
                                     image.code.data(), image.code.size(), kernels.data(),
                                     static_cast<uint32_t>(kernels.size())};
-    TL_RETURN_IF_ERROR(from_plugin(__func__, vt(d).executable_load(d->object, &vimg, &exe->object)));
+    TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).executable_load(d->object, &vimg, &exe->object)));
     exe->handle = HandleTable::global().insert(HandleType::Executable, exe.get());
     {
       std::lock_guard<std::mutex> lock(d->runtime->mutex);
@@ -166,12 +167,13 @@ tl_status tl_executable_load(tl_device device, const void *data, size_t size_byt
 }
 
 tl_status tl_executable_release(tl_executable executable) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     std::string why;
     if (!HandleTable::global().remove(e->handle, HandleType::Executable, &why))
-      return invalid(__func__, "executable: " + why);
+      return invalid(kFn, "executable: " + why);
     {
       std::lock_guard<std::mutex> lock(e->device->runtime->mutex);
       e->device->runtime->executables.erase(e->handle);
@@ -184,12 +186,13 @@ tl_status tl_executable_release(tl_executable executable) {
 }
 
 tl_status tl_executable_kernel_count(tl_executable executable, uint32_t *out_count) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_count)
-      return invalid(__func__, "out_count is null");
+      return invalid(kFn, "out_count is null");
     *out_count = 0;
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     *out_count = static_cast<uint32_t>(e->kernels.size());
     return nullptr;
   });
@@ -197,12 +200,13 @@ tl_status tl_executable_kernel_count(tl_executable executable, uint32_t *out_cou
 
 tl_status tl_executable_kernel_info(tl_executable executable, uint32_t kernel,
                                     tl_kernel_info *out_info) {
-  return guard(__func__, [&]() -> tl_status {
-    TL_RETURN_IF_ERROR(check_struct(__func__, "out_info", out_info, sizeof(tl_kernel_info)));
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
+    TL_RETURN_IF_ERROR(check_struct(kFn, "out_info", out_info, sizeof(tl_kernel_info)));
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     if (kernel >= e->kernels.size())
-      return invalid(__func__, "kernel index " + std::to_string(kernel) + " is out of range (" +
+      return invalid(kFn, "kernel index " + std::to_string(kernel) + " is out of range (" +
                                    std::to_string(e->kernels.size()) + " kernels)",
                      TL_STATUS_OUT_OF_RANGE);
     const KernelMeta &m = e->kernels[kernel];
@@ -215,12 +219,13 @@ tl_status tl_executable_kernel_info(tl_executable executable, uint32_t kernel,
 
 tl_status tl_executable_param_info(tl_executable executable, uint32_t kernel, uint32_t param,
                                    tl_param_info *out_info) {
-  return guard(__func__, [&]() -> tl_status {
-    TL_RETURN_IF_ERROR(check_struct(__func__, "out_info", out_info, sizeof(tl_param_info)));
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
+    TL_RETURN_IF_ERROR(check_struct(kFn, "out_info", out_info, sizeof(tl_param_info)));
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     if (kernel >= e->kernels.size() || param >= e->kernels[kernel].params.size())
-      return invalid(__func__, "kernel " + std::to_string(kernel) + " parameter " +
+      return invalid(kFn, "kernel " + std::to_string(kernel) + " parameter " +
                                    std::to_string(param) + " is out of range",
                      TL_STATUS_OUT_OF_RANGE);
     const tl_vendor_param &p = e->kernels[kernel].params[param];
@@ -231,14 +236,15 @@ tl_status tl_executable_param_info(tl_executable executable, uint32_t kernel, ui
 
 tl_status tl_executable_find_kernel(tl_executable executable, const char *name,
                                     uint32_t *out_kernel) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_kernel)
-      return invalid(__func__, "out_kernel is null");
+      return invalid(kFn, "out_kernel is null");
     *out_kernel = 0;
     if (!name)
-      return invalid(__func__, "name is null");
+      return invalid(kFn, "name is null");
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     std::vector<std::string> names;
     for (uint32_t i = 0; i < e->kernels.size(); ++i) {
       if (e->kernels[i].name == name) {
@@ -247,42 +253,43 @@ tl_status tl_executable_find_kernel(tl_executable executable, const char *name,
       }
       names.push_back(e->kernels[i].name);
     }
-    return invalid(__func__, std::string("no kernel '") + name + "' (kernels: " + join(names) + ")",
+    return invalid(kFn, std::string("no kernel '") + name + "' (kernels: " + join(names) + ")",
                    TL_STATUS_NOT_FOUND);
   });
 }
 
 tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
                            const tl_launch_desc *launch) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Executable *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "executable", executable, HandleType::Executable, &e));
-    TL_RETURN_IF_ERROR(check_struct(__func__, "launch", launch, sizeof(tl_launch_desc)));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
+    TL_RETURN_IF_ERROR(check_struct(kFn, "launch", launch, sizeof(tl_launch_desc)));
     const bool validate = s->device->runtime->validate;
     if (e->device != s->device)
-      return invalid(__func__, "the executable was loaded on device '" +
+      return invalid(kFn, "the executable was loaded on device '" +
                                    std::string(e->device->info.name) + "', not the stream's");
     if (launch->kernel >= e->kernels.size())
-      return invalid(__func__, "kernel index " + std::to_string(launch->kernel) +
+      return invalid(kFn, "kernel index " + std::to_string(launch->kernel) +
                                    " is out of range (" + std::to_string(e->kernels.size()) +
                                    " kernels)",
                      TL_STATUS_OUT_OF_RANGE);
     const KernelMeta &k = e->kernels[launch->kernel];
     if (launch->arg_count != k.params.size())
-      return invalid(__func__, "kernel '" + k.name + "' takes " + std::to_string(k.params.size()) +
+      return invalid(kFn, "kernel '" + k.name + "' takes " + std::to_string(k.params.size()) +
                                    " arguments, got " + std::to_string(launch->arg_count));
     if (launch->arg_count && !launch->args)
-      return invalid(__func__, "args is null");
+      return invalid(kFn, "args is null");
     // Callers built against a later header pass larger tl_arg elements: step by their size.
     const size_t stride = launch->arg_count ? launch->args[0].struct_size : sizeof(tl_arg);
     if (launch->arg_count && stride < sizeof(tl_arg))
-      return invalid(__func__, "args[0].struct_size is " + std::to_string(stride) +
+      return invalid(kFn, "args[0].struct_size is " + std::to_string(stride) +
                                    ", expected at least " + std::to_string(sizeof(tl_arg)));
     for (int axis = 0; validate && axis < 3; ++axis)
       if (launch->grid[axis] > s->device->info.max_grid[axis] && s->device->info.max_grid[axis])
-        return invalid(__func__, "grid[" + std::to_string(axis) + "] = " +
+        return invalid(kFn, "grid[" + std::to_string(axis) + "] = " +
                                      std::to_string(launch->grid[axis]) + " exceeds the device's " +
                                      std::to_string(s->device->info.max_grid[axis]),
                        TL_STATUS_OUT_OF_RANGE);
@@ -291,9 +298,9 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
       const tl_arg &a = *reinterpret_cast<const tl_arg *>(
           reinterpret_cast<const char *>(launch->args) + i * stride);
       if (a.struct_size != stride)
-        return invalid(__func__, "args[" + std::to_string(i) + "].struct_size differs from args[0]'s");
+        return invalid(kFn, "args[" + std::to_string(i) + "].struct_size differs from args[0]'s");
       if (validate)
-        TL_RETURN_IF_ERROR(check_arg(__func__, i, a, k.params[i]));
+        TL_RETURN_IF_ERROR(check_arg(kFn, i, a, k.params[i]));
       tl_vendor_arg &v = vargs[i];
       v.kind = a.kind;
       v.dtype = a.dtype;
@@ -301,26 +308,26 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
       v.f = a.f;
       if (a.kind == TL_PARAM_TENSOR) {
         if (a.rank > TL_HAL_MAX_RANK)
-          return invalid(__func__, "argument #" + std::to_string(i) + ": rank exceeds " +
+          return invalid(kFn, "argument #" + std::to_string(i) + ": rank exceeds " +
                                        std::to_string(TL_HAL_MAX_RANK));
         Buffer *b;
-        TL_RETURN_IF_ERROR(resolve(__func__, ("args[" + std::to_string(i) + "].buffer").c_str(),
+        TL_RETURN_IF_ERROR(resolve(kFn, ("args[" + std::to_string(i) + "].buffer").c_str(),
                                    a.buffer, HandleType::Buffer, &b));
         if (validate)
-          TL_RETURN_IF_ERROR(check_tensor(__func__, i, a, *b, s->device));
+          TL_RETURN_IF_ERROR(check_tensor(kFn, i, a, *b, s->device));
         v.buffer = b->object;
         v.offset_bytes = a.offset_bytes;
         v.rank = a.rank;
         std::copy(a.shape, a.shape + a.rank, v.shape);
         std::copy(a.strides, a.strides + a.rank, v.strides);
       } else if (validate) {
-        TL_RETURN_IF_ERROR(check_scalar(__func__, i, a));
+        TL_RETURN_IF_ERROR(check_scalar(kFn, i, a));
       }
     }
     tl_vendor_launch vl{sizeof(tl_vendor_launch), launch->kernel,
                         {launch->grid[0], launch->grid[1], launch->grid[2]}, vargs.data(),
                         launch->arg_count};
-    return from_plugin(__func__, vt(s->device).stream_launch(s->object, e->object, &vl));
+    return from_plugin(kFn, vt(s->device).stream_launch(s->object, e->object, &vl));
   });
 }
 

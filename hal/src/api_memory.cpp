@@ -64,26 +64,27 @@ void drain_device(Device &device) {
 extern "C" {
 
 tl_status tl_buffer_create(tl_device device, const tl_buffer_desc *desc, tl_buffer *out_buffer) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_buffer)
-      return invalid(__func__, "out_buffer is null");
+      return invalid(kFn, "out_buffer is null");
     *out_buffer = nullptr;
     Device *d;
-    TL_RETURN_IF_ERROR(resolve(__func__, "device", device, HandleType::Device, &d));
-    TL_RETURN_IF_ERROR(check_struct(__func__, "desc", desc, sizeof(tl_buffer_desc)));
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(check_struct(kFn, "desc", desc, sizeof(tl_buffer_desc)));
     if (desc->size_bytes == 0)
-      return invalid(__func__, "size_bytes must be positive");
+      return invalid(kFn, "size_bytes must be positive");
     if (d->runtime->validate) {
       if (desc->flags & ~uint32_t(TL_BUFFER_DEVICE_LOCAL | TL_BUFFER_HOST_VISIBLE))
-        return invalid(__func__, "unknown flags 0x" + std::to_string(desc->flags));
+        return invalid(kFn, "unknown flags 0x" + std::to_string(desc->flags));
       if (d->info.memory_bytes && desc->size_bytes > d->info.memory_bytes)
-        return invalid(__func__, "size " + std::to_string(desc->size_bytes) +
+        return invalid(kFn, "size " + std::to_string(desc->size_bytes) +
                                      " exceeds the device memory of " +
                                      std::to_string(d->info.memory_bytes) + " bytes",
                        TL_STATUS_RESOURCE_EXHAUSTED);
     }
     auto b = std::make_unique<Buffer>(Buffer{d, nullptr, desc->size_bytes, desc->flags});
-    TL_RETURN_IF_ERROR(from_plugin(__func__, vt(d).buffer_allocate(d->object, desc, &b->object)));
+    TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).buffer_allocate(d->object, desc, &b->object)));
     b->handle = HandleTable::global().insert(HandleType::Buffer, b.get());
     track(*d->runtime, d->runtime->buffers, b->handle);
     *out_buffer = to_handle<tl_buffer>(b.release()->handle);
@@ -92,12 +93,13 @@ tl_status tl_buffer_create(tl_device device, const tl_buffer_desc *desc, tl_buff
 }
 
 tl_status tl_buffer_release(tl_buffer buffer) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "buffer", buffer, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "buffer", buffer, HandleType::Buffer, &b));
     std::string why;
     if (!HandleTable::global().remove(b->handle, HandleType::Buffer, &why))
-      return invalid(__func__, "buffer: " + why);
+      return invalid(kFn, "buffer: " + why);
     untrack(*b->device->runtime, b->device->runtime->buffers, b->handle);
     drain_device(*b->device); // queued work may still use the memory
     vt(b->device).buffer_free(b->device->object, b->object);
@@ -107,41 +109,44 @@ tl_status tl_buffer_release(tl_buffer buffer) {
 }
 
 tl_status tl_buffer_size(tl_buffer buffer, uint64_t *out_size_bytes) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_size_bytes)
-      return invalid(__func__, "out_size_bytes is null");
+      return invalid(kFn, "out_size_bytes is null");
     *out_size_bytes = 0;
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "buffer", buffer, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "buffer", buffer, HandleType::Buffer, &b));
     *out_size_bytes = b->size;
     return nullptr;
   });
 }
 
 tl_status tl_buffer_map(tl_buffer buffer, void **out_host_ptr) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_host_ptr)
-      return invalid(__func__, "out_host_ptr is null");
+      return invalid(kFn, "out_host_ptr is null");
     *out_host_ptr = nullptr;
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "buffer", buffer, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "buffer", buffer, HandleType::Buffer, &b));
     if (!(b->flags & TL_BUFFER_HOST_VISIBLE))
-      return invalid(__func__, "the buffer was not created TL_BUFFER_HOST_VISIBLE",
+      return invalid(kFn, "the buffer was not created TL_BUFFER_HOST_VISIBLE",
                      TL_STATUS_FAILED_PRECONDITION);
-    return from_plugin(__func__, vt(b->device).buffer_map(b->device->object, b->object, out_host_ptr));
+    return from_plugin(kFn, vt(b->device).buffer_map(b->device->object, b->object, out_host_ptr));
   });
 }
 
 tl_status tl_stream_create(tl_device device, tl_stream *out_stream) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_stream)
-      return invalid(__func__, "out_stream is null");
+      return invalid(kFn, "out_stream is null");
     *out_stream = nullptr;
     Device *d;
-    TL_RETURN_IF_ERROR(resolve(__func__, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
     auto s = std::make_unique<Stream>();
     s->device = d;
-    TL_RETURN_IF_ERROR(from_plugin(__func__, vt(d).stream_create(d->object, &s->object)));
+    TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).stream_create(d->object, &s->object)));
     s->handle = HandleTable::global().insert(HandleType::Stream, s.get());
     track(*d->runtime, d->runtime->streams, s->handle);
     *out_stream = to_handle<tl_stream>(s.release()->handle);
@@ -150,9 +155,10 @@ tl_status tl_stream_create(tl_device device, tl_stream *out_stream) {
 }
 
 tl_status tl_stream_synchronize(tl_stream stream) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
     tl_status err = vt(s->device).stream_synchronize(s->object);
     std::lock_guard<std::mutex> lock(s->error_mutex);
     if (s->deferred_error) { // the earlier error is the one the caller has not seen yet
@@ -160,17 +166,18 @@ tl_status tl_stream_synchronize(tl_stream stream) {
       err = s->deferred_error;
       s->deferred_error = nullptr;
     }
-    return from_plugin(__func__, err);
+    return from_plugin(kFn, err);
   });
 }
 
 tl_status tl_stream_release(tl_stream stream) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
     std::string why;
     if (!HandleTable::global().remove(s->handle, HandleType::Stream, &why))
-      return invalid(__func__, "stream: " + why);
+      return invalid(kFn, "stream: " + why);
     untrack(*s->device->runtime, s->device->runtime->streams, s->handle);
     tl_status err = vt(s->device).stream_synchronize(s->object);
     vt(s->device).stream_destroy(s->device->object, s->object);
@@ -179,107 +186,112 @@ tl_status tl_stream_release(tl_stream stream) {
       err = s->deferred_error;
     }
     delete s;
-    return from_plugin(__func__, err);
+    return from_plugin(kFn, err);
   });
 }
 
 tl_status tl_stream_copy_to_device(tl_stream stream, const void *src, tl_buffer dst,
                                    uint64_t dst_offset, uint64_t size_bytes) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "dst", dst, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "dst", dst, HandleType::Buffer, &b));
     if (!src && size_bytes)
-      return invalid(__func__, "src is null");
+      return invalid(kFn, "src is null");
     if (s->device->runtime->validate) {
-      TL_RETURN_IF_ERROR(same_device(__func__, "dst", s->device, b->device));
-      TL_RETURN_IF_ERROR(check_range(__func__, "dst", dst_offset, size_bytes, b->size));
+      TL_RETURN_IF_ERROR(same_device(kFn, "dst", s->device, b->device));
+      TL_RETURN_IF_ERROR(check_range(kFn, "dst", dst_offset, size_bytes, b->size));
     }
     if (!size_bytes)
       return nullptr;
-    return from_plugin(__func__, vt(s->device).stream_copy_to_device(s->object, src, b->object,
+    return from_plugin(kFn, vt(s->device).stream_copy_to_device(s->object, src, b->object,
                                                                      dst_offset, size_bytes));
   });
 }
 
 tl_status tl_stream_copy_to_host(tl_stream stream, tl_buffer src, uint64_t src_offset, void *dst,
                                  uint64_t size_bytes) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "src", src, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "src", src, HandleType::Buffer, &b));
     if (!dst && size_bytes)
-      return invalid(__func__, "dst is null");
+      return invalid(kFn, "dst is null");
     if (s->device->runtime->validate) {
-      TL_RETURN_IF_ERROR(same_device(__func__, "src", s->device, b->device));
-      TL_RETURN_IF_ERROR(check_range(__func__, "src", src_offset, size_bytes, b->size));
+      TL_RETURN_IF_ERROR(same_device(kFn, "src", s->device, b->device));
+      TL_RETURN_IF_ERROR(check_range(kFn, "src", src_offset, size_bytes, b->size));
     }
     if (!size_bytes)
       return nullptr;
-    return from_plugin(__func__, vt(s->device).stream_copy_to_host(s->object, b->object,
+    return from_plugin(kFn, vt(s->device).stream_copy_to_host(s->object, b->object,
                                                                    src_offset, dst, size_bytes));
   });
 }
 
 tl_status tl_stream_copy_buffer(tl_stream stream, tl_buffer src, uint64_t src_offset, tl_buffer dst,
                                 uint64_t dst_offset, uint64_t size_bytes) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Buffer *from, *to;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "src", src, HandleType::Buffer, &from));
-    TL_RETURN_IF_ERROR(resolve(__func__, "dst", dst, HandleType::Buffer, &to));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "src", src, HandleType::Buffer, &from));
+    TL_RETURN_IF_ERROR(resolve(kFn, "dst", dst, HandleType::Buffer, &to));
     if (s->device->runtime->validate) {
-      TL_RETURN_IF_ERROR(same_device(__func__, "src", s->device, from->device));
-      TL_RETURN_IF_ERROR(same_device(__func__, "dst", s->device, to->device));
-      TL_RETURN_IF_ERROR(check_range(__func__, "src", src_offset, size_bytes, from->size));
-      TL_RETURN_IF_ERROR(check_range(__func__, "dst", dst_offset, size_bytes, to->size));
+      TL_RETURN_IF_ERROR(same_device(kFn, "src", s->device, from->device));
+      TL_RETURN_IF_ERROR(same_device(kFn, "dst", s->device, to->device));
+      TL_RETURN_IF_ERROR(check_range(kFn, "src", src_offset, size_bytes, from->size));
+      TL_RETURN_IF_ERROR(check_range(kFn, "dst", dst_offset, size_bytes, to->size));
       if (from == to && src_offset < dst_offset + size_bytes && dst_offset < src_offset + size_bytes)
-        return invalid(__func__, "source and destination ranges overlap");
+        return invalid(kFn, "source and destination ranges overlap");
     }
     if (!size_bytes)
       return nullptr;
-    return from_plugin(__func__, vt(s->device).stream_copy_buffer(s->object, from->object, src_offset,
+    return from_plugin(kFn, vt(s->device).stream_copy_buffer(s->object, from->object, src_offset,
                                                                   to->object, dst_offset, size_bytes));
   });
 }
 
 tl_status tl_stream_fill(tl_stream stream, tl_buffer dst, uint64_t offset, uint64_t size_bytes,
                          const void *pattern, uint32_t pattern_size) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Buffer *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "dst", dst, HandleType::Buffer, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "dst", dst, HandleType::Buffer, &b));
     if (!pattern)
-      return invalid(__func__, "pattern is null");
+      return invalid(kFn, "pattern is null");
     if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
-      return invalid(__func__, "pattern_size must be 1, 2 or 4, got " + std::to_string(pattern_size));
+      return invalid(kFn, "pattern_size must be 1, 2 or 4, got " + std::to_string(pattern_size));
     if (s->device->runtime->validate) {
-      TL_RETURN_IF_ERROR(same_device(__func__, "dst", s->device, b->device));
+      TL_RETURN_IF_ERROR(same_device(kFn, "dst", s->device, b->device));
       if (offset % pattern_size || size_bytes % pattern_size)
-        return invalid(__func__, "offset and size must be multiples of pattern_size " +
+        return invalid(kFn, "offset and size must be multiples of pattern_size " +
                                      std::to_string(pattern_size));
-      TL_RETURN_IF_ERROR(check_range(__func__, "dst", offset, size_bytes, b->size));
+      TL_RETURN_IF_ERROR(check_range(kFn, "dst", offset, size_bytes, b->size));
     }
     if (!size_bytes)
       return nullptr;
-    return from_plugin(__func__, vt(s->device).stream_fill(s->object, b->object, offset, size_bytes,
+    return from_plugin(kFn, vt(s->device).stream_fill(s->object, b->object, offset, size_bytes,
                                                            pattern, pattern_size));
   });
 }
 
 tl_status tl_event_create(tl_device device, tl_event *out_event) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_event)
-      return invalid(__func__, "out_event is null");
+      return invalid(kFn, "out_event is null");
     *out_event = nullptr;
     Device *d;
-    TL_RETURN_IF_ERROR(resolve(__func__, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
     auto e = std::make_unique<Event>(Event{d, nullptr});
-    TL_RETURN_IF_ERROR(from_plugin(__func__, vt(d).event_create(d->object, &e->object)));
+    TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).event_create(d->object, &e->object)));
     e->handle = HandleTable::global().insert(HandleType::Event, e.get());
     track(*d->runtime, d->runtime->events, e->handle);
     *out_event = to_handle<tl_event>(e.release()->handle);
@@ -288,12 +300,13 @@ tl_status tl_event_create(tl_device device, tl_event *out_event) {
 }
 
 tl_status tl_event_release(tl_event event) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Event *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "event", event, HandleType::Event, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "event", event, HandleType::Event, &e));
     std::string why;
     if (!HandleTable::global().remove(e->handle, HandleType::Event, &why))
-      return invalid(__func__, "event: " + why);
+      return invalid(kFn, "event: " + why);
     untrack(*e->device->runtime, e->device->runtime->events, e->handle);
     drain_device(*e->device); // queued records and waits may still name the event
     vt(e->device).event_destroy(e->device->object, e->object);
@@ -303,75 +316,80 @@ tl_status tl_event_release(tl_event event) {
 }
 
 tl_status tl_stream_record_event(tl_stream stream, tl_event event) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Event *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "event", event, HandleType::Event, &e));
-    TL_RETURN_IF_ERROR(same_device(__func__, "event", s->device, e->device));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "event", event, HandleType::Event, &e));
+    TL_RETURN_IF_ERROR(same_device(kFn, "event", s->device, e->device));
     e->recorded = true;
-    return from_plugin(__func__, vt(s->device).stream_record_event(s->object, e->object));
+    return from_plugin(kFn, vt(s->device).stream_record_event(s->object, e->object));
   });
 }
 
 tl_status tl_stream_wait_event(tl_stream stream, tl_event event) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Stream *s;
     Event *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "stream", stream, HandleType::Stream, &s));
-    TL_RETURN_IF_ERROR(resolve(__func__, "event", event, HandleType::Event, &e));
-    TL_RETURN_IF_ERROR(same_device(__func__, "event", s->device, e->device));
+    TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    TL_RETURN_IF_ERROR(resolve(kFn, "event", event, HandleType::Event, &e));
+    TL_RETURN_IF_ERROR(same_device(kFn, "event", s->device, e->device));
     if (!e->recorded)
-      return invalid(__func__, "event was never recorded: waiting on it would block forever",
+      return invalid(kFn, "event was never recorded: waiting on it would block forever",
                      TL_STATUS_FAILED_PRECONDITION);
-    return from_plugin(__func__, vt(s->device).stream_wait_event(s->object, e->object));
+    return from_plugin(kFn, vt(s->device).stream_wait_event(s->object, e->object));
   });
 }
 
 tl_status tl_event_query(tl_event event, int32_t *out_done) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_done)
-      return invalid(__func__, "out_done is null");
+      return invalid(kFn, "out_done is null");
     *out_done = 0;
     Event *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "event", event, HandleType::Event, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "event", event, HandleType::Event, &e));
     if (!e->recorded)
-      return invalid(__func__, "event was never recorded", TL_STATUS_FAILED_PRECONDITION);
-    return from_plugin(__func__, vt(e->device).event_query(e->object, out_done));
+      return invalid(kFn, "event was never recorded", TL_STATUS_FAILED_PRECONDITION);
+    return from_plugin(kFn, vt(e->device).event_query(e->object, out_done));
   });
 }
 
 tl_status tl_event_synchronize(tl_event event) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Event *e;
-    TL_RETURN_IF_ERROR(resolve(__func__, "event", event, HandleType::Event, &e));
+    TL_RETURN_IF_ERROR(resolve(kFn, "event", event, HandleType::Event, &e));
     if (!e->recorded)
-      return invalid(__func__, "event was never recorded", TL_STATUS_FAILED_PRECONDITION);
-    return from_plugin(__func__, vt(e->device).event_synchronize(e->object));
+      return invalid(kFn, "event was never recorded", TL_STATUS_FAILED_PRECONDITION);
+    return from_plugin(kFn, vt(e->device).event_synchronize(e->object));
   });
 }
 
 tl_status tl_event_elapsed_ms(tl_event start, tl_event end, double *out_ms) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_ms)
-      return invalid(__func__, "out_ms is null");
+      return invalid(kFn, "out_ms is null");
     *out_ms = 0;
     Event *a, *b;
-    TL_RETURN_IF_ERROR(resolve(__func__, "start", start, HandleType::Event, &a));
-    TL_RETURN_IF_ERROR(resolve(__func__, "end", end, HandleType::Event, &b));
+    TL_RETURN_IF_ERROR(resolve(kFn, "start", start, HandleType::Event, &a));
+    TL_RETURN_IF_ERROR(resolve(kFn, "end", end, HandleType::Event, &b));
     if (a->device != b->device)
-      return invalid(__func__, "start and end belong to different devices");
+      return invalid(kFn, "start and end belong to different devices");
     uint64_t t0 = 0, t1 = 0;
     for (auto [e, t, name] : {std::tuple{a, &t0, "start"}, std::tuple{b, &t1, "end"}}) {
       int32_t done = 0;
       if (!e->recorded)
-        return invalid(__func__, std::string(name) + " was never recorded",
+        return invalid(kFn, std::string(name) + " was never recorded",
                        TL_STATUS_FAILED_PRECONDITION);
-      TL_RETURN_IF_ERROR(from_plugin(__func__, vt(e->device).event_query(e->object, &done)));
+      TL_RETURN_IF_ERROR(from_plugin(kFn, vt(e->device).event_query(e->object, &done)));
       if (!done)
-        return invalid(__func__, std::string(name) + " has not completed yet",
+        return invalid(kFn, std::string(name) + " has not completed yet",
                        TL_STATUS_FAILED_PRECONDITION);
-      TL_RETURN_IF_ERROR(from_plugin(__func__, vt(e->device).event_timestamp_ns(e->object, t)));
+      TL_RETURN_IF_ERROR(from_plugin(kFn, vt(e->device).event_timestamp_ns(e->object, t)));
     }
     *out_ms = (static_cast<double>(t1) - static_cast<double>(t0)) / 1e6;
     return nullptr;

@@ -33,12 +33,13 @@ void tl_runtime_get_api_version(uint32_t *out_major, uint32_t *out_minor) {
 }
 
 tl_status tl_runtime_create(const tl_runtime_options *options, tl_runtime *out_runtime) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_runtime)
-      return invalid(__func__, "out_runtime is null");
+      return invalid(kFn, "out_runtime is null");
     *out_runtime = nullptr;
     if (options)
-      TL_RETURN_IF_ERROR(check_struct(__func__, "options", options, sizeof(tl_runtime_options)));
+      TL_RETURN_IF_ERROR(check_struct(kFn, "options", options, sizeof(tl_runtime_options)));
     auto rt = std::make_unique<Runtime>();
     int32_t v = options ? options->validation : -1;
     if (v < 0) { // TL_HAL_VALIDATE decides; unset: on in builds with assertions
@@ -59,12 +60,13 @@ tl_status tl_runtime_create(const tl_runtime_options *options, tl_runtime *out_r
 }
 
 tl_status tl_runtime_destroy(tl_runtime runtime) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     std::string live = rt->live_objects_summary();
     if (!live.empty())
-      return invalid(__func__, "release every object first; still live: " + live,
+      return invalid(kFn, "release every object first; still live: " + live,
                      TL_STATUS_FAILED_PRECONDITION);
     std::string why;
     HandleTable::global().remove(rt->handle, HandleType::Runtime, &why);
@@ -75,24 +77,26 @@ tl_status tl_runtime_destroy(tl_runtime runtime) {
 }
 
 tl_status tl_runtime_plugin_count(tl_runtime runtime, uint32_t *out_count) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_count)
-      return invalid(__func__, "out_count is null");
+      return invalid(kFn, "out_count is null");
     *out_count = 0;
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     *out_count = static_cast<uint32_t>(rt->plugins.size());
     return nullptr;
   });
 }
 
 tl_status tl_runtime_plugin_info(tl_runtime runtime, uint32_t index, tl_plugin_info *out_info) {
-  return guard(__func__, [&]() -> tl_status {
-    TL_RETURN_IF_ERROR(check_struct(__func__, "out_info", out_info, sizeof(tl_plugin_info)));
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
+    TL_RETURN_IF_ERROR(check_struct(kFn, "out_info", out_info, sizeof(tl_plugin_info)));
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     if (index >= rt->plugins.size())
-      return invalid(__func__, "plugin index " + std::to_string(index) + " is out of range (" +
+      return invalid(kFn, "plugin index " + std::to_string(index) + " is out of range (" +
                                    std::to_string(rt->plugins.size()) + " plugins)",
                      TL_STATUS_OUT_OF_RANGE);
     const Plugin &p = *rt->plugins[index];
@@ -112,26 +116,28 @@ tl_status tl_runtime_plugin_info(tl_runtime runtime, uint32_t index, tl_plugin_i
 }
 
 tl_status tl_runtime_device_count(tl_runtime runtime, uint32_t *out_count) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_count)
-      return invalid(__func__, "out_count is null");
+      return invalid(kFn, "out_count is null");
     *out_count = 0;
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     *out_count = static_cast<uint32_t>(rt->devices.size());
     return nullptr;
   });
 }
 
 tl_status tl_runtime_device_get(tl_runtime runtime, uint32_t index, tl_device *out_device) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_device)
-      return invalid(__func__, "out_device is null");
+      return invalid(kFn, "out_device is null");
     *out_device = nullptr;
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     if (index >= rt->devices.size())
-      return invalid(__func__, "device index " + std::to_string(index) + " is out of range (" +
+      return invalid(kFn, "device index " + std::to_string(index) + " is out of range (" +
                                    std::to_string(rt->devices.size()) + " devices)",
                      TL_STATUS_OUT_OF_RANGE);
     *out_device = to_handle<tl_device>(rt->devices[index]->handle);
@@ -140,14 +146,15 @@ tl_status tl_runtime_device_get(tl_runtime runtime, uint32_t index, tl_device *o
 }
 
 tl_status tl_runtime_device_find(tl_runtime runtime, const char *name, tl_device *out_device) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_device)
-      return invalid(__func__, "out_device is null");
+      return invalid(kFn, "out_device is null");
     *out_device = nullptr;
     if (!name)
-      return invalid(__func__, "name is null");
+      return invalid(kFn, "name is null");
     Runtime *rt;
-    TL_RETURN_IF_ERROR(resolve(__func__, "runtime", runtime, HandleType::Runtime, &rt));
+    TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     const std::string want = name;
     std::string known;
     for (auto &d : rt->devices) {
@@ -159,23 +166,24 @@ tl_status tl_runtime_device_find(tl_runtime runtime, const char *name, tl_device
       }
       known += (known.empty() ? "" : ", ") + id;
     }
-    return invalid(__func__, "no device '" + want + "' (devices: " +
+    return invalid(kFn, "no device '" + want + "' (devices: " +
                                  (known.empty() ? "none" : known) + ")",
                    TL_STATUS_NOT_FOUND);
   });
 }
 
 tl_status tl_device_query(tl_device device, tl_device_info *out_info) {
-  return guard(__func__, [&]() -> tl_status {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
     if (!out_info)
-      return invalid(__func__, "out_info is null");
+      return invalid(kFn, "out_info is null");
     const size_t size = out_info->struct_size;
     if (size < offsetof(tl_device_info, supported_dtypes))
-      return invalid(__func__, "out_info->struct_size is " + std::to_string(size) +
+      return invalid(kFn, "out_info->struct_size is " + std::to_string(size) +
                                    ", expected at least " +
                                    std::to_string(offsetof(tl_device_info, supported_dtypes)));
     Device *d;
-    TL_RETURN_IF_ERROR(resolve(__func__, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
     // Copy only what the caller's (possibly older, smaller) struct holds.
     std::memcpy(reinterpret_cast<char *>(out_info) + sizeof(size_t),
                 reinterpret_cast<const char *>(&d->info) + sizeof(size_t),

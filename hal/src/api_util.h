@@ -8,7 +8,8 @@
 
 namespace tl::hal {
 
-/// Runs an entry point's body; no exception crosses the C ABI.
+/// Runs an entry point's body; no exception crosses the C ABI. Entry points pass their name as
+/// kFn = __func__ taken outside the lambda (inside it, __func__ is "operator()").
 template <class F> tl_status guard(const char *fn, F &&body) {
   try {
     return body();

@@ -95,7 +95,7 @@ std::vector<Misuse> catalog() {
     tl_device d;
     return tl_runtime_device_get(f.rt.get(), 99, &d);
   });
-  add("unknown device name", TL_STATUS_NOT_FOUND, "no device 'tpu'", [](Fixture &f) {
+  add("unknown device name", TL_STATUS_NOT_FOUND, "tl_runtime_device_find: no device 'tpu'", [](Fixture &f) {
     tl_device d;
     return tl_runtime_device_find(f.rt.get(), "tpu", &d);
   });

@@ -83,6 +83,30 @@ std::string package(const ir::Module &module, const Target &target, exe::Executa
 
 } // namespace
 
+std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target_name,
+                                      std::string *error) {
+  const Target *target = find_target(target_name);
+  if (!target) {
+    *error = "unknown target '" + target_name + "' (known targets: " + known_targets() + ")";
+    return {};
+  }
+  passes::PassManager pm;
+  if (passes::Status s = pm.add_pipeline(passes::default_pipeline()); !s) {
+    *error = s.message;
+    return {};
+  }
+  if (passes::Status s = pm.run(module); !s) {
+    *error = s.message;
+    return {};
+  }
+  exe::Executable out;
+  if (std::string e = package(module, *target, out); !e.empty()) {
+    *error = e;
+    return {};
+  }
+  return exe::serialize(out);
+}
+
 int cmd_compile(int argc, char **argv) {
   std::string input, output, target_name, pipeline = passes::default_pipeline();
   passes::PassManagerOptions pm_opts;

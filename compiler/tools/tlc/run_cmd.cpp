@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/executable/executable.h"
+#include "tl/hal.hpp"
 #include "tl/interpreter/host_tensor.h"
 #include "tl/npy/npy.h"
 #include "tl/ir/printer.h"
@@ -10,6 +12,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -53,9 +56,15 @@ struct ArgSpec {
   std::string name, spec;
 };
 
-interp::HostTensor make_tensor(const ir::Value &param, const std::string &spec,
+/// A kernel parameter as the command line sees it: from the Tile IR or an executable's metadata.
+struct Param {
+  std::string name;
+  ir::Type type;
+};
+
+interp::HostTensor make_tensor(const Param &param, const std::string &spec,
                                std::mt19937_64 &rng) {
-  const ir::Type &t = param.type();
+  const ir::Type &t = param.type;
   interp::HostTensor host;
   if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".npy") {
     host = npy::load(spec);
@@ -68,16 +77,16 @@ interp::HostTensor make_tensor(const ir::Value &param, const std::string &spec,
       fill_random(host, rng);
   }
   if (static_cast<int>(host.shape().size()) != t.rank())
-    throw std::runtime_error("argument %" + param.name() + " needs a rank-" +
+    throw std::runtime_error("argument %" + param.name + " needs a rank-" +
                              std::to_string(t.rank()) + " tensor, got rank " +
                              std::to_string(host.shape().size()) + " from '" + spec + "'");
   return host;
 }
 
-interp::ArgValue make_scalar(const ir::Value &param, const std::string &spec) {
+interp::ArgValue make_scalar(const Param &param, const std::string &spec) {
   size_t used = 0;
   try {
-    if (ir::is_float(param.type().elem())) {
+    if (ir::is_float(param.type.elem())) {
       double d = std::stod(spec, &used);
       if (used == spec.size())
         return d;
@@ -88,7 +97,7 @@ interp::ArgValue make_scalar(const ir::Value &param, const std::string &spec) {
     }
   } catch (const std::exception &) {
   }
-  throw std::runtime_error("argument %" + param.name() + " of type " + param.type().str() +
+  throw std::runtime_error("argument %" + param.name + " of type " + param.type.str() +
                            " cannot take '" + spec + "'");
 }
 
@@ -106,10 +115,51 @@ void report(const std::string &name, const interp::HostTensor &t) {
   std::cout << (t.num_elements() > 8 ? ", ...]\n" : "]\n");
 }
 
+/// Runs `kernel` of `module` on a HAL device: compiled for the device's preferred target, inputs
+/// copied in, outputs copied back into `tensors`.
+void run_on_device(const std::string &device_name, ir::Module *module, std::vector<uint8_t> blob,
+                   const std::string &kernel, const std::vector<Param> &params,
+                   std::vector<interp::HostTensor> &tensors,
+                   const std::vector<interp::ArgValue> &args, std::array<uint64_t, 3> grid) {
+  hal::Runtime rt;
+  hal::Device dev = rt.device(device_name);
+  const tl_device_info info = dev.info();
+  std::string error;
+  if (module) { // compile for the device's preferred target
+    blob = build_executable(*module, info.target, &error);
+    if (blob.empty())
+      throw std::runtime_error("cannot compile for " + std::string(info.target) + ": " + error);
+  }
+  hal::Executable exe = dev.load(blob.data(), blob.size());
+  const uint32_t k = exe.find_kernel(kernel);
+  hal::Stream stream = dev.stream();
+  std::vector<hal::Buffer> buffers;
+  std::vector<tl_arg> launch_args;
+  size_t t = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Type &type = params[i].type;
+    const auto dtype = static_cast<tl_dtype>(type.elem());
+    if (type.is_tensor()) {
+      interp::HostTensor &h = tensors[t++];
+      buffers.push_back(dev.buffer(std::max<uint64_t>(1, h.size_bytes())));
+      stream.copy_to_device(h.data(), buffers.back(), h.size_bytes());
+      launch_args.push_back(hal::tensor_arg(buffers.back(), dtype, h.shape()));
+    } else if (auto *iv = std::get_if<int64_t>(&args[i])) {
+      launch_args.push_back(hal::int_arg(dtype, *iv));
+    } else {
+      launch_args.push_back(hal::float_arg(dtype, std::get<double>(args[i])));
+    }
+  }
+  stream.launch(exe, k, grid, launch_args);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    stream.copy_to_host(buffers[i], tensors[i].data(), tensors[i].size_bytes());
+  stream.synchronize();
+}
+
 } // namespace
 
 int cmd_run(int argc, char **argv) {
-  std::string input, kernel_name, grid = "1", out_dir;
+  std::string input, kernel_name, grid = "1", out_dir, device;
   uint64_t seed = 0;
   bool reference = false;
   std::vector<std::string> arg_specs;
@@ -119,6 +169,8 @@ int cmd_run(int argc, char **argv) {
       "grid,g", po::value(&grid), "grid X[,Y[,Z]] (default 1)")(
       "seed", po::value(&seed), "seed of random inputs (default 0)")(
       "reference", po::bool_switch(&reference), "compute floating point in fp64 (ideal results)")(
+      "device,d", po::value(&device),
+      "run on this HAL device (e.g. cpu), compiled for its target; default: the interpreter")(
       "out,o", po::value(&out_dir), "write every tensor argument after the run as DIR/<name>.npy")(
       "args", po::value(&arg_specs)->multitoken(), "name=spec arguments");
   po::positional_options_description pos;
@@ -134,17 +186,48 @@ int cmd_run(int argc, char **argv) {
   }
   if (input.empty())
     throw std::runtime_error("no input file");
-  auto module = load_module(input);
-  if (!module)
-    return 1;
+  // An executable (.tlx) runs on a device as compiled; Tile IR runs on the interpreter or is
+  // compiled for the device.
+  const bool is_executable = input.size() > 4 && input.substr(input.size() - 4) == ".tlx";
+  std::unique_ptr<ir::Module> module;
+  std::vector<uint8_t> blob;
+  std::string name;
+  std::vector<Param> params;
   const ir::Kernel *kernel = nullptr;
-  if (kernel_name.empty()) {
-    if (module->kernels().size() != 1)
-      throw std::runtime_error("the file has " + std::to_string(module->kernels().size()) +
-                               " kernels: choose one with --kernel");
-    kernel = module->kernels()[0].get();
-  } else if (!(kernel = module->find_kernel(kernel_name))) {
-    throw std::runtime_error("no kernel @" + kernel_name + " in " + input);
+  if (is_executable) {
+    if (device.empty())
+      throw std::runtime_error("an executable runs on a device: add --device (e.g. --device cpu)");
+    exe::LoadResult loaded = exe::load_file(input);
+    if (!loaded.ok)
+      throw std::runtime_error(loaded.error);
+    const exe::KernelInfo *info = nullptr;
+    for (const exe::KernelInfo &k : loaded.exe.kernels)
+      if (kernel_name.empty() ? loaded.exe.kernels.size() == 1 : k.name == kernel_name)
+        info = &k;
+    if (!info)
+      throw std::runtime_error(kernel_name.empty() ? "the executable has several kernels: choose one with --kernel"
+                                                   : "no kernel @" + kernel_name + " in " + input);
+    name = info->name;
+    for (const exe::ParamInfo &p : info->params)
+      params.push_back({p.name, p.kind == exe::ParamKind::Tensor ? ir::Type::tensor(p.dtype, p.rank)
+                                                                 : ir::Type::scalar(p.dtype)});
+    std::ifstream in(input, std::ios::binary);
+    blob.assign(std::istreambuf_iterator<char>(in), {});
+  } else {
+    module = load_module(input);
+    if (!module)
+      return 1;
+    if (kernel_name.empty()) {
+      if (module->kernels().size() != 1)
+        throw std::runtime_error("the file has " + std::to_string(module->kernels().size()) +
+                                 " kernels: choose one with --kernel");
+      kernel = module->kernels()[0].get();
+    } else if (!(kernel = module->find_kernel(kernel_name))) {
+      throw std::runtime_error("no kernel @" + kernel_name + " in " + input);
+    }
+    name = kernel->name();
+    for (auto &p : kernel->body()->arguments())
+      params.push_back({p->name(), p->type()});
   }
   std::map<std::string, std::string> specs;
   for (const std::string &a : arg_specs) {
@@ -155,27 +238,27 @@ int cmd_run(int argc, char **argv) {
   }
   std::mt19937_64 rng(seed);
   std::vector<interp::HostTensor> tensors;
-  tensors.reserve(kernel->body()->arguments().size());
+  tensors.reserve(params.size()); // args point into these tensors: no reallocation
   std::vector<interp::ArgValue> args;
   std::vector<std::string> tensor_names;
-  for (auto &param : kernel->body()->arguments()) {
-    auto it = specs.find(param->name());
+  for (const Param &param : params) {
+    auto it = specs.find(param.name);
     if (it == specs.end())
-      throw std::runtime_error("missing argument " + param->name() + "=<spec> for %" +
-                               param->name() + ": " + param->type().str());
-    if (param->type().is_tensor()) {
-      tensors.push_back(make_tensor(*param, it->second, rng));
-      if (reference && ir::is_float(param->type().elem()))
+      throw std::runtime_error("missing argument " + param.name + "=<spec> for %" + param.name +
+                               ": " + param.type.str());
+    if (param.type.is_tensor()) {
+      tensors.push_back(make_tensor(param, it->second, rng));
+      if (reference && ir::is_float(param.type.elem()))
         tensors.back() = tensors.back().converted(ir::ScalarKind::F64);
       args.push_back(tensors.back().arg());
-      tensor_names.push_back(param->name());
+      tensor_names.push_back(param.name);
     } else {
-      args.push_back(make_scalar(*param, it->second));
+      args.push_back(make_scalar(param, it->second));
     }
     specs.erase(it);
   }
   if (!specs.empty())
-    throw std::runtime_error("kernel @" + kernel->name() + " has no argument '" +
+    throw std::runtime_error("kernel @" + name + " has no argument '" +
                              specs.begin()->first + "'");
   std::vector<int64_t> g = parse_dims(grid, ',', "grid");
   if (g.size() > 3)
@@ -184,10 +267,25 @@ int cmd_run(int argc, char **argv) {
   for (size_t i = 0; i < g.size(); ++i)
     opts.grid[i] = g[i];
   opts.fp64_reference = reference;
-  interp::RunResult r = interp::run(*kernel, args, opts);
-  if (!r.ok) {
-    std::cerr << r.error << "\n";
-    return 1;
+  if (!device.empty()) {
+    if (reference)
+      throw std::runtime_error("--reference runs on the interpreter only, not with --device");
+    for (int64_t d : opts.grid)
+      if (d < 0)
+        throw std::runtime_error("grid dimensions must be non-negative");
+    try {
+      run_on_device(device, module.get(), blob, name, params, tensors, args,
+                    {uint64_t(opts.grid[0]), uint64_t(opts.grid[1]), uint64_t(opts.grid[2])});
+    } catch (const hal::Error &e) {
+      std::cerr << "tlc run: error: " << e.what() << "\n";
+      return 1;
+    }
+  } else {
+    interp::RunResult r = interp::run(*kernel, args, opts);
+    if (!r.ok) {
+      std::cerr << r.error << "\n";
+      return 1;
+    }
   }
   std::cout << "seed: " << seed << "\n";
   for (size_t i = 0; i < tensors.size(); ++i) {

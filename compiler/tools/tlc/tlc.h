@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tl::tlc {
 
@@ -14,6 +15,11 @@ namespace tl::tlc {
 std::optional<std::string> read_input(const std::string &path);
 /// Parses and verifies `path`; prints diagnostics to stderr and returns null on any error.
 std::unique_ptr<ir::Module> load_module(const std::string &path);
+
+/// Optimizes `module` with the default pipeline and packages it for `target` (tlc compile's
+/// path); an empty result sets `error`.
+std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target,
+                                      std::string *error);
 
 int cmd_verify(int argc, char **argv);
 int cmd_print(int argc, char **argv);

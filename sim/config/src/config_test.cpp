@@ -1,0 +1,76 @@
+// Config tests: the shipped chips load; every kind of mistake is reported with its field.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/npu/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace tl::npu {
+namespace {
+
+std::string read(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(ChipConfig, ShippedConfigsLoad) {
+  ChipConfig d = load_config(TL_NPU_CONFIGS "/default.json");
+  EXPECT_EQ(d.cores, 4);
+  EXPECT_DOUBLE_EQ(d.clock, 1e9);
+  EXPECT_DOUBLE_EQ(d.hbm.bandwidth, 819.2e9);
+  EXPECT_DOUBLE_EQ(d.hbm.latency, 120e-9);
+  EXPECT_EQ(d.core.sram.size, 4u << 20);
+  EXPECT_EQ(d.core.matrix.rows, 128);
+  ChipConfig e = load_config(TL_NPU_CONFIGS "/edge.json");
+  ChipConfig dc = load_config(TL_NPU_CONFIGS "/datacenter.json");
+  EXPECT_LT(e.core.matrix.rows, d.core.matrix.rows);
+  EXPECT_GT(dc.cores, d.cores);
+  EXPECT_EQ(dc.hbm.size, uint64_t{96} << 30);
+  // Writing and reading back gives the same figures.
+  ChipConfig again = parse_config(config_to_json(dc), "rt");
+  EXPECT_EQ(again.hbm.size, dc.hbm.size);
+  EXPECT_DOUBLE_EQ(again.clock, dc.clock);
+  EXPECT_DOUBLE_EQ(again.hbm.bandwidth, dc.hbm.bandwidth);
+}
+
+/// The default config with `from` replaced by `to`; expects an error containing `message`.
+void expect_error(const std::string &from, const std::string &to, const std::string &message) {
+  std::string text = read(TL_NPU_CONFIGS "/default.json");
+  size_t p = text.find(from);
+  ASSERT_NE(p, std::string::npos) << from;
+  text.replace(p, from.size(), to);
+  try {
+    parse_config(text, "bad.json");
+    ADD_FAILURE() << "no error for " << to;
+  } catch (const ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+TEST(ChipConfig, ErrorsNameTheField) {
+  expect_error("\"banks\": 32", "\"banks\": 12",
+               "bad.json: field 'core.sram.banks': must be a power of two, got 12");
+  expect_error("\"banks\": 32", "\"bnks\": 32", "bad.json: missing field 'core.sram.banks'");
+  expect_error("\"cores\": 4", "\"cores\": 4, \"colour\": 1", "unknown field 'colour'");
+  expect_error("\"819.2 GB/s\"", "\"fast\"",
+               "field 'hbm.bandwidth': expected a positive quantity like \"819 GB/s\", got \"fast\"");
+  expect_error("\"120 ns\"", "120", "field 'hbm.latency': expected a positive quantity");
+  expect_error("\"1 GHz\"", "\"-1 GHz\"", "field 'clock'");
+  expect_error("\"rows\": 128", "\"rows\": 0", "field 'core.matrix.rows': must be in [1, 1024]");
+  expect_error("\"engines\": 2", "\"engines\": 2.5", "field 'core.dma.engines': expected an integer");
+  expect_error("\"interleave\": \"256 B\"", "\"interleave\": \"300 B\"",
+               "field 'hbm.interleave': must be a power of two");
+  expect_error("\"name\": \"tnpu-default\",", "", "missing field 'name'");
+  expect_error("{", "[", "not valid JSON");
+}
+
+TEST(ChipConfig, MissingFileIsAnError) {
+  EXPECT_THROW(load_config("/nonexistent/chip.json"), ConfigError);
+}
+
+} // namespace
+} // namespace tl::npu

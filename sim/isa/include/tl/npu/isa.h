@@ -1,0 +1,148 @@
+// The TNPU instruction set: opcodes, operands, the 64-bit binary encoding and program files.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Shared by the simulator and the compiler's tnpu backend, so it is plain C++17: no SystemC.
+// Every instruction is one 64-bit little-endian word:
+//   bits  0..7   opcode
+//   bits  8..13  slot 0  -+
+//   bits 14..19  slot 1   |  register (r0..r31), queue, semaphore or config field, in the order
+//   bits 20..25  slot 2   |  the operand signature lists them (see OpInfo::operands)
+//   bits 26..31  slot 3  -+
+//   bits 32..63  imm      signed 32-bit immediate, or a branch offset in instructions from this one
+// Unused slots and an unused immediate are zero; decode() rejects anything else, so every program
+// has exactly one encoding and binary -> text -> binary is the identity. sim/isa/README.md
+// documents every instruction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tl::npu::isa {
+
+#define TL_NPU_OPCODES(X)                                                                          \
+  X(Nop, "nop", "")                                                                                \
+  X(Halt, "halt", "")                                                                              \
+  X(Li, "li", "r,i")                                                                               \
+  X(Lih, "lih", "r,i")                                                                             \
+  X(Mov, "mov", "r,r")                                                                             \
+  X(Add, "add", "r,r,r")                                                                           \
+  X(Sub, "sub", "r,r,r")                                                                           \
+  X(Mul, "mul", "r,r,r")                                                                           \
+  X(And, "and", "r,r,r")                                                                           \
+  X(Or, "or", "r,r,r")                                                                             \
+  X(Xor, "xor", "r,r,r")                                                                           \
+  X(Shl, "shl", "r,r,r")                                                                           \
+  X(Shr, "shr", "r,r,r")                                                                           \
+  X(Min, "min", "r,r,r")                                                                           \
+  X(Max, "max", "r,r,r")                                                                           \
+  X(Addi, "addi", "r,r,i")                                                                         \
+  X(Muli, "muli", "r,r,i")                                                                         \
+  X(Andi, "andi", "r,r,i")                                                                         \
+  X(Shli, "shli", "r,r,i")                                                                         \
+  X(Shri, "shri", "r,r,i")                                                                         \
+  X(Beq, "beq", "r,r,l")                                                                           \
+  X(Bne, "bne", "r,r,l")                                                                           \
+  X(Blt, "blt", "r,r,l")                                                                           \
+  X(Bge, "bge", "r,r,l")                                                                           \
+  X(Jmp, "jmp", "l")                                                                               \
+  X(Dbnz, "dbnz", "r,l")                                                                           \
+  X(CoreId, "coreid", "r")                                                                         \
+  X(NCores, "ncores", "r")                                                                         \
+  X(SemSig, "sem.sig", "q,s,i")                                                                    \
+  X(SemWait, "sem.wait", "q,s,i")                                                                  \
+  X(Fence, "fence", "")                                                                            \
+  X(Barrier, "barrier", "")                                                                        \
+  X(DmaCfg, "dma.cfg", "f,r")                                                                      \
+  X(DmaCfgi, "dma.cfgi", "f,i")                                                                    \
+  X(DmaLd, "dma.ld", "q,r,r")                                                                      \
+  X(DmaSt, "dma.st", "q,r,r")                                                                      \
+  X(MxCfg, "mx.cfg", "f,r")                                                                        \
+  X(MxCfgi, "mx.cfgi", "f,i")                                                                      \
+  X(MxPre, "mx.pre", "r")                                                                          \
+  X(MxMm, "mx.mm", "r,r")                                                                          \
+  X(MxMma, "mx.mma", "r,r")                                                                        \
+  X(VCfg, "v.cfg", "f,r")                                                                          \
+  X(VCfgi, "v.cfgi", "f,i")                                                                        \
+  X(VAdd, "v.add", "r,r,r")                                                                        \
+  X(VSub, "v.sub", "r,r,r")                                                                        \
+  X(VMul, "v.mul", "r,r,r")                                                                        \
+  X(VMax, "v.max", "r,r,r")                                                                        \
+  X(VMin, "v.min", "r,r,r")                                                                        \
+  X(VAdds, "v.adds", "r,r,r")                                                                      \
+  X(VMuls, "v.muls", "r,r,r")                                                                      \
+  X(VMaxs, "v.maxs", "r,r,r")                                                                      \
+  X(VExp, "v.exp", "r,r")                                                                          \
+  X(VCopy, "v.copy", "r,r")                                                                        \
+  X(VCvt, "v.cvt", "r,r")                                                                          \
+  X(VRsum, "v.rsum", "r,r")                                                                        \
+  X(VRmax, "v.rmax", "r,r")                                                                        \
+  X(VFill, "v.fill", "r,r")
+
+enum class Opcode : uint8_t {
+#define TL_NPU_ENUM(name, mnemonic, operands) name,
+  TL_NPU_OPCODES(TL_NPU_ENUM)
+#undef TL_NPU_ENUM
+      Count
+};
+
+/// Which part of a core executes an instruction.
+enum class Unit : uint8_t { Scalar, Sync, Dma, Matrix, Vector };
+
+/// Queues a command can be placed on. Values are the encoding of a `q` operand.
+enum class Queue : uint8_t { Cp = 0, Mx = 1, Vec = 2, Dma0 = 8 };
+constexpr int kMaxDmaQueues = 8;
+constexpr int kNumRegs = 32;
+constexpr int kNumSemaphores = 64;
+
+/// Configuration registers of the DMA descriptor (dma.cfg): element size in bytes; box extents in
+/// elements (n0 innermost); HBM and local strides in bytes of dimensions 1 and 2; valid extents
+/// (elements at or beyond them read as `pad` and are not written); the pad bit pattern.
+enum class DmaField : uint8_t { ESize, N0, N1, N2, HS1, HS2, LS1, LS2, V0, V1, V2, Pad, Count };
+/// Matrix unit configuration (mx.cfg): input mode (a DType value: bf16, f16, i8, f32), streamed
+/// rows m, reduction depth k, output columns n, and row strides in bytes of A, W and C.
+enum class MxField : uint8_t { Mode, M, K, N, Lda, Ldw, Ldc, Count };
+/// Vector unit configuration (v.cfg): elements per row n, rows, row strides in bytes of the
+/// destination and the two sources, and the source / destination dtypes of v.cvt.
+enum class VecField : uint8_t { N, Rows, Sd, Sa, Sb, Src, Dst, Count };
+
+/// Local addresses at or above this are in the accumulator SRAM; below, the scratchpad SRAM.
+constexpr uint64_t kAccBase = uint64_t{1} << 32;
+
+struct OpInfo {
+  Opcode op;
+  const char *mnemonic;
+  /// Comma-separated operand kinds: r register, i immediate, l label (branch target), q queue,
+  /// s semaphore, f config field of the instruction's unit.
+  const char *operands;
+  Unit unit;
+};
+
+const OpInfo &op_info(Opcode op);
+/// nullptr if no instruction has this mnemonic.
+const OpInfo *find_op(const std::string &mnemonic);
+
+/// Name of a config field of `unit` (Dma, Matrix or Vector), or nullptr if out of range.
+const char *field_name(Unit unit, int field);
+int field_count(Unit unit);
+/// Queue name ("cp", "mx", "vec", "dma0".."dma7") or nullptr if not a queue encoding.
+const char *queue_name(int q);
+
+/// One decoded instruction: slots hold operands in signature order (immediates live in imm).
+struct Instr {
+  Opcode op = Opcode::Nop;
+  uint8_t slot[4] = {0, 0, 0, 0};
+  int32_t imm = 0;
+  bool operator==(const Instr &o) const;
+};
+
+uint64_t encode(const Instr &in);
+/// Decodes one word; on failure returns false and sets `error` (what is wrong with the word).
+bool decode(uint64_t word, Instr &out, std::string &error);
+
+/// Program file: 8-byte magic "TNPU\1\0\0\0", u64 instruction count, then the words.
+std::vector<uint8_t> to_binary(const std::vector<Instr> &code);
+/// Parses a program file; on failure returns false and sets `error` (naming the word index).
+bool from_binary(const std::vector<uint8_t> &bytes, std::vector<Instr> &code, std::string &error);
+
+} // namespace tl::npu::isa

@@ -1,0 +1,70 @@
+// State shared by the modules of one chip: config, options, time conversion, statistics, trace,
+// and the run's outcome; and per core: local memory and semaphores. SystemC-side header.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "memory.h"
+#include "stats.h"
+#include "trace.h"
+
+#include "tl/npu/simulator.h"
+
+#include <systemc>
+
+#include <cmath>
+#include <string>
+
+namespace tl::npu::model {
+
+class ChipContext {
+public:
+  ChipContext(const ChipConfig &config, const SimOptions &options)
+      : cfg(config), opts(options), trace(options.trace), ps_per_cycle(1e12 / config.clock) {}
+
+  const ChipConfig cfg;
+  const SimOptions opts;
+  StatRegistry stats;
+  Trace trace;
+  const double ps_per_cycle;
+
+  bool timed() const { return opts.fidelity == Fidelity::CycleApprox; }
+  /// Picoseconds of `cycles` (fractional cycles allowed), 0 in functional mode.
+  uint64_t cycles_ps(double cycles) const {
+    return timed() ? static_cast<uint64_t>(std::llround(cycles * ps_per_cycle)) : 0;
+  }
+  uint64_t seconds_ps(double s) const {
+    return timed() ? static_cast<uint64_t>(std::llround(s * 1e12)) : 0;
+  }
+  static sc_core::sc_time ps(uint64_t v) { return sc_core::sc_time::from_value(v); }
+  static uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+  /// Ends the run with `status` (the first failure wins) and stops the kernel.
+  void fail(SimStatus status, const std::string &message) {
+    if (this->status == SimStatus::Ok) {
+      this->status = status;
+      this->message = message;
+    }
+    sc_core::sc_stop();
+  }
+  bool failed() const { return status != SimStatus::Ok; }
+  /// A unit finished a command or the command processor dispatched one.
+  void progress() { last_progress_ps = now_ps(); }
+
+  SimStatus status = SimStatus::Ok;
+  std::string message;
+  uint64_t last_progress_ps = 0;
+};
+
+struct CoreState {
+  CoreState(ChipContext &chip, int id)
+      : chip(chip), id(id), mem(chip.cfg.core.sram.size, chip.cfg.core.accumulator) {}
+  ChipContext &chip;
+  const int id;
+  LocalMemory mem;
+  int64_t sem[isa::kNumSemaphores] = {};
+  sc_core::sc_event sem_changed;
+  sc_core::sc_event unit_done; ///< a unit's outstanding count dropped
+  std::string prefix() const { return "core" + std::to_string(id); }
+};
+
+} // namespace tl::npu::model

@@ -1,0 +1,97 @@
+// Matrix unit (see matrix.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "matrix.h"
+
+#include "tl/npu/numerics.h"
+
+#include <string>
+
+namespace tl::npu::model {
+
+using num::DType;
+
+MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
+    : Unit(name, core, "mx", track) {}
+
+namespace {
+DType mode_dtype(uint64_t mode) {
+  if (mode != static_cast<uint64_t>(DType::BF16) && mode != static_cast<uint64_t>(DType::F16) &&
+      mode != static_cast<uint64_t>(DType::I8) && mode != static_cast<uint64_t>(DType::F32))
+    throw ProgramError("matrix mode must be bf16, f16, i8 or f32, got " + std::to_string(mode));
+  return static_cast<DType>(mode);
+}
+} // namespace
+
+void MatrixUnit::preload(const Command &c) {
+  const MxCfg &m = c.mx;
+  const DType t = mode_dtype(m.mode);
+  const auto &mc = chip_.cfg.core.matrix;
+  if (m.k == 0 || m.k > static_cast<uint64_t>(mc.rows) || m.n == 0 ||
+      m.n > static_cast<uint64_t>(mc.cols))
+    throw ProgramError("weight tile " + std::to_string(m.k) + " x " + std::to_string(m.n) +
+                       " does not fit the " + std::to_string(mc.rows) + " x " +
+                       std::to_string(mc.cols) + " array");
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  weights_.resize(m.k * m.n);
+  if (chip_.opts.compute_data)
+    for (uint64_t r = 0; r < m.k; ++r) {
+      const uint8_t *row = core_.mem.span(c.a + r * m.ldw, m.n * es, "mx.pre weights");
+      for (uint64_t j = 0; j < m.n; ++j)
+        weights_[r * m.n + j] = num::load_bits(t, row, j);
+    }
+  wk_ = m.k;
+  wn_ = m.n;
+  wmode_ = m.mode;
+  loaded_ = true;
+}
+
+void MatrixUnit::multiply(const Command &c, bool accumulate) {
+  const MxCfg &m = c.mx;
+  if (!loaded_)
+    throw ProgramError("no weights preloaded");
+  if (m.mode != wmode_)
+    throw ProgramError("mode differs from the preloaded weights'");
+  const DType t = mode_dtype(m.mode);
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  if (!chip_.opts.compute_data)
+    return;
+  std::vector<uint32_t> a(wk_);
+  for (uint64_t i = 0; i < m.m; ++i) {
+    const uint8_t *arow = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
+    uint8_t *crow = core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
+    for (uint64_t k = 0; k < wk_; ++k)
+      a[k] = num::load_bits(t, arow, k);
+    for (uint64_t j = 0; j < wn_; ++j) {
+      uint32_t acc = accumulate ? num::load_bits(DType::F32, crow, j) : 0;
+      if (t == DType::I8) {
+        int32_t s = static_cast<int32_t>(acc);
+        for (uint64_t k = 0; k < wk_; ++k)
+          s = num::mac_i8(static_cast<int8_t>(a[k]), static_cast<int8_t>(weights_[k * wn_ + j]), s);
+        acc = static_cast<uint32_t>(s);
+      } else {
+        if (!accumulate)
+          acc = num::kF32NegZero;
+        for (uint64_t k = 0; k < wk_; ++k)
+          acc = num::mac_f32(t, a[k], weights_[k * wn_ + j], acc);
+      }
+      num::store_bits(DType::F32, crow, j, acc);
+    }
+  }
+}
+
+uint64_t MatrixUnit::execute(const Command &c) {
+  const auto &mc = chip_.cfg.core.matrix;
+  if (c.op == isa::Opcode::MxPre) {
+    preload(c);
+    return chip_.cycles_ps(mc.rows);
+  }
+  multiply(c, c.op == isa::Opcode::MxMma);
+  const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
+  return chip_.cycles_ps(static_cast<double>(mc.rows + c.mx.m * passes + mc.cols));
+}
+
+double MatrixUnit::flops(const Command &c) const {
+  return c.op == isa::Opcode::MxPre ? 0 : 2.0 * static_cast<double>(c.mx.m * wk_ * wn_);
+}
+
+} // namespace tl::npu::model

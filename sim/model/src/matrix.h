@@ -1,0 +1,29 @@
+// The systolic matrix unit (R x C, weight-stationary). mx.pre latches a k x n weight tile
+// (k <= R, n <= C); mx.mm / mx.mma stream m rows of A (m x k) through it into C (m x n, f32 or
+// i32) in the accumulator, with the MAC of sim/numerics in k order. Timing: preload R cycles;
+// compute R (fill) + m * passes (stream) + C (drain) cycles, passes = fp32_passes in f32 mode, else 1.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "unit.h"
+
+#include <vector>
+
+namespace tl::npu::model {
+
+class MatrixUnit : public Unit {
+public:
+  MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track);
+
+private:
+  uint64_t execute(const Command &c) override;
+  double flops(const Command &c) const override;
+  void preload(const Command &c);
+  void multiply(const Command &c, bool accumulate);
+
+  std::vector<uint32_t> weights_; // k x n bit patterns
+  uint64_t wk_ = 0, wn_ = 0, wmode_ = 0;
+  bool loaded_ = false;
+};
+
+} // namespace tl::npu::model

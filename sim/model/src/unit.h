@@ -1,0 +1,56 @@
+// A unit of a core: a bounded command queue (filled by the command processor) and one thread that
+// runs the queue in order. Subclasses supply execute(): the functional effect and the duration.
+// Semaphore commands (sem.sig / sem.wait) are handled here for every unit.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "command.h"
+#include "context.h"
+
+#include <systemc>
+
+#include <string>
+
+namespace tl::npu::model {
+
+class Unit : public sc_core::sc_module {
+public:
+  /// `label` names the queue ("mx", "vec", "dma0"); `track` is its row in the trace.
+  Unit(sc_core::sc_module_name name, CoreState &core, const std::string &label, int track);
+
+  /// Called by the command processor thread; blocks while the queue is full.
+  void push(const Command &c);
+  bool idle() const { return outstanding_ == 0; }
+  const std::string &label() const { return label_; }
+  /// "core0 mx: command #3 (mx.mm at pc 12) running since cycle 100", or "" if idle.
+  std::string describe() const;
+
+protected:
+  /// Performs `c`'s effect and returns its duration in ps (0 in functional mode). Throws
+  /// ProgramError for a misconfigured command.
+  virtual uint64_t execute(const Command &c) = 0;
+  /// Floating-point/integer operations `c` performed (for FLOP/s).
+  virtual double flops(const Command &c) const { return 0; }
+  std::string where(const Command &c) const;
+
+  CoreState &core_;
+  ChipContext &chip_;
+
+private:
+  void run();
+  void run_sem(const Command &c);
+  uint64_t fault_index(Fault::Kind kind) const;
+
+  std::string label_;
+  int track_;
+  sc_core::sc_fifo<Command> queue_;
+  int outstanding_ = 0;
+  uint64_t executed_ = 0;
+  uint64_t hang_at_, error_at_;
+  const Command *current_ = nullptr;
+  uint64_t current_start_ps_ = 0;
+  sc_core::sc_event never_;
+  Stat &busy_, &commands_, &flop_;
+};
+
+} // namespace tl::npu::model

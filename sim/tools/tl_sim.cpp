@@ -1,0 +1,233 @@
+// tl-sim: assemble, disassemble, and run TNPU programs on a chip config with .npy memory images.
+// SPDX-License-Identifier: Apache-2.0
+//
+//   tl-sim asm PROGRAM.s -o PROGRAM.bin [-D NAME=VALUE]...
+//   tl-sim disasm PROGRAM.bin
+//   tl-sim run --config CHIP.json --program PROGRAM.{s,bin} [-D NAME=VALUE]...
+//              [--load ADDR=FILE.npy]... [--save ADDR:SHAPE:DESCR=FILE.npy]...
+//              [--mode cycle|functional] [--stats FILE] [--trace FILE] [--fault SPEC]...
+//              [--hang-timeout CYCLES] [--max-instructions N] [--no-compute]
+// Exit status: 0 success, 1 the user's mistake (message on stderr), 2 the run ended badly
+// (status and message on stderr).
+#include "npy.h"
+
+#include "tl/npu/assembler.h"
+#include "tl/npu/simulator.h"
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+extern "C" int sc_main(int argc, char *argv[]);
+
+namespace po = boost::program_options;
+using namespace tl::npu;
+
+namespace {
+
+struct Fatal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    throw Fatal(path + ": cannot open");
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f || !(f << text))
+    throw Fatal(path + ": cannot write");
+}
+
+uint64_t number(const std::string &s, const std::string &what) {
+  try {
+    size_t used = 0;
+    uint64_t v = std::stoull(s, &used, 0);
+    if (used == s.size())
+      return v;
+  } catch (const std::exception &) {
+  }
+  throw Fatal(what + ": '" + s + "' is not a number");
+}
+
+std::map<std::string, int64_t> defines(const std::vector<std::string> &ds) {
+  std::map<std::string, int64_t> out;
+  for (const std::string &d : ds) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos)
+      throw Fatal("-D " + d + ": expected NAME=VALUE");
+    static const std::map<std::string, int64_t> kDtypes = {
+        {"bf16", 0}, {"f16", 1}, {"f32", 2}, {"i8", 3}, {"i32", 4}};
+    const std::string v = d.substr(eq + 1);
+    auto dt = kDtypes.find(v);
+    out[d.substr(0, eq)] =
+        dt != kDtypes.end() ? dt->second : static_cast<int64_t>(number(v, "-D " + d));
+  }
+  return out;
+}
+
+/// A program file: binary (by its magic) or assembly text.
+std::vector<isa::Instr> load_program(const std::string &path, const std::map<std::string, int64_t> &defs) {
+  const std::string bytes = read_file(path);
+  std::vector<isa::Instr> code;
+  if (bytes.compare(0, 4, "TNPU") == 0) {
+    std::string err;
+    if (!isa::from_binary(std::vector<uint8_t>(bytes.begin(), bytes.end()), code, err))
+      throw Fatal(path + ": " + err);
+    return code;
+  }
+  isa::Assembly a = isa::assemble(bytes, defs);
+  if (!a.ok())
+    throw Fatal(isa::format_diagnostics(path, a.errors));
+  return a.code;
+}
+
+int cmd_asm(const po::variables_map &vm) {
+  auto code = load_program(vm["input"].as<std::string>(), defines(vm["define"].as<std::vector<std::string>>()));
+  auto bin = isa::to_binary(code);
+  write_file(vm["output"].as<std::string>(), std::string(bin.begin(), bin.end()));
+  return 0;
+}
+
+int cmd_disasm(const po::variables_map &vm) {
+  std::cout << isa::disassemble(load_program(vm["input"].as<std::string>(), {}));
+  return 0;
+}
+
+/// --save ADDR:SHAPE:DESCR=FILE, SHAPE like 200x300.
+void save_region(const Simulator &sim, const std::string &spec) {
+  size_t eq = spec.find('='), c1 = spec.find(':'), c2 = spec.find(':', c1 + 1);
+  if (eq == std::string::npos || c1 == std::string::npos || c2 == std::string::npos || c2 > eq)
+    throw Fatal("--save " + spec + ": expected ADDR:SHAPE:DESCR=FILE (e.g. 0x4000:200x300:<f4=c.npy)");
+  npy::Array a;
+  a.descr = spec.substr(c2 + 1, eq - c2 - 1);
+  if (npy::descr_size(a.descr) == 0)
+    throw Fatal("--save " + spec + ": unsupported dtype '" + a.descr + "'");
+  std::string shape = spec.substr(c1 + 1, c2 - c1 - 1);
+  uint64_t count = 1;
+  for (size_t p = 0; p <= shape.size();) {
+    size_t x = shape.find('x', p);
+    a.shape.push_back(number(shape.substr(p, x == std::string::npos ? std::string::npos : x - p), "--save shape"));
+    count *= a.shape.back();
+    if (x == std::string::npos)
+      break;
+    p = x + 1;
+  }
+  a.data.resize(count * npy::descr_size(a.descr));
+  sim.read_hbm(number(spec.substr(0, c1), "--save address"), a.data.data(), a.data.size());
+  npy::save(spec.substr(eq + 1), a);
+}
+
+SimOptions options(const po::variables_map &vm) {
+  SimOptions o;
+  const std::string mode = vm["mode"].as<std::string>();
+  if (mode != "cycle" && mode != "functional")
+    throw Fatal("--mode must be cycle or functional, got '" + mode + "'");
+  o.fidelity = mode == "cycle" ? Fidelity::CycleApprox : Fidelity::Functional;
+  o.trace = vm.count("trace") != 0;
+  o.hang_timeout_cycles = vm["hang-timeout"].as<uint64_t>();
+  o.max_instructions = vm["max-instructions"].as<uint64_t>();
+  o.compute_data = vm.count("no-compute") == 0;
+  for (const std::string &f : vm["fault"].as<std::vector<std::string>>()) {
+    try {
+      o.faults.push_back(parse_fault(f));
+    } catch (const std::invalid_argument &e) {
+      throw Fatal(e.what());
+    }
+  }
+  return o;
+}
+
+int cmd_run(const po::variables_map &vm) {
+  for (const char *req : {"config", "program"})
+    if (vm.count(req) == 0)
+      throw Fatal(std::string("run needs --") + req);
+  ChipConfig cfg = load_config(vm["config"].as<std::string>());
+  auto code = load_program(vm["program"].as<std::string>(), defines(vm["define"].as<std::vector<std::string>>()));
+  Simulator sim(cfg, options(vm));
+  sim.load_program(-1, code);
+  for (const std::string &l : vm["load"].as<std::vector<std::string>>()) {
+    size_t eq = l.find('=');
+    if (eq == std::string::npos)
+      throw Fatal("--load " + l + ": expected ADDR=FILE.npy");
+    npy::Array a = npy::load(l.substr(eq + 1));
+    try {
+      sim.write_hbm(number(l.substr(0, eq), "--load address"), a.data.data(), a.data.size());
+    } catch (const std::out_of_range &e) {
+      throw Fatal("--load " + l + ": " + e.what());
+    }
+  }
+  SimReport r = sim.run();
+  for (const std::string &s : vm["save"].as<std::vector<std::string>>())
+    save_region(sim, s);
+  if (vm.count("stats"))
+    write_file(vm["stats"].as<std::string>(), r.stats_json);
+  if (vm.count("trace"))
+    write_file(vm["trace"].as<std::string>(), r.trace_json);
+  std::printf("%s: %llu cycles, %.3f s host\n", status_name(r.status),
+              static_cast<unsigned long long>(r.cycles), r.host_seconds);
+  if (r.status != SimStatus::Ok) {
+    std::fprintf(stderr, "tl-sim: %s: %s\n", status_name(r.status), r.message.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+} // namespace
+
+int sc_main(int argc, char *argv[]) {
+  po::options_description desc("tl-sim COMMAND [options]; COMMAND is asm, disasm or run");
+  using strings = std::vector<std::string>;
+  desc.add_options()("help,h", "this help")
+      ("command", po::value<std::string>(), "asm | disasm | run")
+      ("input", po::value<std::string>(), "program to assemble / disassemble")
+      ("output,o", po::value<std::string>()->default_value("a.bin"), "asm output")
+      ("config", po::value<std::string>(), "chip config JSON")
+      ("program", po::value<std::string>(), "program (.s text or binary)")
+      ("define,D", po::value<strings>()->default_value({}, ""), "assembler symbol NAME=VALUE")
+      ("load", po::value<strings>()->default_value({}, ""), "ADDR=FILE.npy into HBM")
+      ("save", po::value<strings>()->default_value({}, ""), "ADDR:SHAPE:DESCR=FILE.npy from HBM")
+      ("mode", po::value<std::string>()->default_value("cycle"), "cycle | functional")
+      ("stats", po::value<std::string>(), "write statistics JSON")
+      ("trace", po::value<std::string>(), "write Chrome/Perfetto trace JSON")
+      ("fault", po::value<strings>()->default_value({}, ""), "fault spec (see README)")
+      ("hang-timeout", po::value<uint64_t>()->default_value(10000000), "cycles without progress")
+      ("max-instructions", po::value<uint64_t>()->default_value(1000000000), "per core")
+      ("no-compute", "skip matrix/vector arithmetic (timing only)");
+  po::positional_options_description pos;
+  pos.add("command", 1).add("input", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+    if (vm.count("help") || vm.count("command") == 0) {
+      std::cout << desc;
+      return vm.count("help") ? 0 : 1;
+    }
+    const std::string cmd = vm["command"].as<std::string>();
+    if ((cmd == "asm" || cmd == "disasm") && vm.count("input") == 0)
+      throw Fatal(cmd + " needs an input file");
+    if (cmd == "asm")
+      return cmd_asm(vm);
+    if (cmd == "disasm")
+      return cmd_disasm(vm);
+    if (cmd == "run")
+      return cmd_run(vm);
+    throw Fatal("unknown command '" + cmd + "' (asm, disasm, run)");
+  } catch (const po::error &e) {
+    std::fprintf(stderr, "tl-sim: %s\n", e.what());
+  } catch (const Fatal &e) {
+    std::fprintf(stderr, "tl-sim: %s\n", e.what());
+  } catch (const ConfigError &e) {
+    std::fprintf(stderr, "tl-sim: %s\n", e.what());
+  } catch (const std::runtime_error &e) {
+    std::fprintf(stderr, "tl-sim: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,52 @@
+// Running generated Tile IR on a HAL device: compile for the device's target, move host tensors
+// in and out, launch, and time operations with device events.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "conform.h"
+
+#include "tl/interpreter/host_tensor.h"
+
+#include <array>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tl::conform {
+
+/// An executable for `target` from Tile IR text (throws std::runtime_error with the
+/// diagnostics). "tlir" is packaged in process; every other target goes through
+/// `tlc compile --target T` (its default pass pipeline and code generator), as a user would.
+std::vector<uint8_t> compile_tlir(const std::string &tlir, const std::string &target,
+                                  const Paths &paths);
+
+/// The target a test compiles for: paths.target when set, else the device's preferred target
+/// when tlc can produce it, else the first of its targets that can be ("" when none).
+std::string compile_target(const tl_device_info &info, const Paths &paths);
+
+/// A kernel argument: a host tensor (copied in, and back out after the launch) or a scalar.
+using KernelArg = std::variant<interp::HostTensor *, int64_t, double>;
+
+/// Compiles `tlir`, runs `kernel` once over `grid` on the device and copies every tensor back.
+/// HAL errors surface as hal::Error.
+void run_on_device(WorkerContext &ctx, const std::string &tlir, const std::string &kernel,
+                   std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args);
+
+/// Runs the same kernel on the reference interpreter (the golden semantics).
+void run_on_interpreter(const std::string &tlir, const std::string &kernel,
+                        std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args);
+
+/// Best-of-`reps` seconds of `op` queued on `stream`, after `warmup` untimed runs, measured
+/// between two device events (device timestamps) around each repetition.
+double best_seconds(const hal::Device &device, const hal::Stream &stream,
+                    const std::function<void()> &op, int warmup, int reps);
+
+/// A ready-to-launch kernel with device buffers for timing loops.
+struct LoadedKernel {
+  hal::Executable exe;
+  uint32_t index = 0;
+};
+LoadedKernel load_kernel(WorkerContext &ctx, const std::string &tlir, const std::string &kernel);
+
+} // namespace tl::conform

@@ -1,0 +1,229 @@
+// tl-conform: the conformance and certification kit. `list`, `run`, `report`, `verify`; the
+// hidden `__worker` mode is how the runner isolates each test in a process of its own.
+// SPDX-License-Identifier: Apache-2.0
+#include "conform.h"
+#include "package.h"
+#include "report.h"
+#include "runner.h"
+#include "worker.h"
+
+#include <boost/program_options.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace po = boost::program_options;
+using namespace tl::conform;
+
+namespace {
+
+constexpr uint64_t kDefaultSeed = 20240607;
+
+const char *kUsage = R"(usage: tl-conform <command> [options]
+
+commands:
+  list      list the tests of the selected suites and profile
+  run       run them, each in its own process; writes results.jsonl (as tests finish),
+            results.json, junit.xml, report.html and a certification package into --out
+  report    rewrite the outputs of --out from its results.jsonl (e.g. after a killed run)
+  verify    check a certification package: every byte, every hash, and the verdict
+
+)";
+
+void add_selection(po::options_description &d) {
+  d.add_options()("device", po::value<std::string>()->default_value("cpu"),
+                  "device name or plugin name (as tl-info lists them)")(
+      "suite", po::value<std::vector<std::string>>()->composing(),
+      "api, precision, compiler, bandwidth, performance (repeatable; default all)")(
+      "profile", po::value<std::string>()->default_value("core"),
+      "core (required for certification) or full")(
+      "filter", po::value<std::vector<std::string>>()->composing(),
+      "test id glob, '-glob' excludes (repeatable)")(
+      "plugin-path", po::value<std::string>(), "extra plugin files or directories (':'-separated)")(
+      "data-dir", po::value<std::string>()->default_value(TL_CONFORM_DATA_DIR),
+      "tolerances, expected failures, baselines")(
+      "corpus-dir", po::value<std::string>()->default_value(TL_CONFORM_CORPUS_DIR),
+      "compiler suite corpus")(
+      "source-dir", po::value<std::string>()->default_value(TL_SOURCE_DIR),
+      "TL source tree (library kernels)")(
+      "cts", po::value<std::string>()->default_value(TL_CONFORM_CTS),
+      "the HAL conformance program (tl_hal_cts)")(
+      "tlc", po::value<std::string>()->default_value(TL_CONFORM_TLC),
+      "the compiler driver, for targets other than tlir")(
+      "target", po::value<std::string>()->default_value(""),
+      "compile for this target (default: the device's preferred one)");
+}
+
+RunConfig config_from(const po::variables_map &vm) {
+  RunConfig c;
+  c.device = vm["device"].as<std::string>();
+  c.profile = vm["profile"].as<std::string>();
+  if (c.profile != "core" && c.profile != "full")
+    throw std::runtime_error("--profile must be core or full");
+  if (vm.count("suite"))
+    c.suites = vm["suite"].as<std::vector<std::string>>();
+  for (const std::string &s : c.suites)
+    if (!find_suite(s))
+      throw std::runtime_error("unknown suite '" + s + "'");
+  if (vm.count("filter"))
+    c.filters = vm["filter"].as<std::vector<std::string>>();
+  c.paths = {vm["data-dir"].as<std::string>(), vm["corpus-dir"].as<std::string>(),
+             vm["source-dir"].as<std::string>(), vm["cts"].as<std::string>(),
+             vm["tlc"].as<std::string>(), vm["target"].as<std::string>()};
+  if (vm.count("plugin-path")) {
+    // Workers and the CTS inherit it: they see exactly the devices this run names.
+    std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();
+    if (const char *old = std::getenv("TL_PLUGIN_PATH"); old && *old)
+      p += std::string(":") + old;
+    setenv("TL_PLUGIN_PATH", p.c_str(), 1);
+  }
+  return c;
+}
+
+int cmd_list(const std::vector<std::string> &args) {
+  po::options_description d("list options");
+  add_selection(d);
+  d.add_options()("json", "print the suite manifest as JSON");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  RunConfig cfg = config_from(vm);
+  const std::string tmp = "/tmp/tl-conform-list-" + std::to_string(getpid()) + ".log";
+  DeviceDescription desc = describe_device(cfg, tmp);
+  std::filesystem::remove(tmp);
+  if (!desc.ok)
+    std::cerr << "tl-conform: " << desc.error << "\n(api tests of the device are not listed)\n";
+  const auto tests = select_tests(cfg, list_all(cfg.paths, desc));
+  if (vm.count("json")) {
+    std::cout << suite_manifest(tests, cfg.paths, desc.plugin.value("name", cfg.device),
+                                cfg.profile)
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  for (const TestDef &t : tests)
+    std::cout << t.id << (t.profile == "full" ? "  [full]" : "") << "\n";
+  std::cerr << tests.size() << " tests\n";
+  return 0;
+}
+
+int cmd_run(const std::vector<std::string> &args) {
+  po::options_description d("run options");
+  add_selection(d);
+  d.add_options()("jobs,j", po::value<int>()->default_value(1), "tests run in parallel")(
+      "seed", po::value<uint64_t>()->default_value(kDefaultSeed), "the run's random seed")(
+      "resume", "continue the run in --out: finished tests are not repeated")(
+      "out", po::value<std::string>()->default_value("conform-out"), "output directory")(
+      "timeout", po::value<double>()->default_value(0), "per-test timeout in seconds (0: each "
+                                                         "test's own)")(
+      "quiet,q", "print only the progress and the summary");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  RunConfig cfg = config_from(vm);
+  cfg.jobs = vm["jobs"].as<int>();
+  cfg.seed = vm["seed"].as<uint64_t>();
+  cfg.resume = vm.count("resume") > 0;
+  cfg.out_dir = vm["out"].as<std::string>();
+  cfg.timeout_override = vm["timeout"].as<double>();
+  cfg.quiet = vm.count("quiet") > 0;
+  return run_command(cfg);
+}
+
+int cmd_report(const std::vector<std::string> &args) {
+  po::options_description d("report options");
+  d.add_options()("out", po::value<std::string>()->default_value("conform-out"),
+                  "the run's output directory")(
+      "write-baseline", po::value<std::string>(),
+      "also write the performance results as a baseline file");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  const std::string out = vm["out"].as<std::string>();
+  const int rc = write_outputs(out, true);
+  if (vm.count("write-baseline")) {
+    const json results = read_json(out + "/results.json");
+    json b = {{"device", results["plugin"].value("name", "")},
+              {"margin", 0.5},
+              {"min_fraction_of_roofline", 0.0},
+              {"tests", json::object()}};
+    for (const json &r : results["results"])
+      if (r["suite"] == "performance" && r["metrics"].contains("achieved_flops_per_s"))
+        b["tests"][r["id"].get<std::string>()] = {
+            {"achieved_flops_per_s", r["metrics"]["achieved_flops_per_s"]}};
+    std::ofstream(vm["write-baseline"].as<std::string>()) << b.dump(2) << "\n";
+  }
+  return rc;
+}
+
+int cmd_verify(const std::vector<std::string> &args) {
+  if (args.size() != 1) {
+    std::cerr << "usage: tl-conform verify PACKAGE.tar\n";
+    return 2;
+  }
+  VerifyResult v = verify_package(args[0]);
+  if (!v.intact) {
+    std::cout << "verify: " << args[0] << " FAILED\n";
+    for (const std::string &p : v.problems)
+      std::cout << "  " << p << "\n";
+    return 2;
+  }
+  std::cout << "verify: " << args[0] << " intact (every member matches SHA256SUMS, canonical "
+            << "archive bytes)\n  plugin " << v.package["plugin"].value("name", "?") << " sha256 "
+            << v.package["plugin"].value("sha256", "?") << "\n  suite "
+            << v.package["suite_version"].get<std::string>() << " sha256 "
+            << v.package["suite_sha256"].get<std::string>() << ", seed " << v.package["seed"]
+            << "\n";
+  for (const json &f : v.verdict["failing"])
+    std::cout << "  " << f["status"].get<std::string>() << "  " << f["id"].get<std::string>()
+              << "\n";
+  std::cout << "verdict: " << verdict_line(v.verdict) << "\n";
+  return v.verdict.value("certified", false) ? 0 : 1;
+}
+
+int cmd_worker(const std::vector<std::string> &args) {
+  po::options_description d;
+  WorkerArgs w;
+  d.add_options()("mode", po::value(&w.mode)->required())("device", po::value(&w.device))(
+      "test-def", po::value(&w.test_def))("seed", po::value(&w.seed))(
+      "result", po::value(&w.result)->required())("data-dir", po::value(&w.paths.data_dir))(
+      "corpus-dir", po::value(&w.paths.corpus_dir))("source-dir", po::value(&w.paths.source_dir))(
+      "cts", po::value(&w.paths.cts))("tlc", po::value(&w.paths.tlc))(
+      "target", po::value(&w.paths.target));
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  return worker_main(w);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << kUsage << "run `tl-conform <command> --help` for its options\n";
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    po::options_description d(cmd + " options");
+    add_selection(d);
+    std::cout << kUsage << d << "\nrun also takes --jobs N, --seed S (default " << kDefaultSeed
+              << "), --resume, --out DIR, --timeout S, --quiet\n";
+    return 0;
+  }
+  try {
+    if (cmd == "list") return cmd_list(args);
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "report") return cmd_report(args);
+    if (cmd == "verify") return cmd_verify(args);
+    if (cmd == "__worker") return cmd_worker(args);
+    std::cerr << "tl-conform: unknown command '" << cmd << "'\n" << kUsage;
+    return 2;
+  } catch (const std::exception &e) {
+    std::cerr << "tl-conform: error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,42 @@
+// The precision suite's cases: every elementwise, math, reduction, scan, dot and cast op at each
+// dtype and shape, with the Tile IR kernel that computes it.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "conform.h"
+
+#include "tl/ir/types.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace tl::conform {
+
+enum class PrecisionKind { Unary, Binary, Fma, IntUnary, IntBinary, Cast, Reduce, Scan, Dot };
+
+struct PrecisionCase {
+  std::string id;
+  std::string op;       // Tile IR op name ("exp", "reduce" kinds are "sum", ...)
+  std::string tol_key;  // the tolerance-table entry ("exp", "reduce_sum", "cast", ...)
+  PrecisionKind kind;
+  ir::ScalarKind in = ir::ScalarKind::F32;
+  ir::ScalarKind out = ir::ScalarKind::F32;
+  std::vector<int64_t> shape; // elementwise: the tensor; reduce/scan: rows x cols; dot: M, N, K
+  int axis = 0;
+  std::string rounding;        // casts
+  std::string input_precision; // dot
+  bool core = false;
+
+  int arity() const;
+  json params() const;
+};
+
+/// Every case, in a fixed order (core ones first within each op).
+const std::vector<PrecisionCase> &precision_cases();
+
+/// The kernel `@k` computing the case, and its launch grid.
+std::string precision_kernel(const PrecisionCase &c);
+std::array<uint64_t, 3> precision_grid(const PrecisionCase &c);
+
+} // namespace tl::conform

@@ -1,0 +1,34 @@
+// Reports: the results document (results.json) built from the JSONL log, with its summary and
+// certification verdict; JUnit XML; the HTML report; and the console summary.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "conform.h"
+
+#include <string>
+
+namespace tl::conform {
+
+/// Reads a results log: the run header and the last result of each test, in log order.
+json load_log(const std::string &jsonl_path);
+
+/// The results document: run header, summary, verdict and results. `manifest` is the suite
+/// manifest (suite.json) the verdict checks completeness against.
+json build_results(const json &log, const json &manifest);
+
+/// The verdict of a results document against its manifest: certified for which profile, or
+/// not, with the failing (or missing) tests.
+json compute_verdict(const json &results, const json &manifest);
+
+std::string junit_xml(const json &results);
+std::string html_report(const json &results);
+
+/// Writes results.json, junit.xml, report.html and the certification package into `out_dir`
+/// from its results.jsonl and suite.json; prints the summary. Returns the run's exit code:
+/// 0 when every result is as expected (pass, not-supported, or a listed expected failure).
+int write_outputs(const std::string &out_dir, bool print);
+
+/// The verdict in one line ("CERTIFIED for profile core" / "NOT CERTIFIED ...").
+std::string verdict_line(const json &verdict);
+
+} // namespace tl::conform

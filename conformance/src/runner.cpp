@@ -1,0 +1,404 @@
+// The runner: worker processes with timeouts, the JSONL results log, resume, progress.
+// SPDX-License-Identifier: Apache-2.0
+#include "runner.h"
+
+#include "process.h"
+#include "report.h"
+#include "worker.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fnmatch.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace tl::conform {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+std::vector<std::string> worker_argv(const RunConfig &cfg, const std::string &mode,
+                                     const std::string &result, const std::string &def) {
+  std::vector<std::string> a = {self_exe(),         "__worker",
+                                "--mode",           mode,
+                                "--device",         cfg.device,
+                                "--seed",           std::to_string(cfg.seed),
+                                "--result",         result,
+                                "--data-dir",       cfg.paths.data_dir,
+                                "--corpus-dir",     cfg.paths.corpus_dir,
+                                "--source-dir",     cfg.paths.source_dir,
+                                "--cts",            cfg.paths.cts,
+                                "--tlc",            cfg.paths.tlc,
+                                "--target",         cfg.paths.target};
+  if (!def.empty()) {
+    a.push_back("--test-def");
+    a.push_back(def);
+  }
+  return a;
+}
+
+std::string file_tail(const std::string &path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
+
+std::string safe_name(const std::string &id) {
+  std::string s = id;
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      c = '_';
+  return s;
+}
+
+/// The expected-failure entries for the device's plugin: [{test: glob, reason}].
+json load_expected(const Paths &paths, const std::string &plugin) {
+  const std::string p = paths.data_dir + "/expected-failures-" + plugin + ".json";
+  return fs::exists(p) ? read_json(p).value("entries", json::array()) : json::array();
+}
+
+struct Running {
+  TestDef test;
+  pid_t pid;
+  Clock::time_point start;
+  std::string result_path, log_path;
+  bool timed_out = false;
+};
+
+/// Appends one line to the log and forces it to disk: results are never lost.
+void append_line(const std::string &path, const json &j) {
+  FILE *f = std::fopen(path.c_str(), "a");
+  if (!f)
+    throw std::runtime_error("cannot append to " + path);
+  const std::string line = j.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), f);
+  std::fflush(f);
+  fsync(fileno(f));
+  std::fclose(f);
+}
+
+class Progress {
+public:
+  Progress(size_t total, size_t done, bool quiet)
+      : total_(total), done_(done), quiet_(quiet), tty_(isatty(STDOUT_FILENO)) {}
+  void finished(const json &r) {
+    ++done_;
+    const std::string st = r["status"];
+    ++counts_[r.value("expected_failure", false) && st != "pass" ? "xfail" : st];
+    const bool notable = st == "fail" || st == "crash" || st == "timeout";
+    if (tty_)
+      std::cout << "\r\033[K";
+    if (notable && !quiet_)
+      std::cout << "  " << st << (r.value("expected_failure", false) ? " (expected)" : "") << "  "
+                << r["id"].get<std::string>() << "\n";
+    if (tty_ || done_ % 25 == 0 || done_ == total_)
+      std::cout << line() << (tty_ ? "" : "\n") << std::flush;
+  }
+  std::string line() const {
+    std::string s = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "]";
+    for (const char *k : {"pass", "fail", "xfail", "not-supported", "crash", "timeout"})
+      if (counts_.count(k))
+        s += " " + std::to_string(counts_.at(k)) + " " + k;
+    return s;
+  }
+  void end() {
+    if (tty_)
+      std::cout << "\n";
+  }
+
+private:
+  size_t total_, done_;
+  bool quiet_, tty_;
+  std::map<std::string, size_t> counts_;
+};
+
+json finish_record(const Running &r, int wait_status, const json &expected) {
+  json rec = {{"type", "result"}, {"id", r.test.id}, {"suite", r.test.suite},
+              {"profile", r.test.profile}};
+  const std::chrono::duration<double> dt = Clock::now() - r.start;
+  rec["log"] = "logs/" + fs::path(r.log_path).filename().string();
+  if (r.timed_out) {
+    rec["status"] = "timeout";
+    rec["message"] = "no result after " + std::to_string(int(r.test.timeout_s)) +
+                     " s: the worker was killed\n" + file_tail(r.log_path, 1500);
+    rec["metrics"] = json::object();
+    rec["duration_s"] = dt.count();
+  } else if (fs::exists(r.result_path)) {
+    json w = read_json(r.result_path);
+    fs::remove(r.result_path);
+    rec["status"] = w["status"];
+    rec["message"] = w["message"];
+    rec["metrics"] = w["metrics"];
+    rec["duration_s"] = w["duration_s"];
+  } else {
+    rec["status"] = "crash";
+    rec["message"] = "the worker " + describe_exit(wait_status) + " before reporting\n" +
+                     file_tail(r.log_path, 1500);
+    rec["metrics"] = json::object();
+    rec["duration_s"] = dt.count();
+  }
+  for (const json &e : expected)
+    if (fnmatch(e.value("test", "").c_str(), r.test.id.c_str(), 0) == 0) {
+      rec["expected_failure"] = true;
+      rec["expected_reason"] = e.value("reason", "");
+      if (rec["status"] == "pass")
+        rec["unexpected_pass"] = true;
+    }
+  return rec;
+}
+
+/// Reads the finished ids of a previous run's log after checking it is the same run.
+std::set<std::string> resume_from(const std::string &log, const json &header) {
+  std::set<std::string> done;
+  std::ifstream in(log);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception &) {
+      continue; // a line cut short by a kill: that test runs again
+    }
+    if (first) {
+      first = false;
+      for (const char *k : {"device", "profile", "seed", "suite_sha256"})
+        if (j.value(k, json()) != header[k])
+          throw std::runtime_error("--resume: " + log + " is a run with another " + k + " (" +
+                                   j.value(k, json()).dump() + " vs " + header[k].dump() + ")");
+      continue;
+    }
+    if (j.value("type", "") == "result")
+      done.insert(j["id"].get<std::string>());
+  }
+  return done;
+}
+
+} // namespace
+
+bool matches_filters(const std::string &id, const std::vector<std::string> &filters) {
+  bool any_include = false, included = false;
+  for (const std::string &f : filters) {
+    if (!f.empty() && f[0] == '-') {
+      if (fnmatch(f.c_str() + 1, id.c_str(), 0) == 0)
+        return false;
+      continue;
+    }
+    any_include = true;
+    included = included || fnmatch(f.c_str(), id.c_str(), 0) == 0;
+  }
+  return !any_include || included;
+}
+
+std::vector<TestDef> list_all(const Paths &paths, const DeviceDescription &desc) {
+  ListContext lc{paths, desc.cts_tests, desc.cts_base};
+  std::vector<TestDef> all;
+  for (const Suite &s : suites())
+    for (TestDef &t : s.list(lc))
+      all.push_back(std::move(t));
+  return all;
+}
+
+std::vector<TestDef> select_tests(const RunConfig &cfg, const std::vector<TestDef> &all) {
+  std::vector<TestDef> out;
+  for (const TestDef &t : all) {
+    if (cfg.profile == "core" && t.profile != "core")
+      continue;
+    if (!cfg.suites.empty() &&
+        std::find(cfg.suites.begin(), cfg.suites.end(), t.suite) == cfg.suites.end())
+      continue;
+    if (!matches_filters(t.id, cfg.filters))
+      continue;
+    out.push_back(t);
+    if (cfg.timeout_override > 0)
+      out.back().timeout_s = cfg.timeout_override;
+  }
+  return out;
+}
+
+json suite_manifest(const std::vector<TestDef> &profile_tests, const Paths &paths,
+                    const std::string &plugin, const std::string &profile) {
+  json tests = json::array();
+  for (const TestDef &t : profile_tests)
+    tests.push_back({{"id", t.id}, {"profile", t.profile}, {"params", t.params}});
+  json data = json::object();
+  for (const std::string &f : {std::string("tolerances.json"),
+                               "expected-failures-" + plugin + ".json",
+                               "baseline-" + plugin + ".json"}) {
+    const std::string p = paths.data_dir + "/" + f;
+    data[f] = fs::exists(p) ? json(sha256_file(p)) : json(nullptr);
+  }
+  return {{"suite_version", kSuiteVersion}, {"profile", profile}, {"data", data},
+          {"tests", tests}};
+}
+
+DeviceDescription describe_device(const RunConfig &cfg, const std::string &log_path) {
+  DeviceDescription d;
+  const std::string result = log_path + ".json";
+  fs::remove(result);
+  pid_t pid = spawn(worker_argv(cfg, "describe", result, ""), log_path);
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  int st = 0;
+  while (waitpid(pid, &st, WNOHANG) != pid) {
+    if (Clock::now() > deadline) {
+      kill_group(pid);
+      waitpid(pid, &st, 0);
+      d.error = "describing the device timed out (a plugin hangs while loading or querying)";
+      return d;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!fs::exists(result)) {
+    d.error = "describing the device: the worker " + describe_exit(st) + "\n" +
+              file_tail(log_path, 1500);
+    return d;
+  }
+  json j = read_json(result);
+  fs::remove(result);
+  d.ok = j.value("ok", false);
+  d.error = j.value("error", "");
+  d.device = j.value("device", json::object());
+  d.plugin = j.value("plugin", json::object());
+  d.plugins = j.value("plugins", json::array());
+  d.cts_tests = j.value("cts_tests", std::vector<std::string>{});
+  d.cts_base = j.value("cts_base", "");
+  if (j.contains("cts_error"))
+    std::cerr << "tl-conform: warning: " << j["cts_error"].get<std::string>() << "\n";
+  return d;
+}
+
+int run_command(const RunConfig &cfg) {
+  fs::create_directories(cfg.out_dir + "/logs");
+  const std::string log = cfg.out_dir + "/results.jsonl";
+  std::cout << "tl-conform " << TL_CONFORM_VERSION << ": device " << cfg.device << ", profile "
+            << cfg.profile << ", seed " << cfg.seed << ", jobs " << cfg.jobs << "\n";
+  DeviceDescription desc = describe_device(cfg, cfg.out_dir + "/logs/describe.log");
+  const std::string plugin = desc.plugin.value("name", cfg.device);
+  std::vector<TestDef> all = list_all(cfg.paths, desc);
+  RunConfig profile_only = cfg;
+  profile_only.suites.clear();
+  profile_only.filters.clear();
+  profile_only.timeout_override = 0;
+  const std::vector<TestDef> profile_tests = select_tests(profile_only, all);
+  const json manifest = suite_manifest(profile_tests, cfg.paths, plugin, cfg.profile);
+  {
+    std::ofstream(cfg.out_dir + "/suite.json") << manifest.dump(2) << "\n";
+  }
+  std::vector<TestDef> tests = select_tests(cfg, all);
+  json header = {{"type", "run"},
+                 {"tool", "tl-conform"},
+                 {"tool_version", TL_CONFORM_VERSION},
+                 {"suite_version", kSuiteVersion},
+                 {"suite_sha256", sha256_hex(manifest.dump())},
+                 {"device", cfg.device},
+                 {"profile", cfg.profile},
+                 {"seed", cfg.seed},
+                 {"suites", cfg.suites},
+                 {"filters", cfg.filters},
+                 {"jobs", cfg.jobs},
+                 {"selected", tests.size()},
+                 {"profile_tests", profile_tests.size()},
+                 {"device_ok", desc.ok},
+                 {"device_error", desc.error},
+                 {"capabilities", desc.device},
+                 {"plugin", desc.plugin},
+                 {"plugins", desc.plugins},
+                 {"started", std::time(nullptr)}};
+  if (desc.plugin.contains("path"))
+    header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
+
+  std::set<std::string> done;
+  if (cfg.resume && fs::exists(log)) {
+    done = resume_from(log, header);
+    std::cout << "resuming: " << done.size() << " results already in " << log << "\n";
+  } else {
+    if (fs::exists(log))
+      fs::rename(log, log + ".prev");
+    append_line(log, header);
+  }
+  if (!desc.ok) {
+    // Without a device nothing can run: one failing record says why, and the run completes.
+    std::cout << "device unavailable: " << desc.error << "\n";
+    if (!done.count("api.PluginLoads"))
+      append_line(log, {{"type", "result"}, {"id", "api.PluginLoads"}, {"suite", "api"},
+                        {"profile", "core"}, {"status", "fail"}, {"message", desc.error},
+                        {"metrics", json::object()}, {"duration_s", 0}});
+    return write_outputs(cfg.out_dir, true);
+  }
+  const json expected = load_expected(cfg.paths, plugin);
+  std::vector<TestDef> pending;
+  for (const TestDef &t : tests)
+    if (!done.count(t.id))
+      pending.push_back(t);
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Progress progress(tests.size(), tests.size() - pending.size(), cfg.quiet);
+  std::map<pid_t, Running> running;
+  size_t next = 0;
+  bool exclusive_running = false;
+  while ((next < pending.size() || !running.empty()) && !g_interrupted) {
+    // Start what may start: timing tests run alone.
+    while (next < pending.size() && !exclusive_running &&
+           static_cast<int>(running.size()) < std::max(1, cfg.jobs)) {
+      const TestDef &t = pending[next];
+      if (t.exclusive && !running.empty())
+        break;
+      Running r{t, 0, Clock::now(),
+                cfg.out_dir + "/logs/" + safe_name(t.id) + ".result.json",
+                cfg.out_dir + "/logs/" + safe_name(t.id) + ".log"};
+      fs::remove(r.result_path);
+      fs::remove(r.log_path);
+      r.pid = spawn(worker_argv(cfg, "test", r.result_path, test_def_to_json(t).dump()),
+                    r.log_path);
+      exclusive_running = t.exclusive;
+      running.emplace(r.pid, r);
+      ++next;
+    }
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid > 0 && running.count(pid)) {
+      Running r = running.at(pid);
+      running.erase(pid);
+      kill_group(pid); // whatever the worker left behind (a hung CTS child)
+      if (r.test.exclusive)
+        exclusive_running = false;
+      json rec = finish_record(r, st, expected);
+      append_line(log, rec);
+      progress.finished(rec);
+      continue;
+    }
+    for (auto &[p, r] : running)
+      if (!r.timed_out &&
+          Clock::now() - r.start > std::chrono::duration<double>(r.test.timeout_s)) {
+        r.timed_out = true;
+        kill_group(p);
+      }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (g_interrupted) {
+    for (auto &[p, r] : running) {
+      kill_group(p);
+      waitpid(p, nullptr, 0);
+    }
+    progress.end();
+    std::cout << "interrupted: finished results are in " << log
+              << "; continue with --resume\n";
+    return 130;
+  }
+  progress.end();
+  return write_outputs(cfg.out_dir, true);
+}
+
+} // namespace tl::conform

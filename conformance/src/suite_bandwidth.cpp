@@ -1,0 +1,131 @@
+// The bandwidth suite: host<->device and device<->device copies and on-device copy/triad
+// kernels, counted by STREAM's rules (the bytes the program asks to read plus those it asks to
+// write; best of N after a warm-up) against the device's declared peak bandwidth.
+// SPDX-License-Identifier: Apache-2.0
+#include "device_run.h"
+
+#include <cstring>
+#include <vector>
+
+namespace tl::conform {
+namespace {
+
+constexpr double kPassFraction = 0.85;
+
+struct BandwidthCase {
+  const char *name;
+  const char *kind; // h2d, d2h, d2d, copy, triad
+  uint64_t mib;
+  bool core;
+};
+
+const std::vector<BandwidthCase> &cases() {
+  static const std::vector<BandwidthCase> c = {
+      {"h2d", "h2d", 64, true},         {"d2h", "d2h", 64, true},
+      {"d2d", "d2d", 64, true},         {"kernel_copy", "copy", 64, true},
+      {"kernel_triad", "triad", 64, true}, {"h2d.256MiB", "h2d", 256, false},
+      {"d2h.256MiB", "d2h", 256, false},   {"d2d.256MiB", "d2d", 256, false},
+      {"kernel_triad.16MiB", "triad", 16, false}};
+  return c;
+}
+
+constexpr const char *kKernels = R"(
+kernel @copy(%a: tensor<?xf32>, %c: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %b = constant {value = 4096} : i32
+  %o = mul %pid, %b : i32
+  %t = load %a, %o : tile<4096xf32>
+  store %c, %o, %t
+  return
+}
+
+kernel @triad(%b: tensor<?xf32>, %c: tensor<?xf32>, %a: tensor<?xf32>, %s: f32) {
+  %pid = program_id {axis = 0} : i32
+  %blk = constant {value = 4096} : i32
+  %o = mul %pid, %blk : i32
+  %bt = load %b, %o : tile<4096xf32>
+  %ct = load %c, %o : tile<4096xf32>
+  %ss = splat %s : tile<4096xf32>
+  %sc = mul %ss, %ct : tile<4096xf32>
+  %at = add %bt, %sc : tile<4096xf32>
+  store %a, %o, %at
+  return
+}
+)";
+
+std::vector<TestDef> list_bandwidth(const ListContext &) {
+  std::vector<TestDef> out;
+  for (const BandwidthCase &c : cases())
+    out.push_back({std::string("bandwidth.") + c.name, "bandwidth", c.core ? "core" : "full", 300,
+                   true,
+                   {{"kind", c.kind}, {"size_mib", c.mib}, {"warmup", 1}, {"reps", 5},
+                    {"pass_fraction_of_peak", kPassFraction}}});
+  return out;
+}
+
+Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
+  const std::string kind = t.params["kind"];
+  const uint64_t size = t.params["size_mib"].get<uint64_t>() << 20;
+  const int warmup = t.params["warmup"], reps = t.params["reps"];
+  if (ctx.info.memory_bytes < 4 * size)
+    return Outcome::not_supported("the device has less than 4x the " +
+                                  std::to_string(size >> 20) + " MiB the test needs");
+  hal::Device dev(ctx.device);
+  hal::Stream s = dev.stream();
+  hal::Buffer a = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL), b = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
+              c = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL);
+  std::vector<char> host(size, 1);
+  std::memset(host.data(), 1, size); // touch every page before timing
+  s.copy_to_device(host.data(), b, size);
+  s.copy_to_device(host.data(), c, size);
+  std::function<void()> op;
+  double counted = 2.0 * double(size); // a copy reads and writes `size` bytes
+  LoadedKernel k;
+  const int64_t n = static_cast<int64_t>(size / 4);
+  const uint64_t grid = static_cast<uint64_t>((n + 4095) / 4096);
+  if (kind == "h2d") {
+    op = [&] { s.copy_to_device(host.data(), a, size); };
+  } else if (kind == "d2h") {
+    op = [&] { s.copy_to_host(b, host.data(), size); };
+  } else if (kind == "d2d") {
+    op = [&] { s.copy(b, a, size); };
+  } else {
+    if (compile_target(ctx.info, ctx.paths).empty())
+      return Outcome::not_supported("no compiler backend for the device's targets");
+    k = load_kernel(ctx, kKernels, kind);
+    if (kind == "copy") {
+      op = [&] {
+        s.launch(k.exe, k.index, {grid, 1, 1},
+                 {hal::tensor_arg(b, TL_DTYPE_F32, {n}), hal::tensor_arg(a, TL_DTYPE_F32, {n})});
+      };
+    } else {
+      counted = 3.0 * double(size); // a = b + s * c reads two arrays and writes one
+      op = [&] {
+        s.launch(k.exe, k.index, {grid, 1, 1},
+                 {hal::tensor_arg(b, TL_DTYPE_F32, {n}), hal::tensor_arg(c, TL_DTYPE_F32, {n}),
+                  hal::tensor_arg(a, TL_DTYPE_F32, {n}), hal::float_arg(TL_DTYPE_F32, 3.0)});
+      };
+    }
+  }
+  const double best = best_seconds(dev, s, op, warmup, reps);
+  const double peak = ctx.info.peak_bandwidth_bytes_per_s;
+  const double achieved = best > 0 ? counted / best : 0;
+  json m = {{"kind", kind},          {"size_bytes", size},       {"bytes_counted", counted},
+            {"best_s", best},        {"reps", reps},             {"achieved_bytes_per_s", achieved},
+            {"peak_bytes_per_s", peak}, {"fraction_of_peak", peak > 0 ? achieved / peak : 0},
+            {"pass_fraction", kPassFraction}};
+  if (peak <= 0)
+    return Outcome::fail("the device declares no peak bandwidth", m);
+  if (achieved <= kPassFraction * peak)
+    return Outcome::fail("achieved " + std::to_string(achieved / 1e9) + " GB/s = " +
+                             std::to_string(100 * achieved / peak) + "% of the declared peak " +
+                             std::to_string(peak / 1e9) + " GB/s (needs > 85%)",
+                         m);
+  return Outcome::pass(m);
+}
+
+} // namespace
+
+Suite bandwidth_suite() { return {"bandwidth", list_bandwidth, run_bandwidth}; }
+
+} // namespace tl::conform

@@ -1,0 +1,197 @@
+// The compiler suite: a corpus of .tlir kernels compiled for the device's target and run
+// through the HAL, every tensor compared with the reference interpreter's run of the same IR.
+//
+// A corpus file names its cases in comment lines:
+//   // conform-case: NAME kernel=K grid=X[,Y[,Z]] ARG=SPEC ...
+// SPEC: AxB (random: floats in [-1, 1), integers in [-100, 100]), zeros:AxB, iota:AxB,
+// int:LO:HI:AxB (random integers in [LO, HI)), or a number for a scalar. corpus/library.cases
+// names cases of the library kernels the same way, each line prefixed by the kernel file's
+// path in the source tree.
+// SPDX-License-Identifier: Apache-2.0
+#include "compare.h"
+#include "device_run.h"
+
+#include "tl/interpreter/host_tensor.h"
+#include "tl/ir/parser.h"
+
+#include <filesystem>
+#include <map>
+#include <random>
+#include <sstream>
+
+namespace tl::conform {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CorpusCase {
+  std::string id, file, line; // file: absolute path; line: the case's spec
+};
+
+std::vector<CorpusCase> corpus(const Paths &paths) {
+  std::vector<CorpusCase> out;
+  auto add = [&](const std::string &file, const std::string &stem, const std::string &spec) {
+    std::istringstream in(spec);
+    std::string name;
+    in >> name;
+    out.push_back({"compiler." + stem + "." + name, file, spec});
+  };
+  std::vector<fs::path> files;
+  if (fs::is_directory(paths.corpus_dir))
+    for (auto &e : fs::directory_iterator(paths.corpus_dir))
+      if (e.path().extension() == ".tlir")
+        files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const std::string tag = "// conform-case:";
+  for (const fs::path &f : files) {
+    std::istringstream in(read_file(f.string()));
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(tag, 0) == 0)
+        add(f.string(), f.stem().string(), line.substr(tag.size()));
+  }
+  const fs::path lib = fs::path(paths.corpus_dir) / "library.cases";
+  if (fs::exists(lib)) {
+    std::istringstream in(read_file(lib.string()));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#')
+        continue;
+      std::istringstream l(line);
+      std::string rel, rest;
+      l >> rel;
+      std::getline(l, rest);
+      add(paths.source_dir + "/" + rel, "library_" + fs::path(rel).stem().string(), rest);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> parse_shape(const std::string &s) {
+  std::vector<int64_t> shape;
+  std::istringstream in(s);
+  for (std::string d; std::getline(in, d, 'x');)
+    shape.push_back(std::stoll(d));
+  return shape;
+}
+
+std::vector<TestDef> list_compiler(const ListContext &ctx) {
+  std::vector<TestDef> out;
+  for (const CorpusCase &c : corpus(ctx.paths)) {
+    const std::string rel = fs::path(c.file).filename().string();
+    out.push_back({c.id, "compiler", "core", 120, false,
+                   {{"file", rel}, {"file_sha256", sha256_file(c.file)}, {"case", c.line}}});
+  }
+  return out;
+}
+
+Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
+  const CorpusCase *c = nullptr;
+  const auto all = corpus(ctx.paths);
+  for (const CorpusCase &cc : all)
+    if (cc.id == t.id)
+      c = &cc;
+  if (!c)
+    return Outcome::fail("no corpus case '" + t.id + "'");
+  if (compile_target(ctx.info, ctx.paths).empty())
+    return Outcome::not_supported("no compiler backend for the device's targets");
+  const std::string src = read_file(c->file);
+  std::map<std::string, std::string> kv;
+  std::istringstream in(c->line);
+  std::string name, item;
+  in >> name;
+  while (in >> item)
+    if (size_t eq = item.find('='); eq != std::string::npos)
+      kv[item.substr(0, eq)] = item.substr(eq + 1);
+  ir::Diagnostics diags;
+  auto module = ir::parse(src, c->file, diags);
+  const ir::Kernel *kernel = module ? module->find_kernel(kv["kernel"]) : nullptr;
+  if (!kernel)
+    return Outcome::fail("corpus case names kernel '" + kv["kernel"] + "' that " + c->file +
+                         " does not define\n" + diags.str());
+  std::array<uint64_t, 3> grid{1, 1, 1};
+  {
+    std::istringstream g(kv["grid"]);
+    std::string d;
+    for (int i = 0; i < 3 && std::getline(g, d, ','); ++i)
+      grid[i] = std::stoull(d);
+  }
+  std::mt19937_64 rng(ctx.seed);
+  std::vector<interp::HostTensor> dev_t, ref_t;
+  std::vector<KernelArg> dev_args, ref_args;
+  dev_t.reserve(16);
+  ref_t.reserve(16);
+  for (const auto &p : kernel->body()->arguments()) {
+    const std::string spec = kv[p->name()];
+    if (spec.empty())
+      return Outcome::fail("corpus case gives no value for argument '" + p->name() + "'");
+    if (!p->type().is_tensor()) {
+      const bool f = ir::is_float(p->type().elem());
+      dev_args.push_back(f ? KernelArg(std::stod(spec)) : KernelArg(int64_t(std::stoll(spec))));
+      ref_args.push_back(dev_args.back());
+      continue;
+    }
+    std::string kind = "random", shape = spec;
+    int64_t lo = -100, hi = 101;
+    if (size_t colon = spec.rfind(':'); colon != std::string::npos) {
+      shape = spec.substr(colon + 1);
+      kind = spec.substr(0, spec.find(':'));
+      if (kind == "int") {
+        std::istringstream r(spec.substr(4));
+        std::string a, b;
+        std::getline(r, a, ':');
+        std::getline(r, b, ':');
+        lo = std::stoll(a);
+        hi = std::stoll(b);
+      }
+    }
+    interp::HostTensor h(p->type().elem(), parse_shape(shape));
+    for (int64_t e = 0; e < h.num_elements(); ++e) {
+      double v = 0;
+      if (kind == "iota")
+        v = double(e);
+      else if (kind == "int" || (kind == "random" && !ir::is_float(h.dtype())))
+        v = double(std::uniform_int_distribution<int64_t>(lo, hi - 1)(rng));
+      else if (kind == "random")
+        v = std::uniform_real_distribution<double>(-1, 1)(rng);
+      h.set(e, v);
+    }
+    dev_t.push_back(h);
+    ref_t.push_back(h);
+    dev_args.push_back(&dev_t.back());
+    ref_args.push_back(&ref_t.back());
+  }
+  run_on_interpreter(src, kv["kernel"], grid, ref_args);
+  run_on_device(ctx, src, kv["kernel"], grid, dev_args);
+
+  const auto table = ToleranceTable::load(ctx.paths.data_dir + "/tolerances.json");
+  json per_tensor = json::array();
+  std::string failure;
+  size_t ti = 0;
+  for (const auto &p : kernel->body()->arguments()) {
+    if (!p->type().is_tensor())
+      continue;
+    const interp::HostTensor &d = dev_t[ti], &r = ref_t[ti];
+    ++ti;
+    std::vector<double> dv(d.num_elements()), rv(r.num_elements());
+    for (size_t e = 0; e < dv.size(); ++e) {
+      dv[e] = d.get(e);
+      rv[e] = r.get(e);
+    }
+    const std::string dt(ir::scalar_name(d.dtype()));
+    CompareResult cr = compare({d.dtype(), &dv, &rv, nullptr, 1}, table.lookup("compiler", dt));
+    cr.metrics.erase("ulp_histogram");
+    cr.metrics["argument"] = p->name();
+    per_tensor.push_back(cr.metrics);
+    if (!cr.ok && failure.empty())
+      failure = "argument '" + p->name() + "': " + cr.message;
+  }
+  json m = {{"tensors", per_tensor}};
+  if (!failure.empty())
+    return Outcome::fail("device differs from the interpreter: " + failure, m);
+  return Outcome::pass(m);
+}
+
+} // namespace
+
+Suite compiler_suite() { return {"compiler", list_compiler, run_compiler}; }
+
+} // namespace tl::conform

@@ -1,0 +1,124 @@
+// Deliberately faulty plugins for tl-conform's tests: each wraps the real cpu plugin (loaded
+// with dlopen and forwarded to) and breaks one thing, chosen by FAULTY_<KIND>:
+//   CRASH  a launch dereferences a wild pointer (SIGSEGV)
+//   HANG   after a launch, synchronizing a stream or an event never returns
+//   WRONG  launches complete, then every 97th float of every tensor argument is off by 2^-10
+//   ABI    the table reports vendor ABI 99 (the runtime must refuse the plugin)
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/vendor.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace {
+
+const tl_vendor_plugin *real = nullptr;
+tl_vendor_plugin table;
+void *g_device = nullptr;
+std::atomic<bool> g_launched{false};
+
+tl_status device_open(void *state, uint32_t index, void **out_device) {
+  tl_status s = real->device_open(state, index, out_device);
+  if (!s)
+    g_device = *out_device;
+  return s;
+}
+
+tl_status device_query(void *device, tl_device_info *out_info) {
+  tl_status s = real->device_query(device, out_info);
+  if (!s) {
+    char name[128];
+    std::snprintf(name, sizeof name, "%s (%s)", FAULTY_NAME, out_info->name);
+    std::memcpy(out_info->name, name, sizeof name);
+    std::snprintf(out_info->plugin, sizeof out_info->plugin, "%s", FAULTY_NAME);
+  }
+  return s;
+}
+
+/// Perturbs float elements of a tensor view in place (f32 and f64 storage; others untouched).
+void perturb(const tl_vendor_arg &a) {
+  void *base = nullptr;
+  if (a.kind != TL_PARAM_TENSOR || !a.buffer || real->buffer_map(g_device, a.buffer, &base))
+    return;
+  if (a.dtype != TL_DTYPE_F32 && a.dtype != TL_DTYPE_F64)
+    return;
+  int64_t n = 1;
+  for (uint32_t d = 0; d < a.rank; ++d)
+    n *= a.shape[d];
+  char *p = static_cast<char *>(base) + a.offset_bytes;
+  for (int64_t lin = 0; lin < n; lin += 97) {
+    int64_t rem = lin, off = 0;
+    for (int d = int(a.rank) - 1; d >= 0; --d) {
+      off += (rem % a.shape[d]) * a.strides[d];
+      rem /= a.shape[d];
+    }
+    if (a.dtype == TL_DTYPE_F32) {
+      float *f = reinterpret_cast<float *>(p) + off;
+      *f = *f * (1.0f + 1.0f / 1024) + 1.0f / 1024;
+    } else {
+      double *f = reinterpret_cast<double *>(p) + off;
+      *f = *f * (1.0 + 1.0 / 1024) + 1.0 / 1024;
+    }
+  }
+}
+
+tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *launch) {
+#ifdef FAULTY_CRASH
+  *reinterpret_cast<volatile int *>(uintptr_t(24)) = 1; // a wild store: SIGSEGV
+#endif
+  tl_status s = real->stream_launch(stream, executable, launch);
+#ifdef FAULTY_HANG
+  g_launched = true;
+#endif
+#ifdef FAULTY_WRONG
+  if (!s && !(s = real->stream_synchronize(stream)))
+    for (uint32_t i = 0; i < launch->arg_count; ++i)
+      perturb(launch->args[i]);
+#endif
+  return s;
+}
+
+void hang_if_launched() {
+  while (g_launched)
+    sleep(1); // the device never comes back
+}
+
+tl_status stream_synchronize(void *stream) {
+  hang_if_launched();
+  return real->stream_synchronize(stream);
+}
+
+tl_status event_synchronize(void *event) {
+  hang_if_launched();
+  return real->event_synchronize(event);
+}
+
+} // namespace
+
+extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint32_t host_major) {
+  if (!real) {
+    void *lib = dlopen(TL_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    auto entry = lib ? reinterpret_cast<tl_vendor_plugin_entry_fn>(
+                           dlsym(lib, TL_VENDOR_ENTRY_POINT))
+                     : nullptr;
+    real = entry ? entry(host_major) : nullptr;
+    if (!real)
+      return nullptr;
+    table = *real;
+    table.name = FAULTY_NAME;
+    table.version = "0.0.1-faulty";
+    table.device_open = device_open;
+    table.device_query = device_query;
+    table.stream_launch = stream_launch;
+    table.stream_synchronize = stream_synchronize;
+    table.event_synchronize = event_synchronize;
+#ifdef FAULTY_ABI
+    table.abi_major = 99;
+#endif
+  }
+  return &table;
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: set up, build, then run the library kernels (vector add, GEMM, softmax) on the
-# reference interpreter over random ragged shapes and print them against the fp64 references.
+# The main job: set up, build, run the library kernels (vector add, GEMM, softmax) on the
+# reference interpreter against the fp64 references, then certify the CPU device with
+# tl-conform (the simulated NPU joins when its device plugin exists).
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,3 +14,15 @@ echo "== tlc run: GEMM 100x70x45 from random inputs (seed 7), fp32 and fp64 mode
   a=100x45 b=45x70 c=zeros:100x70
 "$build/compiler/tools/tlc/tlc" run "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 --reference \
   a=100x45 b=45x70 c=zeros:100x70
+echo "== tlc run --device cpu: the same GEMM as native code through the HAL"
+"$build/compiler/tools/tlc/tlc" run --device cpu "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 \
+  a=100x45 b=45x70 c=zeros:100x70
+echo "== tl-conform run --device cpu --profile core"
+out="${TL_CONFORM_OUT:-$build/conformance-cpu}"
+rm -rf "$out"
+# Exit status 1 means "not certified" (the report says which tests fail and why); the job
+# itself fails only on a tool error (2).
+status=0
+"$build/conformance/tl-conform" run --device cpu --profile core --jobs 2 --out "$out" || status=$?
+[ "$status" -le 1 ] || exit "$status"
+echo "reports: $out/report.html, $out/results.json, $out/junit.xml"

@@ -49,16 +49,76 @@ llvm::Type *KernelCodegen::llvm_type(ScalarKind k, const ir::Operation *where) {
   case ScalarKind::I16: case ScalarKind::U16: return b_.getInt16Ty();
   case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
   case ScalarKind::I64: return b_.getInt64Ty();
-  case ScalarKind::F32: return b_.getFloatTy();
+  case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F32: return b_.getFloatTy();
   case ScalarKind::F64: return b_.getDoubleTy();
   default:
     break;
   }
   const std::string msg = "element type " + std::string(ir::scalar_name(k)) +
-                          " is not supported by llvm-cpu yet (f32, f64 and integers are)";
+                          " is not supported by llvm-cpu yet (f16, bf16, f32, f64 and integers are)";
   if (where)
     unsupported(*where, msg);
   throw LoweringError(kernel_.loc().str() + ": error: kernel @" + kernel_.name() + ": " + msg);
+}
+
+llvm::Value *KernelCodegen::round_to(ScalarKind k, llvm::Value *v) {
+  if (k == ScalarKind::F16)
+    return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
+  if (k == ScalarKind::BF16) // round to nearest even on the bits; NaN stays NaN
+    return b_.CreateBitCast(
+        b_.CreateShl(b_.CreateZExt(to_storage(k, v), b_.getInt32Ty()), 16), b_.getFloatTy());
+  return v;
+}
+
+llvm::Value *KernelCodegen::attr_constant(ScalarKind k, const ir::Attr &a) {
+  llvm::Type *t = llvm_type(k, nullptr);
+  if (ir::is_float(k)) {
+    const double d = std::holds_alternative<double>(a) ? std::get<double>(a)
+                                                       : double(std::get<int64_t>(a));
+    return round_to(k, llvm::ConstantFP::get(t, d)); // constant-folded
+  }
+  const int64_t v = std::holds_alternative<bool>(a) ? int64_t(std::get<bool>(a)) : std::get<int64_t>(a);
+  return llvm::ConstantInt::get(t, v, /*IsSigned=*/true);
+}
+
+llvm::Type *KernelCodegen::storage_type(ScalarKind k) {
+  if (k == ScalarKind::I1)
+    return b_.getInt8Ty();
+  if (k == ScalarKind::F16 || k == ScalarKind::BF16)
+    return b_.getInt16Ty();
+  return llvm_type(k, nullptr);
+}
+
+llvm::Value *KernelCodegen::to_storage(ScalarKind k, llvm::Value *v) {
+  switch (k) {
+  case ScalarKind::I1:
+    return b_.CreateZExt(v, b_.getInt8Ty());
+  case ScalarKind::F16:
+    return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+  case ScalarKind::BF16: {
+    llvm::Value *bits = b_.CreateBitCast(v, b_.getInt32Ty());
+    llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
+    llvm::Value *rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), 16);
+    llvm::Value *is_nan = b_.CreateFCmpUNO(v, v);
+    return b_.CreateTrunc(b_.CreateSelect(is_nan, b_.getInt32(0x7fc0), rounded), b_.getInt16Ty());
+  }
+  default:
+    return v;
+  }
+}
+
+llvm::Value *KernelCodegen::from_storage(ScalarKind k, llvm::Value *bits) {
+  switch (k) {
+  case ScalarKind::I1:
+    return b_.CreateICmpNE(bits, b_.getInt8(0));
+  case ScalarKind::F16:
+    return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+  case ScalarKind::BF16:
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
+                            b_.getFloatTy());
+  default:
+    return bits;
+  }
 }
 
 KernelCodegen::Slot KernelCodegen::new_slot(const ir::Type &t) {
@@ -170,7 +230,7 @@ void KernelCodegen::run() {
     }
     Slot &s = slot(args[i].get());
     llvm::Value *v = ir::is_float(t.elem())
-                         ? b_.CreateFPCast(arg_field(i, 4, nullptr), s.elem)
+                         ? round_to(t.elem(), b_.CreateFPCast(arg_field(i, 4, nullptr), s.elem))
                          : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
     b_.CreateStore(v, s.ptr);
   }

@@ -54,6 +54,15 @@ private:
                llvm::Value *lane, llvm::Value *index);
   llvm::Value *arg_field(unsigned arg, unsigned field, llvm::Value *dim);
   llvm::Type *llvm_type(ir::ScalarKind k, const ir::Operation *where);
+  // f16 and bf16 values live as f32 that is exactly representable in the type; every result is
+  // rounded back to the type (computing in f32 and rounding once equals the interpreter's
+  // "compute in f64, round once" for + - * / sqrt, since f32 carries more than 2p + 2 bits).
+  llvm::Value *round_to(ir::ScalarKind k, llvm::Value *v);
+  llvm::Type *storage_type(ir::ScalarKind k);
+  /// A constant from an attribute (int, bool or float), rounded to element type `k`.
+  llvm::Value *attr_constant(ir::ScalarKind k, const ir::Attr &a);
+  llvm::Value *to_storage(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *from_storage(ir::ScalarKind k, llvm::Value *bits);
   llvm::Value *i64(int64_t v) { return b_.getInt64(v); }
   [[noreturn]] void unsupported(const ir::Operation &op, const std::string &what);
 

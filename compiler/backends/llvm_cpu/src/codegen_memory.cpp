@@ -7,13 +7,6 @@ namespace tl::llvm_cpu {
 using ir::Opcode;
 using ir::ScalarKind;
 
-namespace {
-/// Tensors of i1 are stored one byte per element.
-llvm::Type *storage_type(llvm::IRBuilder<> &b, llvm::Type *elem) {
-  return elem->isIntegerTy(1) ? b.getInt8Ty() : elem;
-}
-} // namespace
-
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
   const unsigned a = arg_index_.at(op.operand(0));
   const int rank = op.operand(0)->type().rank();
@@ -21,7 +14,7 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
   const ir::Value *tile_v = is_store ? op.operand(1 + rank) : op.result();
   const ir::Type &tt = tile_v->type();
   Slot &tile = slot(tile_v);
-  llvm::Type *mem_t = storage_type(b_, tile.elem);
+  llvm::Type *mem_t = storage_type(tt.elem());
   llvm::Value *data = arg_field(a, 0, nullptr);
   std::vector<llvm::Value *> off(rank), shape(rank), stride(rank);
   for (int d = 0; d < rank; ++d) {
@@ -30,15 +23,8 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     stride[d] = arg_field(a, 2, i64(d));
   }
   if (!is_store) { // padding first; in-bounds rows overwrite it
-    llvm::Value *pad = llvm::Constant::getNullValue(tile.elem);
-    if (const ir::Attr *p = op.attr("padding"))
-      pad = ir::is_float(tt.elem())
-                ? llvm::ConstantFP::get(tile.elem, std::holds_alternative<double>(*p)
-                                                       ? std::get<double>(*p)
-                                                       : double(std::get<int64_t>(*p)))
-                : llvm::ConstantInt::get(tile.elem, std::holds_alternative<bool>(*p)
-                                                        ? int64_t(std::get<bool>(*p))
-                                                        : std::get<int64_t>(*p), true);
+    const ir::Attr *p = op.attr("padding");
+    llvm::Value *pad = p ? attr_constant(tt.elem(), *p) : llvm::Constant::getNullValue(tile.elem);
     // Only a tile that reaches outside the tensor needs padding.
     llvm::Value *inside = b_.getTrue();
     for (int d = 0; d < rank; ++d)
@@ -70,12 +56,9 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
           llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
           if (is_store) {
             llvm::Value *v = b_.CreateLoad(tile.elem, elem_ptr(tile, t_index));
-            b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
+            b_.CreateStore(to_storage(tt.elem(), v), mp);
           } else {
-            llvm::Value *v = b_.CreateLoad(mem_t, mp);
-            if (tile.elem->isIntegerTy(1))
-              v = b_.CreateICmpNE(v, b_.getInt8(0));
-            b_.CreateStore(v, elem_ptr(tile, t_index));
+            b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(mem_t, mp)), elem_ptr(tile, t_index));
           }
         }, unit ? "j.unit" : "j");
       };
@@ -128,16 +111,12 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
   Slot mask = masked ? slot(op.operand(mask_at)) : Slot{};
   Slot out = op.num_results() ? slot(op.result()) : Slot{};
   llvm::Type *elem_t = llvm_type(elem, &op);
-  llvm::Type *mem_t = storage_type(b_, elem_t);
+  llvm::Type *mem_t = storage_type(elem);
+  if (op.opcode() == Opcode::AtomicAdd && (elem == ScalarKind::BF16 || elem == ScalarKind::I1))
+    unsupported(op, "atomic_add on " + std::string(ir::scalar_name(elem)) + " tensors");
   if (gather) {
-    llvm::Value *other = llvm::Constant::getNullValue(elem_t);
-    if (const ir::Attr *o = op.attr("other"))
-      other = ir::is_float(elem) ? llvm::ConstantFP::get(elem_t, std::holds_alternative<double>(*o)
-                                                                     ? std::get<double>(*o)
-                                                                     : double(std::get<int64_t>(*o)))
-                                 : llvm::ConstantInt::get(elem_t, std::holds_alternative<bool>(*o)
-                                                                      ? int64_t(std::get<bool>(*o))
-                                                                      : std::get<int64_t>(*o), true);
+    const ir::Attr *o = op.attr("other");
+    llvm::Value *other = o ? attr_constant(elem, *o) : llvm::Constant::getNullValue(elem_t);
     loop(lanes, [&](llvm::Value *l) { b_.CreateStore(other, elem_ptr(out, l)); }, "other");
   }
   loop(lanes, [&](llvm::Value *l) {
@@ -160,16 +139,19 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
     }
     llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
     if (gather) {
-      llvm::Value *v = b_.CreateLoad(mem_t, mp);
-      b_.CreateStore(elem_t->isIntegerTy(1) ? b_.CreateICmpNE(v, b_.getInt8(0)) : v, elem_ptr(out, l));
+      b_.CreateStore(from_storage(elem, b_.CreateLoad(mem_t, mp)), elem_ptr(out, l));
     } else if (op.opcode() == Opcode::Scatter) {
       llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
-      b_.CreateStore(v->getType() == mem_t ? v : b_.CreateZExt(v, mem_t), mp);
+      b_.CreateStore(to_storage(elem, v), mp);
     } else { // programs run concurrently: a real atomic read-modify-write
       llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+      if (elem == ScalarKind::F16) // the memory holds half: add in half, widen the old value
+        v = b_.CreateFPTrunc(v, b_.getHalfTy());
       llvm::Value *old = b_.CreateAtomicRMW(ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd
                                                                : llvm::AtomicRMWInst::Add,
                                             mp, v, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+      if (elem == ScalarKind::F16)
+        old = b_.CreateFPExt(old, b_.getFloatTy());
       b_.CreateStore(old, elem_ptr(out, l));
     }
     b_.CreateBr(next);

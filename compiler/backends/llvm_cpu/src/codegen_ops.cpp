@@ -25,15 +25,7 @@ void KernelCodegen::lower_source(const ir::Operation &op) {
   auto fill = [&](llvm::Value *v) {
     loop(out.n, [&](llvm::Value *i) { b_.CreateStore(v, elem_ptr(out, i)); });
   };
-  auto constant = [&](const ir::Attr *a) -> llvm::Value * {
-    if (ir::is_float(t.elem())) {
-      double d = std::holds_alternative<double>(*a) ? std::get<double>(*a)
-                                                    : double(std::get<int64_t>(*a));
-      return llvm::ConstantFP::get(out.elem, d);
-    }
-    int64_t v = std::holds_alternative<bool>(*a) ? std::get<bool>(*a) : std::get<int64_t>(*a);
-    return llvm::ConstantInt::get(out.elem, v, /*IsSigned=*/true);
-  };
+  auto constant = [&](const ir::Attr *a) { return attr_constant(t.elem(), *a); };
   switch (op.opcode()) {
   case Opcode::ProgramId:
     return fill(b_.CreateTrunc(pid_[*op.attr_as<int64_t>("axis")], out.elem));
@@ -107,7 +99,12 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
     std::vector<llvm::Value *> a;
     for (const Slot &s : in)
       a.push_back(b_.CreateLoad(s.elem, elem_ptr(s, i)));
-    b_.CreateStore(elementwise_lane(op, a, i), elem_ptr(out, i));
+    llvm::Value *r = elementwise_lane(op, a, i);
+    const ScalarKind rk = op.result()->type().elem();
+    if ((rk == ScalarKind::F16 || rk == ScalarKind::BF16) && op.opcode() != Opcode::Select &&
+        op.opcode() != Opcode::Bitcast && op.opcode() != Opcode::Cast)
+      r = round_to(rk, r); // casts and bitcasts round (or not) themselves
+    b_.CreateStore(r, elem_ptr(out, i));
   });
 }
 
@@ -119,8 +116,11 @@ llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vecto
     return b_.CreateSelect(a[0], a[1], a[2]);
   case Opcode::Cast:
     return cast_lane(op, a[0]);
-  case Opcode::Bitcast:
-    return b_.CreateBitCast(a[0], llvm_type(op.result()->type().elem(), &op));
+  case Opcode::Bitcast: { // through the storage bits, so that f16/bf16 values reinterpret exactly
+    const ScalarKind to = op.result()->type().elem();
+    llvm::Value *bits = b_.CreateBitCast(to_storage(k, a[0]), storage_type(to));
+    return from_storage(to, bits);
+  }
   case Opcode::Cmp: {
     const std::string &p = *op.attr_as<std::string>("pred");
     if (ir::is_float(k)) {
@@ -236,7 +236,11 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   if (ir::is_float(from) && ir::is_float(to)) {
     if (!rne && ir::bit_width(to) < ir::bit_width(from))
       unsupported(op, "rounding mode '" + *rounding + "' for float narrowing");
-    return b_.CreateFPCast(v, t);
+    if (to != ScalarKind::F16 && to != ScalarKind::BF16)
+      return b_.CreateFPCast(v, t);
+    if (from == ScalarKind::F64) // f64 -> f32 -> f16 would round twice
+      unsupported(op, "f64 to " + std::string(ir::scalar_name(to)));
+    return round_to(to, b_.CreateFPCast(v, t));
   }
   if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
     if (to == ScalarKind::I1)
@@ -248,7 +252,9 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   if (ir::is_float(to)) {
     if (!rne && ir::bit_width(from) > 24)
       unsupported(op, "rounding mode '" + *rounding + "' for integer to float");
-    return ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
+    if ((to == ScalarKind::F16 || to == ScalarKind::BF16) && ir::bit_width(from) > 16)
+      unsupported(op, "integers wider than 16 bits to " + std::string(ir::scalar_name(to)));
+    return round_to(to, ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t));
   }
   if (to == ScalarKind::I1)
     return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
@@ -293,7 +299,7 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
           llvm::Value *cij = b_.CreateLoad(c.elem, cp);
           llvm::Value *sum = fl ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {c.elem}, {aik, bkj, cij})
                                 : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
-          b_.CreateStore(sum, cp);
+          b_.CreateStore(round_to(acc, sum), cp);
         }, "j");
       }, "k");
     }, "i");
@@ -427,9 +433,9 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
           return;
         }
         llvm::Value *prev = b_.CreateLoad(out.elem, elem_ptr(out, dst(o, scan ? b_.CreateSub(k, i64(1)) : k, in)));
-        llvm::Value *next = combine(kind, t.elem(), prev, xv);
+        llvm::Value *next = round_to(t.elem(), combine(kind, t.elem(), prev, xv));
         // A float reduce-sum may associate freely (tl/ir/ir.h): let the vectorizer split it.
-        if (!scan && kind == "sum" && llvm::isa<llvm::Instruction>(next) && ir::is_float(t.elem()))
+        if (!scan && kind == "sum" && (t.elem() == ScalarKind::F32 || t.elem() == ScalarKind::F64))
           llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
         b_.CreateStore(next, elem_ptr(out, dst(o, k, in)));
       }, "in");

@@ -389,6 +389,54 @@ TEST(LlvmCpu, GatherScatterAtomicsAndControlFlowAreBitExact) {
               {int64_t(40)}, {3, 1, 1});
 }
 
+const char *kHalfOps = R"(
+kernel @half(%h: tensor<?xf16>, %b: tensor<?xbf16>, %oh: tensor<?xf16>, %ob: tensor<?xbf16>, %of: tensor<?xf32>, %s: bf16) {
+  %z = constant {value = 0} : i32
+  %x = load %h, %z {padding = 0.1} : tile<64xf16>
+  %y = load %b, %z {padding = -0.3} : tile<64xbf16>
+  %xs = mul %x, %x : tile<64xf16>
+  %xq = div %xs, %x : tile<64xf16>
+  %xa = add %xq, %x : tile<64xf16>
+  %ys = splat %s : tile<64xbf16>
+  %ym = mul %y, %ys : tile<64xbf16>
+  %yr = sqrt %ym : tile<64xbf16>
+  %ya = sub %yr, %y : tile<64xbf16>
+  %xb = cast %xa : tile<64xbf16>
+  %yh = cast %ya : tile<64xf16>
+  %mx = max %xb, %ya : tile<64xbf16>
+  %sum = reduce %xa {axis = 0, kind = "max"} : f16
+  %f = cast %ya : tile<64xf32>
+  %bits = bitcast %yh : tile<64xi16>
+  %back = bitcast %bits : tile<64xf16>
+  %ten = constant {value = 10} : i32
+  store %oh, %z, %xa
+  store %oh, %ten, %back
+  store %ob, %z, %mx
+  store %of, %z, %f
+  %a2 = arange {end = 64, start = 0} : tile<64xi32>
+  %m = full {value = 1.0} : tile<8x8xbf16>
+  %xr = reshape %x : tile<8x8xf16>
+  %xrb = cast %xr : tile<8x8xbf16>
+  %d = dot %xrb, %m {acc_type = f32} : tile<8x8xf32>
+  %dr = reshape %d : tile<64xf32>
+  %c64 = constant {value = 64} : i32
+  store %of, %c64, %dr
+  %sp = splat %sum : tile<1xf16>
+  %c80 = constant {value = 80} : i32
+  store %oh, %c80, %sp
+  return
+}
+)";
+
+TEST(LlvmCpu, HalfPrecisionOpsAreBitExact) {
+  std::mt19937_64 rng(4);
+  expect_same(kHalfOps, "half",
+              {random_tensor(ScalarKind::F16, {50}, rng), random_tensor(ScalarKind::BF16, {60}, rng),
+               HostTensor(ScalarKind::F16, {100}), HostTensor(ScalarKind::BF16, {64}),
+               HostTensor(ScalarKind::F32, {128})},
+              {1.7}, {1, 1, 1});
+}
+
 TEST(LlvmCpu, RunTimeFaultsAreReportedNotUndefined) {
   const char *text = R"(
 kernel @faults(%x: tensor<?xf32>, %d: i32) {
@@ -413,10 +461,10 @@ kernel @faults(%x: tensor<?xf32>, %d: i32) {
 }
 
 TEST(LlvmCpu, UnsupportedTypesAreClearErrors) {
-  auto m = parse_ok("kernel @h(%x: tensor<?xbf16>) {\n  return\n}\n");
+  auto m = parse_ok("kernel @h(%x: tensor<?xf8e4m3>) {\n  return\n}\n");
   std::string error;
   EXPECT_TRUE(compile_object(*m, CompileOptions{}, &error).empty());
-  EXPECT_NE(error.find("element type bf16 is not supported by llvm-cpu yet"), std::string::npos) << error;
+  EXPECT_NE(error.find("element type f8e4m3 is not supported by llvm-cpu yet"), std::string::npos) << error;
 }
 
 } // namespace

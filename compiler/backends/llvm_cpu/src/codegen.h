@@ -76,6 +76,8 @@ private:
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);
   llvm::Value *cast_lane(const ir::Operation &op, llvm::Value *v);
+  llvm::Value *narrow(llvm::Value *x, ir::ScalarKind from, ir::ScalarKind to,
+                      const std::string &mode);
   void lower_dot(const ir::Operation &op);
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K,
                        int64_t N, int64_t *m_done, int64_t *n_done);

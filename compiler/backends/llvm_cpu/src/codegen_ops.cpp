@@ -147,7 +147,7 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   llvm::Type *t = a[0]->getType();
   auto libm = [&](const char *f32, const char *f64) -> llvm::Value * {
     llvm::FunctionCallee f = module_.getOrInsertFunction(
-        k == ScalarKind::F32 ? f32 : f64, llvm::FunctionType::get(t, {t}, false));
+        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, {t}, false)); // f16/bf16 compute in f32
     return b_.CreateCall(f, {a[0]});
   };
   auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
@@ -228,19 +228,59 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
   }
 }
 
+/// Float narrowing with a rounding mode: round to nearest even, then step one unit toward the
+/// mode's direction when that result lies on the wrong side of the exact value (NaN unchanged).
+llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind to,
+                                   const std::string &mode) {
+  llvm::Type *wide = x->getType();
+  llvm::Value *bits, *back;
+  if (to == ScalarKind::F32) { // from f64
+    bits = b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getFloatTy()), b_.getInt32Ty());
+    back = b_.CreateFPExt(b_.CreateBitCast(bits, b_.getFloatTy()), wide);
+  } else { // f32 (or f16/bf16 held as f32) to f16/bf16
+    bits = to_storage(to, x);
+    back = from_storage(to, bits);
+  }
+  if (mode != "rne") {
+    llvm::Type *it = bits->getType();
+    llvm::Value *one = llvm::ConstantInt::get(it, 1);
+    llvm::Value *negative = b_.CreateICmpSLT(bits, llvm::ConstantInt::get(it, 0));
+    llvm::Value *abs_back = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back);
+    llvm::Value *abs_x = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *shrink; // step the magnitude down (bits - 1), or else up (bits + 1)
+    llvm::Value *step;
+    if (mode == "rtz") {
+      step = b_.CreateFCmpOGT(abs_back, abs_x);
+      shrink = b_.getTrue();
+    } else if (mode == "rd") {
+      step = b_.CreateFCmpOGT(back, x);
+      shrink = b_.CreateNot(negative);
+    } else { // ru
+      step = b_.CreateFCmpOLT(back, x);
+      shrink = negative;
+    }
+    llvm::Value *stepped = b_.CreateSelect(shrink, b_.CreateSub(bits, one), b_.CreateAdd(bits, one));
+    bits = b_.CreateSelect(step, stepped, bits);
+  }
+  if (to == ScalarKind::F32)
+    return b_.CreateBitCast(bits, b_.getFloatTy());
+  return from_storage(to, bits);
+}
+
 llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   const ScalarKind from = op.operand(0)->type().elem(), to = op.result()->type().elem();
   llvm::Type *t = llvm_type(to, &op);
   const std::string *rounding = op.attr_as<std::string>("rounding");
   const bool rne = !rounding || *rounding == "rne";
   if (ir::is_float(from) && ir::is_float(to)) {
-    if (!rne && ir::bit_width(to) < ir::bit_width(from))
-      unsupported(op, "rounding mode '" + *rounding + "' for float narrowing");
-    if (to != ScalarKind::F16 && to != ScalarKind::BF16)
-      return b_.CreateFPCast(v, t);
-    if (from == ScalarKind::F64) // f64 -> f32 -> f16 would round twice
-      unsupported(op, "f64 to " + std::string(ir::scalar_name(to)));
-    return round_to(to, b_.CreateFPCast(v, t));
+    if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 && to != ScalarKind::BF16)
+      return b_.CreateFPCast(v, t); // widening is exact
+    if (from == ScalarKind::F64 && (to == ScalarKind::F16 || to == ScalarKind::BF16))
+      unsupported(op, "f64 to " + std::string(ir::scalar_name(to)) + " (f64 -> f32 -> " +
+                          std::string(ir::scalar_name(to)) + " would round twice)");
+    if (from != ScalarKind::F64 && to == ScalarKind::F32)
+      return v; // f16/bf16 values are f32 already, exactly
+    return narrow(v, from, to, rne ? "rne" : *rounding);
   }
   if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
     if (to == ScalarKind::I1)

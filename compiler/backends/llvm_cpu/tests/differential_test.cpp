@@ -428,6 +428,66 @@ kernel @half(%h: tensor<?xf16>, %b: tensor<?xbf16>, %oh: tensor<?xf16>, %ob: ten
 }
 )";
 
+TEST(LlvmCpu, HalfPrecisionMathIsWithinOneUlpOfTheType) {
+  const char *text = R"(
+kernel @hmath(%x: tensor<?xf16>, %o: tensor<?xf16>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<64xf16>
+  %a = tanh %t : tile<64xf16>
+  %b = erf %t : tile<64xf16>
+  %c = exp %t : tile<64xf16>
+  store %o, %z, %a
+  %c64 = constant {value = 64} : i32
+  store %o, %c64, %b
+  %c128 = constant {value = 128} : i32
+  store %o, %c128, %c
+  return
+}
+)";
+  std::mt19937_64 rng(8);
+  auto m = parse_ok(text);
+  std::vector<HostTensor> t = {random_tensor(ScalarKind::F16, {64}, rng), HostTensor(ScalarKind::F16, {192})};
+  Outcome a = run_interpreter(*m->kernels()[0], t, {}, {1, 1, 1});
+  Outcome b = run_llvm(*m, *m->kernels()[0], t, {}, {1, 1, 1});
+  for (int64_t i = 0; i < 192; ++i) // f32 math rounded to f16: at most one f16 ulp apart
+    EXPECT_LE(std::abs(a.tensors[1].get(i) - b.tensors[1].get(i)),
+              std::abs(a.tensors[1].get(i)) * 0x1p-10 + 0x1p-24) << i;
+}
+
+TEST(LlvmCpu, DirectedRoundingCastsAreBitExact) {
+  std::string text = "kernel @casts(%x: tensor<?xf32>, %d: tensor<?xf64>, %oh: tensor<?xf16>, "
+                     "%ob: tensor<?xbf16>, %of: tensor<?xf32>) {\n"
+                     "  %z = constant {value = 0} : i32\n"
+                     "  %t = load %x, %z : tile<256xf32>\n"
+                     "  %w = load %d, %z : tile<256xf64>\n";
+  int row = 0;
+  for (const char *mode : {"rne", "rtz", "rd", "ru"}) {
+    const std::string m = mode, off = std::to_string(256 * row++);
+    text += "  %h_" + m + " = cast %t {rounding = \"" + m + "\"} : tile<256xf16>\n";
+    text += "  %b_" + m + " = cast %t {rounding = \"" + m + "\"} : tile<256xbf16>\n";
+    text += "  %f_" + m + " = cast %w {rounding = \"" + m + "\"} : tile<256xf32>\n";
+    text += "  %o_" + m + " = constant {value = " + off + "} : i32\n";
+    text += "  store %oh, %o_" + m + ", %h_" + m + "\n  store %ob, %o_" + m + ", %b_" + m +
+            "\n  store %of, %o_" + m + ", %f_" + m + "\n";
+  }
+  text += "  return\n}\n";
+  std::mt19937_64 rng(12);
+  HostTensor x(ScalarKind::F32, {256}), d(ScalarKind::F64, {256});
+  const double specials[] = {0.0, -0.0, 65504.0, 65520.0, -65520.0, 1e-8, -1e-8, 3.0e38, -3.0e38,
+                             INFINITY, -INFINITY, NAN, 1.0 + 0x1p-8, -(1.0 + 0x1p-8)};
+  for (int i = 0; i < 256; ++i) {
+    const double v = i < 14 ? specials[i]
+                            : std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng),
+                                         int(rng() % 40) - 20);
+    x.set(i, v);
+    d.set(i, v * (1 + 0x1p-30));
+  }
+  expect_same(text, "casts",
+              {x, d, HostTensor(ScalarKind::F16, {1024}), HostTensor(ScalarKind::BF16, {1024}),
+               HostTensor(ScalarKind::F32, {1024})},
+              {}, {1, 1, 1});
+}
+
 TEST(LlvmCpu, HalfPrecisionOpsAreBitExact) {
   std::mt19937_64 rng(4);
   expect_same(kHalfOps, "half",

@@ -67,7 +67,7 @@ struct Env {
           return Runtime(nullptr, 0);
         }()),
         dev(rt.device("cpu")), stream(dev.stream()),
-        gemm(load(read_kernel("gemm_cpu.tlir"))), vadd(load(read_kernel("vector_add.tlir"))),
+        gemm(load(read_kernel("gemm_cpu.tlir"))), vadd(load(read_kernel("vector_add_cpu.tlir"))),
         softmax(load(read_kernel("softmax.tlir"))) {
     unsetenv("TL_CPU_THREADS");
   }
@@ -95,7 +95,7 @@ std::vector<float> random_floats(size_t n) {
 }
 
 // ---- GEMM: M = N = K = range(0), threads = range(1) ----
-constexpr int64_t kGemmTile = 64; // gemm_cpu.tlir's BLOCK_M/BLOCK_N
+constexpr int64_t kGemmTile = 128; // gemm_cpu.tlir's tile of c
 
 void BM_TlGemm(benchmark::State &state) {
   const int64_t n = state.range(0);
@@ -164,7 +164,7 @@ void BM_TlVectorAdd(benchmark::State &state) {
   auto args = std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {n}), tensor_arg(y, TL_DTYPE_F32, {n}),
                                   tensor_arg(o, TL_DTYPE_F32, {n})};
   for (auto _ : state) {
-    e.stream.launch(e.vadd, 0, {uint64_t((n + 255) / 256), 1, 1}, args);
+    e.stream.launch(e.vadd, 0, {uint64_t((n + 4095) / 4096), 1, 1}, args);
     e.stream.synchronize();
   }
   state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),

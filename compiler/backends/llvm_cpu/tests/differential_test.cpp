@@ -168,6 +168,12 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
                 {random_tensor(ScalarKind::F32, {M, K}, rng), random_tensor(ScalarKind::F32, {K, N}, rng),
                  HostTensor(ScalarKind::F32, {M, N})},
                 {}, {(M + 31) / 32, (N + 31) / 32, 1});
+    // The CPU-tuned GEMM: full 8x32 micro-kernel blocks plus ragged remainders.
+    const int64_t M2 = 100 + rng() % 200, N2 = 100 + rng() % 200, K2 = 1 + rng() % 150;
+    expect_same(read_kernel("gemm_cpu.tlir"), "gemm_cpu",
+                {random_tensor(ScalarKind::F32, {M2, K2}, rng), random_tensor(ScalarKind::F32, {K2, N2}, rng),
+                 HostTensor(ScalarKind::F32, {M2, N2})},
+                {}, {(M2 + 127) / 128, (N2 + 127) / 128, 1});
     const int64_t rows = 1 + rng() % 9, cols = 1 + rng() % 400;
     expect_same(read_kernel("softmax.tlir"), "softmax",
                 {random_tensor(ScalarKind::F32, {rows, cols}, rng), HostTensor(ScalarKind::F32, {rows, cols})},

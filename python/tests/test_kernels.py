@@ -1,0 +1,334 @@
+# Kernels written in Python, run on every device (and the interpreter), against fp64 references.
+# SPDX-License-Identifier: Apache-2.0
+import math
+
+import numpy as np
+import pytest
+
+import tl
+from util import TARGETS, close
+
+rng = np.random.default_rng(7)
+pytestmark = pytest.mark.parametrize("device,target", TARGETS)
+
+
+def run(k, grid, *args, device, target, **kw):
+    k[grid](*args, device=device, target=target, **kw)
+
+
+# ---- the product's sample, as written --------------------------------------------------------------
+
+@tl.kernel
+def matmul(a: tl.tensor, b: tl.tensor, c: tl.tensor):
+    tx = tl.program_id(0)
+    ty = tl.program_id(1)
+    a_tile = tl.load(a + (tx*128, 0), (128, 64))
+    b_tile = tl.load(b + (0, ty*64), (64, 128))
+    c_tile = tl.dot(a_tile, b_tile)
+    tl.store(c + (tx*128, ty*64), c_tile)
+
+
+def test_sample_matmul(device, target):
+    a = rng.standard_normal((256, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 128)).astype(np.float32)
+    c = np.zeros((256, 128), np.float32)
+    run(matmul, (2, 2), a, b, c, device=device, target=target)
+    close(c, a.astype(np.float64) @ b)
+
+
+# ---- elementwise ------------------------------------------------------------------------------------
+
+@tl.kernel
+def vector_add(x: tl.tensor, y: tl.tensor, z: tl.tensor, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK
+    tl.store(z + (i,), tl.load(x + (i,), (BLOCK,)) + tl.load(y + (i,), (BLOCK,)))
+
+
+def test_vector_add(device, target):
+    x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    z = np.full(1000, np.nan, np.float32)
+    run(vector_add, (tl.cdiv(1000, 256),), x, y, z, device=device, target=target, BLOCK=256)
+    close(z, x.astype(np.float64) + y)
+
+
+@tl.kernel
+def clamp_scale(x: tl.tensor, y: tl.tensor, lo: tl.float32, hi: tl.float32, n: tl.int32,
+                BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + (tl.program_id(0) * BLOCK,), (BLOCK,))
+    v = tl.where(v < lo, lo, v)
+    v = tl.minimum(v, hi) * 2.0 - 1
+    v = tl.where(offs < n, v, 0.0)
+    tl.store(y + (tl.program_id(0) * BLOCK,), v)
+
+
+def test_where_scalars(device, target):
+    x = rng.standard_normal(300).astype(np.float32)
+    y = np.empty_like(x)
+    run(clamp_scale, (3,), x, y, -0.5, 0.5, 250, device=device, target=target, BLOCK=128)
+    ref = np.clip(x.astype(np.float64), -0.5, 0.5) * 2 - 1
+    ref[250:] = 0
+    close(y, ref)
+
+
+@tl.kernel
+def math_fns(x: tl.tensor, out: tl.tensor, BLOCK: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,), other=1.0)
+    r = (tl.exp(v) + tl.log(v) + tl.sqrt(v) + tl.tanh(v) + tl.sigmoid(v) + tl.erf(v)
+         + tl.rsqrt(v) + tl.abs(-v) + tl.exp2(v) + tl.log2(v))
+    tl.store(out + (0,), r)
+
+
+def test_math(device, target):
+    x = rng.uniform(0.1, 3.0, 64).astype(np.float32)
+    out = np.empty_like(x)
+    run(math_fns, (1,), x, out, device=device, target=target, BLOCK=64)
+    d = x.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    ref = (np.exp(d) + np.log(d) + np.sqrt(d) + np.tanh(d) + 1 / (1 + np.exp(-d)) + erf(d)
+           + 1 / np.sqrt(d) + d + np.exp2(d) + np.log2(d))
+    close(out, ref, rtol=1e-5)
+
+
+@tl.kernel
+def int_ops(x: tl.tensor, out: tl.tensor, BLOCK: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,))
+    r = (v // 3) + (v % 5) * 7 + (v & 12) - (v << 1) + (v >> 2) ^ 5
+    tl.store(out + (0,), r)
+
+
+def test_integer_ops(device, target):
+    x = rng.integers(0, 1000, 32).astype(np.int32)
+    out = np.empty_like(x)
+    run(int_ops, (1,), x, out, device=device, target=target, BLOCK=32)
+    np.testing.assert_array_equal(out, ((x // 3) + (x % 5) * 7 + (x & 12) - (x << 1) + (x >> 2)) ^ 5)
+
+
+@tl.kernel
+def cast_kernel(x: tl.tensor, out: tl.tensor, BLOCK: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,))
+    f = v.to(tl.float64) / 4
+    tl.store(out + (0,), f + tl.cast(v, tl.float32).to(tl.float64))
+
+
+def test_casts(device, target):
+    x = rng.integers(-100, 100, 16).astype(np.int32)
+    out = np.empty(16, np.float64)
+    run(cast_kernel, (1,), x, out, device=device, target=target, BLOCK=16)
+    close(out, x / 4 + x, rtol=1e-12)
+
+
+# ---- rows: softmax, layernorm -------------------------------------------------------------------------
+
+@tl.kernel
+def softmax(x: tl.tensor, y: tl.tensor, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    v = tl.load(x + (row, 0), (1, BLOCK), other=-math.inf)
+    m = tl.max(v, axis=1)
+    e = tl.exp(v - m[:, None])
+    tl.store(y + (row, 0), e / tl.sum(e, axis=1)[:, None])
+
+
+def test_fused_softmax(device, target):
+    x = rng.standard_normal((37, 100)).astype(np.float32)
+    y = np.zeros_like(x)
+    run(softmax, (37,), x, y, device=device, target=target, BLOCK=128)
+    d = x.astype(np.float64)
+    ref = np.exp(d - d.max(1, keepdims=True))
+    close(y, ref / ref.sum(1, keepdims=True))
+
+
+@tl.kernel
+def layernorm(x: tl.tensor, w: tl.tensor, b: tl.tensor, y: tl.tensor, eps: tl.float32,
+              BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    n = x.shape[1]
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    v = tl.reshape(tl.load(x + (row, 0), (1, BLOCK)), (BLOCK,))
+    mean = tl.sum(v) / n
+    d = tl.where(mask, v - mean, 0.0)
+    var = tl.sum(d * d) / n
+    out = d * tl.rsqrt(var + eps) * tl.load(w + (0,), (BLOCK,)) + tl.load(b + (0,), (BLOCK,))
+    tl.store(y + (row, 0), tl.reshape(out, (1, BLOCK)))
+
+
+def test_layernorm(device, target):
+    x = rng.standard_normal((8, 50)).astype(np.float32) * 3 + 1
+    w, b = rng.standard_normal(50).astype(np.float32), rng.standard_normal(50).astype(np.float32)
+    y = np.zeros_like(x)
+    run(layernorm, (8,), x, w, b, y, 1e-5, device=device, target=target, BLOCK=64)
+    d = x.astype(np.float64)
+    mu, var = d.mean(1, keepdims=True), d.var(1, keepdims=True)
+    close(y, (d - mu) / np.sqrt(var + 1e-5) * w + b)
+
+
+# ---- GEMM with a K loop and an epilogue ---------------------------------------------------------------
+
+@tl.kernel
+def gemm_bias_act(a: tl.tensor, b: tl.tensor, bias: tl.tensor, c: tl.tensor,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACT: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    acc = acc + tl.load(bias + (n0,), (BN,))[None, :]
+    if ACT == "relu":
+        acc = tl.maximum(acc, 0.0)
+    else:
+        acc = 0.5 * acc * (1 + tl.tanh(0.7978845608 * (acc + 0.044715 * acc * acc * acc)))
+    tl.store(c + (m0, n0), acc)
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu"])
+def test_gemm_k_loop_epilogue(device, target, act):
+    M, N, K = 70, 45, 100
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    run(gemm_bias_act, (tl.cdiv(M, 32), tl.cdiv(N, 32)), a, b, bias, c, device=device,
+        target=target, BM=32, BN=32, BK=16, ACT=act)
+    r = a.astype(np.float64) @ b + bias
+    r = np.maximum(r, 0) if act == "relu" else 0.5 * r * (1 + np.tanh(0.7978845608 * (r + 0.044715 * r**3)))
+    close(c, r, rtol=1e-5)
+
+
+@tl.kernel
+def dot_f64(a: tl.tensor, b: tl.tensor, c: tl.tensor, N: tl.constexpr):
+    x = tl.load(a + (0, 0), (N, N))
+    tl.store(c + (0, 0), tl.dot(x, tl.load(b + (0, 0), (N, N))) + tl.trans(x))
+
+
+def test_dot_f64_transpose(device, target):
+    a, b = rng.standard_normal((16, 16)), rng.standard_normal((16, 16))
+    c = np.zeros((16, 16))
+    run(dot_f64, (1,), a, b, c, device=device, target=target, N=16)
+    close(c, a @ b + a.T, rtol=1e-13)
+
+
+# ---- reductions, scans -----------------------------------------------------------------------------
+
+@tl.kernel
+def reductions(x: tl.tensor, out: tl.tensor, idx: tl.tensor, R: tl.constexpr, C: tl.constexpr):
+    v = tl.load(x + (0, 0), (R, C))
+    tl.store(out + (0, 0), tl.reshape(tl.sum(v, axis=0), (1, C)))
+    tl.store(out + (1, 0), tl.reshape(tl.max(v, axis=0), (1, C)))
+    tl.store(out + (2, 0), tl.reshape(v.min(0), (1, C)))
+    tl.store(out + (3, 0), tl.reshape(tl.sum(v, axis=1), (1, R)))
+    tl.store(out + (4, 0), tl.full((1, 1), tl.sum(v)))
+    tl.store(idx + (0,), tl.argmax(v, axis=1))
+
+
+def test_reductions(device, target):
+    x = rng.standard_normal((8, 8)).astype(np.float32)
+    out, idx = np.zeros((5, 8), np.float32), np.zeros(8, np.int32)
+    run(reductions, (1,), x, out, idx, device=device, target=target, R=8, C=8)
+    d = x.astype(np.float64)
+    close(out[0], d.sum(0))
+    close(out[1], d.max(0))
+    close(out[2], d.min(0))
+    close(out[3], d.sum(1))
+    close(out[4, 0], d.sum(), rtol=1e-5)
+    np.testing.assert_array_equal(idx, x.argmax(1))
+
+
+@tl.kernel
+def cumsum_kernel(x: tl.tensor, y: tl.tensor, N: tl.constexpr):
+    tl.store(y + (0,), tl.cumsum(tl.load(x + (0,), (N,)), 0))
+
+
+def test_scan(device, target):
+    x = rng.integers(-50, 50, 64).astype(np.int64)
+    y = np.zeros_like(x)
+    run(cumsum_kernel, (1,), x, y, device=device, target=target, N=64)
+    np.testing.assert_array_equal(y, np.cumsum(x))
+
+
+# ---- gather, scatter, atomics ----------------------------------------------------------------------------
+
+@tl.kernel
+def gather_rows(table: tl.tensor, idx: tl.tensor, out: tl.tensor, n: tl.int32,
+                BLOCK: tl.constexpr, D: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ids = tl.gather(idx, (rows,), mask=rows < n)
+    cols = tl.arange(0, D)
+    vals = tl.gather(table, (ids[:, None], cols[None, :]), mask=(rows < n)[:, None], other=-1.0)
+    tl.store(out + (tl.program_id(0) * BLOCK, 0), vals)
+
+
+def test_gather(device, target):
+    table = rng.standard_normal((50, 8)).astype(np.float32)
+    idx = rng.integers(0, 50, 30).astype(np.int32)
+    out = np.zeros((30, 8), np.float32)
+    run(gather_rows, (2,), table, idx, out, 30, device=device, target=target, BLOCK=16, D=8)
+    np.testing.assert_array_equal(out, table[idx])
+
+
+@tl.kernel
+def scatter_perm(x: tl.tensor, perm: tl.tensor, y: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    p = tl.load(perm + (0,), (BLOCK,))
+    tl.scatter(y, (p,), tl.load(x + (0,), (BLOCK,)), mask=i < n)
+
+
+def test_scatter(device, target):
+    perm = rng.permutation(40).astype(np.int32)
+    x = rng.standard_normal(40).astype(np.float32)
+    y = np.zeros(40, np.float32)
+    run(scatter_perm, (1,), x, np.pad(perm, (0, 24)), y, 40, device=device, target=target, BLOCK=64)
+    ref = np.zeros(40, np.float32)
+    ref[perm] = x
+    np.testing.assert_array_equal(y, ref)
+
+
+@tl.kernel
+def histogram(x: tl.tensor, hist: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + (tl.program_id(0) * BLOCK,), (BLOCK,))
+    tl.atomic_add(hist, (v,), 1, mask=offs < n)
+
+
+def test_atomic_histogram(device, target):
+    x = rng.integers(0, 10, 1000).astype(np.int32)
+    hist = np.zeros(10, np.int32)
+    run(histogram, (tl.cdiv(1000, 128),), x, hist, 1000, device=device, target=target, BLOCK=128)
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=10))
+
+
+# ---- control flow -----------------------------------------------------------------------------------------
+
+@tl.kernel
+def loop_if(x: tl.tensor, out: tl.tensor, steps: tl.int32, BLOCK: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,))
+    total = 0.0
+    count = 0
+    for i in tl.range(steps):
+        if i % 2 == 0:
+            v = v * 2.0
+            count += 1
+        else:
+            v = v - 1.0
+        total = total + tl.sum(v)
+    for j in tl.static_range(3):
+        v = v + j
+    tl.store(out + (0,), v)
+    tl.store(out + (BLOCK,), tl.full((2,), total))
+    tl.store(out + (BLOCK + 2,), tl.full((1,), count.to(tl.float32)))
+
+
+def test_loop_if_carried(device, target):
+    x = rng.standard_normal(16).astype(np.float32)
+    out = np.zeros(19, np.float32)
+    run(loop_if, (1,), x, out, 5, device=device, target=target, BLOCK=16)
+    v, total, count = x.astype(np.float64), 0.0, 0
+    for i in range(5):
+        if i % 2 == 0:
+            v, count = v * 2, count + 1
+        else:
+            v = v - 1
+        total += v.sum()
+    close(out[:16], v + 3)
+    close(out[16:18], [total, total], rtol=1e-5)
+    assert out[18] == count

@@ -1,0 +1,146 @@
+# Launching: DLPack inputs, strided arrays, specialization and caches, profile, autotune,
+# print/assert, TL_DEBUG, and the docstring examples.
+# SPDX-License-Identifier: Apache-2.0
+import doctest
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tl
+import tl.ir
+import tl.jit
+import tl.language
+import tl.runtime
+
+
+@tl.kernel
+def scale(x: tl.tensor, y: tl.tensor, s: tl.float32, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK
+    tl.store(y + (i,), tl.load(x + (i,), (BLOCK,)) * s)
+
+
+class DLPackOnly:
+    """A tensor that offers only the DLPack protocol (as a PyTorch CPU tensor does)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack_tensors():
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(100, np.float32)
+    scale[(4,)](DLPackOnly(x), DLPackOnly(y), 3.0, BLOCK=32)
+    np.testing.assert_array_equal(y, x * 3)  # written through the DLPack view, no copy
+
+
+def test_strided_arrays():
+    x = np.arange(200, dtype=np.float32)[::2]
+    y = np.zeros(200, np.float32)[1::2]
+    scale[(1,)](x, y, 2.0, BLOCK=128)
+    np.testing.assert_array_equal(y, x * 2)
+
+
+def test_specialization_and_caches():
+    k = tl.kernel(scale.fn)
+    x = np.ones(64, np.float32)
+    k[(1,)](x, x.copy(), 1.0, BLOCK=64)
+    k[(2,)](x, x.copy(), 2.0, BLOCK=32)
+    k[(1,)](x.astype(np.float64), x.astype(np.float64), 1.0, BLOCK=64)
+    k[(1,)](x, x.copy(), 5.0, BLOCK=64)  # same specialization: no new trace
+    assert len(k.cache) == 3
+    assert "<BLOCK: i32 = 32>" in k.ir(x, x, 1.0, BLOCK=32)
+    files = list(pathlib.Path(os.environ["TL_CACHE_DIR"], "python").glob("*.tlx"))
+    assert len(files) >= 3
+    # A fresh kernel object finds the executables in the caches.
+    k2 = tl.kernel(scale.fn)
+    tl.jit._mem_cache.clear()
+    y = np.zeros(64, np.float32)
+    k2[(1,)](x, y, 4.0, BLOCK=64)
+    assert (y == 4).all()
+
+
+def test_profile_times_each_launch():
+    @tl.profile
+    @tl.kernel
+    def add1(x: tl.tensor, BLOCK: tl.constexpr):
+        tl.store(x + (0,), tl.load(x + (0,), (BLOCK,)) + 1)
+    x = np.zeros(16, np.int32)
+    for _ in range(3):
+        add1[(1,)](x, BLOCK=16)
+    assert (x == 3).all()
+    assert len(add1.timings["cpu"]) == 3 and all(t >= 0 for t in add1.timings["cpu"])
+    assert "add1 on cpu: 3 launches" in tl.profile_report()
+
+
+def test_autotune_picks_and_caches():
+    @tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 128})], key=["n"])
+    @tl.kernel
+    def copy(x: tl.tensor, y: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK
+        tl.store(y + (i,), tl.load(x + (i,), (BLOCK,)))
+    x = np.arange(1000, dtype=np.float32)
+    y = np.zeros_like(x)
+    grid = lambda m: (tl.cdiv(m["n"], m["BLOCK"]),)  # noqa: E731
+    copy[grid](x, y, 1000)
+    np.testing.assert_array_equal(y, x)
+    assert len(copy.best) == 1
+    (cfg,) = copy.best.values()
+    assert cfg.kwargs["BLOCK"] in (16, 128)
+    copy[grid](x, y, 1000)
+    assert len(copy.best) == 1
+
+
+def test_device_assert_fails_launch():
+    @tl.kernel
+    def check_positive(x: tl.tensor, BLOCK: tl.constexpr):
+        tl.device_assert(tl.load(x + (0,), (BLOCK,)) > 0, "x must be positive")
+    check_positive[(1,)](np.ones(8, np.float32), BLOCK=8)
+    with pytest.raises(tl.TLRuntimeError, match="x must be positive"):
+        check_positive[(1,)](np.array([1, -1] * 4, np.float32), BLOCK=8)
+
+
+def test_print_and_debug_log(tmp_path):
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import numpy as np, tl\n"
+        "@tl.kernel\n"
+        "def show(x: tl.tensor):\n"
+        "    tl.print('pid', tl.program_id(0), tl.load(x + (0,), (2,)))\n"
+        "show[(2,)](np.array([7, 8], np.int32))\n")
+    env = dict(os.environ, TL_DEBUG="1", PYTHONPATH=str(pathlib.Path(tl.__file__).parents[1]))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "pid" in out and "7" in out
+    assert "tl: traced show" in r.stderr and "tl: launched show grid=(2,) on cpu" in r.stderr
+
+
+def test_unknown_device():
+    with pytest.raises(tl.TLRuntimeError, match="no-such-device"):
+        scale[(1,)](np.ones(4, np.float32), np.ones(4, np.float32), 1.0, BLOCK=4,
+                    device="no-such-device")
+
+
+def test_empty_kernel_and_targets():
+    @tl.kernel
+    def empty():
+        pass
+    empty[(1,)]()
+    assert "llvm-cpu" in tl.targets() and "tlir" in tl.targets()
+
+
+@pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -1,0 +1,241 @@
+# The values a kernel body manipulates while it is traced (tiles, tensor arguments, views) and
+# the conversions between them: constants, dtype promotion, broadcasting, binary ops.
+# SPDX-License-Identifier: Apache-2.0
+import threading
+
+from . import ir
+from .errors import CompileError
+
+
+class dtype:
+    """An element type: ``tl.float32``, ``tl.int32``, ... (Tile IR's f32, i32, ...)."""
+
+    def __init__(self, name, code, np_name):
+        self.name, self.code, self.np_name = name, code, np_name
+
+    is_float = property(lambda self: ir.is_float(self.code))
+    is_int = property(lambda self: not ir.is_float(self.code))
+    is_signed = property(lambda self: ir.is_signed(self.code))
+    bits = property(lambda self: ir.bit_width(self.code))
+
+    def __repr__(self):
+        return f"tl.{self.name}"
+
+
+int1 = dtype("int1", ir.I1, "bool")
+int8 = dtype("int8", ir.I8, "int8")
+int16 = dtype("int16", ir.I16, "int16")
+int32 = dtype("int32", ir.I32, "int32")
+int64 = dtype("int64", ir.I64, "int64")
+uint8 = dtype("uint8", ir.U8, "uint8")
+uint16 = dtype("uint16", ir.U16, "uint16")
+uint32 = dtype("uint32", ir.U32, "uint32")
+float16 = dtype("float16", ir.F16, "float16")
+bfloat16 = dtype("bfloat16", ir.BF16, None)
+float32 = dtype("float32", ir.F32, "float32")
+float64 = dtype("float64", ir.F64, "float64")
+float8e4m3 = dtype("float8e4m3", ir.F8E4M3, None)
+float8e5m2 = dtype("float8e5m2", ir.F8E5M2, None)
+DTYPES = [int1, int8, int16, int32, int64, uint8, uint16, uint32, float16, bfloat16, float32,
+          float64, float8e4m3, float8e5m2]
+
+
+def dtype_of_code(code):
+    return DTYPES[code]
+
+
+def dtype_of_numpy(np_dtype):
+    for d in DTYPES:
+        if d.np_name == np_dtype.name:
+            return d
+    raise TypeError(f"tl: numpy dtype {np_dtype} has no Tile IR element type")
+
+
+_state = threading.local()
+
+
+def builder():
+    """The builder of the kernel being traced (set by the front end)."""
+    b = getattr(_state, "builder", None)
+    if b is None:
+        raise RuntimeError("tl language functions can only be used inside a @tl.kernel")
+    return b
+
+
+def error(message):
+    """A CompileError at the source position being traced."""
+    b = getattr(_state, "builder", None)
+    return CompileError(f"{b.loc_str() if b else '<unknown>'}: error: {message}")
+
+
+class Tile:
+    """A traced value: a scalar or a tile of static shape (an SSA value of the Tile IR).
+
+    Tiles support Python's arithmetic, bitwise and comparison operators, ``x.to(dtype)``,
+    ``x.sum(axis)``/``max``/``min``/``argmax``, ``x.T``, ``x.shape``, ``x.dtype`` and
+    ``x[None, :]``-style dimension insertion.
+    """
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    @property
+    def type(self):
+        return self.value.type
+
+    @property
+    def dtype(self):
+        return dtype_of_code(self.value.type.dtype)
+
+    @property
+    def shape(self):
+        return self.value.type.shape
+
+    def __repr__(self):
+        return f"Tile({self.type})"
+
+
+class TensorArg:
+    """A tensor kernel argument (base, run-time shape and strides). ``t + (i, j)`` is a View."""
+
+    def __init__(self, value, name):
+        self.value, self.name = value, name
+
+    dtype = property(lambda self: dtype_of_code(self.value.type.dtype))
+    rank = property(lambda self: self.value.type.rank)
+
+    def __repr__(self):
+        return f"TensorArg({self.name}: {self.value.type})"
+
+
+class View:
+    """A tensor seen from an element offset: what ``tensor + (i, j)`` makes."""
+
+    def __init__(self, tensor, offsets):
+        self.tensor, self.offsets = tensor, list(offsets)
+
+
+# ---- conversions ------------------------------------------------------------------------------
+
+def is_const(x):
+    return isinstance(x, (bool, int, float))
+
+
+def const_dtype(x):
+    if isinstance(x, bool):
+        return int1
+    if isinstance(x, int):
+        return int32 if -2**31 <= x < 2**31 else int64
+    return float32
+
+
+def constant(x, dt=None):
+    """An IR scalar constant of `dt` (default: i1 for bool, i32/i64 for int, f32 for float)."""
+    dt = dt or const_dtype(x)
+    if dt.is_float:
+        v = float(x)
+    elif dt is int1:
+        v = bool(x)
+    else:
+        if isinstance(x, float):
+            raise error(f"cannot convert float constant {x} to {dt}")
+        v = int(x)
+    return Tile(builder().op("constant", attrs={"value": v}, result=ir.Type.scalar(dt.code)))
+
+
+def to_tile(x, dt=None):
+    """A Tile for any traced value or Python constant."""
+    if isinstance(x, Tile):
+        return x if dt is None or x.dtype is dt else cast(x, dt)
+    if is_const(x):
+        return constant(x, dt)
+    if isinstance(x, (TensorArg, View)):
+        raise error("a tensor is not a value here: read it with tl.load")
+    raise error(f"expected a tile or a number, got {type(x).__name__}")
+
+
+def cast(x, dt, rounding="rne"):
+    x = to_tile(x)
+    if x.dtype is dt:
+        return x
+    attrs = {"rounding": rounding} if rounding != "rne" else None
+    return Tile(builder().op("cast", [x.value], attrs, result=x.type.with_dtype(dt.code)))
+
+
+def promote(a, b):
+    """The common dtype of two dtypes: floats win over integers, then the wider type."""
+    if a is b:
+        return a
+    if a.is_float != b.is_float:
+        return a if a.is_float else b
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    if a.is_float:  # f16 and bf16
+        return float32
+    return a if a.is_signed else b
+
+
+def broadcast_shape(s1, s2):
+    r = max(len(s1), len(s2))
+    a = (1,) * (r - len(s1)) + tuple(s1)
+    b = (1,) * (r - len(s2)) + tuple(s2)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    """Splat a scalar, or add leading unit dimensions and broadcast a tile, to `shape`."""
+    x = to_tile(x)
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    b = builder()
+    if not x.shape:
+        return Tile(b.op("splat", [x.value], result=ir.Type.tile(x.type.dtype, shape)))
+    if broadcast_shape(x.shape, shape) != shape:
+        raise error(f"shape mismatch: cannot broadcast {x.type} to {list(shape)}")
+    while len(x.shape) < len(shape):
+        x = Tile(b.op("expand_dims", [x.value], {"axis": 0}))
+    if x.shape != shape:
+        x = Tile(b.op("broadcast", [x.value], result=ir.Type.tile(x.type.dtype, shape)))
+    return x
+
+
+def unify(a, b, dt=None):
+    """Two operands as tiles of one dtype and one shape (Python numbers adopt the other's dtype)."""
+    if is_const(a) and is_const(b):
+        dt = dt or promote(const_dtype(a), const_dtype(b))
+    elif dt is None:
+        if is_const(a) or is_const(b):
+            t, c = (b, a) if is_const(a) else (a, b)
+            t = to_tile(t)
+            dt = t.dtype
+            if isinstance(c, float) and not dt.is_float:
+                dt = float32
+        else:
+            dt = promote(to_tile(a).dtype, to_tile(b).dtype)
+    a, b = to_tile(a, dt), to_tile(b, dt)
+    shape = broadcast_shape(a.shape, b.shape)
+    if shape is None:
+        raise error(f"shape mismatch: {a.type} and {b.type}")
+    return broadcast_to(a, shape), broadcast_to(b, shape)
+
+
+def elementwise(name, *xs):
+    b = builder()
+    return Tile(b.op(name, [to_tile(x).value for x in xs]))
+
+
+def binary(name, a, b, dt=None):
+    a, b = unify(a, b, dt)
+    return Tile(builder().op(name, [a.value, b.value]))
+
+
+def compare(pred, a, b):
+    a, b = unify(a, b)
+    return Tile(builder().op("cmp", [a.value, b.value], {"pred": pred}))

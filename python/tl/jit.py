@@ -1,0 +1,388 @@
+# @tl.kernel: tracing on first launch per specialization, compile caches, launching, profiling,
+# autotuning.
+# SPDX-License-Identifier: Apache-2.0
+import ast
+import hashlib
+import inspect
+import logging
+import os
+import pathlib
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+from . import core, ir, runtime
+from .core import dtype
+from .errors import CompileError
+from .frontend import CodeGen
+from .language import constexpr
+
+log = logging.getLogger("tl")
+if os.environ.get("TL_DEBUG", "0") not in ("", "0"):
+    _h = logging.StreamHandler(sys.stderr)
+    _h.setFormatter(logging.Formatter("tl: %(message)s"))
+    log.addHandler(_h)
+    log.setLevel(logging.DEBUG)
+
+PRODUCER = "tl-python 0.1.0"
+
+
+def cache_dir():
+    """The on-disk compile cache: $TL_CACHE_DIR/python (default ~/.cache/tl/python); the
+    variable set to "" turns it off."""
+    base = os.environ.get("TL_CACHE_DIR")
+    if base == "":
+        return None
+    return pathlib.Path(base or pathlib.Path.home() / ".cache" / "tl") / "python"
+
+
+_mem_cache = {}  # sha256(IR text, target) -> executable bytes
+
+
+def compile_ir(text, target):
+    """The executable for `text` on `target`, from the memory cache, the disk cache, or the
+    compiler (in that order)."""
+    key = hashlib.sha256(f"{PRODUCER}\0{target}\0{text}".encode()).hexdigest()
+    blob = _mem_cache.get(key)
+    if blob is not None:
+        log.debug("compile %s: memory cache hit %s", target, key[:12])
+        return blob
+    d = cache_dir()
+    path = d / f"{key}.tlx" if d else None
+    if path and path.exists():
+        blob = path.read_bytes()
+        log.debug("compile %s: disk cache hit %s", target, path)
+    else:
+        t0 = time.perf_counter()
+        blob = ir.compile_text(text, target, producer=PRODUCER)
+        log.debug("compile %s: %.1f ms, %d bytes", target, (time.perf_counter() - t0) * 1e3, len(blob))
+        if path:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_bytes(blob)
+                tmp.replace(path)
+            except OSError as e:
+                log.debug("compile cache not written: %s", e)
+    _mem_cache[key] = blob
+    return blob
+
+
+def _scalar_dtype(v):
+    if isinstance(v, (bool, np.bool_)):
+        return core.int1
+    if isinstance(v, np.generic):
+        return core.dtype_of_numpy(v.dtype)
+    if isinstance(v, int):
+        return core.int32 if -2**31 <= v < 2**31 else core.int64
+    if isinstance(v, float):
+        return core.float32
+    return None
+
+
+class Compiled:
+    """One specialization of a kernel: IR text, and per device its loaded executable."""
+
+    def __init__(self, text, written):
+        self.text, self.written = text, written
+        self.executables = {}  # (device, target) -> handle
+
+
+class Kernel:
+    """A TL kernel: ``kernel[grid](*args, device="cpu", target=None, **constexprs)``.
+
+    `grid` is a tuple of up to 3 program counts, or a callable taking the dict of bound
+    arguments (constexprs included) and returning one. Arguments: numpy arrays or DLPack tensors
+    for tensor parameters (written tensors are updated in place), Python or numpy numbers for
+    scalars, Python values for ``tl.constexpr`` parameters.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.signature = inspect.signature(fn)
+        self.constexprs = {n for n, p in self.signature.parameters.items() if p.annotation is constexpr}
+        self.cache = {}
+        self.profiling = False
+        self.timings = {}  # device -> [ms per launch]
+        self._ast = None
+
+    def __repr__(self):
+        return f"<tl.kernel {self.__name__}>"
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"launch a kernel with a grid: {self.__name__}[grid](...)")
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
+
+    # ---- tracing ------------------------------------------------------------------------------
+
+    def _source(self):
+        if self._ast is None:
+            try:
+                lines, start = inspect.getsourcelines(self.fn)
+                filename = inspect.getsourcefile(self.fn) or "<unknown>"
+            except (OSError, TypeError) as e:
+                raise CompileError(f"<unknown>:0:0: error: cannot read the source of kernel "
+                                   f"'{self.__name__}': {e}") from None
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+            fn_ast = tree.body[0]
+            fn_ast.decorator_list = []
+            self._ast = (fn_ast, filename, start - 1)
+        return self._ast
+
+    def trace(self, params):
+        """Builds the kernel's Tile IR for one specialization; returns (text, written args)."""
+        fn_ast, filename, offset = self._source()
+        b = ir.Builder(self.__name__)
+        gen = CodeGen(fn_ast, filename, offset, self._globals(), b)
+        prev = getattr(core._state, "builder", None)
+        core._state.builder = b
+        try:
+            t0 = time.perf_counter()
+            gen.build(params)
+            text = b.text()
+        finally:
+            core._state.builder = prev
+        log.debug("traced %s (%s:%d) in %.1f ms:\n%s", self.__name__, filename, offset + 1,
+                  (time.perf_counter() - t0) * 1e3, text)
+        return text, gen.written
+
+    def _globals(self):
+        g = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            g.update({n: c.cell_contents for n, c in
+                      zip(self.fn.__code__.co_freevars, self.fn.__closure__)})
+        return g
+
+    # ---- launching ----------------------------------------------------------------------------
+
+    def bind(self, args, kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.arguments
+
+    def specialize(self, values):
+        """(key, IR params, launch args) for bound argument values."""
+        params, launch, key = [], [], []
+        for name, v in values.items():
+            if name in self.constexprs:
+                params.append((name, "constexpr", v))
+                key.append((name, v if isinstance(v, (int, float, bool, str)) else repr(v)))
+                continue
+            dt = _scalar_dtype(v)
+            ann = self.signature.parameters[name].annotation
+            if dt is not None and isinstance(ann, dtype):
+                dt = ann
+            if dt is not None:
+                params.append((name, "scalar", dt))
+                launch.append(["scalar", dt.code, v.item() if isinstance(v, np.generic) else v])
+                key.append((name, dt.name))
+                continue
+            try:
+                arr = runtime.as_array(v)
+            except TypeError:
+                raise TypeError(f"tl: argument '{name}' of {self.__name__}: expected an array, a "
+                                f"DLPack tensor or a number, got {type(v).__name__}") from None
+            dt = core.dtype_of_numpy(arr.dtype)
+            params.append((name, "tensor", (dt, arr.ndim)))
+            launch.append(["tensor", arr, dt.code, v])
+            key.append((name, dt.name, arr.ndim))
+        return tuple(key), params, launch
+
+    def compiled(self, key, params):
+        c = self.cache.get(key)
+        if c is None:
+            text, written = self.trace(params)
+            names = [p[0] for p in params if p[1] != "constexpr"]
+            c = Compiled(text, {i for i, n in enumerate(names) if n in written})
+            self.cache[key] = c
+        return c
+
+    def executable(self, c, dev, target):
+        exe = c.executables.get((dev.name, target))
+        if exe is None:
+            targets = [target] if target else [dev.info["target"]] + [
+                t for t in dev.info["targets"] if t != dev.info["target"]]
+            error = None
+            for t in targets:
+                try:
+                    blob = compile_ir(c.text, t)
+                except CompileError as e:  # a target that cannot lower this kernel: try the next
+                    log.debug("target %s cannot compile %s: %s", t, self.__name__, e)
+                    error = error or e
+                    continue
+                exe = dev.load(blob)
+                break
+            if exe is None:
+                raise error
+            c.executables[(dev.name, target)] = exe
+        return exe
+
+    def run(self, grid, *args, device="cpu", target=None, _timed=False, **kwargs):
+        values = self.bind(args, kwargs)
+        key, params, launch = self.specialize(values)
+        c = self.compiled(key, params)
+        dev = runtime.device(device)
+        exe = self.executable(c, dev, target)
+        if callable(grid):
+            grid = grid(values)
+        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+        # Tensors travel as C-contiguous arrays; written ones are copied back into the caller's.
+        originals = {}
+        for i, a in enumerate(launch):
+            if a[0] == "tensor" and not a[1].flags.c_contiguous:
+                originals[i] = a[1]
+                a[1] = np.ascontiguousarray(a[1])
+        timed = _timed or self.profiling
+        ms = dev.launch(exe, grid, [tuple(a[:3]) for a in launch], c.written, timed)
+        for i, orig in originals.items():
+            if i in c.written:
+                orig[...] = launch[i][1]
+        if ms is not None and self.profiling:
+            self.timings.setdefault(device, []).append(ms)
+        log.debug("launched %s grid=%s on %s%s", self.__name__, grid, device,
+                  f" in {ms:.3f} ms" if ms is not None else "")
+        return ms if _timed else None
+
+    def ir(self, *args, **kwargs):
+        """The Tile IR text of the specialization for these arguments (no launch)."""
+        key, params, _ = self.specialize(self.bind(args, kwargs))
+        return self.compiled(key, params).text
+
+
+def kernel(fn):
+    """Makes a TL kernel of a Python function (traced to Tile IR at its first launch).
+
+    >>> import numpy as np, tl
+    >>> @tl.kernel
+    ... def fill(out: tl.tensor, value: tl.float32, BLOCK: tl.constexpr):
+    ...     tl.store(out + (tl.program_id(0) * BLOCK,), tl.full((BLOCK,), value))
+    >>> y = np.zeros(10, np.float32)
+    >>> fill[(3,)](y, 2.5, BLOCK=4)
+    >>> y.tolist() == [2.5] * 10
+    True
+    """
+    return Kernel(fn)
+
+
+# ---- profiling ------------------------------------------------------------------------------------
+
+_profiled = []
+
+
+def profile(k):
+    """Times every launch of kernel `k` per device with HAL events (``k.timings``; a summary with
+    tl.profile_report(), also printed at exit).
+
+    >>> import tl
+    >>> @tl.profile
+    ... @tl.kernel
+    ... def nop(): pass
+    >>> nop[(1,)]()
+    >>> len(nop.timings["cpu"])
+    1
+    """
+    if not isinstance(k, Kernel):
+        raise TypeError("tl.profile applies to a @tl.kernel (put it above @tl.kernel)")
+    k.profiling = True
+    _profiled.append(k)
+    return k
+
+
+def profile_report():
+    """One line per profiled kernel and device: launches, mean/min/max ms."""
+    lines = []
+    for k in _profiled:
+        for dev, t in k.timings.items():
+            lines.append(f"{k.__name__} on {dev}: {len(t)} launches, mean {sum(t) / len(t):.4f} ms, "
+                         f"min {min(t):.4f} ms, max {max(t):.4f} ms")
+    return "\n".join(lines)
+
+
+def _report_at_exit():
+    text = profile_report()
+    if text and os.environ.get("TL_PROFILE_REPORT", "1") != "0":
+        print("tl.profile:\n" + text, file=sys.stderr)
+
+
+import atexit  # noqa: E402
+
+atexit.register(_report_at_exit)
+
+
+# ---- autotuning ---------------------------------------------------------------------------------
+
+class Config:
+    """Constexpr values to try: ``tl.Config({"BLOCK": 64})``."""
+
+    def __init__(self, kwargs):
+        self.kwargs = dict(kwargs)
+
+    def __repr__(self):
+        return f"Config({self.kwargs})"
+
+
+class Autotuner:
+    def __init__(self, k, configs, key, warmup, rep):
+        self.kernel, self.configs, self.key = k, [c if isinstance(c, Config) else Config(c)
+                                                  for c in configs], list(key)
+        self.warmup, self.rep = warmup, rep
+        self.best = {}  # (key values, device) -> Config
+        self.__name__ = k.__name__
+
+    def _key(self, values):
+        out = []
+        for n in self.key:
+            v = values[n]
+            out.append(tuple(v.shape) + (str(v.dtype),) if hasattr(v, "shape") else v)
+        return tuple(out)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
+
+    def run(self, grid, *args, device="cpu", target=None, **kwargs):
+        sig = self.kernel.signature
+        names = [n for n in sig.parameters][:len(args)]
+        values = dict(zip(names, args), **kwargs)
+        k = (self._key(values), device, target)
+        cfg = self.best.get(k)
+        if cfg is None:
+            times = []
+            for c in self.configs:
+                for _ in range(self.warmup):
+                    self.kernel.run(grid, *args, device=device, target=target, **kwargs, **c.kwargs)
+                t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
+                                        **kwargs, **c.kwargs) for _ in range(self.rep))
+                times.append(t)
+                log.debug("autotune %s %s: %s -> %.4f ms", self.__name__, k[0], c, t)
+            cfg = self.configs[times.index(min(times))]
+            self.best[k] = cfg
+            log.debug("autotune %s %s: chose %s", self.__name__, k[0], cfg)
+        return self.kernel.run(grid, *args, device=device, target=target, **kwargs, **cfg.kwargs)
+
+
+def autotune(configs, key, warmup=1, rep=3):
+    """Tries each of `configs` (constexpr values) on the first launch for each value of the
+    arguments named in `key` (arrays by shape and dtype), keeps the fastest and reuses it.
+
+    >>> import numpy as np, tl
+    >>> @tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 64})], key=["n"])
+    ... @tl.kernel
+    ... def scale(x: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
+    ...     i = tl.program_id(0) * BLOCK
+    ...     tl.store(x + (i,), tl.load(x + (i,), (BLOCK,)) * 2.0)
+    >>> x = np.ones(64, np.float32)
+    >>> scale[lambda m: (tl.cdiv(m["n"], m["BLOCK"]),)](x, 64)
+    >>> sorted(set(x.tolist()))[0] >= 2.0
+    True
+    """
+    def deco(k):
+        if not isinstance(k, Kernel):
+            raise TypeError("tl.autotune applies to a @tl.kernel (put it above @tl.kernel)")
+        return Autotuner(k, configs, key, warmup, rep)
+    return deco

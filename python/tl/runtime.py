@@ -1,0 +1,178 @@
+# Devices through the HAL C API: the runtime, device lookup, buffers, launches and event timing.
+# SPDX-License-Identifier: Apache-2.0
+"""The HAL from Python.
+
+>>> import tl
+>>> "cpu" in tl.devices()
+True
+"""
+import threading
+
+import numpy as np
+
+from ._ffi import ffi, hal
+from .errors import TLRuntimeError
+
+_lock = threading.Lock()
+_runtime = None
+_devices = {}
+TENSOR, SCALAR = 0, 1
+
+
+def check(status, what=""):
+    if status != ffi.NULL:
+        lib = hal()
+        code = lib.tl_status_get_code(status)
+        msg = ffi.string(lib.tl_status_get_message(status)).decode()
+        lib.tl_status_free(status)
+        raise TLRuntimeError(f"{what}: {msg}" if what else msg, code)
+
+
+def runtime():
+    """The process's HAL runtime (created on first use)."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            lib = hal()
+            opts = ffi.new("tl_runtime_options *")
+            opts.struct_size = ffi.sizeof("tl_runtime_options")
+            opts.validation = -1
+            out = ffi.new("tl_runtime *")
+            check(lib.tl_runtime_create(opts, out), "tl_runtime_create")
+            _runtime = out[0]
+        return _runtime
+
+
+def devices():
+    """The names of the devices the HAL sees (``["cpu", ...]``)."""
+    lib, rt = hal(), runtime()
+    n = ffi.new("uint32_t *")
+    check(lib.tl_runtime_device_count(rt, n))
+    names = []
+    for i in range(n[0]):
+        d = ffi.new("tl_device *")
+        check(lib.tl_runtime_device_get(rt, i, d))
+        names.append(_info(d[0])["plugin"])
+    return names
+
+
+def _info(handle):
+    info = ffi.new("tl_device_info *")
+    info.struct_size = ffi.sizeof("tl_device_info")
+    check(hal().tl_device_query(handle, info), "tl_device_query")
+    s = lambda f: ffi.string(f).decode()  # noqa: E731
+    return {"name": s(info.name), "plugin": s(info.plugin), "target": s(info.target),
+            "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor)}
+
+
+class Device:
+    """One HAL device with its stream (launches on it are ordered)."""
+
+    def __init__(self, name):
+        lib = hal()
+        out = ffi.new("tl_device *")
+        check(lib.tl_runtime_device_find(runtime(), name.encode(), out), f"device '{name}'")
+        self.handle = out[0]
+        self.info = _info(self.handle)
+        self.name = name
+        s = ffi.new("tl_stream *")
+        check(lib.tl_stream_create(self.handle, s), "tl_stream_create")
+        self.stream = s[0]
+        self.events = []
+        for _ in range(2):
+            e = ffi.new("tl_event *")
+            check(lib.tl_event_create(self.handle, e), "tl_event_create")
+            self.events.append(e[0])
+
+    def load(self, blob):
+        """Loads an executable; returns (handle, kernel index 0)."""
+        out = ffi.new("tl_executable *")
+        check(hal().tl_executable_load(self.handle, blob, len(blob), out), "tl_executable_load")
+        return out[0]
+
+    def launch(self, exe, grid, args, written, timed=False):
+        """Runs kernel 0 of `exe` on `grid` with `args`: ('tensor', ndarray) or ('scalar', dtype
+        code, value); copies back the tensors whose indices are in `written`. Returns the launch's
+        device time in ms when `timed`."""
+        lib = hal()
+        n = len(args)
+        c_args = ffi.new("tl_arg[]", max(n, 1))
+        buffers, keep = [], []
+        try:
+            for i, a in enumerate(args):
+                c = c_args[i]
+                c.struct_size = ffi.sizeof("tl_arg")
+                if a[0] == "tensor":
+                    arr = a[1]
+                    c.kind, c.dtype, c.rank = TENSOR, a[2], arr.ndim
+                    buf = ffi.new("tl_buffer *")
+                    desc = ffi.new("tl_buffer_desc *", {"struct_size": ffi.sizeof("tl_buffer_desc"),
+                                                        "size_bytes": max(arr.nbytes, 1),
+                                                        "flags": 1})
+                    check(lib.tl_buffer_create(self.handle, desc, buf), "tl_buffer_create")
+                    buffers.append(buf[0])
+                    c.buffer = buf[0]
+                    for d in range(arr.ndim):
+                        c.shape[d] = arr.shape[d]
+                        c.strides[d] = arr.strides[d] // arr.itemsize
+                    if arr.nbytes:
+                        ptr = ffi.from_buffer(arr)
+                        keep.append(ptr)
+                        check(lib.tl_stream_copy_to_device(self.stream, ptr, buf[0], 0, arr.nbytes),
+                              "tl_stream_copy_to_device")
+                else:
+                    c.kind, c.dtype = SCALAR, a[1]
+                    if isinstance(a[2], float):
+                        c.f = a[2]
+                    else:
+                        c.i = int(a[2])
+            launch = ffi.new("tl_launch_desc *")
+            launch.struct_size = ffi.sizeof("tl_launch_desc")
+            launch.kernel = 0
+            for d in range(3):
+                launch.grid[d] = grid[d] if d < len(grid) else 1
+            launch.args, launch.arg_count = c_args, n
+            if timed:
+                check(lib.tl_stream_record_event(self.stream, self.events[0]))
+            check(lib.tl_stream_launch(self.stream, exe, launch), "tl_stream_launch")
+            if timed:
+                check(lib.tl_stream_record_event(self.stream, self.events[1]))
+            bi = 0
+            for i, a in enumerate(args):
+                if a[0] != "tensor":
+                    continue
+                if i in written and a[1].nbytes:
+                    ptr = ffi.from_buffer(a[1])
+                    keep.append(ptr)
+                    check(lib.tl_stream_copy_to_host(self.stream, buffers[bi], 0, ptr, a[1].nbytes),
+                          "tl_stream_copy_to_host")
+                bi += 1
+            check(lib.tl_stream_synchronize(self.stream), "kernel launch")
+            if timed:
+                ms = ffi.new("double *")
+                check(lib.tl_event_elapsed_ms(self.events[0], self.events[1], ms))
+                return ms[0]
+            return None
+        finally:
+            for b in buffers:
+                lib.tl_buffer_release(b)
+
+
+def device(name):
+    """The Device named `name` ("cpu", "npusim", ...), opened once per process."""
+    with _lock:
+        d = _devices.get(name)
+    if d is None:
+        d = Device(name)
+        with _lock:
+            d = _devices.setdefault(name, d)
+    return d
+
+
+def as_array(x):
+    """A numpy array for a numpy array or any object with __dlpack__ (no copy for CPU tensors)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)
+    raise TypeError(f"tl: expected a numpy array or a DLPack tensor, got {type(x).__name__}")

@@ -68,7 +68,7 @@ struct Env {
         }()),
         dev(rt.device("cpu")), stream(dev.stream()),
         gemm(load(read_kernel("gemm_cpu.tlir"))), vadd(load(read_kernel("vector_add_cpu.tlir"))),
-        softmax(load(read_kernel("softmax.tlir"))) {
+        softmax(load(read_kernel("softmax_cpu.tlir"))) {
     unsetenv("TL_CPU_THREADS");
   }
   Executable load(const std::string &text) {

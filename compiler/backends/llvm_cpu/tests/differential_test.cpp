@@ -174,6 +174,16 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
                 {random_tensor(ScalarKind::F32, {M2, K2}, rng), random_tensor(ScalarKind::F32, {K2, N2}, rng),
                  HostTensor(ScalarKind::F32, {M2, N2})},
                 {}, {(M2 + 127) / 128, (N2 + 127) / 128, 1});
+    const int64_t rows_cpu = 1 + rng() % 5, cols_cpu = 1 + rng() % 4096;
+    expect_same(read_kernel("softmax_cpu.tlir"), "softmax_cpu",
+                {random_tensor(ScalarKind::F32, {rows_cpu, cols_cpu}, rng),
+                 HostTensor(ScalarKind::F32, {rows_cpu, cols_cpu})},
+                {}, {rows_cpu, 1, 1}, /*normwise=*/-1e-6);
+    const int64_t n_cpu = 1 + rng() % 20000;
+    expect_same(read_kernel("vector_add_cpu.tlir"), "vector_add_cpu",
+                {random_tensor(ScalarKind::F32, {n_cpu}, rng), random_tensor(ScalarKind::F32, {n_cpu}, rng),
+                 HostTensor(ScalarKind::F32, {n_cpu})},
+                {}, {(n_cpu + 4095) / 4096, 1, 1});
     const int64_t rows = 1 + rng() % 9, cols = 1 + rng() % 400;
     expect_same(read_kernel("softmax.tlir"), "softmax",
                 {random_tensor(ScalarKind::F32, {rows, cols}, rng), HostTensor(ScalarKind::F32, {rows, cols})},

@@ -1,6 +1,7 @@
 // tl-info: lists HAL plugins (loaded or unavailable, with reasons) and devices with capabilities.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/hal.hpp"
+#include "tl/hal_json.hpp"
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -13,31 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-json device_json(const tl_device_info &i) {
-  json peaks = json::object();
-  for (int d = 0; d < TL_DTYPE_COUNT; ++d)
-    if (i.peak_flops[d] > 0)
-      peaks[tl_dtype_name(static_cast<tl_dtype>(d))] = i.peak_flops[d];
-  json dtypes = json::array();
-  for (int d = 0; d < TL_DTYPE_COUNT; ++d)
-    if (i.supported_dtypes & (uint64_t(1) << d))
-      dtypes.push_back(tl_dtype_name(static_cast<tl_dtype>(d)));
-  return {{"name", i.name},
-          {"vendor", i.vendor},
-          {"driver_version", i.driver_version},
-          {"plugin", i.plugin},
-          {"target", i.target},
-          {"targets", i.targets},
-          {"memory_bytes", i.memory_bytes},
-          {"onchip_memory_bytes", i.onchip_memory_bytes},
-          {"compute_units", i.compute_units},
-          {"clock_mhz", i.clock_mhz},
-          {"max_grid", {i.max_grid[0], i.max_grid[1], i.max_grid[2]}},
-          {"peak_bandwidth_bytes_per_s", i.peak_bandwidth_bytes_per_s},
-          {"peak_flops", peaks},
-          {"supported_dtypes", dtypes}};
-}
-
 json inventory(const tl::hal::Runtime &rt) {
   json out;
   uint32_t major, minor;
@@ -45,16 +21,10 @@ json inventory(const tl::hal::Runtime &rt) {
   out["api_version"] = std::to_string(major) + "." + std::to_string(minor);
   out["plugins"] = json::array();
   for (const tl_plugin_info &p : rt.plugins())
-    out["plugins"].push_back({{"name", p.name},
-                              {"path", p.path},
-                              {"version", p.version},
-                              {"available", p.available != 0},
-                              {"reason", p.reason},
-                              {"abi", std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor)},
-                              {"device_count", p.device_count}});
+    out["plugins"].push_back(tl::hal::plugin_info_json(p));
   out["devices"] = json::array();
   for (const tl::hal::Device &d : rt.devices())
-    out["devices"].push_back(device_json(d.info()));
+    out["devices"].push_back(tl::hal::device_info_json(d.info()));
   return out;
 }
 

@@ -49,19 +49,45 @@ llvm::Type *KernelCodegen::llvm_type(ScalarKind k, const ir::Operation *where) {
   case ScalarKind::I16: case ScalarKind::U16: return b_.getInt16Ty();
   case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
   case ScalarKind::I64: return b_.getInt64Ty();
-  case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F32: return b_.getFloatTy();
+  case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F32:
+  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2:
+    return b_.getFloatTy();
   case ScalarKind::F64: return b_.getDoubleTy();
   default:
     break;
   }
   const std::string msg = "element type " + std::string(ir::scalar_name(k)) +
-                          " is not supported by llvm-cpu yet (f16, bf16, f32, f64 and integers are)";
+                          " is not supported by llvm-cpu";
   if (where)
     unsupported(*where, msg);
   throw LoweringError(kernel_.loc().str() + ": error: kernel @" + kernel_.name() + ": " + msg);
 }
 
+/// fp8 conversions call the host (tl_cpu_f8_*): fp8 is a storage format, exactness matters more
+/// than speed here, and the host's code is reference/numerics itself.
+llvm::Value *KernelCodegen::f8_call(const char *name, std::vector<llvm::Value *> args,
+                                    llvm::Type *ret) {
+  std::vector<llvm::Type *> types;
+  for (llvm::Value *a : args)
+    types.push_back(a->getType());
+  llvm::FunctionCallee f =
+      module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, types, false));
+  auto *call = b_.CreateCall(f, args);
+  call->setDoesNotAccessMemory();
+  return call;
+}
+
+llvm::Value *KernelCodegen::f8_round(ScalarKind k, llvm::Value *v, int mode) {
+  llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
+  llvm::Value *r = f8_call("tl_cpu_f8_round",
+                           {format, b_.getInt32(mode), b_.CreateFPExt(v, b_.getDoubleTy())},
+                           b_.getDoubleTy());
+  return b_.CreateFPTrunc(r, b_.getFloatTy()); // exact: every fp8 value is an f32
+}
+
 llvm::Value *KernelCodegen::round_to(ScalarKind k, llvm::Value *v) {
+  if (k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2)
+    return f8_round(k, v, 0);
   if (k == ScalarKind::F16)
     return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
   if (k == ScalarKind::BF16) // round to nearest even on the bits; NaN stays NaN
@@ -86,6 +112,8 @@ llvm::Type *KernelCodegen::storage_type(ScalarKind k) {
     return b_.getInt8Ty();
   if (k == ScalarKind::F16 || k == ScalarKind::BF16)
     return b_.getInt16Ty();
+  if (k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2)
+    return b_.getInt8Ty();
   return llvm_type(k, nullptr);
 }
 
@@ -95,6 +123,12 @@ llvm::Value *KernelCodegen::to_storage(ScalarKind k, llvm::Value *v) {
     return b_.CreateZExt(v, b_.getInt8Ty());
   case ScalarKind::F16:
     return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: {
+    llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
+    llvm::Value *bits = f8_call("tl_cpu_f8_encode", {format, b_.CreateFPExt(v, b_.getDoubleTy())},
+                                b_.getInt32Ty());
+    return b_.CreateTrunc(bits, b_.getInt8Ty());
+  }
   case ScalarKind::BF16: {
     llvm::Value *bits = b_.CreateBitCast(v, b_.getInt32Ty());
     llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
@@ -116,6 +150,12 @@ llvm::Value *KernelCodegen::from_storage(ScalarKind k, llvm::Value *bits) {
   case ScalarKind::BF16:
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
                             b_.getFloatTy());
+  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: {
+    llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
+    llvm::Value *d = f8_call("tl_cpu_f8_decode", {format, b_.CreateZExt(bits, b_.getInt32Ty())},
+                             b_.getDoubleTy());
+    return b_.CreateFPTrunc(d, b_.getFloatTy());
+  }
   default:
     return bits;
   }

@@ -58,6 +58,8 @@ private:
   // rounded back to the type (computing in f32 and rounding once equals the interpreter's
   // "compute in f64, round once" for + - * / sqrt, since f32 carries more than 2p + 2 bits).
   llvm::Value *round_to(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *f8_call(const char *name, std::vector<llvm::Value *> args, llvm::Type *ret);
+  llvm::Value *f8_round(ir::ScalarKind k, llvm::Value *v, int mode);
   llvm::Type *storage_type(ir::ScalarKind k);
   /// A constant from an attribute (int, bool or float), rounded to element type `k`.
   llvm::Value *attr_constant(ir::ScalarKind k, const ir::Attr &a);

@@ -275,11 +275,22 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   if (ir::is_float(from) && ir::is_float(to)) {
     if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 && to != ScalarKind::BF16)
       return b_.CreateFPCast(v, t); // widening is exact
+    if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
+      const std::string m = rne ? "rne" : *rounding;
+      const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;
+      llvm::Value *format = b_.getInt32(to == ScalarKind::F8E4M3 ? 0 : 1);
+      llvm::Value *r = f8_call("tl_cpu_f8_round",
+                               {format, b_.getInt32(mode), b_.CreateFPCast(v, b_.getDoubleTy())},
+                               b_.getDoubleTy());
+      return b_.CreateFPTrunc(r, b_.getFloatTy());
+    }
     if (from == ScalarKind::F64 && (to == ScalarKind::F16 || to == ScalarKind::BF16))
       unsupported(op, "f64 to " + std::string(ir::scalar_name(to)) + " (f64 -> f32 -> " +
                           std::string(ir::scalar_name(to)) + " would round twice)");
     if (from != ScalarKind::F64 && to == ScalarKind::F32)
-      return v; // f16/bf16 values are f32 already, exactly
+      return v; // f16/bf16/f8 values are f32 already, exactly
+    if (ir::bit_width(to) >= ir::bit_width(from) && to != ScalarKind::F64)
+      return round_to(to, v); // f8 -> f16/bf16: exact for e5m2->f16; rounds e4m3 only if needed
     return narrow(v, from, to, rne ? "rne" : *rounding);
   }
   if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
@@ -292,7 +303,8 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   if (ir::is_float(to)) {
     if (!rne && ir::bit_width(from) > 24)
       unsupported(op, "rounding mode '" + *rounding + "' for integer to float");
-    if ((to == ScalarKind::F16 || to == ScalarKind::BF16) && ir::bit_width(from) > 16)
+    if ((to == ScalarKind::F16 || to == ScalarKind::BF16 || ir::bit_width(to) == 8) &&
+        ir::bit_width(from) > 16)
       unsupported(op, "integers wider than 16 bits to " + std::string(ir::scalar_name(to)));
     return round_to(to, ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t));
   }

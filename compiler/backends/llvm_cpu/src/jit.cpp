@@ -5,6 +5,7 @@
 
 #include "codegen.h"
 #include "tl/ir/printer.h"
+#include "tl/reference/numerics.h"
 
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -116,7 +117,7 @@ std::string cache_key(const ir::Module &module, llvm::TargetMachine &tm, const C
   llvm::SHA256 h;
   for (const std::string &part :
        {ir::print(module), tm.getTargetCPU().str(), tm.getTargetFeatureString().str(),
-        std::to_string(o.opt_level), std::string("llvm-cpu v2 llvm ") + LLVM_VERSION_STRING}) {
+        std::to_string(o.opt_level), std::string("llvm-cpu v3 llvm ") + LLVM_VERSION_STRING}) {
     h.update(part);
     h.update(llvm::StringRef("\0", 1));
   }
@@ -169,6 +170,25 @@ extern "C" void host_print(void *host, const char *prefix, int32_t kind, const v
   }
   s << (is_tile ? "]" : "");
   static_cast<LaunchHost *>(host)->print(s.str());
+}
+
+tl::numerics::FloatFormat f8_format(int32_t format) {
+  return format == 0 ? tl::numerics::FloatFormat::F8E4M3 : tl::numerics::FloatFormat::F8E5M2;
+}
+
+extern "C" double host_f8_round(int32_t format, int32_t mode, double x) {
+  static const tl::numerics::Rounding modes[] = {
+      tl::numerics::Rounding::NearestEven, tl::numerics::Rounding::TowardZero,
+      tl::numerics::Rounding::Down, tl::numerics::Rounding::Up};
+  return tl::numerics::round_to(f8_format(format), x, modes[mode & 3]);
+}
+
+extern "C" int32_t host_f8_encode(int32_t format, double x) {
+  return static_cast<int32_t>(tl::numerics::encode(f8_format(format), x));
+}
+
+extern "C" double host_f8_decode(int32_t format, int32_t bits) {
+  return tl::numerics::decode(f8_format(format), static_cast<uint64_t>(bits) & 0xff);
 }
 
 class JitProgram : public LoadedProgram {
@@ -271,7 +291,13 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
       {(*jit)->mangleAndIntern("tl_cpu_report_error"),
        {llvm::orc::ExecutorAddr::fromPtr(&host_report), flags}},
       {(*jit)->mangleAndIntern("tl_cpu_print"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_print), flags}}};
+       {llvm::orc::ExecutorAddr::fromPtr(&host_print), flags}},
+      {(*jit)->mangleAndIntern("tl_cpu_f8_round"),
+       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_round), flags}},
+      {(*jit)->mangleAndIntern("tl_cpu_f8_encode"),
+       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_encode), flags}},
+      {(*jit)->mangleAndIntern("tl_cpu_f8_decode"),
+       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_decode), flags}}};
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host)))) {
     *error = llvm::toString(std::move(err));
     return nullptr;

@@ -536,11 +536,49 @@ kernel @faults(%x: tensor<?xf32>, %d: i32) {
   EXPECT_NE(o.error.find("test.tlir:7:3: error: integer division by zero"), std::string::npos) << o.error;
 }
 
-TEST(LlvmCpu, UnsupportedTypesAreClearErrors) {
-  auto m = parse_ok("kernel @h(%x: tensor<?xf8e4m3>) {\n  return\n}\n");
+TEST(LlvmCpu, Fp8StorageArithmeticAndCastsAreBitExact) {
+  std::string text = R"(
+kernel @f8(%x: tensor<?xf32>, %e: tensor<?xf8e4m3>, %m: tensor<?xf8e5m2>, %o: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<128xf32>
+  %a = cast %t : tile<128xf8e4m3>
+  %b = cast %t {rounding = "rtz"} : tile<128xf8e5m2>
+  %c = cast %t {rounding = "ru"} : tile<128xf8e4m3>
+  %s = add %a, %c : tile<128xf8e4m3>
+  %p = mul %b, %b : tile<128xf8e5m2>
+  store %e, %z, %s
+  store %m, %z, %p
+  %l = load %e, %z {padding = 0.5} : tile<128xf8e4m3>
+  %w = cast %l : tile<128xf32>
+  %h = cast %b : tile<128xf16>
+  %hf = cast %h : tile<128xf32>
+  store %o, %z, %w
+  %c128 = constant {value = 128} : i32
+  store %o, %c128, %hf
+  return
+}
+)";
+  std::mt19937_64 rng(13);
+  HostTensor x(ScalarKind::F32, {128});
+  for (int i = 0; i < 128; ++i)
+    x.set(i, std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), int(rng() % 24) - 12));
+  expect_same(text, "f8",
+              {x, HostTensor(ScalarKind::F8E4M3, {100}), HostTensor(ScalarKind::F8E5M2, {128}),
+               HostTensor(ScalarKind::F32, {256})},
+              {}, {1, 1, 1});
+}
+
+TEST(LlvmCpu, UnsupportedCastsAreClearErrors) {
+  auto m = parse_ok("kernel @h(%x: tensor<?xf64>, %y: tensor<?xf16>) {\n"
+                    "  %z = constant {value = 0} : i32\n"
+                    "  %t = load %x, %z : tile<4xf64>\n"
+                    "  %h = cast %t : tile<4xf16>\n"
+                    "  store %y, %z, %h\n"
+                    "  return\n}\n");
   std::string error;
   EXPECT_TRUE(compile_object(*m, CompileOptions{}, &error).empty());
-  EXPECT_NE(error.find("element type f8e4m3 is not supported by llvm-cpu yet"), std::string::npos) << error;
+  EXPECT_NE(error.find("test.tlir:4:3: error: llvm-cpu cannot lower 'cast': f64 to f16"),
+            std::string::npos) << error;
 }
 
 } // namespace

@@ -61,6 +61,11 @@ std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels) {
     std::vector<uint8_t> prog = npu::isa::to_binary(k.program);
     put<uint64_t>(out, prog.size());
     out.insert(out.end(), prog.begin(), prog.end());
+    put<uint32_t>(out, static_cast<uint32_t>(k.asserts.size()));
+    for (const std::string &m : k.asserts) {
+      put<uint32_t>(out, static_cast<uint32_t>(m.size()));
+      out.insert(out.end(), m.begin(), m.end());
+    }
   }
   return out;
 }
@@ -100,6 +105,16 @@ bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std
     std::string e;
     if (!npu::isa::from_binary(prog, k.program, e))
       return error = "kernel " + std::to_string(i) + ": " + e, false;
+    uint32_t na = 0;
+    if (!r.get(na) || na > 65536)
+      return error = "truncated tnpu code (asserts of kernel " + std::to_string(i) + ")", false;
+    for (uint32_t j = 0; j < na; ++j) {
+      uint32_t len = 0;
+      if (!r.get(len) || len > r.left)
+        return error = "truncated tnpu code (asserts of kernel " + std::to_string(i) + ")", false;
+      k.asserts.emplace_back(reinterpret_cast<const char *>(r.p), len);
+      r.p += len, r.left -= len;
+    }
     kernels.push_back(std::move(k));
   }
   if (r.left != 0)
@@ -123,7 +138,7 @@ Kernel assemble_kernel(const std::string &text, const std::string &file,
     if (b.reg == 0 || b.reg >= kPidReg)
       throw std::invalid_argument(file + ": binding to r" + std::to_string(b.reg) +
                                   ": only r1..r23 can be bound");
-  return Kernel{bindings, std::move(a.code)};
+  return Kernel{bindings, std::move(a.code), {}};
 }
 
 std::string check_binding(const Binding &b, const exe::KernelInfo &info) {

@@ -45,6 +45,12 @@ void tl_cpu_report_error(void *host, const char *message, int64_t x, int64_t y, 
 void tl_cpu_print(void *host, const char *prefix, int32_t kind, const void *values, int64_t n,
                   int32_t is_tile, int64_t x, int64_t y, int64_t z);
 
+/* Defined by the host: fp8 conversions (format: 0 f8e4m3, 1 f8e5m2; mode: 0 nearest even,
+ * 1 toward zero, 2 down, 3 up), with the semantics of reference/numerics. */
+double tl_cpu_f8_round(int32_t format, int32_t mode, double x);
+int32_t tl_cpu_f8_encode(int32_t format, double x); /* x already representable */
+double tl_cpu_f8_decode(int32_t format, int32_t bits);
+
 #ifdef __cplusplus
 }
 #endif

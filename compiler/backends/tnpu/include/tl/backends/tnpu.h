@@ -8,10 +8,12 @@
 // vendors/npusim/README.md. Register conventions of a kernel body:
 //  - r1..r23 are the body's; bound registers are set before every grid program;
 //  - r24, r25, r26 hold program_id 0, 1, 2 (read-only); r27..r31 belong to the wrapper;
-//  - `halt` ends the grid program (the wrapper fences all units, then runs the next one).
+//  - `halt` ends the grid program (the wrapper fences all units, then runs the next one);
+//  - r31 = i + 1 reports that assert i failed (Kernel::asserts).
 #pragma once
 
 #include "tl/executable/executable.h"
+#include "tl/ir/ir.h"
 #include "tl/npu/isa.h"
 
 #include <cstdint>
@@ -45,10 +47,32 @@ struct Binding {
 struct Kernel {
   std::vector<Binding> bindings;
   std::vector<npu::isa::Instr> program;
+  /// Messages of the kernel's asserts: a failed assert i sets r31 = i + 1 and ends its program;
+  /// the device reports the message (see kAssertReg).
+  std::vector<std::string> asserts;
 };
 
+/// The register a failed assert writes (its index + 1); the device reads it after the run.
+inline constexpr int kAssertReg = 31;
+
+/// What the Tile IR lowering compiles for: the chip's scratchpad per core (sim/configs/*.json;
+/// the default is the default chip's).
+struct CompileOptions {
+  uint64_t sram_bytes = uint64_t(4) << 20;
+};
+
+/// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:
+/// program_id, num_programs, integer scalar constants / arithmetic / cmp, dim, stride, f32 scalar
+/// parameters and constants, assert on scalars, splat / full into f32 or i32 tiles, load and store
+/// of rank-1/2 tiles (any strides; DMA with padding), add / sub / mul / max / min / exp on f32
+/// tiles. Anything else is an error `file:line:col: error: tnpu: ...` naming the op; the result
+/// is "" on success.
+std::string compile(const ir::Module &module, const CompileOptions &options,
+                    std::vector<uint8_t> &code);
+
 /// The blob: magic "TNPUCODE", u32 version 1, u32 kernel count, per kernel u32 binding count,
-/// bindings (kind, reg, param, dim), then the program file (isa::to_binary) with a u64 length.
+/// bindings (kind, reg, param, dim), the program file (isa::to_binary) with a u64 length, then
+/// u32 assert count and the messages (u32 length + bytes).
 std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels);
 /// Reads a blob; on failure returns false and sets `error` (lower case, names what is wrong).
 bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std::string &error);

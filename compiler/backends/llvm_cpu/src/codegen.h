@@ -78,6 +78,7 @@ private:
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);
   llvm::Value *cast_lane(const ir::Operation &op, llvm::Value *v);
+  llvm::Value *round_tf32(llvm::Value *x);
   llvm::Value *narrow(llvm::Value *x, ir::ScalarKind from, ir::ScalarKind to,
                       const std::string &mode);
   void lower_dot(const ir::Operation &op);

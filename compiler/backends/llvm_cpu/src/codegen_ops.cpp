@@ -228,6 +228,17 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
   }
 }
 
+/// Rounds f32 to tf32 (10 mantissa bits) to nearest even; inf and NaN pass unchanged.
+llvm::Value *KernelCodegen::round_tf32(llvm::Value *x) {
+  llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
+  llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
+  llvm::Value *r = b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0xfff), lsb)),
+                                b_.getInt32(~0x1fff));
+  llvm::Value *finite = b_.CreateFCmpONE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                         llvm::ConstantFP::getInfinity(b_.getFloatTy()));
+  return b_.CreateSelect(finite, b_.CreateBitCast(r, b_.getFloatTy()), x);
+}
+
 /// Float narrowing with a rounding mode: round to nearest even, then step one unit toward the
 /// mode's direction when that result lies on the wrong side of the exact value (NaN unchanged).
 llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind to,
@@ -318,8 +329,19 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   Slot a = slot(op.operand(0)), bs = slot(op.operand(1)), &c = slot(op.result());
   const ScalarKind acc = op.result()->type().elem();
-  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
-    unsupported(op, "input_precision \"" + *p + "\"");
+  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee") {
+    // Round copies of the inputs first (the verifier allows this for f32 inputs only).
+    auto rounded = [&](const Slot &src) {
+      Slot r = new_slot(ir::Type::tile(ScalarKind::F32, {src.n}));
+      loop(src.n, [&](llvm::Value *i) {
+        llvm::Value *x = b_.CreateLoad(src.elem, elem_ptr(src, i));
+        b_.CreateStore(*p == "bf16" ? round_to(ScalarKind::BF16, x) : round_tf32(x), elem_ptr(r, i));
+      }, "prec");
+      return r;
+    };
+    a = rounded(a);
+    bs = rounded(bs);
+  }
   const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(c.elem) * c.n;
   if (op.num_operands() == 3) {
     Slot init = slot(op.operand(2));

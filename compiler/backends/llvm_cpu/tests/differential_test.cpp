@@ -289,7 +289,9 @@ kernel @float_ops(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %d: tensor<?x?xf64>,
   %f = fma %t, %q, %cb : tile<8x16xf32>
   %mx = max %f, %t : tile<8x16xf32>
   %s = sqrt %mx : tile<8x16xf32>
-  %dot = dot %t, %tt {acc_type = f32} : tile<8x8xf32>
+  %dot0 = dot %t, %tt {acc_type = f32} : tile<8x8xf32>
+  %dot1 = dot %t, %tt, %dot0 {acc_type = f32, input_precision = "tf32"} : tile<8x8xf32>
+  %dot = dot %t, %tt, %dot1 {acc_type = f32, input_precision = "bf16"} : tile<8x8xf32>
   %dr = reshape %dot : tile<4x16xf32>
   %am = reduce %t {axis = 1, kind = "argmax"} : tile<8xi32>
   %amx = reduce %t {axis = 0, kind = "min"} : tile<16xf32>

@@ -40,15 +40,16 @@ void untrack(Runtime &rt, std::set<uint64_t> &set, uint64_t h) {
 namespace tl::hal {
 void drain_device(Device &device) {
   Runtime &rt = *device.runtime;
-  std::vector<uint64_t> streams;
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     std::lock_guard<std::mutex> lock(rt.mutex);
-    streams.assign(rt.streams.begin(), rt.streams.end());
+    for (auto &[h, s] : rt.streams)
+      if (s->device == &device)
+        streams.push_back(s);
   }
-  for (uint64_t h : streams) {
-    std::string why;
-    auto *s = static_cast<Stream *>(HandleTable::global().lookup(h, HandleType::Stream, &why));
-    if (!s || s->device != &device)
+  for (const std::shared_ptr<Stream> &s : streams) {
+    std::lock_guard<std::mutex> use(s->use_mutex);
+    if (s->destroyed) // released meanwhile: nothing queued on it any more
       continue;
     if (tl_status err = vt(&device).stream_synchronize(s->object)) {
       std::lock_guard<std::mutex> lock(s->error_mutex);
@@ -144,12 +145,15 @@ tl_status tl_stream_create(tl_device device, tl_stream *out_stream) {
     *out_stream = nullptr;
     Device *d;
     TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
-    auto s = std::make_unique<Stream>();
+    auto s = std::make_shared<Stream>();
     s->device = d;
     TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).stream_create(d->object, &s->object)));
     s->handle = HandleTable::global().insert(HandleType::Stream, s.get());
-    track(*d->runtime, d->runtime->streams, s->handle);
-    *out_stream = to_handle<tl_stream>(s.release()->handle);
+    {
+      std::lock_guard<std::mutex> lock(d->runtime->mutex);
+      d->runtime->streams[s->handle] = s;
+    }
+    *out_stream = to_handle<tl_stream>(s->handle);
     return nullptr;
   });
 }
@@ -178,14 +182,25 @@ tl_status tl_stream_release(tl_stream stream) {
     std::string why;
     if (!HandleTable::global().remove(s->handle, HandleType::Stream, &why))
       return invalid(kFn, "stream: " + why);
-    untrack(*s->device->runtime, s->device->runtime->streams, s->handle);
-    tl_status err = vt(s->device).stream_synchronize(s->object);
-    vt(s->device).stream_destroy(s->device->object, s->object);
+    std::shared_ptr<Stream> owner; // keeps the object alive until any drain_device is done
+    {
+      std::lock_guard<std::mutex> lock(s->device->runtime->mutex);
+      auto it = s->device->runtime->streams.find(s->handle);
+      owner = it->second;
+      s->device->runtime->streams.erase(it);
+    }
+    tl_status err;
+    {
+      std::lock_guard<std::mutex> use(s->use_mutex);
+      err = vt(s->device).stream_synchronize(s->object);
+      vt(s->device).stream_destroy(s->device->object, s->object);
+      s->destroyed = true;
+    }
     if (s->deferred_error) {
       tl_status_free(err);
       err = s->deferred_error;
+      s->deferred_error = nullptr;
     }
-    delete s;
     return from_plugin(kFn, err);
   });
 }

@@ -7,6 +7,7 @@
 #include "tl/hal.h"
 #include "tl/vendor.h"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -45,7 +46,10 @@ struct Runtime {
   std::vector<std::unique_ptr<Plugin>> plugins;
   std::vector<std::unique_ptr<Device>> devices;
   std::mutex mutex;
-  std::set<uint64_t> buffers, streams, events, executables;
+  std::set<uint64_t> buffers, events, executables;
+  // Streams are shared with drain_device, which may synchronize a stream while another thread
+  // releases it: the last owner frees it.
+  std::map<uint64_t, std::shared_ptr<Stream>> streams;
   std::string live_objects_summary();
 };
 
@@ -63,6 +67,8 @@ struct Stream {
   uint64_t handle = 0;
   std::mutex error_mutex;
   tl_status deferred_error = nullptr; // an error met while synchronizing for a release
+  std::mutex use_mutex; // held while the plugin object is used by drain_device or destroyed
+  bool destroyed = false;
 };
 
 struct Event {

@@ -3,6 +3,9 @@
 #include "tl/compiler/pipeline.h"
 
 #include "tl/backends/llvm_cpu.h"
+#ifdef TL_HAVE_TNPU
+#include "tl/backends/tnpu.h"
+#endif
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
 
@@ -30,12 +33,22 @@ std::string codegen_llvm_cpu(const ir::Module &module, std::vector<uint8_t> &cod
   return code.empty() ? error : std::string();
 }
 
-// One row per target; nvptx and tnpu join here with their code generators.
+#ifdef TL_HAVE_TNPU
+std::string codegen_tnpu(const ir::Module &module, std::vector<uint8_t> &code) {
+  return tnpu::compile(module, tnpu::CompileOptions{}, code);
+}
+#endif
+
+// One row per target; nvptx joins here with its code generator.
 const Target kTargets[] = {
     {"tlir", "portable: the optimized module as .tlir text, run by the reference interpreter",
      codegen_tlir},
     {"llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
      codegen_llvm_cpu},
+#ifdef TL_HAVE_TNPU
+    {"tnpu", "TNPU programs for the simulated NPU (npusim); a subset of Tile IR, see "
+             "compiler/backends/tnpu", codegen_tnpu},
+#endif
 };
 
 const Target *find_target(const std::string &name) {

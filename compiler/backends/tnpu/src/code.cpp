@@ -34,9 +34,26 @@ struct Reader {
 bool writes_slot0(npu::isa::Opcode op) {
   using O = npu::isa::Opcode;
   switch (op) {
-  case O::Li: case O::Lih: case O::Mov: case O::Add: case O::Sub: case O::Mul: case O::And:
-  case O::Or: case O::Xor: case O::Shl: case O::Shr: case O::Min: case O::Max: case O::Addi:
-  case O::Muli: case O::Andi: case O::Shli: case O::Shri: case O::Dbnz: case O::CoreId:
+  case O::Li:
+  case O::Lih:
+  case O::Mov:
+  case O::Add:
+  case O::Sub:
+  case O::Mul:
+  case O::And:
+  case O::Or:
+  case O::Xor:
+  case O::Shl:
+  case O::Shr:
+  case O::Min:
+  case O::Max:
+  case O::Addi:
+  case O::Muli:
+  case O::Andi:
+  case O::Shli:
+  case O::Shri:
+  case O::Dbnz:
+  case O::CoreId:
   case O::NCores:
     return true;
   default:
@@ -57,6 +74,7 @@ std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels) {
       put<uint8_t>(out, b.reg);
       put<uint16_t>(out, b.param);
       put<uint16_t>(out, b.dim);
+      put<int32_t>(out, b.patch);
     }
     std::vector<uint8_t> prog = npu::isa::to_binary(k.program);
     put<uint64_t>(out, prog.size());
@@ -89,9 +107,10 @@ bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std
     for (uint32_t j = 0; j < nb; ++j) {
       uint8_t kind = 0;
       Binding b;
-      if (!r.get(kind) || !r.get(b.reg) || !r.get(b.param) || !r.get(b.dim))
+      if (!r.get(kind) || !r.get(b.reg) || !r.get(b.param) || !r.get(b.dim) || !r.get(b.patch))
         return error = "truncated tnpu code (bindings of kernel " + std::to_string(i) + ")", false;
-      if (kind > static_cast<uint8_t>(BindKind::Grid) || b.reg == 0 || b.reg >= kPidReg)
+      if (kind > static_cast<uint8_t>(BindKind::Grid) ||
+          (b.patch < 0 && (b.reg == 0 || b.reg >= kPidReg)))
         return error = "bad binding " + std::to_string(j) + " of kernel " + std::to_string(i),
                false;
       b.kind = static_cast<BindKind>(kind);
@@ -115,6 +134,13 @@ bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std
       k.asserts.emplace_back(reinterpret_cast<const char *>(r.p), len);
       r.p += len, r.left -= len;
     }
+    for (const Binding &b : k.bindings)
+      if (b.patch >= 0 && (size_t(b.patch) + 1 >= k.program.size() ||
+                           k.program[b.patch].op != npu::isa::Opcode::Li ||
+                           k.program[b.patch + 1].op != npu::isa::Opcode::Lih))
+        return error = "kernel " + std::to_string(i) + ": binding patches instruction " +
+                       std::to_string(b.patch) + ", which is not li + lih",
+               false;
     kernels.push_back(std::move(k));
   }
   if (r.left != 0)
@@ -135,9 +161,9 @@ Kernel assemble_kernel(const std::string &text, const std::string &file,
                                   std::to_string(a.code[i].slot[0]) +
                                   ": r24..r31 belong to the launch wrapper");
   for (const Binding &b : bindings)
-    if (b.reg == 0 || b.reg >= kPidReg)
+    if (b.patch >= 0 || b.reg == 0 || b.reg >= kPidReg)
       throw std::invalid_argument(file + ": binding to r" + std::to_string(b.reg) +
-                                  ": only r1..r23 can be bound");
+                                  ": only r1..r23 can be bound (no patches in assembly)");
   return Kernel{bindings, std::move(a.code), {}};
 }
 
@@ -154,8 +180,9 @@ std::string check_binding(const Binding &b, const exe::KernelInfo &info) {
     return tensor ? "" : "address of scalar parameter " + std::to_string(b.param);
   case BindKind::Shape:
   case BindKind::StrideBytes:
-    return tensor && b.dim < p.rank ? "" : "dimension " + std::to_string(b.dim) +
-                                               " of parameter " + std::to_string(b.param);
+    return tensor && b.dim < p.rank
+               ? ""
+               : "dimension " + std::to_string(b.dim) + " of parameter " + std::to_string(b.param);
   case BindKind::ScalarInt:
   case BindKind::ScalarF32:
     return tensor ? "scalar binding of tensor parameter " + std::to_string(b.param) : "";

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -15,8 +16,8 @@ using ir::Opcode;
 using npu::isa::Instr;
 namespace isa = npu::isa;
 
-/// r1..r19 hold values and bound arguments; r20..r23 are scratch.
-constexpr uint8_t kLastValueReg = 19, kT0 = 20, kT1 = 21, kT2 = 22, kT3 = 23;
+/// r1..r17 hold values and register-bound arguments; r18..r23 are scratch.
+constexpr uint8_t kLastValueReg = 17, kT0 = 18, kT1 = 19, kT2 = 20, kT3 = 21, kT4 = 22, kT5 = 23;
 constexpr uint64_t kTileAlign = 64;
 
 struct Failure {
@@ -61,7 +62,7 @@ private:
 
   uint8_t new_reg(const ir::Operation &op) {
     if (next_reg_ > kLastValueReg)
-      fail(op, "the kernel needs more than 19 scalar registers");
+      fail(op, "the kernel needs more than 17 scalar registers");
     return next_reg_++;
   }
   uint8_t bind(const ir::Operation &op, BindKind kind, uint16_t param, uint16_t dim) {
@@ -71,6 +72,12 @@ private:
     const uint8_t r = new_reg(op);
     out_.bindings.push_back({kind, r, param, dim});
     return bound_[key] = r;
+  }
+  /// rd = a launch value, patched into li + lih by the device (holds no register).
+  void load_bound(uint8_t rd, BindKind kind, uint16_t param, uint16_t dim) {
+    out_.bindings.push_back({kind, 0, param, dim, int32_t(out_.program.size())});
+    emit(isa::Opcode::Li, rd);
+    emit(isa::Opcode::Lih, rd);
   }
   unsigned param(const ir::Operation &op, const ir::Value *v) {
     auto it = params_.find(v);
@@ -87,7 +94,8 @@ private:
         return regs_[v] = bind(op, BindKind::ScalarF32, it->second, 0);
       if (ir::is_integer(e))
         return regs_[v] = bind(op, BindKind::ScalarInt, it->second, 0);
-      fail(op, "scalar arguments of type " + std::string(ir::scalar_name(e)) + " are not supported");
+      fail(op,
+           "scalar arguments of type " + std::string(ir::scalar_name(e)) + " are not supported");
     }
     fail(op, "operand is not a scalar the target holds in a register");
   }
@@ -97,18 +105,19 @@ private:
       fail(op, "operand is not a tile in the scratchpad");
     return it->second;
   }
-  uint64_t alloc_tile(const ir::Operation &op) {
-    const ir::Type &t = op.result()->type();
+  uint64_t alloc_tile(const ir::Operation &op) { return alloc_tile(op, op.result()); }
+  uint64_t alloc_tile(const ir::Operation &op, const ir::Value *v) {
+    const ir::Type &t = v->type();
     if (t.rank() > 2)
       fail(op, "tiles of rank " + std::to_string(t.rank()) + " are not supported (rank 1 or 2)");
     const uint64_t bytes = uint64_t(t.num_elements()) * elem_bytes(op, t.elem());
     const uint64_t at = (sram_used_ + kTileAlign - 1) / kTileAlign * kTileAlign;
     if (at + bytes > opts_.sram_bytes)
-      fail(op, "tile " + t.str() + " does not fit the scratchpad (" +
-                   std::to_string(at + bytes) + " of " + std::to_string(opts_.sram_bytes) +
+      fail(op, "tile " + t.str() + " does not fit the scratchpad (" + std::to_string(at + bytes) +
+                   " of " + std::to_string(opts_.sram_bytes) +
                    " bytes; the lowering does not reuse scratchpad yet)");
     sram_used_ = at + bytes;
-    return tiles_[op.result()] = at;
+    return tiles_[v] = at;
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
     const int bits = ir::bit_width(e);
@@ -127,7 +136,57 @@ private:
     veci(isa::VecField::Rows, 1);
   }
 
+  /// The vector / matrix unit's dtype code (isa dtype names), or -1.
+  static int dtype_code(ir::ScalarKind e) {
+    switch (e) {
+    case ir::ScalarKind::BF16:
+      return 0;
+    case ir::ScalarKind::F16:
+      return 1;
+    case ir::ScalarKind::F32:
+      return 2;
+    case ir::ScalarKind::I8:
+      return 3;
+    case ir::ScalarKind::I32:
+      return 4;
+    default:
+      return -1;
+    }
+  }
+  int unit_dtype(const ir::Operation &op, ir::ScalarKind e) {
+    const int c = dtype_code(e);
+    if (c < 0)
+      fail(op, "tiles of " + std::string(ir::scalar_name(e)) +
+                   " are not supported by the vector unit (bf16, f16, f32, i8, i32)");
+    return c;
+  }
+  /// dst = src, `n` elements of `dtype` (v.copy), then fence.
+  void copy_tile(const ir::Operation &op, uint64_t dst, uint64_t src, int64_t n, ir::ScalarKind e) {
+    vec_shape(n);
+    veci(isa::VecField::Src, unit_dtype(op, e));
+    veci(isa::VecField::Dst, unit_dtype(op, e));
+    li(kT0, dst), li(kT1, src);
+    emit(isa::Opcode::VCopy, kT0, kT1);
+    emit(isa::Opcode::Fence);
+  }
+  void lower_block(const ir::Block &block) {
+    for (const auto &op : block.ops())
+      lower(*op);
+  }
+  /// Moves a value into a carried slot (a register or a scratchpad tile).
+  void move_to(const ir::Operation &op, const ir::Value *from, const ir::Value *slot) {
+    if (slot->type().is_tile())
+      copy_tile(op, tile(op, slot), tile(op, from), slot->type().num_elements(),
+                slot->type().elem());
+    else
+      emit(isa::Opcode::Mov, scalar(op, slot), scalar(op, from));
+  }
+
   void lower(const ir::Operation &op);
+  void lower_for(const ir::Operation &op);
+  void lower_dot(const ir::Operation &op);
+  void lower_reduce(const ir::Operation &op);
+  void lower_cast(const ir::Operation &op);
   void lower_memory(const ir::Operation &op, bool is_load);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
@@ -223,14 +282,16 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   }
   dmai(isa::DmaField::ESize, int64_t(es));
   // kT1 = HBM address of the box's first element.
-  emit(isa::Opcode::Mov, kT1, bind(op, BindKind::Address, p, 0));
+  load_bound(kT1, BindKind::Address, p, 0);
   for (int d = 0; d < rank; ++d) {
-    emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), bind(op, BindKind::StrideBytes, p, d));
+    load_bound(kT0, BindKind::StrideBytes, p, d);
+    emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), kT0);
     emit(isa::Opcode::Add, kT1, kT1, kT0);
   }
   // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (outer).
   auto valid = [&](uint8_t dst, int d) {
-    emit(isa::Opcode::Sub, dst, bind(op, BindKind::Shape, p, d), scalar(op, op.operand(1 + d)));
+    load_bound(dst, BindKind::Shape, p, d);
+    emit(isa::Opcode::Sub, dst, dst, scalar(op, op.operand(1 + d)));
     emit(isa::Opcode::Max, dst, dst, 0);
   };
   const int inner = rank - 1;
@@ -240,8 +301,10 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     valid(kT3, 0);
   else
     li(kT3, 1);
-  const uint8_t inner_stride = bind(op, BindKind::StrideBytes, p, inner);
-  const uint8_t outer_stride = rank == 2 ? bind(op, BindKind::StrideBytes, p, 0) : 0;
+  const uint8_t inner_stride = kT4, outer_stride = rank == 2 ? kT5 : 0;
+  load_bound(kT4, BindKind::StrideBytes, p, inner);
+  if (rank == 2)
+    load_bound(kT5, BindKind::StrideBytes, p, 0);
   li(kT0, es);
   const size_t branch = out_.program.size();
   emit(isa::Opcode::Bne, inner_stride, kT0); // -> strided
@@ -277,6 +340,135 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   emit(isa::Opcode::Fence);
 }
 
+/// iv and carried scalars in registers, carried tiles in fixed scratchpad slots; the body's own
+/// tiles are allocated once (the same addresses every iteration).
+void Lowering::lower_for(const ir::Operation &op) {
+  const ir::Block &body = *op.region(0);
+  const uint8_t iv = regs_[body.argument(0)] = new_reg(op);
+  emit(isa::Opcode::Mov, iv, scalar(op, op.operand(0)));
+  const uint8_t ub = scalar(op, op.operand(1)), step = scalar(op, op.operand(2));
+  for (unsigned i = 3; i < op.num_operands(); ++i) {
+    const ir::Value *slot = body.argument(i - 2);
+    if (slot->type().is_tile())
+      alloc_tile(op, slot);
+    else
+      regs_[slot] = new_reg(op);
+    move_to(op, op.operand(i), slot);
+  }
+  const size_t loop = out_.program.size();
+  emit(isa::Opcode::Bge, iv, ub); // -> end
+  for (const auto &inner : body.ops())
+    if (inner->opcode() != Opcode::Yield)
+      lower(*inner);
+  const ir::Operation *yield = body.terminator();
+  for (unsigned i = 0; yield && i < yield->num_operands(); ++i)
+    move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
+  emit(isa::Opcode::Add, iv, iv, step);
+  emit(isa::Opcode::Jmp);
+  out_.program.back().imm = int32_t(int64_t(loop) - int64_t(out_.program.size() - 1));
+  out_.program[loop].imm = int32_t(out_.program.size() - loop);
+  for (unsigned i = 0; i < op.num_results(); ++i) {
+    const ir::Value *slot = body.argument(i + 1);
+    if (slot->type().is_tile())
+      tiles_[op.result(i)] = tiles_[slot];
+    else
+      regs_[op.result(i)] = regs_[slot];
+  }
+}
+
+/// C = A (M x K) * B (K x N) [+ acc] on the matrix unit: the accumulator holds C; B is split into
+/// k x n blocks of at most R x C, each latched with mx.pre while A streams through.
+void Lowering::lower_dot(const ir::Operation &op) {
+  const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
+  const ir::Type &ct = op.result()->type();
+  if (at.rank() != 2 || bt.rank() != 2)
+    fail(op, "'dot' of rank-3 tiles is not supported");
+  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
+    fail(op, "'dot' input_precision '" + *p + "' is not supported");
+  int mode = -1;
+  const ir::ScalarKind in = at.elem(), acc = ct.elem();
+  if (in == bt.elem() && acc == ir::ScalarKind::F32 &&
+      (in == ir::ScalarKind::BF16 || in == ir::ScalarKind::F16 || in == ir::ScalarKind::F32))
+    mode = dtype_code(in);
+  else if (in == ir::ScalarKind::I8 && bt.elem() == in && acc == ir::ScalarKind::I32)
+    mode = 3;
+  if (mode < 0)
+    fail(op, "'dot' of " + at.str() + " and " + bt.str() + " into " + ct.str() +
+                 " is not supported (bf16/f16/f32 into f32, i8 into i32)");
+  const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
+  const int64_t es = elem_bytes(op, in);
+  if (uint64_t(M * N * 4) > opts_.accumulator_bytes)
+    fail(op, "the result " + ct.str() + " does not fit the accumulator (" +
+                 std::to_string(opts_.accumulator_bytes) + " bytes)");
+  const uint64_t a = tile(op, op.operand(0)), b = tile(op, op.operand(1));
+  const bool has_acc = op.num_operands() > 2;
+  if (has_acc)
+    copy_tile(op, isa::kAccBase, tile(op, op.operand(2)), M * N, acc);
+  const uint64_t c = alloc_tile(op);
+  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Mode), 0, 0, mode);
+  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::M), 0, 0, M);
+  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Lda), 0, 0, K * es);
+  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Ldw), 0, 0, N * es);
+  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Ldc), 0, 0, N * 4);
+  for (int64_t j0 = 0; j0 < N; j0 += opts_.matrix_cols) {
+    emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::N), 0, 0,
+         std::min<int64_t>(opts_.matrix_cols, N - j0));
+    for (int64_t k0 = 0; k0 < K; k0 += opts_.matrix_rows) {
+      emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::K), 0, 0,
+           std::min<int64_t>(opts_.matrix_rows, K - k0));
+      li(kT0, b + uint64_t((k0 * N + j0) * es));
+      emit(isa::Opcode::MxPre, kT0);
+      li(kT1, isa::kAccBase + uint64_t(j0 * 4));
+      li(kT2, a + uint64_t(k0 * es));
+      emit(k0 == 0 && !has_acc ? isa::Opcode::MxMm : isa::Opcode::MxMma, kT1, kT2);
+    }
+  }
+  emit(isa::Opcode::Fence);
+  copy_tile(op, c, isa::kAccBase, M * N, acc);
+}
+
+/// Per row of a rank-2 f32 tile: v.rsum / v.rmax (the sum's order is SPEC.md's; Tile IR lets a
+/// float sum associate in any order).
+void Lowering::lower_reduce(const ir::Operation &op) {
+  const ir::Type &in = op.operand(0)->type();
+  const std::string kind = *op.attr_as<std::string>("kind");
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  if (in.rank() != 2 || axis != 1 || in.elem() != ir::ScalarKind::F32 ||
+      (kind != "sum" && kind != "max"))
+    fail(op, "'reduce' " + kind + " over axis " + std::to_string(axis) + " of " + in.str() +
+                 " is not supported (sum / max over the last axis of a rank-2 f32 tile)");
+  const int64_t rows = in.shape()[0], cols = in.shape()[1];
+  const uint64_t src = tile(op, op.operand(0)), dst = alloc_tile(op);
+  veci(isa::VecField::N, cols);
+  veci(isa::VecField::Rows, rows);
+  veci(isa::VecField::Sa, cols * 4);
+  veci(isa::VecField::Sd, 4);
+  li(kT0, dst), li(kT1, src);
+  emit(kind == "sum" ? isa::Opcode::VRsum : isa::Opcode::VRmax, kT0, kT1);
+  emit(isa::Opcode::Fence);
+}
+
+void Lowering::lower_cast(const ir::Operation &op) {
+  const ir::Type &from = op.operand(0)->type(), &to = op.result()->type();
+  if (!to.is_tile()) {
+    if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
+      fail(op, "scalar casts are supported between integers only");
+    // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
+    regs_[op.result()] = scalar(op, op.operand(0));
+    return;
+  }
+  if (const std::string *r = op.attr_as<std::string>("rounding"); r && *r != "rne")
+    fail(op, "cast rounding '" + *r + "' is not supported (rne)");
+  const int src = unit_dtype(op, from.elem()), dst = unit_dtype(op, to.elem());
+  const uint64_t a = tile(op, op.operand(0)), d = alloc_tile(op);
+  vec_shape(to.num_elements());
+  veci(isa::VecField::Src, src);
+  veci(isa::VecField::Dst, dst);
+  li(kT0, d), li(kT1, a);
+  emit(isa::Opcode::VCvt, kT0, kT1);
+  emit(isa::Opcode::Fence);
+}
+
 void Lowering::lower(const ir::Operation &op) {
   const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
   switch (op.opcode()) {
@@ -297,7 +489,10 @@ void Lowering::lower(const ir::Operation &op) {
     const int es = elem_bytes(op, op.operand(0)->type().elem());
     const uint8_t d = regs_[op.result()] = new_reg(op);
     emit(isa::Opcode::Shri, d, bind(op, BindKind::StrideBytes, p, axis), 0,
-         es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3);
+         es == 1   ? 0
+         : es == 2 ? 1
+         : es == 4 ? 2
+                   : 3);
     return;
   }
   case Opcode::Constant:
@@ -380,7 +575,10 @@ void Lowering::lower(const ir::Operation &op) {
       const uint64_t d = alloc_tile(op);
       vec_shape(op.result()->type().num_elements());
       li(kT0, d), li(kT1, a), li(kT2, b);
-      emit(kOps.at(op.opcode()), kT0, kT1, kT2);
+      if (op.opcode() == Opcode::Exp)
+        emit(isa::Opcode::VExp, kT0, kT1);
+      else
+        emit(kOps.at(op.opcode()), kT0, kT1, kT2);
       emit(isa::Opcode::Fence);
     }
     return;
@@ -405,6 +603,30 @@ void Lowering::lower(const ir::Operation &op) {
     return;
   }
   case Opcode::Return:
+    return;
+  case Opcode::Constexpr: {
+    const ir::ConstexprParam *c = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
+    const auto *i = c ? std::get_if<int64_t>(&c->value) : nullptr;
+    if (!i || !ir::is_integer(op.result()->type().elem()))
+      fail(op, "only integer constexprs are supported");
+    li(regs_[op.result()] = new_reg(op), uint64_t(*i));
+    return;
+  }
+  case Opcode::For:
+    lower_for(op);
+    return;
+  case Opcode::Dot:
+    lower_dot(op);
+    return;
+  case Opcode::Reduce:
+    lower_reduce(op);
+    return;
+  case Opcode::Cast:
+    lower_cast(op);
+    return;
+  case Opcode::ExpandDims:
+  case Opcode::Reshape: // row-major data unchanged
+    tiles_[op.result()] = tile(op, op.operand(0));
     return;
   default:
     fail(op, "'" + std::string(op.name()) + "' is not supported by the tnpu target yet");

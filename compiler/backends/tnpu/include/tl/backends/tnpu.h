@@ -24,7 +24,7 @@
 namespace tl::tnpu {
 
 inline constexpr const char *kTarget = "tnpu";
-inline constexpr int kPidReg = 24;      ///< r24..r26: program ids of axes 0..2
+inline constexpr int kPidReg = 24; ///< r24..r26: program ids of axes 0..2
 inline constexpr int kFirstWrapperReg = 27;
 
 /// What a bound register receives.
@@ -37,11 +37,14 @@ enum class BindKind : uint8_t {
   Grid,        ///< programs on grid axis `dim`
 };
 
+/// Where a launch value goes: into register `reg` before each grid program (patch < 0), or into
+/// the immediates of the body's `li` at index `patch` and the `lih` after it (no register held).
 struct Binding {
   BindKind kind = BindKind::Address;
   uint8_t reg = 1;
   uint16_t param = 0;
   uint16_t dim = 0;
+  int32_t patch = -1;
 };
 
 struct Kernel {
@@ -59,20 +62,25 @@ inline constexpr int kAssertReg = 31;
 /// the default is the default chip's).
 struct CompileOptions {
   uint64_t sram_bytes = uint64_t(4) << 20;
+  uint64_t accumulator_bytes = uint64_t(512) << 10;
+  int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:
-/// program_id, num_programs, integer scalar constants / arithmetic / cmp, dim, stride, f32 scalar
-/// parameters and constants, assert on scalars, splat / full into f32 or i32 tiles, load and store
-/// of rank-1/2 tiles (any strides; DMA with padding), add / sub / mul / max / min / exp on f32
-/// tiles. Anything else is an error `file:line:col: error: tnpu: ...` naming the op; the result
-/// is "" on success.
+/// program_id, num_programs, constexpr, integer scalar constants / arithmetic / cmp / cast, dim,
+/// stride, f32 scalar parameters and constants, assert on scalars, `for` with carried scalars and
+/// tiles, splat / full into f32 or i32 tiles, load and store of rank-1/2 tiles (any strides; DMA
+/// with padding), add / sub / mul / max / min / exp on f32 tiles, cast between bf16 / f16 / f32 /
+/// i8 / i32 tiles (vector unit, nearest even), dot on the matrix unit (bf16 / f16 / f32 with an
+/// f32 accumulator, i8 with i32), reduce sum / max along the last axis of rank-2 f32 tiles,
+/// expand_dims / reshape. Anything else is an error `file:line:col: error: tnpu: ...` naming the
+/// op; the result is "" on success.
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 
 /// The blob: magic "TNPUCODE", u32 version 1, u32 kernel count, per kernel u32 binding count,
-/// bindings (kind, reg, param, dim), the program file (isa::to_binary) with a u64 length, then
-/// u32 assert count and the messages (u32 length + bytes).
+/// bindings (kind, reg, param, dim, patch), the program file (isa::to_binary) with a u64 length,
+/// then u32 assert count and the messages (u32 length + bytes).
 std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels);
 /// Reads a blob; on failure returns false and sets `error` (lower case, names what is wrong).
 bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std::string &error);

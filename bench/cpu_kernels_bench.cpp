@@ -164,7 +164,7 @@ void BM_TlVectorAdd(benchmark::State &state) {
   auto args = std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {n}), tensor_arg(y, TL_DTYPE_F32, {n}),
                                   tensor_arg(o, TL_DTYPE_F32, {n})};
   for (auto _ : state) {
-    e.stream.launch(e.vadd, 0, {uint64_t((n + 4095) / 4096), 1, 1}, args);
+    e.stream.launch(e.vadd, 0, {uint64_t((n + 8191) / 8192), 1, 1}, args);
     e.stream.synchronize();
   }
   state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),

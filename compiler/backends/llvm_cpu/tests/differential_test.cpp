@@ -183,7 +183,7 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
     expect_same(read_kernel("vector_add_cpu.tlir"), "vector_add_cpu",
                 {random_tensor(ScalarKind::F32, {n_cpu}, rng), random_tensor(ScalarKind::F32, {n_cpu}, rng),
                  HostTensor(ScalarKind::F32, {n_cpu})},
-                {}, {(n_cpu + 4095) / 4096, 1, 1});
+                {}, {(n_cpu + 8191) / 8192, 1, 1});
     const int64_t rows = 1 + rng() % 9, cols = 1 + rng() % 400;
     expect_same(read_kernel("softmax.tlir"), "softmax",
                 {random_tensor(ScalarKind::F32, {rows, cols}, rng), HostTensor(ScalarKind::F32, {rows, cols})},

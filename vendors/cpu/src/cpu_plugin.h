@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tl/vendor.h"
+#include "tl/vendor_support.hpp"
 
 #include <tbb/task_arena.h>
 
@@ -25,11 +26,7 @@ inline constexpr const char *kPluginVersion = "0.1.0";
 inline constexpr uint64_t kBufferAlignment = 64;
 
 /// A failure kept inside the plugin (e.g. by a stream task) until it is turned into a tl_status.
-struct Error {
-  tl_status_code code = TL_STATUS_OK;
-  std::string message;
-  bool ok() const { return code == TL_STATUS_OK; }
-};
+using Error = tl::vendor::Error;
 
 struct Plugin {
   const tl_vendor_host_api *host = nullptr;
@@ -54,33 +51,19 @@ struct Buffer {
   uint64_t size = 0;
 };
 
-/// An ordered work queue served by its own thread. Tasks run in order; the first error since the
-/// last synchronize is kept and returned (and cleared) by synchronize.
+/// A stream: the SDK's ordered work queue plus its device (tasks run through guarded_task).
 class Stream {
 public:
-  using Task = std::function<Error()>;
+  using Task = tl::vendor::WorkQueue::Task;
   explicit Stream(Device *device);
-  ~Stream(); // drains the queue, then joins the worker
-  Stream(const Stream &) = delete;
-  Stream &operator=(const Stream &) = delete;
-
   Device *device() const { return device_; }
-  void enqueue(Task task);
+  void enqueue(Task task) { queue_.enqueue(std::move(task)); }
   /// Waits until every task queued so far has run; returns and clears the first error.
-  Error synchronize();
+  Error synchronize() { return queue_.synchronize(); }
 
 private:
-  void serve();
-
   Device *device_;
-  std::mutex mu_;
-  std::condition_variable work_cv_; // a task was queued, or the stream is stopping
-  std::condition_variable idle_cv_; // the queue drained
-  std::deque<Task> tasks_;
-  bool running_ = false; // the worker is running a task it took off the queue
-  bool stop_ = false;
-  Error first_error_;
-  std::thread worker_;
+  tl::vendor::WorkQueue queue_; // last: its destructor runs what is queued, then joins
 };
 
 /// Event state, shared with the stream tasks that record or wait on it so that releasing the event

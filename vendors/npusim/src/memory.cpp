@@ -77,51 +77,8 @@ void Hbm::free(uint64_t address) {
 
 // ---- Stream ------------------------------------------------------------------------------------
 
-Stream::Stream(Device *device) : device_(device), worker_([this] { serve(); }) {}
-
-Stream::~Stream() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  work_cv_.notify_one();
-  worker_.join();
-}
-
-void Stream::enqueue(Task task) {
-  {
-    std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
-  }
-  work_cv_.notify_one();
-}
-
-Error Stream::synchronize() {
-  std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return tasks_.empty() && !running_; });
-  return std::exchange(first_error_, Error{});
-}
-
-void Stream::serve() {
-  std::unique_lock lock(mu_);
-  for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-    if (tasks_.empty())
-      return;
-    Task task = std::move(tasks_.front());
-    tasks_.pop_front();
-    running_ = true;
-    lock.unlock();
-    Error e = guarded_task(task);
-    task = nullptr;
-    lock.lock();
-    running_ = false;
-    if (!e.ok() && first_error_.ok())
-      first_error_ = std::move(e);
-    if (tasks_.empty())
-      idle_cv_.notify_all();
-  }
-}
+Stream::Stream(Device *device)
+    : device_(device), queue_([](const Task &task) { return guarded_task(task); }) {}
 
 namespace {
 

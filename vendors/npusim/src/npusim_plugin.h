@@ -5,6 +5,7 @@
 #include "tl/backends/tnpu.h"
 #include "tl/npu/config.h"
 #include "tl/vendor.h"
+#include "tl/vendor_support.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -27,11 +28,7 @@ inline constexpr uint64_t kBufferAlignment = 256;
 /// HBM below this is never handed out (address 0 stays recognizable as a bug).
 inline constexpr uint64_t kHbmReserved = 4096;
 
-struct Error {
-  tl_status_code code = TL_STATUS_OK;
-  std::string message;
-  bool ok() const { return code == TL_STATUS_OK; }
-};
+using Error = tl::vendor::Error;
 
 struct Plugin {
   const tl_vendor_host_api *host = nullptr;
@@ -97,27 +94,19 @@ struct Buffer {
   uint64_t size = 0;
 };
 
-/// An ordered queue served by its own thread (as in the cpu plugin).
+/// A stream: the SDK's ordered work queue plus its device (tasks run through guarded_task).
 class Stream {
 public:
-  using Task = std::function<Error()>;
+  using Task = tl::vendor::WorkQueue::Task;
   explicit Stream(Device *device);
-  ~Stream();
-  Stream(const Stream &) = delete;
-  Stream &operator=(const Stream &) = delete;
   Device *device() const { return device_; }
-  void enqueue(Task task);
-  Error synchronize();
+  void enqueue(Task task) { queue_.enqueue(std::move(task)); }
+  /// Waits until every task queued so far has run; returns and clears the first error.
+  Error synchronize() { return queue_.synchronize(); }
 
 private:
-  void serve();
   Device *device_;
-  std::mutex mu_;
-  std::condition_variable work_cv_, idle_cv_;
-  std::deque<Task> tasks_;
-  bool running_ = false, stop_ = false;
-  Error first_error_;
-  std::thread worker_;
+  tl::vendor::WorkQueue queue_; // last: its destructor runs what is queued, then joins
 };
 
 struct EventState {

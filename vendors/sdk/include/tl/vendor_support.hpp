@@ -1,0 +1,94 @@
+// Optional C++ helpers for plugin authors (header-only, nothing crosses the ABI): an error value
+// and the ordered work queue a stream needs. The cpu and npusim plugins use them.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/hal.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace tl::vendor {
+
+/// A plugin-side error: made on any thread, turned into a tl_status with the host's make_status
+/// when it is reported.
+struct Error {
+  tl_status_code code = TL_STATUS_OK;
+  std::string message;
+  bool ok() const { return code == TL_STATUS_OK; }
+};
+
+/// An ordered queue of tasks served by its own thread: what a stream is. synchronize() waits
+/// for everything queued so far and returns (and clears) the first error any task returned.
+/// Tasks keep running after a failure. Destruction runs what is queued, then joins the thread.
+class WorkQueue {
+public:
+  using Task = std::function<Error()>;
+  /// Runs one task, turning exceptions into an Error (plugins prefix their own name).
+  using Runner = std::function<Error(const Task &)>;
+
+  explicit WorkQueue(Runner run) : run_(std::move(run)), worker_([this] { serve(); }) {}
+  WorkQueue(const WorkQueue &) = delete;
+  WorkQueue &operator=(const WorkQueue &) = delete;
+  ~WorkQueue() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_one();
+    worker_.join();
+  }
+
+  void enqueue(Task task) {
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    work_cv_.notify_one();
+  }
+
+  Error synchronize() {
+    std::unique_lock lock(mu_);
+    idle_cv_.wait(lock, [&] { return tasks_.empty() && !running_; });
+    return std::exchange(first_error_, Error{});
+  }
+
+private:
+  void serve() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty())
+        return; // stopping, and everything queued has run
+      Task task = std::move(tasks_.front());
+      tasks_.pop_front();
+      running_ = true;
+      lock.unlock();
+      Error e = run_(task);
+      task = nullptr; // release what the task captured before reporting it done
+      lock.lock();
+      running_ = false;
+      if (!e.ok() && first_error_.ok())
+        first_error_ = std::move(e);
+      if (tasks_.empty())
+        idle_cv_.notify_all();
+    }
+  }
+
+  Runner run_;
+  std::mutex mu_;
+  std::condition_variable work_cv_; // a task was queued, or the queue is stopping
+  std::condition_variable idle_cv_; // the queue drained
+  std::deque<Task> tasks_;
+  bool running_ = false; // the worker is running a task it took off the queue
+  bool stop_ = false;
+  Error first_error_;
+  std::thread worker_; // last: started after every other member exists
+};
+
+} // namespace tl::vendor

@@ -74,6 +74,9 @@ private:
   void lower_elementwise(const ir::Operation &op);
   llvm::Value *elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
                                 llvm::Value *lane);
+  /// elementwise_lane plus the rounding of narrow float results to their type.
+  llvm::Value *elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                 llvm::Value *lane);
   llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);

@@ -99,13 +99,20 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
     std::vector<llvm::Value *> a;
     for (const Slot &s : in)
       a.push_back(b_.CreateLoad(s.elem, elem_ptr(s, i)));
-    llvm::Value *r = elementwise_lane(op, a, i);
-    const ScalarKind rk = op.result()->type().elem();
-    if ((rk == ScalarKind::F16 || rk == ScalarKind::BF16) && op.opcode() != Opcode::Select &&
-        op.opcode() != Opcode::Bitcast && op.opcode() != Opcode::Cast)
-      r = round_to(rk, r); // casts and bitcasts round (or not) themselves
-    b_.CreateStore(r, elem_ptr(out, i));
+    b_.CreateStore(elementwise_value(op, a, i), elem_ptr(out, i));
   });
+}
+
+llvm::Value *KernelCodegen::elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                              llvm::Value *lane) {
+  llvm::Value *r = elementwise_lane(op, std::move(a), lane);
+  const ScalarKind rk = op.result()->type().elem();
+  const bool narrow_float = rk == ScalarKind::F16 || rk == ScalarKind::BF16 ||
+                            rk == ScalarKind::F8E4M3 || rk == ScalarKind::F8E5M2;
+  if (narrow_float && op.opcode() != Opcode::Select && op.opcode() != Opcode::Bitcast &&
+      op.opcode() != Opcode::Cast)
+    r = round_to(rk, r); // values of narrow types are held as f32 rounded to the type
+  return r;
 }
 
 llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,

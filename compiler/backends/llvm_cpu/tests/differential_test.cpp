@@ -547,7 +547,8 @@ kernel @f8(%x: tensor<?xf32>, %e: tensor<?xf8e4m3>, %m: tensor<?xf8e5m2>, %o: te
   %b = cast %t {rounding = "rtz"} : tile<128xf8e5m2>
   %c = cast %t {rounding = "ru"} : tile<128xf8e4m3>
   %s = add %a, %c : tile<128xf8e4m3>
-  %p = mul %b, %b : tile<128xf8e5m2>
+  %p0 = mul %b, %b : tile<128xf8e5m2>
+  %p = add %p0, %b : tile<128xf8e5m2>
   store %e, %z, %s
   store %m, %z, %p
   %l = load %e, %z {padding = 0.5} : tile<128xf8e4m3>

@@ -274,6 +274,7 @@ void KernelCodegen::run() {
                          : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
     b_.CreateStore(v, s.ptr);
   }
+  plan_fusion();
   lower_block(*kernel_.body(), nullptr);
   b_.SetInsertPoint(entry_);
   b_.CreateBr(start);
@@ -287,6 +288,12 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
     }
     if (op->opcode() == Opcode::Yield)
       return; // copied by the parent (copy_yield)
+    if (deferred_.count(op.get()))
+      continue; // lowered at its fused store
+    if (fused_.count(op.get())) {
+      lower_fused_store(*op);
+      continue;
+    }
     lower_op(*op);
   }
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tl::llvm_cpu {
 
@@ -93,6 +94,14 @@ private:
   void lower_indexed(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
 
+  // Load/elementwise/store fusion (fusion.cpp).
+  struct Fusion {
+    const ir::Operation *elementwise;
+    std::vector<const ir::Operation *> loads;
+  };
+  void plan_fusion();
+  void lower_fused_store(const ir::Operation &store);
+
   const ir::Kernel &kernel_;
   llvm::Module &module_;
   llvm::LLVMContext &ctx_;
@@ -103,6 +112,8 @@ private:
   unsigned vector_bits_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
+  std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
+  std::unordered_set<const ir::Operation *> deferred_;       // lowered by their fused store
 };
 
 } // namespace tl::llvm_cpu

@@ -96,10 +96,12 @@ private:
 
   // Load/elementwise/store fusion (fusion.cpp).
   struct Fusion {
-    const ir::Operation *elementwise;
     std::vector<const ir::Operation *> loads;
+    std::vector<const ir::Operation *> ops; // elementwise, operands before users
   };
   void plan_fusion();
+  bool collect_fusion(const ir::Value *v, const ir::Block &block,
+                      std::unordered_map<const ir::Value *, int> &uses, Fusion &f);
   void lower_fused_store(const ir::Operation &store);
 
   const ir::Kernel &kernel_;

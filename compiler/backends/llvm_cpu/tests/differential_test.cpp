@@ -531,6 +531,15 @@ kernel @fuse(%x: tensor<?xf32>, %y: tensor<?xf32>, %out: tensor<?xf32>) {
   store %x, %o, %yt
   %d = mul %xt2, %xt2 : tile<96xf32>
   store %out, %o, %d
+  %cp = load %y, %o : tile<96xf32>
+  store %x, %o, %cp
+  %a = load %y, %o : tile<96xf32>
+  %b = load %out, %o {padding = 1.0} : tile<96xf32>
+  %three = full {value = 3.0} : tile<96xf32>
+  %sb = mul %three, %b : tile<96xf32>
+  %tri = add %a, %sb : tile<96xf32>
+  %neg = neg %tri : tile<96xf32>
+  store %y, %o, %neg
   return
 }
 )";

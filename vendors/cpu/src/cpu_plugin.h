@@ -66,16 +66,7 @@ private:
   tl::vendor::WorkQueue queue_; // last: its destructor runs what is queued, then joins
 };
 
-/// Event state, shared with the stream tasks that record or wait on it so that releasing the event
-/// while they are queued is safe. Each record takes a new generation; the event is complete when
-/// the newest generation recorded so far has been reached.
-struct EventState {
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t recorded = 0;  // generations handed out by stream_record_event
-  uint64_t completed = 0; // highest generation its stream has reached
-  uint64_t timestamp_ns = 0;
-};
+using EventState = tl::vendor::EventState;
 
 struct Event {
   Device *device = nullptr;

@@ -64,20 +64,8 @@ tl_status stream_wait_event(void *stream, void *event) {
   auto &s = *static_cast<Stream *>(stream);
   return guarded(*s.device()->plugin, [&]() -> tl_status {
     std::shared_ptr<EventState> state = event_of(event).state;
-    uint64_t target;
-    {
-      std::lock_guard lock(state->mu);
-      target = state->recorded;
-    }
-    // The wait is for the newest record queued before this call (as in CUDA): waiting on an event
-    // never recorded does nothing, and a later re-record cannot hold this stream forever.
-    if (target == 0)
-      return nullptr;
-    s.enqueue([state, target] {
-      std::unique_lock lock(state->mu);
-      state->cv.wait(lock, [&] { return state->completed >= target; });
-      return Error{};
-    });
+    if (const uint64_t target = state->newest())
+      s.enqueue(EventState::wait_for(state, target));
     return nullptr;
   });
 }

@@ -243,18 +243,8 @@ tl_status stream_wait_event(void *stream, void *event) {
   Stream &s = stream_of(stream);
   return guarded(*s.device()->plugin, [&]() -> tl_status {
     std::shared_ptr<EventState> state = event_of(event).state;
-    uint64_t target;
-    {
-      std::lock_guard lock(state->mu);
-      target = state->recorded;
-    }
-    if (target == 0)
-      return nullptr;
-    s.enqueue([state, target] {
-      std::unique_lock lock(state->mu);
-      state->cv.wait(lock, [&] { return state->completed >= target; });
-      return Error{};
-    });
+    if (const uint64_t target = state->newest())
+      s.enqueue(EventState::wait_for(state, target));
     return nullptr;
   });
 }

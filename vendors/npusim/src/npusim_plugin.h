@@ -109,12 +109,7 @@ private:
   tl::vendor::WorkQueue queue_; // last: its destructor runs what is queued, then joins
 };
 
-struct EventState {
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t recorded = 0, completed = 0;
-  uint64_t timestamp_ns = 0; ///< simulated
-};
+using EventState = tl::vendor::EventState; // shared with record/wait tasks (vendor_support.hpp)
 
 struct Event {
   Device *device = nullptr;

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -89,6 +90,32 @@ private:
   bool stop_ = false;
   Error first_error_;
   std::thread worker_; // last: started after every other member exists
+};
+
+/// Event state shared by an event and the stream tasks that record or wait on it, so that
+/// releasing the event while they are queued is safe. Each record takes a new generation; a wait
+/// is for the newest record queued before it (as in CUDA), so re-recording cannot hold a waiting
+/// stream forever and waiting on a never-recorded event does nothing.
+struct EventState {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0;  // generations handed out by stream_record_event
+  uint64_t completed = 0; // highest generation its stream has reached
+  uint64_t timestamp_ns = 0;
+
+  /// The newest record queued so far (0: never recorded).
+  uint64_t newest() {
+    std::lock_guard lock(mu);
+    return recorded;
+  }
+  /// A stream task that blocks until generation `target` of `state` completes.
+  static WorkQueue::Task wait_for(std::shared_ptr<EventState> state, uint64_t target) {
+    return [state = std::move(state), target] {
+      std::unique_lock lock(state->mu);
+      state->cv.wait(lock, [&] { return state->completed >= target; });
+      return Error{};
+    };
+  }
 };
 
 } // namespace tl::vendor

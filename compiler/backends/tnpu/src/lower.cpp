@@ -1,10 +1,14 @@
-// Tile IR -> TNPU programs: a straight-line lowering of a subset (see tnpu.h). Scalars live in
-// registers, tiles in the scratchpad (row-major, bump-allocated), every unit command is followed
-// by a fence (no overlap yet: correctness first).
+// Tile IR -> TNPU programs (see tnpu.h and README). Scalars live in registers; tiles at the
+// addresses plan.h gives them; unit commands are ordered by semaphores (sync.h), never fenced;
+// `for` loops prefetch their loads one iteration ahead into double buffers.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
 
+#include "plan.h"
+#include "sync.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -16,9 +20,11 @@ using ir::Opcode;
 using npu::isa::Instr;
 namespace isa = npu::isa;
 
-/// r1..r17 hold values and register-bound arguments; r18..r23 are scratch.
+/// r1..r17 hold values (from r1 up) and register-bound arguments (from r17 down); r18..r23 are
+/// scratch.
 constexpr uint8_t kLastValueReg = 17, kT0 = 18, kT1 = 19, kT2 = 20, kT3 = 21, kT4 = 22, kT5 = 23;
-constexpr uint64_t kTileAlign = 64;
+/// Transfers at least this large are split by rows over every DMA engine.
+constexpr uint64_t kSplitBytes = 32 << 10;
 
 struct Failure {
   std::string message;
@@ -26,7 +32,9 @@ struct Failure {
 
 class Lowering {
 public:
-  Lowering(const ir::Kernel &k, const CompileOptions &o) : kernel_(k), opts_(o) {
+  Lowering(const ir::Kernel &k, const CompileOptions &o)
+      : kernel_(k), opts_(o), plan_(plan_tiles(k, o)),
+        sync_(std::clamp(o.dma_engines, 1, 6), out_.program) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
   }
@@ -50,6 +58,12 @@ private:
     in.imm = static_cast<int32_t>(imm);
     out_.program.push_back(in);
   }
+  /// A forward branch to patch with `land`.
+  size_t branch(isa::Opcode op, uint8_t a = 0, uint8_t b = 0) {
+    emit(op, a, b);
+    return out_.program.size() - 1;
+  }
+  void land(size_t at) { out_.program[at].imm = int32_t(out_.program.size() - at); }
   void li(uint8_t rd, uint64_t v) {
     const auto lo = static_cast<int32_t>(static_cast<uint32_t>(v));
     emit(isa::Opcode::Li, rd, 0, 0, lo);
@@ -59,9 +73,31 @@ private:
   void dmai(isa::DmaField f, int64_t v) { emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v); }
   void dmar(isa::DmaField f, uint8_t r) { emit(isa::Opcode::DmaCfg, uint8_t(f), r); }
   void veci(isa::VecField f, int64_t v) { emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v); }
+  void mxi(isa::MxField f, int64_t v) { emit(isa::Opcode::MxCfgi, uint8_t(f), 0, 0, v); }
+
+  /// A unit command on queue q (a QueueSync index), ordered after what it conflicts with.
+  void command(int q, isa::Opcode op, uint8_t a, uint8_t b, const std::vector<Range> &reads,
+               const std::vector<Range> &writes) {
+    sync_.issue(q, reads, writes);
+    if (q < sync_.num_dma())
+      emit(op, QueueSync::isa_queue(q, sync_.num_dma()), a, b);
+    else
+      emit(op, a, b);
+  }
+  int next_dma() {
+    const int q = dma_turn_;
+    dma_turn_ = (dma_turn_ + 1) % sync_.num_dma();
+    return q;
+  }
+  Range range(const ir::Operation &op, uint64_t at, const ir::Type &t) {
+    return {at, at + uint64_t(t.num_elements()) * elem_bytes(op, t.elem())};
+  }
+  Range tile_range(const ir::Operation &op, const ir::Value *v) {
+    return range(op, tile(op, v), v->type());
+  }
 
   uint8_t new_reg(const ir::Operation &op) {
-    if (next_reg_ > kLastValueReg)
+    if (next_reg_ > next_bound_)
       fail(op, "the kernel needs more than 17 scalar registers");
     return next_reg_++;
   }
@@ -69,7 +105,9 @@ private:
     auto key = std::make_tuple(int(kind), int(param), int(dim));
     if (auto it = bound_.find(key); it != bound_.end())
       return it->second;
-    const uint8_t r = new_reg(op);
+    if (next_reg_ > next_bound_)
+      fail(op, "the kernel needs more than 17 scalar registers");
+    const uint8_t r = next_bound_--;
     out_.bindings.push_back({kind, r, param, dim});
     return bound_[key] = r;
   }
@@ -106,18 +144,15 @@ private:
     return it->second;
   }
   uint64_t alloc_tile(const ir::Operation &op) { return alloc_tile(op, op.result()); }
+  /// The planned address of a tile (plan.h).
   uint64_t alloc_tile(const ir::Operation &op, const ir::Value *v) {
     const ir::Type &t = v->type();
     if (t.rank() > 2)
       fail(op, "tiles of rank " + std::to_string(t.rank()) + " are not supported (rank 1 or 2)");
-    const uint64_t bytes = uint64_t(t.num_elements()) * elem_bytes(op, t.elem());
-    const uint64_t at = (sram_used_ + kTileAlign - 1) / kTileAlign * kTileAlign;
-    if (at + bytes > opts_.sram_bytes)
-      fail(op, "tile " + t.str() + " does not fit the scratchpad (" + std::to_string(at + bytes) +
-                   " of " + std::to_string(opts_.sram_bytes) +
-                   " bytes; the lowering does not reuse scratchpad yet)");
-    sram_used_ = at + bytes;
-    return tiles_[v] = at;
+    elem_bytes(op, t.elem());
+    if (auto it = plan_.overflow.find(v); it != plan_.overflow.end())
+      fail(op, it->second);
+    return tiles_[v] = plan_.address.at(v);
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
     const int bits = ir::bit_width(e);
@@ -160,47 +195,71 @@ private:
                    " are not supported by the vector unit (bf16, f16, f32, i8, i32)");
     return c;
   }
-  /// dst = src, `n` elements of `dtype` (v.copy), then fence.
-  void copy_tile(const ir::Operation &op, uint64_t dst, uint64_t src, int64_t n, ir::ScalarKind e) {
-    vec_shape(n);
-    veci(isa::VecField::Src, unit_dtype(op, e));
-    veci(isa::VecField::Dst, unit_dtype(op, e));
+  /// The bit pattern of constant `a` as an element of type e (a DMA pad value).
+  uint64_t const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e);
+  /// dst = src, a tile of type t (v.copy).
+  void copy_tile(const ir::Operation &op, uint64_t dst, uint64_t src, const ir::Type &t) {
+    vec_shape(t.num_elements());
+    veci(isa::VecField::Src, unit_dtype(op, t.elem()));
+    veci(isa::VecField::Dst, unit_dtype(op, t.elem()));
     li(kT0, dst), li(kT1, src);
-    emit(isa::Opcode::VCopy, kT0, kT1);
-    emit(isa::Opcode::Fence);
+    command(sync_.vec(), isa::Opcode::VCopy, kT0, kT1, {range(op, src, t)}, {range(op, dst, t)});
   }
-  void lower_block(const ir::Block &block) {
-    for (const auto &op : block.ops())
-      lower(*op);
-  }
-  /// Moves a value into a carried slot (a register or a scratchpad tile).
+  /// Moves a value into a carried slot (a register or a tile), unless it is already there.
   void move_to(const ir::Operation &op, const ir::Value *from, const ir::Value *slot) {
-    if (slot->type().is_tile())
-      copy_tile(op, tile(op, slot), tile(op, from), slot->type().num_elements(),
-                slot->type().elem());
-    else
+    if (!slot->type().is_tile())
       emit(isa::Opcode::Mov, scalar(op, slot), scalar(op, from));
+    else if (tile(op, from) != tile(op, slot))
+      copy_tile(op, tile(op, slot), tile(op, from), slot->type());
   }
 
   void lower(const ir::Operation &op);
   void lower_for(const ir::Operation &op);
+  void lower_body(const ir::Operation &loop, int buffer);
+  void prefetch(const ir::Operation &loop, uint8_t iv, int buffer);
   void lower_dot(const ir::Operation &op);
   void lower_reduce(const ir::Operation &op);
   void lower_cast(const ir::Operation &op);
-  void lower_memory(const ir::Operation &op, bool is_load);
+  void lower_fill(const ir::Operation &op);
+  void lower_memory(const ir::Operation &op, bool is_load, int buffer = 0);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;
   Kernel out_;
+  TilePlan plan_;
+  QueueSync sync_;
+  int dma_turn_ = 0;
   std::map<const ir::Value *, unsigned> params_;
   std::map<const ir::Value *, uint8_t> regs_;
   std::map<const ir::Value *, uint64_t> tiles_;
   std::map<std::tuple<int, int, int>, uint8_t> bound_;
-  uint8_t next_reg_ = 1;
-  uint64_t sram_used_ = 0;
+  uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
 };
+
+uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e) {
+  double fv = 0;
+  int64_t iv = 0;
+  if (auto *i = std::get_if<int64_t>(a))
+    iv = *i, fv = double(*i);
+  else if (auto *d = std::get_if<double>(a))
+    fv = *d, iv = int64_t(*d);
+  else if (auto *b = std::get_if<bool>(a))
+    iv = *b, fv = *b;
+  if (ir::is_integer(e))
+    return uint64_t(iv);
+  const float f = float(fv);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (e == ir::ScalarKind::F32)
+    return u;
+  if (e == ir::ScalarKind::BF16 && (u & 0x7fffffffu) <= 0x7f800000u) // not NaN: nearest even
+    return (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+  if (fv == 0 && !std::signbit(fv))
+    return 0;
+  fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+}
 
 void Lowering::lower_scalar_binary(const ir::Operation &op) {
   if (!ir::is_integer(op.result()->type().elem()))
@@ -246,9 +305,12 @@ void Lowering::lower_cmp(const ir::Operation &op) {
   emit(isa::Opcode::Li, d, 0, 0, 0);
 }
 
-/// DMA between a tensor box and a row-major tile. Contiguous innermost dimension: rows of n0
-/// elements; otherwise element by element (n0 = 1), chosen at run time from the stride.
-void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
+/// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
+/// rows; dimensions 0-1 are one contiguous row (n0 = cols) when the innermost stride is one
+/// element, else element by element (n0 = 1, n1 = cols), chosen at run time from the stride.
+/// Large boxes are split by rows over every DMA engine. A load in a pipelined loop goes to
+/// buffer `buffer` of its double buffer.
+void Lowering::lower_memory(const ir::Operation &op, bool is_load, int buffer) {
   const ir::Value *tensor = op.operand(0);
   const unsigned p = param(op, tensor);
   const int rank = tensor->type().rank();
@@ -257,27 +319,16 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) +
                  " tensor is not supported (rank 1 or 2)");
   const uint64_t es = elem_bytes(op, tt.elem());
-  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
+  uint64_t local = 0;
+  if (!is_load)
+    local = tile(op, op.operand(1 + rank));
+  else if (auto it = plan_.pipelined.find(&op); it != plan_.pipelined.end())
+    local = plan_.address.at(op.result()) + uint64_t(buffer) * it->second;
+  else
+    local = alloc_tile(op);
   if (is_load) {
-    uint64_t pad = 0;
-    if (const ir::Attr *a = op.attr("padding")) {
-      double v = 0;
-      if (auto *i = std::get_if<int64_t>(a))
-        v = double(*i);
-      else if (auto *d = std::get_if<double>(a))
-        v = *d;
-      if (tt.elem() == ir::ScalarKind::F32) {
-        const float f = float(v);
-        uint32_t bits;
-        std::memcpy(&bits, &f, 4);
-        pad = bits;
-      } else if (ir::is_integer(tt.elem())) {
-        pad = uint64_t(int64_t(v));
-      } else if (v != 0) {
-        fail(op, "padding of " + std::string(ir::scalar_name(tt.elem())) + " must be 0");
-      }
-    }
-    li(kT0, pad);
+    const ir::Attr *a = op.attr("padding");
+    li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
     dmar(isa::DmaField::Pad, kT0);
   }
   dmai(isa::DmaField::ESize, int64_t(es));
@@ -288,7 +339,7 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), kT0);
     emit(isa::Opcode::Add, kT1, kT1, kT0);
   }
-  // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (outer).
+  // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (rows).
   auto valid = [&](uint8_t dst, int d) {
     load_bound(dst, BindKind::Shape, p, d);
     emit(isa::Opcode::Sub, dst, dst, scalar(op, op.operand(1 + d)));
@@ -301,47 +352,94 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     valid(kT3, 0);
   else
     li(kT3, 1);
-  const uint8_t inner_stride = kT4, outer_stride = rank == 2 ? kT5 : 0;
+  const uint8_t outer_stride = rank == 2 ? kT5 : 0;
   load_bound(kT4, BindKind::StrideBytes, p, inner);
   if (rank == 2)
     load_bound(kT5, BindKind::StrideBytes, p, 0);
   li(kT0, es);
-  const size_t branch = out_.program.size();
-  emit(isa::Opcode::Bne, inner_stride, kT0); // -> strided
-  // contiguous rows: (n0 = cols, n1 = rows, n2 = 1)
-  dmai(isa::DmaField::N0, cols);
-  dmai(isa::DmaField::N1, rows);
-  dmai(isa::DmaField::N2, 1);
-  dmar(isa::DmaField::HS1, outer_stride);
-  dmai(isa::DmaField::LS1, cols * int64_t(es));
+  const size_t strided = branch(isa::Opcode::Bne, kT4, kT0);
+  dmai(isa::DmaField::N0, cols); // contiguous rows
+  dmai(isa::DmaField::N1, 1);
   dmar(isa::DmaField::V0, kT2);
-  dmar(isa::DmaField::V1, kT3);
-  dmai(isa::DmaField::V2, 1);
-  const size_t jump = out_.program.size();
-  emit(isa::Opcode::Jmp);
-  out_.program[branch].imm = int32_t(out_.program.size() - branch);
-  // strided: (n0 = 1, n1 = cols with the inner stride, n2 = rows with the outer stride)
+  dmai(isa::DmaField::V1, 1);
+  const size_t join = branch(isa::Opcode::Jmp);
+  land(strided); // element by element
   dmai(isa::DmaField::N0, 1);
   dmai(isa::DmaField::N1, cols);
-  dmai(isa::DmaField::N2, rows);
-  dmar(isa::DmaField::HS1, inner_stride);
-  dmar(isa::DmaField::HS2, outer_stride);
+  dmar(isa::DmaField::HS1, kT4);
   dmai(isa::DmaField::LS1, int64_t(es));
-  dmai(isa::DmaField::LS2, cols * int64_t(es));
   dmai(isa::DmaField::V0, 1);
   dmar(isa::DmaField::V1, kT2);
-  dmar(isa::DmaField::V2, kT3);
-  out_.program[jump].imm = int32_t(out_.program.size() - jump);
-  li(kT0, local);
-  if (is_load)
-    emit(isa::Opcode::DmaLd, uint8_t(isa::Queue::Dma0), kT0, kT1);
-  else
-    emit(isa::Opcode::DmaSt, uint8_t(isa::Queue::Dma0), kT1, kT0);
-  emit(isa::Opcode::Fence);
+  land(join);
+  dmar(isa::DmaField::HS2, outer_stride);
+  dmai(isa::DmaField::LS2, cols * int64_t(es));
+  const uint64_t bytes = uint64_t(cols * rows) * es;
+  const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
+  const Range hbm = hbm_range(p);
+  for (int part = 0; part < parts; ++part) {
+    const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+    dmai(isa::DmaField::N2, n);
+    uint8_t at = kT1;
+    if (parts == 1) {
+      dmar(isa::DmaField::V2, kT3);
+    } else { // valid rows of this part: clamp(valid - r0, 0, n); its HBM address
+      emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
+      emit(isa::Opcode::Max, kT2, kT2, 0);
+      li(kT4, uint64_t(n));
+      emit(isa::Opcode::Min, kT2, kT2, kT4);
+      dmar(isa::DmaField::V2, kT2);
+      li(kT4, uint64_t(r0));
+      emit(isa::Opcode::Mul, kT4, kT4, kT5);
+      emit(isa::Opcode::Add, kT4, kT4, kT1);
+      at = kT4;
+    }
+    const uint64_t lo = local + uint64_t(r0 * cols) * es;
+    const Range part_range{lo, lo + uint64_t(n * cols) * es};
+    li(kT0, lo);
+    if (is_load)
+      command(next_dma(), isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range});
+    else
+      command(next_dma(), isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm});
+  }
 }
 
-/// iv and carried scalars in registers, carried tiles in fixed scratchpad slots; the body's own
-/// tiles are allocated once (the same addresses every iteration).
+/// full / splat: a DMA "load" whose every element is out of bounds writes the pad pattern (the
+/// scratchpad's write bandwidth, no HBM traffic).
+void Lowering::lower_fill(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  const int64_t es = elem_bytes(op, t.elem());
+  if (op.opcode() == Opcode::Splat) {
+    if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
+      fail(op, "splat into " + t.str() + " is not supported (f32 and integer tiles only)");
+    dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
+  } else {
+    li(kT0, const_bits(op, op.attr("value"), t.elem()));
+    dmar(isa::DmaField::Pad, kT0);
+  }
+  const uint64_t dst = alloc_tile(op);
+  dmai(isa::DmaField::ESize, es);
+  dmai(isa::DmaField::N1, 1);
+  dmai(isa::DmaField::N2, 1);
+  dmai(isa::DmaField::V0, 0);
+  const int64_t n = t.num_elements();
+  const int parts = uint64_t(n * es) >= kSplitBytes ? sync_.num_dma() : 1;
+  for (int part = 0; part < parts; ++part) {
+    const int64_t e0 = n * part / parts, count = n * (part + 1) / parts - e0;
+    dmai(isa::DmaField::N0, count);
+    const uint64_t lo = dst + uint64_t(e0 * es);
+    li(kT0, lo);
+    command(next_dma(), isa::Opcode::DmaLd, kT0, 0, {}, {{lo, lo + uint64_t(count * es)}});
+  }
+}
+
+/// Lowers a `for` (iv and carried scalars in registers, carried tiles in their planned slots).
+/// Without pipelined loads: one body, every queue synchronized at the back edge. With them: the
+/// loads of the first iteration go to buffer 0 before the loop, and the body is emitted twice
+/// (buffers 0 and 1): each copy first prefetches the next iteration's loads into the other
+/// buffer, then computes on its own. Each copy ends with QueueSync::sync_all, which orders the
+/// prefetch of iteration i + 1 after the compute of i - 1 (the buffer it overwrites) and the
+/// compute of i + 1 after its prefetch: double buffering, with the command processor never
+/// waiting.
 void Lowering::lower_for(const ir::Operation &op) {
   const ir::Block &body = *op.region(0);
   const uint8_t iv = regs_[body.argument(0)] = new_reg(op);
@@ -355,18 +453,31 @@ void Lowering::lower_for(const ir::Operation &op) {
       regs_[slot] = new_reg(op);
     move_to(op, op.operand(i), slot);
   }
-  const size_t loop = out_.program.size();
-  emit(isa::Opcode::Bge, iv, ub); // -> end
+  bool pipelined = false;
   for (const auto &inner : body.ops())
-    if (inner->opcode() != Opcode::Yield)
-      lower(*inner);
-  const ir::Operation *yield = body.terminator();
-  for (unsigned i = 0; yield && i < yield->num_operands(); ++i)
-    move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
-  emit(isa::Opcode::Add, iv, iv, step);
+    pipelined = pipelined || plan_.pipelined.count(inner.get());
+  if (pipelined) {
+    const auto before = sync_.known();
+    const size_t none = branch(isa::Opcode::Bge, iv, ub);
+    prefetch(op, iv, 0);
+    land(none);
+    sync_.restore(before);
+    sync_.sync_all();
+  }
+  const auto head = sync_.known();
+  const size_t loop = out_.program.size();
+  std::vector<size_t> exits = {branch(isa::Opcode::Bge, iv, ub)};
+  for (int buffer = 0; buffer < (pipelined ? 2 : 1); ++buffer) {
+    if (buffer == 1)
+      exits.push_back(branch(isa::Opcode::Bge, iv, ub));
+    lower_body(op, pipelined ? buffer : -1);
+    emit(isa::Opcode::Add, iv, iv, step);
+  }
   emit(isa::Opcode::Jmp);
   out_.program.back().imm = int32_t(int64_t(loop) - int64_t(out_.program.size() - 1));
-  out_.program[loop].imm = int32_t(out_.program.size() - loop);
+  for (size_t e : exits)
+    land(e);
+  sync_.restore(head); // the loop may run zero times
   for (unsigned i = 0; i < op.num_results(); ++i) {
     const ir::Value *slot = body.argument(i + 1);
     if (slot->type().is_tile())
@@ -376,8 +487,59 @@ void Lowering::lower_for(const ir::Operation &op) {
   }
 }
 
-/// C = A (M x K) * B (K x N) [+ acc] on the matrix unit: the accumulator holds C; B is split into
-/// k x n blocks of at most R x C, each latched with mx.pre while A streams through.
+/// One copy of a loop body: with buffer >= 0, the guarded prefetch of the next iteration into the
+/// other buffer, then the body with its pipelined loads in `buffer`. The body's registers are
+/// released afterwards (its values do not outlive it).
+void Lowering::lower_body(const ir::Operation &loop, int buffer) {
+  const ir::Block &body = *loop.region(0);
+  const auto regs = regs_;
+  const auto tiles = tiles_;
+  const uint8_t next_reg = next_reg_;
+  const uint8_t iv = regs_[body.argument(0)], step = scalar(loop, loop.operand(2));
+  if (buffer >= 0) {
+    const uint8_t ivn = new_reg(loop);
+    emit(isa::Opcode::Add, ivn, iv, step);
+    const auto before = sync_.known();
+    const size_t last = branch(isa::Opcode::Bge, ivn, scalar(loop, loop.operand(1)));
+    prefetch(loop, ivn, 1 - buffer);
+    land(last);
+    sync_.restore(before);
+  }
+  for (const auto &inner : body.ops()) {
+    if (inner->opcode() == Opcode::Yield)
+      continue;
+    if (auto it = plan_.pipelined.find(inner.get()); it != plan_.pipelined.end())
+      tiles_[inner->result()] = plan_.address.at(inner->result()) + uint64_t(buffer) * it->second;
+    else
+      lower(*inner);
+  }
+  const ir::Operation *yield = body.terminator();
+  for (unsigned i = 0; yield && i < yield->num_operands(); ++i)
+    move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
+  sync_.sync_all();
+  regs_ = regs, tiles_ = tiles, next_reg_ = next_reg;
+}
+
+/// The pipelined loads of the loop's body for the iteration whose induction variable is in `iv`,
+/// into buffer `buffer` (the scalar ops they depend on are recomputed from iv).
+void Lowering::prefetch(const ir::Operation &loop, uint8_t iv, int buffer) {
+  const ir::Block &body = *loop.region(0);
+  const auto regs = regs_;
+  const uint8_t next_reg = next_reg_;
+  regs_[body.argument(0)] = iv;
+  for (const auto &inner : body.ops())
+    if (plan_.prefetch_scalars.count(inner.get()))
+      lower(*inner);
+  for (const auto &inner : body.ops())
+    if (plan_.pipelined.count(inner.get()))
+      lower_memory(*inner, true, buffer);
+  regs_ = regs, next_reg_ = next_reg;
+}
+
+/// C = A (M x K) * B (K x N) [+ acc] on the matrix unit, C in its planned slot (the accumulator
+/// when it fits, else the scratchpad; the acc operand's own slot when it dies here, else acc is
+/// copied in first). B is split into k x n blocks of at most R x C, each latched with mx.pre
+/// while all M rows of A stream through.
 void Lowering::lower_dot(const ir::Operation &op) {
   const ir::Type &at = op.operand(0)->type(), &bt = op.operand(1)->type();
   const ir::Type &ct = op.result()->type();
@@ -397,34 +559,30 @@ void Lowering::lower_dot(const ir::Operation &op) {
                  " is not supported (bf16/f16/f32 into f32, i8 into i32)");
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   const int64_t es = elem_bytes(op, in);
-  if (uint64_t(M * N * 4) > opts_.accumulator_bytes)
-    fail(op, "the result " + ct.str() + " does not fit the accumulator (" +
-                 std::to_string(opts_.accumulator_bytes) + " bytes)");
-  const uint64_t a = tile(op, op.operand(0)), b = tile(op, op.operand(1));
+  const Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
   const bool has_acc = op.num_operands() > 2;
-  if (has_acc)
-    copy_tile(op, isa::kAccBase, tile(op, op.operand(2)), M * N, acc);
   const uint64_t c = alloc_tile(op);
-  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Mode), 0, 0, mode);
-  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::M), 0, 0, M);
-  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Lda), 0, 0, K * es);
-  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Ldw), 0, 0, N * es);
-  emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::Ldc), 0, 0, N * 4);
+  const Range cr = range(op, c, ct);
+  if (has_acc && tile(op, op.operand(2)) != c)
+    copy_tile(op, c, tile(op, op.operand(2)), ct);
+  mxi(isa::MxField::Mode, mode);
+  mxi(isa::MxField::M, M);
+  mxi(isa::MxField::Lda, K * es);
+  mxi(isa::MxField::Ldw, N * es);
+  mxi(isa::MxField::Ldc, N * 4);
   for (int64_t j0 = 0; j0 < N; j0 += opts_.matrix_cols) {
-    emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::N), 0, 0,
-         std::min<int64_t>(opts_.matrix_cols, N - j0));
+    mxi(isa::MxField::N, std::min<int64_t>(opts_.matrix_cols, N - j0));
     for (int64_t k0 = 0; k0 < K; k0 += opts_.matrix_rows) {
-      emit(isa::Opcode::MxCfgi, uint8_t(isa::MxField::K), 0, 0,
-           std::min<int64_t>(opts_.matrix_rows, K - k0));
-      li(kT0, b + uint64_t((k0 * N + j0) * es));
-      emit(isa::Opcode::MxPre, kT0);
-      li(kT1, isa::kAccBase + uint64_t(j0 * 4));
-      li(kT2, a + uint64_t(k0 * es));
-      emit(k0 == 0 && !has_acc ? isa::Opcode::MxMm : isa::Opcode::MxMma, kT1, kT2);
+      mxi(isa::MxField::K, std::min<int64_t>(opts_.matrix_rows, K - k0));
+      li(kT0, b.lo + uint64_t((k0 * N + j0) * es));
+      command(sync_.mx(), isa::Opcode::MxPre, kT0, 0, {b}, {});
+      li(kT1, c + uint64_t(j0 * 4));
+      li(kT2, a.lo + uint64_t(k0 * es));
+      const bool fresh = k0 == 0 && !has_acc;
+      command(sync_.mx(), fresh ? isa::Opcode::MxMm : isa::Opcode::MxMma, kT1, kT2,
+              fresh ? std::vector<Range>{a} : std::vector<Range>{a, cr}, {cr});
     }
   }
-  emit(isa::Opcode::Fence);
-  copy_tile(op, c, isa::kAccBase, M * N, acc);
 }
 
 /// Per row of a rank-2 f32 tile: v.rsum / v.rmax (the sum's order is SPEC.md's; Tile IR lets a
@@ -444,8 +602,8 @@ void Lowering::lower_reduce(const ir::Operation &op) {
   veci(isa::VecField::Sa, cols * 4);
   veci(isa::VecField::Sd, 4);
   li(kT0, dst), li(kT1, src);
-  emit(kind == "sum" ? isa::Opcode::VRsum : isa::Opcode::VRmax, kT0, kT1);
-  emit(isa::Opcode::Fence);
+  command(sync_.vec(), kind == "sum" ? isa::Opcode::VRsum : isa::Opcode::VRmax, kT0, kT1,
+          {tile_range(op, op.operand(0))}, {tile_range(op, op.result())});
 }
 
 void Lowering::lower_cast(const ir::Operation &op) {
@@ -465,8 +623,8 @@ void Lowering::lower_cast(const ir::Operation &op) {
   veci(isa::VecField::Src, src);
   veci(isa::VecField::Dst, dst);
   li(kT0, d), li(kT1, a);
-  emit(isa::Opcode::VCvt, kT0, kT1);
-  emit(isa::Opcode::Fence);
+  command(sync_.vec(), isa::Opcode::VCvt, kT0, kT1, {tile_range(op, op.operand(0))},
+          {tile_range(op, op.result())});
 }
 
 void Lowering::lower(const ir::Operation &op) {
@@ -487,8 +645,9 @@ void Lowering::lower(const ir::Operation &op) {
       return;
     }
     const int es = elem_bytes(op, op.operand(0)->type().elem());
+    const uint8_t src = bind(op, BindKind::StrideBytes, p, axis);
     const uint8_t d = regs_[op.result()] = new_reg(op);
-    emit(isa::Opcode::Shri, d, bind(op, BindKind::StrideBytes, p, axis), 0,
+    emit(isa::Opcode::Shri, d, src, 0,
          es == 1   ? 0
          : es == 2 ? 1
          : es == 4 ? 2
@@ -496,56 +655,22 @@ void Lowering::lower(const ir::Operation &op) {
     return;
   }
   case Opcode::Constant:
-  case Opcode::Full: {
-    const ir::Type &t = op.result()->type();
-    uint64_t bits = 0;
-    const ir::Attr *a = op.attr("value");
-    double fv = 0;
-    int64_t iv = 0;
-    if (auto *i = std::get_if<int64_t>(a))
-      iv = *i, fv = double(*i);
-    else if (auto *d = std::get_if<double>(a))
-      fv = *d, iv = int64_t(*d);
-    else if (auto *b = std::get_if<bool>(a))
-      iv = *b, fv = *b;
-    if (t.elem() == ir::ScalarKind::F32) {
-      const float f = float(fv);
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      bits = u;
-    } else if (ir::is_integer(t.elem())) {
-      bits = uint64_t(iv);
-    } else {
-      fail(op, "constants of type " + t.str() + " are not supported");
-    }
-    if (!tile_result) {
-      li(regs_[op.result()] = new_reg(op), bits);
+  case Opcode::Full:
+    if (tile_result) {
+      lower_fill(op);
       return;
     }
-    if (t.elem() != ir::ScalarKind::F32 && t.elem() != ir::ScalarKind::I32)
-      fail(op, "tiles of " + t.str() + " cannot be filled (f32 and i32 only)");
-    const uint64_t dst = alloc_tile(op);
-    li(kT0, bits);
-    li(kT1, dst);
-    vec_shape(t.num_elements());
-    veci(isa::VecField::Dst, t.elem() == ir::ScalarKind::F32 ? 2 : 4);
-    emit(isa::Opcode::VFill, kT1, kT0);
-    emit(isa::Opcode::Fence);
+    {
+      const ir::Type &t = op.result()->type();
+      if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
+        fail(op, "constants of type " + t.str() + " are not supported");
+      const uint64_t bits = const_bits(op, op.attr("value"), t.elem());
+      li(regs_[op.result()] = new_reg(op), bits);
+    }
     return;
-  }
-  case Opcode::Splat: {
-    const ir::Type &t = op.result()->type();
-    if (t.elem() != ir::ScalarKind::F32 && t.elem() != ir::ScalarKind::I32)
-      fail(op, "splat into " + t.str() + " is not supported (f32 and i32 only)");
-    const uint8_t s = scalar(op, op.operand(0));
-    const uint64_t dst = alloc_tile(op);
-    li(kT1, dst);
-    vec_shape(t.num_elements());
-    veci(isa::VecField::Dst, t.elem() == ir::ScalarKind::F32 ? 2 : 4);
-    emit(isa::Opcode::VFill, kT1, s);
-    emit(isa::Opcode::Fence);
+  case Opcode::Splat:
+    lower_fill(op);
     return;
-  }
   case Opcode::Load:
     lower_memory(op, true);
     return;
@@ -570,16 +695,20 @@ void Lowering::lower(const ir::Operation &op) {
           {Opcode::Add, isa::Opcode::VAdd}, {Opcode::Sub, isa::Opcode::VSub},
           {Opcode::Mul, isa::Opcode::VMul}, {Opcode::Max, isa::Opcode::VMax},
           {Opcode::Min, isa::Opcode::VMin}, {Opcode::Exp, isa::Opcode::VExp}};
+      const bool unary = op.num_operands() == 1;
       const uint64_t a = tile(op, op.operand(0));
-      const uint64_t b = op.num_operands() > 1 ? tile(op, op.operand(1)) : 0;
+      const uint64_t b = unary ? 0 : tile(op, op.operand(1));
+      std::vector<Range> reads = {tile_range(op, op.operand(0))};
+      if (!unary)
+        reads.push_back(tile_range(op, op.operand(1)));
       const uint64_t d = alloc_tile(op);
       vec_shape(op.result()->type().num_elements());
       li(kT0, d), li(kT1, a), li(kT2, b);
-      if (op.opcode() == Opcode::Exp)
+      sync_.issue(sync_.vec(), reads, {tile_range(op, op.result())});
+      if (unary)
         emit(isa::Opcode::VExp, kT0, kT1);
       else
         emit(kOps.at(op.opcode()), kT0, kT1, kT2);
-      emit(isa::Opcode::Fence);
     }
     return;
   case Opcode::And:

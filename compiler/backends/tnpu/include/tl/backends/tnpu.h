@@ -58,12 +58,13 @@ struct Kernel {
 /// The register a failed assert writes (its index + 1); the device reads it after the run.
 inline constexpr int kAssertReg = 31;
 
-/// What the Tile IR lowering compiles for: the chip's scratchpad per core (sim/configs/*.json;
+/// What the Tile IR lowering compiles for: the chip's resources per core (sim/configs/*.json;
 /// the default is the default chip's).
 struct CompileOptions {
   uint64_t sram_bytes = uint64_t(4) << 20;
   uint64_t accumulator_bytes = uint64_t(512) << 10;
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
+  int dma_engines = 2;                      ///< DMA queues used (1..6)
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:

@@ -1,0 +1,40 @@
+// Scratchpad and accumulator planning by liveness for the tnpu lowering (see README "Memory").
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/backends/tnpu.h"
+#include "tl/ir/ir.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+namespace tl::tnpu {
+
+/// Where a kernel's tiles live.
+struct TilePlan {
+  /// Local address of every tile value that fits. Values that share a slot have one address:
+  /// expand_dims / reshape and their operand; a `for`'s carried tile with its init (when the init
+  /// dies there), its yielded value (when the carried value is dead by then) and its result; a
+  /// dot's result with its accumulator operand when that dies at the dot (accumulated in place).
+  std::map<const ir::Value *, uint64_t> address;
+  /// Loads that their (innermost enclosing) `for` prefetches one iteration ahead, with the
+  /// distance of their second buffer: buffer b is at address + b * stride.
+  std::map<const ir::Operation *, uint64_t> pipelined;
+  /// Scalar ops of a loop body that the prefetch of the next iteration recomputes (pure, from
+  /// the induction variable and values defined outside the loop).
+  std::set<const ir::Operation *> prefetch_scalars;
+  /// Tiles that do not fit: the message (without location) per value.
+  std::map<const ir::Value *, std::string> overflow;
+  uint64_t sram_peak = 0, acc_peak = 0;
+};
+
+/// Plans the tiles of a kernel: live ranges over the ops in program order (a value used inside
+/// a loop it is defined outside of lives to the loop's end), slots shared as described above,
+/// then a linear scan that puts each slot at the lowest free address of its memory — matrix
+/// results in the accumulator when they fit, everything else in the scratchpad — so the space of
+/// dead tiles is reused.
+TilePlan plan_tiles(const ir::Kernel &kernel, const CompileOptions &options);
+
+} // namespace tl::tnpu

@@ -1,0 +1,68 @@
+// Ordering between the TNPU's unit queues by semaphores instead of fences (see README "Ordering").
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/npu/isa.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tl::tnpu {
+
+/// A byte range [lo, hi) of a core's local memory, or of a tensor argument in HBM (hbm_range).
+struct Range {
+  uint64_t lo = 0, hi = 0;
+};
+/// HBM accesses are tracked per tensor argument (any two may overlap only if they are the same).
+Range hbm_range(unsigned param);
+
+/// Tracks, at compile time, which commands every queue has issued and which local / HBM ranges
+/// they read and write. Before a command is issued on queue q, `issue` makes q wait for every
+/// earlier command of another queue that conflicts with it (read after write, write after read,
+/// write after write): `sem.sig P, s, 1` is appended to the producer queue P (it runs after all
+/// that P holds so far) and `sem.wait q, s, 1` to q, semaphore s = P * queues + q. Each pair is
+/// emitted together, so semaphores always balance, and a wait only ever depends on commands
+/// issued before it (no deadlock). The command processor never blocks.
+///
+/// Control flow: code that may be skipped (a guarded prefetch) or repeated (a loop body) brackets
+/// itself with `known()` / `restore()`, and a loop body ends with `sync_all()`, after which every
+/// command issued so far is ordered before everything that follows; that is what makes the state
+/// at the loop head the entry state again (see lower.cpp, lower_for).
+class QueueSync {
+public:
+  /// `dma` engines (at most 6: the semaphore budget is 64), then mx, then vec.
+  QueueSync(int dma, std::vector<npu::isa::Instr> &program);
+
+  int num_dma() const { return dma_; }
+  int mx() const { return dma_; }
+  int vec() const { return dma_ + 1; }
+  /// The isa queue operand of queue index q.
+  static uint8_t isa_queue(int q, int dma);
+
+  /// Orders a command that is about to be emitted on queue q, then records it.
+  void issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes);
+  /// Every queue waits for everything every other queue has issued so far.
+  void sync_all();
+
+  /// What each queue is known to have waited for (restore after code that may not run).
+  std::vector<uint64_t> known() const { return synced_; }
+  void restore(const std::vector<uint64_t> &k) { synced_ = k; }
+
+private:
+  struct Access {
+    Range r;
+    int q;
+    uint64_t seq;
+    bool write;
+  };
+  void wait_for(int producer, int consumer);
+  uint64_t &synced(int p, int c) { return synced_[size_t(p * queues_ + c)]; }
+
+  int dma_, queues_;
+  std::vector<npu::isa::Instr> &program_;
+  std::vector<uint64_t> seq_;    ///< commands issued per queue
+  std::vector<uint64_t> synced_; ///< [p][c]: c has waited for p's commands 1..synced
+  std::vector<Access> log_;
+};
+
+} // namespace tl::tnpu

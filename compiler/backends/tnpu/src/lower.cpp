@@ -34,7 +34,7 @@ class Lowering {
 public:
   Lowering(const ir::Kernel &k, const CompileOptions &o)
       : kernel_(k), opts_(o), plan_(plan_tiles(k, o)),
-        sync_(std::clamp(o.dma_engines, 1, 6), out_.program) {
+        sync_(std::clamp(o.dma_engines, 1, 3), out_.program) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
   }
@@ -77,8 +77,8 @@ private:
 
   /// A unit command on queue q (a QueueSync index), ordered after what it conflicts with.
   void command(int q, isa::Opcode op, uint8_t a, uint8_t b, const std::vector<Range> &reads,
-               const std::vector<Range> &writes) {
-    sync_.issue(q, reads, writes);
+               const std::vector<Range> &writes, int group = 0) {
+    sync_.issue(q, reads, writes, group);
     if (q < sync_.num_dma())
       emit(op, QueueSync::isa_queue(q, sync_.num_dma()), a, b);
     else
@@ -152,7 +152,10 @@ private:
     elem_bytes(op, t.elem());
     if (auto it = plan_.overflow.find(v); it != plan_.overflow.end())
       fail(op, it->second);
-    return tiles_[v] = plan_.address.at(v);
+    uint64_t at = plan_.address.at(v);
+    if (auto it = plan_.pipelined.find(v->def()); v->def() && it != plan_.pipelined.end())
+      at += uint64_t(buffer_) * it->second; // double-buffered: this body copy's buffer
+    return tiles_[v] = at;
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
     const int bits = ir::bit_width(e);
@@ -215,13 +218,15 @@ private:
 
   void lower(const ir::Operation &op);
   void lower_for(const ir::Operation &op);
-  void lower_body(const ir::Operation &loop, int buffer);
+  void lower_body(const ir::Operation &loop, int buffer, std::vector<uint64_t> &signalled);
   void prefetch(const ir::Operation &loop, uint8_t iv, int buffer);
+  void guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffer,
+                        std::vector<uint64_t> &signalled);
   void lower_dot(const ir::Operation &op);
   void lower_reduce(const ir::Operation &op);
   void lower_cast(const ir::Operation &op);
   void lower_fill(const ir::Operation &op);
-  void lower_memory(const ir::Operation &op, bool is_load, int buffer = 0);
+  void lower_memory(const ir::Operation &op, bool is_load);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 
@@ -230,7 +235,8 @@ private:
   Kernel out_;
   TilePlan plan_;
   QueueSync sync_;
-  int dma_turn_ = 0;
+  int dma_turn_ = 0, groups_ = 0;
+  int buffer_ = 0; ///< the buffer of double-buffered tiles in the body copy being lowered
   std::map<const ir::Value *, unsigned> params_;
   std::map<const ir::Value *, uint8_t> regs_;
   std::map<const ir::Value *, uint64_t> tiles_;
@@ -308,9 +314,8 @@ void Lowering::lower_cmp(const ir::Operation &op) {
 /// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
 /// rows; dimensions 0-1 are one contiguous row (n0 = cols) when the innermost stride is one
 /// element, else element by element (n0 = 1, n1 = cols), chosen at run time from the stride.
-/// Large boxes are split by rows over every DMA engine. A load in a pipelined loop goes to
-/// buffer `buffer` of its double buffer.
-void Lowering::lower_memory(const ir::Operation &op, bool is_load, int buffer) {
+/// Large boxes are split by rows over every DMA engine.
+void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   const ir::Value *tensor = op.operand(0);
   const unsigned p = param(op, tensor);
   const int rank = tensor->type().rank();
@@ -319,13 +324,7 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load, int buffer) {
     fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) +
                  " tensor is not supported (rank 1 or 2)");
   const uint64_t es = elem_bytes(op, tt.elem());
-  uint64_t local = 0;
-  if (!is_load)
-    local = tile(op, op.operand(1 + rank));
-  else if (auto it = plan_.pipelined.find(&op); it != plan_.pipelined.end())
-    local = plan_.address.at(op.result()) + uint64_t(buffer) * it->second;
-  else
-    local = alloc_tile(op);
+  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
   if (is_load) {
     const ir::Attr *a = op.attr("padding");
     li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
@@ -376,6 +375,7 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load, int buffer) {
   const uint64_t bytes = uint64_t(cols * rows) * es;
   const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
   const Range hbm = hbm_range(p);
+  const int group = ++groups_;
   for (int part = 0; part < parts; ++part) {
     const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
     dmai(isa::DmaField::N2, n);
@@ -396,10 +396,12 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load, int buffer) {
     const uint64_t lo = local + uint64_t(r0 * cols) * es;
     const Range part_range{lo, lo + uint64_t(n * cols) * es};
     li(kT0, lo);
+    // Part p always on engine p: the same rows of successive transfers stay in order.
+    const int q = parts == 1 ? next_dma() : part;
     if (is_load)
-      command(next_dma(), isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range});
+      command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range}, group);
     else
-      command(next_dma(), isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm});
+      command(q, isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm}, group);
   }
 }
 
@@ -433,13 +435,18 @@ void Lowering::lower_fill(const ir::Operation &op) {
 }
 
 /// Lowers a `for` (iv and carried scalars in registers, carried tiles in their planned slots).
-/// Without pipelined loads: one body, every queue synchronized at the back edge. With them: the
-/// loads of the first iteration go to buffer 0 before the loop, and the body is emitted twice
-/// (buffers 0 and 1): each copy first prefetches the next iteration's loads into the other
-/// buffer, then computes on its own. Each copy ends with QueueSync::sync_all, which orders the
-/// prefetch of iteration i + 1 after the compute of i - 1 (the buffer it overwrites) and the
-/// compute of i + 1 after its prefetch: double buffering, with the command processor never
-/// waiting.
+/// Without pipelined loads: one body, every queue synchronized at the back edge. With them
+/// (software pipelining): the loads of the first iteration go to buffer 0 before the loop, and
+/// the body is emitted twice (buffers 0 and 1). Each copy
+///  1. waits for the loads of its iteration: every queue waits for the signals each DMA engine
+///     sent right behind that prefetch (eager semaphores: later commands on the engine, such
+///     as the previous iteration's stores, are not waited for);
+///  2. orders every other queue after the previous iteration's compute (the buffers the
+///     prefetch overwrites) and the DMA engines after each other (stores in order);
+///  3. prefetches the next iteration's loads into the other buffer and signals behind them;
+///  4. computes; its tiles that are stored are double-buffered too, so the store of iteration
+///     i overlaps the compute of i + 1.
+/// The command processor never waits; the body copies' registers are released after each.
 void Lowering::lower_for(const ir::Operation &op) {
   const ir::Block &body = *op.region(0);
   const uint8_t iv = regs_[body.argument(0)] = new_reg(op);
@@ -455,22 +462,17 @@ void Lowering::lower_for(const ir::Operation &op) {
   }
   bool pipelined = false;
   for (const auto &inner : body.ops())
-    pipelined = pipelined || plan_.pipelined.count(inner.get());
-  if (pipelined) {
-    const auto before = sync_.known();
-    const size_t none = branch(isa::Opcode::Bge, iv, ub);
-    prefetch(op, iv, 0);
-    land(none);
-    sync_.restore(before);
-    sync_.sync_all();
-  }
+    pipelined = pipelined || (inner->opcode() == Opcode::Load && plan_.pipelined.count(inner.get()));
+  std::vector<uint64_t> signalled;
+  if (pipelined)
+    guarded_prefetch(op, iv, 0, signalled);
   const auto head = sync_.known();
   const size_t loop = out_.program.size();
   std::vector<size_t> exits = {branch(isa::Opcode::Bge, iv, ub)};
   for (int buffer = 0; buffer < (pipelined ? 2 : 1); ++buffer) {
     if (buffer == 1)
       exits.push_back(branch(isa::Opcode::Bge, iv, ub));
-    lower_body(op, pipelined ? buffer : -1);
+    lower_body(op, pipelined ? buffer : -1, signalled);
     emit(isa::Opcode::Add, iv, iv, step);
   }
   emit(isa::Opcode::Jmp);
@@ -487,37 +489,58 @@ void Lowering::lower_for(const ir::Operation &op) {
   }
 }
 
-/// One copy of a loop body: with buffer >= 0, the guarded prefetch of the next iteration into the
-/// other buffer, then the body with its pipelined loads in `buffer`. The body's registers are
-/// released afterwards (its values do not outlive it).
-void Lowering::lower_body(const ir::Operation &loop, int buffer) {
+/// If iv < ub: the pipelined loads for iv into `buffer`, then each DMA engine's eager signals;
+/// `signalled` gets the engines' issue counts at the signals.
+void Lowering::guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffer,
+                                std::vector<uint64_t> &signalled) {
+  const auto before = sync_.known();
+  const size_t last = branch(isa::Opcode::Bge, iv, scalar(loop, loop.operand(1)));
+  prefetch(loop, iv, buffer);
+  for (int e = 0; e < sync_.num_dma(); ++e)
+    sync_.signal_ahead(e);
+  signalled = sync_.issued();
+  land(last);
+  sync_.restore(before);
+}
+
+/// One copy of a loop body (see lower_for); buffer < 0: not pipelined.
+void Lowering::lower_body(const ir::Operation &loop, int buffer,
+                          std::vector<uint64_t> &signalled) {
   const ir::Block &body = *loop.region(0);
   const auto regs = regs_;
   const auto tiles = tiles_;
   const uint8_t next_reg = next_reg_;
+  const int outer_buffer = buffer_;
   const uint8_t iv = regs_[body.argument(0)], step = scalar(loop, loop.operand(2));
   if (buffer >= 0) {
+    sync_.wait_ahead(signalled);
+    for (int c : {sync_.mx(), sync_.vec()})
+      for (int q = 0; q < sync_.vec() + 1; ++q)
+        if (q != c)
+          sync_.order(c, q);
+    for (int p = 0; p < sync_.num_dma(); ++p)
+      for (int q = 0; q < sync_.num_dma(); ++q)
+        if (q != p)
+          sync_.order(p, q);
     const uint8_t ivn = new_reg(loop);
     emit(isa::Opcode::Add, ivn, iv, step);
-    const auto before = sync_.known();
-    const size_t last = branch(isa::Opcode::Bge, ivn, scalar(loop, loop.operand(1)));
-    prefetch(loop, ivn, 1 - buffer);
-    land(last);
-    sync_.restore(before);
+    guarded_prefetch(loop, ivn, 1 - buffer, signalled);
   }
+  buffer_ = std::max(buffer, 0);
   for (const auto &inner : body.ops()) {
     if (inner->opcode() == Opcode::Yield)
       continue;
-    if (auto it = plan_.pipelined.find(inner.get()); it != plan_.pipelined.end())
-      tiles_[inner->result()] = plan_.address.at(inner->result()) + uint64_t(buffer) * it->second;
+    if (inner->opcode() == Opcode::Load && buffer >= 0 && plan_.pipelined.count(inner.get()))
+      alloc_tile(*inner); // prefetched
     else
       lower(*inner);
   }
   const ir::Operation *yield = body.terminator();
   for (unsigned i = 0; yield && i < yield->num_operands(); ++i)
     move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
-  sync_.sync_all();
-  regs_ = regs, tiles_ = tiles, next_reg_ = next_reg;
+  if (buffer < 0)
+    sync_.sync_all();
+  regs_ = regs, tiles_ = tiles, next_reg_ = next_reg, buffer_ = outer_buffer;
 }
 
 /// The pipelined loads of the loop's body for the iteration whose induction variable is in `iv`,
@@ -526,14 +549,16 @@ void Lowering::prefetch(const ir::Operation &loop, uint8_t iv, int buffer) {
   const ir::Block &body = *loop.region(0);
   const auto regs = regs_;
   const uint8_t next_reg = next_reg_;
+  const int outer_buffer = buffer_;
   regs_[body.argument(0)] = iv;
+  buffer_ = buffer;
   for (const auto &inner : body.ops())
     if (plan_.prefetch_scalars.count(inner.get()))
       lower(*inner);
   for (const auto &inner : body.ops())
-    if (plan_.pipelined.count(inner.get()))
-      lower_memory(*inner, true, buffer);
-  regs_ = regs, next_reg_ = next_reg;
+    if (inner->opcode() == Opcode::Load && plan_.pipelined.count(inner.get()))
+      lower_memory(*inner, true);
+  regs_ = regs, next_reg_ = next_reg, buffer_ = outer_buffer;
 }
 
 /// C = A (M x K) * B (K x N) [+ acc] on the matrix unit, C in its planned slot (the accumulator

@@ -165,6 +165,19 @@ private:
       if (ok)
         plan_.pipelined[op.get()] = 0;
     }
+    if (!std::any_of(loop.region(0)->ops().begin(), loop.region(0)->ops().end(),
+                     [&](const auto &op) { return plan_.pipelined.count(op.get()); }))
+      return;
+    // Tiles the body computes and stores: double-buffered too, so that the store of one
+    // iteration overlaps the compute of the next.
+    for (const auto &op : loop.region(0)->ops()) {
+      if (op->num_results() != 1 || !is_tile(op->result()) || op->opcode() == Opcode::Load ||
+          (op->opcode() == Opcode::Dot && op->num_operands() > 2) || yielded(op->result()))
+        continue;
+      for (const ir::Operation *u : users_[op->result()])
+        if (u->opcode() == Opcode::Store && u->parent() == loop.region(0))
+          plan_.pipelined[op.get()] = 0;
+    }
   }
   bool pipelined_value(const ir::Value *v) {
     return v->def() && plan_.pipelined.count(v->def());

@@ -18,7 +18,7 @@ Range hbm_range(unsigned param) {
 QueueSync::QueueSync(int dma, std::vector<isa::Instr> &program)
     : dma_(dma), queues_(dma + 2), program_(program), seq_(size_t(dma + 2), 0),
       synced_(size_t((dma + 2) * (dma + 2)), 0) {
-  assert(dma >= 1 && queues_ * queues_ <= isa::kNumSemaphores);
+  assert(dma >= 1 && kAhead + queues_ * queues_ <= isa::kNumSemaphores);
 }
 
 uint8_t QueueSync::isa_queue(int q, int dma) {
@@ -27,22 +27,40 @@ uint8_t QueueSync::isa_queue(int q, int dma) {
   return uint8_t(q == dma ? isa::Queue::Mx : isa::Queue::Vec);
 }
 
+void QueueSync::sem(isa::Opcode op, int q, int s) {
+  isa::Instr in;
+  in.op = op, in.slot[0] = isa_queue(q, dma_), in.slot[1] = uint8_t(s), in.imm = 1;
+  program_.push_back(in);
+}
+
 void QueueSync::wait_for(int p, int c) {
-  const auto s = uint8_t(p * queues_ + c);
-  isa::Instr sig, wait;
-  sig.op = isa::Opcode::SemSig, sig.slot[0] = isa_queue(p, dma_), sig.slot[1] = s, sig.imm = 1;
-  wait.op = isa::Opcode::SemWait, wait.slot[0] = isa_queue(c, dma_), wait.slot[1] = s;
-  wait.imm = 1;
-  program_.push_back(sig);
-  program_.push_back(wait);
+  sem(isa::Opcode::SemSig, p, p * queues_ + c);
+  sem(isa::Opcode::SemWait, c, p * queues_ + c);
   synced(p, c) = seq_[size_t(p)];
 }
 
-void QueueSync::issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes) {
+void QueueSync::signal_ahead(int p) {
+  for (int c = 0; c < queues_; ++c)
+    if (c != p)
+      sem(isa::Opcode::SemSig, p, kAhead + p * queues_ + c);
+}
+
+void QueueSync::wait_ahead(const std::vector<uint64_t> &at) {
+  for (int p = 0; p < dma_; ++p)
+    for (int c = 0; c < queues_; ++c)
+      if (c != p) {
+        sem(isa::Opcode::SemWait, c, kAhead + p * queues_ + c);
+        synced(p, c) = std::max(synced(p, c), at[size_t(p)]);
+      }
+}
+
+void QueueSync::issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
+                      int group) {
   auto overlaps = [](const Range &a, const Range &b) { return a.lo < b.hi && b.lo < a.hi; };
   std::vector<uint64_t> need(size_t(queues_), 0);
   for (const Access &a : log_) {
-    if (a.q == q || a.seq <= synced(a.q, q) || a.seq <= need[size_t(a.q)])
+    if (a.q == q || a.seq <= synced(a.q, q) || a.seq <= need[size_t(a.q)] ||
+        (group != 0 && a.group == group))
       continue;
     bool hit = false;
     for (const Range &w : writes)
@@ -57,9 +75,9 @@ void QueueSync::issue(int q, const std::vector<Range> &reads, const std::vector<
       wait_for(p, q);
   const uint64_t seq = ++seq_[size_t(q)];
   for (const Range &r : reads)
-    log_.push_back({r, q, seq, false});
+    log_.push_back({r, q, seq, false, group});
   for (const Range &w : writes)
-    log_.push_back({w, q, seq, true});
+    log_.push_back({w, q, seq, true, group});
 }
 
 void QueueSync::sync_all() {

@@ -30,7 +30,7 @@ Range hbm_range(unsigned param);
 /// at the loop head the entry state again (see lower.cpp, lower_for).
 class QueueSync {
 public:
-  /// `dma` engines (at most 6: the semaphore budget is 64), then mx, then vec.
+  /// `dma` engines (at most 3: the semaphore budget is 64), then mx, then vec.
   QueueSync(int dma, std::vector<npu::isa::Instr> &program);
 
   int num_dma() const { return dma_; }
@@ -39,10 +39,21 @@ public:
   /// The isa queue operand of queue index q.
   static uint8_t isa_queue(int q, int dma);
 
-  /// Orders a command that is about to be emitted on queue q, then records it.
-  void issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes);
+  /// Orders a command that is about to be emitted on queue q, then records it. Commands of one
+  /// nonzero `group` (the parts of one split transfer) do not conflict with each other.
+  void issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
+             int group = 0);
   /// Every queue waits for everything every other queue has issued so far.
   void sync_all();
+  /// Queue c waits for everything queue p has issued so far, whatever is known.
+  void order(int p, int c) { wait_for(p, c); }
+  /// Eager signals (semaphores from kAhead on): `sem.sig p, s, 1` on DMA engine p for every other
+  /// queue, right behind what p holds now (a prefetch); `wait_ahead` is the matching wait of
+  /// every queue, emitted later (when the data is needed), given the engines' issue counts at
+  /// their signals.
+  void signal_ahead(int p);
+  void wait_ahead(const std::vector<uint64_t> &issued_at_signal);
+  std::vector<uint64_t> issued() const { return seq_; }
 
   /// What each queue is known to have waited for (restore after code that may not run).
   std::vector<uint64_t> known() const { return synced_; }
@@ -54,8 +65,11 @@ private:
     int q;
     uint64_t seq;
     bool write;
+    int group;
   };
   void wait_for(int producer, int consumer);
+  void sem(npu::isa::Opcode op, int q, int s);
+  static constexpr int kAhead = 32;
   uint64_t &synced(int p, int c) { return synced_[size_t(p * queues_ + c)]; }
 
   int dma_, queues_;

@@ -351,5 +351,27 @@ kernel @k(%x: tensor<?xf32>) {
       << e;
 }
 
+TEST(NpusimTileIr, ScratchpadIsReusedByLivenessAndOverflowNamesTheTile) {
+  // Two 3 MiB tiles one after the other fit the 4 MiB scratchpad (the first is dead when the
+  // second is loaded); both live at once do not, and the error names the second.
+  const char *seq = R"(
+kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<786432xf32>
+  store %y, %z, %t
+  %u = load %y, %z : tile<786432xf32>
+  store %x, %z, %u
+  return
+}
+)";
+  std::vector<uint8_t> code;
+  EXPECT_EQ(tnpu::compile(*parse(seq), {}, code), "");
+  std::string both = seq;
+  both.replace(both.find("  store %x, %z, %u\n"), 0, "  store %y, %z, %t\n");
+  EXPECT_EQ(tnpu::compile(*parse(both), {}, code),
+            "test.tlir:6:3: error: tnpu: tile tile<786432xf32> does not fit the scratchpad "
+            "(tile %u, 3145728 bytes, while 3145728 bytes of other tiles are live, of 4194304)");
+}
+
 } // namespace
 } // namespace tl::npusim

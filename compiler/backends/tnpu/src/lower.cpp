@@ -218,7 +218,8 @@ private:
 
   void lower(const ir::Operation &op);
   void lower_for(const ir::Operation &op);
-  void lower_body(const ir::Operation &loop, int buffer, std::vector<uint64_t> &signalled);
+  using Signals = std::vector<std::vector<uint64_t>>; ///< per buffer: issue counts at its signals
+  void lower_body(const ir::Operation &loop, int buffer, Signals &signalled);
   void prefetch(const ir::Operation &loop, uint8_t iv, int buffer);
   void guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffer,
                         std::vector<uint64_t> &signalled);
@@ -436,16 +437,18 @@ void Lowering::lower_fill(const ir::Operation &op) {
 
 /// Lowers a `for` (iv and carried scalars in registers, carried tiles in their planned slots).
 /// Without pipelined loads: one body, every queue synchronized at the back edge. With them
-/// (software pipelining): the loads of the first iteration go to buffer 0 before the loop, and
-/// the body is emitted twice (buffers 0 and 1). Each copy
+/// (software pipelining, depth D = CompileOptions::pipeline_depth): the loads of the first D - 1
+/// iterations go to buffers 0..D-2 before the loop, and the body is emitted D times (buffer b in
+/// copy b). Each copy
 ///  1. waits for the loads of its iteration: every queue waits for the signals each DMA engine
 ///     sent right behind that prefetch (eager semaphores: later commands on the engine, such
 ///     as the previous iteration's stores, are not waited for);
 ///  2. orders every other queue after the previous iteration's compute (the buffers the
 ///     prefetch overwrites) and the DMA engines after each other (stores in order);
-///  3. prefetches the next iteration's loads into the other buffer and signals behind them;
-///  4. computes; its tiles that are stored are double-buffered too, so the store of iteration
-///     i overlaps the compute of i + 1.
+///  3. prefetches the loads of iteration i + D - 1 into the buffer of iteration i - 1 and
+///     signals behind them;
+///  4. computes; its tiles that are stored have D buffers too, so the store of iteration i
+///     overlaps the compute of the next ones.
 /// The command processor never waits; the body copies' registers are released after each.
 void Lowering::lower_for(const ir::Operation &op) {
   const ir::Block &body = *op.region(0);
@@ -463,14 +466,23 @@ void Lowering::lower_for(const ir::Operation &op) {
   bool pipelined = false;
   for (const auto &inner : body.ops())
     pipelined = pipelined || (inner->opcode() == Opcode::Load && plan_.pipelined.count(inner.get()));
-  std::vector<uint64_t> signalled;
-  if (pipelined)
-    guarded_prefetch(op, iv, 0, signalled);
+  const int depth = pipelined ? plan_.depth : 1;
+  Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});
+  for (int b = 0; b + 1 < depth; ++b) { // the first depth - 1 iterations' loads
+    uint8_t ivb = iv;
+    if (b > 0) {
+      ivb = new_reg(op);
+      emit(isa::Opcode::Mov, ivb, iv);
+      for (int i = 0; i < b; ++i)
+        emit(isa::Opcode::Add, ivb, ivb, step);
+    }
+    guarded_prefetch(op, ivb, b, signalled[size_t(b)]);
+  }
   const auto head = sync_.known();
   const size_t loop = out_.program.size();
   std::vector<size_t> exits = {branch(isa::Opcode::Bge, iv, ub)};
-  for (int buffer = 0; buffer < (pipelined ? 2 : 1); ++buffer) {
-    if (buffer == 1)
+  for (int buffer = 0; buffer < depth; ++buffer) {
+    if (buffer > 0)
       exits.push_back(branch(isa::Opcode::Bge, iv, ub));
     lower_body(op, pipelined ? buffer : -1, signalled);
     emit(isa::Opcode::Add, iv, iv, step);
@@ -504,8 +516,7 @@ void Lowering::guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffe
 }
 
 /// One copy of a loop body (see lower_for); buffer < 0: not pipelined.
-void Lowering::lower_body(const ir::Operation &loop, int buffer,
-                          std::vector<uint64_t> &signalled) {
+void Lowering::lower_body(const ir::Operation &loop, int buffer, Signals &signalled) {
   const ir::Block &body = *loop.region(0);
   const auto regs = regs_;
   const auto tiles = tiles_;
@@ -513,7 +524,7 @@ void Lowering::lower_body(const ir::Operation &loop, int buffer,
   const int outer_buffer = buffer_;
   const uint8_t iv = regs_[body.argument(0)], step = scalar(loop, loop.operand(2));
   if (buffer >= 0) {
-    sync_.wait_ahead(signalled);
+    sync_.wait_ahead(signalled[size_t(buffer)]);
     for (int c : {sync_.mx(), sync_.vec()})
       for (int q = 0; q < sync_.vec() + 1; ++q)
         if (q != c)
@@ -524,7 +535,10 @@ void Lowering::lower_body(const ir::Operation &loop, int buffer,
           sync_.order(p, q);
     const uint8_t ivn = new_reg(loop);
     emit(isa::Opcode::Add, ivn, iv, step);
-    guarded_prefetch(loop, ivn, 1 - buffer, signalled);
+    for (int i = 2; i < plan_.depth; ++i)
+      emit(isa::Opcode::Add, ivn, ivn, step);
+    const int ahead = (buffer + plan_.depth - 1) % plan_.depth;
+    guarded_prefetch(loop, ivn, ahead, signalled[size_t(ahead)]);
   }
   buffer_ = std::max(buffer, 0);
   for (const auto &inner : body.ops()) {

@@ -29,6 +29,7 @@ public:
   Planner(const ir::Kernel &k, const CompileOptions &o) : kernel_(k), opts_(o) {}
 
   TilePlan run() {
+    plan_.depth = std::clamp(opts_.pipeline_depth, 2, 4);
     number(*kernel_.body());
     walk(*kernel_.body(), [&](const ir::Operation &op) {
       if (op.opcode() == Opcode::For)
@@ -269,7 +270,7 @@ private:
         s.start = std::min(s.start, pos_[loop]);
         s.end = std::max(s.end, end_[loop]);
         plan_.pipelined[s.pipelined] = align(s.bytes);
-        s.bytes = 2 * align(s.bytes);
+        s.bytes = uint64_t(plan_.depth) * align(s.bytes);
       }
       order.push_back(&s);
     }
@@ -314,7 +315,7 @@ private:
         const std::string msg =
             "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
             (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
-            " bytes" + (s->pipelined ? " double-buffered" : "") + ", while " +
+            " bytes" + (s->pipelined ? " in " + std::to_string(plan_.depth) + " buffers" : "") + ", while " +
             std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
             std::to_string(opts_.sram_bytes) + ")";
         for (const ir::Value *m : s->members)

@@ -19,9 +19,9 @@ struct TilePlan {
   /// dies there), its yielded value (when the carried value is dead by then) and its result; a
   /// dot's result with its accumulator operand when that dies at the dot (accumulated in place).
   std::map<const ir::Value *, uint64_t> address;
-  /// Loads that their (innermost enclosing) `for` prefetches one iteration ahead, and the tiles
-  /// such a loop's body computes and stores, with the distance of their second buffer: buffer b
-  /// (of body copy b) is at address + b * stride.
+  /// Loads that their (innermost enclosing) `for` prefetches depth - 1 iterations ahead, and the
+  /// tiles such a loop's body computes and stores, with the distance between their buffers:
+  /// buffer b (of body copy b) is at address + b * stride.
   std::map<const ir::Operation *, uint64_t> pipelined;
   /// Scalar ops of a loop body that the prefetch of the next iteration recomputes (pure, from
   /// the induction variable and values defined outside the loop).
@@ -29,6 +29,8 @@ struct TilePlan {
   /// Tiles that do not fit: the message (without location) per value.
   std::map<const ir::Value *, std::string> overflow;
   uint64_t sram_peak = 0, acc_peak = 0;
+  /// Buffers of each pipelined tile (CompileOptions::pipeline_depth, at least 2).
+  int depth = 2;
 };
 
 /// Plans the tiles of a kernel: live ranges over the ops in program order (a value used inside

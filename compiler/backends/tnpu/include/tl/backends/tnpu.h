@@ -64,7 +64,8 @@ struct CompileOptions {
   uint64_t sram_bytes = uint64_t(4) << 20;
   uint64_t accumulator_bytes = uint64_t(512) << 10;
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
-  int dma_engines = 2;                      ///< DMA queues used (1..6)
+  int dma_engines = 2;                      ///< DMA queues used (at most 3)
+  int pipeline_depth = 3; ///< buffers of a software-pipelined loop's loads (2..4)
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:

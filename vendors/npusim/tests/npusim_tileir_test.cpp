@@ -351,6 +351,59 @@ kernel @k(%x: tensor<?xf32>) {
       << e;
 }
 
+TEST(NpusimTileIr, PipelinedLoopOverChunksMatchesTheInterpreter) {
+  // Loads prefetched, a vector op on each chunk, stores of its buffered results, and a carried
+  // running sum stored after the loop: every trip count from 0 to 9 chunks.
+  auto m = parse(R"(
+kernel @chunks(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %n64 = dim %x {axis = 0} : i64
+  %n = cast %n64 : i32
+  %step = constant {value = 256} : i32
+  %zero = full {value = 0.0} : tile<256xf32>
+  %sum = for %i = %z to %n step %step iter_args(%acc = %zero) : tile<256xf32> {
+    %t = load %x, %i : tile<256xf32>
+    %d = add %t, %t : tile<256xf32>
+    %e = mul %d, %t : tile<256xf32>
+    store %y, %i, %e
+    %acc2 = add %acc, %e : tile<256xf32>
+    yield %acc2
+  }
+  store %s, %z, %sum
+  return
+}
+)");
+  auto blob = compile_tnpu(*m);
+  hal::Device d = runtime().device("npusim");
+  hal::Executable exe = d.load(blob.data(), blob.size());
+  hal::Stream st = d.stream();
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> q(-64, 64);
+  for (int64_t n : {0, 1, 256, 300, 1000, 2304}) {
+    std::vector<float> x(n + 1), y(n + 1, 0), s(256, 0), wy(n + 1, 0), ws(256, 0);
+    for (auto &v : x)
+      v = float(q(rng)) / 8;
+    hal::Buffer bx = d.buffer(x.size() * 4), by = d.buffer(y.size() * 4), bs = d.buffer(1024);
+    st.copy_to_device(x.data(), bx, x.size() * 4);
+    st.launch(exe, 0, {1, 1, 1},
+              {hal::tensor_arg(bx, TL_DTYPE_F32, {n}), hal::tensor_arg(by, TL_DTYPE_F32, {n}),
+               hal::tensor_arg(bs, TL_DTYPE_F32, {256})});
+    st.copy_to_host(by, y.data(), y.size() * 4);
+    st.copy_to_host(bs, s.data(), 1024);
+    st.synchronize();
+    interp::RunResult r =
+        interp::run(*m->kernels()[0],
+                    {interp::TensorArg{x.data(), ir::ScalarKind::F32, {n}, {1}},
+                     interp::TensorArg{wy.data(), ir::ScalarKind::F32, {n}, {1}},
+                     interp::TensorArg{ws.data(), ir::ScalarKind::F32, {256}, {1}}},
+                    interp::RunOptions{});
+    ASSERT_TRUE(r.ok) << r.error;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], wy[i]) << "y[" << i << "] of " << n;
+    EXPECT_EQ(s, ws) << n;
+  }
+}
+
 TEST(NpusimTileIr, ScratchpadIsReusedByLivenessAndOverflowNamesTheTile) {
   // Two 3 MiB tiles one after the other fit the 4 MiB scratchpad (the first is dead when the
   // second is loaded); both live at once do not, and the error names the second.

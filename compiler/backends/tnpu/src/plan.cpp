@@ -152,10 +152,15 @@ private:
   /// known before the iteration starts: double-buffered, prefetched one iteration ahead.
   void find_pipelined(const ir::Operation &loop) {
     std::set<unsigned> stored;
+    bool nested = false;
     walk(*loop.region(0), [&](const ir::Operation &op) {
       if (op.opcode() == Opcode::Store)
         stored.insert(param(op.operand(0)));
+      nested = nested || op.opcode() == Opcode::For;
     });
+    if (nested) // innermost loops only: their eager semaphores must not interleave
+      return;
+    std::vector<const ir::Operation *> mine;
     for (const auto &op : loop.region(0)->ops()) {
       if (op->opcode() != Opcode::Load || stored.count(param(op->operand(0))) ||
           yielded(op->result()))
@@ -164,10 +169,9 @@ private:
       for (unsigned i = 1; i < op->num_operands(); ++i)
         ok = ok && !op->operand(i)->type().is_tile() && hoistable(op->operand(i), loop);
       if (ok)
-        plan_.pipelined[op.get()] = 0;
+        mine.push_back(op.get());
     }
-    if (!std::any_of(loop.region(0)->ops().begin(), loop.region(0)->ops().end(),
-                     [&](const auto &op) { return plan_.pipelined.count(op.get()); }))
+    if (mine.empty())
       return;
     // Tiles the body computes and stores: double-buffered too, so that the store of one
     // iteration overlaps the compute of the next.
@@ -177,8 +181,22 @@ private:
         continue;
       for (const ir::Operation *u : users_[op->result()])
         if (u->opcode() == Opcode::Store && u->parent() == loop.region(0))
-          plan_.pipelined[op.get()] = 0;
+          mine.push_back(op.get());
     }
+    // A store runs behind the prefetch on its engine, so the next iterations' compute does not
+    // wait for it: every stored tile must have its own buffers, else no pipelining.
+    for (const auto &op : loop.region(0)->ops()) {
+      if (op->opcode() != Opcode::Store)
+        continue;
+      const ir::Value *v = op->operand(op->num_operands() - 1);
+      while (v->def() && (v->def()->opcode() == Opcode::ExpandDims ||
+                          v->def()->opcode() == Opcode::Reshape))
+        v = v->def()->operand(0);
+      if (!v->def() || std::find(mine.begin(), mine.end(), v->def()) == mine.end())
+        return;
+    }
+    for (const ir::Operation *op : mine)
+      plan_.pipelined[op] = 0;
   }
   bool pipelined_value(const ir::Value *v) {
     return v->def() && plan_.pipelined.count(v->def());

@@ -364,6 +364,66 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
               {}, {1, 1, 1}, 4); // glibc libmvec's documented bound
 }
 
+// The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit
+// pattern (4M values spanning all exponents and signs) and the edges of the range.
+TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
+  const char *text = R"(
+kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %n = constant {value = 4096} : i32
+  %off = mul %pid, %n : i32
+  %t = load %x, %off : tile<4096xf32>
+  %e = exp %t : tile<4096xf32>
+  store %o, %off, %e
+  return
+}
+)";
+  std::vector<float> in;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 1024) {
+    float f;
+    const uint32_t b = uint32_t(bits) | uint32_t(bits >> 22 & 1023); // vary the low bits too
+    std::memcpy(&f, &b, 4);
+    in.push_back(f);
+  }
+  for (float f : {0.0f, -0.0f, 88.72283f, 88.72284f, 89.0f, -87.33654f, -103.9720f, -103.9721f,
+                  -104.0f, 1e-30f, -1e-30f, INFINITY, -INFINITY, NAN})
+    in.push_back(f);
+  in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  std::vector<float> out(in.size());
+  tl_cpu_arg args[2] = {};
+  args[0].data = in.data();
+  args[1].data = out.data();
+  for (tl_cpu_arg &a : args) {
+    a.shape[0] = int64_t(in.size());
+    a.strides[0] = 1;
+  }
+  LaunchHost host;
+  tl_cpu_launch launch{args, {int64_t(in.size() / 4096), 1, 1}, &host};
+  for (int64_t x = 0; x < int64_t(in.size() / 4096); ++x)
+    ASSERT_EQ(prog->find("expf")(&launch, x, 0, 0), 0);
+  double worst = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double ref = std::exp(double(in[i]));
+    if (std::isnan(in[i])) {
+      ASSERT_TRUE(std::isnan(out[i]));
+      continue;
+    }
+    if (std::isinf(float(ref)) || float(ref) == 0.0f) { // beyond the range: exact inf or 0
+      ASSERT_EQ(out[i], float(ref)) << "exp(" << in[i] << ")";
+      continue;
+    }
+    const float r = float(ref);
+    const double ulp = std::nextafter(std::abs(r), INFINITY) - std::abs(r);
+    worst = std::max(worst, std::abs(out[i] - ref) / ulp);
+    ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
+  }
+  std::printf("exp f32: max error %.3f ulp over %zu values\n", worst, in.size());
+}
+
 const char *kMemoryOps = R"(
 kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: tensor<?xf32>, %n: i32) {
   %z = constant {value = 0} : i32

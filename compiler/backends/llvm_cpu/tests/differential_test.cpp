@@ -57,13 +57,23 @@ struct Outcome {
 
 /// Runs kernel `name` on copies of `inputs` (tensors and scalars in argument order).
 Outcome run_interpreter(const ir::Kernel &k, std::vector<HostTensor> tensors,
-                        const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid) {
+                        const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid,
+                        bool fp64 = false) {
+  if (fp64) // the reference mode takes its float tensors in f64
+    for (HostTensor &t : tensors)
+      if (ir::is_float(t.dtype())) {
+        HostTensor wide(ScalarKind::F64, t.shape());
+        for (int64_t i = 0; i < t.num_elements(); ++i)
+          wide.set(i, t.get(i));
+        t = std::move(wide);
+      }
   std::vector<interp::ArgValue> args;
   size_t t = 0, s = 0;
   for (auto &p : k.body()->arguments())
     args.push_back(p->type().is_tensor() ? interp::ArgValue(tensors[t++].arg()) : scalars[s++]);
   interp::RunOptions o;
   o.grid = grid;
+  o.fp64_reference = fp64;
   o.print_stream = nullptr;
   std::ostringstream sink;
   o.print_stream = &sink;
@@ -112,14 +122,16 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
 }
 
 /// Compares both backends; `max_ulps` 0 means bit-exact; a negative value -e means normwise
-/// relative error <= e (for kernels with float sum reductions, whose order is free).
+/// relative error <= e against the interpreter's fp64 reference mode (for kernels with float sum
+/// reductions, whose order is free: the interpreter's sequential f32 sum is one valid order, not
+/// the exact answer, and two valid orders of 4096 terms may differ by more than e).
 void expect_same(const std::string &text, const std::string &kernel,
                  std::vector<HostTensor> tensors, std::vector<interp::ArgValue> scalars,
                  std::array<int64_t, 3> grid, double max_ulps = 0) {
   auto m = parse_ok(text);
   const ir::Kernel *k = m->find_kernel(kernel);
   ASSERT_TRUE(k);
-  Outcome a = run_interpreter(*k, tensors, scalars, grid);
+  Outcome a = run_interpreter(*k, tensors, scalars, grid, /*fp64=*/max_ulps < 0);
   Outcome b = run_llvm(*m, *k, tensors, scalars, grid);
   ASSERT_EQ(a.error.empty(), b.error.empty()) << "interpreter: " << a.error << "\nllvm-cpu: " << b.error;
   for (size_t t = 0; t < tensors.size(); ++t) {

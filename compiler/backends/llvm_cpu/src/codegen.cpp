@@ -274,6 +274,7 @@ void KernelCodegen::run() {
                          : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
     b_.CreateStore(v, s.ptr);
   }
+  collect_users();
   plan_fusion();
   plan_inlining();
   plan_views();

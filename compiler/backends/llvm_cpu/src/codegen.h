@@ -113,7 +113,9 @@ private:
   void lower_fused_store(const ir::Operation &store);
   // Lane inlining (fusion.cpp): splats and single-use elementwise ops whose users all walk
   // lanes (elementwise ops, reduce, scan) are computed per lane inside their user's loop.
+  void collect_users();
   void plan_inlining();
+  const ir::Operation *evaluated_at(const ir::Operation *op) const;
   // Load views (fusion.cpp): a load of a type stored as computed, whose users all come before
   // any write to memory, reads the tensor in place when the block is inside and contiguous.
   void plan_views();
@@ -132,6 +134,7 @@ private:
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
   std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
   std::unordered_set<const ir::Operation *> deferred_;       // lowered by their fused store
+  std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users_;
   std::unordered_set<const ir::Operation *> inlined_;        // computed per lane by their users
   // Streaming prefetch (fusion.cpp): the memory after each load view, fetched by lane_loop.
   struct Stream {

@@ -132,12 +132,14 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   b_.SetInsertPoint(done);
 }
 
-void KernelCodegen::plan_inlining() {
-  std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users;
+void KernelCodegen::collect_users() {
   ir::walk(kernel_.body(), [&](ir::Operation *op) {
     for (const ir::Value *v : op->operands())
-      users[v].push_back(op);
+      users_[v].push_back(op);
   });
+}
+
+void KernelCodegen::plan_inlining() {
   auto walks_lanes = [&](const ir::Operation *u) {
     return (u->flags() & ir::kElementwise) || u->opcode() == Opcode::Reduce ||
            u->opcode() == Opcode::Scan;
@@ -148,7 +150,7 @@ void KernelCodegen::plan_inlining() {
     const bool splat = op->opcode() == Opcode::Splat;
     if (!splat && !(op->flags() & ir::kElementwise))
       return;
-    const auto &us = users[op->result()];
+    const auto &us = users_[op->result()];
     // A splat is free to recompute; an elementwise op is inlined only into its one user, so
     // that nothing is computed twice. Users in the same block see the same operand values (slots
     // are written once, except a carried tile updated in place, which has no other reader).
@@ -191,12 +193,24 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   }, "chunk");
 }
 
+/// Where `op` is evaluated: inlined ops at their (only) user, ops of a fused tree at its store.
+const ir::Operation *KernelCodegen::evaluated_at(const ir::Operation *op) const {
+  for (;;) {
+    if (inlined_.count(op) && op->opcode() != Opcode::Splat) {
+      op = users_.at(op->result()).front();
+      continue;
+    }
+    if (deferred_.count(op)) {
+      for (const auto &[store, f] : fused_)
+        if (std::find(f.ops.begin(), f.ops.end(), op) != f.ops.end() ||
+            std::find(f.loads.begin(), f.loads.end(), op) != f.loads.end())
+          return store;
+    }
+    return op;
+  }
+}
+
 void KernelCodegen::plan_views() {
-  std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users;
-  ir::walk(kernel_.body(), [&](ir::Operation *op) {
-    for (const ir::Value *v : op->operands())
-      users[v].push_back(op);
-  });
   auto writes = [](const ir::Operation *op) {
     bool w = (op->flags() & ir::kWritesMemory) != 0;
     for (unsigned r = 0; r < op->num_regions(); ++r)
@@ -221,12 +235,14 @@ void KernelCodegen::plan_views() {
         at = pos;
       ++pos;
     }
-    // Users of the tile and of the values sharing its storage (reshape, expand_dims).
+    // Users of the tile and of the values sharing its storage (reshape, expand_dims), at the
+    // place they are evaluated: an inlined op at its user, a fused op at its store.
     std::vector<const ir::Value *> shared = {load->result()};
     for (size_t v = 0; v < shared.size(); ++v) {
-      for (const ir::Operation *u : users[shared[v]]) {
+      for (const ir::Operation *u : users_[shared[v]]) {
         if (u->opcode() == Opcode::Reshape || u->opcode() == Opcode::ExpandDims)
           shared.push_back(u->result());
+        u = evaluated_at(u);
         while (u && u->parent() != block)
           u = u->parent()->parent();
         if (!u)

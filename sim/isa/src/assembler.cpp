@@ -247,6 +247,9 @@ public:
     for (int i = 0; i < 5; ++i)
       symbols_.emplace(kDtypes[i], i);
     symbols_.emplace("ACC", static_cast<int64_t>(kAccBase));
+    static const char *const kRounding[] = {"rne", "rtz", "rdn", "rup"}; // v.cfgi rm, ...
+    for (int i = 0; i < 4; ++i)
+      symbols_.emplace(kRounding[i], i);
   }
 
   Assembly run(const std::string &text) {

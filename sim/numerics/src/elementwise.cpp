@@ -180,9 +180,7 @@ uint32_t float_binary(BinOp op, DType t, uint32_t a, uint32_t b) {
     const uint32_t r = op == BinOp::Max ? f32_max(fa, fb) : f32_min(fa, fb);
     return r == fa ? a : b;
   }
-  case BinOp::Pow:
-    if (va.cls == Cls::NaN || vb.cls == Cls::NaN) // pow(1, NaN) = 1 in C; NaN in, NaN out here
-      return canonical_nan(l);
+  case BinOp::Pow: // IEEE 754 / C pow: pow(x, 0) = 1 and pow(1, y) = 1 even for a NaN operand
     return from_double(std::pow(to_double(t, a), to_double(t, b)), l);
   default:
     break;

@@ -3,7 +3,10 @@
 //
 // Semantics this header promises (SPEC.md has the full text):
 //  - Values travel as raw bit patterns (uint16_t for bf16/f16, uint32_t for f32); no host
-//    floating-point operation is used, so no result depends on the host's FPU or rounding mode.
+//    floating-point operation is used, so no result depends on the host's FPU or rounding mode —
+//    except the math functions log, log2, exp2, tanh, erf, sigmoid, sin, cos and pow, which round
+//    the host C library's double result once (bit-exact with the reference interpreter on the
+//    same host; SPEC.md bounds the error).
 //  - The matrix unit's MAC is fused: the product of two inputs is exact, and product + accumulator
 //    is rounded once to f32, round-to-nearest-even. Integer MACs wrap modulo 2^32.
 //  - Subnormals are kept everywhere (no flush to zero), on inputs and outputs.

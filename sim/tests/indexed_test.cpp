@@ -232,6 +232,14 @@ next:
     li r17, 0x12345678
     stb r17, r2, 40
     ldb r18, r2, 40
+    divu r19, r8, r9            # (2^64 - 7) / 2
+    remu r20, r8, r9
+    li r21, 0
+    bltu r9, r8, unsigned_ok    # 2 < 2^64 - 7 unsigned (not signed)
+    li r21, 5
+unsigned_ok:
+    bgeu r9, r8, .+2
+    addi r21, r21, 1
     halt
   )");
   auto reg = [&](int i) { return static_cast<int64_t>(sim.reg(0, i)); };
@@ -239,6 +247,16 @@ next:
   TNPU_CHECK(reg(7) == 1, "branch on a vector result");
   TNPU_CHECK(reg(10) == -3 && reg(11) == -1 && reg(12) == -2 && reg(13) == -1, "div rem sra");
   TNPU_CHECK(reg(14) == -7 && reg(15) == -7 && reg(16) == 2 && reg(18) == 0x78, "ld / st");
+  TNPU_CHECK(sim.reg(0, 19) == (~uint64_t{0} - 6) / 2 && reg(20) == 1, "divu remu");
+  TNPU_CHECK(reg(21) == 1, "bltu / bgeu");
+}
+
+/// A failed assertion: the program branches around `trap` when its condition holds.
+void cp_trap() {
+  Simulator &sim = make_sim();
+  SimReport r = run_program(sim, "  li r1, 3\n  li r2, 4\n  blt r2, r1, .+2\n  trap 17\n  halt\n");
+  TNPU_CHECK(r.status == SimStatus::ProgramError, status_name(r.status));
+  TNPU_CHECK(r.message == "core0 cp at pc 3: trap 17", r.message);
 }
 
 void cp_load_fault() {
@@ -260,6 +278,7 @@ int sc_main(int argc, char **argv) {
                     {"atomic-add", atomic_add},
                     {"indexed-bad-config", indexed_bad_config},
                     {"cp-load-store", cp_load_store},
+                    {"cp-trap", cp_trap},
                     {"cp-load-fault", cp_load_fault}},
                    argc, argv);
 }

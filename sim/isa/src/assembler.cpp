@@ -374,7 +374,10 @@ private:
   int64_t target(const Token &t) {
     int64_t here = static_cast<int64_t>(out_.code.size());
     if (t.text.size() > 1 && t.text[0] == '.' && (t.text[1] == '+' || t.text[1] == '-'))
-      return Expr({t.text.substr(1), t.col + 1}, symbols_).evaluate();
+    {
+      const int64_t v = Expr({t.text.substr(2), t.col + 2}, symbols_).evaluate();
+      return t.text[1] == '-' ? -v : v; // the expression has no unary plus: strip the sign
+    }
     auto it = labels_.find(t.text);
     if (it == labels_.end())
       throw Error{t.col, "unknown label '" + t.text + "'"};

@@ -129,6 +129,11 @@ void Core::exec_scalar(const isa::Instr &in) {
   case Opcode::Rem:
     set_reg(in.slot[0], b == 0 ? a : (sa == INT64_MIN && sb == -1) ? 0 : static_cast<uint64_t>(sa % sb));
     break;
+  case Opcode::Divu: set_reg(in.slot[0], b == 0 ? ~uint64_t{0} : a / b); break;
+  case Opcode::Remu: set_reg(in.slot[0], b == 0 ? a : a % b); break;
+  case Opcode::Bltu: if (regs[in.slot[0]] < regs[in.slot[1]]) next = pc_ + imm; break;
+  case Opcode::Bgeu: if (regs[in.slot[0]] >= regs[in.slot[1]]) next = pc_ + imm; break;
+  case Opcode::Trap: throw ProgramError("trap " + std::to_string(in.imm));
   case Opcode::Ld:
   case Opcode::Ldw:
   case Opcode::Ldb:

@@ -131,7 +131,12 @@ namespace tl::npu::isa {
   X(VCargmax, "v.cargmax", "r,r")                                                                  \
   X(VCumsum, "v.cumsum", "r,r")                                                                    \
   X(VCummax, "v.cummax", "r,r")                                                                    \
-  X(VCummin, "v.cummin", "r,r")
+  X(VCummin, "v.cummin", "r,r")                                                                    \
+  X(Bltu, "bltu", "r,r,l")                                                                         \
+  X(Bgeu, "bgeu", "r,r,l")                                                                         \
+  X(Divu, "divu", "r,r,r")                                                                         \
+  X(Remu, "remu", "r,r,r")                                                                         \
+  X(Trap, "trap", "i")
 
 enum class Opcode : uint8_t {
 #define TL_NPU_ENUM(name, mnemonic, operands) name,

@@ -133,69 +133,81 @@ void VectorUnit::store(uint64_t base, uint64_t i, DType t, uint32_t bits, const 
   num::store_bits(t, core_.mem.span(base + i * es, es, isa::op_info(c.op).mnemonic), 0, bits);
 }
 
+namespace {
+
+/// The element dtype of an elementwise command (`dst` for v.fill, else `t`), checked against
+/// what the operation is defined on.
+DType elementwise_dtype(const Command &c, VecKind kind) {
+  const DType t = kind == VecKind::Fill ? checked_dtype(c.vec.dst, "dst") : checked_dtype(c.vec.t, "t");
+  if (c.vec.u > 1)
+    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " + std::to_string(c.vec.u));
+  if (((kind == VecKind::Binary || kind == VecKind::Scalar) && !num::defined_on(bin_op(c.op), t)) ||
+      (kind == VecKind::Unary && !num::defined_on(un_op(c.op), t)) ||
+      (kind == VecKind::Iota && t != DType::F32 && num::is_float(t)))
+    throw ProgramError(std::string(isa::op_info(c.op).mnemonic) + " is not defined on " +
+                       num::dtype_name(t));
+  return t;
+}
+
+/// One result element from the operands x (a), y (b), z (c) of element i.
+uint32_t element(const Command &c, VecKind kind, DType t, uint64_t i, uint32_t x, uint32_t y,
+                 uint32_t z) {
+  const bool u = c.vec.u != 0;
+  switch (kind) {
+  case VecKind::Binary:
+    return num::binary(bin_op(c.op), t, x, y, u);
+  case VecKind::Scalar:
+    return num::binary(bin_op(c.op), t, x, static_cast<uint32_t>(c.c) & width_mask(t), u);
+  case VecKind::Unary:
+    return num::unary(un_op(c.op), t, x, u);
+  case VecKind::Compare:
+    return num::compare(cmp_op(c.op), t, x, y, u) ? 1 : 0;
+  case VecKind::Fma:
+    return num::fma(t, x, y, z);
+  case VecKind::Select:
+    return x != 0 ? y : z;
+  case VecKind::Iota: {
+    const uint32_t start = static_cast<uint32_t>(c.b), step = static_cast<uint32_t>(c.c);
+    if (num::is_float(t))
+      return num::fma(DType::F32, num::convert(DType::I32, DType::F32, static_cast<uint32_t>(i)),
+                      step, start);
+    return (start + static_cast<uint32_t>(i) * step) & width_mask(t);
+  }
+  default: // v.fill
+    return static_cast<uint32_t>(c.b);
+  }
+}
+
+} // namespace
+
 void VectorUnit::elementwise(const Command &c) {
   const VecCfg &v = c.vec;
-  const Opcode op = c.op;
-  const VecKind kind = vec_kind(op);
-  const char *name = isa::op_info(op).mnemonic;
-  const DType t = kind == VecKind::Fill ? checked_dtype(v.dst, "dst") : checked_dtype(v.t, "t");
-  if (v.u > 1)
-    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " + std::to_string(v.u));
-  const bool u = v.u != 0, fl = num::is_float(t);
-  if (((kind == VecKind::Binary || kind == VecKind::Scalar) && !num::defined_on(bin_op(op), t)) ||
-      (kind == VecKind::Unary && !num::defined_on(un_op(op), t)) ||
-      (kind == VecKind::Iota && t != DType::F32 && fl))
-    throw ProgramError(std::string(name) + " is not defined on " + num::dtype_name(t));
+  const VecKind kind = vec_kind(c.op);
+  const char *name = isa::op_info(c.op).mnemonic;
+  const DType t = elementwise_dtype(c, kind);
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  const DType out_t = kind == VecKind::Compare ? DType::I8 : t;
-  const uint64_t ds = kind == VecKind::Compare ? 1 : es;
-  const uint64_t as = kind == VecKind::Select ? 1 : es; // the mask is bytes
+  const DType out_t = kind == VecKind::Compare ? DType::I8 : t; // masks are bytes
+  const DType a_t = kind == VecKind::Select ? DType::I8 : t;
   const bool reads_a = kind != VecKind::Fill && kind != VecKind::Iota;
   const bool reads_b = kind == VecKind::Binary || kind == VecKind::Compare ||
                        kind == VecKind::Fma || kind == VecKind::Select;
   const bool reads_c = kind == VecKind::Fma || kind == VecKind::Select;
+  const bool int_div = !num::is_float(t) && (c.op == Opcode::VDiv || c.op == Opcode::VRem);
   std::vector<uint32_t> out(v.n);
   for (uint64_t r = 0; r < v.rows; ++r) {
-    const uint8_t *a = reads_a ? core_.mem.span(c.b + r * v.sa, v.n * as, name) : nullptr;
+    const uint8_t *a = reads_a ? core_.mem.span(c.b + r * v.sa, v.n * num::dtype_size(a_t), name) : nullptr;
     const uint8_t *b = reads_b ? core_.mem.span(c.c + r * v.sb, v.n * es, name) : nullptr;
     const uint8_t *cc = reads_c ? core_.mem.span(c.d + r * v.sc, v.n * es, name) : nullptr;
     for (uint64_t i = 0; i < v.n; ++i) {
-      const uint32_t x = a != nullptr ? num::load_bits(kind == VecKind::Select ? DType::I8 : t, a, i) : 0;
+      const uint32_t x = a != nullptr ? num::load_bits(a_t, a, i) : 0;
       const uint32_t y = b != nullptr ? num::load_bits(t, b, i) : 0;
-      switch (kind) {
-      case VecKind::Binary:
-        if (!fl && (op == Opcode::VDiv || op == Opcode::VRem) && (y & width_mask(t)) == 0)
-          throw ProgramError(std::string(name) + ": integer division by zero (row " +
-                             std::to_string(r) + ", element " + std::to_string(i) + ")");
-        out[i] = num::binary(bin_op(op), t, x, y, u);
-        break;
-      case VecKind::Scalar:
-        out[i] = num::binary(bin_op(op), t, x, static_cast<uint32_t>(c.c) & width_mask(t), u);
-        break;
-      case VecKind::Unary:
-        out[i] = num::unary(un_op(op), t, x, u);
-        break;
-      case VecKind::Compare:
-        out[i] = num::compare(cmp_op(op), t, x, y, u) ? 1 : 0;
-        break;
-      case VecKind::Fma:
-        out[i] = num::fma(t, x, y, num::load_bits(t, cc, i));
-        break;
-      case VecKind::Select:
-        out[i] = x != 0 ? y : num::load_bits(t, cc, i);
-        break;
-      case VecKind::Iota: {
-        const uint32_t start = static_cast<uint32_t>(c.b), step = static_cast<uint32_t>(c.c);
-        out[i] = fl ? num::fma(DType::F32, num::convert(DType::I32, DType::F32, static_cast<uint32_t>(i)),
-                               step, start)
-                    : (start + static_cast<uint32_t>(i) * step) & width_mask(t);
-        break;
-      }
-      default: // v.fill
-        out[i] = static_cast<uint32_t>(c.b);
-      }
+      const uint32_t z = cc != nullptr ? num::load_bits(t, cc, i) : 0;
+      if (int_div && (y & width_mask(t)) == 0)
+        throw ProgramError(std::string(name) + ": integer division by zero (row " +
+                           std::to_string(r) + ", element " + std::to_string(i) + ")");
+      out[i] = element(c, kind, t, i, x, y, z);
     }
-    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * ds, name); // after the reads: in place is fine
+    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * num::dtype_size(out_t), name); // after the reads: in place is fine
     for (uint64_t i = 0; i < v.n; ++i)
       num::store_bits(out_t, d, i, out[i]);
   }

@@ -6,8 +6,8 @@
 #include "harness.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,7 +68,8 @@ void expect_equal(const std::vector<T> &got, const std::vector<T> &want, const s
     if (got[i] != want[i]) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "%s: element %zu is 0x%llx, want 0x%llx", what.c_str(), i,
-                    static_cast<unsigned long long>(got[i]), static_cast<unsigned long long>(want[i]));
+                    static_cast<unsigned long long>(got[i]),
+                    static_cast<unsigned long long>(want[i]));
       fail(buf);
     }
 }
@@ -76,8 +77,8 @@ void expect_equal(const std::vector<T> &got, const std::vector<T> &want, const s
 /// Random f32 values with specials: mostly in [-lo, hi], some zeros, infinities, NaN, subnormals.
 inline std::vector<uint32_t> random_f32(std::mt19937 &gen, size_t n, float lo, float hi) {
   std::uniform_real_distribution<float> dist(lo, hi);
-  static const uint32_t kSpecial[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
-                                      0x00000123u, 0x3f800000u, 0xbf800000u};
+  static const uint32_t kSpecial[] = {0,           0x80000000u, 0x7f800000u, 0xff800000u,
+                                      0x7fc00000u, 0x00000123u, 0x3f800000u, 0xbf800000u};
   std::vector<uint32_t> v(n);
   for (size_t i = 0; i < n; ++i)
     v[i] = i % 9 == 4 ? kSpecial[(i / 9) % 8] : bits(dist(gen));

@@ -36,7 +36,8 @@ void check_f32_ops(const std::vector<std::pair<std::string, F3>> &ops, const std
   put_local(sim, kC, c);
   std::string prog = "  v.cfgi n, 50\n  v.cfgi rows, 2\n  v.cfgi sa, 256\n  v.cfgi sb, 256\n"
                      "  v.cfgi sc, 256\n  v.cfgi sd, 256\n  li r1, 0x1000\n  li r2, 0x3000\n"
-                     "  li r3, 0x5000\n" + setup;
+                     "  li r3, 0x5000\n" +
+                     setup;
   for (size_t k = 0; k < ops.size(); ++k)
     prog += "  li r10, " + std::to_string(kOut + k * 0x1000) + "\n  " + ops[k].first + "\n";
   run_ok(sim, prog + "  halt\n");
@@ -70,7 +71,8 @@ void elementwise_f32() {
             return bits(std::copysign(INFINITY, x));
           return canon(static_cast<float>(1.0L / std::sqrt(static_cast<long double>(x))));
         }},
-       {"v.fma r10, r1, r2, r3", [](float x, float y, float z) { return canon(std::fma(x, y, z)); }},
+       {"v.fma r10, r1, r2, r3",
+        [](float x, float y, float z) { return canon(std::fma(x, y, z)); }},
        {"v.neg r10, r1", [](float x, float, float) { return neg_or_nan(x, false); }},
        {"v.abs r10, r1", [](float x, float, float) { return neg_or_nan(x, true); }},
        {"v.pow r10, r1, r2",
@@ -468,7 +470,8 @@ void reductions() {
   for (int j = 0; j < C; ++j) {
     double s = ref::decode(ref::FloatFormat::F16, h[j]);
     for (int r = 1; r < R; ++r) // the reference rounds to f16 after every step
-      s = ref::round_to(ref::FloatFormat::F16, s + ref::decode(ref::FloatFormat::F16, h[r * C + j]));
+      s = ref::round_to(ref::FloatFormat::F16,
+                        s + ref::decode(ref::FloatFormat::F16, h[r * C + j]));
     hsum[j] = static_cast<uint16_t>(ref::encode(ref::FloatFormat::F16, s));
   }
   expect_equal(get_local<uint16_t>(sim, 0x14000, C), hsum, "f16 v.csum");
@@ -573,7 +576,8 @@ void conversions() {
   for (int i = 0; i < 64; ++i) {
     const float x = f32(a[i]);
     // The reference interpreter's float -> int: truncate, saturate, NaN -> 0.
-    const double t = std::isnan(x) ? 0 : std::max(-2147483648.0, std::min(2147483647.0, std::trunc(double{x})));
+    const double t =
+        std::isnan(x) ? 0 : std::max(-2147483648.0, std::min(2147483647.0, std::trunc(double{x})));
     trunc.push_back(static_cast<int32_t>(t));
     up.push_back(static_cast<uint16_t>(ref::encode(ref::FloatFormat::F16, x, ref::Rounding::Up)));
     wrap.push_back(static_cast<int8_t>(static_cast<uint8_t>(b[i])));

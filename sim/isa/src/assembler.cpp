@@ -373,8 +373,7 @@ private:
   /// Relative offset to a label or `.+N` / `.-N`.
   int64_t target(const Token &t) {
     int64_t here = static_cast<int64_t>(out_.code.size());
-    if (t.text.size() > 1 && t.text[0] == '.' && (t.text[1] == '+' || t.text[1] == '-'))
-    {
+    if (t.text.size() > 1 && t.text[0] == '.' && (t.text[1] == '+' || t.text[1] == '-')) {
       const int64_t v = Expr({t.text.substr(2), t.col + 2}, symbols_).evaluate();
       return t.text[1] == '-' ? -v : v; // the expression has no unary plus: strip the sign
     }

@@ -108,10 +108,12 @@ uint64_t DmaEngine::execute_indexed(const Command &c) {
   if (d.isz != 4 && d.isz != 8)
     throw ProgramError("dma isz (index bytes) must be 4 or 8, got " + std::to_string(d.isz));
   if (d.oob > 2)
-    throw ProgramError("dma oob must be 0 (fault), 1 (pad / skip) or 2 (negative pads / skips), got " +
-                       std::to_string(d.oob));
+    throw ProgramError(
+        "dma oob must be 0 (fault), 1 (pad / skip) or 2 (negative pads / skips), got " +
+        std::to_string(d.oob));
   if (atomic && ((d.adt != static_cast<uint64_t>(num::DType::F32) &&
-                  d.adt != static_cast<uint64_t>(num::DType::I32)) || d.esize != 4))
+                  d.adt != static_cast<uint64_t>(num::DType::I32)) ||
+                 d.esize != 4))
     throw ProgramError("dma.atadd needs adt f32 or i32 and esize 4 (adt " + std::to_string(d.adt) +
                        ", esize " + std::to_string(d.esize) + ")");
   const uint64_t row_bytes = d.n[0] * d.esize;
@@ -138,7 +140,8 @@ uint64_t DmaEngine::execute_indexed(const Command &c) {
       if (d.oob == 0 || (d.oob == 2 && k >= 0))
         throw ProgramError(std::string(name) + ": index " + std::to_string(k) + " (entry " +
                            std::to_string(e) + " of the index tile) is out of bounds [0, " +
-                           (d.v[1] == UINT64_MAX ? std::string("inf") : std::to_string(d.v[1])) + ")");
+                           (d.v[1] == UINT64_MAX ? std::string("inf") : std::to_string(d.v[1])) +
+                           ")");
       if (gather) // a masked row reads as pad
         for (uint64_t b = 0; b < row_bytes; b += d.esize)
           std::memcpy(row + b, &d.pad, d.esize);
@@ -156,11 +159,12 @@ uint64_t DmaEngine::execute_indexed(const Command &c) {
       for (uint64_t b = valid; b < row_bytes; b += d.esize)
         std::memcpy(row + b, &d.pad, d.esize);
     banks.touch(la, gather ? row_bytes : valid);
-    (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) += static_cast<double>(gather ? row_bytes : valid);
+    (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) +=
+        static_cast<double>(gather ? row_bytes : valid);
   }
   hbm_bytes_ += static_cast<double>(moved);
-  const uint64_t sram_done =
-      chip_.seconds_ps(chip_.cfg.core.dma.setup) + chip_.cycles_ps(static_cast<double>(banks.busiest()));
+  const uint64_t sram_done = chip_.seconds_ps(chip_.cfg.core.dma.setup) +
+                             chip_.cycles_ps(static_cast<double>(banks.busiest()));
   return std::max({done_ps_, issue_ps_, sram_done});
 }
 

@@ -18,25 +18,55 @@ VecKind vec_kind(Opcode op) {
   case Opcode::VMuls:
   case Opcode::VMaxs:
     return VecKind::Scalar;
-  case Opcode::VExp: case Opcode::VNeg: case Opcode::VAbs: case Opcode::VNot:
-  case Opcode::VSqrt: case Opcode::VRsqrt: case Opcode::VExp2: case Opcode::VLog:
-  case Opcode::VLog2: case Opcode::VTanh: case Opcode::VErf: case Opcode::VSigmoid:
-  case Opcode::VSin: case Opcode::VCos:
+  case Opcode::VExp:
+  case Opcode::VNeg:
+  case Opcode::VAbs:
+  case Opcode::VNot:
+  case Opcode::VSqrt:
+  case Opcode::VRsqrt:
+  case Opcode::VExp2:
+  case Opcode::VLog:
+  case Opcode::VLog2:
+  case Opcode::VTanh:
+  case Opcode::VErf:
+  case Opcode::VSigmoid:
+  case Opcode::VSin:
+  case Opcode::VCos:
     return VecKind::Unary;
-  case Opcode::VCeq: case Opcode::VCne: case Opcode::VClt: case Opcode::VCle: case Opcode::VCgt:
+  case Opcode::VCeq:
+  case Opcode::VCne:
+  case Opcode::VClt:
+  case Opcode::VCle:
+  case Opcode::VCgt:
   case Opcode::VCge:
     return VecKind::Compare;
-  case Opcode::VFma: return VecKind::Fma;
-  case Opcode::VSel: return VecKind::Select;
-  case Opcode::VIota: return VecKind::Iota;
-  case Opcode::VFill: return VecKind::Fill;
-  case Opcode::VCvt: case Opcode::VIcvt: return VecKind::Convert;
-  case Opcode::VCopy: case Opcode::VScopy: return VecKind::Copy;
-  case Opcode::VRsum: case Opcode::VRmax: case Opcode::VRmin: case Opcode::VRargmax:
+  case Opcode::VFma:
+    return VecKind::Fma;
+  case Opcode::VSel:
+    return VecKind::Select;
+  case Opcode::VIota:
+    return VecKind::Iota;
+  case Opcode::VFill:
+    return VecKind::Fill;
+  case Opcode::VCvt:
+  case Opcode::VIcvt:
+    return VecKind::Convert;
+  case Opcode::VCopy:
+  case Opcode::VScopy:
+    return VecKind::Copy;
+  case Opcode::VRsum:
+  case Opcode::VRmax:
+  case Opcode::VRmin:
+  case Opcode::VRargmax:
     return VecKind::RowReduce;
-  case Opcode::VCsum: case Opcode::VCmax: case Opcode::VCmin: case Opcode::VCargmax:
+  case Opcode::VCsum:
+  case Opcode::VCmax:
+  case Opcode::VCmin:
+  case Opcode::VCargmax:
     return VecKind::ColumnReduce;
-  case Opcode::VCumsum: case Opcode::VCummax: case Opcode::VCummin:
+  case Opcode::VCumsum:
+  case Opcode::VCummax:
+  case Opcode::VCummin:
     return VecKind::Scan;
   default:
     return VecKind::Binary;
@@ -47,49 +77,85 @@ namespace {
 
 num::BinOp bin_op(Opcode op) {
   switch (op) {
-  case Opcode::VAdd: case Opcode::VAdds: return num::BinOp::Add;
-  case Opcode::VSub: return num::BinOp::Sub;
-  case Opcode::VMul: case Opcode::VMuls: return num::BinOp::Mul;
-  case Opcode::VMax: case Opcode::VMaxs: return num::BinOp::Max;
-  case Opcode::VMin: return num::BinOp::Min;
-  case Opcode::VDiv: return num::BinOp::Div;
-  case Opcode::VRem: return num::BinOp::Rem;
-  case Opcode::VAnd: return num::BinOp::And;
-  case Opcode::VOr: return num::BinOp::Or;
-  case Opcode::VXor: return num::BinOp::Xor;
-  case Opcode::VShl: return num::BinOp::Shl;
-  case Opcode::VShr: return num::BinOp::Shr;
-  default: return num::BinOp::Pow;
+  case Opcode::VAdd:
+  case Opcode::VAdds:
+    return num::BinOp::Add;
+  case Opcode::VSub:
+    return num::BinOp::Sub;
+  case Opcode::VMul:
+  case Opcode::VMuls:
+    return num::BinOp::Mul;
+  case Opcode::VMax:
+  case Opcode::VMaxs:
+    return num::BinOp::Max;
+  case Opcode::VMin:
+    return num::BinOp::Min;
+  case Opcode::VDiv:
+    return num::BinOp::Div;
+  case Opcode::VRem:
+    return num::BinOp::Rem;
+  case Opcode::VAnd:
+    return num::BinOp::And;
+  case Opcode::VOr:
+    return num::BinOp::Or;
+  case Opcode::VXor:
+    return num::BinOp::Xor;
+  case Opcode::VShl:
+    return num::BinOp::Shl;
+  case Opcode::VShr:
+    return num::BinOp::Shr;
+  default:
+    return num::BinOp::Pow;
   }
 }
 
 num::UnOp un_op(Opcode op) {
   switch (op) {
-  case Opcode::VExp: return num::UnOp::Exp;
-  case Opcode::VNeg: return num::UnOp::Neg;
-  case Opcode::VAbs: return num::UnOp::Abs;
-  case Opcode::VNot: return num::UnOp::Not;
-  case Opcode::VSqrt: return num::UnOp::Sqrt;
-  case Opcode::VRsqrt: return num::UnOp::Rsqrt;
-  case Opcode::VExp2: return num::UnOp::Exp2;
-  case Opcode::VLog: return num::UnOp::Log;
-  case Opcode::VLog2: return num::UnOp::Log2;
-  case Opcode::VTanh: return num::UnOp::Tanh;
-  case Opcode::VErf: return num::UnOp::Erf;
-  case Opcode::VSigmoid: return num::UnOp::Sigmoid;
-  case Opcode::VSin: return num::UnOp::Sin;
-  default: return num::UnOp::Cos;
+  case Opcode::VExp:
+    return num::UnOp::Exp;
+  case Opcode::VNeg:
+    return num::UnOp::Neg;
+  case Opcode::VAbs:
+    return num::UnOp::Abs;
+  case Opcode::VNot:
+    return num::UnOp::Not;
+  case Opcode::VSqrt:
+    return num::UnOp::Sqrt;
+  case Opcode::VRsqrt:
+    return num::UnOp::Rsqrt;
+  case Opcode::VExp2:
+    return num::UnOp::Exp2;
+  case Opcode::VLog:
+    return num::UnOp::Log;
+  case Opcode::VLog2:
+    return num::UnOp::Log2;
+  case Opcode::VTanh:
+    return num::UnOp::Tanh;
+  case Opcode::VErf:
+    return num::UnOp::Erf;
+  case Opcode::VSigmoid:
+    return num::UnOp::Sigmoid;
+  case Opcode::VSin:
+    return num::UnOp::Sin;
+  default:
+    return num::UnOp::Cos;
   }
 }
 
 num::CmpOp cmp_op(Opcode op) {
   switch (op) {
-  case Opcode::VCeq: return num::CmpOp::Eq;
-  case Opcode::VCne: return num::CmpOp::Ne;
-  case Opcode::VClt: return num::CmpOp::Lt;
-  case Opcode::VCle: return num::CmpOp::Le;
-  case Opcode::VCgt: return num::CmpOp::Gt;
-  default: return num::CmpOp::Ge;
+  case Opcode::VCeq:
+    return num::CmpOp::Eq;
+  case Opcode::VCne:
+    return num::CmpOp::Ne;
+  case Opcode::VClt:
+    return num::CmpOp::Lt;
+  case Opcode::VCle:
+    return num::CmpOp::Le;
+  case Opcode::VCgt:
+    return num::CmpOp::Gt;
+  default:
+    return num::CmpOp::Ge;
   }
 }
 
@@ -98,10 +164,19 @@ uint64_t passes(Opcode op, const VectorConfig &vc) {
   switch (op) {
   case Opcode::VExp:
     return vc.exp_passes;
-  case Opcode::VDiv: case Opcode::VRem: case Opcode::VSqrt: case Opcode::VRsqrt:
+  case Opcode::VDiv:
+  case Opcode::VRem:
+  case Opcode::VSqrt:
+  case Opcode::VRsqrt:
     return vc.div_passes;
-  case Opcode::VPow: case Opcode::VExp2: case Opcode::VLog: case Opcode::VLog2:
-  case Opcode::VTanh: case Opcode::VErf: case Opcode::VSigmoid: case Opcode::VSin:
+  case Opcode::VPow:
+  case Opcode::VExp2:
+  case Opcode::VLog:
+  case Opcode::VLog2:
+  case Opcode::VTanh:
+  case Opcode::VErf:
+  case Opcode::VSigmoid:
+  case Opcode::VSin:
   case Opcode::VCos:
     return vc.transcendental_passes;
   default:
@@ -138,9 +213,11 @@ namespace {
 /// The element dtype of an elementwise command (`dst` for v.fill, else `t`), checked against
 /// what the operation is defined on.
 DType elementwise_dtype(const Command &c, VecKind kind) {
-  const DType t = kind == VecKind::Fill ? checked_dtype(c.vec.dst, "dst") : checked_dtype(c.vec.t, "t");
+  const DType t =
+      kind == VecKind::Fill ? checked_dtype(c.vec.dst, "dst") : checked_dtype(c.vec.t, "t");
   if (c.vec.u > 1)
-    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " + std::to_string(c.vec.u));
+    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " +
+                       std::to_string(c.vec.u));
   if (((kind == VecKind::Binary || kind == VecKind::Scalar) && !num::defined_on(bin_op(c.op), t)) ||
       (kind == VecKind::Unary && !num::defined_on(un_op(c.op), t)) ||
       (kind == VecKind::Iota && t != DType::F32 && num::is_float(t)))
@@ -195,7 +272,8 @@ void VectorUnit::elementwise(const Command &c) {
   const bool int_div = !num::is_float(t) && (c.op == Opcode::VDiv || c.op == Opcode::VRem);
   std::vector<uint32_t> out(v.n);
   for (uint64_t r = 0; r < v.rows; ++r) {
-    const uint8_t *a = reads_a ? core_.mem.span(c.b + r * v.sa, v.n * num::dtype_size(a_t), name) : nullptr;
+    const uint8_t *a =
+        reads_a ? core_.mem.span(c.b + r * v.sa, v.n * num::dtype_size(a_t), name) : nullptr;
     const uint8_t *b = reads_b ? core_.mem.span(c.c + r * v.sb, v.n * es, name) : nullptr;
     const uint8_t *cc = reads_c ? core_.mem.span(c.d + r * v.sc, v.n * es, name) : nullptr;
     for (uint64_t i = 0; i < v.n; ++i) {
@@ -207,7 +285,8 @@ void VectorUnit::elementwise(const Command &c) {
                            std::to_string(r) + ", element " + std::to_string(i) + ")");
       out[i] = element(c, kind, t, i, x, y, z);
     }
-    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * num::dtype_size(out_t), name); // after the reads: in place is fine
+    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * num::dtype_size(out_t),
+                                name); // after the reads: in place is fine
     for (uint64_t i = 0; i < v.n; ++i)
       num::store_bits(out_t, d, i, out[i]);
   }
@@ -243,12 +322,23 @@ uint64_t VectorUnit::execute(const Command &c) {
   const VecKind kind = vec_kind(c.op);
   if (chip_.opts.compute_data) {
     switch (kind) {
-    case VecKind::Convert: convert(c); break;
-    case VecKind::Copy: strided_copy(c); break;
-    case VecKind::RowReduce: row_reduce(c); break;
-    case VecKind::ColumnReduce: column_reduce(c); break;
-    case VecKind::Scan: scan(c); break;
-    default: elementwise(c);
+    case VecKind::Convert:
+      convert(c);
+      break;
+    case VecKind::Copy:
+      strided_copy(c);
+      break;
+    case VecKind::RowReduce:
+      row_reduce(c);
+      break;
+    case VecKind::ColumnReduce:
+      column_reduce(c);
+      break;
+    case VecKind::Scan:
+      scan(c);
+      break;
+    default:
+      elementwise(c);
     }
   }
   const uint64_t groups = (c.vec.n + vc.lanes - 1) / vc.lanes;

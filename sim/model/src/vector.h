@@ -33,16 +33,16 @@ private:
 
 /// What a vector opcode does, for the unit's dispatch and timing.
 enum class VecKind {
-  Binary,   ///< d = a op b
-  Scalar,   ///< d = a op (low bits of register rb)
-  Unary,    ///< d = f(a)
-  Compare,  ///< byte mask d = a pred b
-  Fma,      ///< d = a * b + c
-  Select,   ///< d = mask a ? b : c
-  Iota,     ///< d = start + i * step
-  Fill,     ///< d = register value
-  Convert,  ///< v.cvt, v.icvt
-  Copy,     ///< v.copy, v.scopy
+  Binary,  ///< d = a op b
+  Scalar,  ///< d = a op (low bits of register rb)
+  Unary,   ///< d = f(a)
+  Compare, ///< byte mask d = a pred b
+  Fma,     ///< d = a * b + c
+  Select,  ///< d = mask a ? b : c
+  Iota,    ///< d = start + i * step
+  Fill,    ///< d = register value
+  Convert, ///< v.cvt, v.icvt
+  Copy,    ///< v.copy, v.scopy
   RowReduce,
   ColumnReduce,
   Scan,

@@ -15,10 +15,20 @@ enum class Fold { Sum, Max, Min, ArgMax };
 
 Fold fold_of(Opcode op) {
   switch (op) {
-  case Opcode::VRsum: case Opcode::VCsum: case Opcode::VCumsum: return Fold::Sum;
-  case Opcode::VRmax: case Opcode::VCmax: case Opcode::VCummax: return Fold::Max;
-  case Opcode::VRmin: case Opcode::VCmin: case Opcode::VCummin: return Fold::Min;
-  default: return Fold::ArgMax;
+  case Opcode::VRsum:
+  case Opcode::VCsum:
+  case Opcode::VCumsum:
+    return Fold::Sum;
+  case Opcode::VRmax:
+  case Opcode::VCmax:
+  case Opcode::VCummax:
+    return Fold::Max;
+  case Opcode::VRmin:
+  case Opcode::VCmin:
+  case Opcode::VCummin:
+    return Fold::Min;
+  default:
+    return Fold::ArgMax;
   }
 }
 
@@ -28,8 +38,9 @@ struct Folder {
   DType t;
   bool u;
   uint32_t operator()(uint32_t acc, uint32_t x) const {
-    const num::BinOp op = fold == Fold::Sum ? num::BinOp::Add
-                          : fold == Fold::Max ? num::BinOp::Max : num::BinOp::Min;
+    const num::BinOp op = fold == Fold::Sum   ? num::BinOp::Add
+                          : fold == Fold::Max ? num::BinOp::Max
+                                              : num::BinOp::Min;
     return num::binary(op, t, acc, x, u);
   }
   /// The result of an empty reduction: 0, the lowest value (max) or the highest (min).
@@ -38,11 +49,16 @@ struct Folder {
     if (fold == Fold::Sum || fold == Fold::ArgMax)
       return 0;
     switch (t) {
-    case DType::F32: return hi ? 0x7f800000u : 0xff800000u;
-    case DType::F16: return hi ? 0x7c00u : 0xfc00u;
-    case DType::BF16: return hi ? 0x7f80u : 0xff80u;
-    case DType::I8: return u ? (hi ? 0xffu : 0u) : (hi ? 0x7fu : 0x80u);
-    default: return u ? (hi ? ~0u : 0u) : (hi ? 0x7fffffffu : 0x80000000u);
+    case DType::F32:
+      return hi ? 0x7f800000u : 0xff800000u;
+    case DType::F16:
+      return hi ? 0x7c00u : 0xfc00u;
+    case DType::BF16:
+      return hi ? 0x7f80u : 0xff80u;
+    case DType::I8:
+      return u ? (hi ? 0xffu : 0u) : (hi ? 0x7fu : 0x80u);
+    default:
+      return u ? (hi ? ~0u : 0u) : (hi ? 0x7fffffffu : 0x80000000u);
     }
   }
   /// Whether x replaces the best so far in an argmax: NaN counts as the largest value and the
@@ -58,7 +74,8 @@ struct Folder {
 Folder folder(const Command &c) {
   const DType t = checked_dtype(c.vec.t, "t");
   if (c.vec.u > 1)
-    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " + std::to_string(c.vec.u));
+    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " +
+                       std::to_string(c.vec.u));
   return {fold_of(c.op), t, c.vec.u != 0};
 }
 

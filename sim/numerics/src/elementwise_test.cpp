@@ -73,9 +73,10 @@ TEST(NumericsSqrt, F32CorrectlyRoundedAgainstHost) {
     ASSERT_EQ(f32_sqrt(x), canon(std::sqrt(as_float(x)))) << std::hex << x;
     // 1/sqrt(x) rounded once from long double: wrong only within 2^-64 of a midpoint.
     const float f = as_float(x);
-    const uint32_t want = std::isnan(f) || f < 0 ? kF32CanonicalNaN
-                          : f == 0              ? as_bits(std::copysign(INFINITY, f))
-                                   : as_bits(static_cast<float>(1.0L / std::sqrt(static_cast<long double>(f))));
+    const uint32_t want =
+        std::isnan(f) || f < 0 ? kF32CanonicalNaN
+        : f == 0               ? as_bits(std::copysign(INFINITY, f))
+                 : as_bits(static_cast<float>(1.0L / std::sqrt(static_cast<long double>(f))));
     ASSERT_EQ(f32_rsqrt(x), want) << std::hex << x;
   };
   if (exhaustive()) {
@@ -141,7 +142,8 @@ TEST(NumericsMath, UlpErrorAgainstLongDouble) {
   for (int i = 0; i < 1000000; ++i) {
     const float x = base(gen), y = expo(gen);
     const long double want = std::pow(static_cast<long double>(x), static_cast<long double>(y));
-    worst = std::max(worst, ulp_error(binary(BinOp::Pow, DType::F32, as_bits(x), as_bits(y)), want));
+    worst =
+        std::max(worst, ulp_error(binary(BinOp::Pow, DType::F32, as_bits(x), as_bits(y)), want));
   }
   std::printf("%-8s max error %.4Lf ulp\n", "pow", worst);
   EXPECT_LE(worst, 0.5001L);
@@ -191,7 +193,9 @@ TEST(NumericsInt, WrapAndSignedness) {
         if (i % 11 == 0)
           a = u ? static_cast<uint32_t>(mask) : static_cast<uint32_t>(1) << (w - 1); // INT_MIN
         const int64_t x = ext(a), y = ext(b);
-        auto want = [&](int64_t v) { return static_cast<uint32_t>(static_cast<uint64_t>(v) & mask); };
+        auto want = [&](int64_t v) {
+          return static_cast<uint32_t>(static_cast<uint64_t>(v) & mask);
+        };
         ASSERT_EQ(binary(BinOp::Add, t, a, b, u), want(x + y));
         ASSERT_EQ(binary(BinOp::Mul, t, a, b, u), want(x * y));
         ASSERT_EQ(binary(BinOp::Shl, t, a, b, u), want(x << (b % w)));
@@ -240,22 +244,29 @@ TEST(NumericsConvert, DirectedRounding) {
     const double v = ref::decode(ref::FloatFormat::F32, x);
     for (int m = 0; m < 4; ++m) {
       const Round r = static_cast<Round>(m);
-      ASSERT_EQ(convert(DType::F32, DType::F16, x, r), ref::encode(ref::FloatFormat::F16, v, modes[m]))
+      ASSERT_EQ(convert(DType::F32, DType::F16, x, r),
+                ref::encode(ref::FloatFormat::F16, v, modes[m]))
           << std::hex << x << " mode " << m;
-      ASSERT_EQ(convert(DType::F32, DType::BF16, x, r), ref::encode(ref::FloatFormat::BF16, v, modes[m]));
+      ASSERT_EQ(convert(DType::F32, DType::BF16, x, r),
+                ref::encode(ref::FloatFormat::BF16, v, modes[m]));
       if (std::isnan(v))
         continue;
-      double iv = m == 0 ? std::nearbyint(v) : m == 1 ? std::trunc(v) : m == 2 ? std::floor(v) : std::ceil(v);
+      double iv = m == 0   ? std::nearbyint(v)
+                  : m == 1 ? std::trunc(v)
+                  : m == 2 ? std::floor(v)
+                           : std::ceil(v);
       iv = std::max(-2147483648.0, std::min(2147483647.0, iv));
-      ASSERT_EQ(static_cast<int32_t>(convert(DType::F32, DType::I32, x, r)), static_cast<int32_t>(iv))
+      ASSERT_EQ(static_cast<int32_t>(convert(DType::F32, DType::I32, x, r)),
+                static_cast<int32_t>(iv))
           << std::hex << x << " mode " << m;
     }
   }
   EXPECT_EQ(convert(DType::F32, DType::I32, as_bits(-1.f), Round::TowardZero, true), 0u);
   EXPECT_EQ(convert(DType::F32, DType::I32, as_bits(4e9f), Round::TowardZero, true), 4000000000u);
-  EXPECT_EQ(convert(DType::I32, DType::F32, 0xffffffffu, Round::NearestEven, true), as_bits(4294967296.f));
+  EXPECT_EQ(convert(DType::I32, DType::F32, 0xffffffffu, Round::NearestEven, true),
+            as_bits(4294967296.f));
   EXPECT_EQ(convert(DType::I32, DType::I8, 300, Round::NearestEven), 127u); // saturates
-  EXPECT_EQ(int_resize(DType::I32, DType::I8, 300, false), 44u);           // wraps
+  EXPECT_EQ(int_resize(DType::I32, DType::I8, 300, false), 44u);            // wraps
   EXPECT_EQ(int_resize(DType::I8, DType::I32, 0xff, false), 0xffffffffu);
   EXPECT_EQ(int_resize(DType::I8, DType::I32, 0xff, true), 0xffu);
 }

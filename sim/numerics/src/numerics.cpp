@@ -138,16 +138,18 @@ uint32_t convert(DType from, DType to, uint32_t bits, Round r, bool is_unsigned)
   const bool int_from = from == DType::I8 || from == DType::I32;
   const bool int_to = to == DType::I8 || to == DType::I32;
   const int64_t lo = is_unsigned ? 0 : (to == DType::I8 ? -128 : INT32_MIN);
-  const int64_t hi = to == DType::I8 ? (is_unsigned ? 255 : 127)
-                                     : (is_unsigned ? int64_t{UINT32_MAX} : INT32_MAX);
+  const int64_t hi =
+      to == DType::I8 ? (is_unsigned ? 255 : 127) : (is_unsigned ? int64_t{UINT32_MAX} : INT32_MAX);
   if (from == to && !int_from)
     return bits;
   int64_t x = 0;
   if (int_from) {
-    x = from == DType::I8 ? (is_unsigned ? int64_t{bits & 0xff} : int64_t{static_cast<int8_t>(bits)})
-                          : (is_unsigned ? int64_t{bits} : int64_t{static_cast<int32_t>(bits)});
+    x = from == DType::I8
+            ? (is_unsigned ? int64_t{bits & 0xff} : int64_t{static_cast<int8_t>(bits)})
+            : (is_unsigned ? int64_t{bits} : int64_t{static_cast<int32_t>(bits)});
     if (int_to) // integer to integer: saturate, no float step
-      return static_cast<uint32_t>(x < lo ? lo : (x > hi ? hi : x)) & (to == DType::I8 ? 0xffu : ~0u);
+      return static_cast<uint32_t>(x < lo ? lo : (x > hi ? hi : x)) &
+             (to == DType::I8 ? 0xffu : ~0u);
   }
   Value v;
   if (int_from) {
@@ -164,7 +166,8 @@ uint32_t convert(DType from, DType to, uint32_t bits, Round r, bool is_unsigned)
 uint32_t int_resize(DType from, DType to, uint32_t bits, bool is_unsigned) {
   uint32_t x = bits;
   if (from == DType::I8)
-    x = is_unsigned ? (bits & 0xff) : static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)));
+    x = is_unsigned ? (bits & 0xff)
+                    : static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)));
   return to == DType::I8 ? (x & 0xff) : x;
 }
 

@@ -59,7 +59,6 @@ u128 isqrt(u128 n) {
   return r;
 }
 
-
 int msb(u128 v) {
   assert(v != 0);
   uint64_t hi = static_cast<uint64_t>(v >> 64);
@@ -149,8 +148,8 @@ uint32_t round_pack(bool neg, int exp, u128 mag, Layout l, Round r) {
     return sign_bit(l, neg) | static_cast<uint32_t>(kept);
   int biased = q + m + l.bias();
   if (biased >= (1 << l.ebits) - 1) {
-    const bool to_inf = r == Round::NearestEven || (r == Round::Up && !neg) ||
-                        (r == Round::Down && neg);
+    const bool to_inf =
+        r == Round::NearestEven || (r == Round::Up && !neg) || (r == Round::Down && neg);
     return to_inf ? inf_bits(l, neg) : inf_bits(l, neg) - 1; // or the largest finite value
   }
   uint32_t frac = static_cast<uint32_t>(kept) & ((1u << m) - 1);

@@ -75,7 +75,20 @@ uint32_t int_resize(DType from, DType to, uint32_t bits, bool is_unsigned);
 
 enum class BinOp : uint8_t { Add, Sub, Mul, Div, Rem, Max, Min, And, Or, Xor, Shl, Shr, Pow };
 enum class UnOp : uint8_t {
-  Neg, Abs, Not, Sqrt, Rsqrt, Exp, Exp2, Log, Log2, Tanh, Erf, Sigmoid, Sin, Cos
+  Neg,
+  Abs,
+  Not,
+  Sqrt,
+  Rsqrt,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Sin,
+  Cos
 };
 enum class CmpOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
 

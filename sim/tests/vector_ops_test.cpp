@@ -591,6 +591,41 @@ void conversions() {
   expect_equal(get_local<uint32_t>(sim, 0x14000, 64), ucvt, "v.cvt u32 -> f32");
 }
 
+/// programs/softmax.s (row max, broadcast, sub, exp, row sum, broadcast, div) against a double
+/// softmax. The f32 difference x - max (|x| <= 20) is off by up to 2^-24 * 40 absolute, which exp
+/// turns into ~2.4e-6 relative: an f32 softmax's own error, hence the 1e-5 bound.
+void softmax_program() {
+  constexpr int M = 37, N = 100;
+  std::mt19937 gen(8);
+  std::uniform_real_distribution<float> dist(-20, 20);
+  std::vector<float> x(M * N);
+  for (float &v : x)
+    v = dist(gen);
+  Simulator &sim = make_sim();
+  sim.write_hbm(0x100000, x.data(), x.size() * 4);
+  sim.load_program(0, assemble_file(program_path("softmax.s"),
+                                    {{"M", M}, {"N", N}, {"X", 0x100000}, {"Y", 0x200000}, {"TR", 16}}));
+  SimReport r = sim.run();
+  TNPU_CHECK(r.status == SimStatus::Ok, r.message);
+  std::vector<float> y(M * N);
+  sim.read_hbm(0x200000, y.data(), y.size() * 4);
+  double worst = 0;
+  for (int i = 0; i < M; ++i) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < N; ++j)
+      mx = std::max(mx, double{x[i * N + j]});
+    for (int j = 0; j < N; ++j)
+      sum += std::exp(double{x[i * N + j]} - mx);
+    for (int j = 0; j < N; ++j) {
+      const double want = std::exp(double{x[i * N + j]} - mx) / sum;
+      worst = std::max(worst, std::fabs(y[i * N + j] - want) / want);
+    }
+  }
+  std::printf("softmax %dx%d: max relative error %.3g, %llu cycles\n", M, N, worst,
+              static_cast<unsigned long long>(r.cycles));
+  TNPU_CHECK(worst < 1e-5, "softmax error " + std::to_string(worst));
+}
+
 void expect_error(const std::string &program, const std::string &message) {
   Simulator &sim = make_sim();
   SimReport r = run_program(sim, program);
@@ -625,6 +660,7 @@ int sc_main(int argc, char **argv) {
                     {"reductions", reductions},
                     {"scans", scans},
                     {"conversions", conversions},
+                    {"softmax-program", softmax_program},
                     {"bad-dtype", bad_dtype},
                     {"undefined-op", undefined_op},
                     {"div-by-zero", div_by_zero}},

@@ -206,8 +206,9 @@ void softmax_program() {
     v = dist(gen);
   Simulator &sim = make_sim();
   sim.write_hbm(0x100000, x.data(), x.size() * 4);
-  sim.load_program(0, assemble_file(program_path("softmax.s"),
-                                    {{"M", M}, {"N", N}, {"X", 0x100000}, {"Y", 0x200000}, {"TR", 16}}));
+  sim.load_program(
+      0, assemble_file(program_path("softmax.s"),
+                       {{"M", M}, {"N", N}, {"X", 0x100000}, {"Y", 0x200000}, {"TR", 16}}));
   SimReport r = sim.run();
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   std::vector<float> y(M * N);
@@ -234,6 +235,7 @@ void softmax_program() {
 
 int sc_main(int argc, char **argv) {
   using namespace tl::npu::test;
-  return main_with({{"reductions", reductions}, {"scans", scans}, {"softmax-program", softmax_program}},
-                   argc, argv);
+  return main_with(
+      {{"reductions", reductions}, {"scans", scans}, {"softmax-program", softmax_program}}, argc,
+      argv);
 }

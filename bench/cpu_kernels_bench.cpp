@@ -195,6 +195,8 @@ BENCHMARK(BM_OpenBlasGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(bench
 BENCHMARK(BM_Triad)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TlVectorAdd)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TlSoftmax)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+// In cache (64 rows: x and y take 512 KiB): the compute cost alone, for diagnosis.
+BENCHMARK(BM_TlSoftmax)->ArgsProduct({{int64_t(1) << 18}, {1}})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 class Collector : public benchmark::ConsoleReporter {
 public:

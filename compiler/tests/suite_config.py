@@ -12,3 +12,7 @@ config.excludes = ["fuzz"]
 config.substitutions.append(("%tlc", os.path.join(config.tl_tools_dir, "tlc")))
 config.environment["PATH"] = os.pathsep.join(
     [config.tl_tools_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
+# Tests of the tnpu compiler target (a plugin, vendors/npusim/target) need it built.
+if os.path.exists(os.path.join(config.tl_lib_dir, "libtl_target_tnpu.so")):
+    config.available_features.add("tnpu")
+config.substitutions.append(("%chips", os.path.join(config.tl_source_dir, "sim", "configs")))

@@ -135,6 +135,61 @@ void vector_exp_reduce() {
   expect_cycles(stat(r, "core0.vec.busy_cycles"), want, "vector exp + rsum 3x1000");
 }
 
+/// The new vector commands: div_passes, transcendental_passes, column reductions (one pass per
+/// row group, no tree) and scans (log2 W per group) on the edge chip (W = 16).
+void vector_new_ops() {
+  ChipConfig cfg = chip("edge");
+  const double w = cfg.core.vector.lanes, d = cfg.core.vector.pipeline_depth;
+  const double groups = std::ceil(1000 / w), rows = 3;
+  const double want = (d + rows * groups * cfg.core.vector.div_passes) +
+                      (d + rows * groups * cfg.core.vector.transcendental_passes) +
+                      (d + rows * groups) + (d + rows * groups * (1 + std::log2(w))) +
+                      (d + rows * groups);
+  SimReport r = run_one(cfg, R"(
+    v.cfgi n, 1000
+    v.cfgi rows, 3
+    v.cfgi sd, 4000
+    v.cfgi sa, 4000
+    v.cfgi sb, 4000
+    li r1, 16384
+    li r2, 32768
+    v.div r0, r1, r2
+    v.tanh r0, r1
+    v.csum r0, r1
+    v.cumsum r0, r1
+    v.clt r0, r1, r2
+    halt
+  )");
+  expect_cycles(stat(r, "core0.vec.busy_cycles"), want, "vector div, tanh, csum, cumsum, clt");
+}
+
+/// A gather of n1 rows costs what a box load of the same n1 rows costs: setup, then one request
+/// per row (indices 0..15 from v.iota; the two commands run one after the other).
+void dma_gather() {
+  SimReport r = run_one(chip("default"), R"(
+    v.cfgi t, i32
+    v.cfgi n, 16
+    li r1, 1
+    li r2, 0x8000
+    v.iota r2, r0, r1
+    fence
+    dma.cfgi esize, 4
+    dma.cfgi n0, 64
+    dma.cfgi n1, 16
+    dma.cfgi hs1, 4096
+    dma.cfgi ls1, 256
+    li r1, 65536
+    dma.gather dma0, r0, r1, r2
+    fence
+    li r3, 0x10000
+    dma.ld dma1, r3, r1
+    halt
+  )");
+  const double gather = stat(r, "core0.dma0.busy_cycles"), box = stat(r, "core0.dma1.busy_cycles");
+  std::printf("gather of 16 rows: %.2f cycles, box load: %.2f\n", gather, box);
+  TNPU_CHECK(gather > 0 && std::fabs(gather - box) <= 0.01, "gather costs a box load of its rows");
+}
+
 /// Every core streams `bytes` with both engines at once. Each engine alone runs at its own rate
 /// E; together they ask for cores * engines * E, and HBM gives at most B, so the model predicts
 /// a slowdown of max(1, cores * engines * E / B) on the streaming part.
@@ -199,6 +254,8 @@ int sc_main(int argc, char **argv) {
                     {"matrix-cold-after-gap", matrix_cold_after_gap},
                     {"vector-ops", vector_ops},
                     {"vector-exp-reduce", vector_exp_reduce},
+                    {"vector-new-ops", vector_new_ops},
+                    {"dma-gather", dma_gather},
                     {"multicore-contention", multicore_contention}},
                    argc, argv);
 }

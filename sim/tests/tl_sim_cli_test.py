@@ -1,5 +1,6 @@
 # tl-sim end to end: .npy inputs -> f32 GEMM on the default chip -> .npy output within 1e-6
-# normwise of fp64; stats and trace JSON are written; user mistakes exit 1 with a located message.
+# normwise of fp64, and a row softmax; stats and trace JSON are written; user mistakes exit 1 with
+# a located message.
 # SPDX-License-Identifier: Apache-2.0
 import json
 import subprocess
@@ -45,6 +46,16 @@ with tempfile.TemporaryDirectory() as d:
     assert stats["bytes"]["hbm_read"] == (100 * 90 + 90 * 70) * 4 or stats["bytes"]["hbm_read"] > 0
     trace = json.loads((d / "t.json").read_text())
     assert any(e.get("name") == "mx.mm" for e in trace["traceEvents"])
+    # A vector program: row softmax (programs/softmax.s) within f32 softmax error of numpy's.
+    x = rng.uniform(-20, 20, (37, 100)).astype(np.float32)
+    np.save(d / "x.npy", x)
+    sdefs = ["-D", "M=37", "-D", "N=100", "-D", "X=0x100000", "-D", "Y=0x200000", "-D", "TR=16"]
+    r = run("run", "--config", configs / "default.json", "--program", programs / "softmax.s", *sdefs,
+            "--load", f"0x100000={d / 'x.npy'}", "--save", f"0x200000:37x100:<f4={d / 'y.npy'}")
+    assert r.returncode == 0, r.stderr
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    assert np.max(np.abs(np.load(d / "y.npy") - want) / want) < 1e-5
     # Mistakes: located assembly errors, bad configs naming the field, bad faults.
     r = run("run", "--config", configs / "default.json", "--program", programs / "gemm.s")
     assert r.returncode == 1 and "gemm.s:" in r.stderr and "unknown symbol" in r.stderr, r.stderr

@@ -2,10 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/compiler/pipeline.h"
 
+#include "target_plugins.h"
 #include "tl/backends/llvm_cpu.h"
-#ifdef TL_HAVE_TNPU
-#include "tl/backends/tnpu.h"
-#endif
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
 
@@ -33,39 +31,52 @@ std::string codegen_llvm_cpu(const ir::Module &module, std::vector<uint8_t> &cod
   return code.empty() ? error : std::string();
 }
 
-#ifdef TL_HAVE_TNPU
-std::string codegen_tnpu(const ir::Module &module, std::vector<uint8_t> &code) {
-  return tnpu::compile(module, tnpu::CompileOptions{}, code);
-}
-#endif
-
-// One row per target; nvptx joins here with its code generator.
+// The built-in targets; vendors' targets are plugins (target_plugins.h), like tnpu.
 const Target kTargets[] = {
     {"tlir", "portable: the optimized module as .tlir text, run by the reference interpreter",
      codegen_tlir},
     {"llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
      codegen_llvm_cpu},
-#ifdef TL_HAVE_TNPU
-    {"tnpu", "TNPU programs for the simulated NPU (npusim); a subset of Tile IR, see "
-             "compiler/backends/tnpu", codegen_tnpu},
-#endif
 };
 
-const Target *find_target(const std::string &name) {
+const Target *find_builtin(const std::string &name) {
   for (const Target &t : kTargets)
     if (name == t.name)
       return &t;
   return nullptr;
 }
 
+/// The first loaded plugin of that name (a built-in name always wins).
+const PluginTarget *find_plugin(const std::string &name) {
+  if (find_builtin(name))
+    return nullptr;
+  for (const PluginTarget &p : plugin_targets())
+    if (p.table && p.name == name)
+      return &p;
+  return nullptr;
+}
+
 } // namespace
 
-bool has_target(const std::string &target) { return find_target(target) != nullptr; }
+std::string unknown_target(const std::string &name) {
+  std::string e = "unknown target '" + name + "' (known targets: " + known_targets() + ")";
+  for (const PluginTarget &p : plugin_targets())
+    if (!p.table)
+      e += "; target plugin " + p.path + " not loaded: " + p.problem;
+  return e;
+}
+
+bool has_target(const std::string &target) {
+  return find_builtin(target) != nullptr || find_plugin(target) != nullptr;
+}
 
 std::string known_targets() {
   std::string names;
   for (const Target &t : kTargets)
     names += (names.empty() ? "" : ", ") + std::string(t.name);
+  for (const PluginTarget &p : plugin_targets())
+    if (p.table && find_plugin(p.name) == &p)
+      names += ", " + p.name;
   return names;
 }
 
@@ -73,19 +84,31 @@ std::string targets_help() {
   std::string help = "targets:\n";
   for (const Target &t : kTargets)
     help += "  " + std::string(t.name) + "  " + t.summary + "\n";
+  for (const PluginTarget &p : plugin_targets()) {
+    if (p.table && find_plugin(p.name) == &p)
+      help += "  " + p.name + "  " + p.summary + " (plugin " + p.path + ")\n";
+    else if (!p.table)
+      help += "  (not loaded: " + p.path + ": " + p.problem + ")\n";
+  }
   return help;
 }
 
 std::string package(const ir::Module &module, const std::string &target_name,
-                    const std::string &producer, exe::Executable &out) {
-  const Target *target = find_target(target_name);
-  if (!target)
-    return "unknown target '" + target_name + "' (known targets: " + known_targets() + ")";
-  out.target = target->name;
+                    const std::string &producer, exe::Executable &out,
+                    const std::string &options_json) {
+  const Target *builtin = find_builtin(target_name);
+  const PluginTarget *plugin = builtin ? nullptr : find_plugin(target_name);
+  if (!builtin && !plugin)
+    return unknown_target(target_name);
+  if (builtin && options_json != "{}" && !options_json.empty())
+    return "target '" + target_name + "' takes no target options";
+  out.target = target_name;
   out.producer = producer;
   for (const auto &kernel : module.kernels())
     out.kernels.push_back(exe::kernel_info(*kernel));
-  if (std::string e = target->codegen(module, out.code); !e.empty())
+  if (std::string e = builtin ? builtin->codegen(module, out.code)
+                              : compile_with_plugin(*plugin, module, options_json, out.code);
+      !e.empty())
     return e;
   // Reading it back applies every check a loader will (ranks, unique names, ...).
   const std::vector<uint8_t> bytes = exe::serialize(out);
@@ -94,9 +117,10 @@ std::string package(const ir::Module &module, const std::string &target_name,
 }
 
 std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target,
-                                      const std::string &producer, std::string *error) {
+                                      const std::string &producer, std::string *error,
+                                      const std::string &options_json) {
   if (!has_target(target)) {
-    *error = "unknown target '" + target + "' (known targets: " + known_targets() + ")";
+    *error = unknown_target(target);
     return {};
   }
   passes::PassManager pm;
@@ -109,7 +133,7 @@ std::vector<uint8_t> build_executable(ir::Module &module, const std::string &tar
     return {};
   }
   exe::Executable out;
-  if (std::string e = package(module, target, producer, out); !e.empty()) {
+  if (std::string e = package(module, target, producer, out, options_json); !e.empty()) {
     *error = e;
     return {};
   }

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/ir/printer.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -10,7 +11,8 @@ namespace {
 
 class KernelPrinter {
 public:
-  explicit KernelPrinter(const Kernel &k) : kernel_(k) {
+  KernelPrinter(const Kernel &k, std::vector<Location> *op_locs, size_t line_base)
+      : kernel_(k), op_locs_(op_locs), line_base_(line_base) {
     // Reserve every hinted name first so that numbering never collides with one.
     walk_values([&](const Value *v) {
       if (!v->name().empty())
@@ -92,6 +94,14 @@ private:
   }
 
   void print_op(const Operation &op, int depth) {
+    if (op_locs_) { // the line this op starts on: lines counted so far in the module's text
+      line_base_ += size_t(std::count(out_.begin() + counted_, out_.end(), '\n'));
+      counted_ = out_.size();
+      const size_t line = line_base_;
+      if (op_locs_->size() <= line)
+        op_locs_->resize(line + 1);
+      (*op_locs_)[line] = op.loc();
+    }
     indent(depth);
     if (op.num_results()) {
       for (size_t i = 0; i < op.num_results(); ++i)
@@ -129,6 +139,9 @@ private:
   }
 
   const Kernel &kernel_;
+  std::vector<Location> *op_locs_;
+  size_t line_base_;   // lines before out_[counted_]
+  size_t counted_ = 0;
   std::string out_;
   std::unordered_map<const Value *, std::string> names_;
   std::set<std::string> hinted_, used_;
@@ -137,12 +150,17 @@ private:
 
 } // namespace
 
-std::string print(const Kernel &kernel) { return KernelPrinter(kernel).run(); }
+std::string print(const Kernel &kernel) { return KernelPrinter(kernel, nullptr, 0).run(); }
 
-std::string print(const Module &module) {
+std::string print(const Module &module, std::vector<Location> *op_locs) {
   std::string s;
-  for (size_t i = 0; i < module.kernels().size(); ++i)
-    s += (i ? "\n" : "") + print(*module.kernels()[i]);
+  if (op_locs)
+    op_locs->clear();
+  for (size_t i = 0; i < module.kernels().size(); ++i) {
+    s += i ? "\n" : "";
+    const size_t lines = size_t(std::count(s.begin(), s.end(), '\n'));
+    s += KernelPrinter(*module.kernels()[i], op_locs, lines).run();
+  }
   return s;
 }
 

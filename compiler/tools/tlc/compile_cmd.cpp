@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/backends/llvm_cpu.h"
 #include "tl/compiler/pipeline.h"
 #include "tl/executable/executable.h"
 #include "tl/passes/pass_manager.h"
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -20,7 +23,8 @@ std::vector<uint8_t> build_executable(ir::Module &module, const std::string &tar
 }
 
 int cmd_compile(int argc, char **argv) {
-  std::string input, output, target_name, pipeline = passes::default_pipeline();
+  std::string input, output, target_name, emit_llvm, pipeline = passes::default_pipeline();
+  std::vector<std::string> target_options;
   passes::PassManagerOptions pm_opts;
   po::options_description desc("tlc compile options");
   desc.add_options()("help,h", "show this help")("input", po::value(&input), "input .tlir")(
@@ -29,7 +33,11 @@ int cmd_compile(int argc, char **argv) {
       ("comma-separated pass pipeline (default: " + pipeline + ")").c_str())(
       "print-after-all", po::bool_switch(&pm_opts.print_after_all),
       "print the IR to stderr after every pass")("output,o", po::value(&output),
-                                                 "the executable (.tlx) to write");
+                                                 "the executable (.tlx) to write")(
+      "target-option", po::value(&target_options)->composing(),
+      "key=value for a plugin target, repeatable (tnpu: chip=sim/configs/edge.json)")(
+      "emit-llvm", po::value(&emit_llvm),
+      "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -44,8 +52,7 @@ int cmd_compile(int argc, char **argv) {
     throw std::runtime_error("no target (use --target; known targets: " +
                              compile::known_targets() + ")");
   if (!compile::has_target(target_name))
-    throw std::runtime_error("unknown target '" + target_name +
-                             "' (known targets: " + compile::known_targets() + ")");
+    throw std::runtime_error(compile::unknown_target(target_name));
   if (input.empty())
     throw std::runtime_error("no input file (use - for standard input)");
   if (output.empty())
@@ -62,8 +69,33 @@ int cmd_compile(int argc, char **argv) {
     std::cerr << "tlc compile: error: " << s.message << "\n";
     return 1;
   }
+  if (!emit_llvm.empty()) {
+    if (target_name != "llvm-cpu")
+      throw std::runtime_error("--emit-llvm needs --target llvm-cpu");
+    std::string error;
+    std::string ir = llvm_cpu::emit_llvm_ir(*module, {}, &error);
+    if (!error.empty()) {
+      std::cerr << "tlc compile: error: " << error << "\n";
+      return 1;
+    }
+    if (emit_llvm == "-") {
+      std::cout << ir;
+    } else {
+      std::ofstream f(emit_llvm, std::ios::binary);
+      if (!(f << ir))
+        throw std::runtime_error("cannot write '" + emit_llvm + "'");
+    }
+  }
   exe::Executable executable;
-  std::string error = compile::package(*module, target_name, "tlc " TL_VERSION, executable);
+  nlohmann::json options = nlohmann::json::object();
+  for (const std::string &kv : target_options) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::runtime_error("--target-option '" + kv + "' is not key=value");
+    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  std::string error =
+      compile::package(*module, target_name, "tlc " TL_VERSION, executable, options.dump());
   if (error.empty())
     exe::save_file(output, executable, &error);
   if (!error.empty()) {

@@ -80,6 +80,13 @@ public:
                         v.dump());
   }
 
+  /// count() of an optional field: `fallback` when the key is absent.
+  int count_or(const std::string &key, int lo, int hi, int fallback) {
+    if (j_.find(key) == j_.end())
+      return fallback;
+    return count(key, lo, hi);
+  }
+
   uint64_t bytes(const std::string &key, const char *example, bool power_of_two = false) {
     double b = quantity(key, kSize, example);
     if (b != std::floor(b) || b > 9.2e18)
@@ -140,6 +147,9 @@ void read_core(Reader r, CoreConfig &c) {
   c.vector.lanes = vec.count("lanes", 1, 4096, true);
   c.vector.pipeline_depth = vec.count("pipeline_depth", 1, 1000);
   c.vector.exp_passes = vec.count("exp_passes", 1, 100);
+  c.vector.div_passes = vec.count_or("div_passes", 1, 100, c.vector.div_passes);
+  c.vector.transcendental_passes =
+      vec.count_or("transcendental_passes", 1, 100, c.vector.transcendental_passes);
   vec.finish();
   r.finish();
 }
@@ -206,7 +216,9 @@ std::string config_to_json(const ChipConfig &c) {
                     {"fp32_passes", c.core.matrix.fp32_passes}};
   core["vector"] = {{"lanes", c.core.vector.lanes},
                     {"pipeline_depth", c.core.vector.pipeline_depth},
-                    {"exp_passes", c.core.vector.exp_passes}};
+                    {"exp_passes", c.core.vector.exp_passes},
+                    {"div_passes", c.core.vector.div_passes},
+                    {"transcendental_passes", c.core.vector.transcendental_passes}};
   j["hbm"] = {{"size", quantity_json(static_cast<double>(c.hbm.size), "B", 1)},
               {"channels", c.hbm.channels},
               {"bandwidth", quantity_json(c.hbm.bandwidth, "GB/s", 1e9)},

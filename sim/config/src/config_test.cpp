@@ -68,6 +68,24 @@ TEST(ChipConfig, ErrorsNameTheField) {
   expect_error("{", "[", "not valid JSON");
 }
 
+TEST(ChipConfig, OptionalVectorPassesDefault) {
+  std::string text = read(TL_NPU_CONFIGS "/default.json");
+  const std::string opt = ", \"div_passes\": 4, \"transcendental_passes\": 8";
+  const size_t p = text.find(opt);
+  ASSERT_NE(p, std::string::npos);
+  ChipConfig shipped = parse_config(text, "default.json");
+  text.erase(p, opt.size());
+  ChipConfig bare = parse_config(text, "bare.json");
+  EXPECT_EQ(bare.core.vector.div_passes, 4);
+  EXPECT_EQ(bare.core.vector.transcendental_passes, 8);
+  EXPECT_EQ(load_config(TL_NPU_CONFIGS "/edge.json").core.vector.transcendental_passes, 12);
+  EXPECT_EQ(parse_config(config_to_json(shipped), "rt").core.vector.div_passes, 4);
+  expect_error("\"div_passes\": 4", "\"div_passes\": 0",
+               "field 'core.vector.div_passes': must be in [1, 100], got 0");
+  expect_error("\"transcendental_passes\": 8", "\"transcendental_passes\": \"8\"",
+               "field 'core.vector.transcendental_passes': expected an integer");
+}
+
 TEST(ChipConfig, MissingFileIsAnError) {
   EXPECT_THROW(load_config("/nonexistent/chip.json"), ConfigError);
 }

@@ -247,6 +247,9 @@ public:
     for (int i = 0; i < 5; ++i)
       symbols_.emplace(kDtypes[i], i);
     symbols_.emplace("ACC", static_cast<int64_t>(kAccBase));
+    static const char *const kRounding[] = {"rne", "rtz", "rdn", "rup"}; // v.cfgi rm, ...
+    for (int i = 0; i < 4; ++i)
+      symbols_.emplace(kRounding[i], i);
   }
 
   Assembly run(const std::string &text) {
@@ -370,8 +373,10 @@ private:
   /// Relative offset to a label or `.+N` / `.-N`.
   int64_t target(const Token &t) {
     int64_t here = static_cast<int64_t>(out_.code.size());
-    if (t.text.size() > 1 && t.text[0] == '.' && (t.text[1] == '+' || t.text[1] == '-'))
-      return Expr({t.text.substr(1), t.col + 1}, symbols_).evaluate();
+    if (t.text.size() > 1 && t.text[0] == '.' && (t.text[1] == '+' || t.text[1] == '-')) {
+      const int64_t v = Expr({t.text.substr(2), t.col + 2}, symbols_).evaluate();
+      return t.text[1] == '-' ? -v : v; // the expression has no unary plus: strip the sign
+    }
     auto it = labels_.find(t.text);
     if (it == labels_.end())
       throw Error{t.col, "unknown label '" + t.text + "'"};

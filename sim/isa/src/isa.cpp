@@ -33,10 +33,11 @@ const OpInfo kOps[] = {
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Opcode::Count));
 
-const char *const kDmaFields[] = {"esize", "n0", "n1", "n2", "hs1", "hs2",
-                                  "ls1",   "ls2", "v0", "v1", "v2",  "pad"};
+const char *const kDmaFields[] = {"esize", "n0", "n1", "n2",  "hs1", "hs2", "ls1", "ls2",
+                                  "v0",    "v1", "v2", "pad", "isz", "adt", "oob"};
 const char *const kMxFields[] = {"mode", "m", "k", "n", "lda", "ldw", "ldc"};
-const char *const kVecFields[] = {"n", "rows", "sd", "sa", "sb", "src", "dst"};
+const char *const kVecFields[] = {"n", "rows", "sd", "sa", "sb", "src", "dst",
+                                  "t", "u",    "rm", "sc", "ea", "ed"};
 static_assert(sizeof(kDmaFields) / sizeof(char *) == static_cast<size_t>(DmaField::Count));
 static_assert(sizeof(kMxFields) / sizeof(char *) == static_cast<size_t>(MxField::Count));
 static_assert(sizeof(kVecFields) / sizeof(char *) == static_cast<size_t>(VecField::Count));

@@ -103,14 +103,33 @@ TEST(IsaRoundTrip, BinaryTextBinary) {
 }
 
 TEST(IsaRoundTrip, OutOfRangeBranchesUseRelativeForm) {
-  Instr j;
-  j.op = Opcode::Jmp;
-  j.imm = -7;
-  std::string text = disassemble({j});
-  EXPECT_NE(text.find("jmp .-7"), std::string::npos);
-  Assembly a = assemble(text);
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a.code[0], j);
+  for (int32_t off : {-7, 9}) {
+    Instr j;
+    j.op = Opcode::Jmp;
+    j.imm = off;
+    std::string text = disassemble({j});
+    EXPECT_NE(text.find(off < 0 ? "jmp .-7" : "jmp .+9"), std::string::npos) << text;
+    Assembly a = assemble(text);
+    ASSERT_TRUE(a.ok()) << format_diagnostics("t", a.errors);
+    EXPECT_EQ(a.code[0], j);
+  }
+}
+
+TEST(IsaAssembler, NewOperandsAndSymbols) {
+  Assembly a = assemble("  v.cfgi rm, rtz\n  v.cfgi t, i32\n  v.fma r1, r2, r3, r4\n"
+                        "  dma.gather dma2, r5, r6, r7\n  ld r1, r2, -8\n  trap 3\n");
+  ASSERT_TRUE(a.ok()) << format_diagnostics("t", a.errors);
+  EXPECT_EQ(a.code[0].slot[0], static_cast<int>(VecField::Rm));
+  EXPECT_EQ(a.code[0].imm, 1);
+  EXPECT_EQ(a.code[1].imm, 4);
+  EXPECT_EQ(a.code[2].slot[3], 4);
+  EXPECT_EQ(a.code[3].slot[0], 10);
+  EXPECT_EQ(a.code[3].slot[3], 7);
+  EXPECT_EQ(a.code[4].imm, -8);
+  EXPECT_EQ(a.code[5].op, Opcode::Trap);
+  // Opcodes of the first release keep their numbers (programs and the compiler depend on them).
+  EXPECT_EQ(static_cast<int>(Opcode::VFill), 56);
+  EXPECT_EQ(static_cast<int>(Opcode::Ld), 57);
 }
 
 TEST(IsaAssembler, ExpressionsSymbolsAndWideConstants) {

@@ -3,6 +3,7 @@
 #include "core.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tl::npu::model {
 
@@ -120,6 +121,27 @@ void Core::exec_scalar(const isa::Instr &in) {
   case Opcode::Xor: set_reg(in.slot[0], a ^ b); break;
   case Opcode::Shl: set_reg(in.slot[0], a << (b & 63)); break;
   case Opcode::Shr: set_reg(in.slot[0], a >> (b & 63)); break;
+  case Opcode::Sra: set_reg(in.slot[0], static_cast<uint64_t>(sa >> (b & 63))); break;
+  case Opcode::Div: // RISC-V rules: x / 0 = -1, x % 0 = x, INT64_MIN / -1 wraps
+    set_reg(in.slot[0], b == 0 ? ~uint64_t{0}
+                        : (sa == INT64_MIN && sb == -1) ? a : static_cast<uint64_t>(sa / sb));
+    break;
+  case Opcode::Rem:
+    set_reg(in.slot[0], b == 0 ? a : (sa == INT64_MIN && sb == -1) ? 0 : static_cast<uint64_t>(sa % sb));
+    break;
+  case Opcode::Divu: set_reg(in.slot[0], b == 0 ? ~uint64_t{0} : a / b); break;
+  case Opcode::Remu: set_reg(in.slot[0], b == 0 ? a : a % b); break;
+  case Opcode::Bltu: if (regs[in.slot[0]] < regs[in.slot[1]]) next = pc_ + imm; break;
+  case Opcode::Bgeu: if (regs[in.slot[0]] >= regs[in.slot[1]]) next = pc_ + imm; break;
+  case Opcode::Trap: throw ProgramError("trap " + std::to_string(in.imm));
+  case Opcode::Ld:
+  case Opcode::Ldw:
+  case Opcode::Ldb:
+  case Opcode::St:
+  case Opcode::Stw:
+  case Opcode::Stb:
+    exec_memory(in);
+    break;
   case Opcode::Min: set_reg(in.slot[0], static_cast<uint64_t>(std::min(sa, sb))); break;
   case Opcode::Max: set_reg(in.slot[0], static_cast<uint64_t>(std::max(sa, sb))); break;
   case Opcode::Addi: set_reg(in.slot[0], a + imm); break;
@@ -147,6 +169,25 @@ void Core::exec_scalar(const isa::Instr &in) {
   pc_ = next;
 }
 
+void Core::exec_memory(const isa::Instr &in) {
+  sync(); // the units have run up to the command processor's time: their writes are visible
+  const uint64_t addr = regs[in.slot[1]] + static_cast<uint64_t>(static_cast<int64_t>(in.imm));
+  const bool load = in.op == Opcode::Ld || in.op == Opcode::Ldw || in.op == Opcode::Ldb;
+  const uint64_t bytes = (in.op == Opcode::Ld || in.op == Opcode::St) ? 8
+                         : (in.op == Opcode::Ldw || in.op == Opcode::Stw) ? 4 : 1;
+  uint8_t *p = state.mem.span(addr, bytes, isa::op_info(in.op).mnemonic);
+  if (!load) {
+    const uint64_t v = regs[in.slot[0]];
+    std::memcpy(p, &v, bytes); // little-endian host
+    return;
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, p, bytes);
+  if (bytes < 8) // sign-extend
+    v = static_cast<uint64_t>(static_cast<int64_t>(v << (64 - 8 * bytes)) >> (64 - 8 * bytes));
+  set_reg(in.slot[0], v);
+}
+
 void Core::exec_config(const isa::Instr &in) {
   const bool imm = in.op == Opcode::DmaCfgi || in.op == Opcode::MxCfgi || in.op == Opcode::VCfgi;
   const uint64_t v = imm ? static_cast<uint64_t>(static_cast<int64_t>(in.imm)) : regs[in.slot[1]];
@@ -155,7 +196,8 @@ void Core::exec_config(const isa::Instr &in) {
   case Opcode::DmaCfg:
   case Opcode::DmaCfgi: {
     uint64_t *fields[] = {&dma_.esize, &dma_.n[0], &dma_.n[1], &dma_.n[2], &dma_.hs[1], &dma_.hs[2],
-                          &dma_.ls[1], &dma_.ls[2], &dma_.v[0], &dma_.v[1], &dma_.v[2], &dma_.pad};
+                          &dma_.ls[1], &dma_.ls[2], &dma_.v[0], &dma_.v[1], &dma_.v[2], &dma_.pad,
+                          &dma_.isz,   &dma_.adt,   &dma_.oob};
     *fields[f] = v;
     break;
   }
@@ -166,7 +208,8 @@ void Core::exec_config(const isa::Instr &in) {
     break;
   }
   default: {
-    uint64_t *fields[] = {&vec_.n, &vec_.rows, &vec_.sd, &vec_.sa, &vec_.sb, &vec_.src, &vec_.dst};
+    uint64_t *fields[] = {&vec_.n,   &vec_.rows, &vec_.sd, &vec_.sa, &vec_.sb, &vec_.src, &vec_.dst,
+                          &vec_.t,   &vec_.u,    &vec_.rm, &vec_.sc, &vec_.ea, &vec_.ed};
     *fields[f] = v;
   }
   }
@@ -194,12 +237,14 @@ void Core::dispatch(const isa::Instr &in) {
     target = &queue(in.slot[0]);
     c.a = regs[in.slot[1]];
     c.b = regs[in.slot[2]];
+    c.c = regs[in.slot[3]]; // the index tile of dma.gather / dma.scatter / dma.atadd
     c.dma = dma_;
   } else {
     target = u == isa::Unit::Matrix ? static_cast<Unit *>(mx.get()) : vec.get();
     c.a = regs[in.slot[0]];
     c.b = regs[in.slot[1]];
     c.c = regs[in.slot[2]];
+    c.d = regs[in.slot[3]]; // v.fma / v.sel
     c.mx = mx_;
     c.vec = vec_;
   }

@@ -51,6 +51,8 @@ private:
   bool step(const isa::Instr &in);
   void exec_scalar(const isa::Instr &in);
   void exec_config(const isa::Instr &in);
+  /// ld / ldw / ldb / st / stw / stb on the core's local memory.
+  void exec_memory(const isa::Instr &in);
   void dispatch(const isa::Instr &in);
   void exec_sync(const isa::Instr &in);
   void fence();

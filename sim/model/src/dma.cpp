@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dma.h"
 
+#include "tl/npu/numerics.h"
+
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace tl::npu::model {
 
@@ -45,6 +48,8 @@ void DmaEngine::transfer_row(bool load, uint64_t hbm, uint8_t *local, uint64_t b
 }
 
 uint64_t DmaEngine::execute(const Command &c) {
+  if (c.op != isa::Opcode::DmaLd && c.op != isa::Opcode::DmaSt)
+    return execute_indexed(c);
   const DmaDesc &d = c.dma;
   const bool load = c.op == isa::Opcode::DmaLd;
   const uint64_t local_base = load ? c.a : c.b, hbm_base = load ? c.b : c.a;
@@ -74,6 +79,92 @@ uint64_t DmaEngine::execute(const Command &c) {
   hbm_bytes_ += static_cast<double>(moved);
   const uint64_t sram_done =
       chip_.seconds_ps(chip_.cfg.core.dma.setup) + chip_.cycles_ps(static_cast<double>(banks.busiest()));
+  return std::max({done_ps_, issue_ps_, sram_done});
+}
+
+void DmaEngine::atomic_add_row(const DmaDesc &d, uint64_t hbm, uint8_t *local, uint64_t n) {
+  const uint64_t bytes = n * 4;
+  if (bytes == 0)
+    return;
+  std::vector<uint8_t> old(bytes);
+  transfer_row(true, hbm, old.data(), bytes);
+  std::vector<uint8_t> sum(bytes);
+  const num::DType t = static_cast<num::DType>(d.adt);
+  for (uint64_t i = 0; i < n; ++i)
+    num::store_bits(t, sum.data(), i,
+                    num::binary(num::BinOp::Add, t, num::load_bits(t, old.data(), i),
+                                num::load_bits(t, local, i)));
+  transfer_row(false, hbm, sum.data(), bytes);
+  std::memcpy(local, old.data(), bytes); // the old values come back, as atomic_add returns them
+}
+
+uint64_t DmaEngine::execute_indexed(const Command &c) {
+  const DmaDesc &d = c.dma;
+  const char *name = isa::op_info(c.op).mnemonic;
+  const bool gather = c.op == isa::Opcode::DmaGather, atomic = c.op == isa::Opcode::DmaAtAdd;
+  const uint64_t local_base = gather ? c.a : c.b, hbm_base = gather ? c.b : c.a, index_base = c.c;
+  if (d.esize == 0 || d.esize > 8)
+    throw ProgramError("dma esize must be 1..8 bytes, got " + std::to_string(d.esize));
+  if (d.isz != 4 && d.isz != 8)
+    throw ProgramError("dma isz (index bytes) must be 4 or 8, got " + std::to_string(d.isz));
+  if (d.oob > 2)
+    throw ProgramError(
+        "dma oob must be 0 (fault), 1 (pad / skip) or 2 (negative pads / skips), got " +
+        std::to_string(d.oob));
+  if (atomic && ((d.adt != static_cast<uint64_t>(num::DType::F32) &&
+                  d.adt != static_cast<uint64_t>(num::DType::I32)) ||
+                 d.esize != 4))
+    throw ProgramError("dma.atadd needs adt f32 or i32 and esize 4 (adt " + std::to_string(d.adt) +
+                       ", esize " + std::to_string(d.esize) + ")");
+  const uint64_t row_bytes = d.n[0] * d.esize;
+  const uint64_t valid = std::min(d.n[0], d.v[0]) * d.esize;
+  BankCounter banks(chip_.cfg.core.sram.banks, chip_.cfg.core.sram.bank_width);
+  issue_ps_ = chip_.seconds_ps(chip_.cfg.core.dma.setup);
+  done_ps_ = issue_ps_;
+  uint64_t moved = 0;
+  for (uint64_t e = 0; e < d.n[1]; ++e) {
+    const uint8_t *ip = core_.mem.span(index_base + e * d.isz, d.isz, name);
+    int64_t k;
+    if (d.isz == 4) {
+      int32_t k32;
+      std::memcpy(&k32, ip, 4);
+      k = k32;
+    } else {
+      std::memcpy(&k, ip, 8);
+    }
+    banks.touch(index_base + e * d.isz, d.isz);
+    const uint64_t la = local_base + e * d.ls[1];
+    uint8_t *row = core_.mem.span(la, gather ? row_bytes : valid, name);
+    const bool in_bounds = k >= 0 && static_cast<uint64_t>(k) < d.v[1];
+    if (!in_bounds) {
+      if (d.oob == 0 || (d.oob == 2 && k >= 0))
+        throw ProgramError(std::string(name) + ": index " + std::to_string(k) + " (entry " +
+                           std::to_string(e) + " of the index tile) is out of bounds [0, " +
+                           (d.v[1] == UINT64_MAX ? std::string("inf") : std::to_string(d.v[1])) +
+                           ")");
+      if (gather) // a masked row reads as pad
+        for (uint64_t b = 0; b < row_bytes; b += d.esize)
+          std::memcpy(row + b, &d.pad, d.esize);
+      continue;
+    }
+    const uint64_t ha = hbm_base + static_cast<uint64_t>(k) * d.hs[1];
+    if (atomic) {
+      atomic_add_row(d, ha, row, valid / 4);
+      moved += 2 * valid;
+    } else {
+      transfer_row(gather, ha, row, valid);
+      moved += valid;
+    }
+    if (gather)
+      for (uint64_t b = valid; b < row_bytes; b += d.esize)
+        std::memcpy(row + b, &d.pad, d.esize);
+    banks.touch(la, gather ? row_bytes : valid);
+    (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) +=
+        static_cast<double>(gather ? row_bytes : valid);
+  }
+  hbm_bytes_ += static_cast<double>(moved);
+  const uint64_t sram_done = chip_.seconds_ps(chip_.cfg.core.dma.setup) +
+                             chip_.cycles_ps(static_cast<double>(banks.busiest()));
   return std::max({done_ps_, issue_ps_, sram_done});
 }
 

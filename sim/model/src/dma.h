@@ -2,7 +2,9 @@
 // part of each row from HBM (elements at or beyond the valid extents are filled with the pad
 // pattern); stores write only valid elements. Timing: setup, then requests issued at the engine's
 // bandwidth, each split at HBM interleave boundaries and timed by the HBM; the command ends when
-// the last request completes, or when the busiest SRAM bank is done if that is later.
+// the last request completes, or when the busiest SRAM bank is done if that is later. Indexed
+// commands move one row per index of a local index tile: gather, scatter, and atomic add (a read
+// and a write request per row, with no other access in between: atomic against every engine).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -21,6 +23,10 @@ public:
 
 private:
   uint64_t execute(const Command &c) override;
+  /// dma.gather / dma.scatter / dma.atadd: one row of n0 elements per index.
+  uint64_t execute_indexed(const Command &c);
+  /// The element-wise read-modify-write of dma.atadd on the first n elements of one row.
+  void atomic_add_row(const DmaDesc &d, uint64_t hbm, uint8_t *local, uint64_t n);
   /// One row: `bytes` between HBM `hbm` and local pointer `local`; advances the issue clock and
   /// the completion time.
   void transfer_row(bool load, uint64_t hbm, uint8_t *local, uint64_t bytes);

@@ -1,8 +1,6 @@
-// Vector unit (see vector.h).
+// Vector unit: dispatch, timing and the elementwise commands (see vector.h).
 // SPDX-License-Identifier: Apache-2.0
 #include "vector.h"
-
-#include "tl/npu/numerics.h"
 
 #include <vector>
 
@@ -14,7 +12,184 @@ using num::DType;
 VectorUnit::VectorUnit(sc_core::sc_module_name name, CoreState &core, int track)
     : Unit(name, core, "vec", track) {}
 
+VecKind vec_kind(Opcode op) {
+  switch (op) {
+  case Opcode::VAdds:
+  case Opcode::VMuls:
+  case Opcode::VMaxs:
+    return VecKind::Scalar;
+  case Opcode::VExp:
+  case Opcode::VNeg:
+  case Opcode::VAbs:
+  case Opcode::VNot:
+  case Opcode::VSqrt:
+  case Opcode::VRsqrt:
+  case Opcode::VExp2:
+  case Opcode::VLog:
+  case Opcode::VLog2:
+  case Opcode::VTanh:
+  case Opcode::VErf:
+  case Opcode::VSigmoid:
+  case Opcode::VSin:
+  case Opcode::VCos:
+    return VecKind::Unary;
+  case Opcode::VCeq:
+  case Opcode::VCne:
+  case Opcode::VClt:
+  case Opcode::VCle:
+  case Opcode::VCgt:
+  case Opcode::VCge:
+    return VecKind::Compare;
+  case Opcode::VFma:
+    return VecKind::Fma;
+  case Opcode::VSel:
+    return VecKind::Select;
+  case Opcode::VIota:
+    return VecKind::Iota;
+  case Opcode::VFill:
+    return VecKind::Fill;
+  case Opcode::VCvt:
+  case Opcode::VIcvt:
+    return VecKind::Convert;
+  case Opcode::VCopy:
+  case Opcode::VScopy:
+    return VecKind::Copy;
+  case Opcode::VRsum:
+  case Opcode::VRmax:
+  case Opcode::VRmin:
+  case Opcode::VRargmax:
+    return VecKind::RowReduce;
+  case Opcode::VCsum:
+  case Opcode::VCmax:
+  case Opcode::VCmin:
+  case Opcode::VCargmax:
+    return VecKind::ColumnReduce;
+  case Opcode::VCumsum:
+  case Opcode::VCummax:
+  case Opcode::VCummin:
+    return VecKind::Scan;
+  default:
+    return VecKind::Binary;
+  }
+}
+
 namespace {
+
+num::BinOp bin_op(Opcode op) {
+  switch (op) {
+  case Opcode::VAdd:
+  case Opcode::VAdds:
+    return num::BinOp::Add;
+  case Opcode::VSub:
+    return num::BinOp::Sub;
+  case Opcode::VMul:
+  case Opcode::VMuls:
+    return num::BinOp::Mul;
+  case Opcode::VMax:
+  case Opcode::VMaxs:
+    return num::BinOp::Max;
+  case Opcode::VMin:
+    return num::BinOp::Min;
+  case Opcode::VDiv:
+    return num::BinOp::Div;
+  case Opcode::VRem:
+    return num::BinOp::Rem;
+  case Opcode::VAnd:
+    return num::BinOp::And;
+  case Opcode::VOr:
+    return num::BinOp::Or;
+  case Opcode::VXor:
+    return num::BinOp::Xor;
+  case Opcode::VShl:
+    return num::BinOp::Shl;
+  case Opcode::VShr:
+    return num::BinOp::Shr;
+  default:
+    return num::BinOp::Pow;
+  }
+}
+
+num::UnOp un_op(Opcode op) {
+  switch (op) {
+  case Opcode::VExp:
+    return num::UnOp::Exp;
+  case Opcode::VNeg:
+    return num::UnOp::Neg;
+  case Opcode::VAbs:
+    return num::UnOp::Abs;
+  case Opcode::VNot:
+    return num::UnOp::Not;
+  case Opcode::VSqrt:
+    return num::UnOp::Sqrt;
+  case Opcode::VRsqrt:
+    return num::UnOp::Rsqrt;
+  case Opcode::VExp2:
+    return num::UnOp::Exp2;
+  case Opcode::VLog:
+    return num::UnOp::Log;
+  case Opcode::VLog2:
+    return num::UnOp::Log2;
+  case Opcode::VTanh:
+    return num::UnOp::Tanh;
+  case Opcode::VErf:
+    return num::UnOp::Erf;
+  case Opcode::VSigmoid:
+    return num::UnOp::Sigmoid;
+  case Opcode::VSin:
+    return num::UnOp::Sin;
+  default:
+    return num::UnOp::Cos;
+  }
+}
+
+num::CmpOp cmp_op(Opcode op) {
+  switch (op) {
+  case Opcode::VCeq:
+    return num::CmpOp::Eq;
+  case Opcode::VCne:
+    return num::CmpOp::Ne;
+  case Opcode::VClt:
+    return num::CmpOp::Lt;
+  case Opcode::VCle:
+    return num::CmpOp::Le;
+  case Opcode::VCgt:
+    return num::CmpOp::Gt;
+  default:
+    return num::CmpOp::Ge;
+  }
+}
+
+/// Passes per element group (the config's figures for expensive operations).
+uint64_t passes(Opcode op, const VectorConfig &vc) {
+  switch (op) {
+  case Opcode::VExp:
+    return vc.exp_passes;
+  case Opcode::VDiv:
+  case Opcode::VRem:
+  case Opcode::VSqrt:
+  case Opcode::VRsqrt:
+    return vc.div_passes;
+  case Opcode::VPow:
+  case Opcode::VExp2:
+  case Opcode::VLog:
+  case Opcode::VLog2:
+  case Opcode::VTanh:
+  case Opcode::VErf:
+  case Opcode::VSigmoid:
+  case Opcode::VSin:
+  case Opcode::VCos:
+    return vc.transcendental_passes;
+  default:
+    return 1;
+  }
+}
+
+uint32_t width_mask(DType t) {
+  const int bytes = num::dtype_size(t);
+  return bytes == 4 ? ~0u : (1u << (8 * bytes)) - 1;
+}
+
+} // namespace
 
 DType checked_dtype(uint64_t v, const char *field) {
   if (v > static_cast<uint64_t>(DType::I32))
@@ -23,145 +198,174 @@ DType checked_dtype(uint64_t v, const char *field) {
   return static_cast<DType>(v);
 }
 
-uint32_t convert(DType from, DType to, uint32_t bits) {
-  uint32_t f;
-  switch (from) { // to f32 first: exact for every source but i32, which rounds
-  case DType::BF16:
-    f = num::bf16_to_f32(static_cast<uint16_t>(bits));
-    break;
-  case DType::F16:
-    f = num::f16_to_f32(static_cast<uint16_t>(bits));
-    break;
-  case DType::I8:
-    f = num::i32_to_f32(static_cast<int8_t>(bits));
-    break;
-  case DType::I32:
-    if (to == DType::I32 || to == DType::I8) // integer to integer: saturate, no float step
-      return to == DType::I32 ? bits
-                              : static_cast<uint8_t>(std::max(-128, std::min(127, static_cast<int32_t>(bits))));
-    f = num::i32_to_f32(static_cast<int32_t>(bits));
-    break;
-  default:
-    f = bits;
-  }
-  switch (to) {
-  case DType::BF16:
-    return num::f32_to_bf16(f);
-  case DType::F16:
-    return num::f32_to_f16(f);
-  case DType::I8:
-    return static_cast<uint8_t>(num::f32_to_i8(f));
-  case DType::I32:
-    return static_cast<uint32_t>(num::f32_to_i32(f));
-  default:
-    return f;
-  }
+uint32_t VectorUnit::load(uint64_t base, uint64_t i, DType t, const Command &c) const {
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  return num::load_bits(t, core_.mem.span(base + i * es, es, isa::op_info(c.op).mnemonic), 0);
 }
 
-uint32_t binary(Opcode op, uint32_t a, uint32_t b) {
-  switch (op) {
-  case Opcode::VAdd:
-  case Opcode::VAdds:
-    return num::f32_add(a, b);
-  case Opcode::VSub:
-    return num::f32_sub(a, b);
-  case Opcode::VMul:
-  case Opcode::VMuls:
-    return num::f32_mul(a, b);
-  case Opcode::VMax:
-  case Opcode::VMaxs:
-    return num::f32_max(a, b);
-  default:
-    return num::f32_min(a, b);
+void VectorUnit::store(uint64_t base, uint64_t i, DType t, uint32_t bits, const Command &c) {
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  num::store_bits(t, core_.mem.span(base + i * es, es, isa::op_info(c.op).mnemonic), 0, bits);
+}
+
+namespace {
+
+/// The element dtype of an elementwise command (`dst` for v.fill, else `t`), checked against
+/// what the operation is defined on.
+DType elementwise_dtype(const Command &c, VecKind kind) {
+  const DType t =
+      kind == VecKind::Fill ? checked_dtype(c.vec.dst, "dst") : checked_dtype(c.vec.t, "t");
+  if (c.vec.u > 1)
+    throw ProgramError("vector u must be 0 (signed) or 1 (unsigned), got " +
+                       std::to_string(c.vec.u));
+  if (((kind == VecKind::Binary || kind == VecKind::Scalar) && !num::defined_on(bin_op(c.op), t)) ||
+      (kind == VecKind::Unary && !num::defined_on(un_op(c.op), t)) ||
+      (kind == VecKind::Iota && t != DType::F32 && num::is_float(t)))
+    throw ProgramError(std::string(isa::op_info(c.op).mnemonic) + " is not defined on " +
+                       num::dtype_name(t));
+  return t;
+}
+
+/// One result element from the operands x (a), y (b), z (c) of element i.
+uint32_t element(const Command &c, VecKind kind, DType t, uint64_t i, uint32_t x, uint32_t y,
+                 uint32_t z) {
+  const bool u = c.vec.u != 0;
+  switch (kind) {
+  case VecKind::Binary:
+    return num::binary(bin_op(c.op), t, x, y, u);
+  case VecKind::Scalar:
+    return num::binary(bin_op(c.op), t, x, static_cast<uint32_t>(c.c) & width_mask(t), u);
+  case VecKind::Unary:
+    return num::unary(un_op(c.op), t, x, u);
+  case VecKind::Compare:
+    return num::compare(cmp_op(c.op), t, x, y, u) ? 1 : 0;
+  case VecKind::Fma:
+    return num::fma(t, x, y, z);
+  case VecKind::Select:
+    return x != 0 ? y : z;
+  case VecKind::Iota: {
+    const uint32_t start = static_cast<uint32_t>(c.b), step = static_cast<uint32_t>(c.c);
+    if (num::is_float(t))
+      return num::fma(DType::F32, num::convert(DType::I32, DType::F32, static_cast<uint32_t>(i)),
+                      step, start);
+    return (start + static_cast<uint32_t>(i) * step) & width_mask(t);
+  }
+  default: // v.fill
+    return static_cast<uint32_t>(c.b);
   }
 }
 
 } // namespace
 
-void VectorUnit::compute(const Command &c) {
+void VectorUnit::elementwise(const Command &c) {
   const VecCfg &v = c.vec;
-  const Opcode op = c.op;
-  DType src = DType::F32, dst = DType::F32;
-  if (op == Opcode::VCvt || op == Opcode::VCopy)
-    src = checked_dtype(v.src, "src");
-  if (op == Opcode::VCvt || op == Opcode::VFill)
-    dst = checked_dtype(v.dst, "dst");
-  if (op == Opcode::VCopy)
-    dst = src;
-  const uint64_t ss = num::dtype_size(src), ds = num::dtype_size(dst);
-  const bool two = op == Opcode::VAdd || op == Opcode::VSub || op == Opcode::VMul ||
-                   op == Opcode::VMax || op == Opcode::VMin;
-  const bool scalar = op == Opcode::VAdds || op == Opcode::VMuls || op == Opcode::VMaxs;
-  const char *name = isa::op_info(op).mnemonic;
+  const VecKind kind = vec_kind(c.op);
+  const char *name = isa::op_info(c.op).mnemonic;
+  const DType t = elementwise_dtype(c, kind);
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  const DType out_t = kind == VecKind::Compare ? DType::I8 : t; // masks are bytes
+  const DType a_t = kind == VecKind::Select ? DType::I8 : t;
+  const bool reads_a = kind != VecKind::Fill && kind != VecKind::Iota;
+  const bool reads_b = kind == VecKind::Binary || kind == VecKind::Compare ||
+                       kind == VecKind::Fma || kind == VecKind::Select;
+  const bool reads_c = kind == VecKind::Fma || kind == VecKind::Select;
+  const bool int_div = !num::is_float(t) && (c.op == Opcode::VDiv || c.op == Opcode::VRem);
   std::vector<uint32_t> out(v.n);
   for (uint64_t r = 0; r < v.rows; ++r) {
-    const uint8_t *a = op == Opcode::VFill ? nullptr : core_.mem.span(c.b + r * v.sa, v.n * ss, name);
-    const uint8_t *b = two ? core_.mem.span(c.c + r * v.sb, v.n * 4, name) : nullptr;
+    const uint8_t *a =
+        reads_a ? core_.mem.span(c.b + r * v.sa, v.n * num::dtype_size(a_t), name) : nullptr;
+    const uint8_t *b = reads_b ? core_.mem.span(c.c + r * v.sb, v.n * es, name) : nullptr;
+    const uint8_t *cc = reads_c ? core_.mem.span(c.d + r * v.sc, v.n * es, name) : nullptr;
     for (uint64_t i = 0; i < v.n; ++i) {
-      const uint32_t x = a != nullptr ? num::load_bits(src, a, i) : 0;
-      if (two)
-        out[i] = binary(op, x, num::load_bits(DType::F32, b, i));
-      else if (scalar)
-        out[i] = binary(op, x, static_cast<uint32_t>(c.c));
-      else if (op == Opcode::VExp)
-        out[i] = num::f32_exp(x);
-      else if (op == Opcode::VCvt)
-        out[i] = convert(src, dst, x);
-      else if (op == Opcode::VFill)
-        out[i] = static_cast<uint32_t>(c.b);
-      else // v.copy
-        out[i] = x;
+      const uint32_t x = a != nullptr ? num::load_bits(a_t, a, i) : 0;
+      const uint32_t y = b != nullptr ? num::load_bits(t, b, i) : 0;
+      const uint32_t z = cc != nullptr ? num::load_bits(t, cc, i) : 0;
+      if (int_div && (y & width_mask(t)) == 0)
+        throw ProgramError(std::string(name) + ": integer division by zero (row " +
+                           std::to_string(r) + ", element " + std::to_string(i) + ")");
+      out[i] = element(c, kind, t, i, x, y, z);
     }
-    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * ds, name); // after the reads: in place is fine
+    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * num::dtype_size(out_t),
+                                name); // after the reads: in place is fine
+    for (uint64_t i = 0; i < v.n; ++i)
+      num::store_bits(out_t, d, i, out[i]);
+  }
+}
+
+void VectorUnit::convert(const Command &c) {
+  const VecCfg &v = c.vec;
+  const DType src = checked_dtype(v.src, "src"), dst = checked_dtype(v.dst, "dst");
+  if (v.rm > 3)
+    throw ProgramError("vector rm must be 0..3 (rne rtz rdn rup), got " + std::to_string(v.rm));
+  if (c.op == Opcode::VIcvt && (num::is_float(src) || num::is_float(dst)))
+    throw ProgramError(std::string("v.icvt converts integers, not ") +
+                       num::dtype_name(num::is_float(src) ? src : dst));
+  const char *name = isa::op_info(c.op).mnemonic;
+  const uint64_t ss = num::dtype_size(src), ds = num::dtype_size(dst);
+  std::vector<uint32_t> out(v.n);
+  for (uint64_t r = 0; r < v.rows; ++r) {
+    const uint8_t *a = core_.mem.span(c.b + r * v.sa, v.n * ss, name);
+    for (uint64_t i = 0; i < v.n; ++i) {
+      const uint32_t x = num::load_bits(src, a, i);
+      out[i] = c.op == Opcode::VIcvt
+                   ? num::int_resize(src, dst, x, v.u != 0)
+                   : num::convert(src, dst, x, static_cast<num::Round>(v.rm), v.u != 0);
+    }
+    uint8_t *d = core_.mem.span(c.a + r * v.sd, v.n * ds, name);
     for (uint64_t i = 0; i < v.n; ++i)
       num::store_bits(dst, d, i, out[i]);
   }
 }
 
-void VectorUnit::reduce(const Command &c) {
-  const VecCfg &v = c.vec;
-  const uint64_t w = static_cast<uint64_t>(chip_.cfg.core.vector.lanes);
-  const bool sum = c.op == Opcode::VRsum;
-  std::vector<uint32_t> lane(w);
-  for (uint64_t r = 0; r < v.rows; ++r) {
-    const uint8_t *a = core_.mem.span(c.b + r * v.sa, v.n * 4, isa::op_info(c.op).mnemonic);
-    // Lane l folds elements l, l + W, ... in order, from the first one it gets.
-    uint64_t used = std::min(w, v.n);
-    for (uint64_t l = 0; l < used; ++l) {
-      uint32_t acc = num::load_bits(DType::F32, a, l);
-      for (uint64_t i = l + w; i < v.n; i += w)
-        acc = sum ? num::f32_add(acc, num::load_bits(DType::F32, a, i))
-                  : num::f32_max(acc, num::load_bits(DType::F32, a, i));
-      lane[l] = acc;
-    }
-    // Pairwise tree over the used lanes: (0,1), (2,3), ... then (0,2), ...
-    for (uint64_t step = 1; step < used; step *= 2)
-      for (uint64_t l = 0; l + step < used; l += 2 * step)
-        lane[l] = sum ? num::f32_add(lane[l], lane[l + step]) : num::f32_max(lane[l], lane[l + step]);
-    const uint32_t result = used == 0 ? (sum ? 0u : 0xff800000u) : lane[0];
-    num::store_bits(DType::F32, core_.mem.span(c.a + r * v.sd, 4, isa::op_info(c.op).mnemonic), 0,
-                    result);
-  }
-}
-
 uint64_t VectorUnit::execute(const Command &c) {
   const auto &vc = chip_.cfg.core.vector;
-  const bool red = c.op == Opcode::VRsum || c.op == Opcode::VRmax;
-  if (chip_.opts.compute_data)
-    red ? reduce(c) : compute(c);
+  const VecKind kind = vec_kind(c.op);
+  if (chip_.opts.compute_data) {
+    switch (kind) {
+    case VecKind::Convert:
+      convert(c);
+      break;
+    case VecKind::Copy:
+      strided_copy(c);
+      break;
+    case VecKind::RowReduce:
+      row_reduce(c);
+      break;
+    case VecKind::ColumnReduce:
+      column_reduce(c);
+      break;
+    case VecKind::Scan:
+      scan(c);
+      break;
+    default:
+      elementwise(c);
+    }
+  }
   const uint64_t groups = (c.vec.n + vc.lanes - 1) / vc.lanes;
-  const uint64_t passes = c.op == Opcode::VExp ? vc.exp_passes : 1;
   int tree = 0;
   while ((1 << tree) < vc.lanes)
     ++tree;
-  const uint64_t per_row = groups * passes + (red ? tree : 0);
+  uint64_t per_row = groups * passes(c.op, vc);
+  if (kind == VecKind::RowReduce)
+    per_row += static_cast<uint64_t>(tree);
+  if (kind == VecKind::Scan)
+    per_row = groups * (1 + static_cast<uint64_t>(tree));
   return chip_.cycles_ps(static_cast<double>(vc.pipeline_depth + c.vec.rows * per_row));
 }
 
 double VectorUnit::flops(const Command &c) const {
-  if (c.op == Opcode::VCopy || c.op == Opcode::VFill || c.op == Opcode::VCvt)
+  switch (vec_kind(c.op)) {
+  case VecKind::Copy:
+  case VecKind::Fill:
+  case VecKind::Convert:
+  case VecKind::Select:
+  case VecKind::Iota:
     return 0;
-  return static_cast<double>(c.vec.n * c.vec.rows);
+  case VecKind::Fma:
+    return static_cast<double>(2 * c.vec.n * c.vec.rows);
+  default:
+    return static_cast<double>(c.vec.n * c.vec.rows);
+  }
 }
 
 } // namespace tl::npu::model

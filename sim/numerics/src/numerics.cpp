@@ -2,164 +2,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/npu/numerics.h"
 
+#include "softfloat.h"
+
 #include <cassert>
 #include <cstring>
 #include <utility>
 
 namespace tl::npu::num {
+using namespace detail;
 namespace {
 
-using u128 = unsigned __int128;
-
-/// Layout of a binary floating-point format.
-struct Layout {
-  int ebits;
-  int mbits;
-  int bias() const { return (1 << (ebits - 1)) - 1; }
-};
-constexpr Layout kF32{8, 23};
-constexpr Layout kBF16{8, 7};
-constexpr Layout kF16{5, 10};
-
-enum class Cls { Zero, Finite, Inf, NaN };
-
-/// A decoded value: (-1)^neg * mag * 2^exp for Finite; mag is exact and never normalized.
-struct Value {
-  Cls cls;
-  bool neg;
-  int exp;
-  u128 mag;
-};
-
-int msb(u128 v) {
-  assert(v != 0);
-  uint64_t hi = static_cast<uint64_t>(v >> 64);
-  if (hi != 0)
-    return 127 - __builtin_clzll(hi);
-  return 63 - __builtin_clzll(static_cast<uint64_t>(v));
-}
-
-Value unpack(uint32_t bits, Layout l) {
-  const uint32_t emask = (1u << l.ebits) - 1, fmask = (1u << l.mbits) - 1;
-  bool neg = ((bits >> (l.ebits + l.mbits)) & 1) != 0;
-  uint32_t field = (bits >> l.mbits) & emask, frac = bits & fmask;
-  if (field == emask)
-    return {frac != 0 ? Cls::NaN : Cls::Inf, neg, 0, 0};
-  if (field == 0)
-    return {frac == 0 ? Cls::Zero : Cls::Finite, neg, 1 - l.bias() - l.mbits, frac};
-  return {Cls::Finite, neg, static_cast<int>(field) - l.bias() - l.mbits, frac | (1u << l.mbits)};
-}
-
-Value unpack_dtype(DType t, uint32_t bits) {
-  switch (t) {
-  case DType::BF16:
-    return unpack(bits & 0xffff, kBF16);
-  case DType::F16:
-    return unpack(bits & 0xffff, kF16);
-  case DType::F32:
-    return unpack(bits, kF32);
-  default:
-    assert(false && "not a float dtype");
-    return {Cls::NaN, false, 0, 0};
-  }
-}
-
-uint32_t canonical_nan(Layout l) {
-  return (((1u << l.ebits) - 1) << l.mbits) | (1u << (l.mbits - 1));
-}
-uint32_t sign_bit(Layout l, bool neg) { return neg ? 1u << (l.ebits + l.mbits) : 0; }
-uint32_t inf_bits(Layout l, bool neg) {
-  return sign_bit(l, neg) | (((1u << l.ebits) - 1) << l.mbits);
-}
-
-/// Rounds (-1)^neg * mag * 2^exp (mag != 0) to `l`, nearest even, subnormals kept, overflow to inf.
-uint32_t round_pack(bool neg, int exp, u128 mag, Layout l) {
-  const int m = l.mbits, emin = 1 - l.bias();
-  const int e = exp + msb(mag);
-  int q = (e > emin ? e : emin) - m; // weight of the last kept bit
-  const int shift = q - exp;
-  u128 kept;
-  if (shift <= 0) {
-    kept = mag << -shift;
-  } else if (shift >= 128) {
-    kept = 0; // the value is below half the quantum
-  } else {
-    kept = mag >> shift;
-    u128 rem = mag & ((u128{1} << shift) - 1), half = u128{1} << (shift - 1);
-    if (rem > half || (rem == half && (kept & 1) != 0))
-      ++kept;
-  }
-  if (kept == 0)
-    return sign_bit(l, neg);
-  if (kept >> (m + 1) != 0) { // the rounding carried into a new binade
-    kept >>= 1;
-    ++q;
-  }
-  if (kept >> m == 0) // subnormal
-    return sign_bit(l, neg) | static_cast<uint32_t>(kept);
-  int biased = q + m + l.bias();
-  if (biased >= (1 << l.ebits) - 1)
-    return inf_bits(l, neg);
-  uint32_t frac = static_cast<uint32_t>(kept) & ((1u << m) - 1);
-  return sign_bit(l, neg) | (static_cast<uint32_t>(biased) << m) | frac;
-}
-
-/// Exact sum of two nonzero finite values; a zero result is +0 (the caller handles zero inputs).
-Value add_exact(Value x, Value y) {
-  auto top = [](const Value &v) { return v.exp + msb(v.mag); };
-  if (top(x) < top(y))
-    std::swap(x, y);
-  const int sx = 125 - msb(x.mag); // x's leading one at bit 125: room for a carry and y's bits
-  x.mag <<= sx;
-  x.exp -= sx;
-  const int d = y.exp - x.exp;
-  if (d >= 0) {
-    y.mag <<= d; // y's top is at most x's, so this fits
-  } else if (-d >= 128) {
-    y.mag = 1; // far below every kept bit: a sticky one
-  } else {
-    bool sticky = (y.mag & ((u128{1} << -d) - 1)) != 0;
-    y.mag = (y.mag >> -d) | (sticky ? 1 : 0);
-  }
-  if (x.neg == y.neg)
-    return {Cls::Finite, x.neg, x.exp, x.mag + y.mag};
-  if (x.mag == y.mag)
-    return {Cls::Zero, false, 0, 0};
-  if (x.mag > y.mag)
-    return {Cls::Finite, x.neg, x.exp, x.mag - y.mag};
-  return {Cls::Finite, y.neg, x.exp, y.mag - x.mag};
-}
-
-/// a * b + c with one rounding to f32 (see the header for the special cases).
-uint32_t fused(const Value &a, const Value &b, const Value &c) {
-  if (a.cls == Cls::NaN || b.cls == Cls::NaN || c.cls == Cls::NaN)
-    return kF32CanonicalNaN;
-  const bool pneg = a.neg != b.neg;
-  if (a.cls == Cls::Inf || b.cls == Cls::Inf) {
-    if (a.cls == Cls::Zero || b.cls == Cls::Zero)
-      return kF32CanonicalNaN;
-    if (c.cls == Cls::Inf && c.neg != pneg)
-      return kF32CanonicalNaN;
-    return inf_bits(kF32, pneg);
-  }
-  if (c.cls == Cls::Inf)
-    return inf_bits(kF32, c.neg);
-  if (a.cls == Cls::Zero || b.cls == Cls::Zero) {
-    if (c.cls == Cls::Zero)
-      return sign_bit(kF32, pneg && c.neg);
-    return round_pack(c.neg, c.exp, c.mag, kF32);
-  }
-  Value p{Cls::Finite, pneg, a.exp + b.exp, a.mag * b.mag};
-  if (c.cls == Cls::Zero)
-    return round_pack(p.neg, p.exp, p.mag, kF32);
-  Value s = add_exact(p, c);
-  if (s.cls == Cls::Zero)
-    return 0;
-  return round_pack(s.neg, s.exp, s.mag, kF32);
-}
-
-/// Rounds a float value to an integer (nearest even) and clamps it to [lo, hi]; NaN gives 0.
-int64_t round_to_int(const Value &v, int64_t lo, int64_t hi) {
+/// Rounds a float value to an integer in direction `r` and clamps it to [lo, hi]; NaN gives 0.
+int64_t round_to_int(const Value &v, int64_t lo, int64_t hi, Round r = Round::NearestEven) {
   if (v.cls == Cls::NaN || v.cls == Cls::Zero)
     return 0;
   if (v.cls == Cls::Inf)
@@ -169,19 +23,38 @@ int64_t round_to_int(const Value &v, int64_t lo, int64_t hi) {
     if (v.exp > 40)
       return v.neg ? lo : hi;
     mag = v.mag << v.exp;
-  } else if (-v.exp >= 100) {
-    mag = 0;
   } else {
-    int s = -v.exp;
-    mag = v.mag >> s;
-    u128 rem = v.mag & ((u128{1} << s) - 1), half = u128{1} << (s - 1);
-    if (rem > half || (rem == half && (mag & 1) != 0))
+    const int s = -v.exp;
+    u128 rem;
+    if (s >= 100) {
+      mag = 0;
+      rem = v.mag; // nonzero, below half
+    } else {
+      mag = v.mag >> s;
+      rem = v.mag & ((u128{1} << s) - 1);
+    }
+    const u128 half = s >= 100 ? ~u128{0} : u128{1} << (s - 1);
+    bool up = false;
+    switch (r) {
+    case Round::NearestEven:
+      up = rem > half || (rem == half && (mag & 1) != 0);
+      break;
+    case Round::TowardZero:
+      break;
+    case Round::Down:
+      up = v.neg && rem != 0;
+      break;
+    case Round::Up:
+      up = !v.neg && rem != 0;
+      break;
+    }
+    if (up)
       ++mag;
   }
   if (mag > static_cast<u128>(hi) + 1)
     return v.neg ? lo : hi;
-  int64_t r = v.neg ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
-  return r < lo ? lo : (r > hi ? hi : r);
+  int64_t x = v.neg ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+  return x < lo ? lo : (x > hi ? hi : x);
 }
 
 uint32_t narrow(uint32_t x, Layout l) {
@@ -259,6 +132,43 @@ uint32_t i32_to_f32(int32_t x) {
   uint64_t mag = neg ? uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(x))
                      : static_cast<uint64_t>(x);
   return round_pack(neg, 0, mag, kF32);
+}
+
+uint32_t convert(DType from, DType to, uint32_t bits, Round r, bool is_unsigned) {
+  const bool int_from = from == DType::I8 || from == DType::I32;
+  const bool int_to = to == DType::I8 || to == DType::I32;
+  const int64_t lo = is_unsigned ? 0 : (to == DType::I8 ? -128 : INT32_MIN);
+  const int64_t hi =
+      to == DType::I8 ? (is_unsigned ? 255 : 127) : (is_unsigned ? int64_t{UINT32_MAX} : INT32_MAX);
+  if (from == to && !int_from)
+    return bits;
+  int64_t x = 0;
+  if (int_from) {
+    x = from == DType::I8
+            ? (is_unsigned ? int64_t{bits & 0xff} : int64_t{static_cast<int8_t>(bits)})
+            : (is_unsigned ? int64_t{bits} : int64_t{static_cast<int32_t>(bits)});
+    if (int_to) // integer to integer: saturate, no float step
+      return static_cast<uint32_t>(x < lo ? lo : (x > hi ? hi : x)) &
+             (to == DType::I8 ? 0xffu : ~0u);
+  }
+  Value v;
+  if (int_from) {
+    const uint64_t mag = x < 0 ? uint64_t{0} - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+    v = x == 0 ? Value{Cls::Zero, false, 0, 0} : Value{Cls::Finite, x < 0, 0, mag};
+  } else {
+    v = unpack_dtype(from, bits);
+  }
+  if (int_to)
+    return static_cast<uint32_t>(round_to_int(v, lo, hi, r)) & (to == DType::I8 ? 0xffu : ~0u);
+  return pack(v, layout_of(to), r);
+}
+
+uint32_t int_resize(DType from, DType to, uint32_t bits, bool is_unsigned) {
+  uint32_t x = bits;
+  if (from == DType::I8)
+    x = is_unsigned ? (bits & 0xff)
+                    : static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)));
+  return to == DType::I8 ? (x & 0xff) : x;
 }
 
 uint32_t f32_fma(uint32_t a, uint32_t b, uint32_t c) {

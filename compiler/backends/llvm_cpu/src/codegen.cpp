@@ -274,13 +274,21 @@ void KernelCodegen::run() {
                          : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
     b_.CreateStore(v, s.ptr);
   }
+  collect_users();
   plan_fusion();
+  plan_inlining();
+  plan_views();
   lower_block(*kernel_.body(), nullptr);
   b_.SetInsertPoint(entry_);
   b_.CreateBr(start);
 }
 
 void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *parent) {
+  open_blocks_.push_back(&block);
+  struct Close {
+    std::vector<const ir::Block *> &open;
+    ~Close() { open.pop_back(); }
+  } close{open_blocks_};
   for (auto &op : block.ops()) {
     if (op->opcode() == Opcode::Return) {
       b_.CreateRet(b_.getInt32(0));
@@ -288,8 +296,8 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
     }
     if (op->opcode() == Opcode::Yield)
       return; // copied by the parent (copy_yield)
-    if (deferred_.count(op.get()))
-      continue; // lowered at its fused store
+    if (deferred_.count(op.get()) || inlined_.count(op.get()))
+      continue; // lowered at its fused store / computed per lane by its users
     if (fused_.count(op.get())) {
       lower_fused_store(*op);
       continue;

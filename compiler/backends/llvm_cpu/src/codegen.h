@@ -51,6 +51,8 @@ private:
   llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);
   void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name);
   void loop(int64_t n, const IndexFn &body, const char *name = "i");
+  /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
+  void lane_loop(int64_t n, const IndexFn &body);
   void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
                llvm::Value *lane, llvm::Value *index);
   llvm::Value *arg_field(unsigned arg, unsigned field, llvm::Value *dim);
@@ -79,6 +81,7 @@ private:
   llvm::Value *elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
                                  llvm::Value *lane);
   llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
+  llvm::Value *exp_f32(llvm::Value *x);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);
   llvm::Value *cast_lane(const ir::Operation &op, llvm::Value *v);
@@ -89,8 +92,13 @@ private:
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K,
                        int64_t N, int64_t *m_done, int64_t *n_done);
   void lower_reduce_scan(const ir::Operation &op);
+  llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
   void lower_block_access(const ir::Operation &op);
+  void copy_block_access(const ir::Operation &op);
+  llvm::Value *block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
+                                   const std::vector<int64_t> &tile_shape);
+  llvm::Value *block_base(unsigned arg, const std::vector<llvm::Value *> &off, llvm::Type *mem_t);
   void lower_indexed(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
 
@@ -103,6 +111,16 @@ private:
   bool collect_fusion(const ir::Value *v, const ir::Block &block,
                       std::unordered_map<const ir::Value *, int> &uses, Fusion &f);
   void lower_fused_store(const ir::Operation &store);
+  // Lane inlining (fusion.cpp): splats and single-use elementwise ops whose users all walk
+  // lanes (elementwise ops, reduce, scan) are computed per lane inside their user's loop.
+  void collect_users();
+  void plan_inlining();
+  const ir::Operation *evaluated_at(const ir::Operation *op) const;
+  // Load views (fusion.cpp): a load of a type stored as computed, whose users all come before
+  // any write to memory, reads the tensor in place when the block is inside and contiguous.
+  void plan_views();
+  /// Element `index` (flat, row-major) of tile `v`, computed if `v` is inlined.
+  llvm::Value *lane_value(const ir::Value *v, llvm::Value *index);
 
   const ir::Kernel &kernel_;
   llvm::Module &module_;
@@ -116,6 +134,17 @@ private:
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
   std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
   std::unordered_set<const ir::Operation *> deferred_;       // lowered by their fused store
+  std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users_;
+  std::unordered_set<const ir::Operation *> inlined_;        // computed per lane by their users
+  // Streaming prefetch (fusion.cpp): the memory after each load view, fetched by lane_loop.
+  struct Stream {
+    llvm::Value *next;
+    int64_t bytes;
+    const ir::Block *block; // usable while this block is being lowered
+  };
+  std::vector<Stream> streams_;
+  std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
+  std::unordered_set<const ir::Operation *> views_;          // loads that may read in place
 };
 
 } // namespace tl::llvm_cpu

@@ -7,7 +7,69 @@ namespace tl::llvm_cpu {
 using ir::Opcode;
 using ir::ScalarKind;
 
+/// True when the block of `tensor` at `off` with the tile's shape lies inside the tensor and is
+/// one contiguous run of memory in the tile's row-major order (dims of extent 1 may have any
+/// stride); then tile element i is at data + sum(off * stride) + i.
+llvm::Value *KernelCodegen::block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
+                                                const std::vector<int64_t> &tile_shape) {
+  llvm::Value *ok = b_.getTrue();
+  int64_t run = 1; // elements of the tile after dimension d
+  for (int d = int(tile_shape.size()) - 1; d >= 0; --d) {
+    llvm::Value *shape = arg_field(arg, 1, i64(d)), *stride = arg_field(arg, 2, i64(d));
+    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                                       b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
+    if (tile_shape[d] > 1)
+      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(stride, i64(run)));
+    run *= tile_shape[d];
+  }
+  return ok;
+}
+
+/// Address of element 0 of the block at `off` (valid when block_is_contiguous).
+llvm::Value *KernelCodegen::block_base(unsigned arg, const std::vector<llvm::Value *> &off,
+                                       llvm::Type *mem_t) {
+  llvm::Value *base = i64(0);
+  for (size_t d = 0; d < off.size(); ++d)
+    base = b_.CreateAdd(base, b_.CreateMul(off[d], arg_field(arg, 2, i64(d))));
+  return b_.CreateGEP(mem_t, arg_field(arg, 0, nullptr), base);
+}
+
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
+  // A load planned as a view (plan_views) reads the tensor in place when the block is inside
+  // and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
+  if (op.opcode() == Opcode::Load && views_.count(&op) && !slots_.count(op.result())) {
+    const unsigned a = arg_index_.at(op.operand(0));
+    std::vector<llvm::Value *> off;
+    for (int d = 0; d < op.operand(0)->type().rank(); ++d)
+      off.push_back(b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty()));
+    const ir::Type &tt = op.result()->type();
+    llvm::Value *ok = block_is_contiguous(a, off, tt.shape());
+    llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
+    llvm::BasicBlock *from = b_.GetInsertBlock();
+    auto *copy_bb = llvm::BasicBlock::Create(ctx_, "view.copy", fn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "view.done", fn_);
+    b_.CreateCondBr(ok, join, copy_bb);
+    b_.SetInsertPoint(copy_bb);
+    copy_block_access(op);
+    llvm::BasicBlock *copied = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    Slot &s = slot(op.result());
+    llvm::PHINode *ptr = b_.CreatePHI(b_.getPtrTy(), 2, "tile");
+    ptr->addIncoming(view, from);
+    ptr->addIncoming(s.ptr, copied);
+    s.ptr = ptr;
+    // The block after this one is where the next program of a streaming kernel reads: fetch
+    // it during this program's compute loops (lane_loop).
+    const int64_t bytes =
+        tt.num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(storage_type(tt.elem())));
+    streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent()});
+    return;
+  }
+  copy_block_access(op);
+}
+
+void KernelCodegen::copy_block_access(const ir::Operation &op) {
   const unsigned a = arg_index_.at(op.operand(0));
   const int rank = op.operand(0)->type().rank();
   const bool is_store = op.opcode() == Opcode::Store;

@@ -4,6 +4,7 @@
 #include "tl/backends/llvm_cpu.h"
 
 #include "codegen.h"
+#include "llvm_cpu_source_hash.h"
 #include "tl/ir/printer.h"
 #include "tl/reference/numerics.h"
 
@@ -117,7 +118,7 @@ std::string cache_key(const ir::Module &module, llvm::TargetMachine &tm, const C
   llvm::SHA256 h;
   for (const std::string &part :
        {ir::print(module), tm.getTargetCPU().str(), tm.getTargetFeatureString().str(),
-        std::to_string(o.opt_level), std::string("llvm-cpu v3 llvm ") + LLVM_VERSION_STRING}) {
+        std::to_string(o.opt_level), std::string("llvm-cpu ") + TL_LLVM_CPU_SOURCE_HASH + " llvm " + LLVM_VERSION_STRING}) {
     h.update(part);
     h.update(llvm::StringRef("\0", 1));
   }

@@ -57,13 +57,23 @@ struct Outcome {
 
 /// Runs kernel `name` on copies of `inputs` (tensors and scalars in argument order).
 Outcome run_interpreter(const ir::Kernel &k, std::vector<HostTensor> tensors,
-                        const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid) {
+                        const std::vector<interp::ArgValue> &scalars, std::array<int64_t, 3> grid,
+                        bool fp64 = false) {
+  if (fp64) // the reference mode takes its float tensors in f64
+    for (HostTensor &t : tensors)
+      if (ir::is_float(t.dtype())) {
+        HostTensor wide(ScalarKind::F64, t.shape());
+        for (int64_t i = 0; i < t.num_elements(); ++i)
+          wide.set(i, t.get(i));
+        t = std::move(wide);
+      }
   std::vector<interp::ArgValue> args;
   size_t t = 0, s = 0;
   for (auto &p : k.body()->arguments())
     args.push_back(p->type().is_tensor() ? interp::ArgValue(tensors[t++].arg()) : scalars[s++]);
   interp::RunOptions o;
   o.grid = grid;
+  o.fp64_reference = fp64;
   o.print_stream = nullptr;
   std::ostringstream sink;
   o.print_stream = &sink;
@@ -112,14 +122,16 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
 }
 
 /// Compares both backends; `max_ulps` 0 means bit-exact; a negative value -e means normwise
-/// relative error <= e (for kernels with float sum reductions, whose order is free).
+/// relative error <= e against the interpreter's fp64 reference mode (for kernels with float sum
+/// reductions, whose order is free: the interpreter's sequential f32 sum is one valid order, not
+/// the exact answer, and two valid orders of 4096 terms may differ by more than e).
 void expect_same(const std::string &text, const std::string &kernel,
                  std::vector<HostTensor> tensors, std::vector<interp::ArgValue> scalars,
                  std::array<int64_t, 3> grid, double max_ulps = 0) {
   auto m = parse_ok(text);
   const ir::Kernel *k = m->find_kernel(kernel);
   ASSERT_TRUE(k);
-  Outcome a = run_interpreter(*k, tensors, scalars, grid);
+  Outcome a = run_interpreter(*k, tensors, scalars, grid, /*fp64=*/max_ulps < 0);
   Outcome b = run_llvm(*m, *k, tensors, scalars, grid);
   ASSERT_EQ(a.error.empty(), b.error.empty()) << "interpreter: " << a.error << "\nllvm-cpu: " << b.error;
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -364,6 +376,66 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
               {}, {1, 1, 1}, 4); // glibc libmvec's documented bound
 }
 
+// The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit
+// pattern (4M values spanning all exponents and signs) and the edges of the range.
+TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
+  const char *text = R"(
+kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %n = constant {value = 4096} : i32
+  %off = mul %pid, %n : i32
+  %t = load %x, %off : tile<4096xf32>
+  %e = exp %t : tile<4096xf32>
+  store %o, %off, %e
+  return
+}
+)";
+  std::vector<float> in;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 1024) {
+    float f;
+    const uint32_t b = uint32_t(bits) | uint32_t(bits >> 22 & 1023); // vary the low bits too
+    std::memcpy(&f, &b, 4);
+    in.push_back(f);
+  }
+  for (float f : {0.0f, -0.0f, 88.72283f, 88.72284f, 89.0f, -87.33654f, -103.9720f, -103.9721f,
+                  -104.0f, 1e-30f, -1e-30f, INFINITY, -INFINITY, NAN})
+    in.push_back(f);
+  in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  std::vector<float> out(in.size());
+  tl_cpu_arg args[2] = {};
+  args[0].data = in.data();
+  args[1].data = out.data();
+  for (tl_cpu_arg &a : args) {
+    a.shape[0] = int64_t(in.size());
+    a.strides[0] = 1;
+  }
+  LaunchHost host;
+  tl_cpu_launch launch{args, {int64_t(in.size() / 4096), 1, 1}, &host};
+  for (int64_t x = 0; x < int64_t(in.size() / 4096); ++x)
+    ASSERT_EQ(prog->find("expf")(&launch, x, 0, 0), 0);
+  double worst = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double ref = std::exp(double(in[i]));
+    if (std::isnan(in[i])) {
+      ASSERT_TRUE(std::isnan(out[i]));
+      continue;
+    }
+    if (std::isinf(float(ref)) || float(ref) == 0.0f) { // beyond the range: exact inf or 0
+      ASSERT_EQ(out[i], float(ref)) << "exp(" << in[i] << ")";
+      continue;
+    }
+    const float r = float(ref);
+    const double ulp = std::nextafter(std::abs(r), INFINITY) - std::abs(r);
+    worst = std::max(worst, std::abs(out[i] - ref) / ulp);
+    ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
+  }
+  std::printf("exp f32: max error %.3f ulp over %zu values\n", worst, in.size());
+}
+
 const char *kMemoryOps = R"(
 kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: tensor<?xf32>, %n: i32) {
   %z = constant {value = 0} : i32
@@ -549,6 +621,56 @@ kernel @fuse(%x: tensor<?xf32>, %y: tensor<?xf32>, %out: tensor<?xf32>) {
                 {random_tensor(ScalarKind::F32, {n}, rng), random_tensor(ScalarKind::F32, {n}, rng),
                  HostTensor(ScalarKind::F32, {n})},
                 {}, {(n + 95) / 96, 1, 1});
+  }
+}
+
+TEST(LlvmCpu, LoadViewsInliningAndRank2StoreFusionKeepSemantics) {
+  // @views: rows of 2 x 256 read in place when inside and contiguous (a view), copied with
+  // padding otherwise (ragged edges); a write to x between a load and a later use of that load
+  // must not leak into it (%t is used after `store %x`; %late's chain is inlined into a reduce
+  // after that store); splats and single-use chains are computed inside their users; the rank-2
+  // store of a chain through a reshape is fused.
+  const char *text = R"(
+kernel @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %z: tensor<?x?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %two_i = constant {value = 2} : i32
+  %r = mul %pid, %two_i : i32
+  %c0 = constant {value = 0} : i32
+  %t = load %x, %r, %c0 {padding = -1.5} : tile<2x256xf32>
+  %v = load %x, %r, %c0 {padding = -1.5} : tile<2x256xf32>
+  %tf = reshape %v : tile<512xf32>
+  %late = load %x, %r, %c0 : tile<2x256xf32>
+  %one = full {value = 1.0} : tile<2x256xf32>
+  %late1 = add %late, %one : tile<2x256xf32>
+  %m = reduce %tf {axis = 0, kind = "max"} : f32
+  %ms = splat %m : tile<512xf32>
+  %d = sub %tf, %ms : tile<512xf32>
+  %e = exp %d : tile<512xf32>
+  %s = reduce %e {axis = 0, kind = "sum"} : f32
+  %ss = splat %s : tile<512xf32>
+  %p = div %e, %ss : tile<512xf32>
+  %p2 = reshape %p : tile<2x256xf32>
+  store %y, %r, %c0, %p2
+  %u = load %y, %r, %c0 : tile<2x256xf32>
+  %ten = full {value = 10.0} : tile<2x256xf32>
+  %w = mul %u, %ten : tile<2x256xf32>
+  store %x, %r, %c0, %w
+  %again = add %t, %t : tile<2x256xf32>
+  %lsum = reduce %late1 {axis = 1, kind = "max"} : tile<2xf32>
+  %lcol = expand_dims %lsum {axis = 1} : tile<2x1xf32>
+  %lb = broadcast %lcol : tile<2x256xf32>
+  %out = add %again, %lb : tile<2x256xf32>
+  store %z, %r, %c0, %out
+  return
+}
+)";
+  std::mt19937_64 rng(5);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4, 256}, {5, 256}, {3, 200}, {2, 300},
+                            {1, 256}, {6, 1000}}) {
+    expect_same(text, "views",
+                {random_tensor(ScalarKind::F32, {rows, cols}, rng),
+                 HostTensor(ScalarKind::F32, {rows, cols}), HostTensor(ScalarKind::F32, {rows, cols})},
+                {}, {(rows + 1) / 2, 1, 1}, /*normwise=*/-1e-6);
   }
 }
 

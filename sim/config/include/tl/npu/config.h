@@ -42,6 +42,12 @@ struct VectorConfig {
   int lanes = 0;          ///< W elements per cycle (power of two)
   int pipeline_depth = 0; ///< cycles from issue to first result
   int exp_passes = 0;     ///< issue passes per element group for v.exp (the polynomial's length)
+  /// Passes per element group of v.div, v.rem, v.sqrt, v.rsqrt (iterative digit recurrences);
+  /// optional in the file.
+  int div_passes = 4;
+  /// Passes per element group of v.log, v.log2, v.exp2, v.tanh, v.erf, v.sigmoid, v.sin, v.cos,
+  /// v.pow; optional in the file.
+  int transcendental_passes = 8;
 };
 
 struct CoreConfig {

@@ -5,9 +5,9 @@
 // `#` or `;` comments, `.equ NAME, expr` constants. Operands: r0..r31; queues cp, mx, vec,
 // dma0..dma7; semaphores s0..s63; config field names; immediates are integer expressions with
 // + - * / % << >> & | and parentheses over decimal/hex literals, `1.5f` (the f32 bit pattern) and
-// symbols (.equ, predefined defines, the dtype names bf16 f16 f32 i8 i32, and ACC, the accumulator
-// base). `li` with a constant outside int32 becomes `li` + `lih`. Branch targets are labels or
-// `.+N` / `.-N` (relative, in instructions).
+// symbols (.equ, predefined defines, the dtype names bf16 f16 f32 i8 i32, the rounding directions
+// rne rtz rdn rup (0-3), and ACC, the accumulator base). `li` with a constant outside int32
+// becomes `li` + `lih`. Branch targets are labels or `.+N` / `.-N` (relative, in instructions).
 #pragma once
 
 #include "tl/npu/isa.h"

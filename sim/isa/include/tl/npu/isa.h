@@ -77,7 +77,66 @@ namespace tl::npu::isa {
   X(VCvt, "v.cvt", "r,r")                                                                          \
   X(VRsum, "v.rsum", "r,r")                                                                        \
   X(VRmax, "v.rmax", "r,r")                                                                        \
-  X(VFill, "v.fill", "r,r")
+  X(VFill, "v.fill", "r,r")                                                                        \
+  /* Appended after the first release: earlier opcodes keep their numbers. */                      \
+  X(Ld, "ld", "r,r,i")                                                                             \
+  X(Ldw, "ldw", "r,r,i")                                                                           \
+  X(Ldb, "ldb", "r,r,i")                                                                           \
+  X(St, "st", "r,r,i")                                                                             \
+  X(Stw, "stw", "r,r,i")                                                                           \
+  X(Stb, "stb", "r,r,i")                                                                           \
+  X(Div, "div", "r,r,r")                                                                           \
+  X(Rem, "rem", "r,r,r")                                                                           \
+  X(Sra, "sra", "r,r,r")                                                                           \
+  X(DmaGather, "dma.gather", "q,r,r,r")                                                            \
+  X(DmaScatter, "dma.scatter", "q,r,r,r")                                                          \
+  X(DmaAtAdd, "dma.atadd", "q,r,r,r")                                                              \
+  X(VDiv, "v.div", "r,r,r")                                                                        \
+  X(VRem, "v.rem", "r,r,r")                                                                        \
+  X(VAnd, "v.and", "r,r,r")                                                                        \
+  X(VOr, "v.or", "r,r,r")                                                                          \
+  X(VXor, "v.xor", "r,r,r")                                                                        \
+  X(VShl, "v.shl", "r,r,r")                                                                        \
+  X(VShr, "v.shr", "r,r,r")                                                                        \
+  X(VPow, "v.pow", "r,r,r")                                                                        \
+  X(VCeq, "v.ceq", "r,r,r")                                                                        \
+  X(VCne, "v.cne", "r,r,r")                                                                        \
+  X(VClt, "v.clt", "r,r,r")                                                                        \
+  X(VCle, "v.cle", "r,r,r")                                                                        \
+  X(VCgt, "v.cgt", "r,r,r")                                                                        \
+  X(VCge, "v.cge", "r,r,r")                                                                        \
+  X(VNeg, "v.neg", "r,r")                                                                          \
+  X(VAbs, "v.abs", "r,r")                                                                          \
+  X(VNot, "v.not", "r,r")                                                                          \
+  X(VSqrt, "v.sqrt", "r,r")                                                                        \
+  X(VRsqrt, "v.rsqrt", "r,r")                                                                      \
+  X(VExp2, "v.exp2", "r,r")                                                                        \
+  X(VLog, "v.log", "r,r")                                                                          \
+  X(VLog2, "v.log2", "r,r")                                                                        \
+  X(VTanh, "v.tanh", "r,r")                                                                        \
+  X(VErf, "v.erf", "r,r")                                                                          \
+  X(VSigmoid, "v.sigmoid", "r,r")                                                                  \
+  X(VSin, "v.sin", "r,r")                                                                          \
+  X(VCos, "v.cos", "r,r")                                                                          \
+  X(VFma, "v.fma", "r,r,r,r")                                                                      \
+  X(VSel, "v.sel", "r,r,r,r")                                                                      \
+  X(VIota, "v.iota", "r,r,r")                                                                      \
+  X(VIcvt, "v.icvt", "r,r")                                                                        \
+  X(VScopy, "v.scopy", "r,r")                                                                      \
+  X(VRmin, "v.rmin", "r,r")                                                                        \
+  X(VRargmax, "v.rargmax", "r,r")                                                                  \
+  X(VCsum, "v.csum", "r,r")                                                                        \
+  X(VCmax, "v.cmax", "r,r")                                                                        \
+  X(VCmin, "v.cmin", "r,r")                                                                        \
+  X(VCargmax, "v.cargmax", "r,r")                                                                  \
+  X(VCumsum, "v.cumsum", "r,r")                                                                    \
+  X(VCummax, "v.cummax", "r,r")                                                                    \
+  X(VCummin, "v.cummin", "r,r")                                                                    \
+  X(Bltu, "bltu", "r,r,l")                                                                         \
+  X(Bgeu, "bgeu", "r,r,l")                                                                         \
+  X(Divu, "divu", "r,r,r")                                                                         \
+  X(Remu, "remu", "r,r,r")                                                                         \
+  X(Trap, "trap", "i")
 
 enum class Opcode : uint8_t {
 #define TL_NPU_ENUM(name, mnemonic, operands) name,
@@ -98,13 +157,20 @@ constexpr int kNumSemaphores = 64;
 /// Configuration registers of the DMA descriptor (dma.cfg): element size in bytes; box extents in
 /// elements (n0 innermost); HBM and local strides in bytes of dimensions 1 and 2; valid extents
 /// (elements at or beyond them read as `pad` and are not written); the pad bit pattern.
-enum class DmaField : uint8_t { ESize, N0, N1, N2, HS1, HS2, LS1, LS2, V0, V1, V2, Pad, Count };
+/// Indexed commands (dma.gather / dma.scatter / dma.atadd) add: index bytes (4 or 8), the dtype of
+/// dma.atadd (f32 or i32), and what an out-of-bounds index does (0 fault, 1 pad / skip, 2 negative
+/// indices pad / skip and the others fault).
+enum class DmaField : uint8_t {
+  ESize, N0, N1, N2, HS1, HS2, LS1, LS2, V0, V1, V2, Pad, ISz, ADt, Oob, Count
+};
 /// Matrix unit configuration (mx.cfg): input mode (a DType value: bf16, f16, i8, f32), streamed
 /// rows m, reduction depth k, output columns n, and row strides in bytes of A, W and C.
 enum class MxField : uint8_t { Mode, M, K, N, Lda, Ldw, Ldc, Count };
 /// Vector unit configuration (v.cfg): elements per row n, rows, row strides in bytes of the
-/// destination and the two sources, and the source / destination dtypes of v.cvt.
-enum class VecField : uint8_t { N, Rows, Sd, Sa, Sb, Src, Dst, Count };
+/// destination and the two sources, the source / destination dtypes of v.cvt; then the element dtype
+/// of arithmetic `t`, unsigned integers `u`, the rounding direction of v.cvt `rm`, the third
+/// source's row stride `sc`, and the element strides in bytes of v.scopy's source and destination.
+enum class VecField : uint8_t { N, Rows, Sd, Sa, Sb, Src, Dst, T, U, Rm, Sc, Ea, Ed, Count };
 
 /// Local addresses at or above this are in the accumulator SRAM; below, the scratchpad SRAM.
 constexpr uint64_t kAccBase = uint64_t{1} << 32;

@@ -3,7 +3,10 @@
 //
 // Semantics this header promises (SPEC.md has the full text):
 //  - Values travel as raw bit patterns (uint16_t for bf16/f16, uint32_t for f32); no host
-//    floating-point operation is used, so no result depends on the host's FPU or rounding mode.
+//    floating-point operation is used, so no result depends on the host's FPU or rounding mode —
+//    except the math functions log, log2, exp2, tanh, erf, sigmoid, sin, cos and pow, which round
+//    the host C library's double result once (bit-exact with the reference interpreter on the
+//    same host; SPEC.md bounds the error).
 //  - The matrix unit's MAC is fused: the product of two inputs is exact, and product + accumulator
 //    is rounded once to f32, round-to-nearest-even. Integer MACs wrap modulo 2^32.
 //  - Subnormals are kept everywhere (no flush to zero), on inputs and outputs.
@@ -21,6 +24,10 @@ namespace tl::npu::num {
 
 /// Element types the units read and write.
 enum class DType : uint8_t { BF16 = 0, F16 = 1, F32 = 2, I8 = 3, I32 = 4 };
+
+/// Rounding direction of a conversion (the vector unit's `rm` field; arithmetic always rounds to
+/// nearest even).
+enum class Round : uint8_t { NearestEven = 0, TowardZero = 1, Down = 2, Up = 3 };
 
 /// Bytes per element.
 int dtype_size(DType t);
@@ -51,6 +58,60 @@ uint32_t f32_min(uint32_t a, uint32_t b); ///< NaN if either is NaN; -0 < +0
 /// e^x by the vector unit's algorithm (SPEC.md, "exp"): range reduction by ln 2 in two parts,
 /// a degree-6 polynomial and an exact power-of-two scale. At most 2 ulp from the true value.
 uint32_t f32_exp(uint32_t x);
+
+/// The vector unit's element conversion `from` -> `to` (v.cvt). Float results and float -> integer
+/// conversions round in direction `r`; float -> integer saturates (NaN -> 0). Integer -> integer
+/// narrowing saturates. `is_unsigned` reads and writes the integer side as u8 / u32.
+uint32_t convert(DType from, DType to, uint32_t bits, Round r = Round::NearestEven,
+                 bool is_unsigned = false);
+/// Integer -> integer with wrap-around (v.icvt): narrowing keeps the low bits, widening sign-
+/// extends (zero-extends if `is_unsigned`).
+uint32_t int_resize(DType from, DType to, uint32_t bits, bool is_unsigned);
+
+// --- typed elementwise operations of the vector unit (its `t` field) -----------------------------
+// Float dtypes (BF16, F16, F32): the exact result is rounded once to t, nearest even; inputs and
+// results are t's bit patterns in the low bits. Integer dtypes (I8, I32): operands are sign-
+// extended (zero-extended if `is_unsigned`), the operation is exact, the result wraps to t's width.
+
+enum class BinOp : uint8_t { Add, Sub, Mul, Div, Rem, Max, Min, And, Or, Xor, Shl, Shr, Pow };
+enum class UnOp : uint8_t {
+  Neg,
+  Abs,
+  Not,
+  Sqrt,
+  Rsqrt,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Sin,
+  Cos
+};
+enum class CmpOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+
+bool is_float(DType t);
+/// Whether `op` is defined on dtype t (Rem and the bit operations are integer only, Pow and the
+/// math functions float only).
+bool defined_on(BinOp op, DType t);
+bool defined_on(UnOp op, DType t);
+/// a op b. Integer Div / Rem by zero give all ones / a (the vector unit faults before that);
+/// INT_MIN / -1 wraps (remainder 0); Shl / Shr shift by b mod the width, Shr is arithmetic for
+/// signed and logical for unsigned operands. Float Max / Min as f32_max / f32_min; Pow and the
+/// math functions of UnOp are SPEC.md's "host double, rounded once" functions.
+uint32_t binary(BinOp op, DType t, uint32_t a, uint32_t b, bool is_unsigned = false);
+uint32_t unary(UnOp op, DType t, uint32_t a, bool is_unsigned = false);
+/// a * b + c rounded once to t (integers: wrapping).
+uint32_t fma(DType t, uint32_t a, uint32_t b, uint32_t c);
+/// Float: IEEE comparisons (-0 == +0; with a NaN operand only Ne is true). Integer: signed or
+/// unsigned per `is_unsigned`.
+bool compare(CmpOp op, DType t, uint32_t a, uint32_t b, bool is_unsigned = false);
+/// a / b, sqrt(a) and 1 / sqrt(a) in f32, correctly rounded (integer arithmetic on the bits).
+uint32_t f32_div(uint32_t a, uint32_t b);
+uint32_t f32_sqrt(uint32_t a);
+uint32_t f32_rsqrt(uint32_t a);
 
 // --- the matrix unit's multiply-accumulate --------------------------------------------------------
 /// acc + a * b for inputs of type `in` (BF16, F16 or F32 bit patterns in the low bits), fused.

@@ -2,10 +2,9 @@
 // addresses plan.h gives them; unit commands are ordered by semaphores (sync.h), never fenced;
 // `for` loops prefetch their loads one iteration ahead into double buffers.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/backends/tnpu.h"
+#include "lowering.h"
 
-#include "plan.h"
-#include "sync.h"
+#include "tl/reference/numerics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,236 +13,6 @@
 #include <tuple>
 
 namespace tl::tnpu {
-namespace {
-
-using ir::Opcode;
-using npu::isa::Instr;
-namespace isa = npu::isa;
-
-/// r1..r17 hold values (from r1 up) and register-bound arguments (from r17 down); r18..r23 are
-/// scratch.
-constexpr uint8_t kLastValueReg = 17, kT0 = 18, kT1 = 19, kT2 = 20, kT3 = 21, kT4 = 22, kT5 = 23;
-/// Transfers at least this large are split by rows over every DMA engine.
-constexpr uint64_t kSplitBytes = 32 << 10;
-
-struct Failure {
-  std::string message;
-};
-
-class Lowering {
-public:
-  Lowering(const ir::Kernel &k, const CompileOptions &o)
-      : kernel_(k), opts_(o), plan_(plan_tiles(k, o)),
-        sync_(std::clamp(o.dma_engines, 1, 3), out_.program) {
-    for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
-      params_[k.body()->argument(i)] = i;
-  }
-
-  Kernel run() {
-    for (const auto &op : kernel_.body()->ops())
-      lower(*op);
-    emit(isa::Opcode::Halt);
-    return std::move(out_);
-  }
-
-private:
-  [[noreturn]] void fail(const ir::Operation &op, const std::string &what) {
-    throw Failure{op.loc().str() + ": error: tnpu: " + what};
-  }
-
-  void emit(isa::Opcode op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, int64_t imm = 0) {
-    Instr in;
-    in.op = op;
-    in.slot[0] = a, in.slot[1] = b, in.slot[2] = c;
-    in.imm = static_cast<int32_t>(imm);
-    out_.program.push_back(in);
-  }
-  /// A forward branch to patch with `land`.
-  size_t branch(isa::Opcode op, uint8_t a = 0, uint8_t b = 0) {
-    emit(op, a, b);
-    return out_.program.size() - 1;
-  }
-  void land(size_t at) { out_.program[at].imm = int32_t(out_.program.size() - at); }
-  void li(uint8_t rd, uint64_t v) {
-    const auto lo = static_cast<int32_t>(static_cast<uint32_t>(v));
-    emit(isa::Opcode::Li, rd, 0, 0, lo);
-    if (static_cast<uint64_t>(static_cast<int64_t>(lo)) != v)
-      emit(isa::Opcode::Lih, rd, 0, 0, static_cast<int32_t>(v >> 32));
-  }
-  void dmai(isa::DmaField f, int64_t v) { emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v); }
-  void dmar(isa::DmaField f, uint8_t r) { emit(isa::Opcode::DmaCfg, uint8_t(f), r); }
-  void veci(isa::VecField f, int64_t v) { emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v); }
-  void mxi(isa::MxField f, int64_t v) { emit(isa::Opcode::MxCfgi, uint8_t(f), 0, 0, v); }
-
-  /// A unit command on queue q (a QueueSync index), ordered after what it conflicts with.
-  void command(int q, isa::Opcode op, uint8_t a, uint8_t b, const std::vector<Range> &reads,
-               const std::vector<Range> &writes, int group = 0) {
-    sync_.issue(q, reads, writes, group);
-    if (q < sync_.num_dma())
-      emit(op, QueueSync::isa_queue(q, sync_.num_dma()), a, b);
-    else
-      emit(op, a, b);
-  }
-  int next_dma() {
-    const int q = dma_turn_;
-    dma_turn_ = (dma_turn_ + 1) % sync_.num_dma();
-    return q;
-  }
-  Range range(const ir::Operation &op, uint64_t at, const ir::Type &t) {
-    return {at, at + uint64_t(t.num_elements()) * elem_bytes(op, t.elem())};
-  }
-  Range tile_range(const ir::Operation &op, const ir::Value *v) {
-    return range(op, tile(op, v), v->type());
-  }
-
-  uint8_t new_reg(const ir::Operation &op) {
-    if (next_reg_ > next_bound_)
-      fail(op, "the kernel needs more than 17 scalar registers");
-    return next_reg_++;
-  }
-  uint8_t bind(const ir::Operation &op, BindKind kind, uint16_t param, uint16_t dim) {
-    auto key = std::make_tuple(int(kind), int(param), int(dim));
-    if (auto it = bound_.find(key); it != bound_.end())
-      return it->second;
-    if (next_reg_ > next_bound_)
-      fail(op, "the kernel needs more than 17 scalar registers");
-    const uint8_t r = next_bound_--;
-    out_.bindings.push_back({kind, r, param, dim});
-    return bound_[key] = r;
-  }
-  /// rd = a launch value, patched into li + lih by the device (holds no register).
-  void load_bound(uint8_t rd, BindKind kind, uint16_t param, uint16_t dim) {
-    out_.bindings.push_back({kind, 0, param, dim, int32_t(out_.program.size())});
-    emit(isa::Opcode::Li, rd);
-    emit(isa::Opcode::Lih, rd);
-  }
-  unsigned param(const ir::Operation &op, const ir::Value *v) {
-    auto it = params_.find(v);
-    if (it == params_.end())
-      fail(op, "expected a kernel argument");
-    return it->second;
-  }
-  uint8_t scalar(const ir::Operation &op, const ir::Value *v) {
-    if (auto it = regs_.find(v); it != regs_.end())
-      return it->second;
-    if (auto it = params_.find(v); it != params_.end()) {
-      const ir::ScalarKind e = v->type().elem();
-      if (e == ir::ScalarKind::F32)
-        return regs_[v] = bind(op, BindKind::ScalarF32, it->second, 0);
-      if (ir::is_integer(e))
-        return regs_[v] = bind(op, BindKind::ScalarInt, it->second, 0);
-      fail(op,
-           "scalar arguments of type " + std::string(ir::scalar_name(e)) + " are not supported");
-    }
-    fail(op, "operand is not a scalar the target holds in a register");
-  }
-  uint64_t tile(const ir::Operation &op, const ir::Value *v) {
-    auto it = tiles_.find(v);
-    if (it == tiles_.end())
-      fail(op, "operand is not a tile in the scratchpad");
-    return it->second;
-  }
-  uint64_t alloc_tile(const ir::Operation &op) { return alloc_tile(op, op.result()); }
-  /// The planned address of a tile (plan.h).
-  uint64_t alloc_tile(const ir::Operation &op, const ir::Value *v) {
-    const ir::Type &t = v->type();
-    if (t.rank() > 2)
-      fail(op, "tiles of rank " + std::to_string(t.rank()) + " are not supported (rank 1 or 2)");
-    elem_bytes(op, t.elem());
-    if (auto it = plan_.overflow.find(v); it != plan_.overflow.end())
-      fail(op, it->second);
-    uint64_t at = plan_.address.at(v);
-    if (auto it = plan_.pipelined.find(v->def()); v->def() && it != plan_.pipelined.end())
-      at += uint64_t(buffer_) * it->second; // double-buffered: this body copy's buffer
-    return tiles_[v] = at;
-  }
-  int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
-    const int bits = ir::bit_width(e);
-    if (bits < 8)
-      fail(op, "element type " + std::string(ir::scalar_name(e)) + " is not supported");
-    return bits / 8;
-  }
-  void require_f32_tile(const ir::Operation &op) {
-    const ir::Type &t = op.result()->type();
-    if (!t.is_tile() || t.elem() != ir::ScalarKind::F32)
-      fail(op, "'" + std::string(op.name()) + "' on " + t.str() +
-                   " is not supported (the vector unit computes f32 tiles)");
-  }
-  void vec_shape(int64_t n) {
-    veci(isa::VecField::N, n);
-    veci(isa::VecField::Rows, 1);
-  }
-
-  /// The vector / matrix unit's dtype code (isa dtype names), or -1.
-  static int dtype_code(ir::ScalarKind e) {
-    switch (e) {
-    case ir::ScalarKind::BF16:
-      return 0;
-    case ir::ScalarKind::F16:
-      return 1;
-    case ir::ScalarKind::F32:
-      return 2;
-    case ir::ScalarKind::I8:
-      return 3;
-    case ir::ScalarKind::I32:
-      return 4;
-    default:
-      return -1;
-    }
-  }
-  int unit_dtype(const ir::Operation &op, ir::ScalarKind e) {
-    const int c = dtype_code(e);
-    if (c < 0)
-      fail(op, "tiles of " + std::string(ir::scalar_name(e)) +
-                   " are not supported by the vector unit (bf16, f16, f32, i8, i32)");
-    return c;
-  }
-  /// The bit pattern of constant `a` as an element of type e (a DMA pad value).
-  uint64_t const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e);
-  /// dst = src, a tile of type t (v.copy).
-  void copy_tile(const ir::Operation &op, uint64_t dst, uint64_t src, const ir::Type &t) {
-    vec_shape(t.num_elements());
-    veci(isa::VecField::Src, unit_dtype(op, t.elem()));
-    veci(isa::VecField::Dst, unit_dtype(op, t.elem()));
-    li(kT0, dst), li(kT1, src);
-    command(sync_.vec(), isa::Opcode::VCopy, kT0, kT1, {range(op, src, t)}, {range(op, dst, t)});
-  }
-  /// Moves a value into a carried slot (a register or a tile), unless it is already there.
-  void move_to(const ir::Operation &op, const ir::Value *from, const ir::Value *slot) {
-    if (!slot->type().is_tile())
-      emit(isa::Opcode::Mov, scalar(op, slot), scalar(op, from));
-    else if (tile(op, from) != tile(op, slot))
-      copy_tile(op, tile(op, slot), tile(op, from), slot->type());
-  }
-
-  void lower(const ir::Operation &op);
-  void lower_for(const ir::Operation &op);
-  using Signals = std::vector<std::vector<uint64_t>>; ///< per buffer: issue counts at its signals
-  void lower_body(const ir::Operation &loop, int buffer, Signals &signalled);
-  void prefetch(const ir::Operation &loop, uint8_t iv, int buffer);
-  void guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffer,
-                        std::vector<uint64_t> &signalled);
-  void lower_dot(const ir::Operation &op);
-  void lower_reduce(const ir::Operation &op);
-  void lower_cast(const ir::Operation &op);
-  void lower_fill(const ir::Operation &op);
-  void lower_memory(const ir::Operation &op, bool is_load);
-  void lower_scalar_binary(const ir::Operation &op);
-  void lower_cmp(const ir::Operation &op);
-
-  const ir::Kernel &kernel_;
-  const CompileOptions &opts_;
-  Kernel out_;
-  TilePlan plan_;
-  QueueSync sync_;
-  int dma_turn_ = 0, groups_ = 0;
-  int buffer_ = 0; ///< the buffer of double-buffered tiles in the body copy being lowered
-  std::map<const ir::Value *, unsigned> params_;
-  std::map<const ir::Value *, uint8_t> regs_;
-  std::map<const ir::Value *, uint64_t> tiles_;
-  std::map<std::tuple<int, int, int>, uint8_t> bound_;
-  uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
-};
 
 uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e) {
   double fv = 0;
@@ -254,18 +23,19 @@ uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::Sc
     fv = *d, iv = int64_t(*d);
   else if (auto *b = std::get_if<bool>(a))
     iv = *b, fv = *b;
-  if (ir::is_integer(e))
+  if (ir::is_integer(e) || e == ir::ScalarKind::I1)
     return uint64_t(iv);
-  const float f = float(fv);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (e == ir::ScalarKind::F32)
-    return u;
-  if (e == ir::ScalarKind::BF16 && (u & 0x7fffffffu) <= 0x7f800000u) // not NaN: nearest even
-    return (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
-  if (fv == 0 && !std::signbit(fv))
-    return 0;
-  fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+  namespace num = tl::numerics; // rounded once from the attribute's double, as the interpreter
+  switch (e) {
+  case ir::ScalarKind::F32:
+    return num::encode(num::FloatFormat::F32, fv);
+  case ir::ScalarKind::F16:
+    return num::encode(num::FloatFormat::F16, fv);
+  case ir::ScalarKind::BF16:
+    return num::encode(num::FloatFormat::BF16, fv);
+  default:
+    fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+  }
 }
 
 void Lowering::lower_scalar_binary(const ir::Operation &op) {
@@ -288,9 +58,10 @@ void Lowering::lower_scalar_binary(const ir::Operation &op) {
 }
 
 void Lowering::lower_cmp(const ir::Operation &op) {
-  if (!op.result()->type().is_scalar() || !ir::is_integer(op.operand(0)->type().elem()) ||
-      !ir::is_signed(op.operand(0)->type().elem()))
-    fail(op, "'cmp' is supported on signed integer scalars only");
+  const ir::ScalarKind e = op.operand(0)->type().elem();
+  if (!op.result()->type().is_scalar() || !(ir::is_integer(e) || e == ir::ScalarKind::I1))
+    fail(op, "'cmp' on " + op.operand(0)->type().str() + " is not supported");
+  const bool is_unsigned = !ir::is_signed(e); // registers hold unsigned values zero-extended
   const std::string pred = *op.attr_as<std::string>("pred");
   uint8_t a = scalar(op, op.operand(0)), b = scalar(op, op.operand(1));
   isa::Opcode br;
@@ -299,9 +70,9 @@ void Lowering::lower_cmp(const ir::Operation &op) {
   else if (pred == "ne")
     br = isa::Opcode::Bne;
   else if (pred == "lt" || pred == "gt")
-    br = isa::Opcode::Blt;
+    br = is_unsigned ? isa::Opcode::Bltu : isa::Opcode::Blt;
   else if (pred == "ge" || pred == "le")
-    br = isa::Opcode::Bge;
+    br = is_unsigned ? isa::Opcode::Bgeu : isa::Opcode::Bge;
   else
     fail(op, "cmp predicate '" + pred + "' is not supported");
   if (pred == "gt" || pred == "le")
@@ -321,9 +92,9 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   const unsigned p = param(op, tensor);
   const int rank = tensor->type().rank();
   const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
-  if (rank < 1 || rank > 2)
+  if (rank < 1 || rank > 3 || (rank == 3 && tt.shape()[0] != 1))
     fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) +
-                 " tensor is not supported (rank 1 or 2)");
+                 " tile " + tt.str() + " is not supported (rank 1 or 2, or 1 x R x C)");
   const uint64_t es = elem_bytes(op, tt.elem());
   const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
   if (is_load) {
@@ -346,16 +117,22 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     emit(isa::Opcode::Max, dst, dst, 0);
   };
   const int inner = rank - 1;
-  const int64_t cols = tt.shape()[inner], rows = rank == 2 ? tt.shape()[0] : 1;
+  const int64_t cols = tt.shape()[inner], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
   valid(kT2, inner);
-  if (rank == 2)
-    valid(kT3, 0);
+  if (rank >= 2)
+    valid(kT3, rank - 2);
   else
     li(kT3, 1);
-  const uint8_t outer_stride = rank == 2 ? kT5 : 0;
+  if (rank == 3) { // a 1 x R x C tile: no valid rows when its plane is outside
+    valid(kT4, 0);
+    li(kT5, 1);
+    emit(isa::Opcode::Min, kT4, kT4, kT5);
+    emit(isa::Opcode::Mul, kT3, kT3, kT4);
+  }
+  const uint8_t outer_stride = rank >= 2 ? kT5 : 0;
   load_bound(kT4, BindKind::StrideBytes, p, inner);
-  if (rank == 2)
-    load_bound(kT5, BindKind::StrideBytes, p, 0);
+  if (rank >= 2)
+    load_bound(kT5, BindKind::StrideBytes, p, rank - 2);
   li(kT0, es);
   const size_t strided = branch(isa::Opcode::Bne, kT4, kT0);
   dmai(isa::DmaField::N0, cols); // contiguous rows
@@ -412,8 +189,8 @@ void Lowering::lower_fill(const ir::Operation &op) {
   const ir::Type &t = op.result()->type();
   const int64_t es = elem_bytes(op, t.elem());
   if (op.opcode() == Opcode::Splat) {
-    if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
-      fail(op, "splat into " + t.str() + " is not supported (f32 and integer tiles only)");
+    if (!ir::is_float(t.elem()) && !ir::is_integer(t.elem()))
+      fail(op, "splat into " + t.str() + " is not supported");
     dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
   } else {
     li(kT0, const_bits(op, op.attr("value"), t.elem()));
@@ -479,6 +256,7 @@ void Lowering::lower_for(const ir::Operation &op) {
     guarded_prefetch(op, ivb, b, signalled[size_t(b)]);
   }
   const auto head = sync_.known();
+  forget_vec(); // the back edge joins here
   const size_t loop = out_.program.size();
   std::vector<size_t> exits = {branch(isa::Opcode::Bge, iv, ub)};
   for (int buffer = 0; buffer < depth; ++buffer) {
@@ -584,10 +362,12 @@ void Lowering::lower_dot(const ir::Operation &op) {
   const ir::Type &ct = op.result()->type();
   if (at.rank() != 2 || bt.rank() != 2)
     fail(op, "'dot' of rank-3 tiles is not supported");
-  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
-    fail(op, "'dot' input_precision '" + *p + "' is not supported");
   int mode = -1;
   const ir::ScalarKind in = at.elem(), acc = ct.elem();
+  const std::string *prec = op.attr_as<std::string>("input_precision");
+  const bool rounded = prec && in == ir::ScalarKind::F32 && (*prec == "tf32" || *prec == "bf16");
+  if (prec && *prec != "ieee" && !rounded)
+    fail(op, "'dot' input_precision '" + *prec + "' is not supported");
   if (in == bt.elem() && acc == ir::ScalarKind::F32 &&
       (in == ir::ScalarKind::BF16 || in == ir::ScalarKind::F16 || in == ir::ScalarKind::F32))
     mode = dtype_code(in);
@@ -598,7 +378,11 @@ void Lowering::lower_dot(const ir::Operation &op) {
                  " is not supported (bf16/f16/f32 into f32, i8 into i32)");
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   const int64_t es = elem_bytes(op, in);
-  const Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
+  Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
+  if (rounded) { // the inputs rounded first (lower_vector.cpp)
+    a = rounded_input(op, op.operand(0), *prec, 0);
+    b = rounded_input(op, op.operand(1), *prec, 2 * (a.hi - a.lo + 63) / 64 * 64);
+  }
   const bool has_acc = op.num_operands() > 2;
   const uint64_t c = alloc_tile(op);
   const Range cr = range(op, c, ct);
@@ -624,49 +408,17 @@ void Lowering::lower_dot(const ir::Operation &op) {
   }
 }
 
-/// Per row of a rank-2 f32 tile: v.rsum / v.rmax (the sum's order is SPEC.md's; Tile IR lets a
-/// float sum associate in any order).
-void Lowering::lower_reduce(const ir::Operation &op) {
-  const ir::Type &in = op.operand(0)->type();
-  const std::string kind = *op.attr_as<std::string>("kind");
-  const int64_t axis = *op.attr_as<int64_t>("axis");
-  if (in.rank() != 2 || axis != 1 || in.elem() != ir::ScalarKind::F32 ||
-      (kind != "sum" && kind != "max"))
-    fail(op, "'reduce' " + kind + " over axis " + std::to_string(axis) + " of " + in.str() +
-                 " is not supported (sum / max over the last axis of a rank-2 f32 tile)");
-  const int64_t rows = in.shape()[0], cols = in.shape()[1];
-  const uint64_t src = tile(op, op.operand(0)), dst = alloc_tile(op);
-  veci(isa::VecField::N, cols);
-  veci(isa::VecField::Rows, rows);
-  veci(isa::VecField::Sa, cols * 4);
-  veci(isa::VecField::Sd, 4);
-  li(kT0, dst), li(kT1, src);
-  command(sync_.vec(), kind == "sum" ? isa::Opcode::VRsum : isa::Opcode::VRmax, kT0, kT1,
-          {tile_range(op, op.operand(0))}, {tile_range(op, op.result())});
-}
-
 void Lowering::lower_cast(const ir::Operation &op) {
   const ir::Type &from = op.operand(0)->type(), &to = op.result()->type();
-  if (!to.is_tile()) {
-    if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
-      fail(op, "scalar casts are supported between integers only");
-    // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
-    regs_[op.result()] = scalar(op, op.operand(0));
-    return;
-  }
-  if (const std::string *r = op.attr_as<std::string>("rounding"); r && *r != "rne")
-    fail(op, "cast rounding '" + *r + "' is not supported (rne)");
-  const int src = unit_dtype(op, from.elem()), dst = unit_dtype(op, to.elem());
-  const uint64_t a = tile(op, op.operand(0)), d = alloc_tile(op);
-  vec_shape(to.num_elements());
-  veci(isa::VecField::Src, src);
-  veci(isa::VecField::Dst, dst);
-  li(kT0, d), li(kT1, a);
-  command(sync_.vec(), isa::Opcode::VCvt, kT0, kT1, {tile_range(op, op.operand(0))},
-          {tile_range(op, op.result())});
+  if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
+    fail(op, "scalar casts are supported between integers only");
+  // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
+  regs_[op.result()] = scalar(op, op.operand(0));
 }
 
 void Lowering::lower(const ir::Operation &op) {
+  if (lower_vector(op)) // tiles on the vector unit, float scalars (lower_vector.cpp)
+    return;
   const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
   switch (op.opcode()) {
   case Opcode::ProgramId:
@@ -721,55 +473,37 @@ void Lowering::lower(const ir::Operation &op) {
   case Opcode::Mul:
   case Opcode::Max:
   case Opcode::Min:
-  case Opcode::Exp:
-    if (!tile_result) {
-      if (op.opcode() == Opcode::Exp)
-        fail(op, "scalar 'exp' is not supported");
-      lower_scalar_binary(op);
-      return;
-    }
-    {
-      require_f32_tile(op);
-      static const std::map<Opcode, isa::Opcode> kOps = {
-          {Opcode::Add, isa::Opcode::VAdd}, {Opcode::Sub, isa::Opcode::VSub},
-          {Opcode::Mul, isa::Opcode::VMul}, {Opcode::Max, isa::Opcode::VMax},
-          {Opcode::Min, isa::Opcode::VMin}, {Opcode::Exp, isa::Opcode::VExp}};
-      const bool unary = op.num_operands() == 1;
-      const uint64_t a = tile(op, op.operand(0));
-      const uint64_t b = unary ? 0 : tile(op, op.operand(1));
-      std::vector<Range> reads = {tile_range(op, op.operand(0))};
-      if (!unary)
-        reads.push_back(tile_range(op, op.operand(1)));
-      const uint64_t d = alloc_tile(op);
-      vec_shape(op.result()->type().num_elements());
-      li(kT0, d), li(kT1, a), li(kT2, b);
-      sync_.issue(sync_.vec(), reads, {tile_range(op, op.result())});
-      if (unary)
-        emit(isa::Opcode::VExp, kT0, kT1);
-      else
-        emit(kOps.at(op.opcode()), kT0, kT1, kT2);
-    }
-    return;
   case Opcode::And:
   case Opcode::Or:
   case Opcode::Xor:
-    if (tile_result)
-      fail(op, "'" + std::string(op.name()) + "' on tiles is not supported");
     lower_scalar_binary(op);
+    return;
+  case Opcode::Div:
+  case Opcode::Rem:
+  case Opcode::Shl:
+  case Opcode::Shr:
+  case Opcode::Neg:
+  case Opcode::Not:
+  case Opcode::Abs:
+  case Opcode::Select:
+    lower_scalar_int(op);
     return;
   case Opcode::Cmp:
     lower_cmp(op);
     return;
-  case Opcode::Assert: {
-    if (!op.operand(0)->type().is_scalar())
-      fail(op, "'assert' on tiles is not supported (scalars only)");
-    const uint8_t c = scalar(op, op.operand(0));
-    out_.asserts.push_back(*op.attr_as<std::string>("message"));
-    emit(isa::Opcode::Bne, c, 0, 0, 3); // holds: skip the report
-    li(kAssertReg, out_.asserts.size());
-    emit(isa::Opcode::Halt); // ends this program (the wrapper turns it into a jump)
+  case Opcode::If:
+    lower_if(op);
     return;
-  }
+  case Opcode::Assert:
+    lower_assert(op);
+    return;
+  case Opcode::Gather:
+  case Opcode::Scatter:
+  case Opcode::AtomicAdd:
+    lower_indexed(op);
+    return;
+  case Opcode::Print:
+    fail(op, "'print' is not supported: the TNPU has no channel to the host's output");
   case Opcode::Return:
     return;
   case Opcode::Constexpr: {
@@ -801,7 +535,6 @@ void Lowering::lower(const ir::Operation &op) {
   }
 }
 
-} // namespace
 
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code) {

@@ -18,7 +18,7 @@ void Lowering::report_unless(uint8_t c, const std::string &message) {
 /// (shl) are sign-extended again, as the interpreter wraps them.
 void Lowering::lower_scalar_int(const ir::Operation &op) {
   const ir::ScalarKind e = op.result()->type().elem();
-  if (!ir::is_integer(e) && e != ir::ScalarKind::I1)
+  if (!ir::is_integer(e) && e != ir::ScalarKind::I1 && op.opcode() != Opcode::Select)
     fail(op, "scalar '" + std::string(op.name()) + "' on " + op.result()->type().str() +
                  " is not supported");
   const int bits = ir::bit_width(e);
@@ -65,7 +65,7 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
     emit(O::Sub, kT0, 0, a);
     emit(O::Max, d, a, kT0);
     return;
-  case Opcode::Select: // d = a ? b : c
+  case Opcode::Select: // d = a ? b : c (any scalar: registers hold the bits)
     emit(O::Mov, d, scalar(op, op.operand(2)));
     emit(O::Beq, a, 0, 0, 2);
     emit(O::Mov, d, scalar(op, op.operand(1)));

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 namespace tl::npusim {
 namespace {
@@ -520,6 +522,20 @@ TEST(NpusimOps, GatherScatterAndAtomicAddWithMasks) {
                    {tensor(ScalarKind::F32, {30, 8}, rng), idx, poisoned(ScalarKind::F32, {16, 8}),
                     poisoned(ScalarKind::I32, {30}), poisoned(ScalarKind::I32, {16})},
                    {1, 1, 1}, "out of bounds");
+}
+
+TEST(NpusimOps, LibrarySoftmaxMatchesTheInterpreter) {
+  // kernels/tlir/softmax.tlir: row maxima and sums reduced to f32 scalars, carried through a
+  // loop, rescaled by scalar exp, then splat back. v.exp is within 2 ulp of the host's exp, so
+  // the results agree within a few ulp.
+  std::ifstream f(TL_LIBRARY_TLIR "/softmax.tlir");
+  std::stringstream text;
+  text << f.rdbuf();
+  std::mt19937 rng(10);
+  for (auto [R, C] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 300}, {3, 128}, {2, 1000}})
+    expect_matches(text.str(), "softmax",
+                   {tensor(ScalarKind::F32, {R, C}, rng, -8, 8), poisoned(ScalarKind::F32, {R, C})},
+                   {uint64_t(R), 1, 1}, 16);
 }
 
 } // namespace

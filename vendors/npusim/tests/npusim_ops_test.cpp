@@ -518,10 +518,37 @@ TEST(NpusimOps, GatherScatterAndAtomicAddWithMasks) {
                    {1, 1, 1});
   Arg idx = tensor(ScalarKind::I32, {16}, rng, 0, 29);
   idx.set(3, 30); // past the 30 rows of src
+  // the device names the index and its lane (3 rows of 8 lanes before it)
   expect_both_fail(kIndexed, "k",
                    {tensor(ScalarKind::F32, {30, 8}, rng), idx, poisoned(ScalarKind::F32, {16, 8}),
                     poisoned(ScalarKind::I32, {30}), poisoned(ScalarKind::I32, {16})},
                    {1, 1, 1}, "out of bounds");
+  auto m = parse(kIndexed);
+  std::vector<Arg> args = {tensor(ScalarKind::F32, {30, 8}, rng), idx,
+                           poisoned(ScalarKind::F32, {16, 8}), poisoned(ScalarKind::I32, {30}),
+                           poisoned(ScalarKind::I32, {16})};
+  const std::string e = on_npusim(*m, "k", args, {1, 1, 1});
+  EXPECT_NE(e.find("index 30 (entry 24 of the index tile) is out of bounds [0, 30)"),
+            std::string::npos)
+      << e;
+  const char *unmasked = R"(
+kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %idx = load %i, %z : tile<16xi32>
+  %g = gather %x, %idx : tile<16xf32>
+  store %y, %z, %g
+  return
+}
+)";
+  Arg neg = tensor(ScalarKind::I32, {16}, rng, 0, 9);
+  neg.set(5, uint64_t(int64_t(-2)));
+  expect_both_fail(unmasked, "k",
+                   {tensor(ScalarKind::F32, {10}, rng), neg, poisoned(ScalarKind::F32, {16})},
+                   {1, 1, 1}, "out of bounds");
+  expect_matches(unmasked, "k",
+                 {tensor(ScalarKind::F32, {10}, rng), tensor(ScalarKind::I32, {16}, rng, 0, 9),
+                  poisoned(ScalarKind::F32, {16})},
+                 {1, 1, 1});
 }
 
 TEST(NpusimOps, LibrarySoftmaxMatchesTheInterpreter) {

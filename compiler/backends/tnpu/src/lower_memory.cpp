@@ -9,7 +9,9 @@ using F = isa::VecField;
 using D = isa::DmaField;
 
 /// The vector unit checks every unmasked lane's indices against the tensor's extents (a lane
-/// outside ends the program with the op's message, before any element is written) and computes
+/// outside ends the program before any element is written: a probing dma.gather of that
+/// dimension's indices faults naming the index and its lane, as the interpreter names them; a
+/// negative index is reported by message) and computes
 /// each lane's element offset k = sum of index_d * stride_d, -1 for a masked lane. Then one
 /// dma.gather / dma.scatter / dma.atadd of L rows of one element (oob = 1: row -1 reads `other`
 /// / is skipped). atomic_add's result (the old values) comes back in place of the values.
@@ -66,11 +68,34 @@ void Lowering::lower_indexed(const ir::Operation &op) {
   vcmd(O::VRmax, {at, t8}, {t8r}, {{at, at + 8}});
   cp_wait_vec();
   read_scalar(kT4, at, ir::ScalarKind::I1);
-  li(kT5, 1); // holds: no such lane
-  emit(O::Xor, kT4, kT4, kT5);
-  report_unless(kT4, op.loc().str() + ": '" + std::string(op.name()) +
-                         "' index out of bounds of tensor %" + tensor->name() +
-                         " in an unmasked lane");
+  const size_t fine = branch(O::Beq, kT4, 0);
+  { // an unmasked lane is outside: name its index (a probing gather of each dimension's indices
+    // faults on the first one past the extent, naming it and its lane); a negative one, by message
+    const auto before = sync_.known();
+    const uint64_t probe = temp(op, 3 * lb + 2 * wb, uint64_t(L));
+    for (int d = 0; d < rank; ++d) {
+      const ir::Value *idx = op.operand(1 + unsigned(d));
+      li(kT4, ~uint64_t(0));
+      fill(op, s, L, 4, kT4);
+      vec_setup(L, 1, 4);
+      vcmd(O::VSel, {k, valid, tile(op, idx), s}, {vr, tile_range(op, idx), sr}, {kr});
+      dmai(D::ESize, 1), dmai(D::N0, 1), dmai(D::N1, L), dmai(D::N2, 1), dmai(D::HS1, 0);
+      dmai(D::LS1, 1), dmai(D::V0, 1), dmai(D::V2, 1), dmai(D::ISz, 4), dmai(D::Oob, 2);
+      load_bound(kT4, BindKind::Shape, p, uint16_t(d));
+      dmar(D::V1, kT4);
+      load_bound(kT1, BindKind::Address, p, 0);
+      li(kT0, probe), li(kT2, k);
+      const int q = next_dma();
+      sync_.issue(q, {hbm_range(p), kr}, {{probe, probe + uint64_t(L)}});
+      emit(O::DmaGather, QueueSync::isa_queue(q, sync_.num_dma()), kT0, kT1, 0, kT2);
+    }
+    emit(O::Fence);
+    report_unless(0, op.loc().str() + ": '" + std::string(op.name()) +
+                         "' index out of bounds (negative) in an unmasked lane of tensor %" +
+                         tensor->name());
+    sync_.restore(before);
+  }
+  land(fine);
   // k = sum of index_d * stride_d (elements); -1 where masked
   for (int d = 0; d < rank; ++d) {
     const ir::Value *idx = op.operand(1 + unsigned(d));

@@ -201,8 +201,8 @@ void expect_matches(const std::string &text, const std::string &name, std::vecto
       const bool close = ir::is_float(a.kind) && ulp > 0 &&
                          std::llabs(int64_t(x) - int64_t(y)) <= ulp &&
                          ((x ^ y) >> (ir::bit_width(a.kind) - 1)) == 0;
-      ASSERT_TRUE(close) << "argument " << t << " element " << i << ": npusim 0x" << std::hex
-                         << x << ", interpreter 0x" << y << std::dec << "\n"
+      ASSERT_TRUE(close) << "argument " << t << " element " << i << ": npusim 0x" << std::hex << x
+                         << ", interpreter 0x" << y << std::dec << "\n"
                          << text;
     }
   }
@@ -227,7 +227,8 @@ std::string tile_kernel(int inputs, ScalarKind in, ScalarKind out, const std::st
   std::string k = "kernel @k(";
   for (int i = 0; i < inputs; ++i)
     k += "%x" + std::to_string(i) + ": tensor<?x?x" + dt(in) + ">, ";
-  k += "%y: tensor<?x?x" + dt(out) + ">) {\n"
+  k += "%y: tensor<?x?x" + dt(out) +
+       ">) {\n"
        "  %p0 = program_id {axis = 0} : i32\n  %p1 = program_id {axis = 1} : i32\n"
        "  %b0 = constant {value = 16} : i32\n  %b1 = constant {value = 32} : i32\n"
        "  %o0 = mul %p0, %b0 : i32\n  %o1 = mul %p1, %b1 : i32\n";
@@ -251,10 +252,10 @@ TEST(NpusimOps, FloatBinaryAndUnaryOpsOnEveryFloatType) {
     for (const char *op : {"add", "sub", "mul", "div", "pow", "min", "max"})
       for (auto [R, C] : kShapes) {
         SCOPED_TRACE(std::string(op) + " " + dt(k));
-        expect_matches(tile_kernel(2, k, k, "  %r = " + std::string(op) + " %a0, %a1 : " + t + "\n"),
-                       "k", {tensor(k, {R, C}, rng, 0.25, 3), tensor(k, {R, C}, rng, -3, 3),
-                             poisoned(k, {R, C})},
-                       grid_of(R, C));
+        expect_matches(
+            tile_kernel(2, k, k, "  %r = " + std::string(op) + " %a0, %a1 : " + t + "\n"), "k",
+            {tensor(k, {R, C}, rng, 0.25, 3), tensor(k, {R, C}, rng, -3, 3), poisoned(k, {R, C})},
+            grid_of(R, C));
       }
     for (const char *op : {"neg", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
                            "erf", "sigmoid", "sin", "cos"})
@@ -278,14 +279,15 @@ TEST(NpusimOps, IntegerOpsWrapAndShiftModuloTheWidth) {
   for (ScalarKind k : kInts) {
     const std::string t = "tile<16x32x" + dt(k) + ">";
     const double hi = k == ScalarKind::I8 ? 127 : 3e9 / 2;
-    for (const char *op : {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
-                           "min", "max"})
+    for (const char *op :
+         {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max"})
       for (auto [R, C] : kShapes) {
         SCOPED_TRACE(std::string(op) + " " + dt(k));
-        expect_matches(tile_kernel(2, k, k, "  %r = " + std::string(op) + " %a0, %a1 : " + t + "\n"),
-                       "k", {tensor(k, {R, C}, rng, -hi, hi), tensor(k, {R, C}, rng, -40, 40, true),
-                             poisoned(k, {R, C})},
-                       grid_of(R, C));
+        expect_matches(
+            tile_kernel(2, k, k, "  %r = " + std::string(op) + " %a0, %a1 : " + t + "\n"), "k",
+            {tensor(k, {R, C}, rng, -hi, hi), tensor(k, {R, C}, rng, -40, 40, true),
+             poisoned(k, {R, C})},
+            grid_of(R, C));
       }
     for (const char *op : {"neg", "abs", "not"}) {
       auto [R, C] = kShapes[2];
@@ -299,10 +301,10 @@ TEST(NpusimOps, IntegerDivisionByZeroIsARunTimeError) {
   std::mt19937 rng(3);
   Arg b = tensor(ScalarKind::I32, {5, 7}, rng, 1, 9);
   b.set(12, 0);
-  expect_both_fail(tile_kernel(2, ScalarKind::I32, ScalarKind::I32,
-                               "  %r = div %a0, %a1 : tile<16x32xi32>\n"),
-                   "k", {tensor(ScalarKind::I32, {5, 7}, rng), b, poisoned(ScalarKind::I32, {5, 7})},
-                   {1, 1, 1}, "division by zero");
+  expect_both_fail(
+      tile_kernel(2, ScalarKind::I32, ScalarKind::I32, "  %r = div %a0, %a1 : tile<16x32xi32>\n"),
+      "k", {tensor(ScalarKind::I32, {5, 7}, rng), b, poisoned(ScalarKind::I32, {5, 7})}, {1, 1, 1},
+      "division by zero");
   const char *scalar_div = R"(
 kernel @k(%y: tensor<?xi32>, %n: i32) {
   %z = constant {value = 0} : i32
@@ -327,13 +329,14 @@ TEST(NpusimOps, ComparesSelectAndMasks) {
       auto [R, C] = kShapes[1];
       SCOPED_TRACE(std::string(pred) + " " + dt(k));
       // few distinct values, so that equal operands occur
-      expect_matches(tile_kernel(2, k, k,
-                                 "  %m = cmp %a0, %a1 {pred = \"" + std::string(pred) +
-                                     "\"} : tile<16x32xi1>\n  %n = not %m : tile<16x32xi1>\n"
-                                     "  %r = select %n, %a0, %a1 : " + t + "\n"),
-                     "k", {tensor(k, {R, C}, rng, -2, 2), tensor(k, {R, C}, rng, -2, 2),
-                           poisoned(k, {R, C})},
-                     grid_of(R, C));
+      expect_matches(
+          tile_kernel(2, k, k,
+                      "  %m = cmp %a0, %a1 {pred = \"" + std::string(pred) +
+                          "\"} : tile<16x32xi1>\n  %n = not %m : tile<16x32xi1>\n"
+                          "  %r = select %n, %a0, %a1 : " +
+                          t + "\n"),
+          "k", {tensor(k, {R, C}, rng, -2, 2), tensor(k, {R, C}, rng, -2, 2), poisoned(k, {R, C})},
+          grid_of(R, C));
     }
 }
 
@@ -354,6 +357,18 @@ TEST(NpusimOps, CastsWithEveryRoundingModeAndBitcasts) {
                        "k", {tensor(from, {R, C}, rng, -300, 300), poisoned(to, {R, C})},
                        grid_of(R, C));
       }
+  for (ScalarKind from : {ScalarKind::F32, ScalarKind::BF16, ScalarKind::I8}) { // x != 0, NaN false
+    Arg x = tensor(from, {R, C}, rng, -2, 2);
+    x.set(0, 0);
+    if (ir::is_float(from)) {
+      x.set(1, from == ScalarKind::F32 ? 0x7fc00000u : 0x7fc0u); // NaN
+      x.set(2, from == ScalarKind::F32 ? 0x80000000u : 0x8000u); // -0
+    }
+    expect_matches(tile_kernel(1, from, ScalarKind::I32,
+                               "  %m = cast %a0 : tile<16x32xi1>\n"
+                               "  %r = cast %m : tile<16x32xi32>\n"),
+                   "k", {x, poisoned(ScalarKind::I32, {R, C})}, grid_of(R, C));
+  }
   expect_matches(tile_kernel(1, ScalarKind::F32, ScalarKind::I32,
                              "  %i = bitcast %a0 : tile<16x32xi32>\n"
                              "  %s = constant {value = 3} : i32\n"
@@ -404,14 +419,20 @@ TEST(NpusimOps, ReductionsAndScansAlongEveryAxis) {
         SCOPED_TRACE(std::string(kind) + " axis " + std::to_string(axis) + " " + dt(k));
         const ScalarKind o = std::string(kind) == "argmax" ? ScalarKind::I32 : k;
         const std::string text =
-            "kernel @k(%x: tensor<?x?x" + dt(k) + ">, %y: tensor<?x" + dt(o) + ">) {\n"
+            "kernel @k(%x: tensor<?x?x" + dt(k) + ">, %y: tensor<?x" + dt(o) +
+            ">) {\n"
             "  %p = program_id {axis = 0} : i32\n  %b = constant {value = 16} : i32\n"
             "  %o = mul %p, %b : i32\n  %z = constant {value = 0} : i32\n"
-            "  %t = load %x, " + (axis == 1 ? "%o, %z" : "%z, %o") + " {padding = " +
-            (std::string(kind) == "sum" ? "0" : std::string(kind) == "min" ? "100" : "-100") +
-            "} : tile<" + (axis == 1 ? "16x64x" : "64x16x") + dt(k) + ">\n"
-            "  %r = reduce %t {axis = " + std::to_string(axis) + ", kind = \"" + kind +
-            "\"} : tile<16x" + dt(o) + ">\n  store %y, %o, %r\n  return\n}\n";
+            "  %t = load %x, " +
+            (axis == 1 ? "%o, %z" : "%z, %o") + " {padding = " +
+            (std::string(kind) == "sum"   ? "0"
+             : std::string(kind) == "min" ? "100"
+                                          : "-100") +
+            "} : tile<" + (axis == 1 ? "16x64x" : "64x16x") + dt(k) +
+            ">\n"
+            "  %r = reduce %t {axis = " +
+            std::to_string(axis) + ", kind = \"" + kind + "\"} : tile<16x" + dt(o) +
+            ">\n  store %y, %o, %r\n  return\n}\n";
         for (auto [R, C] : {std::pair<int64_t, int64_t>{37, 45}, {1, 1}, {20, 64}}) {
           const int64_t n = axis == 1 ? R : C;
           expect_matches(text, "k", {tensor(k, {R, C}, rng, -3, 3), poisoned(o, {n})},
@@ -420,10 +441,10 @@ TEST(NpusimOps, ReductionsAndScansAlongEveryAxis) {
       }
       for (const char *kind : {"sum", "max", "min"}) {
         SCOPED_TRACE(std::string("scan ") + kind + " axis " + std::to_string(axis) + " " + dt(k));
-        const std::string text = tile_kernel(1, k, k,
-                                             "  %r = scan %a0 {axis = " + std::to_string(axis) +
-                                                 ", kind = \"" + kind + "\"} : tile<16x32x" +
-                                                 dt(k) + ">\n");
+        const std::string text =
+            tile_kernel(1, k, k,
+                        "  %r = scan %a0 {axis = " + std::to_string(axis) + ", kind = \"" + kind +
+                            "\"} : tile<16x32x" + dt(k) + ">\n");
         auto [R, C] = kShapes[1];
         expect_matches(text, "k", {tensor(k, {R, C}, rng, -3, 3), poisoned(k, {R, C})},
                        grid_of(R, C));
@@ -469,8 +490,8 @@ kernel @k(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %limit: f32) {
   std::mt19937 rng(8);
   for (int64_t R : {1, 7, 12})
     expect_matches(text, "k",
-                   {tensor(ScalarKind::F32, {R, 50}, rng, 0.1, 2), poisoned(ScalarKind::F32, {R, 50}),
-                    scalar(ScalarKind::F32, 0.195)},
+                   {tensor(ScalarKind::F32, {R, 50}, rng, 0.1, 2),
+                    poisoned(ScalarKind::F32, {R, 50}), scalar(ScalarKind::F32, 0.195)},
                    {uint64_t(R), 1, 1});
 }
 
@@ -512,9 +533,9 @@ TEST(NpusimOps, GatherScatterAndAtomicAddWithMasks) {
   // one program: atomic_add's old values depend on the order in which programs run
   for (int64_t n : {5, 16})
     expect_matches(kIndexed, "k",
-                   {tensor(ScalarKind::F32, {30, 8}, rng), tensor(ScalarKind::I32, {n}, rng, -1, 29),
-                    poisoned(ScalarKind::F32, {n, 8}), poisoned(ScalarKind::I32, {30}),
-                    poisoned(ScalarKind::I32, {n})},
+                   {tensor(ScalarKind::F32, {30, 8}, rng),
+                    tensor(ScalarKind::I32, {n}, rng, -1, 29), poisoned(ScalarKind::F32, {n, 8}),
+                    poisoned(ScalarKind::I32, {30}), poisoned(ScalarKind::I32, {n})},
                    {1, 1, 1});
   Arg idx = tensor(ScalarKind::I32, {16}, rng, 0, 29);
   idx.set(3, 30); // past the 30 rows of src
@@ -559,7 +580,8 @@ TEST(NpusimOps, LibrarySoftmaxMatchesTheInterpreter) {
   std::stringstream text;
   text << f.rdbuf();
   std::mt19937 rng(10);
-  for (auto [R, C] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 300}, {3, 128}, {2, 1000}})
+  for (auto [R, C] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 300}, {3, 128}, {2, 1000}})
     expect_matches(text.str(), "softmax",
                    {tensor(ScalarKind::F32, {R, C}, rng, -8, 8), poisoned(ScalarKind::F32, {R, C})},
                    {uint64_t(R), 1, 1}, 16);

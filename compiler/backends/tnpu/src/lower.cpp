@@ -366,7 +366,10 @@ void Lowering::lower_dot(const ir::Operation &op) {
   const ir::ScalarKind in = at.elem(), acc = ct.elem();
   const std::string *prec = op.attr_as<std::string>("input_precision");
   const bool rounded = prec && in == ir::ScalarKind::F32 && (*prec == "tf32" || *prec == "bf16");
-  if (prec && *prec != "ieee" && !rounded)
+  // rounding f16 / bf16 inputs to tf32, or bf16 ones to bf16, changes nothing
+  const bool exact = prec && ((*prec == "tf32" && in != ir::ScalarKind::F32) ||
+                              (*prec == "bf16" && in == ir::ScalarKind::BF16));
+  if (prec && *prec != "ieee" && !rounded && !exact)
     fail(op, "'dot' input_precision '" + *prec + "' is not supported");
   if (in == bt.elem() && acc == ir::ScalarKind::F32 &&
       (in == ir::ScalarKind::BF16 || in == ir::ScalarKind::F16 || in == ir::ScalarKind::F32))

@@ -29,8 +29,8 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
   case Opcode::Div:
   case Opcode::Rem: {
     const uint8_t b = scalar(op, op.operand(1));
-    report_unless(b, op.loc().str() + ": '" + std::string(op.name()) +
-                         "': integer division by zero");
+    report_unless(b,
+                  op.loc().str() + ": '" + std::string(op.name()) + "': integer division by zero");
     const bool div = op.opcode() == Opcode::Div;
     emit(is_signed ? (div ? O::Div : O::Rem) : (div ? O::Divu : O::Remu), d, a, b);
     return;

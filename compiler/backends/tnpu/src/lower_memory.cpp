@@ -27,7 +27,8 @@ void Lowering::lower_indexed(const ir::Operation &op) {
   const int64_t L = op.operand(1)->type().num_elements();
   for (int d = 0; d < rank; ++d)
     if (op.operand(1 + unsigned(d))->type().elem() != ir::ScalarKind::I32)
-      fail(op, "'" + std::string(op.name()) + "' with " + op.operand(1 + unsigned(d))->type().str() +
+      fail(op, "'" + std::string(op.name()) + "' with " +
+                   op.operand(1 + unsigned(d))->type().str() +
                    " indices is not supported (i32 indices)");
   if (atomic && e != ir::ScalarKind::F32 && e != ir::ScalarKind::I32)
     fail(op, "'atomic_add' on " + tensor->type().str() + " is not supported (f32 or i32)");

@@ -13,45 +13,80 @@ using F = isa::VecField;
 /// The vector opcode of an elementwise Tile IR op, or Nop.
 isa::Opcode vector_opcode(Opcode op) {
   switch (op) {
-  case Opcode::Add: return V::VAdd;
-  case Opcode::Sub: return V::VSub;
-  case Opcode::Mul: return V::VMul;
-  case Opcode::Div: return V::VDiv;
-  case Opcode::Rem: return V::VRem;
-  case Opcode::And: return V::VAnd;
-  case Opcode::Or: return V::VOr;
-  case Opcode::Xor: return V::VXor;
-  case Opcode::Shl: return V::VShl;
-  case Opcode::Shr: return V::VShr;
-  case Opcode::Min: return V::VMin;
-  case Opcode::Max: return V::VMax;
-  case Opcode::Pow: return V::VPow;
-  case Opcode::Neg: return V::VNeg;
-  case Opcode::Not: return V::VNot;
-  case Opcode::Abs: return V::VAbs;
-  case Opcode::Exp: return V::VExp;
-  case Opcode::Exp2: return V::VExp2;
-  case Opcode::Log: return V::VLog;
-  case Opcode::Log2: return V::VLog2;
-  case Opcode::Sqrt: return V::VSqrt;
-  case Opcode::Rsqrt: return V::VRsqrt;
-  case Opcode::Tanh: return V::VTanh;
-  case Opcode::Erf: return V::VErf;
-  case Opcode::Sigmoid: return V::VSigmoid;
-  case Opcode::Sin: return V::VSin;
-  case Opcode::Cos: return V::VCos;
-  case Opcode::Fma: return V::VFma;
-  case Opcode::Select: return V::VSel;
-  default: return V::Nop;
+  case Opcode::Add:
+    return V::VAdd;
+  case Opcode::Sub:
+    return V::VSub;
+  case Opcode::Mul:
+    return V::VMul;
+  case Opcode::Div:
+    return V::VDiv;
+  case Opcode::Rem:
+    return V::VRem;
+  case Opcode::And:
+    return V::VAnd;
+  case Opcode::Or:
+    return V::VOr;
+  case Opcode::Xor:
+    return V::VXor;
+  case Opcode::Shl:
+    return V::VShl;
+  case Opcode::Shr:
+    return V::VShr;
+  case Opcode::Min:
+    return V::VMin;
+  case Opcode::Max:
+    return V::VMax;
+  case Opcode::Pow:
+    return V::VPow;
+  case Opcode::Neg:
+    return V::VNeg;
+  case Opcode::Not:
+    return V::VNot;
+  case Opcode::Abs:
+    return V::VAbs;
+  case Opcode::Exp:
+    return V::VExp;
+  case Opcode::Exp2:
+    return V::VExp2;
+  case Opcode::Log:
+    return V::VLog;
+  case Opcode::Log2:
+    return V::VLog2;
+  case Opcode::Sqrt:
+    return V::VSqrt;
+  case Opcode::Rsqrt:
+    return V::VRsqrt;
+  case Opcode::Tanh:
+    return V::VTanh;
+  case Opcode::Erf:
+    return V::VErf;
+  case Opcode::Sigmoid:
+    return V::VSigmoid;
+  case Opcode::Sin:
+    return V::VSin;
+  case Opcode::Cos:
+    return V::VCos;
+  case Opcode::Fma:
+    return V::VFma;
+  case Opcode::Select:
+    return V::VSel;
+  default:
+    return V::Nop;
   }
 }
 
 isa::Opcode compare_opcode(const std::string &pred) {
-  if (pred == "eq") return V::VCeq;
-  if (pred == "ne") return V::VCne;
-  if (pred == "lt") return V::VClt;
-  if (pred == "le") return V::VCle;
-  if (pred == "gt") return V::VCgt;
+  if (pred == "eq")
+    return V::VCeq;
+  if (pred == "ne")
+    return V::VCne;
+  if (pred == "lt")
+    return V::VClt;
+  if (pred == "le")
+    return V::VCle;
+  if (pred == "gt")
+    return V::VCgt;
   return V::VCge;
 }
 
@@ -113,9 +148,8 @@ uint64_t Lowering::temp(const ir::Operation &op, uint64_t at, uint64_t bytes) {
   const uint64_t lo = temp_base_ + 64 + at;
   if (lo + bytes > opts_.sram_bytes)
     fail(op, "no room for " + std::to_string(at + bytes) +
-                 " bytes of temporaries above the kernel's tiles (" +
-                 std::to_string(temp_base_) + " of " + std::to_string(opts_.sram_bytes) +
-                 " bytes in use)");
+                 " bytes of temporaries above the kernel's tiles (" + std::to_string(temp_base_) +
+                 " of " + std::to_string(opts_.sram_bytes) + " bytes in use)");
   return lo;
 }
 
@@ -168,7 +202,7 @@ void Lowering::convert(const ir::Operation &op, uint64_t dst, uint64_t src, ir::
 }
 
 Range Lowering::rounded_input(const ir::Operation &op, const ir::Value *v,
-                             const std::string &precision, uint64_t at) {
+                              const std::string &precision, uint64_t at) {
   const int64_t n = v->type().num_elements();
   const uint64_t bytes = uint64_t(n) * 4, x = tile(op, v);
   const uint64_t r = temp(op, at, bytes), c = temp(op, at + bytes, bytes);
@@ -199,9 +233,9 @@ Range Lowering::rounded_input(const ir::Operation &op, const ir::Value *v,
 /// The op on tiles (or float scalars) when the vector unit computes it; false otherwise.
 bool Lowering::lower_vector(const ir::Operation &op) {
   const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
-  const bool float_scalar = op.num_results() == 1 && !tile_result && op.num_operands() > 0 &&
-                            (ir::is_float(op.result()->type().elem()) ||
-                             ir::is_float(op.operand(0)->type().elem()));
+  const bool float_scalar =
+      op.num_results() == 1 && !tile_result && op.num_operands() > 0 &&
+      (ir::is_float(op.result()->type().elem()) || ir::is_float(op.operand(0)->type().elem()));
   switch (op.opcode()) {
   case Opcode::Reduce:
     lower_reduce(op);
@@ -302,12 +336,21 @@ void Lowering::lower_tile_cast(const ir::Operation &op) {
     vcmd(V::VCopy, {d, a}, {r}, {w});
     return;
   }
-  if (to == ir::ScalarKind::I1) { // x != 0
+  if (to == ir::ScalarKind::I1) { // x != 0; a NaN is false (x < 0 | x > 0 for floats)
     const int t = unit_dtype(op, from);
-    const uint64_t zero = temp(op, 0, uint64_t(n) * uint64_t(elem_bytes(op, from)));
+    const uint64_t zb = uint64_t(n) * uint64_t(elem_bytes(op, from));
+    const uint64_t zero = temp(op, 0, zb), lt = temp(op, zb, uint64_t(n));
+    const Range zr{zero, zero + zb}, ltr{lt, lt + uint64_t(n)};
     fill(op, zero, n, t, 0);
     vec_setup(n, 1, t, unsigned_int(from));
-    vcmd(V::VCne, {d, a, zero}, {r, {zero, zero + uint64_t(n * elem_bytes(op, from))}}, {w});
+    if (!ir::is_float(from)) {
+      vcmd(V::VCne, {d, a, zero}, {r, zr}, {w});
+      return;
+    }
+    vcmd(V::VClt, {lt, a, zero}, {r, zr}, {ltr});
+    vcmd(V::VCgt, {d, a, zero}, {r, zr}, {w});
+    vec_setup(n, 1, 3);
+    vcmd(V::VOr, {d, d, lt}, {w, ltr}, {w});
     return;
   }
   if (from == ir::ScalarKind::I1)
@@ -389,7 +432,7 @@ void Lowering::lower_reduce(const ir::Operation &op) {
     vcmd(argmax ? V::VRargmax : kind == "max" ? V::VRmax : V::VRmin, {dst, src}, {r}, {w});
   } else {
     uint64_t from = src;
-    int64_t n = cols, m = rows; // fold m rows of n columns
+    int64_t n = cols, m = rows;  // fold m rows of n columns
     if (row_form && rows == 1) { // a row is a column of 1-element rows
       n = 1, m = cols;
       veci(F::Sa, es);
@@ -403,7 +446,10 @@ void Lowering::lower_reduce(const ir::Operation &op) {
     }
     vec_setup(n, m, t, u);
     const Range fr = from == src ? r : Range{from, from + uint64_t(rows * cols * es)};
-    vcmd(argmax ? V::VCargmax : kind == "sum" ? V::VCsum : kind == "max" ? V::VCmax : V::VCmin,
+    vcmd(argmax          ? V::VCargmax
+         : kind == "sum" ? V::VCsum
+         : kind == "max" ? V::VCmax
+                         : V::VCmin,
          {dst, from}, {fr}, {w});
   }
   if (to_scalar) {
@@ -447,9 +493,9 @@ void Lowering::lower_scan(const ir::Operation &op) {
 void Lowering::lower_scalar_on_vec(const ir::Operation &op) {
   const ir::ScalarKind re = op.result()->type().elem(), oe = op.operand(0)->type().elem();
   for (const ir::Value *v : op.operands())
-    if (v->type().elem() != ir::ScalarKind::F32 && !(op.opcode() == Opcode::Cast &&
-                                                      ir::is_integer(v->type().elem()) &&
-                                                      ir::bit_width(v->type().elem()) <= 32))
+    if (v->type().elem() != ir::ScalarKind::F32 &&
+        !(op.opcode() == Opcode::Cast && ir::is_integer(v->type().elem()) &&
+          ir::bit_width(v->type().elem()) <= 32))
       fail(op, "scalar '" + std::string(op.name()) + "' on " + v->type().str() +
                    " is not supported (f32 scalars, integers of at most 32 bits)");
   if (ir::is_float(re) ? re != ir::ScalarKind::F32

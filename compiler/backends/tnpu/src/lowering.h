@@ -247,12 +247,13 @@ private:
   void lower_scalar_on_vec(const ir::Operation &op);
   /// Sets n, rows, t, u (and the row strides of every operand to n elements of t).
   void vec_setup(int64_t n, int64_t rows, int t, bool is_unsigned = false);
-  /// Converts between the unit's dtypes (v.cvt with rounding `rm`, or v.icvt when both are integers).
+  /// Converts between the unit's dtypes (v.cvt with rounding `rm`, or v.icvt when both are
+  /// integers).
   void convert(const ir::Operation &op, uint64_t dst, uint64_t src, ir::ScalarKind from,
                ir::ScalarKind to, int64_t n, int rm);
   /// dst = transpose of the rows x cols tile at src (elements of es bytes, dtype code t).
-  void transpose(const ir::Operation &op, uint64_t dst, uint64_t src, int64_t rows,
-                 int64_t cols, int t, int es);
+  void transpose(const ir::Operation &op, uint64_t dst, uint64_t src, int64_t rows, int64_t cols,
+                 int t, int es);
   /// A copy of f32 tile v with every element rounded to `precision` (tf32 or bf16), in temporary
   /// space at byte offset `at` (twice v's size).
   Range rounded_input(const ir::Operation &op, const ir::Value *v, const std::string &precision,
@@ -260,9 +261,8 @@ private:
   /// n copies of the low bits of register r as dtype t at dst.
   void fill(const ir::Operation &op, uint64_t dst, int64_t n, int t, uint8_t r);
   /// A vector command: `addrs` (local addresses, into kT0..kT3) then register operands `regs`.
-  void vcmd(isa::Opcode op, std::initializer_list<uint64_t> addrs,
-            const std::vector<Range> &reads, const std::vector<Range> &writes,
-            std::initializer_list<uint8_t> regs = {});
+  void vcmd(isa::Opcode op, std::initializer_list<uint64_t> addrs, const std::vector<Range> &reads,
+            const std::vector<Range> &writes, std::initializer_list<uint8_t> regs = {});
   /// The command processor waits until the vector unit has run everything issued so far.
   void cp_wait_vec();
   /// Temporary scratchpad space above the planned tiles (valid within one op's lowering);

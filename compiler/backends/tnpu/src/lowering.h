@@ -280,7 +280,16 @@ private:
   void report_unless(uint8_t c, const std::string &message);
 
   // lower_memory.cpp: gather, scatter, atomic_add.
+  struct Lanes { ///< an indexed op's lanes and temporaries
+    int64_t n = 0;
+    bool masked = false;
+    uint64_t valid = 0, good = 0, t8 = 0, k = 0, s = 0, probe = 0;
+  };
   void lower_indexed(const ir::Operation &op);
+  void check_indices(const ir::Operation &op, const Lanes &l);
+  void name_bad_index(const ir::Operation &op, const Lanes &l);
+  void element_offsets(const ir::Operation &op, const Lanes &l);
+  void indexed_transfer(const ir::Operation &op, const Lanes &l);
 
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;

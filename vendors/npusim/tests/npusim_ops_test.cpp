@@ -321,6 +321,35 @@ kernel @k(%y: tensor<?xi32>, %n: i32) {
                    {1, 1, 1}, "division by zero");
 }
 
+TEST(NpusimOps, ScalarIntegersWrapLikeTheInterpreter) {
+  const char *text = R"(
+kernel @k(%y: tensor<?xi32>, %a: i32, %b: i32) {
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %m = mul %a, %b : i32
+  %s = add %m, %a : i32
+  %d = sub %s, %b : i32
+  %n = neg %d : i32
+  %sh = shl %a, %b : i32
+  %q = div %n, %b : i32
+  %r = rem %m, %b : i32
+  %lt = cmp %m, %z {pred = "lt"} : i1
+  %w = select %lt, %q, %r : i32
+  %t0 = splat %w : tile<1xi32>
+  store %y, %z, %t0
+  %t1 = splat %sh : tile<1xi32>
+  store %y, %one, %t1
+  return
+}
+)";
+  for (auto [a, b] : std::vector<std::pair<double, double>>{
+           {100000, 99999}, {-2147483647, 3}, {2147483647, 2147483647}, {7, -1}, {-5, 33}})
+    expect_matches(
+        text, "k",
+        {poisoned(ScalarKind::I32, {2}), scalar(ScalarKind::I32, a), scalar(ScalarKind::I32, b)},
+        {1, 1, 1});
+}
+
 TEST(NpusimOps, ComparesSelectAndMasks) {
   std::mt19937 rng(4);
   for (ScalarKind k : {ScalarKind::F32, ScalarKind::BF16, ScalarKind::I8, ScalarKind::I32})

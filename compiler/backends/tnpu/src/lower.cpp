@@ -55,6 +55,8 @@ void Lowering::lower_scalar_binary(const ir::Operation &op) {
       !ir::is_signed(op.result()->type().elem()))
     fail(op, "unsigned min/max is not supported");
   emit(it->second, d, a, b);
+  if (op.opcode() == Opcode::Add || op.opcode() == Opcode::Sub || op.opcode() == Opcode::Mul)
+    wrap_scalar(d, op.result()->type().elem()); // lower_control.cpp
 }
 
 void Lowering::lower_cmp(const ir::Operation &op) {

@@ -14,8 +14,21 @@ void Lowering::report_unless(uint8_t c, const std::string &message) {
   emit(O::Halt); // ends this program (the wrapper turns it into a jump)
 }
 
-/// Registers hold integer scalars as 64-bit values; i32 results that can leave the 32-bit range
-/// (shl) are sign-extended again, as the interpreter wraps them.
+void Lowering::wrap_scalar(uint8_t r, ir::ScalarKind e) {
+  const int bits = ir::bit_width(e);
+  if (bits >= 64 || e == ir::ScalarKind::I1)
+    return;
+  emit(O::Shli, r, r, 0, 64 - bits);
+  if (!ir::is_signed(e)) {
+    emit(O::Shri, r, r, 0, 64 - bits);
+    return;
+  }
+  li(kT5, uint64_t(64 - bits));
+  emit(O::Sra, r, r, kT5);
+}
+
+/// Registers hold integer scalars as 64-bit values, sign-extended (zero-extended if unsigned);
+/// results that can leave their type's range wrap (wrap_scalar), as the interpreter's.
 void Lowering::lower_scalar_int(const ir::Operation &op) {
   const ir::ScalarKind e = op.result()->type().elem();
   if (!ir::is_integer(e) && e != ir::ScalarKind::I1 && op.opcode() != Opcode::Select)
@@ -33,6 +46,7 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
                   op.loc().str() + ": '" + std::string(op.name()) + "': integer division by zero");
     const bool div = op.opcode() == Opcode::Div;
     emit(is_signed ? (div ? O::Div : O::Rem) : (div ? O::Divu : O::Remu), d, a, b);
+    wrap_scalar(d, e); // INT_MIN / -1
     return;
   }
   case Opcode::Shl:
@@ -40,11 +54,7 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
     emit(O::Andi, kT0, scalar(op, op.operand(1)), 0, bits - 1);
     if (op.opcode() == Opcode::Shl) {
       emit(O::Shl, d, a, kT0);
-      if (bits < 64) { // wrap to the width
-        emit(O::Shli, d, d, 0, 64 - bits);
-        li(kT1, uint64_t(64 - bits));
-        emit(is_signed ? O::Sra : O::Shr, d, d, kT1);
-      }
+      wrap_scalar(d, e);
     } else {
       emit(is_signed ? O::Sra : O::Shr, d, a, kT0);
     }
@@ -52,6 +62,7 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
   }
   case Opcode::Neg:
     emit(O::Sub, d, 0, a);
+    wrap_scalar(d, e);
     return;
   case Opcode::Not:
     if (e == ir::ScalarKind::I1) {
@@ -64,6 +75,7 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
   case Opcode::Abs:
     emit(O::Sub, kT0, 0, a);
     emit(O::Max, d, a, kT0);
+    wrap_scalar(d, e);
     return;
   case Opcode::Select: // d = a ? b : c (any scalar: registers hold the bits)
     emit(O::Mov, d, scalar(op, op.operand(2)));

@@ -274,6 +274,8 @@ private:
 
   // lower_control.cpp: integer scalar ops beyond lower_scalar_binary's, if, assert.
   void lower_scalar_int(const ir::Operation &op);
+  /// Wraps register r to the width of integer type e (sign- or zero-extended again).
+  void wrap_scalar(uint8_t r, ir::ScalarKind e);
   void lower_if(const ir::Operation &op);
   void lower_assert(const ir::Operation &op);
   /// Ends the program reporting `message` (the assert channel) when register c is zero.

@@ -193,6 +193,11 @@ void Lowering::lower_fill(const ir::Operation &op) {
   if (op.opcode() == Opcode::Splat) {
     if (!ir::is_float(t.elem()) && !ir::is_integer(t.elem()))
       fail(op, "splat into " + t.str() + " is not supported");
+    const ir::Value *v = op.operand(0);
+    if (auto it = vscalars_.find(v); it != vscalars_.end() && !regs_.count(v)) {
+      broadcast_scalar(op, it->second); // computed on the vector unit: no read-back
+      return;
+    }
     dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
   } else {
     li(kT0, const_bits(op, op.attr("value"), t.elem()));

@@ -77,11 +77,13 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
     emit(O::Max, d, a, kT0);
     wrap_scalar(d, e);
     return;
-  case Opcode::Select: // d = a ? b : c (any scalar: registers hold the bits)
-    emit(O::Mov, d, scalar(op, op.operand(2)));
+  case Opcode::Select: { // d = a ? b : c (any scalar: registers hold the bits)
+    const uint8_t b = scalar(op, op.operand(1)), c = scalar(op, op.operand(2)); // before the skip
+    emit(O::Mov, d, c);
     emit(O::Beq, a, 0, 0, 2);
-    emit(O::Mov, d, scalar(op, op.operand(1)));
+    emit(O::Mov, d, b);
     return;
+  }
   default:
     fail(op, "scalar '" + std::string(op.name()) + "' is not supported");
   }

@@ -145,7 +145,7 @@ void Lowering::cp_wait_vec() {
 }
 
 uint64_t Lowering::temp(const ir::Operation &op, uint64_t at, uint64_t bytes) {
-  const uint64_t lo = temp_base_ + 64 + at;
+  const uint64_t lo = scalar_slot(kScalarSlots) + at;
   if (lo + bytes > opts_.sram_bytes)
     fail(op, "no room for " + std::to_string(at + bytes) +
                  " bytes of temporaries above the kernel's tiles (" + std::to_string(temp_base_) +
@@ -163,6 +163,42 @@ void Lowering::read_scalar(uint8_t rd, uint64_t at, ir::ScalarKind e) {
     emit(V::Ldw, rd, 0, 0, int64_t(at));
   if (bytes == 2)
     emit(V::Andi, rd, rd, 0, 0xffff);
+  else if (unsigned_int(e))
+    wrap_scalar(rd, e); // zero-extended
+}
+
+uint64_t Lowering::vector_scalar_slot(const ir::Operation &op) {
+  if (next_vslot_ >= kScalarSlots)
+    fail(op, "the kernel computes more than " + std::to_string(kScalarSlots - 4) +
+                 " scalars on the vector unit");
+  return scalar_slot(next_vslot_++);
+}
+
+uint64_t Lowering::vector_operand(const ir::Operation &op, const ir::Value *v) {
+  if (auto it = vscalars_.find(v); it != vscalars_.end())
+    return it->second;
+  const uint64_t at = vector_scalar_slot(op);
+  fill(op, at, 1, unit_dtype(op, v->type().elem()), scalar(op, v)); // the register at issue
+  return at;
+}
+
+uint8_t Lowering::materialize(const ir::Operation &op, const ir::Value *v, uint64_t at) {
+  cp_wait_vec();
+  const uint8_t r = regs_[v] = new_reg(op);
+  read_scalar(r, at, v->type().elem());
+  return r;
+}
+
+void Lowering::broadcast_scalar(const ir::Operation &op, uint64_t at) {
+  const ir::Type &t = op.result()->type();
+  const int es = elem_bytes(op, t.elem());
+  const uint64_t d = alloc_tile(op);
+  veci(F::N, t.num_elements());
+  veci(F::Rows, 1);
+  veci(F::Src, raw_code(es));
+  veci(F::Ea, 0);
+  veci(F::Ed, es);
+  vcmd(V::VScopy, {d, at}, {{at, at + 8}}, {tile_range(op, op.result())});
 }
 
 void Lowering::fill(const ir::Operation &op, uint64_t dst, int64_t n, int t, uint8_t r) {
@@ -420,7 +456,7 @@ void Lowering::lower_reduce(const ir::Operation &op) {
   const int oes = argmax ? 4 : es;
   const bool to_scalar = !op.result()->type().is_tile();
   const uint64_t src = tile(op, op.operand(0));
-  const uint64_t dst = to_scalar ? scalar_slot(3) : alloc_tile(op);
+  const uint64_t dst = to_scalar ? vector_scalar_slot(op) : alloc_tile(op);
   const Range r = tile_range(op, op.operand(0));
   const Range w = to_scalar ? Range{dst, dst + 8} : tile_range(op, op.result());
   const int64_t rows = in.rank() == 2 ? in.shape()[0] : 1, cols = in.shape()[in.rank() - 1];
@@ -452,10 +488,8 @@ void Lowering::lower_reduce(const ir::Operation &op) {
                          : V::VCmin,
          {dst, from}, {fr}, {w});
   }
-  if (to_scalar) {
-    cp_wait_vec();
-    read_scalar(regs_[op.result()] = new_reg(op), dst, op.result()->type().elem());
-  }
+  if (to_scalar) // read back when the command processor needs it
+    vscalars_[op.result()] = dst;
 }
 
 /// Inclusive scans along the last axis (v.cumsum / v.cummax / v.cummin per row); along axis 0
@@ -488,8 +522,10 @@ void Lowering::lower_scan(const ir::Operation &op) {
   transpose(op, dst, t2, cols, rows, t, es);
 }
 
-/// A float scalar op (or a cast / compare involving one) as a 1-element vector command: the
-/// operands go to scalar slots (stw), the result comes back after the vector unit ran it.
+/// A float scalar op (or a cast / compare involving one) as a 1-element vector command on scalar
+/// slots: operands the vector unit computed are in theirs, register operands are filled into
+/// one (v.fill takes the register's value at issue, so no wait); the result stays in its slot
+/// until the command processor needs it (vscalars_).
 void Lowering::lower_scalar_on_vec(const ir::Operation &op) {
   const ir::ScalarKind re = op.result()->type().elem(), oe = op.operand(0)->type().elem();
   for (const ir::Value *v : op.operands())
@@ -502,29 +538,30 @@ void Lowering::lower_scalar_on_vec(const ir::Operation &op) {
                        : re != ir::ScalarKind::I1 && ir::bit_width(re) > 32)
     fail(op, "scalar '" + std::string(op.name()) + "' into " + op.result()->type().str() +
                  " is not supported");
-  for (unsigned i = 0; i < op.num_operands(); ++i)
-    emit(V::Stw, scalar(op, op.operand(i)), 0, 0, int64_t(scalar_slot(int(i))));
-  const uint64_t d = scalar_slot(3);
+  uint64_t a[3] = {0, 0, 0};
+  std::vector<Range> reads;
+  for (unsigned i = 0; i < op.num_operands(); ++i) {
+    a[i] = vector_operand(op, op.operand(i));
+    reads.push_back({a[i], a[i] + 8});
+  }
+  const uint64_t d = vector_scalar_slot(op);
   const Range w{d, d + 8};
-  const std::vector<Range> reads = {{scalar_slot(0), scalar_slot(3)}};
   if (op.opcode() == Opcode::Cast) {
-    convert(op, d, scalar_slot(0), oe, re, 1, rounding_code(op));
+    convert(op, d, a[0], oe, re, 1, rounding_code(op));
   } else if (op.opcode() == Opcode::Cmp) {
     vec_setup(1, 1, 2);
-    vcmd(compare_opcode(*op.attr_as<std::string>("pred")), {d, scalar_slot(0), scalar_slot(1)},
-         reads, {w});
+    vcmd(compare_opcode(*op.attr_as<std::string>("pred")), {d, a[0], a[1]}, reads, {w});
   } else {
     vec_setup(1, 1, 2);
     const isa::Opcode vop = vector_opcode(op.opcode());
     if (op.num_operands() == 1)
-      vcmd(vop, {d, scalar_slot(0)}, reads, {w});
+      vcmd(vop, {d, a[0]}, reads, {w});
     else if (op.num_operands() == 2)
-      vcmd(vop, {d, scalar_slot(0), scalar_slot(1)}, reads, {w});
+      vcmd(vop, {d, a[0], a[1]}, reads, {w});
     else
-      vcmd(vop, {d, scalar_slot(0), scalar_slot(1), scalar_slot(2)}, reads, {w});
+      vcmd(vop, {d, a[0], a[1], a[2]}, reads, {w});
   }
-  cp_wait_vec();
-  read_scalar(regs_[op.result()] = new_reg(op), d, re);
+  vscalars_[op.result()] = d;
 }
 
 } // namespace tl::tnpu

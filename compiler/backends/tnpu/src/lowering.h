@@ -143,6 +143,8 @@ private:
   uint8_t scalar(const ir::Operation &op, const ir::Value *v) {
     if (auto it = regs_.find(v); it != regs_.end())
       return it->second;
+    if (auto it = vscalars_.find(v); it != vscalars_.end())
+      return materialize(op, v, it->second);
     if (auto it = params_.find(v); it != params_.end()) {
       const ir::ScalarKind e = v->type().elem();
       if (e == ir::ScalarKind::F32)
@@ -265,9 +267,19 @@ private:
             const std::vector<Range> &writes, std::initializer_list<uint8_t> regs = {});
   /// The command processor waits until the vector unit has run everything issued so far.
   void cp_wait_vec();
-  /// Temporary scratchpad space above the planned tiles (valid within one op's lowering);
-  /// `slot` 0..3 are 8-byte scalar slots, then tiles at byte offset `at`.
+  /// Above the planned tiles: kScalarSlots 8-byte scalar slots (0..3 for read-backs within one
+  /// op, the rest each hold a scalar the vector unit computed, see vscalars_), then temporary
+  /// space valid within one op's lowering (`temp`, from byte offset `at`).
+  static constexpr int kScalarSlots = 128;
   uint64_t scalar_slot(int slot) const { return temp_base_ + uint64_t(slot) * 8; }
+  /// A fresh slot for a scalar the vector unit computes.
+  uint64_t vector_scalar_slot(const ir::Operation &op);
+  /// The slot of scalar v for a vector command: its own, or a v.fill of its register.
+  uint64_t vector_operand(const ir::Operation &op, const ir::Value *v);
+  /// Reads vector-resident scalar v (at `at`) into a register, after the vector unit ran.
+  uint8_t materialize(const ir::Operation &op, const ir::Value *v, uint64_t at);
+  /// A splat of a vector-resident scalar: v.scopy with a zero source stride.
+  void broadcast_scalar(const ir::Operation &op, uint64_t at);
   uint64_t temp(const ir::Operation &op, uint64_t at, uint64_t bytes);
   /// Reads a scalar the vector unit wrote at `at` (after cp_wait_vec) into register rd.
   void read_scalar(uint8_t rd, uint64_t at, ir::ScalarKind e);
@@ -303,6 +315,10 @@ private:
   std::map<const ir::Value *, unsigned> params_;
   std::map<const ir::Value *, uint8_t> regs_;
   std::map<const ir::Value *, uint64_t> tiles_;
+  /// Scalars the vector unit computed, in their slots: read into a register (`scalar`) only when
+  /// the command processor needs them, so chains of float scalar ops do not wait.
+  std::map<const ir::Value *, uint64_t> vscalars_;
+  int next_vslot_ = 4;
   std::map<std::tuple<int, int, int>, uint8_t> bound_;
   uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
   uint64_t temp_base_ = 0; ///< the first scratchpad byte above every planned tile

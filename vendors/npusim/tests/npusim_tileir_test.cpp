@@ -239,8 +239,8 @@ TEST(NpusimTileIr, PipelinedBf16GemmIsBitExactOnRaggedShapes) {
   // 144 columns: two weight blocks, K up to 320): the chunk loop runs 0 to 7 times (both copies
   // of the double-buffered body and the exit between them); ragged edges pad and mask.
   std::string text = read_text(TL_LIBRARY_TLIR "/gemm_tnpu.tlir");
-  for (auto [from, to] : {std::pair<std::string, std::string>{"1024", "320"}, {"256", "144"},
-                          {"128", "48"}})
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"1024", "320"}, {"256", "144"}, {"128", "48"}})
     for (size_t at; (at = text.find(from)) != std::string::npos;)
       text.replace(at, from.size(), to);
   auto m = parse(text);
@@ -248,8 +248,12 @@ TEST(NpusimTileIr, PipelinedBf16GemmIsBitExactOnRaggedShapes) {
   hal::Device d = runtime().device("npusim");
   hal::Executable exe = d.load(blob.data(), blob.size());
   std::mt19937 rng(7);
-  for (auto [M, K, N] : {std::array<int64_t, 3>{100, 300, 200}, {700, 320, 150}, {33, 17, 1},
-                         {1, 1, 1}, {7, 0, 9}, {96, 64, 144}})
+  for (auto [M, K, N] : {std::array<int64_t, 3>{100, 300, 200},
+                         {700, 320, 150},
+                         {33, 17, 1},
+                         {1, 1, 1},
+                         {7, 0, 9},
+                         {96, 64, 144}})
     run_bf16_gemm(*m, exe, M, K, N, 320, 144, true, rng);
 }
 

@@ -189,8 +189,8 @@ private:
       if (op->opcode() != Opcode::Store)
         continue;
       const ir::Value *v = op->operand(op->num_operands() - 1);
-      while (v->def() && (v->def()->opcode() == Opcode::ExpandDims ||
-                          v->def()->opcode() == Opcode::Reshape))
+      while (v->def() &&
+             (v->def()->opcode() == Opcode::ExpandDims || v->def()->opcode() == Opcode::Reshape))
         v = v->def()->operand(0);
       if (!v->def() || std::find(mine.begin(), mine.end(), v->def()) == mine.end())
         return;
@@ -198,9 +198,7 @@ private:
     for (const ir::Operation *op : mine)
       plan_.pipelined[op] = 0;
   }
-  bool pipelined_value(const ir::Value *v) {
-    return v->def() && plan_.pipelined.count(v->def());
-  }
+  bool pipelined_value(const ir::Value *v) { return v->def() && plan_.pipelined.count(v->def()); }
   /// The op defining y writes its result element by element over x (same element size).
   static bool elementwise_over(const ir::Value *y, const ir::Value *x) {
     const ir::Operation *d = y->def();
@@ -333,8 +331,8 @@ private:
         const std::string msg =
             "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
             (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
-            " bytes" + (s->pipelined ? " in " + std::to_string(plan_.depth) + " buffers" : "") + ", while " +
-            std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
+            " bytes" + (s->pipelined ? " in " + std::to_string(plan_.depth) + " buffers" : "") +
+            ", while " + std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
             std::to_string(opts_.sram_bytes) + ")";
         for (const ir::Value *m : s->members)
           plan_.overflow[m] = msg;

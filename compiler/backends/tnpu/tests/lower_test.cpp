@@ -42,8 +42,8 @@ std::string lower(const std::string &text, const CompileOptions &o = {}) {
 
 int count(const std::string &text, const std::string &re) {
   const std::regex r(re);
-  return int(std::distance(std::sregex_iterator(text.begin(), text.end(), r),
-                           std::sregex_iterator()));
+  return int(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
 }
 
 const char *kElementwise = R"(

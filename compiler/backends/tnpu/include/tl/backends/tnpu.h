@@ -65,18 +65,19 @@ struct CompileOptions {
   uint64_t accumulator_bytes = uint64_t(512) << 10;
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
   int dma_engines = 2;                      ///< DMA queues used (at most 3)
-  int pipeline_depth = 3; ///< buffers of a software-pipelined loop's loads (2..4)
+  int pipeline_depth = 3;                   ///< buffers of a software-pipelined loop's loads (2..4)
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:
 /// program_id, num_programs, constexpr, integer scalar constants / arithmetic / cmp / cast, dim,
 /// stride, f32 scalar parameters and constants, assert on scalars, `for` with carried scalars and
-/// tiles, splat / full into f32 or i32 tiles, load and store of rank-1/2 tiles (any strides; DMA
+/// tiles, splat into f32 / integer tiles, full of f32 / integer / bf16, load and store of rank-1/2 tiles (any strides; DMA
 /// with padding), add / sub / mul / max / min / exp on f32 tiles, cast between bf16 / f16 / f32 /
 /// i8 / i32 tiles (vector unit, nearest even), dot on the matrix unit (bf16 / f16 / f32 with an
 /// f32 accumulator, i8 with i32), reduce sum / max along the last axis of rank-2 f32 tiles,
 /// expand_dims / reshape. Anything else is an error `file:line:col: error: tnpu: ...` naming the
-/// op; the result is "" on success.
+/// op; the result is "" on success. Commands are ordered by semaphores between the unit queues
+/// (no fences), tiles placed by liveness, innermost loops software-pipelined (see README).
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 

@@ -145,7 +145,7 @@ void Lowering::lower(const ir::Operation &op) {
   const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
   switch (op.opcode()) {
   case Opcode::ProgramId:
-    regs_[op.result()] = uint8_t(kPidReg + *op.attr_as<int64_t>("axis"));
+    regs_[op.result()] = pid_regs_[size_t(*op.attr_as<int64_t>("axis"))];
     return;
   case Opcode::NumPrograms:
     regs_[op.result()] = bind(op, BindKind::Grid, 0, uint16_t(*op.attr_as<int64_t>("axis")));
@@ -278,8 +278,17 @@ std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code) {
   std::vector<Kernel> kernels;
   try {
-    for (const auto &k : module.kernels())
-      kernels.push_back(detail::Lowering(*k, options).run());
+    for (const auto &k : module.kernels()) {
+      try {
+        kernels.push_back(detail::Lowering(*k, options).run());
+      } catch (const detail::Failure &) {
+        if (!options.persistent) // a persistent kernel needs registers a plain one does not
+          throw;
+        CompileOptions plain = options;
+        plain.persistent = false;
+        kernels.push_back(detail::Lowering(*k, plain).run());
+      }
+    }
   } catch (const detail::Failure &f) {
     return f.message;
   }

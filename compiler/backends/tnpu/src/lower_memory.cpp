@@ -96,6 +96,16 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
   const Range hbm = hbm_range(p);
   const int group = ++groups_;
+  if (parts > 1) // every part's waits before the first part (see QueueSync::prepare)
+    for (int part = 0; part < parts; ++part) {
+      const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+      const uint64_t lo = local + uint64_t(r0 * cols) * es;
+      const Range part_range{lo, lo + uint64_t(n * cols) * es};
+      if (is_load)
+        sync_.prepare(part, {hbm}, {part_range}, group);
+      else
+        sync_.prepare(part, {part_range}, {hbm}, group);
+    }
   for (int part = 0; part < parts; ++part) {
     const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
     dmai(isa::DmaField::N2, n);
@@ -116,8 +126,15 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     const uint64_t lo = local + uint64_t(r0 * cols) * es;
     const Range part_range{lo, lo + uint64_t(n * cols) * es};
     li(kT0, lo);
-    // Part p always on engine p: the same rows of successive transfers stay in order.
-    const int q = parts == 1 ? next_dma() : part;
+    // Part p on engine p (the same rows of successive transfers stay in order); a store on the
+    // engine its op got first (in every copy of a pipelined body: the other transfers balance
+    // around it).
+    int fixed = parts > 1 ? part : -1;
+    if (auto it = store_engine_.find(&op); parts == 1 && !is_load && it != store_engine_.end())
+      fixed = it->second;
+    const int q = next_dma(part_range.hi - part_range.lo + kCommandBytes, fixed);
+    if (!is_load)
+      store_engine_.emplace(&op, q);
     if (is_load)
       command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range}, group);
     else
@@ -150,7 +167,9 @@ void Lowering::lower_fill(const ir::Operation &op) {
     dmai(isa::DmaField::N0, count);
     const uint64_t lo = dst + uint64_t(e0 * es);
     li(kT0, lo);
-    command(next_dma(), isa::Opcode::DmaLd, kT0, 0, {}, {{lo, lo + uint64_t(count * es)}});
+    // No HBM traffic: the setup and the scratchpad's write bandwidth (2 KiB a cycle by default).
+    const uint64_t cost = kCommandBytes / 8 + uint64_t(count * es) / 16;
+    command(next_dma(cost), isa::Opcode::DmaLd, kT0, 0, {}, {{lo, lo + uint64_t(count * es)}});
   }
 }
 

@@ -45,6 +45,10 @@ public:
   /// nonzero `group` (the parts of one split transfer) do not conflict with each other.
   void issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
              int group = 0);
+  /// The waits `issue` would emit, without recording a command: the parts of a split transfer
+  /// are all prepared before the first is issued, so that no part waits behind another.
+  void prepare(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
+               int group = 0);
   /// Every queue waits for everything every other queue has issued so far.
   void sync_all();
   /// Queue c waits for everything queue p has issued so far, whatever is known.

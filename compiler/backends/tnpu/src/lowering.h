@@ -168,7 +168,7 @@ private:
       fail(op, it->second);
     uint64_t at = plan_.address.at(v);
     if (auto it = plan_.pipelined.find(v->def()); v->def() && it != plan_.pipelined.end())
-      at += uint64_t(buffer_) * it->second; // double-buffered: this body copy's buffer
+      at += uint64_t(buffer_) * it->second; // pipelined: this body copy's buffer
     return tiles_[v] = at;
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
@@ -262,7 +262,7 @@ private:
   QueueSync sync_;
   std::array<uint64_t, 8> dma_work_{}; ///< see next_dma
   int groups_ = 0;
-  int buffer_ = 0; ///< the buffer of double-buffered tiles in the body copy being lowered
+  int buffer_ = 0; ///< the buffer of pipelined tiles in the body copy being lowered
   std::array<uint8_t, 3> pid_regs_ = {kPidReg, kPidReg + 1, kPidReg + 2}; ///< program ids
   std::map<const ir::Value *, unsigned> params_;
   std::map<const ir::Value *, uint8_t> regs_;

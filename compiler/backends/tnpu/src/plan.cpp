@@ -179,7 +179,7 @@ private:
     }
     if (mine.empty())
       return;
-    // Tiles the body computes and stores: double-buffered too, so that the store of one
+    // Tiles the body computes and stores: buffered like the loads, so that the store of one
     // iteration overlaps the compute of the next.
     for (const auto &op : body.ops()) {
       if (op->num_results() != 1 || !is_tile(op->result()) || prefetchable(*op) ||

@@ -86,6 +86,32 @@ void matrix_f32_tile() {
                 rr + (rr + 128.0 * cfg.core.matrix.fp32_passes + cc), "matrix f32 tile");
 }
 
+const char *kTwoTiles = "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n  mx.cfgi m, 256\n"
+                   "  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n  mx.cfgi ldc, 512\n  li r2, ACC\n"
+                   "  mx.pre r0\n  mx.mm r2, r0\n  mx.pre r0\n  mx.mma r2, r0\n";
+
+/// Back to back: the second preload hides behind the first stream, the second mm skips fill and
+/// drain.
+void matrix_pipelined() {
+  ChipConfig cfg = chip("default");
+  const double rr = cfg.core.matrix.rows, cc = cfg.core.matrix.cols;
+  SimReport r = run_one(cfg, std::string(kTwoTiles) + "  halt\n");
+  expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (rr + 256 + cc) + 256, "back to back");
+}
+
+/// After a gap (a semaphore wait on the vector unit's long copy) the array starts cold.
+void matrix_cold_after_gap() {
+  ChipConfig cfg = chip("default");
+  const double rr = cfg.core.matrix.rows, cc = cfg.core.matrix.cols;
+  SimReport g = run_one(cfg, std::string(kTwoTiles) +
+                                 "  v.cfgi n, 65536\n  v.cfgi rows, 1\n  v.cfgi src, f32\n"
+                                 "  v.cfgi dst, f32\n  li r3, 262144\n  v.copy r3, r0\n"
+                                 "  sem.sig vec, s1, 1\n  sem.wait mx, s1, 1\n  mx.mma r2, r0\n"
+                                 "  halt\n");
+  expect_cycles(stat(g, "core0.mx.busy_cycles"),
+                rr + (rr + 256 + cc) + 256 + (rr + 256 + cc), "cold after a gap");
+}
+
 /// depth + rows * ceil(n / W) * passes; reductions + log2 W per row.
 void vector_ops() {
   ChipConfig cfg = chip("default");
@@ -224,6 +250,8 @@ int sc_main(int argc, char **argv) {
                     {"dma-bank-conflict", dma_bank_conflict},
                     {"matrix-tile", matrix_tile},
                     {"matrix-f32-tile", matrix_f32_tile},
+                    {"matrix-pipelined", matrix_pipelined},
+                    {"matrix-cold-after-gap", matrix_cold_after_gap},
                     {"vector-ops", vector_ops},
                     {"vector-exp-reduce", vector_exp_reduce},
                     {"vector-new-ops", vector_new_ops},

@@ -4,6 +4,7 @@
 
 #include "tl/npu/numerics.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tl::npu::model {
@@ -81,13 +82,29 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
 
 uint64_t MatrixUnit::execute(const Command &c) {
   const auto &mc = chip_.cfg.core.matrix;
+  // Back to back (this command was queued when the previous one ended): the array is still
+  // streaming, so the fill of this command overlapped the drain of the previous one, and a
+  // preload went into the shadow weight buffer while the previous rows streamed.
+  const bool warm = chained_ && ChipContext::now_ps() == end_ps_;
+  uint64_t cycles = 0;
   if (c.op == isa::Opcode::MxPre) {
     preload(c);
-    return chip_.cycles_ps(mc.rows);
+    cycles =
+        warm
+            ? static_cast<uint64_t>(std::max<int64_t>(0, mc.rows - static_cast<int64_t>(streamed_)))
+            : static_cast<uint64_t>(mc.rows);
+    chained_ = warm; // a cold preload leaves nothing streaming
+    streamed_ = 0;
+  } else {
+    multiply(c, c.op == isa::Opcode::MxMma);
+    const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
+    streamed_ = c.mx.m * static_cast<uint64_t>(passes);
+    cycles = warm ? streamed_ : mc.rows + streamed_ + mc.cols;
+    chained_ = true;
   }
-  multiply(c, c.op == isa::Opcode::MxMma);
-  const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
-  return chip_.cycles_ps(static_cast<double>(mc.rows + c.mx.m * passes + mc.cols));
+  const uint64_t dur = chip_.cycles_ps(static_cast<double>(cycles));
+  end_ps_ = ChipContext::now_ps() + dur;
+  return dur;
 }
 
 double MatrixUnit::flops(const Command &c) const {

@@ -53,34 +53,46 @@ struct Kernel {
   /// Messages of the kernel's asserts: a failed assert i sets r31 = i + 1 and ends its program;
   /// the device reports the message (see kAssertReg).
   std::vector<std::string> asserts;
+  /// The body runs once per core and loops over the core's grid programs itself (linear ids
+  /// coreid, coreid + ncores, ..., split into program ids axis 0 first); r24..r26 are then the
+  /// body's too.
+  bool persistent = false;
 };
 
 /// The register a failed assert writes (its index + 1); the device reads it after the run.
 inline constexpr int kAssertReg = 31;
 
-/// What the Tile IR lowering compiles for: the chip's scratchpad per core (sim/configs/*.json;
+/// What the Tile IR lowering compiles for: the chip's resources per core (sim/configs/*.json;
 /// the default is the default chip's).
 struct CompileOptions {
   uint64_t sram_bytes = uint64_t(4) << 20;
   uint64_t accumulator_bytes = uint64_t(512) << 10;
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
+  int dma_engines = 2;                      ///< DMA queues used (at most 3)
+  int pipeline_depth = 3;                   ///< buffers of a software-pipelined loop's loads (2..4)
+  /// A kernel without loops whose loads can be prefetched becomes one program per core that
+  /// loops over the core's grid programs itself, pipelined like a loop (Kernel::persistent).
+  bool persistent = true;
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:
 /// program_id, num_programs, constexpr, integer scalar constants / arithmetic / cmp / cast, dim,
 /// stride, f32 scalar parameters and constants, assert on scalars, `for` with carried scalars and
-/// tiles, splat / full into f32 or i32 tiles, load and store of rank-1/2 tiles (any strides; DMA
-/// with padding), add / sub / mul / max / min / exp on f32 tiles, cast between bf16 / f16 / f32 /
-/// i8 / i32 tiles (vector unit, nearest even), dot on the matrix unit (bf16 / f16 / f32 with an
-/// f32 accumulator, i8 with i32), reduce sum / max along the last axis of rank-2 f32 tiles,
-/// expand_dims / reshape. Anything else is an error `file:line:col: error: tnpu: ...` naming the
-/// op; the result is "" on success.
+/// tiles, splat into f32 / integer tiles, full of f32 / integer / bf16, load and store of rank-1/2
+/// tiles (any strides; DMA with padding), add / sub / mul / max / min / exp on f32 tiles, cast
+/// between bf16 / f16 / f32 / i8 / i32 tiles (vector unit, nearest even), dot on the matrix unit
+/// (bf16 / f16 / f32 with an f32 accumulator, i8 with i32), reduce sum / max along the last axis of
+/// rank-2 f32 tiles, expand_dims / reshape. Anything else is an error `file:line:col: error: tnpu:
+/// ...` naming the op; the result is "" on success. Commands are ordered by semaphores between the
+/// unit queues (no fences), tiles placed by liveness, innermost loops software-pipelined (see
+/// README).
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 
-/// The blob: magic "TNPUCODE", u32 version 1, u32 kernel count, per kernel u32 binding count,
-/// bindings (kind, reg, param, dim, patch), the program file (isa::to_binary) with a u64 length,
-/// then u32 assert count and the messages (u32 length + bytes).
+/// The blob: magic "TNPUCODE", u32 version 2 (1 is still read), u32 kernel count, per kernel u32
+/// binding count, bindings (kind, reg, param, dim, patch), the program file (isa::to_binary) with
+/// a u64 length, u32 assert count and the messages (u32 length + bytes), then (version 2) u32
+/// flags: bit 0 persistent.
 std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels);
 /// Reads a blob; on failure returns false and sets `error` (lower case, names what is wrong).
 bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std::string &error);

@@ -1,0 +1,176 @@
+// The tnpu lowering of load / store (DMA boxes, split over the engines) and full / splat (DMA
+// pad fills).
+// SPDX-License-Identifier: Apache-2.0
+#include "lowering.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace tl::tnpu::detail {
+
+uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e) {
+  double fv = 0;
+  int64_t iv = 0;
+  if (auto *i = std::get_if<int64_t>(a))
+    iv = *i, fv = double(*i);
+  else if (auto *d = std::get_if<double>(a))
+    fv = *d, iv = int64_t(*d);
+  else if (auto *b = std::get_if<bool>(a))
+    iv = *b, fv = *b;
+  if (ir::is_integer(e))
+    return uint64_t(iv);
+  const float f = float(fv);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (e == ir::ScalarKind::F32)
+    return u;
+  if (e == ir::ScalarKind::BF16 && (u & 0x7fffffffu) <= 0x7f800000u) // not NaN: nearest even
+    return (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
+  if (fv == 0 && !std::signbit(fv))
+    return 0;
+  fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+}
+
+/// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
+/// rows; dimensions 0-1 are one contiguous row (n0 = cols) when the innermost stride is one
+/// element, else element by element (n0 = 1, n1 = cols), chosen at run time from the stride.
+/// Large boxes are split by rows over every DMA engine.
+void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
+  const ir::Value *tensor = op.operand(0);
+  const unsigned p = param(op, tensor);
+  const int rank = tensor->type().rank();
+  const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
+  if (rank < 1 || rank > 2)
+    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) +
+                 " tensor is not supported (rank 1 or 2)");
+  const uint64_t es = elem_bytes(op, tt.elem());
+  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
+  if (is_load) {
+    const ir::Attr *a = op.attr("padding");
+    li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
+    dmar(isa::DmaField::Pad, kT0);
+  }
+  dmai(isa::DmaField::ESize, int64_t(es));
+  // kT1 = HBM address of the box's first element.
+  load_bound(kT1, BindKind::Address, p, 0);
+  for (int d = 0; d < rank; ++d) {
+    load_bound(kT0, BindKind::StrideBytes, p, d);
+    emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), kT0);
+    emit(isa::Opcode::Add, kT1, kT1, kT0);
+  }
+  // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (rows).
+  auto valid = [&](uint8_t dst, int d) {
+    load_bound(dst, BindKind::Shape, p, d);
+    emit(isa::Opcode::Sub, dst, dst, scalar(op, op.operand(1 + d)));
+    emit(isa::Opcode::Max, dst, dst, 0);
+  };
+  const int inner = rank - 1;
+  const int64_t cols = tt.shape()[inner], rows = rank == 2 ? tt.shape()[0] : 1;
+  valid(kT2, inner);
+  if (rank == 2)
+    valid(kT3, 0);
+  else
+    li(kT3, 1);
+  const uint8_t outer_stride = rank == 2 ? kT5 : 0;
+  load_bound(kT4, BindKind::StrideBytes, p, inner);
+  if (rank == 2)
+    load_bound(kT5, BindKind::StrideBytes, p, 0);
+  li(kT0, es);
+  const size_t strided = branch(isa::Opcode::Bne, kT4, kT0);
+  dmai(isa::DmaField::N0, cols); // contiguous rows
+  dmai(isa::DmaField::N1, 1);
+  dmar(isa::DmaField::V0, kT2);
+  dmai(isa::DmaField::V1, 1);
+  const size_t join = branch(isa::Opcode::Jmp);
+  land(strided); // element by element
+  dmai(isa::DmaField::N0, 1);
+  dmai(isa::DmaField::N1, cols);
+  dmar(isa::DmaField::HS1, kT4);
+  dmai(isa::DmaField::LS1, int64_t(es));
+  dmai(isa::DmaField::V0, 1);
+  dmar(isa::DmaField::V1, kT2);
+  land(join);
+  dmar(isa::DmaField::HS2, outer_stride);
+  dmai(isa::DmaField::LS2, cols * int64_t(es));
+  const uint64_t bytes = uint64_t(cols * rows) * es;
+  const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
+  const Range hbm = hbm_range(p);
+  const int group = ++groups_;
+  if (parts > 1) // every part's waits before the first part (see QueueSync::prepare)
+    for (int part = 0; part < parts; ++part) {
+      const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+      const uint64_t lo = local + uint64_t(r0 * cols) * es;
+      const Range part_range{lo, lo + uint64_t(n * cols) * es};
+      if (is_load)
+        sync_.prepare(part, {hbm}, {part_range}, group);
+      else
+        sync_.prepare(part, {part_range}, {hbm}, group);
+    }
+  for (int part = 0; part < parts; ++part) {
+    const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+    dmai(isa::DmaField::N2, n);
+    uint8_t at = kT1;
+    if (parts == 1) {
+      dmar(isa::DmaField::V2, kT3);
+    } else { // valid rows of this part: clamp(valid - r0, 0, n); its HBM address
+      emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
+      emit(isa::Opcode::Max, kT2, kT2, 0);
+      li(kT4, uint64_t(n));
+      emit(isa::Opcode::Min, kT2, kT2, kT4);
+      dmar(isa::DmaField::V2, kT2);
+      li(kT4, uint64_t(r0));
+      emit(isa::Opcode::Mul, kT4, kT4, kT5);
+      emit(isa::Opcode::Add, kT4, kT4, kT1);
+      at = kT4;
+    }
+    const uint64_t lo = local + uint64_t(r0 * cols) * es;
+    const Range part_range{lo, lo + uint64_t(n * cols) * es};
+    li(kT0, lo);
+    // Part p on engine p (the same rows of successive transfers stay in order); a store on the
+    // engine its op got first (in every copy of a pipelined body: the other transfers balance
+    // around it).
+    int fixed = parts > 1 ? part : -1;
+    if (auto it = store_engine_.find(&op); parts == 1 && !is_load && it != store_engine_.end())
+      fixed = it->second;
+    const int q = next_dma(part_range.hi - part_range.lo + kCommandBytes, fixed);
+    if (!is_load)
+      store_engine_.emplace(&op, q);
+    if (is_load)
+      command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range}, group);
+    else
+      command(q, isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm}, group);
+  }
+}
+
+/// full / splat: a DMA "load" whose every element is out of bounds writes the pad pattern (the
+/// scratchpad's write bandwidth, no HBM traffic).
+void Lowering::lower_fill(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  const int64_t es = elem_bytes(op, t.elem());
+  if (op.opcode() == Opcode::Splat) {
+    if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
+      fail(op, "splat into " + t.str() + " is not supported (f32 and integer tiles only)");
+    dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
+  } else {
+    li(kT0, const_bits(op, op.attr("value"), t.elem()));
+    dmar(isa::DmaField::Pad, kT0);
+  }
+  const uint64_t dst = alloc_tile(op);
+  dmai(isa::DmaField::ESize, es);
+  dmai(isa::DmaField::N1, 1);
+  dmai(isa::DmaField::N2, 1);
+  dmai(isa::DmaField::V0, 0);
+  const int64_t n = t.num_elements();
+  const int parts = uint64_t(n * es) >= kSplitBytes ? sync_.num_dma() : 1;
+  for (int part = 0; part < parts; ++part) {
+    const int64_t e0 = n * part / parts, count = n * (part + 1) / parts - e0;
+    dmai(isa::DmaField::N0, count);
+    const uint64_t lo = dst + uint64_t(e0 * es);
+    li(kT0, lo);
+    // No HBM traffic: the setup and the scratchpad's write bandwidth (2 KiB a cycle by default).
+    const uint64_t cost = kCommandBytes / 8 + uint64_t(count * es) / 16;
+    command(next_dma(cost), isa::Opcode::DmaLd, kT0, 0, {}, {{lo, lo + uint64_t(count * es)}});
+  }
+}
+
+} // namespace tl::tnpu::detail

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime.h"
 
+#include "tl/support/search_path.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
@@ -16,28 +18,6 @@ namespace fs = std::filesystem;
 
 namespace tl::hal {
 namespace {
-
-std::vector<std::string> split_path(const char *s) {
-  std::vector<std::string> out;
-  if (!s)
-    return out;
-  std::string all(s);
-  size_t p = 0;
-  while (p <= all.size()) {
-    size_t q = all.find(':', p);
-    if (q == std::string::npos)
-      q = all.size();
-    if (q > p)
-      out.push_back(all.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-bool is_plugin_file(const fs::path &p) {
-  const std::string n = p.filename().string();
-  return n.rfind("libtl_plugin_", 0) == 0 && p.extension() == ".so";
-}
 
 /// The directory holding this runtime library (plugins installed beside it are found there).
 fs::path runtime_dir() {
@@ -55,12 +35,7 @@ struct Candidate {
 void add_entry(const std::string &entry, std::vector<Candidate> &out) {
   std::error_code ec;
   if (fs::is_directory(entry, ec)) {
-    std::vector<std::string> files;
-    for (auto &f : fs::directory_iterator(entry, ec))
-      if (is_plugin_file(f.path()))
-        files.push_back(f.path().string());
-    std::sort(files.begin(), files.end());
-    for (auto &f : files)
+    for (auto &f : support::plugin_files(entry, "libtl_plugin_"))
       out.push_back({f, ""});
   } else {
     out.push_back({entry, fs::exists(entry, ec) ? "" : "no such file"});
@@ -93,9 +68,9 @@ void add_manifests(const fs::path &dir, std::vector<Candidate> &out) {
 
 std::vector<Candidate> discover(const char *extra_path) {
   std::vector<Candidate> found;
-  for (auto &e : split_path(extra_path))
+  for (auto &e : support::split_search_path(extra_path))
     add_entry(e, found);
-  for (auto &e : split_path(std::getenv("TL_PLUGIN_PATH")))
+  for (auto &e : support::split_search_path(std::getenv("TL_PLUGIN_PATH")))
     add_entry(e, found);
   const fs::path here = runtime_dir();
   const char *manifest_dir = std::getenv("TL_PLUGIN_MANIFEST_DIR");

@@ -4,6 +4,7 @@
 #include "target_plugins.h"
 
 #include "tl/ir/printer.h"
+#include "tl/support/search_path.hpp"
 #include "tl/target.h"
 
 #include <dlfcn.h>
@@ -20,25 +21,6 @@ namespace fs = std::filesystem;
 namespace tl::compile {
 namespace {
 
-std::vector<std::string> split_path(const char *s) {
-  std::vector<std::string> out;
-  std::string all = s ? s : "";
-  size_t p = 0;
-  while (p <= all.size()) {
-    size_t q = all.find(':', p);
-    if (q == std::string::npos)
-      q = all.size();
-    if (q > p)
-      out.push_back(all.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-bool is_target_file(const fs::path &p) {
-  return p.filename().string().rfind("libtl_target_", 0) == 0 && p.extension() == ".so";
-}
-
 /// The directory of the library (or executable) holding this code.
 fs::path own_dir() {
   Dl_info info{};
@@ -48,7 +30,7 @@ fs::path own_dir() {
 }
 
 std::vector<std::string> candidates() {
-  std::vector<std::string> dirs_and_files = split_path(std::getenv("TL_TARGET_PATH"));
+  std::vector<std::string> dirs_and_files = support::split_search_path(std::getenv("TL_TARGET_PATH"));
   if (!std::getenv("TL_TARGET_NO_DEFAULTS")) {
     dirs_and_files.push_back(own_dir().string());
 #ifdef TL_TARGET_DEFAULT_DIR
@@ -59,15 +41,9 @@ std::vector<std::string> candidates() {
   std::set<std::string> seen;
   for (const std::string &e : dirs_and_files) {
     std::error_code ec;
-    std::vector<std::string> found;
-    if (fs::is_directory(e, ec)) {
-      for (auto &f : fs::directory_iterator(e, ec))
-        if (is_target_file(f.path()))
-          found.push_back(f.path().string());
-      std::sort(found.begin(), found.end());
-    } else if (!e.empty()) {
-      found.push_back(e);
-    }
+    std::vector<std::string> found = fs::is_directory(e, ec)
+                                         ? support::plugin_files(e, "libtl_target_")
+                                         : std::vector<std::string>{e};
     for (const std::string &f : found) {
       fs::path canon = fs::weakly_canonical(f, ec);
       if (seen.insert(ec ? f : canon.string()).second)

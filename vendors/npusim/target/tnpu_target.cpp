@@ -33,6 +33,7 @@ tl::tnpu::CompileOptions options_for(const tl::sdk::TargetOptions &options) {
   o.accumulator_bytes = c.core.accumulator;
   o.matrix_rows = c.core.matrix.rows;
   o.matrix_cols = c.core.matrix.cols;
+  o.dma_engines = c.core.dma.engines; // the lowering uses up to what its semaphores allow
   return o;
 }
 

@@ -277,6 +277,7 @@ void KernelCodegen::run() {
   collect_users();
   plan_fusion();
   plan_inlining();
+  plan_reduce_fusion();
   plan_views();
   lower_block(*kernel_.body(), nullptr);
   b_.SetInsertPoint(entry_);
@@ -296,7 +297,7 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
     }
     if (op->opcode() == Opcode::Yield)
       return; // copied by the parent (copy_yield)
-    if (deferred_.count(op.get()) || inlined_.count(op.get()))
+    if (deferred_.count(op.get()) || inlined_.count(op.get()) || reduce_done_.count(op.get()))
       continue; // lowered at its fused store / computed per lane by its users
     if (fused_.count(op.get())) {
       lower_fused_store(*op);

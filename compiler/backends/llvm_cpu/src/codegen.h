@@ -114,6 +114,7 @@ private:
   // Lane inlining (fusion.cpp): splats and single-use elementwise ops whose users all walk
   // lanes (elementwise ops, reduce, scan) are computed per lane inside their user's loop.
   void collect_users();
+  void plan_reduce_fusion();
   void plan_inlining();
   const ir::Operation *evaluated_at(const ir::Operation *op) const;
   // Load views (fusion.cpp): a load of a type stored as computed, whose users all come before
@@ -135,6 +136,8 @@ private:
   std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
   std::unordered_set<const ir::Operation *> deferred_;       // lowered by their fused store
   std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users_;
+  std::unordered_map<const ir::Operation *, std::vector<const ir::Operation *>> fused_reduces_;
+  std::unordered_set<const ir::Operation *> reduce_done_; // computed in their producer's loop
   std::unordered_set<const ir::Operation *> inlined_;        // computed per lane by their users
   // Streaming prefetch (fusion.cpp): the memory after each load view, fetched by lane_loop.
   struct Stream {

@@ -94,11 +94,29 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
 
 void KernelCodegen::lower_elementwise(const ir::Operation &op) {
   Slot &out = slot(op.result());
+  // Full reductions of this result accumulate in the same loop (plan_reduce_fusion).
+  std::vector<const ir::Operation *> reduces;
+  if (auto it = fused_reduces_.find(&op); it != fused_reduces_.end())
+    reduces = it->second;
+  const ScalarKind k = op.result()->type().elem();
+  for (const ir::Operation *r : reduces) {
+    Slot &acc = slot(r->result());
+    b_.CreateStore(reduce_identity(*r->attr_as<std::string>("kind"), k, acc.elem), acc.ptr);
+  }
   auto body = [&](llvm::Value *i) {
     std::vector<llvm::Value *> a;
     for (const ir::Value *v : op.operands())
       a.push_back(lane_value(v, i));
-    b_.CreateStore(elementwise_value(op, a, i), elem_ptr(out, i));
+    llvm::Value *v = elementwise_value(op, a, i);
+    b_.CreateStore(v, elem_ptr(out, i));
+    for (const ir::Operation *r : reduces) {
+      Slot &acc = slot(r->result());
+      const std::string &kind = *r->attr_as<std::string>("kind");
+      llvm::Value *next = round_to(k, combine(kind, k, b_.CreateLoad(acc.elem, acc.ptr), v));
+      if (kind == "sum" && (k == ScalarKind::F32 || k == ScalarKind::F64))
+        llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+      b_.CreateStore(next, acc.ptr);
+    }
   };
   lane_loop(out.n, body);
 }
@@ -209,10 +227,10 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, q, r});
   };
-  // Clamp where e^x is already 0 or inf in f32 (maxnum/minnum: a NaN becomes a bound here and
-  // is put back at the end).
-  llvm::Value *xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, c(-104.0));
-  xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, c(89.0));
+  // Clamp where e^x is already 0 or inf in f32; ordered compares keep a NaN, which then flows
+  // through the polynomial (its n is frozen: any integer, the product stays NaN).
+  llvm::Value *xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
+  xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
   llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                             b_.CreateFMul(xc, c(1.44269504088896341)));
   llvm::Value *r = fma(nf, c(-0.693145751953125), xc);    // ln2 high part: 16 bits, exact product
@@ -220,13 +238,12 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   llvm::Value *p = c(1.0 / 5040);
   for (double k : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
     p = fma(p, r, c(k));
-  llvm::Value *n = b_.CreateFPToSI(nf, it); // in [-150, 129]
+  llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
   llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   auto pow2 = [&](llvm::Value *e) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), t);
   };
-  llvm::Value *y = b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
-  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, y);
+  return b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
 }
 
 llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,

@@ -193,11 +193,36 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   }, "chunk");
 }
 
+// A full reduction (one result from every lane: sum / max / min) of a tile that an elementwise op
+// materializes in the same block accumulates inside that op's loop: one pass over the tile
+// instead of two (softmax's sum of exponentials).
+void KernelCodegen::plan_reduce_fusion() {
+  ir::walk(kernel_.body(), [&](ir::Operation *r) {
+    if (r->opcode() != Opcode::Reduce || r->attr_as<std::string>("kind")->compare("argmax") == 0)
+      return;
+    const ir::Type &t = r->operand(0)->type();
+    const int64_t axis = *r->attr_as<int64_t>("axis");
+    for (int d = 0; d < t.rank(); ++d)
+      if (d != axis && t.shape()[d] != 1)
+        return; // a reduction per row or column: its own loops
+    const ir::Operation *e = r->operand(0)->def();
+    if (!e || e->parent() != r->parent() || !(e->flags() & ir::kElementwise) ||
+        inlined_.count(e) || deferred_.count(e) || e->result()->type().elem() == ir::ScalarKind::I1)
+      return;
+    fused_reduces_[e].push_back(r);
+    reduce_done_.insert(r);
+  });
+}
+
 /// Where `op` is evaluated: inlined ops at their (only) user, ops of a fused tree at its store.
 const ir::Operation *KernelCodegen::evaluated_at(const ir::Operation *op) const {
   for (;;) {
     if (inlined_.count(op) && op->opcode() != Opcode::Splat) {
       op = users_.at(op->result()).front();
+      continue;
+    }
+    if (reduce_done_.count(op)) {
+      op = op->operand(0)->def();
       continue;
     }
     if (deferred_.count(op)) {

@@ -674,6 +674,58 @@ kernel @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %z: tensor<?x?xf32>) {
   }
 }
 
+TEST(LlvmCpu, ReductionsFusedIntoTheirProducersAreExact) {
+  // Full reductions of an elementwise result accumulate in the producer's loop: f16 and i32 sums
+  // stay in order (bit-exact), max / min keep NaN and signed zeros, the tile is still stored.
+  const char *text = R"(
+kernel @red(%a: tensor<?xf16>, %b: tensor<?xf16>, %i: tensor<?xi32>, %o: tensor<?xf16>, %r: tensor<?xf32>, %ri: tensor<?xi32>) {
+  %z = constant {value = 0} : i32
+  %x = load %a, %z : tile<300xf16>
+  %y = load %b, %z {padding = 1.0} : tile<300xf16>
+  %e = mul %x, %y : tile<300xf16>
+  %s = reduce %e {axis = 0, kind = "sum"} : f16
+  %m = reduce %e {axis = 0, kind = "max"} : f16
+  %n = reduce %e {axis = 0, kind = "min"} : f16
+  store %o, %z, %e
+  %p = load %i, %z : tile<300xi32>
+  %three = full {value = 3} : tile<300xi32>
+  %q = mul %p, %three : tile<300xi32>
+  %qs = reduce %q {axis = 0, kind = "sum"} : i32
+  %qm = reduce %q {axis = 0, kind = "min"} : i32
+  %s32 = cast %s : f32
+  %m32 = cast %m : f32
+  %n32 = cast %n : f32
+  %v = splat %s32 : tile<1xf32>
+  %one = constant {value = 1} : i32
+  %two = constant {value = 2} : i32
+  store %r, %z, %v
+  %vm = splat %m32 : tile<1xf32>
+  store %r, %one, %vm
+  %vn = splat %n32 : tile<1xf32>
+  store %r, %two, %vn
+  %vq = splat %qs : tile<1xi32>
+  store %ri, %z, %vq
+  %vqm = splat %qm : tile<1xi32>
+  store %ri, %one, %vqm
+  return
+}
+)";
+  std::mt19937_64 rng(8);
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t n = 250 + rng() % 100;
+    HostTensor a = random_tensor(ScalarKind::F16, {n}, rng), b = random_tensor(ScalarKind::F16, {n}, rng);
+    if (trial == 1)
+      a.set(7, std::nan(""));
+    if (trial == 2)
+      for (int64_t i = 0; i < n; ++i)
+        a.set(i, i % 2 ? 0.0 : -0.0);
+    expect_same(text, "red",
+                {a, b, random_tensor(ScalarKind::I32, {n}, rng), HostTensor(ScalarKind::F16, {n}),
+                 HostTensor(ScalarKind::F32, {3}), HostTensor(ScalarKind::I32, {2})},
+                {}, {1, 1, 1});
+  }
+}
+
 TEST(LlvmCpu, RunTimeFaultsAreReportedNotUndefined) {
   const char *text = R"(
 kernel @faults(%x: tensor<?xf32>, %d: i32) {

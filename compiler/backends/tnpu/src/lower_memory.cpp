@@ -76,7 +76,7 @@ void Lowering::check_indices(const ir::Operation &op, const Lanes &l) {
   // any unmasked lane outside: the largest byte of (valid > good), read back
   vec_setup(l.n, 1, 3);
   vcmd(O::VCgt, {l.t8, l.valid, l.good}, {vr, gr}, {t8r});
-  const uint64_t at = scalar_slot(3);
+  const uint64_t at = readback_slot(op);
   vcmd(O::VRmax, {at, l.t8}, {t8r}, {{at, at + 8}});
   cp_wait_vec();
   read_scalar(kT4, at, ir::ScalarKind::I1);

@@ -524,6 +524,29 @@ kernel @k(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %limit: f32) {
                    {uint64_t(R), 1, 1});
 }
 
+TEST(NpusimOps, AssertsOnTileDerivedValuesFailWithTheirMessages) {
+  const char *text = R"(
+kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>, %limit: f32) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z {padding = 0.0} : tile<32xf32>
+  %m = reduce %t {axis = 0, kind = "max"} : f32
+  %ok = cmp %m, %limit {pred = "lt"} : i1
+  assert %ok {message = "the maximum reaches the limit"}
+  %ls = splat %limit : tile<32xf32>
+  %below = cmp %t, %ls {pred = "lt"} : tile<32xi1>
+  assert %below {message = "a lane reaches the limit"}
+  store %y, %z, %t
+  return
+}
+)";
+  std::mt19937 rng(11);
+  Arg x = tensor(ScalarKind::F32, {20}, rng, -1, 1);
+  expect_matches(text, "k", {x, poisoned(ScalarKind::F32, {20}), scalar(ScalarKind::F32, 2.0)},
+                 {1, 1, 1});
+  expect_both_fail(text, "k", {x, poisoned(ScalarKind::F32, {20}), scalar(ScalarKind::F32, 0.5)},
+                   {1, 1, 1}, "the maximum reaches the limit");
+}
+
 const char *kIndexed = R"(
 kernel @k(%src: tensor<?x?xf32>, %idx: tensor<?xi32>, %dst: tensor<?x?xf32>, %hist: tensor<?xi32>, %old: tensor<?xi32>) {
   %pid = program_id {axis = 0} : i32

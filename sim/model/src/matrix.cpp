@@ -89,8 +89,10 @@ uint64_t MatrixUnit::execute(const Command &c) {
   uint64_t cycles = 0;
   if (c.op == isa::Opcode::MxPre) {
     preload(c);
-    cycles = warm ? static_cast<uint64_t>(std::max<int64_t>(0, mc.rows - static_cast<int64_t>(streamed_)))
-                  : static_cast<uint64_t>(mc.rows);
+    cycles =
+        warm
+            ? static_cast<uint64_t>(std::max<int64_t>(0, mc.rows - static_cast<int64_t>(streamed_)))
+            : static_cast<uint64_t>(mc.rows);
     chained_ = warm; // a cold preload leaves nothing streaming
     streamed_ = 0;
   } else {

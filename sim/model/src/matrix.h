@@ -1,8 +1,8 @@
 // The systolic matrix unit (R x C, weight-stationary). mx.pre latches a k x n weight tile
 // (k <= R, n <= C); mx.mm / mx.mma stream m rows of A (m x k) through it into C (m x n, f32 or
 // i32) in the accumulator, with the MAC of sim/numerics in k order. Timing: preload R cycles;
-// compute R (fill) + m * passes (stream) + C (drain) cycles, passes = fp32_passes in f32 mode, else 1.
-// Commands that follow each other back to back pipeline: an mx.mm / mx.mma queued when the
+// compute R (fill) + m * passes (stream) + C (drain) cycles, passes = fp32_passes in f32 mode,
+// else 1. Commands that follow each other back to back pipeline: an mx.mm / mx.mma queued when the
 // previous mm ended costs only its m * passes (its fill overlapped that one's drain), and an
 // mx.pre queued behind an mm loads the shadow weight buffer while that one streamed
 // (max(0, R - streamed rows) cycles; the next mm then stays warm).

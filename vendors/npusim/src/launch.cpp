@@ -71,12 +71,44 @@ uint64_t bound_value(const tnpu::Binding &b, const tl_vendor_launch &l, const De
   return 0;
 }
 
+/// The bound registers, then the kernel body with its patched launch values; its `halt`s jump to
+/// the end.
+void emit_body(std::vector<Instr> &out, const tnpu::Kernel &k, const tl_vendor_launch &l,
+               const Device &d) {
+  for (const tnpu::Binding &b : k.bindings)
+    if (b.patch < 0)
+      load_const(out, b.reg, bound_value(b, l, d));
+  const size_t body = out.size();
+  out.insert(out.end(), k.program.begin(), k.program.end());
+  for (const tnpu::Binding &b : k.bindings)
+    if (b.patch >= 0) { // li + lih in the body (checked by parse_code)
+      const uint64_t v = bound_value(b, l, d);
+      out[body + b.patch].imm = static_cast<int32_t>(static_cast<uint32_t>(v));
+      out[body + b.patch + 1].imm = static_cast<int32_t>(v >> 32);
+    }
+  const size_t next = out.size();
+  for (size_t i = body; i < next; ++i)
+    if (out[i].op == Opcode::Halt) {
+      out[i] = make(Opcode::Jmp);
+      patch(out, i, next);
+    }
+}
+
 /// Every core runs: for linear id = coreid, +ncores, ... < programs: split it into program ids
 /// (by carrying, the ISA has no division), set the bound registers, run the body (its `halt`s
 /// jump to the end of the program), fence. See tnpu.h for the register conventions.
+/// A persistent kernel (tnpu::Kernel::persistent) loops over the core's programs itself: the
+/// wrapper only sets the bound registers, runs it once and fences.
 std::vector<Instr> wrap(const tnpu::Kernel &k, const tl_vendor_launch &l, const Device &d) {
   std::vector<Instr> out;
   const uint64_t total = l.grid[0] * l.grid[1] * l.grid[2];
+  if (k.persistent) {
+    out.push_back(make(Opcode::Li, tnpu::kAssertReg));
+    emit_body(out, k, l, d);
+    out.push_back(make(Opcode::Fence));
+    out.push_back(make(Opcode::Halt));
+    return out;
+  }
   out.push_back(make(Opcode::CoreId, kLin));
   out.push_back(make(Opcode::Mov, tnpu::kPidReg, kLin));
   out.push_back(make(Opcode::Li, tnpu::kPidReg + 1));
@@ -96,23 +128,7 @@ std::vector<Instr> wrap(const tnpu::Kernel &k, const tl_vendor_launch &l, const 
     patch(out, out.size() - 1, norm);
     patch(out, norm, out.size());
   }
-  for (const tnpu::Binding &b : k.bindings)
-    if (b.patch < 0)
-      load_const(out, b.reg, bound_value(b, l, d));
-  const size_t body = out.size();
-  out.insert(out.end(), k.program.begin(), k.program.end());
-  for (const tnpu::Binding &b : k.bindings)
-    if (b.patch >= 0) { // li + lih in the body (checked by parse_code)
-      const uint64_t v = bound_value(b, l, d);
-      out[body + b.patch].imm = static_cast<int32_t>(static_cast<uint32_t>(v));
-      out[body + b.patch + 1].imm = static_cast<int32_t>(v >> 32);
-    }
-  const size_t next = out.size();
-  for (size_t i = body; i < next; ++i)
-    if (out[i].op == Opcode::Halt) {
-      out[i] = make(Opcode::Jmp);
-      patch(out, i, next);
-    }
+  emit_body(out, k, l, d);
   out.push_back(make(Opcode::Fence));
   out.push_back(make(Opcode::Add, kLin, kLin, kCores));
   out.push_back(make(Opcode::Add, tnpu::kPidReg, tnpu::kPidReg, kCores));

@@ -185,9 +185,9 @@ TEST(Npusim, Bf16GemmSmallAndTall) {
   check_gemm(257, 5, 130, 256);
 }
 
-/// The performance figure, run by `ninja bench-npusim`, not ctest (long). Prints the fraction of
-/// the matrix units' peak that gemm_bf16.s reaches on 1024^3 in simulated time.
-// The hand-written kernel, for comparison with the compiled one (npusim_tileir_test.cpp).
+/// Run by `ninja bench-npusim`, not ctest (long): the fraction of the matrix units' peak that the
+/// hand-written gemm_bf16.s reaches on 1024^3 in simulated time, for comparison with the
+/// compiled kernel (NpusimBench.Bf16Gemm1024FractionOfPeak in npusim_tileir_test.cpp).
 TEST(NpusimBench, HandWrittenBf16Gemm1024FractionOfPeak) {
   Device d = npu();
   const int64_t n = 1024;

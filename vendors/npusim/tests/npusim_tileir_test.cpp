@@ -239,8 +239,8 @@ TEST(NpusimTileIr, PipelinedBf16GemmIsBitExactOnRaggedShapes) {
   // 144 columns: two weight blocks, K up to 320): the chunk loop runs 0 to 7 times (both copies
   // of the double-buffered body and the exit between them); ragged edges pad and mask.
   std::string text = read_text(TL_LIBRARY_TLIR "/gemm_tnpu.tlir");
-  for (auto [from, to] : {std::pair<std::string, std::string>{"1024", "320"}, {"256", "144"},
-                          {"128", "48"}})
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"1024", "320"}, {"256", "144"}, {"128", "48"}})
     for (size_t at; (at = text.find(from)) != std::string::npos;)
       text.replace(at, from.size(), to);
   auto m = parse(text);
@@ -248,8 +248,12 @@ TEST(NpusimTileIr, PipelinedBf16GemmIsBitExactOnRaggedShapes) {
   hal::Device d = runtime().device("npusim");
   hal::Executable exe = d.load(blob.data(), blob.size());
   std::mt19937 rng(7);
-  for (auto [M, K, N] : {std::array<int64_t, 3>{100, 300, 200}, {700, 320, 150}, {33, 17, 1},
-                         {1, 1, 1}, {7, 0, 9}, {96, 64, 144}})
+  for (auto [M, K, N] : {std::array<int64_t, 3>{100, 300, 200},
+                         {700, 320, 150},
+                         {33, 17, 1},
+                         {1, 1, 1},
+                         {7, 0, 9},
+                         {96, 64, 144}})
     run_bf16_gemm(*m, exe, M, K, N, 320, 144, true, rng);
 }
 
@@ -411,6 +415,48 @@ kernel @chunks(%x: tensor<?xf32>, %y: tensor<?xf32>, %s: tensor<?xf32>) {
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(y[i], wy[i]) << "y[" << i << "] of " << n;
     EXPECT_EQ(s, ws) << n;
+  }
+}
+
+TEST(NpusimTileIr, PersistentKernelCoversEveryProgram) {
+  // No loop: compiled as one program per core looping over its grid programs and prefetching
+  // the next ones' loads; 1 to 13 programs on the 4 cores, 2-D grids carry into axis 1.
+  auto m = parse(R"(
+kernel @twice(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) {
+  %i = program_id {axis = 0} : i32
+  %j = program_id {axis = 1} : i32
+  %b = constant {value = 8} : i32
+  %r0 = mul %i, %b : i32
+  %c0 = mul %j, %b : i32
+  %t = load %x, %r0, %c0 : tile<8x8xf32>
+  %d = add %t, %t : tile<8x8xf32>
+  store %y, %r0, %c0, %d
+  return
+}
+)");
+  std::vector<uint8_t> code;
+  ASSERT_EQ(tnpu::compile(*m, {}, code), "");
+  std::vector<tnpu::Kernel> kernels;
+  std::string error;
+  ASSERT_TRUE(tnpu::parse_code(code.data(), code.size(), kernels, error)) << error;
+  EXPECT_TRUE(kernels[0].persistent);
+  auto blob = compile_tnpu(*m);
+  hal::Device d = runtime().device("npusim");
+  hal::Executable exe = d.load(blob.data(), blob.size());
+  hal::Stream s = d.stream();
+  for (auto [R, C] : {std::pair<int64_t, int64_t>{1, 1}, {8, 40}, {33, 8}, {20, 50}, {100, 9}}) {
+    std::vector<float> x(R * C), y(R * C, 0);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(i % 97) - 40;
+    hal::Buffer bx = d.buffer(x.size() * 4), by = d.buffer(y.size() * 4);
+    s.copy_to_device(x.data(), bx, x.size() * 4);
+    s.copy_to_device(y.data(), by, y.size() * 4);
+    s.launch(exe, 0, {uint64_t((R + 7) / 8), uint64_t((C + 7) / 8), 1},
+             {hal::tensor_arg(bx, TL_DTYPE_F32, {R, C}), hal::tensor_arg(by, TL_DTYPE_F32, {R, C})});
+    s.copy_to_host(by, y.data(), y.size() * 4);
+    s.synchronize();
+    for (int64_t i = 0; i < R * C; ++i)
+      ASSERT_EQ(y[i], 2 * x[i]) << R << "x" << C << " at " << i;
   }
 }
 

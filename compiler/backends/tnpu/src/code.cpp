@@ -11,7 +11,7 @@ namespace tl::tnpu {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'N', 'P', 'U', 'C', 'O', 'D', 'E'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2; // 2: per-kernel flags
 
 template <class T> void put(std::vector<uint8_t> &out, T v) {
   const auto *p = reinterpret_cast<const uint8_t *>(&v);
@@ -84,6 +84,7 @@ std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels) {
       put<uint32_t>(out, static_cast<uint32_t>(m.size()));
       out.insert(out.end(), m.begin(), m.end());
     }
+    put<uint32_t>(out, k.persistent ? 1u : 0u);
   }
   return out;
 }
@@ -95,7 +96,7 @@ bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std
   uint32_t version = 0, count = 0;
   if (!r.get(magic) || std::memcmp(magic, kMagic, sizeof magic) != 0)
     return error = "not a tnpu code blob (bad magic)", false;
-  if (!r.get(version) || version != kVersion)
+  if (!r.get(version) || version < 1 || version > kVersion)
     return error = "unsupported tnpu code version " + std::to_string(version), false;
   if (!r.get(count) || count > 65536)
     return error = "truncated tnpu code (kernel count)", false;
@@ -134,6 +135,10 @@ bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std
       k.asserts.emplace_back(reinterpret_cast<const char *>(r.p), len);
       r.p += len, r.left -= len;
     }
+    uint32_t flags = 0;
+    if (version >= 2 && (!r.get(flags) || flags > 1))
+      return error = "bad flags of kernel " + std::to_string(i), false;
+    k.persistent = flags & 1;
     for (const Binding &b : k.bindings)
       if (b.patch >= 0 && (size_t(b.patch) + 1 >= k.program.size() ||
                            k.program[b.patch].op != npu::isa::Opcode::Li ||

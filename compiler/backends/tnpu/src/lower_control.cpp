@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
-namespace tl::tnpu {
+namespace tl::tnpu::detail {
 
 using O = isa::Opcode;
 
@@ -144,4 +144,4 @@ void Lowering::lower_assert(const ir::Operation &op) {
   report_unless(c, *op.attr_as<std::string>("message"));
 }
 
-} // namespace tl::tnpu
+} // namespace tl::tnpu::detail

@@ -1,197 +1,190 @@
-// gather, scatter and atomic_add: the indexed DMA commands, one tensor element per lane.
+// The tnpu lowering of load / store (DMA boxes, split over the engines) and full / splat (DMA
+// pad fills).
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
-namespace tl::tnpu {
+#include "tl/reference/numerics.h"
 
-using O = isa::Opcode;
-using D = isa::DmaField;
+#include <cmath>
+#include <cstring>
 
-namespace {
-Range bytes_at(uint64_t at, uint64_t n) { return {at, at + n}; }
-} // namespace
+namespace tl::tnpu::detail {
 
-/// The vector unit checks every unmasked lane's indices against the tensor's extents
-/// (check_indices) and computes each lane's element offset (element_offsets); then one
-/// dma.gather / dma.scatter / dma.atadd moves one element per lane (indexed_transfer).
-void Lowering::lower_indexed(const ir::Operation &op) {
+uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e) {
+  double fv = 0;
+  int64_t iv = 0;
+  if (auto *i = std::get_if<int64_t>(a))
+    iv = *i, fv = double(*i);
+  else if (auto *d = std::get_if<double>(a))
+    fv = *d, iv = int64_t(*d);
+  else if (auto *b = std::get_if<bool>(a))
+    iv = *b, fv = *b;
+  if (ir::is_integer(e) || e == ir::ScalarKind::I1)
+    return uint64_t(iv);
+  namespace num = tl::numerics; // rounded once from the attribute's double, as the interpreter
+  switch (e) {
+  case ir::ScalarKind::F32:
+    return num::encode(num::FloatFormat::F32, fv);
+  case ir::ScalarKind::F16:
+    return num::encode(num::FloatFormat::F16, fv);
+  case ir::ScalarKind::BF16:
+    return num::encode(num::FloatFormat::BF16, fv);
+  default:
+    fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+  }
+}
+
+/// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
+/// rows; dimensions 0-1 are one contiguous row (n0 = cols) when the innermost stride is one
+/// element, else element by element (n0 = 1, n1 = cols), chosen at run time from the stride.
+/// Large boxes are split by rows over every DMA engine.
+void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   const ir::Value *tensor = op.operand(0);
+  const unsigned p = param(op, tensor);
   const int rank = tensor->type().rank();
-  const ir::ScalarKind e = tensor->type().elem();
-  const bool gather = op.opcode() == Opcode::Gather;
-  const unsigned mask_at = unsigned(1 + rank + (gather ? 0 : 1));
-  const ir::Value *mask = op.num_operands() > mask_at ? op.operand(mask_at) : nullptr;
-  for (int d = 0; d < rank; ++d)
-    if (op.operand(1 + unsigned(d))->type().elem() != ir::ScalarKind::I32)
-      fail(op, "'" + std::string(op.name()) + "' with " +
-                   op.operand(1 + unsigned(d))->type().str() +
-                   " indices is not supported (i32 indices)");
-  if (op.opcode() == Opcode::AtomicAdd && e != ir::ScalarKind::F32 && e != ir::ScalarKind::I32)
-    fail(op, "'atomic_add' on " + tensor->type().str() + " is not supported (f32 or i32)");
-  // Temporaries: the valid (unless a mask is given), good and scratch masks (n bytes each), the
-  // offsets k and an i32 scratch (4 n bytes each), the error path's probe (n bytes).
-  Lanes l;
-  l.n = op.operand(1)->type().num_elements();
-  l.masked = mask != nullptr;
-  const uint64_t lb = (uint64_t(l.n) + 63) / 64 * 64, wb = uint64_t(l.n) * 4;
-  l.valid = mask ? tile(op, mask) : temp(op, 0, lb);
-  l.good = temp(op, lb, lb), l.t8 = temp(op, 2 * lb, lb);
-  l.k = temp(op, 3 * lb, wb), l.s = temp(op, 3 * lb + wb, wb);
-  l.probe = temp(op, 3 * lb + 2 * wb, uint64_t(l.n));
-  if (!mask) {
-    li(kT4, 1);
-    fill(op, l.valid, l.n, 3, kT4);
+  const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
+  if (rank < 1 || rank > 3 || (rank == 3 && tt.shape()[0] != 1))
+    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) + " tile " +
+                 tt.str() + " is not supported (rank 1 or 2, or 1 x R x C)");
+  const uint64_t es = elem_bytes(op, tt.elem());
+  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
+  if (is_load) {
+    const ir::Attr *a = op.attr("padding");
+    li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
+    dmar(isa::DmaField::Pad, kT0);
   }
-  check_indices(op, l);
-  element_offsets(op, l);
-  indexed_transfer(op, l);
-}
-
-/// good = every index of a lane inside its extent; a lane that is valid but not good ends the
-/// program (name_bad_index) before anything is written.
-void Lowering::check_indices(const ir::Operation &op, const Lanes &l) {
-  const unsigned p = param(op, op.operand(0));
-  const int rank = op.operand(0)->type().rank();
-  const uint64_t n = uint64_t(l.n);
-  const Range vr = bytes_at(l.valid, n), gr = bytes_at(l.good, n), t8r = bytes_at(l.t8, n),
-              sr = bytes_at(l.s, 4 * n);
-  for (int d = 0; d < rank; ++d) {
-    const ir::Value *idx = op.operand(1 + unsigned(d));
-    const uint64_t ia = tile(op, idx);
-    const Range ir = tile_range(op, idx);
-    fill(op, l.s, l.n, 4, 0);
-    vec_setup(l.n, 1, 4);
-    vcmd(O::VCge, {d == 0 ? l.good : l.t8, ia, l.s}, {ir, sr}, {d == 0 ? gr : t8r});
-    if (d > 0) {
-      vec_setup(l.n, 1, 3);
-      vcmd(O::VAnd, {l.good, l.good, l.t8}, {gr, t8r}, {gr});
-    }
-    load_bound(kT4, BindKind::Shape, p, uint16_t(d));
-    fill(op, l.s, l.n, 4, kT4);
-    vec_setup(l.n, 1, 4);
-    vcmd(O::VClt, {l.t8, ia, l.s}, {ir, sr}, {t8r});
-    vec_setup(l.n, 1, 3);
-    vcmd(O::VAnd, {l.good, l.good, l.t8}, {gr, t8r}, {gr});
-  }
-  // any unmasked lane outside: the largest byte of (valid > good), read back
-  vec_setup(l.n, 1, 3);
-  vcmd(O::VCgt, {l.t8, l.valid, l.good}, {vr, gr}, {t8r});
-  const uint64_t at = readback_slot(op);
-  vcmd(O::VRmax, {at, l.t8}, {t8r}, {{at, at + 8}});
-  cp_wait_vec();
-  read_scalar(kT4, at, ir::ScalarKind::I1);
-  const size_t fine = branch(O::Beq, kT4, 0);
-  const auto before = sync_.known();
-  name_bad_index(op, l);
-  sync_.restore(before);
-  land(fine);
-}
-
-/// A probing dma.gather (oob = 2) of each dimension's indices, -1 where masked, faults on the
-/// first index past the extent, naming it and its lane as the interpreter does; if none does,
-/// the bad index was negative: reported by message.
-void Lowering::name_bad_index(const ir::Operation &op, const Lanes &l) {
-  const ir::Value *tensor = op.operand(0);
-  const unsigned p = param(op, tensor);
-  const uint64_t n = uint64_t(l.n);
-  for (int d = 0; d < tensor->type().rank(); ++d) {
-    const ir::Value *idx = op.operand(1 + unsigned(d));
-    li(kT4, ~uint64_t(0));
-    fill(op, l.s, l.n, 4, kT4);
-    vec_setup(l.n, 1, 4);
-    vcmd(O::VSel, {l.k, l.valid, tile(op, idx), l.s},
-         {bytes_at(l.valid, n), tile_range(op, idx), bytes_at(l.s, 4 * n)}, {bytes_at(l.k, 4 * n)});
-    dmai(D::ESize, 1), dmai(D::N0, 1), dmai(D::N1, l.n), dmai(D::N2, 1), dmai(D::HS1, 0);
-    dmai(D::LS1, 1), dmai(D::V0, 1), dmai(D::V2, 1), dmai(D::ISz, 4), dmai(D::Oob, 2);
-    load_bound(kT4, BindKind::Shape, p, uint16_t(d));
-    dmar(D::V1, kT4);
-    load_bound(kT1, BindKind::Address, p, 0);
-    li(kT0, l.probe), li(kT2, l.k);
-    const int q = next_dma();
-    sync_.issue(q, {hbm_range(p), bytes_at(l.k, 4 * n)}, {bytes_at(l.probe, n)});
-    emit(O::DmaGather, QueueSync::isa_queue(q, sync_.num_dma()), kT0, kT1, 0, kT2);
-  }
-  emit(O::Fence); // the probe faults before the program ends
-  report_unless(0, op.loc().str() + ": '" + std::string(op.name()) +
-                       "' index out of bounds (negative) in an unmasked lane of tensor %" +
-                       tensor->name());
-}
-
-/// k = the sum of index_d * stride_d (in elements) per lane; -1 where masked.
-void Lowering::element_offsets(const ir::Operation &op, const Lanes &l) {
-  const ir::Value *tensor = op.operand(0);
-  const unsigned p = param(op, tensor);
-  const int es = elem_bytes(op, tensor->type().elem());
-  const uint64_t n = uint64_t(l.n);
-  const Range kr = bytes_at(l.k, 4 * n), sr = bytes_at(l.s, 4 * n);
-  for (int d = 0; d < tensor->type().rank(); ++d) {
-    const ir::Value *idx = op.operand(1 + unsigned(d));
-    load_bound(kT4, BindKind::StrideBytes, p, uint16_t(d));
-    emit(O::Shri, kT4, kT4, 0, es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3);
-    vec_setup(l.n, 1, 4);
-    vcmd(O::VMuls, {d == 0 ? l.k : l.s, tile(op, idx)}, {tile_range(op, idx)}, {d == 0 ? kr : sr},
-         {kT4});
-    if (d > 0)
-      vcmd(O::VAdd, {l.k, l.k, l.s}, {kr, sr}, {kr});
-  }
-  li(kT4, ~uint64_t(0));
-  fill(op, l.s, l.n, 4, kT4);
-  vec_setup(l.n, 1, 4);
-  vcmd(O::VSel, {l.k, l.valid, l.k, l.s}, {bytes_at(l.valid, n), kr, sr}, {kr});
-}
-
-/// L rows of one element at HBM base + k * esize (oob = 1: row -1 reads `other` / is skipped).
-/// atomic_add's result (the old values) comes back in place of a copy of the values.
-void Lowering::indexed_transfer(const ir::Operation &op, const Lanes &l) {
-  const ir::Value *tensor = op.operand(0);
-  const unsigned p = param(op, tensor);
-  const ir::ScalarKind e = tensor->type().elem();
-  const int es = elem_bytes(op, e);
-  const bool gather = op.opcode() == Opcode::Gather, atomic = op.opcode() == Opcode::AtomicAdd;
-  const ir::Value *value = gather ? nullptr : op.operand(1 + unsigned(tensor->type().rank()));
-  uint64_t local = 0;
-  if (gather || atomic) {
-    local = alloc_tile(op);
-    if (atomic)
-      copy_tile(op, local, tile(op, value), value->type());
-  } else {
-    local = tile(op, value);
-  }
-  const Range lr = bytes_at(local, uint64_t(l.n * es)), kr = bytes_at(l.k, uint64_t(l.n) * 4);
-  if (gather) {
-    const ir::Attr *other = op.attr("other");
-    li(kT0, other ? const_bits(op, other, e) : 0);
-    dmar(D::Pad, kT0);
-  }
-  dmai(D::ESize, es), dmai(D::N0, 1), dmai(D::N1, l.n), dmai(D::N2, 1), dmai(D::HS1, es);
-  dmai(D::LS1, es), dmai(D::V0, 1), dmai(D::V2, 1), dmai(D::ISz, 4), dmai(D::Oob, 1);
-  li(kT0, uint64_t(1) << 40);
-  dmar(D::V1, kT0);
-  if (atomic)
-    dmai(D::ADt, e == ir::ScalarKind::F32 ? 2 : 4);
+  dmai(isa::DmaField::ESize, int64_t(es));
+  // kT1 = HBM address of the box's first element.
   load_bound(kT1, BindKind::Address, p, 0);
-  li(kT0, local);
-  li(kT2, l.k);
-  const int q = next_dma();
+  for (int d = 0; d < rank; ++d) {
+    load_bound(kT0, BindKind::StrideBytes, p, d);
+    emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), kT0);
+    emit(isa::Opcode::Add, kT1, kT1, kT0);
+  }
+  // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (rows).
+  auto valid = [&](uint8_t dst, int d) {
+    load_bound(dst, BindKind::Shape, p, d);
+    emit(isa::Opcode::Sub, dst, dst, scalar(op, op.operand(1 + d)));
+    emit(isa::Opcode::Max, dst, dst, 0);
+  };
+  const int inner = rank - 1;
+  const int64_t cols = tt.shape()[inner], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
+  valid(kT2, inner);
+  if (rank >= 2)
+    valid(kT3, rank - 2);
+  else
+    li(kT3, 1);
+  if (rank == 3) { // a 1 x R x C tile: no valid rows when its plane is outside
+    valid(kT4, 0);
+    li(kT5, 1);
+    emit(isa::Opcode::Min, kT4, kT4, kT5);
+    emit(isa::Opcode::Mul, kT3, kT3, kT4);
+  }
+  const uint8_t outer_stride = rank >= 2 ? kT5 : 0;
+  load_bound(kT4, BindKind::StrideBytes, p, inner);
+  if (rank >= 2)
+    load_bound(kT5, BindKind::StrideBytes, p, rank - 2);
+  li(kT0, es);
+  const size_t strided = branch(isa::Opcode::Bne, kT4, kT0);
+  dmai(isa::DmaField::N0, cols); // contiguous rows
+  dmai(isa::DmaField::N1, 1);
+  dmar(isa::DmaField::V0, kT2);
+  dmai(isa::DmaField::V1, 1);
+  const size_t join = branch(isa::Opcode::Jmp);
+  land(strided); // element by element
+  dmai(isa::DmaField::N0, 1);
+  dmai(isa::DmaField::N1, cols);
+  dmar(isa::DmaField::HS1, kT4);
+  dmai(isa::DmaField::LS1, int64_t(es));
+  dmai(isa::DmaField::V0, 1);
+  dmar(isa::DmaField::V1, kT2);
+  land(join);
+  dmar(isa::DmaField::HS2, outer_stride);
+  dmai(isa::DmaField::LS2, cols * int64_t(es));
+  const uint64_t bytes = uint64_t(cols * rows) * es;
+  const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
   const Range hbm = hbm_range(p);
-  const uint8_t qc = QueueSync::isa_queue(q, sync_.num_dma());
-  if (gather) {
-    sync_.issue(q, {hbm, kr}, {lr});
-    emit(O::DmaGather, qc, kT0, kT1, 0, kT2);
-  } else if (!atomic) {
-    sync_.issue(q, {lr, kr}, {hbm});
-    emit(O::DmaScatter, qc, kT1, kT0, 0, kT2);
-  } else {
-    sync_.issue(q, {lr, kr, hbm}, {hbm, lr});
-    emit(O::DmaAtAdd, qc, kT1, kT0, 0, kT2);
-    if (l.masked) { // masked lanes return 0, as the interpreter
-      const uint64_t n = uint64_t(l.n);
-      fill(op, l.s, l.n, unit_dtype(op, e), 0);
-      vec_setup(l.n, 1, unit_dtype(op, e));
-      vcmd(O::VSel, {local, l.valid, local, l.s}, {bytes_at(l.valid, n), lr, bytes_at(l.s, 4 * n)},
-           {lr});
+  const int group = ++groups_;
+  if (parts > 1) // every part's waits before the first part (see QueueSync::prepare)
+    for (int part = 0; part < parts; ++part) {
+      const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+      const uint64_t lo = local + uint64_t(r0 * cols) * es;
+      const Range part_range{lo, lo + uint64_t(n * cols) * es};
+      if (is_load)
+        sync_.prepare(part, {hbm}, {part_range}, group);
+      else
+        sync_.prepare(part, {part_range}, {hbm}, group);
     }
+  for (int part = 0; part < parts; ++part) {
+    const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+    dmai(isa::DmaField::N2, n);
+    uint8_t at = kT1;
+    if (parts == 1) {
+      dmar(isa::DmaField::V2, kT3);
+    } else { // valid rows of this part: clamp(valid - r0, 0, n); its HBM address
+      emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
+      emit(isa::Opcode::Max, kT2, kT2, 0);
+      li(kT4, uint64_t(n));
+      emit(isa::Opcode::Min, kT2, kT2, kT4);
+      dmar(isa::DmaField::V2, kT2);
+      li(kT4, uint64_t(r0));
+      emit(isa::Opcode::Mul, kT4, kT4, kT5);
+      emit(isa::Opcode::Add, kT4, kT4, kT1);
+      at = kT4;
+    }
+    const uint64_t lo = local + uint64_t(r0 * cols) * es;
+    const Range part_range{lo, lo + uint64_t(n * cols) * es};
+    li(kT0, lo);
+    // Part p on engine p (the same rows of successive transfers stay in order); a store on the
+    // engine its op got first (in every copy of a pipelined body: the other transfers balance
+    // around it).
+    int fixed = parts > 1 ? part : -1;
+    if (auto it = store_engine_.find(&op); parts == 1 && !is_load && it != store_engine_.end())
+      fixed = it->second;
+    const int q = next_dma(part_range.hi - part_range.lo + kCommandBytes, fixed);
+    if (!is_load)
+      store_engine_.emplace(&op, q);
+    if (is_load)
+      command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range}, group);
+    else
+      command(q, isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm}, group);
   }
 }
 
-} // namespace tl::tnpu
+/// full / splat: a DMA "load" whose every element is out of bounds writes the pad pattern (the
+/// scratchpad's write bandwidth, no HBM traffic).
+void Lowering::lower_fill(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  const int64_t es = elem_bytes(op, t.elem());
+  if (op.opcode() == Opcode::Splat) {
+    if (!ir::is_float(t.elem()) && !ir::is_integer(t.elem()))
+      fail(op, "splat into " + t.str() + " is not supported");
+    const ir::Value *v = op.operand(0);
+    if (auto it = vscalars_.find(v); it != vscalars_.end() && !regs_.count(v)) {
+      broadcast_scalar(op, it->second); // computed on the vector unit: no read-back
+      return;
+    }
+    dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
+  } else {
+    li(kT0, const_bits(op, op.attr("value"), t.elem()));
+    dmar(isa::DmaField::Pad, kT0);
+  }
+  const uint64_t dst = alloc_tile(op);
+  dmai(isa::DmaField::ESize, es);
+  dmai(isa::DmaField::N1, 1);
+  dmai(isa::DmaField::N2, 1);
+  dmai(isa::DmaField::V0, 0);
+  const int64_t n = t.num_elements();
+  const int parts = uint64_t(n * es) >= kSplitBytes ? sync_.num_dma() : 1;
+  for (int part = 0; part < parts; ++part) {
+    const int64_t e0 = n * part / parts, count = n * (part + 1) / parts - e0;
+    dmai(isa::DmaField::N0, count);
+    const uint64_t lo = dst + uint64_t(e0 * es);
+    li(kT0, lo);
+    // No HBM traffic: the setup and the scratchpad's write bandwidth (2 KiB a cycle by default).
+    const uint64_t cost = kCommandBytes / 8 + uint64_t(count * es) / 16;
+    command(next_dma(cost), isa::Opcode::DmaLd, kT0, 0, {}, {{lo, lo + uint64_t(count * es)}});
+  }
+}
+
+} // namespace tl::tnpu::detail

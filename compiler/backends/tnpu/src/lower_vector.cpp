@@ -4,7 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
-namespace tl::tnpu {
+namespace tl::tnpu::detail {
 namespace {
 
 using V = isa::Opcode;
@@ -570,4 +570,4 @@ void Lowering::lower_scalar_on_vec(const ir::Operation &op) {
   vscalars_[op.result()] = d;
 }
 
-} // namespace tl::tnpu
+} // namespace tl::tnpu::detail

@@ -1,22 +1,26 @@
-// The tnpu lowering's state and helpers, shared by lower.cpp (scalars, loops, load / store, dot)
-// and the op families in lower_vector.cpp, lower_memory.cpp and lower_control.cpp.
+// The tnpu lowering's state and helpers, shared by lower.cpp (ops), lower_memory.cpp (DMA),
+// lower_loop.cpp (loops and the software pipeline), lower_vector.cpp (vector-unit ops and float
+// scalars), lower_control.cpp (integer scalars, if, assert) and lower_indexed.cpp (gather,
+// scatter, atomic_add). Scalars live in registers; tiles at the
+// addresses plan.h gives them; unit commands are ordered by semaphores (sync.h), never fenced.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-
-#include "tl/backends/tnpu.h"
 
 #include "plan.h"
 #include "sync.h"
 
+#include "tl/backends/tnpu.h"
+
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
-namespace tl::tnpu {
+namespace tl::tnpu::detail {
 
 using ir::Opcode;
 using npu::isa::Instr;
@@ -27,6 +31,8 @@ namespace isa = npu::isa;
 constexpr uint8_t kLastValueReg = 17, kT0 = 18, kT1 = 19, kT2 = 20, kT3 = 21, kT4 = 22, kT5 = 23;
 /// Transfers at least this large are split by rows over every DMA engine.
 constexpr uint64_t kSplitBytes = 32 << 10;
+/// What a DMA command's setup and HBM latency are worth in bytes (~140 ns at 128 GB/s).
+constexpr uint64_t kCommandBytes = 18 << 10;
 
 struct Failure {
   std::string message;
@@ -43,9 +49,13 @@ public:
   }
 
   Kernel run() {
-    for (const auto &op : kernel_.body()->ops())
-      lower(*op);
+    if (plan_.persistent)
+      lower_grid_loop();
+    else
+      for (const auto &op : kernel_.body()->ops())
+        lower(*op);
     emit(isa::Opcode::Halt);
+    out_.persistent = plan_.persistent;
     return std::move(out_);
   }
 
@@ -101,9 +111,14 @@ private:
     else
       emit(op, a, b);
   }
-  int next_dma() {
-    const int q = dma_turn_;
-    dma_turn_ = (dma_turn_ + 1) % sync_.num_dma();
+  /// The DMA engine with the least work so far (estimated in bytes: a transfer's bytes plus
+  /// what its setup and HBM latency are worth), charged with `cost`; `fixed` >= 0 takes that one.
+  int next_dma(uint64_t cost, int fixed = -1) {
+    int q = std::max(fixed, 0);
+    for (int e = 1; fixed < 0 && e < sync_.num_dma(); ++e)
+      if (dma_work_[size_t(e)] < dma_work_[size_t(q)])
+        q = e;
+    dma_work_[size_t(q)] += cost;
     return q;
   }
   Range range(const ir::Operation &op, uint64_t at, const ir::Type &t) {
@@ -173,7 +188,7 @@ private:
       fail(op, it->second);
     uint64_t at = plan_.address.at(v);
     if (auto it = plan_.pipelined.find(v->def()); v->def() && it != plan_.pipelined.end())
-      at += uint64_t(buffer_) * it->second; // double-buffered: this body copy's buffer
+      at += uint64_t(buffer_) * it->second; // pipelined: this body copy's buffer
     return tiles_[v] = at;
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
@@ -225,12 +240,22 @@ private:
   }
 
   void lower(const ir::Operation &op);
-  void lower_for(const ir::Operation &op);
+  /// A loop for run_loop: it runs while `counter` < `bound`; `ahead` / `ahead_bound` say the
+  /// same of the next iteration to prefetch; `bind` makes the body's scalars name the current
+  /// (false) or the prefetched (true) iteration; `step` moves either on by one iteration.
+  struct Loop {
+    const ir::Block *body;
+    const ir::Operation *at;
+    uint8_t counter, bound, ahead, ahead_bound;
+    std::function<void(bool)> bind, step;
+  };
   using Signals = std::vector<std::vector<uint64_t>>; ///< per buffer: issue counts at its signals
-  void lower_body(const ir::Operation &loop, int buffer, Signals &signalled);
-  void prefetch(const ir::Operation &loop, uint8_t iv, int buffer);
-  void guarded_prefetch(const ir::Operation &loop, uint8_t iv, int buffer,
-                        std::vector<uint64_t> &signalled);
+  void lower_for(const ir::Operation &op);
+  void lower_grid_loop();
+  void run_loop(Loop &loop, bool pipelined);
+  void lower_body(Loop &loop, int buffer, Signals &signalled);
+  void prefetch(Loop &loop, int buffer);
+  void guarded_prefetch(Loop &loop, int buffer, std::vector<uint64_t> &signalled);
   void lower_dot(const ir::Operation &op);
   void lower_reduce(const ir::Operation &op);
   void lower_cast(const ir::Operation &op);
@@ -295,7 +320,7 @@ private:
   /// Ends the program reporting `message` (the assert channel) when register c is zero.
   void report_unless(uint8_t c, const std::string &message);
 
-  // lower_memory.cpp: gather, scatter, atomic_add.
+  // lower_indexed.cpp: gather, scatter, atomic_add.
   struct Lanes { ///< an indexed op's lanes and temporaries
     int64_t n = 0;
     bool masked = false;
@@ -312,19 +337,22 @@ private:
   Kernel out_;
   TilePlan plan_;
   QueueSync sync_;
-  int dma_turn_ = 0, groups_ = 0;
-  int buffer_ = 0; ///< the buffer of double-buffered tiles in the body copy being lowered
+  std::array<uint64_t, 8> dma_work_{}; ///< see next_dma
+  int groups_ = 0;
+  int buffer_ = 0; ///< the buffer of pipelined tiles in the body copy being lowered
+  std::array<uint8_t, 3> pid_regs_ = {kPidReg, kPidReg + 1, kPidReg + 2}; ///< program ids
   std::map<const ir::Value *, unsigned> params_;
   std::map<const ir::Value *, uint8_t> regs_;
   std::map<const ir::Value *, uint64_t> tiles_;
+  std::map<std::tuple<int, int, int>, uint8_t> bound_;
+  std::map<const ir::Operation *, int> store_engine_; ///< a single-engine store's engine
+  uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
+  uint64_t temp_base_ = 0; ///< the first scratchpad byte above every planned tile
+  std::array<std::optional<int64_t>, size_t(isa::VecField::Count)> vcfg_;
   /// Scalars the vector unit computed, in their slots: read into a register (`scalar`) only when
   /// the command processor needs them, so chains of float scalar ops do not wait.
   std::map<const ir::Value *, uint64_t> vscalars_;
   int next_vslot_ = 4;
-  std::map<std::tuple<int, int, int>, uint8_t> bound_;
-  uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
-  uint64_t temp_base_ = 0; ///< the first scratchpad byte above every planned tile
-  std::array<std::optional<int64_t>, size_t(isa::VecField::Count)> vcfg_;
 };
 
-} // namespace tl::tnpu
+} // namespace tl::tnpu::detail

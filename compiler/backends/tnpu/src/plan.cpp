@@ -37,8 +37,14 @@ public:
     number(*kernel_.body());
     walk(*kernel_.body(), [&](const ir::Operation &op) {
       if (op.opcode() == Opcode::For)
-        find_pipelined(op);
+        find_pipelined(*op.region(0), &op);
     });
+    if (opts_.persistent) { // the grid loop around the kernel body
+      find_pipelined(*kernel_.body(), nullptr);
+      plan_.persistent =
+          std::any_of(kernel_.body()->ops().begin(), kernel_.body()->ops().end(),
+                      [&](const auto &op) { return plan_.pipelined.count(op.get()) > 0; });
+    }
     share_slots();
     allocate();
     return std::move(plan_);
@@ -130,16 +136,16 @@ private:
       return false;
     }
   }
-  /// v can be computed for the next iteration before this one's body runs.
-  bool hoistable(const ir::Value *v, const ir::Operation &loop) {
-    const ir::Block &body = *loop.region(0);
-    if (v == body.argument(0) || !inside(v, &loop))
+  /// v can be computed for the next iteration (of `loop`, or of the grid loop around the kernel
+  /// body when null) before this one's body runs.
+  bool hoistable(const ir::Value *v, const ir::Block &body, const ir::Operation *loop) {
+    if (loop ? v == body.argument(0) || !inside(v, loop) : !v->def())
       return true;
     const ir::Operation *d = v->def();
     if (!d || d->parent() != &body || !pure_scalar(*d))
       return false;
     for (const ir::Value *o : d->operands())
-      if (!hoistable(o, loop))
+      if (!hoistable(o, body, loop))
         return false;
     plan_.prefetch_scalars.insert(d);
     return true;
@@ -152,61 +158,75 @@ private:
         return true;
     return false;
   }
-  /// Loads of the loop's body that do not read a tensor the loop stores to and whose indices are
-  /// known before the iteration starts: double-buffered, prefetched one iteration ahead.
-  void find_pipelined(const ir::Operation &loop) {
+  /// Loads of a loop's body that do not read a tensor the loop stores to and whose indices are
+  /// known before the iteration starts: given several buffers, prefetched ahead.
+  void find_pipelined(const ir::Block &body, const ir::Operation *loop) {
     std::set<unsigned> stored;
     bool nested = false;
-    walk(*loop.region(0), [&](const ir::Operation &op) {
+    walk(body, [&](const ir::Operation &op) {
       if (op.opcode() == Opcode::Store)
         stored.insert(param(op.operand(0)));
       // (a store inside an `if` is not a direct child the buffering below can see)
       nested = nested || op.opcode() == Opcode::For ||
-               (op.opcode() == Opcode::Store && op.parent() != loop.region(0));
+               (op.opcode() == Opcode::Store && op.parent() != &body);
     });
     if (nested) // innermost loops only: their eager semaphores must not interleave
       return;
     std::vector<const ir::Operation *> mine;
-    for (const auto &op : loop.region(0)->ops()) {
-      if (op->opcode() != Opcode::Load || stored.count(param(op->operand(0))) ||
-          yielded(op->result()))
+    for (const auto &op : body.ops()) {
+      if (!prefetchable(*op) || yielded(op->result()) ||
+          (op->opcode() == Opcode::Load && stored.count(param(op->operand(0)))))
         continue;
       bool ok = true;
-      for (unsigned i = 1; i < op->num_operands(); ++i)
-        ok = ok && !op->operand(i)->type().is_tile() && hoistable(op->operand(i), loop);
+      for (unsigned i = op->opcode() == Opcode::Load ? 1 : 0; i < op->num_operands(); ++i)
+        ok = ok && !op->operand(i)->type().is_tile() && hoistable(op->operand(i), body, loop);
       if (ok)
         mine.push_back(op.get());
     }
     if (mine.empty())
       return;
-    // Tiles the body computes and stores: double-buffered too, so that the store of one
+    // Tiles the body computes and stores: buffered like the loads, so that the store of one
     // iteration overlaps the compute of the next.
-    for (const auto &op : loop.region(0)->ops()) {
-      if (op->num_results() != 1 || !is_tile(op->result()) || op->opcode() == Opcode::Load ||
+    for (const auto &op : body.ops()) {
+      if (op->num_results() != 1 || !is_tile(op->result()) || prefetchable(*op) ||
           (op->opcode() == Opcode::Dot && op->num_operands() > 2) || yielded(op->result()))
         continue;
       for (const ir::Operation *u : users_[op->result()])
-        if (u->opcode() == Opcode::Store && u->parent() == loop.region(0))
+        if (u->opcode() == Opcode::Store && u->parent() == &body)
           mine.push_back(op.get());
     }
     // A store runs behind the prefetch on its engine, so the next iterations' compute does not
     // wait for it: every stored tile must have its own buffers, else no pipelining.
-    for (const auto &op : loop.region(0)->ops()) {
+    for (const auto &op : body.ops()) {
       if (op->opcode() != Opcode::Store)
         continue;
       const ir::Value *v = op->operand(op->num_operands() - 1);
-      while (v->def() && (v->def()->opcode() == Opcode::ExpandDims ||
-                          v->def()->opcode() == Opcode::Reshape))
+      while (v->def() &&
+             (v->def()->opcode() == Opcode::ExpandDims || v->def()->opcode() == Opcode::Reshape))
         v = v->def()->operand(0);
       if (!v->def() || std::find(mine.begin(), mine.end(), v->def()) == mine.end())
         return;
     }
     for (const ir::Operation *op : mine)
       plan_.pipelined[op] = 0;
+    // Across iterations the DMA engines must wait for each other when a store reads a
+    // prefetched buffer (the prefetch overwrites it), when the body loads without prefetching,
+    // or when two stores write one tensor (each store op keeps its engine).
+    std::set<unsigned> store_params;
+    for (const auto &op : body.ops()) {
+      bool order = op->opcode() == Opcode::Load && !plan_.pipelined.count(op.get());
+      if (op->opcode() == Opcode::Store) {
+        const ir::Value *v = op->operand(op->num_operands() - 1);
+        while (v->def() &&
+               (v->def()->opcode() == Opcode::ExpandDims || v->def()->opcode() == Opcode::Reshape))
+          v = v->def()->operand(0);
+        order = prefetchable(*v->def()) || !store_params.insert(param(op->operand(0))).second;
+      }
+      if (order)
+        plan_.dma_ordered.insert(&body);
+    }
   }
-  bool pipelined_value(const ir::Value *v) {
-    return v->def() && plan_.pipelined.count(v->def());
-  }
+  bool pipelined_value(const ir::Value *v) { return v->def() && plan_.pipelined.count(v->def()); }
   /// The op defining y writes its result element by element over x (same element size).
   static bool elementwise_over(const ir::Value *y, const ir::Value *x) {
     const ir::Operation *d = y->def();
@@ -290,9 +310,9 @@ private:
     std::vector<Slot *> order;
     for (auto &[root, s] : slots) {
       if (s.pipelined) { // both buffers live through the whole loop
-        const ir::Operation *loop = loop_of(s.pipelined);
-        s.start = std::min(s.start, pos_[loop]);
-        s.end = std::max(s.end, end_[loop]);
+        const ir::Operation *loop = loop_of(s.pipelined); // null: the grid loop
+        s.start = loop ? std::min(s.start, pos_[loop]) : 0;
+        s.end = loop ? std::max(s.end, end_[loop]) : next_;
         plan_.pipelined[s.pipelined] = align(s.bytes);
         s.bytes = uint64_t(plan_.depth) * align(s.bytes);
       }
@@ -339,8 +359,8 @@ private:
         const std::string msg =
             "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
             (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
-            " bytes" + (s->pipelined ? " in " + std::to_string(plan_.depth) + " buffers" : "") + ", while " +
-            std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
+            " bytes" + (s->pipelined ? " in " + std::to_string(plan_.depth) + " buffers" : "") +
+            ", while " + std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
             std::to_string(opts_.sram_bytes) + ")";
         for (const ir::Value *m : s->members)
           plan_.overflow[m] = msg;
@@ -362,6 +382,18 @@ private:
 };
 
 } // namespace
+
+bool prefetchable(const ir::Operation &op) {
+  switch (op.opcode()) {
+  case ir::Opcode::Load:
+  case ir::Opcode::Full:
+  case ir::Opcode::Splat:
+  case ir::Opcode::Constant:
+    return op.num_results() == 1 && op.result()->type().is_tile();
+  default:
+    return false;
+  }
+}
 
 TilePlan plan_tiles(const ir::Kernel &kernel, const CompileOptions &options) {
   return Planner(kernel, options).run();

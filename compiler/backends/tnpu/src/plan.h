@@ -19,7 +19,8 @@ struct TilePlan {
   /// dies there), its yielded value (when the carried value is dead by then) and its result; a
   /// dot's result with its accumulator operand when that dies at the dot (accumulated in place).
   std::map<const ir::Value *, uint64_t> address;
-  /// Loads that their (innermost enclosing) `for` prefetches depth - 1 iterations ahead, and the
+  /// Loads and fills that their (innermost enclosing) `for`, or the grid loop of a persistent
+  /// kernel, prefetches depth - 1 iterations ahead, and the
   /// tiles such a loop's body computes and stores, with the distance between their buffers:
   /// buffer b (of body copy b) is at address + b * stride.
   std::map<const ir::Operation *, uint64_t> pipelined;
@@ -31,7 +32,16 @@ struct TilePlan {
   uint64_t sram_peak = 0, acc_peak = 0;
   /// Buffers of each pipelined tile (CompileOptions::pipeline_depth, at least 2).
   int depth = 2;
+  /// Pipelined loop bodies (the kernel body for the grid loop) whose DMA engines must wait for
+  /// each other at every iteration.
+  std::set<const ir::Block *> dma_ordered;
+  /// The kernel body itself is pipelined: it runs once per core, looping over the core's grid
+  /// programs and prefetching the next programs' loads (CompileOptions::persistent).
+  bool persistent = false;
 };
+
+/// Loads and fills (full / splat: DMA too): what a pipelined loop can issue ahead.
+bool prefetchable(const ir::Operation &op);
 
 /// Plans the tiles of a kernel: live ranges over the ops in program order (a value used inside
 /// a loop it is defined outside of lives to the loop's end), slots shared as described above,

@@ -56,6 +56,16 @@ void QueueSync::wait_ahead(const std::vector<uint64_t> &at) {
 
 void QueueSync::issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
                       int group) {
+  prepare(q, reads, writes, group);
+  const uint64_t seq = ++seq_[size_t(q)];
+  for (const Range &r : reads)
+    log_.push_back({r, q, seq, false, group});
+  for (const Range &w : writes)
+    log_.push_back({w, q, seq, true, group});
+}
+
+void QueueSync::prepare(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
+                        int group) {
   auto overlaps = [](const Range &a, const Range &b) { return a.lo < b.hi && b.lo < a.hi; };
   std::vector<uint64_t> need(size_t(queues_), 0);
   for (const Access &a : log_) {
@@ -73,11 +83,6 @@ void QueueSync::issue(int q, const std::vector<Range> &reads, const std::vector<
   for (int p = 0; p < queues_; ++p)
     if (need[size_t(p)] > 0)
       wait_for(p, q);
-  const uint64_t seq = ++seq_[size_t(q)];
-  for (const Range &r : reads)
-    log_.push_back({r, q, seq, false, group});
-  for (const Range &w : writes)
-    log_.push_back({w, q, seq, true, group});
 }
 
 void QueueSync::sync_all() {

@@ -25,9 +25,11 @@ Range hbm_range(unsigned param);
 /// issued before it (no deadlock). The command processor never blocks.
 ///
 /// Control flow: code that may be skipped (a guarded prefetch) or repeated (a loop body) brackets
-/// itself with `known()` / `restore()`, and a loop body ends with `sync_all()`, after which every
-/// command issued so far is ordered before everything that follows; that is what makes the state
-/// at the loop head the entry state again (see lower.cpp, lower_for).
+/// itself with `known()` / `restore()`, since what was learnt there may not hold after it. A loop
+/// body without prefetches ends with `sync_all()`, after which every command issued so far is
+/// ordered before everything that follows, so the state at the loop head is the entry state
+/// again; a software-pipelined body orders what crosses iterations itself with `order` and the
+/// eager `signal_ahead` / `wait_ahead` (see lower_loop.cpp).
 class QueueSync {
 public:
   /// `dma` engines (at most 3: the semaphore budget is 64), then mx, then vec.
@@ -43,6 +45,10 @@ public:
   /// nonzero `group` (the parts of one split transfer) do not conflict with each other.
   void issue(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
              int group = 0);
+  /// The waits `issue` would emit, without recording a command: the parts of a split transfer
+  /// are all prepared before the first is issued, so that no part waits behind another.
+  void prepare(int q, const std::vector<Range> &reads, const std::vector<Range> &writes,
+               int group = 0);
   /// Every queue waits for everything every other queue has issued so far.
   void sync_all();
   /// Queue c waits for everything queue p has issued so far, whatever is known.

@@ -25,8 +25,8 @@ std::string read_text(const std::string &path) {
   return ss.str();
 }
 
-/// The disassembly of the first kernel of `text` compiled with `o`.
-std::string lower(const std::string &text, const CompileOptions &o = {}) {
+/// The first kernel of `text` compiled with `o`.
+Kernel compile_first(const std::string &text, const CompileOptions &o = {}) {
   ir::Diagnostics d;
   auto m = ir::parse(text, "test.tlir", d);
   if (!m || !ir::verify(*m, d))
@@ -38,13 +38,18 @@ std::string lower(const std::string &text, const CompileOptions &o = {}) {
   std::string error;
   if (!parse_code(code.data(), code.size(), kernels, error))
     throw std::runtime_error(error);
-  return npu::isa::disassemble(kernels.at(0).program);
+  return kernels.at(0);
+}
+
+/// Its disassembly.
+std::string lower(const std::string &text, const CompileOptions &o = {}) {
+  return npu::isa::disassemble(compile_first(text, o).program);
 }
 
 int count(const std::string &text, const std::string &re) {
   const std::regex r(re);
-  return int(std::distance(std::sregex_iterator(text.begin(), text.end(), r),
-                           std::sregex_iterator()));
+  return int(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), r), std::sregex_iterator()));
 }
 
 const char *kElementwise = R"(
@@ -108,6 +113,32 @@ TEST(TnpuLower, PipelineDepthAndSplitTransfers) {
   }
 }
 
+TEST(TnpuLower, LoopFreeKernelsBecomePersistent) {
+  // The vector add of kernels/tlir: its loads are prefetched across the core's grid programs.
+  const std::string text = read_text(TL_KERNELS_DIR "/vector_add.tlir");
+  const Kernel k = compile_first(text);
+  EXPECT_TRUE(k.persistent);
+  const std::string s = npu::isa::disassemble(k.program);
+  EXPECT_EQ(count(s, "coreid"), 1) << s;
+  EXPECT_EQ(count(s, "fence"), 0) << s;
+  CompileOptions plain;
+  plain.persistent = false;
+  EXPECT_FALSE(compile_first(text, plain).persistent);
+  // Too many scalars for the grid loop's registers: lowered the ordinary way.
+  std::string many = "kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>";
+  std::string body = "  %i = program_id {axis = 0} : i32\n  %t = load %x, %i : tile<64xf32>\n";
+  std::string last = "%t";
+  for (int i = 0; i < 12; ++i) {
+    const std::string n = std::to_string(i);
+    many += ", %s" + n + ": f32";
+    body += "  %v" + n + " = splat %s" + n + " : tile<64xf32>\n  %a" + n + " = add " + last +
+            ", %v" + n + " : tile<64xf32>\n";
+    last = "%a" + n;
+  }
+  many += ") {\n" + body + "  store %y, %i, " + last + "\n  return\n}\n";
+  EXPECT_FALSE(compile_first(many).persistent);
+}
+
 TEST(TnpuLower, ScratchpadOverflowNamesTheTile) {
   CompileOptions small;
   small.sram_bytes = 40 << 10; // a, b and c are live at once (48 KiB); d reuses their space
@@ -156,7 +187,10 @@ TEST(TnpuLower, ScalarsFromTilesWaitForTheVectorUnitOnly) {
 
 TEST(TnpuLower, IndexedOpsFenceOnlyOnTheirErrorPath) {
   // The index check reads one byte back; only the path that names an out-of-bounds index fences
-  // (its probing gather must fault before the program ends).
+  // (its probing gather must fault before the program ends). An ordinary kernel: a persistent
+  // one has its body once per pipeline buffer.
+  CompileOptions plain;
+  plain.persistent = false;
   const std::string s = lower(R"(
 kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
   %z = constant {value = 0} : i32
@@ -165,7 +199,8 @@ kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
   scatter %y, %idx, %g
   return
 }
-)");
+)",
+                              plain);
   EXPECT_EQ(count(s, "fence"), 2) << s;
   EXPECT_EQ(count(s, R"(dma\.gather)"), 3) << s; // the gather and each op's probe
   EXPECT_EQ(count(s, R"(dma\.scatter)"), 1) << s;

@@ -53,6 +53,10 @@ struct Kernel {
   /// Messages of the kernel's asserts: a failed assert i sets r31 = i + 1 and ends its program;
   /// the device reports the message (see kAssertReg).
   std::vector<std::string> asserts;
+  /// The body runs once per core and loops over the core's grid programs itself (linear ids
+  /// coreid, coreid + ncores, ..., split into program ids axis 0 first); r24..r26 are then the
+  /// body's too.
+  bool persistent = false;
 };
 
 /// The register a failed assert writes (its index + 1); the device reads it after the run.
@@ -65,7 +69,10 @@ struct CompileOptions {
   uint64_t accumulator_bytes = uint64_t(512) << 10;
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
   int dma_engines = 2;                      ///< DMA queues used (at most 3)
-  int pipeline_depth = 3; ///< buffers of a software-pipelined loop's loads (2..4)
+  int pipeline_depth = 3;                   ///< buffers of a software-pipelined loop's loads (2..4)
+  /// A kernel without loops whose loads can be prefetched becomes one program per core that
+  /// loops over the core's grid programs itself, pipelined like a loop (Kernel::persistent).
+  bool persistent = true;
 };
 
 /// Lowers every kernel of a verified module to a code blob (kernel order kept): scalars in
@@ -74,12 +81,15 @@ struct CompileOptions {
 /// vector unit for bf16, f16, f32, i8, i32 and mask tiles, dot on the matrix unit (see
 /// compiler/backends/tnpu/README.md for the full table). Anything else (print, f64 / i64 tiles,
 /// ...) is an error `file:line:col: error: tnpu: ...` naming the op; the result is "" on success.
+/// Commands are ordered by semaphores between the unit queues, tiles placed by liveness,
+/// innermost loops (and persistent kernels' grid loops) software-pipelined (see README).
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 
-/// The blob: magic "TNPUCODE", u32 version 1, u32 kernel count, per kernel u32 binding count,
-/// bindings (kind, reg, param, dim, patch), the program file (isa::to_binary) with a u64 length,
-/// then u32 assert count and the messages (u32 length + bytes).
+/// The blob: magic "TNPUCODE", u32 version 2 (1 is still read), u32 kernel count, per kernel u32
+/// binding count, bindings (kind, reg, param, dim, patch), the program file (isa::to_binary) with
+/// a u64 length, u32 assert count and the messages (u32 length + bytes), then (version 2) u32
+/// flags: bit 0 persistent.
 std::vector<uint8_t> serialize_code(const std::vector<Kernel> &kernels);
 /// Reads a blob; on failure returns false and sets `error` (lower case, names what is wrong).
 bool parse_code(const void *data, size_t size, std::vector<Kernel> &kernels, std::string &error);

@@ -1,0 +1,203 @@
+// The tnpu lowering of loops: `for` (carried values), the grid loop of a persistent kernel, and
+// the software pipeline both share (prefetch into rotating buffers, eager semaphores).
+// SPDX-License-Identifier: Apache-2.0
+#include "lowering.h"
+
+namespace tl::tnpu::detail {
+
+/// Lowers a `for`: iv and carried scalars in registers, carried tiles in their planned slots; the
+/// loop itself is run_loop's.
+void Lowering::lower_for(const ir::Operation &op) {
+  const ir::Block &body = *op.region(0);
+  const uint8_t iv = regs_[body.argument(0)] = new_reg(op);
+  emit(isa::Opcode::Mov, iv, scalar(op, op.operand(0)));
+  const uint8_t ub = scalar(op, op.operand(1)), step = scalar(op, op.operand(2));
+  for (unsigned i = 3; i < op.num_operands(); ++i) {
+    const ir::Value *slot = body.argument(i - 2);
+    if (slot->type().is_tile())
+      alloc_tile(op, slot);
+    else
+      regs_[slot] = new_reg(op);
+    move_to(op, op.operand(i), slot);
+  }
+  bool pipelined = false;
+  for (const auto &inner : body.ops())
+    pipelined = pipelined || (prefetchable(*inner) && plan_.pipelined.count(inner.get()));
+  Loop loop{&body, &op, iv, ub, 0, ub, {}, {}};
+  if (pipelined) { // the iv of the next iteration to prefetch
+    loop.ahead = new_reg(op);
+    emit(isa::Opcode::Mov, loop.ahead, iv);
+  }
+  loop.bind = [&](bool ahead) { regs_[body.argument(0)] = ahead ? loop.ahead : iv; };
+  loop.step = [&](bool ahead) {
+    const uint8_t r = ahead ? loop.ahead : iv;
+    emit(isa::Opcode::Add, r, r, step);
+  };
+  run_loop(loop, pipelined);
+  for (unsigned i = 0; i < op.num_results(); ++i) {
+    const ir::Value *slot = body.argument(i + 1);
+    if (slot->type().is_tile())
+      tiles_[op.result(i)] = tiles_[slot];
+    else
+      regs_[op.result(i)] = regs_[slot];
+  }
+}
+
+/// A persistent kernel: the body runs in a loop over this core's grid programs (linear ids
+/// coreid, coreid + ncores, ...), their program ids kept split (axis 0 fastest) and advanced by
+/// ncores with carries, like the launch wrapper does; a program exists while its axis-2 id is
+/// below the grid's. The next programs' loads are prefetched (run_loop).
+void Lowering::lower_grid_loop() {
+  const ir::Block &body = *kernel_.body();
+  const ir::Operation &at = *body.ops().front();
+  std::array<uint8_t, 3> grid{}, cur{}, ahead{};
+  for (int axis = 0; axis < 3; ++axis)
+    grid[size_t(axis)] = bind(at, BindKind::Grid, 0, uint16_t(axis));
+  for (int axis = 0; axis < 3; ++axis)
+    cur[size_t(axis)] = new_reg(at), ahead[size_t(axis)] = new_reg(at);
+  // Normalizes program ids p after p[0] grew: carry into axes 1 and 2.
+  auto carry = [&](const std::array<uint8_t, 3> &p) {
+    for (int axis = 0; axis < 2; ++axis) {
+      const size_t top = out_.program.size();
+      const size_t done = branch(isa::Opcode::Blt, p[size_t(axis)], grid[size_t(axis)]);
+      emit(isa::Opcode::Sub, p[size_t(axis)], p[size_t(axis)], grid[size_t(axis)]);
+      emit(isa::Opcode::Addi, p[size_t(axis + 1)], p[size_t(axis + 1)], 0, 1);
+      emit(isa::Opcode::Jmp);
+      out_.program.back().imm = int32_t(int64_t(top) - int64_t(out_.program.size() - 1));
+      land(done);
+    }
+  };
+  emit(isa::Opcode::Mul, kT0, grid[0], grid[1]);
+  emit(isa::Opcode::Mul, kT0, kT0, grid[2]);
+  const size_t empty = branch(isa::Opcode::Beq, kT0, 0); // (an empty grid cannot carry)
+  emit(isa::Opcode::CoreId, cur[0]);
+  li(cur[1], 0), li(cur[2], 0);
+  carry(cur);
+  for (size_t axis = 0; axis < 3; ++axis)
+    emit(isa::Opcode::Mov, ahead[axis], cur[axis]);
+  Loop loop{&body, &at, cur[2], grid[2], ahead[2], grid[2], {}, {}};
+  loop.bind = [&](bool a) { pid_regs_ = a ? ahead : cur; };
+  loop.step = [&](bool a) {
+    const auto &p = a ? ahead : cur;
+    emit(isa::Opcode::NCores, kT0);
+    emit(isa::Opcode::Add, p[0], p[0], kT0);
+    carry(p);
+  };
+  run_loop(loop, true);
+  land(empty);
+}
+
+/// Runs a loop. Not pipelined: one body, every queue synchronized at the back edge. Pipelined
+/// (depth D = CompileOptions::pipeline_depth): the loads of the first D - 1 iterations go to
+/// buffers 0..D-2 before the loop, and the body is emitted D times (buffer b in copy b). Each
+/// copy
+///  1. waits for the loads of its iteration: every queue waits for the signals each DMA engine
+///     sent right behind that prefetch (eager semaphores: later commands on the engine, such
+///     as the previous iteration's stores, are not waited for);
+///  2. orders every other queue after the previous iteration's compute (the buffers the
+///     prefetch overwrites), and the DMA engines after each other where TilePlan::dma_ordered
+///     says so;
+///  3. prefetches the loads of iteration i + D - 1 into the buffer of iteration i - 1 and
+///     signals behind them;
+///  4. computes; its tiles that are stored have D buffers too, so the store of iteration i
+///     overlaps the compute of the next ones.
+/// The command processor never waits; the body copies' registers are released after each.
+void Lowering::run_loop(Loop &loop, bool pipelined) {
+  const int depth = pipelined ? plan_.depth : 1;
+  Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});
+  for (int b = 0; b + 1 < depth; ++b)
+    guarded_prefetch(loop, b, signalled[size_t(b)]);
+  const auto head = sync_.known();
+  forget_vec(); // the back edge joins here
+  const size_t top = out_.program.size();
+  std::vector<size_t> exits = {branch(isa::Opcode::Bge, loop.counter, loop.bound)};
+  for (int buffer = 0; buffer < depth; ++buffer) {
+    if (buffer > 0)
+      exits.push_back(branch(isa::Opcode::Bge, loop.counter, loop.bound));
+    lower_body(loop, pipelined ? buffer : -1, signalled);
+    loop.step(false);
+  }
+  emit(isa::Opcode::Jmp);
+  out_.program.back().imm = int32_t(int64_t(top) - int64_t(out_.program.size() - 1));
+  for (size_t e : exits)
+    land(e);
+  sync_.restore(head); // the loop may run zero times
+}
+
+/// If the next iteration to prefetch exists: its pipelined loads into `buffer`, then each DMA
+/// engine's eager signals (`signalled` gets the engines' issue counts at them); then, in any
+/// case, on to the following iteration.
+void Lowering::guarded_prefetch(Loop &loop, int buffer, std::vector<uint64_t> &signalled) {
+  const auto before = sync_.known();
+  const size_t last = branch(isa::Opcode::Bge, loop.ahead, loop.ahead_bound);
+  prefetch(loop, buffer);
+  for (int e = 0; e < sync_.num_dma(); ++e)
+    sync_.signal_ahead(e);
+  signalled = sync_.issued();
+  land(last);
+  sync_.restore(before);
+  loop.step(true);
+}
+
+/// One copy of a loop body (see run_loop); buffer < 0: not pipelined.
+void Lowering::lower_body(Loop &loop, int buffer, Signals &signalled) {
+  const ir::Block &body = *loop.body;
+  const auto regs = regs_;
+  const auto tiles = tiles_;
+  const uint8_t next_reg = next_reg_;
+  const int outer_buffer = buffer_;
+  loop.bind(false);
+  if (buffer >= 0) {
+    sync_.wait_ahead(signalled[size_t(buffer)]);
+    for (int c : {sync_.mx(), sync_.vec()})
+      for (int q = 0; q < sync_.vec() + 1; ++q)
+        if (q != c)
+          sync_.order(c, q);
+    for (int p = 0; p < sync_.num_dma() && plan_.dma_ordered.count(loop.body); ++p)
+      for (int q = 0; q < sync_.num_dma(); ++q)
+        if (q != p)
+          sync_.order(p, q);
+    const int ahead = (buffer + plan_.depth - 1) % plan_.depth;
+    guarded_prefetch(loop, ahead, signalled[size_t(ahead)]);
+  }
+  buffer_ = std::max(buffer, 0);
+  for (const auto &inner : body.ops()) {
+    if (inner->opcode() == Opcode::Yield)
+      continue;
+    if (buffer >= 0 && prefetchable(*inner) && plan_.pipelined.count(inner.get()))
+      alloc_tile(*inner); // prefetched
+    else
+      lower(*inner);
+  }
+  const ir::Operation *yield = body.terminator();
+  for (unsigned i = 0; yield && yield->opcode() == Opcode::Yield && i < yield->num_operands(); ++i)
+    move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
+  if (buffer < 0)
+    sync_.sync_all();
+  regs_ = regs, tiles_ = tiles, next_reg_ = next_reg, buffer_ = outer_buffer;
+}
+
+/// The pipelined loads and fills of the loop's body for the iteration `loop.ahead` names, into
+/// buffer `buffer` (the scalar ops they depend on are recomputed for that iteration).
+void Lowering::prefetch(Loop &loop, int buffer) {
+  const ir::Block &body = *loop.body;
+  const auto regs = regs_;
+  const auto pids = pid_regs_;
+  const uint8_t next_reg = next_reg_;
+  const int outer_buffer = buffer_;
+  loop.bind(true);
+  buffer_ = buffer;
+  for (const auto &inner : body.ops())
+    if (plan_.prefetch_scalars.count(inner.get()))
+      lower(*inner);
+  for (const auto &inner : body.ops())
+    if (prefetchable(*inner) && plan_.pipelined.count(inner.get())) {
+      if (inner->opcode() == Opcode::Load)
+        lower_memory(*inner, true);
+      else
+        lower_fill(*inner);
+    }
+  regs_ = regs, pid_regs_ = pids, next_reg_ = next_reg, buffer_ = outer_buffer;
+}
+
+} // namespace tl::tnpu::detail

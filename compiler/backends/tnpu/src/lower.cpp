@@ -1,5 +1,7 @@
-// Tile IR -> TNPU programs (see tnpu.h and README): integer scalar ops, dot, scalar casts, the
-// op dispatch, and compile(). The op families are in lower_*.cpp (see lowering.h).
+// Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, the op dispatch, and
+// compile(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
+// float scalars in lower_vector.cpp, integer scalars / if / assert in lower_control.cpp,
+// gather / scatter / atomic_add in lower_indexed.cpp.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 

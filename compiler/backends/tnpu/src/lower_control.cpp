@@ -132,7 +132,7 @@ void Lowering::lower_assert(const ir::Operation &op) {
   const ir::Value *v = op.operand(0);
   uint8_t c = 0;
   if (v->type().is_tile()) {
-    const uint64_t at = scalar_slot(3);
+    const uint64_t at = readback_slot(op);
     vec_setup(v->type().num_elements(), 1, 3);
     vcmd(O::VRmin, {at, tile(op, v)}, {tile_range(op, v)}, {{at, at + 8}});
     cp_wait_vec();

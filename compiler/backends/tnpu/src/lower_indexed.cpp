@@ -8,8 +8,6 @@ using O = isa::Opcode;
 using D = isa::DmaField;
 
 namespace {
-/// What one lane of an indexed transfer costs a DMA engine, in bytes (an HBM burst of its own).
-constexpr uint64_t kLaneBytes = 64;
 Range bytes_at(uint64_t at, uint64_t n) { return {at, at + n}; }
 } // namespace
 
@@ -78,7 +76,7 @@ void Lowering::check_indices(const ir::Operation &op, const Lanes &l) {
   // any unmasked lane outside: the largest byte of (valid > good), read back
   vec_setup(l.n, 1, 3);
   vcmd(O::VCgt, {l.t8, l.valid, l.good}, {vr, gr}, {t8r});
-  const uint64_t at = scalar_slot(3);
+  const uint64_t at = readback_slot(op);
   vcmd(O::VRmax, {at, l.t8}, {t8r}, {{at, at + 8}});
   cp_wait_vec();
   read_scalar(kT4, at, ir::ScalarKind::I1);
@@ -109,7 +107,7 @@ void Lowering::name_bad_index(const ir::Operation &op, const Lanes &l) {
     dmar(D::V1, kT4);
     load_bound(kT1, BindKind::Address, p, 0);
     li(kT0, l.probe), li(kT2, l.k);
-    const int q = next_dma(kCommandBytes + n * kLaneBytes);
+    const int q = next_dma(uint64_t(l.n) * kCommandBytes);
     sync_.issue(q, {hbm_range(p), bytes_at(l.k, 4 * n)}, {bytes_at(l.probe, n)});
     emit(O::DmaGather, QueueSync::isa_queue(q, sync_.num_dma()), kT0, kT1, 0, kT2);
   }
@@ -174,7 +172,7 @@ void Lowering::indexed_transfer(const ir::Operation &op, const Lanes &l) {
   load_bound(kT1, BindKind::Address, p, 0);
   li(kT0, local);
   li(kT2, l.k);
-  const int q = next_dma(kCommandBytes + uint64_t(l.n) * kLaneBytes);
+  const int q = next_dma(uint64_t(l.n) * kCommandBytes); // a request per lane
   const Range hbm = hbm_range(p);
   const uint8_t qc = QueueSync::isa_queue(q, sync_.num_dma());
   if (gather) {

@@ -167,10 +167,16 @@ void Lowering::read_scalar(uint8_t rd, uint64_t at, ir::ScalarKind e) {
     wrap_scalar(rd, e); // zero-extended
 }
 
+uint64_t Lowering::readback_slot(const ir::Operation &op) {
+  temp(op, 0, 0); // the slots fit below the temporaries
+  return scalar_slot(3);
+}
+
 uint64_t Lowering::vector_scalar_slot(const ir::Operation &op) {
   if (next_vslot_ >= kScalarSlots)
     fail(op, "the kernel computes more than " + std::to_string(kScalarSlots - 4) +
                  " scalars on the vector unit");
+  temp(op, 0, 0);
   return scalar_slot(next_vslot_++);
 }
 

@@ -241,7 +241,6 @@ private:
   }
 
   void lower(const ir::Operation &op);
-  // lower_loop.cpp
   /// A loop for run_loop: it runs while `counter` < `bound`; `ahead` / `ahead_bound` say the
   /// same of the next iteration to prefetch; `bind` makes the body's scalars name the current
   /// (false) or the prefetched (true) iteration; `step` moves either on by one iteration.
@@ -299,6 +298,8 @@ private:
   /// space valid within one op's lowering (`temp`, from byte offset `at`).
   static constexpr int kScalarSlots = 128;
   uint64_t scalar_slot(int slot) const { return temp_base_ + uint64_t(slot) * 8; }
+  /// The slot of a scalar read back at once (an assert's or an index check's).
+  uint64_t readback_slot(const ir::Operation &op);
   /// A fresh slot for a scalar the vector unit computes.
   uint64_t vector_scalar_slot(const ir::Operation &op);
   /// The slot of scalar v for a vector command: its own, or a v.fill of its register.

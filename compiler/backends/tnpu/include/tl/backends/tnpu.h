@@ -81,8 +81,8 @@ struct CompileOptions {
 /// vector unit for bf16, f16, f32, i8, i32 and mask tiles, dot on the matrix unit (see
 /// compiler/backends/tnpu/README.md for the full table). Anything else (print, f64 / i64 tiles,
 /// ...) is an error `file:line:col: error: tnpu: ...` naming the op; the result is "" on success.
-/// Commands are ordered by semaphores between the unit queues (no fences), tiles placed by
-/// liveness, innermost loops and loop-free kernels (persistent) software-pipelined (see README).
+/// Commands are ordered by semaphores between the unit queues, tiles placed by liveness,
+/// innermost loops (and persistent kernels' grid loops) software-pipelined (see README).
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 

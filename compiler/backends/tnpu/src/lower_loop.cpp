@@ -101,7 +101,8 @@ void Lowering::lower_grid_loop() {
 ///     signals behind them;
 ///  4. computes; its tiles that are stored have D buffers too, so the store of iteration i
 ///     overlaps the compute of the next ones.
-/// The command processor never waits; the body copies' registers are released after each.
+/// The command processor does not wait (except to read back a scalar the vector unit computed);
+/// the body copies' registers are released after each.
 void Lowering::run_loop(Loop &loop, bool pipelined) {
   const int depth = pipelined ? plan_.depth : 1;
   Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});

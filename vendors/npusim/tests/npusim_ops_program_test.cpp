@@ -1,0 +1,297 @@
+// Scalars, control flow, indexed ops and whole programs compiled by the tnpu target for npusim,
+// against the reference interpreter: integer scalars wrapping, scalars reduced from tiles driving
+// float arithmetic and `if`, asserts, random chains of ops, gather / scatter / atomic_add with
+// their run-time index errors, the library softmax.
+// SPDX-License-Identifier: Apache-2.0
+#include "ops_test_support.h"
+
+#include <gtest/gtest.h>
+
+namespace tl::npusim {
+namespace {
+
+using namespace ops_test;
+using ir::ScalarKind;
+
+TEST(NpusimOps, ScalarIntegersWrapLikeTheInterpreter) {
+  const char *text = R"(
+kernel @k(%y: tensor<?xi32>, %a: i32, %b: i32) {
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %m = mul %a, %b : i32
+  %s = add %m, %a : i32
+  %d = sub %s, %b : i32
+  %n = neg %d : i32
+  %sh = shl %a, %b : i32
+  %q = div %n, %b : i32
+  %r = rem %m, %b : i32
+  %lt = cmp %m, %z {pred = "lt"} : i1
+  %w = select %lt, %q, %r : i32
+  %t0 = splat %w : tile<1xi32>
+  store %y, %z, %t0
+  %t1 = splat %sh : tile<1xi32>
+  store %y, %one, %t1
+  return
+}
+)";
+  for (auto [a, b] : std::vector<std::pair<double, double>>{
+           {100000, 99999}, {-2147483647, 3}, {2147483647, 2147483647}, {7, -1}, {-5, 33}})
+    expect_matches(
+        text, "k",
+        {poisoned(ScalarKind::I32, {2}), scalar(ScalarKind::I32, a), scalar(ScalarKind::I32, b)},
+        {1, 1, 1});
+}
+
+TEST(NpusimOps, ScalarsFromTilesDriveFloatArithmeticAndIf) {
+  // A row's sum and maximum become scalars: f32 scalar arithmetic, a compare, an `if` with tile
+  // results, an assert on a mask, and a splat of the scalar back into a tile.
+  const char *text = R"(
+kernel @k(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %limit: f32) {
+  %row = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %t2 = load %x, %row, %z {padding = 0.0} : tile<1x64xf32>
+  %t = reshape %t2 : tile<64xf32>
+  %s = reduce %t {axis = 0, kind = "sum"} : f32
+  %m = reduce %t {axis = 0, kind = "max"} : f32
+  %i = reduce %t {axis = 0, kind = "argmax"} : i32
+  %q = div %m, %s : f32
+  %e = sqrt %q : f32
+  %c = cmp %e, %limit {pred = "gt"} : i1
+  %v = select %c, %e, %q : f32
+  %half = constant {value = 25} : i32
+  %big = cmp %i, %half {pred = "gt"} : i1
+  %r = if %big : tile<64xf32> {
+    %es = splat %v : tile<64xf32>
+    %a = sub %t, %es : tile<64xf32>
+    yield %a
+  } else {
+    %fi = cast %i : f32
+    %is = splat %fi : tile<64xf32>
+    %b = mul %t, %is : tile<64xf32>
+    yield %b
+  }
+  %fin = cmp %r, %r {pred = "eq"} : tile<64xi1>
+  assert %fin {message = "a lane is NaN"}
+  %r2 = reshape %r : tile<1x64xf32>
+  store %y, %row, %z, %r2
+  return
+}
+)";
+  std::mt19937 rng(8);
+  for (int64_t R : {1, 7, 12})
+    expect_matches(text, "k",
+                   {tensor(ScalarKind::F32, {R, 50}, rng, 0.1, 2),
+                    poisoned(ScalarKind::F32, {R, 50}), scalar(ScalarKind::F32, 0.195)},
+                   {uint64_t(R), 1, 1});
+}
+
+TEST(NpusimOps, AssertsOnTileDerivedValuesFailWithTheirMessages) {
+  const char *text = R"(
+kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>, %limit: f32) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z {padding = 0.0} : tile<32xf32>
+  %m = reduce %t {axis = 0, kind = "max"} : f32
+  %ok = cmp %m, %limit {pred = "lt"} : i1
+  assert %ok {message = "the maximum reaches the limit"}
+  %ls = splat %limit : tile<32xf32>
+  %below = cmp %t, %ls {pred = "lt"} : tile<32xi1>
+  assert %below {message = "a lane reaches the limit"}
+  store %y, %z, %t
+  return
+}
+)";
+  std::mt19937 rng(11);
+  Arg x = tensor(ScalarKind::F32, {20}, rng, -1, 1);
+  expect_matches(text, "k", {x, poisoned(ScalarKind::F32, {20}), scalar(ScalarKind::F32, 2.0)},
+                 {1, 1, 1});
+  expect_both_fail(text, "k", {x, poisoned(ScalarKind::F32, {20}), scalar(ScalarKind::F32, 0.5)},
+                   {1, 1, 1}, "the maximum reaches the limit");
+}
+
+/// A random chain of elementwise, compare / select, transpose, reduce-and-broadcast, scan and
+/// cast round-trip ops on 16 x 16 tiles of type k.
+std::string random_chain(ScalarKind k, std::mt19937 &rng) {
+  const bool fl = ir::is_float(k);
+  const std::string t = "tile<16x16x" + dt(k) + ">";
+  std::vector<std::string> vals = {"%a0", "%a1"};
+  std::string body;
+  int n = 0;
+  auto pick = [&] { return vals[std::uniform_int_distribution<size_t>(0, vals.size() - 1)(rng)]; };
+  auto fresh = [&] { return "%v" + std::to_string(n++); };
+  auto choose = [&](std::vector<const char *> v) {
+    return std::string(v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]);
+  };
+  for (int step = 0; step < 10; ++step) {
+    const std::string r = fresh(), a = pick(), b = pick();
+    switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
+    case 0:
+      body += "  " + r + " = " +
+              (fl ? choose({"add", "sub", "mul", "div", "min", "max"})
+                  : choose({"add", "sub", "mul", "min", "max", "and", "or", "xor"})) +
+              " " + a + ", " + b + " : " + t + "\n";
+      break;
+    case 1:
+      body += "  " + r + " = " +
+              (fl ? choose({"neg", "abs", "sin", "tanh", "erf", "sigmoid"})
+                  : choose({"neg", "abs", "not"})) +
+              " " + a + " : " + t + "\n";
+      break;
+    case 2: {
+      const std::string m = fresh();
+      body += "  " + m + " = cmp " + a + ", " + b + " {pred = \"" +
+              choose({"eq", "ne", "lt", "le", "gt", "ge"}) + "\"} : tile<16x16xi1>\n";
+      body += "  " + r + " = select " + m + ", " + a + ", " + b + " : " + t + "\n";
+      break;
+    }
+    case 3:
+      body += "  " + r + " = transpose " + a + " {perm = [1, 0]} : " + t + "\n";
+      break;
+    case 4: {
+      const std::string s1 = fresh(), s2 = fresh();
+      const std::string axis = choose({"0", "1"});
+      body += "  " + s1 + " = reduce " + a + " {axis = " + axis + ", kind = \"" +
+              choose({"sum", "max", "min"}) + "\"} : tile<16x" + dt(k) + ">\n";
+      body += "  " + s2 + " = expand_dims " + s1 + " {axis = " + axis + "} : tile<" +
+              (axis == "0" ? "1x16x" : "16x1x") + dt(k) + ">\n";
+      body += "  " + r + " = broadcast " + s2 + " : " + t + "\n";
+      break;
+    }
+    case 5:
+      body += "  " + r + " = scan " + a + " {axis = " + choose({"0", "1"}) + ", kind = \"" +
+              choose({"sum", "max", "min"}) + "\"} : " + t + "\n";
+      break;
+    default: {
+      const std::string c = fresh();
+      const std::string u =
+          fl ? choose({"f32", "f16", "bf16", "i32", "i8"}) : choose({"f32", "i8"});
+      body += "  " + c + " = cast " + a + " {rounding = \"" + choose({"rne", "rtz", "rd", "ru"}) +
+              "\"} : tile<16x16x" + u + ">\n";
+      body += "  " + r + " = cast " + c + " : " + t + "\n";
+    }
+    }
+    vals.push_back(r);
+  }
+  std::string k2 = "kernel @k(%x0: tensor<?x?x" + dt(k) + ">, %x1: tensor<?x?x" + dt(k) +
+                   ">, %y: tensor<?x?x" + dt(k) +
+                   ">) {\n"
+                   "  %p0 = program_id {axis = 0} : i32\n  %p1 = program_id {axis = 1} : i32\n"
+                   "  %b = constant {value = 16} : i32\n"
+                   "  %o0 = mul %p0, %b : i32\n  %o1 = mul %p1, %b : i32\n"
+                   "  %a0 = load %x0, %o0, %o1 {padding = 1} : " +
+                   t +
+                   "\n"
+                   "  %a1 = load %x1, %o0, %o1 {padding = 2} : " +
+                   t + "\n";
+  return k2 + body + "  store %y, %o0, %o1, " + vals.back() + "\n  return\n}\n";
+}
+
+TEST(NpusimOps, RandomOpChainsMatchTheInterpreter) {
+  std::mt19937 rng(12); // (900 chains of seeds 1-3 passed too)
+  for (int i = 0; i < 40; ++i) {
+    const ScalarKind k = std::vector<ScalarKind>{ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16,
+                                                 ScalarKind::I32, ScalarKind::I8}[size_t(i % 5)];
+    const std::string text = random_chain(k, rng);
+    const int64_t R = std::uniform_int_distribution<int64_t>(1, 40)(rng);
+    const int64_t C = std::uniform_int_distribution<int64_t>(1, 40)(rng);
+    SCOPED_TRACE("chain " + std::to_string(i));
+    expect_matches(
+        text, "k",
+        {tensor(k, {R, C}, rng, -3, 3), tensor(k, {R, C}, rng, -3, 3), poisoned(k, {R, C})},
+        {uint64_t((R + 15) / 16), uint64_t((C + 15) / 16), 1});
+  }
+}
+
+const char *kIndexed = R"(
+kernel @k(%src: tensor<?x?xf32>, %idx: tensor<?xi32>, %dst: tensor<?x?xf32>, %hist: tensor<?xi32>, %old: tensor<?xi32>) {
+  %pid = program_id {axis = 0} : i32
+  %sixteen = constant {value = 16} : i32
+  %base = mul %pid, %sixteen : i32
+  %rows = load %idx, %base {padding = -1} : tile<16xi32>
+  %r2 = expand_dims %rows {axis = 1} : tile<16x1xi32>
+  %rb = broadcast %r2 : tile<16x8xi32>
+  %cols = arange {start = 0, end = 8} : tile<8xi32>
+  %c2 = expand_dims %cols {axis = 0} : tile<1x8xi32>
+  %cb = broadcast %c2 : tile<16x8xi32>
+  %zero = full {value = 0} : tile<16x8xi32>
+  %valid = cmp %rb, %zero {pred = "ge"} : tile<16x8xi1>
+  %g = gather %src, %rb, %cb, %valid {other = 7.5} : tile<16x8xf32>
+  %lane = arange {start = 0, end = 16} : tile<16xi32>
+  %bs = splat %base : tile<16xi32>
+  %out = add %lane, %bs : tile<16xi32>
+  %o2 = expand_dims %out {axis = 1} : tile<16x1xi32>
+  %ob = broadcast %o2 : tile<16x8xi32>
+  %n64 = dim %dst {axis = 0} : i64
+  %n = cast %n64 : i32
+  %nb = splat %n : tile<16x8xi32>
+  %inside = cmp %ob, %nb {pred = "lt"} : tile<16x8xi1>
+  scatter %dst, %ob, %cb, %g, %inside
+  %z1 = full {value = 0} : tile<16xi32>
+  %ok = cmp %rows, %z1 {pred = "ge"} : tile<16xi1>
+  %one = full {value = 1} : tile<16xi32>
+  %prev = atomic_add %hist, %rows, %one, %ok : tile<16xi32>
+  store %old, %base, %prev
+  return
+}
+)";
+
+TEST(NpusimOps, GatherScatterAndAtomicAddWithMasks) {
+  std::mt19937 rng(9);
+  // one program: atomic_add's old values depend on the order in which programs run
+  for (int64_t n : {5, 16})
+    expect_matches(kIndexed, "k",
+                   {tensor(ScalarKind::F32, {30, 8}, rng),
+                    tensor(ScalarKind::I32, {n}, rng, -1, 29), poisoned(ScalarKind::F32, {n, 8}),
+                    poisoned(ScalarKind::I32, {30}), poisoned(ScalarKind::I32, {n})},
+                   {1, 1, 1});
+  Arg idx = tensor(ScalarKind::I32, {16}, rng, 0, 29);
+  idx.set(3, 30); // past the 30 rows of src
+  // the device names the index and its lane (3 rows of 8 lanes before it)
+  expect_both_fail(kIndexed, "k",
+                   {tensor(ScalarKind::F32, {30, 8}, rng), idx, poisoned(ScalarKind::F32, {16, 8}),
+                    poisoned(ScalarKind::I32, {30}), poisoned(ScalarKind::I32, {16})},
+                   {1, 1, 1}, "out of bounds");
+  auto m = parse(kIndexed);
+  std::vector<Arg> args = {tensor(ScalarKind::F32, {30, 8}, rng), idx,
+                           poisoned(ScalarKind::F32, {16, 8}), poisoned(ScalarKind::I32, {30}),
+                           poisoned(ScalarKind::I32, {16})};
+  const std::string e = on_npusim(*m, "k", args, {1, 1, 1});
+  EXPECT_NE(e.find("index 30 (entry 24 of the index tile) is out of bounds [0, 30)"),
+            std::string::npos)
+      << e;
+  const char *unmasked = R"(
+kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %idx = load %i, %z : tile<16xi32>
+  %g = gather %x, %idx : tile<16xf32>
+  store %y, %z, %g
+  return
+}
+)";
+  Arg neg = tensor(ScalarKind::I32, {16}, rng, 0, 9);
+  neg.set(5, uint64_t(int64_t(-2)));
+  expect_both_fail(unmasked, "k",
+                   {tensor(ScalarKind::F32, {10}, rng), neg, poisoned(ScalarKind::F32, {16})},
+                   {1, 1, 1}, "out of bounds");
+  expect_matches(unmasked, "k",
+                 {tensor(ScalarKind::F32, {10}, rng), tensor(ScalarKind::I32, {16}, rng, 0, 9),
+                  poisoned(ScalarKind::F32, {16})},
+                 {1, 1, 1});
+}
+
+TEST(NpusimOps, LibrarySoftmaxMatchesTheInterpreter) {
+  // kernels/tlir/softmax.tlir: row maxima and sums reduced to f32 scalars, carried through a
+  // loop, rescaled by scalar exp, then splat back. v.exp is within 2 ulp of the host's exp, so
+  // the results agree within a few ulp.
+  std::ifstream f(TL_LIBRARY_TLIR "/softmax.tlir");
+  std::stringstream text;
+  text << f.rdbuf();
+  std::mt19937 rng(10);
+  for (auto [R, C] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 300}, {3, 128}, {2, 1000}})
+    expect_matches(text.str(), "softmax",
+                   {tensor(ScalarKind::F32, {R, C}, rng, -8, 8), poisoned(ScalarKind::F32, {R, C})},
+                   {uint64_t(R), 1, 1}, 16);
+}
+
+} // namespace
+} // namespace tl::npusim

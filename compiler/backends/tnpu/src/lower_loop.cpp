@@ -106,6 +106,12 @@ void Lowering::lower_grid_loop() {
 void Lowering::run_loop(Loop &loop, bool pipelined) {
   const int depth = pipelined ? plan_.depth : 1;
   Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});
+  // A prefetched splat of a scalar the vector unit computed (before the loop) fills from a
+  // register: read back once here, not in every prefetch.
+  for (const auto &inner : loop.body->ops())
+    if (pipelined && inner->opcode() == Opcode::Splat && plan_.pipelined.count(inner.get()) &&
+        vscalars_.count(inner->operand(0)))
+      scalar(*inner, inner->operand(0));
   for (int b = 0; b + 1 < depth; ++b)
     guarded_prefetch(loop, b, signalled[size_t(b)]);
   const auto head = sync_.known();

@@ -209,5 +209,33 @@ kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
   EXPECT_EQ(count(p, R"(dma\.scatter)"), plain.pipeline_depth) << p;
 }
 
+TEST(TnpuLower, PrefetchedSplatOfAVectorScalarIsADmaFill) {
+  // %ms splats a scalar the vector unit computed before the loop; the pipelined loop prefetches
+  // it like a load, so it is a DMA fill of the scalar read back once before the loop, never a
+  // v.scopy broadcast that the body copies would not wait for.
+  const std::string s = lower(R"(
+kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %c64 = constant {value = 64} : i32
+  %first = load %x, %z {padding = 0.0} : tile<64xf32>
+  %m = reduce %first {axis = 0, kind = "max"} : f32
+  %n64 = dim %x {axis = 0} : i64
+  %n = cast %n64 : i32
+  for %j = %z to %n step %c64 {
+    %t = load %x, %j {padding = 0.0} : tile<64xf32>
+    %ms = splat %m : tile<64xf32>
+    %d = sub %t, %ms : tile<64xf32>
+    store %y, %j, %d
+    yield
+  }
+  return
+}
+)");
+  EXPECT_EQ(count(s, R"(v\.scopy)"), 0) << s;
+  const int depth = CompileOptions{}.pipeline_depth;
+  EXPECT_EQ(count(s, R"(v\.sub)"), depth) << s; // the body once per buffer: pipelined
+  EXPECT_EQ(count(s, R"(sem\.wait cp, s63, 1)"), 1) << s;
+}
+
 } // namespace
 } // namespace tl::tnpu

@@ -330,17 +330,27 @@ TEST(NpusimTileIr, Bf16ElementwiseCastsAndRowSums) {
 
 TEST(NpusimTileIr, UnsupportedOpsAreLocatedErrors) {
   auto m = parse(R"(
-kernel @k(%x: tensor<?xf32>) {
+kernel @k(%x: tensor<?xf64>) {
   %z = constant {value = 0} : i32
-  %t = load %x, %z : tile<64xf32>
-  %r = sqrt %t : tile<64xf32>
+  %t = load %x, %z : tile<64xf64>
+  %r = sqrt %t : tile<64xf64>
   store %x, %z, %r
   return
 }
 )");
   std::vector<uint8_t> code;
   EXPECT_EQ(tnpu::compile(*m, {}, code),
-            "test.tlir:5:3: error: tnpu: 'sqrt' is not supported by the tnpu target yet");
+            "test.tlir:5:3: error: tnpu: tiles of f64 are not supported by the vector unit (bf16, "
+            "f16, f32, i8, i32)");
+  auto printing = parse(R"(
+kernel @k(%n: i32) {
+  print %n
+  return
+}
+)");
+  EXPECT_EQ(tnpu::compile(*printing, {}, code),
+            "test.tlir:3:3: error: tnpu: 'print' is not supported: the TNPU has no channel to the "
+            "host's output");
   auto big = parse(R"(
 kernel @k(%x: tensor<?xf32>) {
   %z = constant {value = 0} : i32

@@ -1,5 +1,7 @@
-// Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, reduce, cast, the op
-// dispatch, and compile(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp.
+// Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, the op dispatch, and
+// compile(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
+// float scalars in lower_vector.cpp, integer scalars / if / assert in lower_control.cpp,
+// gather / scatter / atomic_add in lower_indexed.cpp.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
@@ -23,12 +25,15 @@ void Lowering::lower_scalar_binary(const ir::Operation &op) {
       !ir::is_signed(op.result()->type().elem()))
     fail(op, "unsigned min/max is not supported");
   emit(it->second, d, a, b);
+  if (op.opcode() == Opcode::Add || op.opcode() == Opcode::Sub || op.opcode() == Opcode::Mul)
+    wrap_scalar(d, op.result()->type().elem()); // lower_control.cpp
 }
 
 void Lowering::lower_cmp(const ir::Operation &op) {
-  if (!op.result()->type().is_scalar() || !ir::is_integer(op.operand(0)->type().elem()) ||
-      !ir::is_signed(op.operand(0)->type().elem()))
-    fail(op, "'cmp' is supported on signed integer scalars only");
+  const ir::ScalarKind e = op.operand(0)->type().elem();
+  if (!op.result()->type().is_scalar() || !(ir::is_integer(e) || e == ir::ScalarKind::I1))
+    fail(op, "'cmp' on " + op.operand(0)->type().str() + " is not supported");
+  const bool is_unsigned = !ir::is_signed(e); // registers hold unsigned values zero-extended
   const std::string pred = *op.attr_as<std::string>("pred");
   uint8_t a = scalar(op, op.operand(0)), b = scalar(op, op.operand(1));
   isa::Opcode br;
@@ -37,9 +42,9 @@ void Lowering::lower_cmp(const ir::Operation &op) {
   else if (pred == "ne")
     br = isa::Opcode::Bne;
   else if (pred == "lt" || pred == "gt")
-    br = isa::Opcode::Blt;
+    br = is_unsigned ? isa::Opcode::Bltu : isa::Opcode::Blt;
   else if (pred == "ge" || pred == "le")
-    br = isa::Opcode::Bge;
+    br = is_unsigned ? isa::Opcode::Bgeu : isa::Opcode::Bge;
   else
     fail(op, "cmp predicate '" + pred + "' is not supported");
   if (pred == "gt" || pred == "le")
@@ -59,10 +64,15 @@ void Lowering::lower_dot(const ir::Operation &op) {
   const ir::Type &ct = op.result()->type();
   if (at.rank() != 2 || bt.rank() != 2)
     fail(op, "'dot' of rank-3 tiles is not supported");
-  if (const std::string *p = op.attr_as<std::string>("input_precision"); p && *p != "ieee")
-    fail(op, "'dot' input_precision '" + *p + "' is not supported");
   int mode = -1;
   const ir::ScalarKind in = at.elem(), acc = ct.elem();
+  const std::string *prec = op.attr_as<std::string>("input_precision");
+  const bool rounded = prec && in == ir::ScalarKind::F32 && (*prec == "tf32" || *prec == "bf16");
+  // rounding f16 / bf16 inputs to tf32, or bf16 ones to bf16, changes nothing
+  const bool exact = prec && ((*prec == "tf32" && in != ir::ScalarKind::F32) ||
+                              (*prec == "bf16" && in == ir::ScalarKind::BF16));
+  if (prec && *prec != "ieee" && !rounded && !exact)
+    fail(op, "'dot' input_precision '" + *prec + "' is not supported");
   if (in == bt.elem() && acc == ir::ScalarKind::F32 &&
       (in == ir::ScalarKind::BF16 || in == ir::ScalarKind::F16 || in == ir::ScalarKind::F32))
     mode = dtype_code(in);
@@ -73,7 +83,11 @@ void Lowering::lower_dot(const ir::Operation &op) {
                  " is not supported (bf16/f16/f32 into f32, i8 into i32)");
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   const int64_t es = elem_bytes(op, in);
-  const Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
+  Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
+  if (rounded) { // the inputs rounded first (lower_vector.cpp)
+    a = rounded_input(op, op.operand(0), *prec, 0);
+    b = rounded_input(op, op.operand(1), *prec, 2 * (a.hi - a.lo + 63) / 64 * 64);
+  }
   const bool has_acc = op.num_operands() > 2;
   const uint64_t c = alloc_tile(op);
   const Range cr = range(op, c, ct);
@@ -99,49 +113,17 @@ void Lowering::lower_dot(const ir::Operation &op) {
   }
 }
 
-/// Per row of a rank-2 f32 tile: v.rsum / v.rmax (the sum's order is SPEC.md's; Tile IR lets a
-/// float sum associate in any order).
-void Lowering::lower_reduce(const ir::Operation &op) {
-  const ir::Type &in = op.operand(0)->type();
-  const std::string kind = *op.attr_as<std::string>("kind");
-  const int64_t axis = *op.attr_as<int64_t>("axis");
-  if (in.rank() != 2 || axis != 1 || in.elem() != ir::ScalarKind::F32 ||
-      (kind != "sum" && kind != "max"))
-    fail(op, "'reduce' " + kind + " over axis " + std::to_string(axis) + " of " + in.str() +
-                 " is not supported (sum / max over the last axis of a rank-2 f32 tile)");
-  const int64_t rows = in.shape()[0], cols = in.shape()[1];
-  const uint64_t src = tile(op, op.operand(0)), dst = alloc_tile(op);
-  veci(isa::VecField::N, cols);
-  veci(isa::VecField::Rows, rows);
-  veci(isa::VecField::Sa, cols * 4);
-  veci(isa::VecField::Sd, 4);
-  li(kT0, dst), li(kT1, src);
-  command(sync_.vec(), kind == "sum" ? isa::Opcode::VRsum : isa::Opcode::VRmax, kT0, kT1,
-          {tile_range(op, op.operand(0))}, {tile_range(op, op.result())});
-}
-
 void Lowering::lower_cast(const ir::Operation &op) {
   const ir::Type &from = op.operand(0)->type(), &to = op.result()->type();
-  if (!to.is_tile()) {
-    if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
-      fail(op, "scalar casts are supported between integers only");
-    // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
-    regs_[op.result()] = scalar(op, op.operand(0));
-    return;
-  }
-  if (const std::string *r = op.attr_as<std::string>("rounding"); r && *r != "rne")
-    fail(op, "cast rounding '" + *r + "' is not supported (rne)");
-  const int src = unit_dtype(op, from.elem()), dst = unit_dtype(op, to.elem());
-  const uint64_t a = tile(op, op.operand(0)), d = alloc_tile(op);
-  vec_shape(to.num_elements());
-  veci(isa::VecField::Src, src);
-  veci(isa::VecField::Dst, dst);
-  li(kT0, d), li(kT1, a);
-  command(sync_.vec(), isa::Opcode::VCvt, kT0, kT1, {tile_range(op, op.operand(0))},
-          {tile_range(op, op.result())});
+  if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
+    fail(op, "scalar casts are supported between integers only");
+  // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
+  regs_[op.result()] = scalar(op, op.operand(0));
 }
 
 void Lowering::lower(const ir::Operation &op) {
+  if (lower_vector(op)) // tiles on the vector unit, float scalars (lower_vector.cpp)
+    return;
   const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
   switch (op.opcode()) {
   case Opcode::ProgramId:
@@ -192,55 +174,37 @@ void Lowering::lower(const ir::Operation &op) {
   case Opcode::Mul:
   case Opcode::Max:
   case Opcode::Min:
-  case Opcode::Exp:
-    if (!tile_result) {
-      if (op.opcode() == Opcode::Exp)
-        fail(op, "scalar 'exp' is not supported");
-      lower_scalar_binary(op);
-      return;
-    }
-    {
-      require_f32_tile(op);
-      static const std::map<Opcode, isa::Opcode> kOps = {
-          {Opcode::Add, isa::Opcode::VAdd}, {Opcode::Sub, isa::Opcode::VSub},
-          {Opcode::Mul, isa::Opcode::VMul}, {Opcode::Max, isa::Opcode::VMax},
-          {Opcode::Min, isa::Opcode::VMin}, {Opcode::Exp, isa::Opcode::VExp}};
-      const bool unary = op.num_operands() == 1;
-      const uint64_t a = tile(op, op.operand(0));
-      const uint64_t b = unary ? 0 : tile(op, op.operand(1));
-      std::vector<Range> reads = {tile_range(op, op.operand(0))};
-      if (!unary)
-        reads.push_back(tile_range(op, op.operand(1)));
-      const uint64_t d = alloc_tile(op);
-      vec_shape(op.result()->type().num_elements());
-      li(kT0, d), li(kT1, a), li(kT2, b);
-      sync_.issue(sync_.vec(), reads, {tile_range(op, op.result())});
-      if (unary)
-        emit(isa::Opcode::VExp, kT0, kT1);
-      else
-        emit(kOps.at(op.opcode()), kT0, kT1, kT2);
-    }
-    return;
   case Opcode::And:
   case Opcode::Or:
   case Opcode::Xor:
-    if (tile_result)
-      fail(op, "'" + std::string(op.name()) + "' on tiles is not supported");
     lower_scalar_binary(op);
+    return;
+  case Opcode::Div:
+  case Opcode::Rem:
+  case Opcode::Shl:
+  case Opcode::Shr:
+  case Opcode::Neg:
+  case Opcode::Not:
+  case Opcode::Abs:
+  case Opcode::Select:
+    lower_scalar_int(op);
     return;
   case Opcode::Cmp:
     lower_cmp(op);
     return;
-  case Opcode::Assert: {
-    if (!op.operand(0)->type().is_scalar())
-      fail(op, "'assert' on tiles is not supported (scalars only)");
-    const uint8_t c = scalar(op, op.operand(0));
-    out_.asserts.push_back(*op.attr_as<std::string>("message"));
-    emit(isa::Opcode::Bne, c, 0, 0, 3); // holds: skip the report
-    li(kAssertReg, out_.asserts.size());
-    emit(isa::Opcode::Halt); // ends this program (the wrapper turns it into a jump)
+  case Opcode::If:
+    lower_if(op);
     return;
-  }
+  case Opcode::Assert:
+    lower_assert(op);
+    return;
+  case Opcode::Gather:
+  case Opcode::Scatter:
+  case Opcode::AtomicAdd:
+    lower_indexed(op);
+    return;
+  case Opcode::Print:
+    fail(op, "'print' is not supported: the TNPU has no channel to the host's output");
   case Opcode::Return:
     return;
   case Opcode::Constexpr: {

@@ -101,13 +101,15 @@ void Lowering::lower_grid_loop() {
 ///     signals behind them;
 ///  4. computes; its tiles that are stored have D buffers too, so the store of iteration i
 ///     overlaps the compute of the next ones.
-/// The command processor never waits; the body copies' registers are released after each.
+/// The command processor does not wait (except to read back a scalar the vector unit computed);
+/// the body copies' registers are released after each.
 void Lowering::run_loop(Loop &loop, bool pipelined) {
   const int depth = pipelined ? plan_.depth : 1;
   Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});
   for (int b = 0; b + 1 < depth; ++b)
     guarded_prefetch(loop, b, signalled[size_t(b)]);
   const auto head = sync_.known();
+  forget_vec(); // the back edge joins here
   const size_t top = out_.program.size();
   std::vector<size_t> exits = {branch(isa::Opcode::Bge, loop.counter, loop.bound)};
   for (int buffer = 0; buffer < depth; ++buffer) {

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
+#include "tl/reference/numerics.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -17,18 +19,19 @@ uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::Sc
     fv = *d, iv = int64_t(*d);
   else if (auto *b = std::get_if<bool>(a))
     iv = *b, fv = *b;
-  if (ir::is_integer(e))
+  if (ir::is_integer(e) || e == ir::ScalarKind::I1)
     return uint64_t(iv);
-  const float f = float(fv);
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (e == ir::ScalarKind::F32)
-    return u;
-  if (e == ir::ScalarKind::BF16 && (u & 0x7fffffffu) <= 0x7f800000u) // not NaN: nearest even
-    return (u + 0x7fffu + ((u >> 16) & 1)) >> 16;
-  if (fv == 0 && !std::signbit(fv))
-    return 0;
-  fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+  namespace num = tl::numerics; // rounded once from the attribute's double, as the interpreter
+  switch (e) {
+  case ir::ScalarKind::F32:
+    return num::encode(num::FloatFormat::F32, fv);
+  case ir::ScalarKind::F16:
+    return num::encode(num::FloatFormat::F16, fv);
+  case ir::ScalarKind::BF16:
+    return num::encode(num::FloatFormat::BF16, fv);
+  default:
+    fail(op, "constants of type " + std::string(ir::scalar_name(e)) + " are not supported");
+  }
 }
 
 /// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
@@ -40,9 +43,9 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   const unsigned p = param(op, tensor);
   const int rank = tensor->type().rank();
   const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
-  if (rank < 1 || rank > 2)
-    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) +
-                 " tensor is not supported (rank 1 or 2)");
+  if (rank < 1 || rank > 3 || (rank == 3 && tt.shape()[0] != 1))
+    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) + " tile " +
+                 tt.str() + " is not supported (rank 1 or 2, or 1 x R x C)");
   const uint64_t es = elem_bytes(op, tt.elem());
   const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
   if (is_load) {
@@ -65,16 +68,22 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
     emit(isa::Opcode::Max, dst, dst, 0);
   };
   const int inner = rank - 1;
-  const int64_t cols = tt.shape()[inner], rows = rank == 2 ? tt.shape()[0] : 1;
+  const int64_t cols = tt.shape()[inner], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
   valid(kT2, inner);
-  if (rank == 2)
-    valid(kT3, 0);
+  if (rank >= 2)
+    valid(kT3, rank - 2);
   else
     li(kT3, 1);
-  const uint8_t outer_stride = rank == 2 ? kT5 : 0;
+  if (rank == 3) { // a 1 x R x C tile: no valid rows when its plane is outside
+    valid(kT4, 0);
+    li(kT5, 1);
+    emit(isa::Opcode::Min, kT4, kT4, kT5);
+    emit(isa::Opcode::Mul, kT3, kT3, kT4);
+  }
+  const uint8_t outer_stride = rank >= 2 ? kT5 : 0;
   load_bound(kT4, BindKind::StrideBytes, p, inner);
-  if (rank == 2)
-    load_bound(kT5, BindKind::StrideBytes, p, 0);
+  if (rank >= 2)
+    load_bound(kT5, BindKind::StrideBytes, p, rank - 2);
   li(kT0, es);
   const size_t strided = branch(isa::Opcode::Bne, kT4, kT0);
   dmai(isa::DmaField::N0, cols); // contiguous rows
@@ -148,8 +157,13 @@ void Lowering::lower_fill(const ir::Operation &op) {
   const ir::Type &t = op.result()->type();
   const int64_t es = elem_bytes(op, t.elem());
   if (op.opcode() == Opcode::Splat) {
-    if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
-      fail(op, "splat into " + t.str() + " is not supported (f32 and integer tiles only)");
+    if (!ir::is_float(t.elem()) && !ir::is_integer(t.elem()))
+      fail(op, "splat into " + t.str() + " is not supported");
+    const ir::Value *v = op.operand(0);
+    if (auto it = vscalars_.find(v); it != vscalars_.end() && !regs_.count(v)) {
+      broadcast_scalar(op, it->second); // computed on the vector unit: no read-back
+      return;
+    }
     dmar(isa::DmaField::Pad, scalar(op, op.operand(0)));
   } else {
     li(kT0, const_bits(op, op.attr("value"), t.elem()));

@@ -1,5 +1,7 @@
-// The tnpu lowering's state and helpers, shared by lower.cpp (ops), lower_memory.cpp (DMA) and
-// lower_loop.cpp (loops and the software pipeline). Scalars live in registers; tiles at the
+// The tnpu lowering's state and helpers, shared by lower.cpp (ops), lower_memory.cpp (DMA),
+// lower_loop.cpp (loops and the software pipeline), lower_vector.cpp (vector-unit ops and float
+// scalars), lower_control.cpp (integer scalars, if, assert) and lower_indexed.cpp (gather,
+// scatter, atomic_add). Scalars live in registers; tiles at the
 // addresses plan.h gives them; unit commands are ordered by semaphores (sync.h), never fenced.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -13,6 +15,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -39,7 +42,8 @@ class Lowering {
 public:
   Lowering(const ir::Kernel &k, const CompileOptions &o)
       : kernel_(k), opts_(o), plan_(plan_tiles(k, o)),
-        sync_(std::clamp(o.dma_engines, 1, 3), out_.program) {
+        sync_(std::clamp(o.dma_engines, 1, 3), out_.program),
+        temp_base_((plan_.sram_peak + 63) / 64 * 64) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
   }
@@ -60,10 +64,11 @@ private:
     throw Failure{op.loc().str() + ": error: tnpu: " + what};
   }
 
-  void emit(isa::Opcode op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, int64_t imm = 0) {
+  void emit(isa::Opcode op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, int64_t imm = 0,
+            uint8_t d = 0) {
     Instr in;
     in.op = op;
-    in.slot[0] = a, in.slot[1] = b, in.slot[2] = c;
+    in.slot[0] = a, in.slot[1] = b, in.slot[2] = c, in.slot[3] = d;
     in.imm = static_cast<int32_t>(imm);
     out_.program.push_back(in);
   }
@@ -72,7 +77,11 @@ private:
     emit(op, a, b);
     return out_.program.size() - 1;
   }
-  void land(size_t at) { out_.program[at].imm = int32_t(out_.program.size() - at); }
+  /// Patches a forward branch to land here; the vector unit's configuration is unknown at a join.
+  void land(size_t at) {
+    out_.program[at].imm = int32_t(out_.program.size() - at);
+    forget_vec();
+  }
   void li(uint8_t rd, uint64_t v) {
     const auto lo = static_cast<int32_t>(static_cast<uint32_t>(v));
     emit(isa::Opcode::Li, rd, 0, 0, lo);
@@ -81,7 +90,16 @@ private:
   }
   void dmai(isa::DmaField f, int64_t v) { emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v); }
   void dmar(isa::DmaField f, uint8_t r) { emit(isa::Opcode::DmaCfg, uint8_t(f), r); }
-  void veci(isa::VecField f, int64_t v) { emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v); }
+  /// Sets a vector configuration field, unless it is known to hold v already (straight-line code
+  /// only: `forget_vec` at every join and loop head).
+  void veci(isa::VecField f, int64_t v) {
+    auto &known = vcfg_[size_t(f)];
+    if (known && *known == v)
+      return;
+    emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v);
+    known = v;
+  }
+  void forget_vec() { vcfg_.fill(std::nullopt); }
   void mxi(isa::MxField f, int64_t v) { emit(isa::Opcode::MxCfgi, uint8_t(f), 0, 0, v); }
 
   /// A unit command on queue q (a QueueSync index), ordered after what it conflicts with.
@@ -140,6 +158,8 @@ private:
   uint8_t scalar(const ir::Operation &op, const ir::Value *v) {
     if (auto it = regs_.find(v); it != regs_.end())
       return it->second;
+    if (auto it = vscalars_.find(v); it != vscalars_.end())
+      return materialize(op, v, it->second);
     if (auto it = params_.find(v); it != params_.end()) {
       const ir::ScalarKind e = v->type().elem();
       if (e == ir::ScalarKind::F32)
@@ -161,8 +181,8 @@ private:
   /// The planned address of a tile (plan.h).
   uint64_t alloc_tile(const ir::Operation &op, const ir::Value *v) {
     const ir::Type &t = v->type();
-    if (t.rank() > 2)
-      fail(op, "tiles of rank " + std::to_string(t.rank()) + " are not supported (rank 1 or 2)");
+    if (t.rank() > 3 || (t.rank() == 3 && t.shape()[0] != 1))
+      fail(op, "tiles " + t.str() + " are not supported (rank 1 or 2, or 1 x R x C)");
     elem_bytes(op, t.elem());
     if (auto it = plan_.overflow.find(v); it != plan_.overflow.end())
       fail(op, it->second);
@@ -172,16 +192,10 @@ private:
     return tiles_[v] = at;
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
-    const int bits = ir::bit_width(e);
+    const int bits = e == ir::ScalarKind::I1 ? 8 : ir::bit_width(e); // masks: one byte a lane
     if (bits < 8)
       fail(op, "element type " + std::string(ir::scalar_name(e)) + " is not supported");
     return bits / 8;
-  }
-  void require_f32_tile(const ir::Operation &op) {
-    const ir::Type &t = op.result()->type();
-    if (!t.is_tile() || t.elem() != ir::ScalarKind::F32)
-      fail(op, "'" + std::string(op.name()) + "' on " + t.str() +
-                   " is not supported (the vector unit computes f32 tiles)");
   }
   void vec_shape(int64_t n) {
     veci(isa::VecField::N, n);
@@ -205,13 +219,8 @@ private:
       return -1;
     }
   }
-  int unit_dtype(const ir::Operation &op, ir::ScalarKind e) {
-    const int c = dtype_code(e);
-    if (c < 0)
-      fail(op, "tiles of " + std::string(ir::scalar_name(e)) +
-                   " are not supported by the vector unit (bf16, f16, f32, i8, i32)");
-    return c;
-  }
+  /// The unit dtype of tiles of e (masks and u8 as i8, u32 as i32, with `u`), or an error.
+  int unit_dtype(const ir::Operation &op, ir::ScalarKind e);
   /// The bit pattern of constant `a` as an element of type e (a DMA pad value).
   uint64_t const_bits(const ir::Operation &op, const ir::Attr *a, ir::ScalarKind e);
   /// dst = src, a tile of type t (v.copy).
@@ -255,6 +264,74 @@ private:
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 
+  // lower_vector.cpp: tiles on the vector unit, and scalars the command processor cannot compute.
+  bool lower_vector(const ir::Operation &op); ///< false: not a vector-unit op
+  void lower_elementwise(const ir::Operation &op);
+  void lower_tile_cmp(const ir::Operation &op);
+  void lower_tile_cast(const ir::Operation &op);
+  void lower_shape(const ir::Operation &op);
+  void lower_scan(const ir::Operation &op);
+  void lower_scalar_on_vec(const ir::Operation &op);
+  /// Sets n, rows, t, u (and the row strides of every operand to n elements of t).
+  void vec_setup(int64_t n, int64_t rows, int t, bool is_unsigned = false);
+  /// Converts between the unit's dtypes (v.cvt with rounding `rm`, or v.icvt when both are
+  /// integers).
+  void convert(const ir::Operation &op, uint64_t dst, uint64_t src, ir::ScalarKind from,
+               ir::ScalarKind to, int64_t n, int rm);
+  /// dst = transpose of the rows x cols tile at src (elements of es bytes, dtype code t).
+  void transpose(const ir::Operation &op, uint64_t dst, uint64_t src, int64_t rows, int64_t cols,
+                 int t, int es);
+  /// A copy of f32 tile v with every element rounded to `precision` (tf32 or bf16), in temporary
+  /// space at byte offset `at` (twice v's size).
+  Range rounded_input(const ir::Operation &op, const ir::Value *v, const std::string &precision,
+                      uint64_t at);
+  /// n copies of the low bits of register r as dtype t at dst.
+  void fill(const ir::Operation &op, uint64_t dst, int64_t n, int t, uint8_t r);
+  /// A vector command: `addrs` (local addresses, into kT0..kT3) then register operands `regs`.
+  void vcmd(isa::Opcode op, std::initializer_list<uint64_t> addrs, const std::vector<Range> &reads,
+            const std::vector<Range> &writes, std::initializer_list<uint8_t> regs = {});
+  /// The command processor waits until the vector unit has run everything issued so far.
+  void cp_wait_vec();
+  /// Above the planned tiles: kScalarSlots 8-byte scalar slots (0..3 for read-backs within one
+  /// op, the rest each hold a scalar the vector unit computed, see vscalars_), then temporary
+  /// space valid within one op's lowering (`temp`, from byte offset `at`).
+  static constexpr int kScalarSlots = 128;
+  uint64_t scalar_slot(int slot) const { return temp_base_ + uint64_t(slot) * 8; }
+  /// The slot of a scalar read back at once (an assert's or an index check's).
+  uint64_t readback_slot(const ir::Operation &op);
+  /// A fresh slot for a scalar the vector unit computes.
+  uint64_t vector_scalar_slot(const ir::Operation &op);
+  /// The slot of scalar v for a vector command: its own, or a v.fill of its register.
+  uint64_t vector_operand(const ir::Operation &op, const ir::Value *v);
+  /// Reads vector-resident scalar v (at `at`) into a register, after the vector unit ran.
+  uint8_t materialize(const ir::Operation &op, const ir::Value *v, uint64_t at);
+  /// A splat of a vector-resident scalar: v.scopy with a zero source stride.
+  void broadcast_scalar(const ir::Operation &op, uint64_t at);
+  uint64_t temp(const ir::Operation &op, uint64_t at, uint64_t bytes);
+  /// Reads a scalar the vector unit wrote at `at` (after cp_wait_vec) into register rd.
+  void read_scalar(uint8_t rd, uint64_t at, ir::ScalarKind e);
+
+  // lower_control.cpp: integer scalar ops beyond lower_scalar_binary's, if, assert.
+  void lower_scalar_int(const ir::Operation &op);
+  /// Wraps register r to the width of integer type e (sign- or zero-extended again).
+  void wrap_scalar(uint8_t r, ir::ScalarKind e);
+  void lower_if(const ir::Operation &op);
+  void lower_assert(const ir::Operation &op);
+  /// Ends the program reporting `message` (the assert channel) when register c is zero.
+  void report_unless(uint8_t c, const std::string &message);
+
+  // lower_indexed.cpp: gather, scatter, atomic_add.
+  struct Lanes { ///< an indexed op's lanes and temporaries
+    int64_t n = 0;
+    bool masked = false;
+    uint64_t valid = 0, good = 0, t8 = 0, k = 0, s = 0, probe = 0;
+  };
+  void lower_indexed(const ir::Operation &op);
+  void check_indices(const ir::Operation &op, const Lanes &l);
+  void name_bad_index(const ir::Operation &op, const Lanes &l);
+  void element_offsets(const ir::Operation &op, const Lanes &l);
+  void indexed_transfer(const ir::Operation &op, const Lanes &l);
+
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;
   Kernel out_;
@@ -270,6 +347,12 @@ private:
   std::map<std::tuple<int, int, int>, uint8_t> bound_;
   std::map<const ir::Operation *, int> store_engine_; ///< a single-engine store's engine
   uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
+  uint64_t temp_base_ = 0; ///< the first scratchpad byte above every planned tile
+  std::array<std::optional<int64_t>, size_t(isa::VecField::Count)> vcfg_;
+  /// Scalars the vector unit computed, in their slots: read into a register (`scalar`) only when
+  /// the command processor needs them, so chains of float scalar ops do not wait.
+  std::map<const ir::Value *, uint64_t> vscalars_;
+  int next_vslot_ = 4;
 };
 
 } // namespace tl::tnpu::detail

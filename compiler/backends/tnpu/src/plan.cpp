@@ -17,11 +17,15 @@ uint64_t bytes_of(const ir::Type &t) {
   return uint64_t(t.num_elements()) * uint64_t(std::max(ir::bit_width(t.elem()) / 8, 1));
 }
 bool is_tile(const ir::Value *v) { return v->type().is_tile(); }
-/// The `for` op whose body holds op directly, or null.
+/// The innermost `for` op whose body holds op (directly or inside `if`s), or null.
 const ir::Operation *loop_of(const ir::Operation *op) {
-  const ir::Block *b = op->parent();
-  const ir::Operation *p = b ? b->parent() : nullptr;
-  return p && p->opcode() == Opcode::For ? p : nullptr;
+  for (const ir::Block *b = op->parent(); b;) {
+    const ir::Operation *p = b->parent();
+    if (!p || p->opcode() == Opcode::For)
+      return p;
+    b = p->parent();
+  }
+  return nullptr;
 }
 
 class Planner {
@@ -162,7 +166,9 @@ private:
     walk(body, [&](const ir::Operation &op) {
       if (op.opcode() == Opcode::Store)
         stored.insert(param(op.operand(0)));
-      nested = nested || op.opcode() == Opcode::For;
+      // (a store inside an `if` is not a direct child the buffering below can see)
+      nested = nested || op.opcode() == Opcode::For ||
+               (op.opcode() == Opcode::Store && op.parent() != &body);
     });
     if (nested) // innermost loops only: their eager semaphores must not interleave
       return;

@@ -1,6 +1,7 @@
 // The shape of the tnpu lowering's programs: semaphores instead of fences, the DMA engines used,
-// dots accumulating in place, software-pipelined loops, scratchpad planning. Results against the
-// interpreter are checked on the simulator in vendors/npusim/tests.
+// dots accumulating in place, software-pipelined loops, scratchpad planning, the vector
+// configuration cache, scalar read-backs. Results against the interpreter are checked on the
+// simulator in vendors/npusim/tests.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
 #include "tl/ir/parser.h"
@@ -149,6 +150,60 @@ TEST(TnpuLower, ScratchpadOverflowNamesTheTile) {
               "test.tlir:7:3: error: tnpu: tile tile<64x64xf32> does not fit the scratchpad (tile "
               "%c, 16384 bytes, while 32768 bytes of other tiles are live, of 40960)");
   }
+}
+
+TEST(TnpuLower, VectorConfigurationIsSetOnlyWhenItChanges) {
+  // exp and add: one n / rows / t / u for both; the loop head forgets what is known.
+  const std::string s = lower(kElementwise);
+  EXPECT_EQ(count(s, R"(v\.cfgi n, 4096)"), 1) << s;
+  EXPECT_EQ(count(s, R"(v\.cfgi t, )"), 1) << s;
+  const std::string loop = lower(R"(
+kernel @k(%x: tensor<?xf32>, %n: i32) {
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %a = load %x, %z : tile<64xf32>
+  %b = exp %a : tile<64xf32>
+  %r = for %i = %z to %n step %one iter_args(%c = %b) : tile<64xf32> {
+    %d = mul %c, %c : tile<64xf32>
+    yield %d
+  }
+  store %x, %z, %r
+  return
+}
+)");
+  EXPECT_EQ(count(loop, R"(v\.cfgi n, 64)"), 2) << loop;
+}
+
+TEST(TnpuLower, ScalarsFromTilesWaitForTheVectorUnitOnly) {
+  // softmax.tlir reduces tiles to f32 scalars and computes with them: each read-back is a
+  // vec -> cp semaphore pair (s63, outside QueueSync's), never a fence.
+  const std::string s = lower(read_text(TL_KERNELS_DIR "/softmax.tlir"));
+  EXPECT_EQ(count(s, "fence"), 0) << s;
+  const int waits = count(s, R"(sem\.wait cp, s63, 1)");
+  EXPECT_GE(waits, 2) << s;
+  EXPECT_EQ(count(s, R"(sem\.sig vec, s63, 1)"), waits) << s;
+  EXPECT_GE(count(s, R"(ldw r\d+, r0, )"), waits) << s;
+}
+
+TEST(TnpuLower, IndexedOpsFenceOnlyOnTheirErrorPath) {
+  // The index check reads one byte back; only the path that names an out-of-bounds index fences
+  // (its probing gather must fault before the program ends). An ordinary kernel: a persistent
+  // one has its body once per pipeline buffer.
+  CompileOptions plain;
+  plain.persistent = false;
+  const std::string s = lower(R"(
+kernel @k(%x: tensor<?xf32>, %i: tensor<?xi32>, %y: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %idx = load %i, %z : tile<16xi32>
+  %g = gather %x, %idx : tile<16xf32>
+  scatter %y, %idx, %g
+  return
+}
+)",
+                              plain);
+  EXPECT_EQ(count(s, "fence"), 2) << s;
+  EXPECT_EQ(count(s, R"(dma\.gather)"), 3) << s; // the gather and each op's probe
+  EXPECT_EQ(count(s, R"(dma\.scatter)"), 1) << s;
 }
 
 } // namespace

@@ -75,17 +75,14 @@ struct CompileOptions {
   bool persistent = true;
 };
 
-/// Lowers every kernel of a verified module to a code blob (kernel order kept). The subset:
-/// program_id, num_programs, constexpr, integer scalar constants / arithmetic / cmp / cast, dim,
-/// stride, f32 scalar parameters and constants, assert on scalars, `for` with carried scalars and
-/// tiles, splat into f32 / integer tiles, full of f32 / integer / bf16, load and store of rank-1/2
-/// tiles (any strides; DMA with padding), add / sub / mul / max / min / exp on f32 tiles, cast
-/// between bf16 / f16 / f32 / i8 / i32 tiles (vector unit, nearest even), dot on the matrix unit
-/// (bf16 / f16 / f32 with an f32 accumulator, i8 with i32), reduce sum / max along the last axis of
-/// rank-2 f32 tiles, expand_dims / reshape. Anything else is an error `file:line:col: error: tnpu:
-/// ...` naming the op; the result is "" on success. Commands are ordered by semaphores between the
-/// unit queues (no fences), tiles placed by liveness, innermost loops software-pipelined (see
-/// README).
+/// Lowers every kernel of a verified module to a code blob (kernel order kept): scalars in
+/// registers (f32 scalar arithmetic on the vector unit), loops, if, assert, load / store and
+/// gather / scatter / atomic_add by DMA, elementwise / cast / shape / reduce / scan ops on the
+/// vector unit for bf16, f16, f32, i8, i32 and mask tiles, dot on the matrix unit (see
+/// compiler/backends/tnpu/README.md for the full table). Anything else (print, f64 / i64 tiles,
+/// ...) is an error `file:line:col: error: tnpu: ...` naming the op; the result is "" on success.
+/// Commands are ordered by semaphores between the unit queues, tiles placed by liveness,
+/// innermost loops (and persistent kernels' grid loops) software-pipelined (see README).
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 

@@ -299,11 +299,12 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
       return; // copied by the parent (copy_yield)
     if (deferred_.count(op.get()) || inlined_.count(op.get()) || reduce_done_.count(op.get()))
       continue; // lowered at its fused store / computed per lane by its users
-    if (fused_.count(op.get())) {
+    current_op_ = op.get();
+    if (fused_.count(op.get()))
       lower_fused_store(*op);
-      continue;
-    }
-    lower_op(*op);
+    else
+      lower_op(*op);
+    lowered_.insert(op.get());
   }
 }
 

@@ -147,6 +147,8 @@ private:
   };
   std::vector<Stream> streams_;
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
+  const ir::Operation *current_op_ = nullptr;   // the op being lowered
+  std::unordered_set<const ir::Operation *> lowered_;
   std::unordered_set<const ir::Operation *> views_;          // loads that may read in place
 };
 

@@ -171,21 +171,56 @@ void KernelCodegen::plan_inlining() {
 // 0.37 to 0.51-0.56 of the triad bandwidth.
 void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   constexpr int64_t kChunk = 256;
-  std::vector<const Stream *> open;
+  struct Fetch {
+    llvm::Value *base;
+    int64_t bytes;
+    int write;
+  };
+  std::vector<Fetch> fetches;
   for (const Stream &s : streams_)
     if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end())
-      open.push_back(&s);
-  if (open.empty() || n < 4 * kChunk || n % kChunk != 0)
+      fetches.push_back({s.next, s.bytes, 0});
+  if (n < 4 * kChunk || n % kChunk != 0)
+    return loop(n, body);
+  // Stores later in this block whose block is already known: fetch their lines for writing now,
+  // so that the read-for-ownership misses overlap this loop instead of stalling the store.
+  if (current_op_) {
+    bool after = false;
+    for (auto &op : current_op_->parent()->ops()) {
+      after |= op.get() == current_op_;
+      if (!after || op->opcode() != Opcode::Store || fetches.size() >= 4)
+        continue;
+      const int rank = op->operand(0)->type().rank();
+      bool known = true;
+      for (int d = 0; d < rank; ++d) {
+        const ir::Operation *def = op->operand(1 + d)->def();
+        known &= !def || lowered_.count(def);
+      }
+      const ir::Type &tile = op->operand(1 + rank)->type();
+      const int64_t bytes =
+          tile.num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(
+                                    storage_type(op->operand(0)->type().elem())));
+      if (!known || tile.num_elements() < 4 * kChunk)
+        continue;
+      std::vector<llvm::Value *> off;
+      for (int d = 0; d < rank; ++d)
+        off.push_back(b_.CreateSExt(scalar(op->operand(1 + d)), b_.getInt64Ty()));
+      fetches.push_back({block_base(arg_index_.at(op->operand(0)), off,
+                                    storage_type(op->operand(0)->type().elem())),
+                         bytes, 1});
+    }
+  }
+  if (fetches.empty())
     return loop(n, body);
   const int64_t chunks = n / kChunk;
   loop(chunks, [&](llvm::Value *c) {
-    for (const Stream *s : open) {
-      const int64_t lines = (s->bytes / 64 + chunks - 1) / chunks; // per chunk
+    for (const Fetch &f : fetches) {
+      const int64_t lines = (f.bytes / 64 + chunks - 1) / chunks; // per chunk
       for (int64_t l = 0; l < lines; ++l) {
         llvm::Value *at = b_.CreateAdd(b_.CreateMul(c, i64(lines * 64)), i64(l * 64));
         b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                           {b_.CreateGEP(b_.getInt8Ty(), s->next, at), b_.getInt32(0),
-                            b_.getInt32(2), b_.getInt32(1)}); // read, into L2, data
+                           {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),
+                            b_.getInt32(2), b_.getInt32(1)}); // into L2, data
       }
     }
     loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,

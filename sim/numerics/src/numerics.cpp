@@ -57,20 +57,7 @@ int64_t round_to_int(const Value &v, int64_t lo, int64_t hi, Round r = Round::Ne
   return x < lo ? lo : (x > hi ? hi : x);
 }
 
-uint32_t narrow(uint32_t x, Layout l) {
-  Value v = unpack(x, kF32);
-  switch (v.cls) {
-  case Cls::NaN:
-    return canonical_nan(l);
-  case Cls::Inf:
-    return inf_bits(l, v.neg);
-  case Cls::Zero:
-    return sign_bit(l, v.neg);
-  case Cls::Finite:
-    break;
-  }
-  return round_pack(v.neg, v.exp, v.mag, l);
-}
+uint32_t narrow(uint32_t x, Layout l) { return pack(unpack(x, kF32), l); }
 
 uint32_t widen(uint32_t x, Layout l) {
   Value v = unpack(x, l);

@@ -8,6 +8,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
+#include <llvm/TargetParser/Triple.h>
+
 #include <algorithm>
 
 namespace tl::llvm_cpu {
@@ -95,7 +97,7 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   auto *done = llvm::BasicBlock::Create(ctx_, "fused.done", fn_);
   b_.CreateCondBr(ok, fast, slow);
   b_.SetInsertPoint(fast);
-  loop(n, [&](llvm::Value *i) {
+  auto value_at = [&](llvm::Value *i) -> llvm::Value * {
     std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
     for (size_t k = 0; k < f.loads.size(); ++k) {
       const Access &l = loads[k];
@@ -119,7 +121,51 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
       lane[op->result()] = elementwise_value(*op, args, i);
     }
     llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
-    b_.CreateStore(to_storage(out.elem, v), b_.CreateGEP(out.mem, out.base, i));
+    return to_storage(out.elem, v);
+  };
+  // A large tensor written block by block streams to DRAM: non-temporal stores skip reading each
+  // line before overwriting it (a third of a copy's traffic). LLVM's vectorizer will not emit them
+  // without provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and
+  // copied out with aligned vector non-temporal stores, when the block is 64-byte aligned and
+  // the tensor is larger than kStreamBytes (smaller ones may be read back from the caches).
+  constexpr int64_t kChunk = 256, kStreamBytes = int64_t(32) << 20;
+  const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+  const bool x86 = llvm::Triple(module_.getTargetTriple()).isX86();
+  if (x86 && n % kChunk == 0 && n * esize >= 16384 && (kChunk * esize) % 64 == 0) {
+    const unsigned a = arg_index_.at(store.operand(0));
+    llvm::Value *tensor_bytes = b_.CreateMul(
+        b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
+    llvm::Value *aligned = b_.CreateICmpEQ(
+        b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
+    llvm::Value *stream = b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes)));
+    auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
+    auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
+    b_.CreateCondBr(stream, nt, plain);
+    b_.SetInsertPoint(nt);
+    Slot chunk = new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize}));
+    auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / esize));
+    loop(n / kChunk, [&](llvm::Value *c) {
+      llvm::Value *first = b_.CreateMul(c, i64(kChunk));
+      loop(kChunk, [&](llvm::Value *j) {
+        b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
+      }, "lane");
+      for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
+        llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
+        llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base,
+                                       b_.CreateAdd(b_.CreateMul(first, i64(esize)), i64(v * 64)));
+        auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
+                                         llvm::Align(64));
+        st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                        llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+      }
+    }, "chunk");
+    // Non-temporal stores are weakly ordered: make them visible before the program ends.
+    b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(plain);
+  }
+  loop(n, [&](llvm::Value *i) {
+    b_.CreateStore(value_at(i), b_.CreateGEP(out.mem, out.base, i));
   }, "fused");
   b_.CreateBr(done);
   b_.SetInsertPoint(slow);
@@ -182,34 +228,6 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
       fetches.push_back({s.next, s.bytes, 0});
   if (n < 4 * kChunk || n % kChunk != 0)
     return loop(n, body);
-  // Stores later in this block whose block is already known: fetch their lines for writing now,
-  // so that the read-for-ownership misses overlap this loop instead of stalling the store.
-  if (current_op_) {
-    bool after = false;
-    for (auto &op : current_op_->parent()->ops()) {
-      after |= op.get() == current_op_;
-      if (!after || op->opcode() != Opcode::Store || fetches.size() >= 4)
-        continue;
-      const int rank = op->operand(0)->type().rank();
-      bool known = true;
-      for (int d = 0; d < rank; ++d) {
-        const ir::Operation *def = op->operand(1 + d)->def();
-        known &= !def || lowered_.count(def);
-      }
-      const ir::Type &tile = op->operand(1 + rank)->type();
-      const int64_t bytes =
-          tile.num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(
-                                    storage_type(op->operand(0)->type().elem())));
-      if (!known || tile.num_elements() < 4 * kChunk)
-        continue;
-      std::vector<llvm::Value *> off;
-      for (int d = 0; d < rank; ++d)
-        off.push_back(b_.CreateSExt(scalar(op->operand(1 + d)), b_.getInt64Ty()));
-      fetches.push_back({block_base(arg_index_.at(op->operand(0)), off,
-                                    storage_type(op->operand(0)->type().elem())),
-                         bytes, 1});
-    }
-  }
   if (fetches.empty())
     return loop(n, body);
   const int64_t chunks = n / kChunk;

@@ -726,6 +726,59 @@ kernel @red(%a: tensor<?xf16>, %b: tensor<?xf16>, %i: tensor<?xi32>, %o: tensor<
   }
 }
 
+TEST(LlvmCpu, StreamingStoresToLargeTensorsAreExact) {
+  // Tensors over 32 MiB written by fused stores take the non-temporal path when the block is
+  // 64-byte aligned (fusion.cpp); a misaligned base, the ragged last block and small tensors take
+  // the others. Every path must write exactly x * 3 + y.
+  const char *text = R"(
+kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %b = constant {value = 8192} : i32
+  %off = mul %pid, %b : i32
+  %xt = load %x, %off : tile<8192xf32>
+  %yt = load %y, %off : tile<8192xf32>
+  %three = full {value = 3.0} : tile<8192xf32>
+  %ax = mul %xt, %three : tile<8192xf32>
+  %s = add %ax, %yt : tile<8192xf32>
+  store %o, %off, %s
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  for (auto [n, misalign] : {std::pair<int64_t, int64_t>{(int64_t(9) << 20) + 1000, 0},
+                             {(int64_t(9) << 20) + 1000, 1}, {100000, 0}}) {
+    std::vector<float> x(n), y(n), storage(n + 16, -1.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = float(i % 1000) * 0.25f;
+      y[i] = float(i % 7) - 3.0f;
+    }
+    // 64-byte aligned output (or 4 bytes past it).
+    float *out = storage.data();
+    while (reinterpret_cast<uintptr_t>(out) % 64)
+      ++out;
+    out += misalign;
+    tl_cpu_arg args[3] = {};
+    args[0].data = x.data();
+    args[1].data = y.data();
+    args[2].data = out;
+    for (tl_cpu_arg &a : args) {
+      a.shape[0] = n;
+      a.strides[0] = 1;
+    }
+    LaunchHost host;
+    const int64_t grid = (n + 8191) / 8192;
+    tl_cpu_launch launch{args, {grid, 1, 1}, &host};
+    for (int64_t p = 0; p < grid; ++p)
+      ASSERT_EQ(prog->find("axpy")(&launch, p, 0, 0), 0);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], x[i] * 3.0f + y[i]) << "n " << n << " misalign " << misalign << " at " << i;
+    EXPECT_EQ(out[n], -1.0f) << "wrote past the end";
+  }
+}
+
 TEST(LlvmCpu, RunTimeFaultsAreReportedNotUndefined) {
   const char *text = R"(
 kernel @faults(%x: tensor<?xf32>, %d: i32) {

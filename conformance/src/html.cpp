@@ -267,7 +267,7 @@ std::string html_report(const json &results) {
     o << "<tr><td>" << esc(r["id"]) << "</td><td><span class='st' style='background:"
       << status_color(st) << "'>" << st << "</span>"
       << (r.value("unexpected_pass", false) ? " unexpected pass" : "")
-      << (r.value("expected_failure", false) && st != "pass" ? " (expected)" : "")
+      << (expected_failure(r) ? " (expected)" : "")
       << "</td><td><pre>" << esc(r.value("message", "")) << "</pre></td></tr>";
   }
   o << "</table>\n<h2>All results</h2><details><summary>" << s["total"]

@@ -148,6 +148,10 @@ std::string verdict_line(const json &v) {
   return o.str();
 }
 
+bool expected_failure(const json &result) {
+  return result.value("expected_failure", false) && result["status"] != "pass";
+}
+
 json build_results(const json &log, const json &manifest) {
   const json &h = log["header"];
   json run = h;
@@ -196,7 +200,7 @@ std::string junit_xml(const json &results) {
     double time = 0;
     for (const json *r : rs) {
       const std::string st = (*r)["status"];
-      const bool xf = r->value("expected_failure", false) && st != "pass";
+      const bool xf = expected_failure(*r);
       failures += (st == "fail" && !xf) || r->value("unexpected_pass", false);
       errors += (st == "crash" || st == "timeout") && !xf;
       skipped += st == "not-supported" || xf;
@@ -214,7 +218,7 @@ std::string junit_xml(const json &results) {
       if (r->value("unexpected_pass", false))
         o << "<failure message=\"unexpected pass (listed as an expected failure: "
           << xml_escape(r->value("expected_reason", "")) << ")\"/>";
-      else if (r->value("expected_failure", false) && st != "pass")
+      else if (expected_failure(*r))
         o << "<skipped message=\"expected " << st << ": "
           << xml_escape(r->value("expected_reason", "")) << "\"/>";
       else if (st == "fail")

@@ -9,6 +9,10 @@
 
 namespace tl::conform {
 
+/// Whether a result is listed as an expected failure and did not pass (shown as "xfail",
+/// "(expected)", or a skipped JUnit case).
+bool expected_failure(const json &result);
+
 /// Reads a results log: the run header and the last result of each test, in log order.
 json load_log(const std::string &jsonl_path);
 

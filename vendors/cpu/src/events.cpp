@@ -37,25 +37,7 @@ void event_destroy(void *device, void *event) {
 tl_status stream_record_event(void *stream, void *event) {
   auto &s = *static_cast<Stream *>(stream);
   return guarded(*s.device()->plugin, [&]() -> tl_status {
-    std::shared_ptr<EventState> state = event_of(event).state;
-    uint64_t generation;
-    {
-      std::lock_guard lock(state->mu);
-      generation = ++state->recorded; // pending again until this record is reached
-    }
-    s.enqueue([state, generation] {
-      uint64_t t = now_ns();
-      {
-        std::lock_guard lock(state->mu);
-        // Records of one event on two streams may complete out of order: keep the newest.
-        if (generation > state->completed) {
-          state->completed = generation;
-          state->timestamp_ns = t;
-        }
-      }
-      state->cv.notify_all();
-      return Error{};
-    });
+    s.enqueue(EventState::record(event_of(event).state, now_ns));
     return nullptr;
   });
 }

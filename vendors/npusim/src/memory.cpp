@@ -217,24 +217,7 @@ tl_status stream_record_event(void *stream, void *event) {
   Stream &s = stream_of(stream);
   Device *d = s.device();
   return guarded(*d->plugin, [&]() -> tl_status {
-    std::shared_ptr<EventState> state = event_of(event).state;
-    uint64_t generation;
-    {
-      std::lock_guard lock(state->mu);
-      generation = ++state->recorded;
-    }
-    s.enqueue([state, generation, d] {
-      const auto t = static_cast<uint64_t>(d->now());
-      {
-        std::lock_guard lock(state->mu);
-        if (generation > state->completed) {
-          state->completed = generation;
-          state->timestamp_ns = t;
-        }
-      }
-      state->cv.notify_all();
-      return Error{};
-    });
+    s.enqueue(EventState::record(event_of(event).state, [d] { return d->now(); }));
     return nullptr;
   });
 }

@@ -108,6 +108,29 @@ struct EventState {
     std::lock_guard lock(mu);
     return recorded;
   }
+  /// Starts a record (the event is pending again until it is reached) and returns the stream
+  /// task that completes it, stamped with `clock()` (nanoseconds of the device's timeline).
+  /// Records on two streams may complete out of order: the newest generation's stamp is kept.
+  template <class Clock>
+  static WorkQueue::Task record(std::shared_ptr<EventState> state, Clock clock) {
+    uint64_t generation;
+    {
+      std::lock_guard lock(state->mu);
+      generation = ++state->recorded;
+    }
+    return [state = std::move(state), generation, clock] {
+      const auto t = static_cast<uint64_t>(clock());
+      {
+        std::lock_guard lock(state->mu);
+        if (generation > state->completed) {
+          state->completed = generation;
+          state->timestamp_ns = t;
+        }
+      }
+      state->cv.notify_all();
+      return Error{};
+    };
+  }
   /// A stream task that blocks until generation `target` of `state` completes.
   static WorkQueue::Task wait_for(std::shared_ptr<EventState> state, uint64_t target) {
     return [state = std::move(state), target] {

@@ -121,6 +121,26 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
   return {std::move(tensors), host.first_error()};
 }
 
+/// Runs kernel `name` of `prog` over contiguous rank-1 tensors of `n` elements at `data`, one
+/// program per `block` elements, straight through the calling convention (no interpreter run:
+/// for inputs too large for it). Returns "" or the first fault.
+std::string launch_rank1(const tl::llvm_cpu::LoadedProgram &prog, const char *name,
+                         std::vector<void *> data, int64_t n, int64_t block) {
+  std::vector<tl_cpu_arg> args(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    args[i].data = data[i];
+    args[i].shape[0] = n;
+    args[i].strides[0] = 1;
+  }
+  LaunchHost host;
+  const int64_t grid = (n + block - 1) / block;
+  tl_cpu_launch launch{args.data(), {grid, 1, 1}, &host};
+  for (int64_t p = 0; p < grid; ++p)
+    if (prog.find(name)(&launch, p, 0, 0) != 0)
+      return host.first_error();
+  return "";
+}
+
 /// Compares both backends; `max_ulps` 0 means bit-exact; a negative value -e means normwise
 /// relative error <= e against the interpreter's fp64 reference mode (for kernels with float sum
 /// reductions, whose order is free: the interpreter's sequential f32 sum is one valid order, not
@@ -406,17 +426,7 @@ kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   auto prog = compile_and_load(*m, CompileOptions{}, &error);
   ASSERT_TRUE(prog) << error;
   std::vector<float> out(in.size());
-  tl_cpu_arg args[2] = {};
-  args[0].data = in.data();
-  args[1].data = out.data();
-  for (tl_cpu_arg &a : args) {
-    a.shape[0] = int64_t(in.size());
-    a.strides[0] = 1;
-  }
-  LaunchHost host;
-  tl_cpu_launch launch{args, {int64_t(in.size() / 4096), 1, 1}, &host};
-  for (int64_t x = 0; x < int64_t(in.size() / 4096); ++x)
-    ASSERT_EQ(prog->find("expf")(&launch, x, 0, 0), 0);
+  ASSERT_EQ(launch_rank1(*prog, "expf", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
   double worst = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     const double ref = std::exp(double(in[i]));
@@ -760,19 +770,7 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
     while (reinterpret_cast<uintptr_t>(out) % 64)
       ++out;
     out += misalign;
-    tl_cpu_arg args[3] = {};
-    args[0].data = x.data();
-    args[1].data = y.data();
-    args[2].data = out;
-    for (tl_cpu_arg &a : args) {
-      a.shape[0] = n;
-      a.strides[0] = 1;
-    }
-    LaunchHost host;
-    const int64_t grid = (n + 8191) / 8192;
-    tl_cpu_launch launch{args, {grid, 1, 1}, &host};
-    for (int64_t p = 0; p < grid; ++p)
-      ASSERT_EQ(prog->find("axpy")(&launch, p, 0, 0), 0);
+    ASSERT_EQ(launch_rank1(*prog, "axpy", {x.data(), y.data(), out}, n, 8192), "");
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(out[i], x[i] * 3.0f + y[i]) << "n " << n << " misalign " << misalign << " at " << i;
     EXPECT_EQ(out[n], -1.0f) << "wrote past the end";

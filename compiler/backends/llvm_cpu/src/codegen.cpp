@@ -24,18 +24,20 @@ llvm::StructType *launch_type(llvm::LLVMContext &c) {
 }
 } // namespace
 
-void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits) {
+void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits,
+                  const x86::Avx512 &isa) {
   for (auto &k : module.kernels())
-    KernelCodegen(*k, out, vector_bits).run();
+    KernelCodegen(*k, out, vector_bits, isa).run();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(out, &os))
     throw std::logic_error("llvm-cpu produced invalid LLVM IR: " + err); // our bug
 }
 
-KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits)
+KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
+                             const x86::Avx512 &isa)
     : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()),
-      vector_bits_(vector_bits) {}
+      vector_bits_(vector_bits), isa_(isa) {}
 
 void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what) {
   throw LoweringError(op.loc().str() + ": error: llvm-cpu cannot lower '" + std::string(op.name()) +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tl/ir/ir.h"
+#include "x86_avx512.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -23,12 +24,15 @@ struct LoweringError : std::runtime_error {
 };
 
 /// Adds `tl_kernel_<name>` for every kernel of `module` to `out`; `vector_bits` is the widest
-/// SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel.
-void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits);
+/// SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel; `isa` the
+/// AVX-512 subsets it has (x86::finish_module must run after the optimization pipeline).
+void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits,
+                  const x86::Avx512 &isa);
 
 class KernelCodegen {
 public:
-  KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits);
+  KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
+                const x86::Avx512 &isa);
   void run();
 
 private:
@@ -131,6 +135,7 @@ private:
   llvm::BasicBlock *entry_ = nullptr, *fail_ = nullptr;
   llvm::Value *launch_ = nullptr, *pid_[3] = {};
   unsigned vector_bits_;
+  x86::Avx512 isa_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
   std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
@@ -139,12 +144,18 @@ private:
   std::unordered_map<const ir::Operation *, std::vector<const ir::Operation *>> fused_reduces_;
   std::unordered_set<const ir::Operation *> reduce_done_; // computed in their producer's loop
   std::unordered_set<const ir::Operation *> inlined_;        // computed per lane by their users
-  // Streaming prefetch (fusion.cpp): the memory after each load view, fetched by lane_loop.
+  // Streaming prefetch (fusion.cpp): the memory after each load view, and the blocks that later
+  // stores of its block write, fetched by lane_loop.
   struct Stream {
-    llvm::Value *next;
+    llvm::Value *at;
     int64_t bytes;
     const ir::Block *block; // usable while this block is being lowered
+    bool write;             // fetched for ownership (a store's block)
   };
+  /// After load view `load`: the later stores of its block whose place is known now are fetched
+  /// for writing during the lane loops before them (they then store through the caches).
+  void prefetch_stores_after(const ir::Operation &load);
+  std::unordered_set<const ir::Operation *> owned_stores_;
   std::vector<Stream> streams_;
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
   const ir::Operation *current_op_ = nullptr;   // the op being lowered

@@ -63,7 +63,8 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     // it during this program's compute loops (lane_loop).
     const int64_t bytes =
         tt.num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(storage_type(tt.elem())));
-    streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent()});
+    streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent(), false});
+    prefetch_stores_after(op);
     return;
   }
   copy_block_access(op);

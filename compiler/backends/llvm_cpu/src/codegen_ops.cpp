@@ -238,6 +238,12 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   llvm::Value *p = c(1.0 / 5040);
   for (double k : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
     p = fma(p, r, c(k));
+  if (isa_.f && !t->isVectorTy()) { // vscalefps: one instruction (x86_avx512.h)
+    llvm::Function *scalef = x86::scalef_f32(module_, isa_);
+    llvm::CallInst *call = b_.CreateCall(scalef, {p, nf});
+    call->addFnAttr(scalef->getFnAttribute("vector-function-abi-variant"));
+    return call;
+  }
   llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
   llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   auto pow2 = [&](llvm::Value *e) {

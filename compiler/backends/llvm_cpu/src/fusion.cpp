@@ -131,7 +131,8 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   constexpr int64_t kChunk = 256, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
   const bool x86 = llvm::Triple(module_.getTargetTriple()).isX86();
-  if (x86 && n % kChunk == 0 && n * esize >= 16384 && (kChunk * esize) % 64 == 0) {
+  if (x86 && !owned_stores_.count(&store) && n % kChunk == 0 && n * esize >= 16384 &&
+      (kChunk * esize) % 64 == 0) {
     const unsigned a = arg_index_.at(store.operand(0));
     llvm::Value *tensor_bytes = b_.CreateMul(
         b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
@@ -225,7 +226,7 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   std::vector<Fetch> fetches;
   for (const Stream &s : streams_)
     if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end())
-      fetches.push_back({s.next, s.bytes, 0});
+      fetches.push_back({s.at, s.bytes, s.write ? 1 : 0});
   if (n < 4 * kChunk || n % kChunk != 0)
     return loop(n, body);
   if (fetches.empty())
@@ -244,6 +245,41 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
     loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,
          "i");
   }, "chunk");
+}
+
+// A kernel that computes before it stores (softmax: max, then exp and sum, then the store) leaves
+// DRAM idle during its compute passes and then stalls its store loop on reading each line of the
+// output for ownership (or, with non-temporal stores, on draining them). Fetching the output block
+// for writing during the compute passes overlaps that read with the compute; the stores then hit
+// the cache and the lines are written back later, while the next programs compute. Measured on
+// the development machine: one-thread softmax 0.72 -> 0.77 of the triad, two threads 0.72 -> 0.83.
+void KernelCodegen::prefetch_stores_after(const ir::Operation &load) {
+  const ir::Block &block = *load.parent();
+  bool after = false;
+  for (auto &op : block.ops()) {
+    after |= op.get() == &load;
+    if (!after || op->opcode() != Opcode::Store || owned_stores_.count(op.get()))
+      continue;
+    const int rank = op->operand(0)->type().rank();
+    // Its place must be computable here: every index already lowered (or a block argument).
+    bool known = true;
+    for (int d = 0; d < rank && known; ++d) {
+      const ir::Operation *def = op->operand(1 + d)->def();
+      known = !def || lowered_.count(def);
+    }
+    if (!known)
+      continue;
+    const ir::Value *tile = op->operand(1 + rank);
+    const unsigned a = arg_index_.at(op->operand(0));
+    std::vector<llvm::Value *> off;
+    for (int d = 0; d < rank; ++d)
+      off.push_back(b_.CreateSExt(scalar(op->operand(1 + d)), b_.getInt64Ty()));
+    llvm::Type *mem = storage_type(tile->type().elem());
+    const int64_t bytes =
+        tile->type().num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(mem));
+    streams_.push_back({block_base(a, off, mem), bytes, &block, true});
+    owned_stores_.insert(op.get());
+  }
 }
 
 // A full reduction (one result from every lane: sum / max / min) of a tile that an elementwise op

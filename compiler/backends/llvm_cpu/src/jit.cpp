@@ -71,12 +71,15 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
            llvm::Module &out, std::string *error) {
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
+  const x86::Avx512 isa = tm.getTargetTriple().isX86()
+                              ? x86::avx512_features(tm.getTargetFeatureString())
+                              : x86::Avx512{};
   try {
     const std::string features = tm.getTargetFeatureString().str();
-    const unsigned vector_bits = features.find("+avx512f") != std::string::npos ? 512
-                                 : features.find("+avx") != std::string::npos   ? 256
-                                                                                : 128;
-    lower_module(module, out, vector_bits);
+    const unsigned vector_bits = isa.f                                         ? 512
+                                 : features.find("+avx") != std::string::npos ? 256
+                                                                              : 128;
+    lower_module(module, out, vector_bits, isa);
   } catch (const LoweringError &e) {
     *error = e.what();
     return false;
@@ -111,6 +114,7 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(out, mam);
+  x86::finish_module(out, isa);
   return true;
 }
 

@@ -736,6 +736,57 @@ kernel @red(%a: tensor<?xf16>, %b: tensor<?xf16>, %i: tensor<?xi32>, %o: tensor<
   }
 }
 
+TEST(LlvmCpu, F32MaxMinPropagateNaNAndOrderSignedZerosInEveryLane) {
+  // On AVX-512 vector f32 max / min become vrangeps plus a NaN blend (x86_avx512.cpp): NaN in
+  // either operand at any lane, -0 against +0 in both orders, infinities, in elementwise ops and
+  // in full reductions (vectorized with several accumulators) must match the interpreter.
+  const char *text = R"(
+kernel @mm(%a: tensor<?xf32>, %b: tensor<?xf32>, %hi: tensor<?xf32>, %lo: tensor<?xf32>, %r: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %x = load %a, %z {padding = 0.0} : tile<4096xf32>
+  %y = load %b, %z {padding = 0.0} : tile<4096xf32>
+  %h = max %x, %y : tile<4096xf32>
+  %l = min %x, %y : tile<4096xf32>
+  store %hi, %z, %h
+  store %lo, %z, %l
+  %m = reduce %x {axis = 0, kind = "max"} : f32
+  %n = reduce %x {axis = 0, kind = "min"} : f32
+  %vm = splat %m : tile<1xf32>
+  store %r, %z, %vm
+  %vn = splat %n : tile<1xf32>
+  store %r, %one, %vn
+  return
+}
+)";
+  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), -std::nanf(""),
+                            1e-45f, -1e-45f, 3.4e38f, -3.4e38f};
+  std::mt19937_64 rng(21);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int64_t n = trial < 6 ? 4096 : 1 + rng() % 4096;
+    HostTensor a = random_tensor(ScalarKind::F32, {n}, rng), b = random_tensor(ScalarKind::F32, {n}, rng);
+    for (int64_t i = 0; i < n; ++i) {
+      if (rng() % 4 == 0)
+        a.set(i, specials[rng() % std::size(specials)]);
+      if (rng() % 4 == 0)
+        b.set(i, specials[rng() % std::size(specials)]);
+    }
+    if (trial % 3 == 0) // only zeros of both signs: the sign of the result decides
+      for (int64_t i = 0; i < n; ++i)
+        a.set(i, rng() % 2 ? 0.0 : -0.0);
+    if (trial % 3 == 1) // no NaN in a, so the reductions see one only when a lane has it
+      for (int64_t i = 0; i < n; ++i)
+        if (std::isnan(a.get(i)))
+          a.set(i, 1.0);
+    if (trial == 4)
+      a.set(int64_t(rng() % n), std::nanf(""));
+    expect_same(text, "mm",
+                {a, b, HostTensor(ScalarKind::F32, {n}), HostTensor(ScalarKind::F32, {n}),
+                 HostTensor(ScalarKind::F32, {2})},
+                {}, {1, 1, 1});
+  }
+}
+
 TEST(LlvmCpu, StreamingStoresToLargeTensorsAreExact) {
   // Tensors over 32 MiB written by fused stores take the non-temporal path when the block is
   // 64-byte aligned (fusion.cpp); a misaligned base, the ragged last block and small tensors take

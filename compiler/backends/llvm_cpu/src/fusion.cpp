@@ -212,24 +212,31 @@ void KernelCodegen::plan_inlining() {
 
 // A memory-bound kernel whose programs stream through consecutive blocks (rows of a softmax,
 // chunks of a vector) leaves DRAM idle while it computes: the hardware prefetcher runs only a
-// little ahead. So the lane loops after a load view fetch the block that follows it, a few
-// lines per chunk of 256 lanes (prefetches never fault; a kernel that does not stream only
-// wastes some bandwidth). On the development machine this took the one-thread softmax from
-// 0.37 to 0.51-0.56 of the triad bandwidth.
+// little ahead. So the lane loops after a load view fetch the block that follows it, and the
+// blocks later stores write (prefetch_stores_after), a few lines per chunk of lanes (prefetches
+// never fault; a kernel that does not stream only wastes some bandwidth). A chunk is 256 bytes
+// of the streamed elements (64 f32 lanes: one vector iteration of the loop as LLVM unrolls it,
+// four lines per stream): bursts of 16 lines per 256 lanes filled the miss queue and were
+// partly dropped (one-thread softmax 0.75 of the triad with 256 lanes, 0.81-0.83 with 64).
 void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
-  constexpr int64_t kChunk = 256;
   struct Fetch {
     llvm::Value *base;
     int64_t bytes;
     int write;
   };
   std::vector<Fetch> fetches;
+  int64_t lane_bytes = 0; // of the densest stream
   for (const Stream &s : streams_)
-    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end())
+    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end()) {
       fetches.push_back({s.at, s.bytes, s.write ? 1 : 0});
-  if (n < 4 * kChunk || n % kChunk != 0)
-    return loop(n, body);
+      lane_bytes = std::max(lane_bytes, s.bytes / n);
+    }
   if (fetches.empty())
+    return loop(n, body);
+  int64_t kChunk = 32;
+  while (kChunk * std::max<int64_t>(lane_bytes, 1) < 256)
+    kChunk *= 2;
+  if (n < 4 * kChunk || n % kChunk != 0)
     return loop(n, body);
   const int64_t chunks = n / kChunk;
   loop(chunks, [&](llvm::Value *c) {

@@ -21,7 +21,8 @@ llvm::Function *define_scalef(llvm::Module &m, unsigned lanes) {
   llvm::LLVMContext &ctx = m.getContext();
   llvm::Type *f32 = llvm::Type::getFloatTy(ctx);
   llvm::Type *t = lanes == 1 ? f32 : llvm::FixedVectorType::get(f32, lanes);
-  const std::string name = lanes == 1 ? kScalef : std::string(kScalef) + ".v" + std::to_string(lanes);
+  const std::string name =
+      lanes == 1 ? kScalef : std::string(kScalef) + ".v" + std::to_string(lanes);
   auto *fn = llvm::Function::Create(llvm::FunctionType::get(t, {t, t}, false),
                                     llvm::GlobalValue::InternalLinkage, name, m);
   fn->setDoesNotAccessMemory();
@@ -83,8 +84,8 @@ llvm::Function *scalef_f32(llvm::Module &m, const Avx512 &isa) {
       continue;
     llvm::Function *v = define_scalef(m, lanes);
     used.push_back(v);
-    variants += (variants.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") +
-                std::to_string(lanes) + "vv_" + kScalef + "(" + v->getName().str() + ")";
+    variants += (variants.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") + std::to_string(lanes) +
+                "vv_" + kScalef + "(" + v->getName().str() + ")";
   }
   llvm::appendToCompilerUsed(m, used);
   scalar->addFnAttr("vector-function-abi-variant", variants);
@@ -126,8 +127,8 @@ void finish_module(llvm::Module &m, const Avx512 &isa) {
             ii->getIntrinsicID() == llvm::Intrinsic::minimum)
           if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()))
             if (vt->getElementType()->isFloatTy() &&
-                (vt->getNumElements() == 16 || (isa.vl && (vt->getNumElements() == 8 ||
-                                                           vt->getNumElements() == 4))))
+                (vt->getNumElements() == 16 ||
+                 (isa.vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4))))
               todo.push_back(ii);
   for (llvm::IntrinsicInst *ii : todo) {
     llvm::IRBuilder<> b(ii);
@@ -141,8 +142,9 @@ void finish_module(llvm::Module &m, const Avx512 &isa) {
       r = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_range_ps_512, {},
                             {x, y, imm, zero, b.getInt16(-1), b.getInt32(4)});
     else
-      r = b.CreateIntrinsic(vt->getNumElements() == 8 ? llvm::Intrinsic::x86_avx512_mask_range_ps_256
-                                                      : llvm::Intrinsic::x86_avx512_mask_range_ps_128,
+      r = b.CreateIntrinsic(vt->getNumElements() == 8
+                                ? llvm::Intrinsic::x86_avx512_mask_range_ps_256
+                                : llvm::Intrinsic::x86_avx512_mask_range_ps_128,
                             {}, {x, y, imm, zero, b.getInt8(-1)});
     // x + y is a NaN when either is.
     r = b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), r);

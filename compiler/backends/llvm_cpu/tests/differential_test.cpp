@@ -422,28 +422,34 @@ kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
     in.push_back(f);
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
   auto m = parse_ok(text);
-  std::string error;
-  auto prog = compile_and_load(*m, CompileOptions{}, &error);
-  ASSERT_TRUE(prog) << error;
-  std::vector<float> out(in.size());
-  ASSERT_EQ(launch_rank1(*prog, "expf", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
-  double worst = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const double ref = std::exp(double(in[i]));
-    if (std::isnan(in[i])) {
-      ASSERT_TRUE(std::isnan(out[i]));
-      continue;
+  // The host (vscalefps with AVX-512) and AVX2 (two exact power-of-two scalings).
+  for (const char *cpu : {"host", "x86-64-v3"}) {
+    SCOPED_TRACE(cpu);
+    std::string error;
+    CompileOptions options;
+    options.cpu = cpu;
+    auto prog = compile_and_load(*m, options, &error);
+    ASSERT_TRUE(prog) << error;
+    std::vector<float> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "expf", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    double worst = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double ref = std::exp(double(in[i]));
+      if (std::isnan(in[i])) {
+        ASSERT_TRUE(std::isnan(out[i]));
+        continue;
+      }
+      if (std::isinf(float(ref)) || float(ref) == 0.0f) { // beyond the range: exact inf or 0
+        ASSERT_EQ(out[i], float(ref)) << "exp(" << in[i] << ")";
+        continue;
+      }
+      const float r = float(ref);
+      const double ulp = std::nextafter(std::abs(r), INFINITY) - std::abs(r);
+      worst = std::max(worst, std::abs(out[i] - ref) / ulp);
+      ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
     }
-    if (std::isinf(float(ref)) || float(ref) == 0.0f) { // beyond the range: exact inf or 0
-      ASSERT_EQ(out[i], float(ref)) << "exp(" << in[i] << ")";
-      continue;
-    }
-    const float r = float(ref);
-    const double ulp = std::nextafter(std::abs(r), INFINITY) - std::abs(r);
-    worst = std::max(worst, std::abs(out[i] - ref) / ulp);
-    ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
+    std::printf("exp f32 (%s): max error %.3f ulp over %zu values\n", cpu, worst, in.size());
   }
-  std::printf("exp f32: max error %.3f ulp over %zu values\n", worst, in.size());
 }
 
 const char *kMemoryOps = R"(

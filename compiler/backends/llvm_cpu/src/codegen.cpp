@@ -25,7 +25,7 @@ llvm::StructType *launch_type(llvm::LLVMContext &c) {
 } // namespace
 
 void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits,
-                  const x86::Avx512 &isa) {
+                  const x86::Isa &isa) {
   for (auto &k : module.kernels())
     KernelCodegen(*k, out, vector_bits, isa).run();
   std::string err;
@@ -35,7 +35,7 @@ void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_b
 }
 
 KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
-                             const x86::Avx512 &isa)
+                             const x86::Isa &isa)
     : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()),
       vector_bits_(vector_bits), isa_(isa) {}
 

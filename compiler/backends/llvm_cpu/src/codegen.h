@@ -5,7 +5,7 @@
 #pragma once
 
 #include "tl/ir/ir.h"
-#include "x86_avx512.h"
+#include "x86_isa.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -27,12 +27,12 @@ struct LoweringError : std::runtime_error {
 /// SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel; `isa` the
 /// AVX-512 subsets it has (x86::finish_module must run after the optimization pipeline).
 void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits,
-                  const x86::Avx512 &isa);
+                  const x86::Isa &isa);
 
 class KernelCodegen {
 public:
   KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
-                const x86::Avx512 &isa);
+                const x86::Isa &isa);
   void run();
 
 private:
@@ -135,7 +135,7 @@ private:
   llvm::BasicBlock *entry_ = nullptr, *fail_ = nullptr;
   llvm::Value *launch_ = nullptr, *pid_[3] = {};
   unsigned vector_bits_;
-  x86::Avx512 isa_;
+  x86::Isa isa_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
   std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store

@@ -241,7 +241,7 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   for (double k : {0.008368711918592453, 0.04166838899254799, 0.1666652113199234,
                    0.4999999403953552, 1.0, 1.0})
     p = fma(p, r, c(k));
-  if (isa_.f && !t->isVectorTy()) { // vscalefps: one instruction (x86_avx512.h)
+  if (isa_.avx512f && !t->isVectorTy()) { // vscalefps: one instruction (x86_isa.h)
     llvm::Function *scalef = x86::scalef_f32(module_, isa_);
     llvm::CallInst *call = b_.CreateCall(scalef, {p, nf});
     call->addFnAttr(scalef->getFnAttribute("vector-function-abi-variant"));

@@ -71,12 +71,11 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
            llvm::Module &out, std::string *error) {
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
-  const x86::Avx512 isa = tm.getTargetTriple().isX86()
-                              ? x86::avx512_features(tm.getTargetFeatureString())
-                              : x86::Avx512{};
+  const x86::Isa isa = tm.getTargetTriple().isX86() ? x86::isa_features(tm.getTargetFeatureString())
+                                                     : x86::Isa{};
   try {
     const std::string features = tm.getTargetFeatureString().str();
-    const unsigned vector_bits = isa.f                                         ? 512
+    const unsigned vector_bits = isa.avx512f                                      ? 512
                                  : features.find("+avx") != std::string::npos ? 256
                                                                               : 128;
     lower_module(module, out, vector_bits, isa);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "x86_avx512.h"
+#include "x86_isa.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/IRBuilder.h>
@@ -59,19 +59,19 @@ bool is_helper(const llvm::Function &f) { return f.getName().starts_with(kScalef
 
 } // namespace
 
-Avx512 avx512_features(llvm::StringRef features) {
+Isa isa_features(llvm::StringRef features) {
   llvm::SmallVector<llvm::StringRef, 64> parts;
   features.split(parts, ',');
-  Avx512 a;
+  Isa a;
   for (llvm::StringRef p : parts) {
-    a.f |= p == "+avx512f";
-    a.dq |= p == "+avx512dq";
-    a.vl |= p == "+avx512vl";
+    a.avx512f |= p == "+avx512f";
+    a.avx512dq |= p == "+avx512dq";
+    a.avx512vl |= p == "+avx512vl";
   }
   return a;
 }
 
-llvm::Function *scalef_f32(llvm::Module &m, const Avx512 &isa) {
+llvm::Function *scalef_f32(llvm::Module &m, const Isa &isa) {
   if (llvm::Function *f = m.getFunction(kScalef))
     return f;
   llvm::Function *scalar = define_scalef(m, 1);
@@ -80,7 +80,7 @@ llvm::Function *scalef_f32(llvm::Module &m, const Avx512 &isa) {
   std::string variants;
   llvm::SmallVector<llvm::GlobalValue *, 3> used;
   for (unsigned lanes : {16u, 8u, 4u}) {
-    if (lanes < 16 && !isa.vl)
+    if (lanes < 16 && !isa.avx512vl)
       continue;
     llvm::Function *v = define_scalef(m, lanes);
     used.push_back(v);
@@ -92,7 +92,7 @@ llvm::Function *scalef_f32(llvm::Module &m, const Avx512 &isa) {
   return scalar;
 }
 
-void finish_module(llvm::Module &m, const Avx512 &isa) {
+void finish_module(llvm::Module &m, const Isa &isa) {
   // 1. Inline the scalef helpers (one instruction each) and remove them.
   llvm::removeFromUsedLists(m, [](llvm::Constant *c) {
     auto *f = llvm::dyn_cast<llvm::Function>(c);
@@ -117,7 +117,7 @@ void finish_module(llvm::Module &m, const Avx512 &isa) {
       f->eraseFromParent();
   }
   // 2. Vector f32 maximum / minimum as vrangeps + NaN blend.
-  if (!isa.dq)
+  if (!isa.avx512dq)
     return;
   llvm::SmallVector<llvm::IntrinsicInst *, 32> todo;
   for (llvm::Function &f : m)
@@ -128,7 +128,7 @@ void finish_module(llvm::Module &m, const Avx512 &isa) {
           if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()))
             if (vt->getElementType()->isFloatTy() &&
                 (vt->getNumElements() == 16 ||
-                 (isa.vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4))))
+                 (isa.avx512vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4))))
               todo.push_back(ii);
   for (llvm::IntrinsicInst *ii : todo) {
     llvm::IRBuilder<> b(ii);

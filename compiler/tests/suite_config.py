@@ -16,3 +16,11 @@ config.environment["PATH"] = os.pathsep.join(
 if os.path.exists(os.path.join(config.tl_lib_dir, "libtl_target_tnpu.so")):
     config.available_features.add("tnpu")
 config.substitutions.append(("%chips", os.path.join(config.tl_source_dir, "sim", "configs")))
+# llvm-cpu codegen tests check the AVX-512 helpers (x86_isa.cpp) where the host has them.
+try:
+    with open("/proc/cpuinfo") as f:
+        flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx512f" in flags and "avx512dq" in flags and "avx512vl" in flags:
+    config.available_features.add("x86-avx512")

@@ -151,6 +151,9 @@ void finish_module(llvm::Module &m, const Isa &isa) {
     ii->replaceAllUsesWith(r);
     ii->eraseFromParent();
   }
+  for (llvm::Function &f : llvm::make_early_inc_range(m)) // now unused declarations
+    if (f.isIntrinsic() && f.use_empty())
+      f.eraseFromParent();
 }
 
 } // namespace tl::llvm_cpu::x86

@@ -422,12 +422,14 @@ kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
     in.push_back(f);
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
   auto m = parse_ok(text);
-  // The host (vscalefps with AVX-512) and AVX2 (two exact power-of-two scalings).
-  for (const char *cpu : {"host", "x86-64-v3"}) {
-    SCOPED_TRACE(cpu);
+  // The host (vscalefps with AVX-512), AVX2 (two exact power-of-two scalings), and the host
+  // unoptimized (the scalef helper inlined without vectorization).
+  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
+    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
     std::string error;
     CompileOptions options;
     options.cpu = cpu;
+    options.opt_level = opt;
     auto prog = compile_and_load(*m, options, &error);
     ASSERT_TRUE(prog) << error;
     std::vector<float> out(in.size());
@@ -448,7 +450,8 @@ kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
       worst = std::max(worst, std::abs(out[i] - ref) / ulp);
       ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
     }
-    std::printf("exp f32 (%s): max error %.3f ulp over %zu values\n", cpu, worst, in.size());
+    std::printf("exp f32 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
+                in.size());
   }
 }
 

@@ -121,6 +121,14 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
   return {std::move(tensors), host.first_error()};
 }
 
+/// The first 64-byte aligned float of `storage` (16 floats of slack), `misalign` floats past it.
+float *aligned_output(std::vector<float> &storage, int64_t misalign) {
+  float *out = storage.data();
+  while (reinterpret_cast<uintptr_t>(out) % 64)
+    ++out;
+  return out + misalign;
+}
+
 /// Runs kernel `name` of `prog` over contiguous rank-1 tensors of `n` elements at `data`, one
 /// program per `block` elements, straight through the calling convention (no interpreter run:
 /// for inputs too large for it). Returns "" or the first fault.
@@ -825,11 +833,7 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
       x[i] = float(i % 1000) * 0.25f;
       y[i] = float(i % 7) - 3.0f;
     }
-    // 64-byte aligned output (or 4 bytes past it).
-    float *out = storage.data();
-    while (reinterpret_cast<uintptr_t>(out) % 64)
-      ++out;
-    out += misalign;
+    float *out = aligned_output(storage, misalign);
     ASSERT_EQ(launch_rank1(*prog, "axpy", {x.data(), y.data(), out}, n, 8192), "");
     for (int64_t i = 0; i < n; ++i)
       ASSERT_EQ(out[i], x[i] * 3.0f + y[i]) << "n " << n << " misalign " << misalign << " at " << i;
@@ -871,10 +875,7 @@ kernel @shift(%x: tensor<?xf32>, %o: tensor<?xf32>) {
       std::vector<float> x(n), storage(n + 16, -1.0f);
       for (int64_t i = 0; i < n; ++i)
         x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
-      float *out = storage.data();
-      while (reinterpret_cast<uintptr_t>(out) % 64)
-        ++out;
-      out += misalign;
+      float *out = aligned_output(storage, misalign);
       ASSERT_EQ(launch_rank1(*prog, "shift", {x.data(), out}, n, 4096), "");
       for (int64_t b = 0; b < n; b += 4096) {
         const int64_t e = std::min(n, b + 4096);

@@ -227,7 +227,8 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   std::vector<Fetch> fetches;
   int64_t lane_bytes = 0; // of the densest stream
   for (const Stream &s : streams_)
-    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end()) {
+    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end() &&
+        s.bytes <= n * 64) { // a block of more than a line per lane is not paced by this loop
       fetches.push_back({s.at, s.bytes, s.write ? 1 : 0});
       lane_bytes = std::max(lane_bytes, s.bytes / n);
     }

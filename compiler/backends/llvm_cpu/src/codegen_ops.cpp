@@ -422,7 +422,12 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   }
   const bool fl = ir::is_float(acc);
   int64_t m_done = 0, n_done = 0;
-  if (fl && at.elem() == acc && bt.elem() == acc)
+  // f16 / bf16 / f8 inputs are held as the f32 values they are, so with an f32 (or f64)
+  // accumulator every step is the same fma as for f32 inputs: the micro-kernel applies as is.
+  // (avx512_bf16's vdpbf16ps is not used: it adds each pair of products in the opposite order
+  // and flushes subnormals, where the IR's dot is one fma per k in ascending order.)
+  if (fl && (acc == ScalarKind::F32 || acc == ScalarKind::F64) && a.elem == c.elem &&
+      bs.elem == c.elem)
     dot_microkernel(a, bs, c, M, K, N, &m_done, &n_done);
   auto widen = [&](llvm::Value *x, ScalarKind from) {
     return fl ? b_.CreateFPCast(x, c.elem) : b_.CreateIntCast(x, c.elem, ir::is_signed(from));

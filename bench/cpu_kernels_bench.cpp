@@ -13,6 +13,7 @@
 #include <cblas.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -55,19 +56,34 @@ std::vector<uint8_t> executable(const std::string &text) {
   return tl::exe::serialize(e);
 }
 
-/// A runtime whose cpu device uses `threads` workers, with the three kernels loaded.
+/// gemm_cpu.tlir with bf16 a and b (the accumulator stays f32).
+std::string bf16_inputs(std::string text) {
+  for (const char *from : {"%a: tensor<?x?xf32>", "%b: tensor<?x?xf32>", "tile<128x64xf32>",
+                           "tile<64x128xf32>"}) {
+    const size_t at = text.find(from);
+    if (at == std::string::npos)
+      throw std::runtime_error(std::string("gemm_cpu.tlir changed: no ") + from);
+    std::string to = from;
+    to.replace(to.find("f32>"), 3, "bf16");
+    text.replace(at, std::string(from).size(), to);
+  }
+  return text;
+}
+
+/// A runtime whose cpu device uses `threads` workers, with the kernels loaded.
 struct Env {
   Runtime rt;
   Device dev;
   Stream stream;
-  Executable gemm, vadd, softmax;
+  Executable gemm, gemm_bf16, vadd, softmax;
   explicit Env(int threads)
       : rt([&] {
           setenv("TL_CPU_THREADS", std::to_string(threads).c_str(), 1);
           return Runtime(nullptr, 0);
         }()),
         dev(rt.device("cpu")), stream(dev.stream()),
-        gemm(load(read_kernel("gemm_cpu.tlir"))), vadd(load(read_kernel("vector_add_cpu.tlir"))),
+        gemm(load(read_kernel("gemm_cpu.tlir"))), gemm_bf16(load(bf16_inputs(read_kernel("gemm_cpu.tlir")))),
+        vadd(load(read_kernel("vector_add_cpu.tlir"))),
         softmax(load(read_kernel("softmax_cpu.tlir"))) {
     unsetenv("TL_CPU_THREADS");
   }
@@ -110,6 +126,37 @@ void BM_TlGemm(benchmark::State &state) {
                                   tensor_arg(bc, TL_DTYPE_F32, {n, n})};
   for (auto _ : state) {
     e.stream.launch(e.gemm, 0, {g, g, 1}, args);
+    e.stream.synchronize();
+  }
+  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+
+// bf16 inputs, f32 accumulator (OpenBLAS 0.3.21 in Debian has no sbgemm: the anchors are its
+// sgemm and TL's f32 GEMM).
+void BM_TlGemmBf16(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  Env &e = env(static_cast<int>(state.range(1)));
+  std::vector<uint16_t> a(n * n), b(n * n);
+  auto bf16 = [](float f) { // round to nearest even
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+  };
+  auto fa = random_floats(n * n), fb = random_floats(n * n);
+  for (int64_t i = 0; i < n * n; ++i) {
+    a[i] = bf16(fa[i]);
+    b[i] = bf16(fb[i]);
+  }
+  Buffer ba = e.dev.buffer(n * n * 2), bb = e.dev.buffer(n * n * 2), bc = e.dev.buffer(n * n * 4);
+  e.stream.copy_to_device(a.data(), ba, n * n * 2);
+  e.stream.copy_to_device(b.data(), bb, n * n * 2);
+  const uint64_t g = (n + kGemmTile - 1) / kGemmTile;
+  auto args = std::vector<tl_arg>{tensor_arg(ba, TL_DTYPE_BF16, {n, n}),
+                                  tensor_arg(bb, TL_DTYPE_BF16, {n, n}),
+                                  tensor_arg(bc, TL_DTYPE_F32, {n, n})};
+  for (auto _ : state) {
+    e.stream.launch(e.gemm_bf16, 0, {g, g, 1}, args);
     e.stream.synchronize();
   }
   state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
@@ -192,6 +239,7 @@ constexpr int64_t kStreamElems = int64_t(1) << 25; // 128 MiB per array: far bey
 
 BENCHMARK(BM_TlGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_OpenBlasGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TlGemmBf16)->ArgsProduct({{2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Triad)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TlVectorAdd)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TlSoftmax)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -246,6 +294,17 @@ int main(int argc, char **argv) {
       std::printf("gemm_%d_threads%d_openblas_gflops: %.1f\n", n, t, blas / 1e9);
       if (blas > 0)
         std::printf("gemm_%d_threads%d_vs_openblas: %.3f\n", n, t, tl / blas);
+    }
+    {
+      const std::string args = "/2048/" + std::to_string(t);
+      const double bf = value("BM_TlGemmBf16" + args, "flops");
+      const double f32 = value("BM_TlGemm" + args, "flops");
+      const double blas = value("BM_OpenBlasGemm" + args, "flops");
+      std::printf("gemm_bf16_2048_threads%d_tl_gflops: %.1f\n", t, bf / 1e9);
+      if (f32 > 0)
+        std::printf("gemm_bf16_2048_threads%d_vs_tl_f32: %.3f\n", t, bf / f32);
+      if (blas > 0)
+        std::printf("gemm_bf16_2048_threads%d_vs_openblas_sgemm: %.3f\n", t, bf / blas);
     }
     const std::string args = "/" + std::to_string(kStreamElems) + "/" + std::to_string(t);
     const double triad = value("BM_Triad" + args, "bytes");

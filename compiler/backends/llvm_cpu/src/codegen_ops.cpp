@@ -1,8 +1,10 @@
 // llvm-cpu lowering of value ops: sources, shapes, elementwise arithmetic, casts, dot, reduce.
-// Every op is exact against the reference interpreter except transcendental math (libm, <= 1 ulp
-// apart): no fast-math flags, no FMA contraction, reductions in ascending index order.
+// Every op is exact against the reference interpreter except transcendental math (SLEEF and the
+// inline exp, within 1 ulp): no fast-math flags, no FMA contraction, reductions in ascending
+// index order.
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
+#include "vector_math.h"
 
 #include <limits>
 
@@ -170,10 +172,8 @@ llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vecto
 llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
                                        std::vector<llvm::Value *> a) {
   llvm::Type *t = a[0]->getType();
-  auto libm = [&](const char *f32, const char *f64) -> llvm::Value * {
-    llvm::FunctionCallee f = module_.getOrInsertFunction(
-        t->isFloatTy() ? f32 : f64, llvm::FunctionType::get(t, {t}, false)); // f16/bf16 compute in f32
-    return b_.CreateCall(f, {a[0]});
+  auto sleef = [&](const char *fn) { // 1.0 ulp, vectorized (vector_math.h)
+    return sleef_call(b_, module_, fn, a, vector_bits_);
   };
   auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
   switch (op.opcode()) {
@@ -183,27 +183,23 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   case Opcode::Div: return b_.CreateFDiv(a[0], a[1]);
   case Opcode::Min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
   case Opcode::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
-  case Opcode::Pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0], a[1]);
+  case Opcode::Pow: return sleef("pow");
   case Opcode::Neg: return b_.CreateFNeg(a[0]);
   case Opcode::Abs: return unary(llvm::Intrinsic::fabs);
-  case Opcode::Exp: return t->isFloatTy() ? exp_f32(a[0]) : unary(llvm::Intrinsic::exp);
-  case Opcode::Exp2: return unary(llvm::Intrinsic::exp2);
-  case Opcode::Log: { // glibc's vector logf reaches 3.02 ulp (the OpenCL bound is 3): stay scalar
-    auto *call = llvm::cast<llvm::CallInst>(libm("logf", "log"));
-    call->addFnAttr(llvm::Attribute::NoBuiltin);
-    return call;
-  }
-  case Opcode::Log2: return unary(llvm::Intrinsic::log2);
+  case Opcode::Exp: return t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+  case Opcode::Exp2: return sleef("exp2");
+  case Opcode::Log: return sleef("log");
+  case Opcode::Log2: return sleef("log2");
   case Opcode::Sqrt: return unary(llvm::Intrinsic::sqrt);
-  case Opcode::Sin: return unary(llvm::Intrinsic::sin);
-  case Opcode::Cos: return unary(llvm::Intrinsic::cos);
+  case Opcode::Sin: return sleef("sin");
+  case Opcode::Cos: return sleef("cos");
   case Opcode::Rsqrt:
     return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), unary(llvm::Intrinsic::sqrt));
-  case Opcode::Tanh: return libm("tanhf", "tanh");
-  case Opcode::Erf: return libm("erff", "erf");
+  case Opcode::Tanh: return sleef("tanh");
+  case Opcode::Erf: return sleef("erf");
   case Opcode::Sigmoid: {
     a[0] = b_.CreateFNeg(a[0]);
-    llvm::Value *e = t->isFloatTy() ? exp_f32(a[0]) : unary(llvm::Intrinsic::exp);
+    llvm::Value *e = t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
     llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
     return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
   }
@@ -241,12 +237,8 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   for (double k : {0.008368711918592453, 0.04166838899254799, 0.1666652113199234,
                    0.4999999403953552, 1.0, 1.0})
     p = fma(p, r, c(k));
-  if (isa_.avx512f && !t->isVectorTy()) { // vscalefps: one instruction (x86_isa.h)
-    llvm::Function *scalef = x86::scalef_f32(module_, isa_);
-    llvm::CallInst *call = b_.CreateCall(scalef, {p, nf});
-    call->addFnAttr(scalef->getFnAttribute("vector-function-abi-variant"));
-    return call;
-  }
+  if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
+    return x86::scalef(b_, module_, isa_, p, nf);
   llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
   llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   auto pow2 = [&](llvm::Value *e) {

@@ -4,6 +4,7 @@
 #include "tl/backends/llvm_cpu.h"
 
 #include "codegen.h"
+#include "vector_math.h"
 #include "llvm_cpu_source_hash.h"
 #include "tl/ir/printer.h"
 #include "tl/reference/numerics.h"
@@ -113,6 +114,7 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(out, mam);
+  finish_helpers(out);
   x86::finish_module(out, isa);
   return true;
 }
@@ -322,6 +324,14 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
     return nullptr;
   }
   jd.addGenerator(std::move(*mvec));
+  auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load(
+      kSleefLibrary, (*jit)->getDataLayout().getGlobalPrefix());
+  if (!sleef) {
+    *error = std::string("cannot load the SLEEF vector math library ") + kSleefLibrary +
+             " (Debian package libsleef3): " + llvm::toString(sleef.takeError());
+    return nullptr;
+  }
+  jd.addGenerator(std::move(*sleef));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(static_cast<const char *>(object), size), "tl-llvm-cpu.o");
   if (auto err = (*jit)->addObjectFile(std::move(buffer))) {

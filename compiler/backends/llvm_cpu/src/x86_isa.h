@@ -5,6 +5,7 @@
 #pragma once
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 namespace tl::llvm_cpu::x86 {
@@ -15,15 +16,15 @@ struct Isa {
 };
 Isa isa_features(llvm::StringRef features);
 
-/// float @tl.scalef.f32(float p, float n) = p * 2^n for an integral n, rounded once (subnormal
-/// and overflowing results included), declared with vector variants of 16 lanes (8 and 4 with
-/// AVX-512VL) that the loop vectorizer calls instead. The helpers stay calls until
-/// finish_module inlines them. Requires AVX-512F.
-llvm::Function *scalef_f32(llvm::Module &m, const Isa &isa);
+/// p * 2^n for f32 p and an integral f32 n, rounded once (subnormal and overflowing results
+/// included): a helper (vector_math.h) whose vector variants of 16 lanes (8 and 4 with AVX-512VL)
+/// are vscalefps. Requires AVX-512F.
+llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
+                    llvm::Value *n);
 
-/// After the optimization pipeline: inlines and removes the scalef helpers, and rewrites vector
-/// llvm.maximum / llvm.minimum of f32 as vrangeps (which orders -0 < +0 as the IR does) plus one
-/// compare and blend that propagates NaN (vrangeps alone returns the other operand).
+/// After the optimization pipeline: rewrites vector llvm.maximum / llvm.minimum of f32 as
+/// vrangeps (which orders -0 < +0 as the IR does) plus one compare and blend that propagates NaN
+/// (vrangeps alone returns the other operand).
 void finish_module(llvm::Module &m, const Isa &isa);
 
 } // namespace tl::llvm_cpu::x86

@@ -113,23 +113,30 @@ std::vector<float> random_floats(size_t n) {
 // ---- GEMM: M = N = K = range(0), threads = range(1) ----
 constexpr int64_t kGemmTile = 128; // gemm_cpu.tlir's tile of c
 
-void BM_TlGemm(benchmark::State &state) {
+/// Times `exe` (gemm_cpu.tlir, n x n) on inputs a and b of `dtype` (`elem` bytes each), c f32.
+void time_gemm(benchmark::State &state, Env &e, Executable &exe, const void *a, const void *b,
+               tl_dtype dtype, int64_t elem) {
   const int64_t n = state.range(0);
-  Env &e = env(static_cast<int>(state.range(1)));
-  auto a = random_floats(n * n), b = random_floats(n * n);
-  Buffer ba = e.dev.buffer(n * n * 4), bb = e.dev.buffer(n * n * 4), bc = e.dev.buffer(n * n * 4);
-  e.stream.copy_to_device(a.data(), ba, n * n * 4);
-  e.stream.copy_to_device(b.data(), bb, n * n * 4);
+  Buffer ba = e.dev.buffer(n * n * elem), bb = e.dev.buffer(n * n * elem),
+         bc = e.dev.buffer(n * n * 4);
+  e.stream.copy_to_device(a, ba, n * n * elem);
+  e.stream.copy_to_device(b, bb, n * n * elem);
   const uint64_t g = (n + kGemmTile - 1) / kGemmTile;
-  auto args = std::vector<tl_arg>{tensor_arg(ba, TL_DTYPE_F32, {n, n}),
-                                  tensor_arg(bb, TL_DTYPE_F32, {n, n}),
+  auto args = std::vector<tl_arg>{tensor_arg(ba, dtype, {n, n}), tensor_arg(bb, dtype, {n, n}),
                                   tensor_arg(bc, TL_DTYPE_F32, {n, n})};
   for (auto _ : state) {
-    e.stream.launch(e.gemm, 0, {g, g, 1}, args);
+    e.stream.launch(exe, 0, {g, g, 1}, args);
     e.stream.synchronize();
   }
   state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
                                                benchmark::Counter::kIsRate);
+}
+
+void BM_TlGemm(benchmark::State &state) {
+  const int64_t n = state.range(0);
+  Env &e = env(static_cast<int>(state.range(1)));
+  auto a = random_floats(n * n), b = random_floats(n * n);
+  time_gemm(state, e, e.gemm, a.data(), b.data(), TL_DTYPE_F32, 4);
 }
 
 // bf16 inputs, f32 accumulator (OpenBLAS 0.3.21 in Debian has no sbgemm: the anchors are its
@@ -137,30 +144,18 @@ void BM_TlGemm(benchmark::State &state) {
 void BM_TlGemmBf16(benchmark::State &state) {
   const int64_t n = state.range(0);
   Env &e = env(static_cast<int>(state.range(1)));
-  std::vector<uint16_t> a(n * n), b(n * n);
   auto bf16 = [](float f) { // round to nearest even
     uint32_t u;
     std::memcpy(&u, &f, 4);
     return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
   };
   auto fa = random_floats(n * n), fb = random_floats(n * n);
+  std::vector<uint16_t> a(n * n), b(n * n);
   for (int64_t i = 0; i < n * n; ++i) {
     a[i] = bf16(fa[i]);
     b[i] = bf16(fb[i]);
   }
-  Buffer ba = e.dev.buffer(n * n * 2), bb = e.dev.buffer(n * n * 2), bc = e.dev.buffer(n * n * 4);
-  e.stream.copy_to_device(a.data(), ba, n * n * 2);
-  e.stream.copy_to_device(b.data(), bb, n * n * 2);
-  const uint64_t g = (n + kGemmTile - 1) / kGemmTile;
-  auto args = std::vector<tl_arg>{tensor_arg(ba, TL_DTYPE_BF16, {n, n}),
-                                  tensor_arg(bb, TL_DTYPE_BF16, {n, n}),
-                                  tensor_arg(bc, TL_DTYPE_F32, {n, n})};
-  for (auto _ : state) {
-    e.stream.launch(e.gemm_bf16, 0, {g, g, 1}, args);
-    e.stream.synchronize();
-  }
-  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  time_gemm(state, e, e.gemm_bf16, a.data(), b.data(), TL_DTYPE_BF16, 2);
 }
 
 void BM_OpenBlasGemm(benchmark::State &state) {

@@ -210,8 +210,8 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   }
 }
 
-// exp of an f32 inline, so that the loop vectorizer widens it to the full SIMD width (glibc's
-// libmvec offers LLVM 19 only its 8-wide AVX2 expf): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite,
+// exp of an f32 inline, so that the loop vectorizer widens it to the full SIMD width without a
+// call (softmax's hot loop; other math calls SLEEF): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite,
 // ln2 split in two so that n ln2 is exact to 32 bits), e^r by a degree-6 polynomial (relative
 // error 3.1e-9), scaled by 2^n rounding once for subnormal results: vscalefps with AVX-512, else
 // two exact powers of two. Measured: see LlvmCpu.ExpF32IsWithinTwoUlps (4M f32 across the

@@ -91,12 +91,9 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
     }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
-  // Vector math through glibc's libmvec (LLVM 19 maps SLEEF only on AArch64), so that loops
-  // calling exp, log, sin, ... vectorize instead of calling scalar libm per lane. The
-  // differential tests bound its error against the interpreter's correctly rounded math.
+  // No vector library in the target library info: math reaches SLEEF through helpers with
+  // vector variants (vector_math.h), so nothing is mapped to glibc's 4-ulp libmvec behind them.
   llvm::TargetLibraryInfoImpl tlii(tm.getTargetTriple());
-  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
-                                          tm.getTargetTriple());
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
@@ -316,14 +313,6 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
     return nullptr;
   }
   jd.addGenerator(std::move(*gen));
-  auto mvec = llvm::orc::DynamicLibrarySearchGenerator::Load(
-      "libmvec.so.1", (*jit)->getDataLayout().getGlobalPrefix());
-  if (!mvec) {
-    *error = "cannot load glibc's vector math library libmvec.so.1: " +
-             llvm::toString(mvec.takeError());
-    return nullptr;
-  }
-  jd.addGenerator(std::move(*mvec));
   auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load(
       kSleefLibrary, (*jit)->getDataLayout().getGlobalPrefix());
   if (!sleef) {

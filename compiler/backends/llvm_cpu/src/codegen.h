@@ -103,6 +103,10 @@ private:
   llvm::Value *block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
                                    const std::vector<int64_t> &tile_shape);
   llvm::Value *block_base(unsigned arg, const std::vector<llvm::Value *> &off, llvm::Type *mem_t);
+  /// The element offsets (i64) of a load's or store's block: its index operands.
+  std::vector<llvm::Value *> block_offsets(const ir::Operation &op);
+  /// Bytes of a tile of type `t` as stored in memory.
+  int64_t tile_bytes(const ir::Type &t);
   void lower_indexed(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
 

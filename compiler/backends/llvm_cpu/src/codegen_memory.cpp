@@ -34,14 +34,24 @@ llvm::Value *KernelCodegen::block_base(unsigned arg, const std::vector<llvm::Val
   return b_.CreateGEP(mem_t, arg_field(arg, 0, nullptr), base);
 }
 
+std::vector<llvm::Value *> KernelCodegen::block_offsets(const ir::Operation &op) {
+  std::vector<llvm::Value *> off;
+  for (int d = 0; d < op.operand(0)->type().rank(); ++d)
+    off.push_back(b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty()));
+  return off;
+}
+
+int64_t KernelCodegen::tile_bytes(const ir::Type &t) {
+  return t.num_elements() *
+         int64_t(module_.getDataLayout().getTypeAllocSize(storage_type(t.elem())));
+}
+
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
   // A load planned as a view (plan_views) reads the tensor in place when the block is inside
   // and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
   if (op.opcode() == Opcode::Load && views_.count(&op) && !slots_.count(op.result())) {
     const unsigned a = arg_index_.at(op.operand(0));
-    std::vector<llvm::Value *> off;
-    for (int d = 0; d < op.operand(0)->type().rank(); ++d)
-      off.push_back(b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty()));
+    const std::vector<llvm::Value *> off = block_offsets(op);
     const ir::Type &tt = op.result()->type();
     llvm::Value *ok = block_is_contiguous(a, off, tt.shape());
     llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
@@ -61,8 +71,7 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     s.ptr = ptr;
     // The block after this one is where the next program of a streaming kernel reads: fetch
     // it during this program's compute loops (lane_loop).
-    const int64_t bytes =
-        tt.num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(storage_type(tt.elem())));
+    const int64_t bytes = tile_bytes(tt);
     streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent(), false});
     prefetch_stores_after(op);
     return;
@@ -79,9 +88,9 @@ void KernelCodegen::copy_block_access(const ir::Operation &op) {
   Slot &tile = slot(tile_v);
   llvm::Type *mem_t = storage_type(tt.elem());
   llvm::Value *data = arg_field(a, 0, nullptr);
-  std::vector<llvm::Value *> off(rank), shape(rank), stride(rank);
+  const std::vector<llvm::Value *> off = block_offsets(op);
+  std::vector<llvm::Value *> shape(rank), stride(rank);
   for (int d = 0; d < rank; ++d) {
-    off[d] = b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty());
     shape[d] = arg_field(a, 1, i64(d));
     stride[d] = arg_field(a, 2, i64(d));
   }

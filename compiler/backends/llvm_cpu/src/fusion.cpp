@@ -78,9 +78,7 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   };
   auto access = [&](const ir::Operation &op, const ir::Type &tile, llvm::Value *&ok) {
     const unsigned a = arg_index_.at(op.operand(0));
-    std::vector<llvm::Value *> off;
-    for (int d = 0; d < op.operand(0)->type().rank(); ++d)
-      off.push_back(b_.CreateSExt(scalar(op.operand(1 + d)), b_.getInt64Ty()));
+    const std::vector<llvm::Value *> off = block_offsets(op);
     ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
     const ir::ScalarKind elem = op.operand(0)->type().elem();
     return Access{block_base(a, off, storage_type(elem)), storage_type(elem), elem};
@@ -277,15 +275,10 @@ void KernelCodegen::prefetch_stores_after(const ir::Operation &load) {
     }
     if (!known)
       continue;
-    const ir::Value *tile = op->operand(1 + rank);
-    const unsigned a = arg_index_.at(op->operand(0));
-    std::vector<llvm::Value *> off;
-    for (int d = 0; d < rank; ++d)
-      off.push_back(b_.CreateSExt(scalar(op->operand(1 + d)), b_.getInt64Ty()));
-    llvm::Type *mem = storage_type(tile->type().elem());
-    const int64_t bytes =
-        tile->type().num_elements() * int64_t(module_.getDataLayout().getTypeAllocSize(mem));
-    streams_.push_back({block_base(a, off, mem), bytes, &block, true});
+    const ir::Type &tile = op->operand(1 + rank)->type();
+    llvm::Value *at = block_base(arg_index_.at(op->operand(0)), block_offsets(*op),
+                                 storage_type(tile.elem()));
+    streams_.push_back({at, tile_bytes(tile), &block, true});
     owned_stores_.insert(op.get());
   }
 }

@@ -12,6 +12,7 @@ namespace {
 
 constexpr llvm::StringLiteral kHelperPrefix = "tl.";
 constexpr llvm::StringLiteral kVariantsKey = "tl.vector-variant";
+constexpr llvm::StringLiteral kMappingKey = "vector-function-abi-variant";
 
 void no_side_effects(llvm::Function &f) {
   f.setDoesNotAccessMemory();
@@ -24,34 +25,34 @@ void no_side_effects(llvm::Function &f) {
 } // namespace
 
 llvm::CallInst *call_helper(llvm::IRBuilder<> &b, llvm::Module &m, const std::string &name,
-                            llvm::FunctionType *type,
-                            const std::function<void(llvm::Function &)> &body,
-                            const std::vector<VectorVariant> &variants,
+                            llvm::FunctionType *type, const HelperDefinition &define,
                             llvm::ArrayRef<llvm::Value *> args) {
   llvm::Function *helper = m.getFunction(name);
-  if (!helper) {
+  if (!helper) { // once per module: the body, the variants and the mapping naming them
     helper = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, m);
     no_side_effects(*helper);
     // Opaque to the inliner until the vectorizer has chosen the variant (finish_helpers).
     helper->addFnAttr(llvm::Attribute::NoInline);
-    body(*helper);
+    std::string mapping;
+    llvm::SmallVector<llvm::GlobalValue *, 3> used;
+    for (const VectorVariant &v : define(*helper)) {
+      no_side_effects(*v.fn);
+      v.fn->addFnAttr(kVariantsKey); // so that finish_helpers knows it
+      used.push_back(v.fn);
+      mapping += (mapping.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") +
+                 std::to_string(v.lanes) + std::string(args.size(), 'v') + "_" + name + "(" +
+                 v.fn->getName().str() + ")";
+    }
+    // The vectorizer needs the variants declared until it runs (compiler.used keeps them;
+    // finish_helpers drops them).
+    llvm::appendToCompilerUsed(m, used);
+    if (!mapping.empty())
+      helper->addFnAttr(kMappingKey, mapping);
   }
-  std::string mapping;
-  llvm::SmallVector<llvm::GlobalValue *, 3> used;
-  for (const VectorVariant &v : variants) {
-    no_side_effects(*v.fn);
-    v.fn->addFnAttr(kVariantsKey); // so that finish_helpers knows it
-    used.push_back(v.fn);
-    mapping += (mapping.empty() ? "" : ",") + std::string("_ZGV_LLVM_N") +
-               std::to_string(v.lanes) + std::string(args.size(), 'v') + "_" + name + "(" +
-               v.fn->getName().str() + ")";
-  }
-  // The vectorizer finds the variants through this attribute at the call site and needs them
-  // declared until it runs (compiler.used keeps them; finish_helpers drops them).
-  llvm::appendToCompilerUsed(m, used);
   llvm::CallInst *call = b.CreateCall(helper, args);
-  if (!mapping.empty())
-    call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant", mapping));
+  // The vectorizer reads the variants from the call site.
+  if (helper->hasFnAttribute(kMappingKey))
+    call->addFnAttr(helper->getFnAttribute(kMappingKey));
   return call;
 }
 
@@ -95,19 +96,7 @@ llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
   const std::string libm = std::string(fn) + (f32 ? "f" : "");
   llvm::SmallVector<llvm::Type *, 2> params(args.size(), t);
   auto *type = llvm::FunctionType::get(t, params, false);
-  std::vector<VectorVariant> variants;
-  for (unsigned bits : {512u, 256u, 128u}) {
-    if (bits > vector_bits)
-      continue;
-    const unsigned lanes = bits / (f32 ? 32 : 64);
-    auto *vt = llvm::FixedVectorType::get(t, lanes);
-    llvm::SmallVector<llvm::Type *, 2> vparams(args.size(), vt);
-    const std::string name = "Sleef_" + std::string(fn) + (f32 ? "f" : "d") +
-                             std::to_string(lanes) + "_u10";
-    auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(vt, vparams, false));
-    variants.push_back({lanes, llvm::cast<llvm::Function>(callee.getCallee())});
-  }
-  auto body = [&](llvm::Function &helper) { // scalar: libm
+  auto define = [&](llvm::Function &helper) { // scalar: libm; vector: SLEEF
     llvm::IRBuilder<> hb(llvm::BasicBlock::Create(m.getContext(), "entry", &helper));
     llvm::SmallVector<llvm::Value *, 2> fargs;
     for (llvm::Argument &a : helper.args())
@@ -116,8 +105,21 @@ llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
     c->setDoesNotAccessMemory(); // errno is of no interest
     c->setDoesNotThrow();
     hb.CreateRet(c);
+    std::vector<VectorVariant> variants;
+    for (unsigned bits : {512u, 256u, 128u}) {
+      if (bits > vector_bits)
+        continue;
+      const unsigned lanes = bits / (f32 ? 32 : 64);
+      auto *vt = llvm::FixedVectorType::get(t, lanes);
+      llvm::SmallVector<llvm::Type *, 2> vparams(args.size(), vt);
+      const std::string name = "Sleef_" + std::string(fn) + (f32 ? "f" : "d") +
+                               std::to_string(lanes) + "_u10";
+      auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(vt, vparams, false));
+      variants.push_back({lanes, llvm::cast<llvm::Function>(callee.getCallee())});
+    }
+    return variants;
   };
-  return call_helper(b, m, "tl.sleef." + libm, type, body, variants, args);
+  return call_helper(b, m, "tl.sleef." + libm, type, define, args);
 }
 
 } // namespace tl::llvm_cpu

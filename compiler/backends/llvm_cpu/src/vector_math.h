@@ -30,12 +30,13 @@ struct VectorVariant {
   llvm::Function *fn;
 };
 
-/// Declares (once) helper `name` of type `type` with `body` building its scalar definition, and
-/// returns a call of it on `args` naming `variants`, which are kept alive until finish_helpers.
+/// Defines a helper's scalar body in the function given and returns its vector variants.
+using HelperDefinition = std::function<std::vector<VectorVariant>(llvm::Function &)>;
+
+/// A call of helper `name` of type `type` on `args`; the first call in a module defines the
+/// helper with `define` and keeps its variants alive until finish_helpers.
 llvm::CallInst *call_helper(llvm::IRBuilder<> &b, llvm::Module &m, const std::string &name,
-                            llvm::FunctionType *type,
-                            const std::function<void(llvm::Function &)> &body,
-                            const std::vector<VectorVariant> &variants,
+                            llvm::FunctionType *type, const HelperDefinition &define,
                             llvm::ArrayRef<llvm::Value *> args);
 
 /// After the optimization pipeline: inlines the remaining helper calls, removes the helpers and

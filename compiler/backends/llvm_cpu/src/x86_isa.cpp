@@ -59,24 +59,24 @@ Isa isa_features(llvm::StringRef features) {
 
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
                     llvm::Value *n) {
-  std::vector<VectorVariant> variants;
-  for (unsigned lanes : {16u, 8u, 4u}) {
-    if (lanes < 16 && !isa.avx512vl)
-      continue;
-    const std::string name = std::string(kScalef) + ".v" + std::to_string(lanes);
-    llvm::Function *v = m.getFunction(name);
-    if (!v) {
+  auto define = [&](llvm::Function &helper) {
+    scalef_body(helper, 1);
+    std::vector<VectorVariant> variants;
+    for (unsigned lanes : {16u, 8u, 4u}) {
+      if (lanes < 16 && !isa.avx512vl)
+        continue;
       auto *vt = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
-      v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
-                                 llvm::GlobalValue::InternalLinkage, name, m);
+      auto *v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
+                                        llvm::GlobalValue::InternalLinkage,
+                                        std::string(kScalef) + ".v" + std::to_string(lanes), m);
       v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
       scalef_body(*v, lanes);
+      variants.push_back({lanes, v});
     }
-    variants.push_back({lanes, v});
-  }
+    return variants;
+  };
   auto *type = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
-  return call_helper(b, m, kScalef, type, [](llvm::Function &f) { scalef_body(f, 1); }, variants,
-                     {p, n});
+  return call_helper(b, m, kScalef, type, define, {p, n});
 }
 
 void finish_module(llvm::Module &m, const Isa &isa) {

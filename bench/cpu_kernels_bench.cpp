@@ -8,12 +8,12 @@
 #include "tl/hal.hpp"
 #include "tl/ir/parser.h"
 #include "tl/ir/verifier.h"
+#include "tl/reference/numerics.h"
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -144,16 +144,12 @@ void BM_TlGemm(benchmark::State &state) {
 void BM_TlGemmBf16(benchmark::State &state) {
   const int64_t n = state.range(0);
   Env &e = env(static_cast<int>(state.range(1)));
-  auto bf16 = [](float f) { // round to nearest even
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-  };
+  using tl::numerics::FloatFormat;
   auto fa = random_floats(n * n), fb = random_floats(n * n);
   std::vector<uint16_t> a(n * n), b(n * n);
   for (int64_t i = 0; i < n * n; ++i) {
-    a[i] = bf16(fa[i]);
-    b[i] = bf16(fb[i]);
+    a[i] = uint16_t(tl::numerics::encode(FloatFormat::BF16, fa[i]));
+    b[i] = uint16_t(tl::numerics::encode(FloatFormat::BF16, fb[i]));
   }
   time_gemm(state, e, e.gemm_bf16, a.data(), b.data(), TL_DTYPE_BF16, 2);
 }

@@ -112,8 +112,8 @@ llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
       const unsigned lanes = bits / (f32 ? 32 : 64);
       auto *vt = llvm::FixedVectorType::get(t, lanes);
       llvm::SmallVector<llvm::Type *, 2> vparams(args.size(), vt);
-      const std::string name = "Sleef_" + std::string(fn) + (f32 ? "f" : "d") +
-                               std::to_string(lanes) + "_u10";
+      const std::string name =
+          "Sleef_" + std::string(fn) + (f32 ? "f" : "d") + std::to_string(lanes) + "_u10";
       auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(vt, vparams, false));
       variants.push_back({lanes, llvm::cast<llvm::Function>(callee.getCallee())});
     }

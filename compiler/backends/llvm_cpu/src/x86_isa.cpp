@@ -32,9 +32,9 @@ void scalef_body(llvm::Function &fn, unsigned lanes) {
                            b.getInt32(4)});
     r = b.CreateExtractElement(r, uint64_t(0));
   } else if (lanes == 16) {
-    r = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                          {p, n, llvm::Constant::getNullValue(p->getType()), b.getInt16(-1),
-                           b.getInt32(4)});
+    r = b.CreateIntrinsic(
+        llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+        {p, n, llvm::Constant::getNullValue(p->getType()), b.getInt16(-1), b.getInt32(4)});
   } else {
     r = b.CreateIntrinsic(lanes == 8 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_256
                                      : llvm::Intrinsic::x86_avx512_mask_scalef_ps_128,
@@ -67,8 +67,8 @@ llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm:
         continue;
       auto *vt = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
       auto *v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
-                                        llvm::GlobalValue::InternalLinkage,
-                                        std::string(kScalef) + ".v" + std::to_string(lanes), m);
+                                       llvm::GlobalValue::InternalLinkage,
+                                       std::string(kScalef) + ".v" + std::to_string(lanes), m);
       v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
       scalef_body(*v, lanes);
       variants.push_back({lanes, v});
@@ -83,7 +83,8 @@ void finish_module(llvm::Module &m, const Isa &isa) {
   // Vector f32 maximum / minimum as vrangeps + NaN blend.
   if (!isa.avx512dq)
     return;
-  llvm::SmallVector<llvm::IntrinsicInst *, 32> todo;
+  llvm::SmallVector<llvm::IntrinsicInst *, 32>
+      to_rewrite; // collected first: rewriting edits the lists
   for (llvm::Function &f : m)
     for (llvm::Instruction &i : llvm::instructions(f))
       if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i))
@@ -93,8 +94,8 @@ void finish_module(llvm::Module &m, const Isa &isa) {
             if (vt->getElementType()->isFloatTy() &&
                 (vt->getNumElements() == 16 ||
                  (isa.avx512vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4))))
-              todo.push_back(ii);
-  for (llvm::IntrinsicInst *ii : todo) {
+              to_rewrite.push_back(ii);
+  for (llvm::IntrinsicInst *ii : to_rewrite) {
     llvm::IRBuilder<> b(ii);
     llvm::Value *x = ii->getArgOperand(0), *y = ii->getArgOperand(1);
     auto *vt = llvm::cast<llvm::FixedVectorType>(ii->getType());

@@ -72,8 +72,8 @@ public:
   }
 
 private:
-  /// Spins until `done()` or kSpin has passed (checking often: a sched_yield per check cost
-  /// ~0.3 µs on the virtual machine, enough to double a short round trip).
+  /// Spins until `done()` or kSpin has passed, checking after every pause (with 64 sched_yield
+  /// calls between checks the empty round trip stayed at 26 µs; checking each pause: 1.9 µs).
   template <class Done>
   static void spin_until(Done done) {
     const auto until = std::chrono::steady_clock::now() + kSpin;

@@ -439,6 +439,47 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
               {}, {1, 1, 1}, 2); // SLEEF within 1 ulp, the interpreter's f32 result within 0.5
 }
 
+/// Compile options for an LLVM CPU name ("host", "x86-64-v3", ...) at `opt_level`.
+CompileOptions for_cpu(const char *cpu, int opt_level = 3) {
+  CompileOptions options;
+  options.cpu = cpu;
+  options.opt_level = opt_level;
+  return options;
+}
+
+/// @f: o = `op`(x) over blocks of 4096 f32.
+std::string unary_f32_kernel(const char *op) {
+  return std::string(R"(
+kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %n = constant {value = 4096} : i32
+  %off = mul %pid, %n : i32
+  %t = load %x, %off : tile<4096xf32>
+  %e = )") + op + R"( %t : tile<4096xf32>
+  store %o, %off, %e
+  return
+}
+)";
+}
+
+/// Every 2^k-th f32 bit pattern, its low k bits varied too (all exponents and signs).
+std::vector<float> f32_sweep(int k) {
+  std::vector<float> out;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += uint64_t(1) << k) {
+    const uint32_t b = uint32_t(bits) | uint32_t(bits >> (32 - k) & ((1u << k) - 1));
+    float f;
+    std::memcpy(&f, &b, 4);
+    out.push_back(f);
+  }
+  return out;
+}
+
+/// One ulp of f32 at |r|, at least the smallest subnormal.
+double f32_ulp(float r) {
+  return std::max(double(std::nextafter(std::abs(r), INFINITY) - std::abs(r)),
+                  double(std::numeric_limits<float>::denorm_min()));
+}
+
 // Math through SLEEF (vector_math.h), vectorized at the full width on the host and 4 lanes on
 // AVX2: every op against the double-precision libm result over every 2^-12th f32 bit pattern in
 // its domain. SLEEF's u10 functions are documented within 1.0 ulp; the bound is 1.5 to leave room
@@ -457,13 +498,9 @@ TEST(LlvmCpu, SleefMathIsWithinOneAndAHalfUlps) {
                         {"tanh", [](double x) { return std::tanh(x); }, -INFINITY, INFINITY},
                         {"erf", [](double x) { return std::erf(x); }, -INFINITY, INFINITY}};
   std::vector<float> all;
-  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4096) {
-    float f;
-    const uint32_t b = uint32_t(bits) | uint32_t(bits >> 20 & 4095);
-    std::memcpy(&f, &b, 4);
+  for (float f : f32_sweep(12))
     if (!std::isnan(f))
       all.push_back(f);
-  }
   for (const char *cpu : {"host", "x86-64-v3"}) {
     for (const Case &c : cases) {
       SCOPED_TRACE(std::string(cpu) + " " + c.op);
@@ -472,22 +509,9 @@ TEST(LlvmCpu, SleefMathIsWithinOneAndAHalfUlps) {
         if (f >= c.lo && f <= c.hi)
           in.push_back(f);
       in.resize((in.size() + 4095) / 4096 * 4096, c.lo > 0 ? 1.0f : 0.0f);
-      const std::string text = std::string(R"(
-kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
-  %pid = program_id {axis = 0} : i32
-  %n = constant {value = 4096} : i32
-  %off = mul %pid, %n : i32
-  %t = load %x, %off : tile<4096xf32>
-  %e = )") + c.op + R"( %t : tile<4096xf32>
-  store %o, %off, %e
-  return
-}
-)";
-      auto m = parse_ok(text);
+      auto m = parse_ok(unary_f32_kernel(c.op));
       std::string error;
-      CompileOptions options;
-      options.cpu = cpu;
-      auto prog = compile_and_load(*m, options, &error);
+      auto prog = compile_and_load(*m, for_cpu(cpu), &error);
       ASSERT_TRUE(prog) << error;
       std::vector<float> out(in.size());
       ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
@@ -500,9 +524,7 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
               << c.op << "(" << in[i] << ") = " << out[i];
           continue;
         }
-        // The ulp of the result, at least the smallest subnormal's.
-        const double ulp = std::max(double(std::nextafter(std::abs(r), INFINITY) - std::abs(r)),
-                                    double(std::numeric_limits<float>::denorm_min()));
+        const double ulp = f32_ulp(r);
         worst = std::max(worst, std::abs(out[i] - ref) / ulp);
         ASSERT_LE(std::abs(out[i] - ref), 1.5 * ulp) << c.op << "(" << in[i] << ") = " << out[i];
       }
@@ -514,41 +536,21 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
 // The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit
 // pattern (4M values spanning all exponents and signs) and the edges of the range.
 TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
-  const char *text = R"(
-kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
-  %pid = program_id {axis = 0} : i32
-  %n = constant {value = 4096} : i32
-  %off = mul %pid, %n : i32
-  %t = load %x, %off : tile<4096xf32>
-  %e = exp %t : tile<4096xf32>
-  store %o, %off, %e
-  return
-}
-)";
-  std::vector<float> in;
-  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 1024) {
-    float f;
-    const uint32_t b = uint32_t(bits) | uint32_t(bits >> 22 & 1023); // vary the low bits too
-    std::memcpy(&f, &b, 4);
-    in.push_back(f);
-  }
+  std::vector<float> in = f32_sweep(10);
   for (float f : {0.0f, -0.0f, 88.72283f, 88.72284f, 89.0f, -87.33654f, -103.9720f, -103.9721f,
                   -104.0f, 1e-30f, -1e-30f, INFINITY, -INFINITY, NAN})
     in.push_back(f);
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
-  auto m = parse_ok(text);
+  auto m = parse_ok(unary_f32_kernel("exp"));
   // The host (vscalefps with AVX-512), AVX2 (two exact power-of-two scalings), and the host
   // unoptimized (the scalef helper inlined without vectorization).
   for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
     SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
     std::string error;
-    CompileOptions options;
-    options.cpu = cpu;
-    options.opt_level = opt;
-    auto prog = compile_and_load(*m, options, &error);
+    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
     ASSERT_TRUE(prog) << error;
     std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "expf", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       const double ref = std::exp(double(in[i]));
@@ -560,8 +562,7 @@ kernel @expf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
         ASSERT_EQ(out[i], float(ref)) << "exp(" << in[i] << ")";
         continue;
       }
-      const float r = float(ref);
-      const double ulp = std::nextafter(std::abs(r), INFINITY) - std::abs(r);
+      const double ulp = f32_ulp(float(ref));
       worst = std::max(worst, std::abs(out[i] - ref) / ulp);
       ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
     }
@@ -973,9 +974,7 @@ kernel @shift(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   for (const char *cpu : {"host", "x86-64-v3"}) {
     SCOPED_TRACE(cpu);
     std::string error;
-    CompileOptions options;
-    options.cpu = cpu;
-    auto prog = compile_and_load(*m, options, &error);
+    auto prog = compile_and_load(*m, for_cpu(cpu), &error);
     ASSERT_TRUE(prog) << error;
     for (auto [n, misalign] : {std::pair<int64_t, int64_t>{(int64_t(9) << 20) + 1000, 0},
                                {(int64_t(9) << 20) + 1000, 1}, {100000, 0}}) {

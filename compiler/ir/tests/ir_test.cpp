@@ -3,6 +3,7 @@
 #include "tl/ir/builder.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
+#include "tl/ir/uses.h"
 #include "tl/ir/verifier.h"
 
 #include <gtest/gtest.h>
@@ -68,6 +69,38 @@ TEST(Parser, ErrorsNameFileLineColumn) {
   EXPECT_FALSE(m);
   ASSERT_EQ(d.list().size(), 1u);
   EXPECT_EQ(d.list()[0].str(), "bad.tlir:2:8: error: unknown op 'bogus'");
+}
+
+TEST(UseList, ListsReadersInProgramOrderAcrossRegions) {
+  const char *text = R"(kernel @k(%x: tensor<?xf32>, %n: i32) {
+  %c0 = constant {value = 0} : i32
+  %t = load %x, %c0 : tile<16xf32>
+  %s = add %t, %t : tile<16xf32>
+  %r = for %i = %c0 to %n step %n iter_args(%a = %s) : tile<16xf32> {
+    %u = mul %a, %t : tile<16xf32>
+    yield %u
+  }
+  store %x, %c0, %r
+  return
+}
+)";
+  Diagnostics d;
+  auto m = parse(text, "uses.tlir", d);
+  ASSERT_TRUE(m) << d.str();
+  const Block &body = *m->kernels()[0]->body();
+  std::vector<const Operation *> ops;
+  for (const auto &op : body.ops())
+    ops.push_back(op.get());
+  UseList uses(body);
+  const Value *t = ops[1]->result();
+  // add reads %t twice, then the mul inside the loop body reads it once more.
+  ASSERT_EQ(uses.count(t), 3u);
+  EXPECT_EQ(uses.users(t)[0]->opcode(), Opcode::Add);
+  EXPECT_EQ(uses.users(t)[1]->opcode(), Opcode::Add);
+  EXPECT_EQ(uses.users(t)[2]->opcode(), Opcode::Mul);
+  ASSERT_EQ(uses.count(ops[3]->result()), 1u); // the loop's result: read by the store only
+  EXPECT_EQ(uses.users(ops[3]->result())[0]->opcode(), Opcode::Store);
+  EXPECT_EQ(uses.count(ops[4]->operand(0)), 2u); // %x: read by the load and the store
 }
 
 TEST(Parser, RoundTripsControlFlowAndAttributes) {

@@ -4,7 +4,7 @@
 // Run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (the `bench` target does).
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/llvm_cpu.h"
-#include "tl/executable/executable.h"
+#include "tl/compiler/pipeline.h"
 #include "tl/hal.hpp"
 #include "tl/ir/parser.h"
 #include "tl/ir/verifier.h"
@@ -44,16 +44,11 @@ std::unique_ptr<tl::ir::Module> parse(const std::string &text) {
 
 std::vector<uint8_t> executable(const std::string &text) {
   auto m = parse(text);
-  tl::exe::Executable e;
-  e.target = "llvm-cpu";
-  e.producer = "cpu_kernels_bench";
-  for (auto &k : m->kernels())
-    e.kernels.push_back(tl::exe::kernel_info(*k));
-  std::string error;
-  e.code = tl::llvm_cpu::compile_object(*m, tl::llvm_cpu::CompileOptions{}, &error);
-  if (e.code.empty())
+  std::string error; // the user's path: default passes, planning, code generation
+  auto blob = tl::compile::build_executable(*m, "llvm-cpu", "cpu_kernels_bench", &error);
+  if (blob.empty())
     throw std::runtime_error(error);
-  return tl::exe::serialize(e);
+  return blob;
 }
 
 /// gemm_cpu.tlir with bf16 a and b (the accumulator stays f32).

@@ -1,7 +1,7 @@
 // HAL benchmarks: launch overhead of an empty kernel and copy bandwidth against memcpy, measured
 // in the same run; prints `name: value` summary lines after Google Benchmark's table.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/executable/executable.h"
+#include "tl/compiler/pipeline.h"
 #include "tl/hal.hpp"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -23,13 +24,11 @@ constexpr size_t kCopyBytes = size_t(64) << 20;
 std::vector<uint8_t> empty_kernel_executable() {
   tl::ir::Diagnostics d;
   auto m = tl::ir::parse("kernel @empty() {\n  return\n}\n", "bench.tlir", d);
-  tl::exe::Executable e;
-  e.target = "tlir";
-  e.producer = "hal_bench";
-  e.kernels.push_back(tl::exe::kernel_info(*m->kernels()[0]));
-  const std::string text = tl::ir::print(*m);
-  e.code.assign(text.begin(), text.end());
-  return tl::exe::serialize(e);
+  std::string error;
+  auto blob = tl::compile::build_executable(*m, "llvm-cpu", "hal_bench", &error);
+  if (blob.empty())
+    throw std::runtime_error(error);
+  return blob;
 }
 
 /// One runtime per validation setting, made on first use and kept for the whole run.

@@ -57,7 +57,6 @@ struct Paths {
   std::string corpus_dir; // compiler suite corpus
   std::string source_dir; // the TL source tree (library kernels), may be empty
   std::string cts;        // the HAL conformance test program (api suite)
-  std::string tlc;        // the compiler driver, for targets other than "tlir"
   std::string target;     // force this compiler target ("" : the device's preferred one)
 };
 

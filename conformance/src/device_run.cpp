@@ -4,16 +4,12 @@
 
 #include "process.h"
 
-#include "tl/executable/executable.h"
+#include "tl/compiler/pipeline.h"
 #include "tl/interpreter/interpreter.h"
 #include "tl/ir/parser.h"
-#include "tl/ir/printer.h"
 #include "tl/ir/verifier.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <unistd.h>
 #include <sstream>
 #include <stdexcept>
 
@@ -37,69 +33,16 @@ std::vector<std::string> split(const std::string &s, char sep) {
   return out;
 }
 
-/// The targets `tlc compile` knows, from its help (cached per process).
-const std::vector<std::string> &tlc_targets(const Paths &paths) {
-  static std::vector<std::string> targets = [&] {
-    std::vector<std::string> out;
-    if (paths.tlc.empty() || access(paths.tlc.c_str(), X_OK) != 0)
-      return out;
-    int status = 0;
-    std::istringstream help(capture({paths.tlc, "compile", "--help"}, 60, &status));
-    bool in_targets = false;
-    for (std::string line; std::getline(help, line);) {
-      if (line == "targets:") {
-        in_targets = true;
-        continue;
-      }
-      if (in_targets && line.rfind("  ", 0) == 0) {
-        std::istringstream l(line);
-        std::string name;
-        l >> name;
-        out.push_back(name);
-      }
-    }
-    return out;
-  }();
-  return targets;
-}
-
-bool can_compile(const std::string &target, const Paths &paths) {
-  const auto &t = tlc_targets(paths);
-  return target == "tlir" || std::find(t.begin(), t.end(), target) != t.end();
-}
-
 } // namespace
 
 std::vector<uint8_t> compile_tlir(const std::string &tlir, const std::string &target,
                                   const Paths &paths) {
-  if (target != "tlir") {
-    static int counter = 0;
-    const std::string base = "/tmp/tl-conform-" + std::to_string(getpid()) + "-" +
-                             std::to_string(counter++);
-    std::ofstream(base + ".tlir") << tlir;
-    int status = 0;
-    const std::string out = capture(
-        {paths.tlc, "compile", "--target", target, base + ".tlir", "-o", base + ".tlx"}, 600,
-        &status);
-    std::remove((base + ".tlir").c_str());
-    if (!exited_ok(status)) {
-      std::remove((base + ".tlx").c_str());
-      throw std::runtime_error("tlc compile --target " + target + " " + describe_exit(status) +
-                               ":\n" + out);
-    }
-    const std::string blob = read_file(base + ".tlx");
-    std::remove((base + ".tlx").c_str());
-    return std::vector<uint8_t>(blob.begin(), blob.end());
-  }
   auto m = parse_verified(tlir);
-  exe::Executable e;
-  e.target = target;
-  e.producer = "tl-conform";
-  for (auto &k : m->kernels())
-    e.kernels.push_back(exe::kernel_info(*k));
-  const std::string text = ir::print(*m);
-  e.code.assign(text.begin(), text.end());
-  return exe::serialize(e);
+  std::string error;
+  std::vector<uint8_t> blob = compile::build_executable(*m, target, "tl-conform", &error);
+  if (blob.empty())
+    throw std::runtime_error("cannot compile for target " + target + ": " + error);
+  return blob;
 }
 
 std::string compile_target(const tl_device_info &info, const Paths &paths) {
@@ -108,12 +51,13 @@ std::string compile_target(const tl_device_info &info, const Paths &paths) {
     return std::find(targets.begin(), targets.end(), paths.target) != targets.end()
                ? paths.target
                : "";
-  if (can_compile(info.target, paths))
-    return info.target;
+  // The device's preference order: its preferred target first, then the rest it accepts.
+  std::vector<std::string> order{info.target};
   for (const std::string &t : targets)
-    if (can_compile(t, paths))
-      return t;
-  return "";
+    if (t != info.target)
+      order.push_back(t);
+  std::string error;
+  return compile::target_for_device(order, &error);
 }
 
 LoadedKernel load_kernel(WorkerContext &ctx, const std::string &tlir, const std::string &kernel) {

@@ -15,14 +15,14 @@
 
 namespace tl::conform {
 
-/// An executable for `target` from Tile IR text (throws std::runtime_error with the
-/// diagnostics). "tlir" is packaged in process; every other target goes through
-/// `tlc compile --target T` (its default pass pipeline and code generator), as a user would.
+/// An executable for `target` from Tile IR text through the compiler's pipeline (default passes,
+/// the target's planning passes, its code generator), as a user's compile would; throws
+/// std::runtime_error with the diagnostics.
 std::vector<uint8_t> compile_tlir(const std::string &tlir, const std::string &target,
                                   const Paths &paths);
 
-/// The target a test compiles for: paths.target when set, else the device's preferred target
-/// when tlc can produce it, else the first of its targets that can be ("" when none).
+/// The target a test compiles for: paths.target when the device accepts it, else what
+/// compile::target_for_device chooses from the device's targets ("" when none).
 std::string compile_target(const tl_device_info &info, const Paths &paths);
 
 /// A kernel argument: a host tensor (copied in, and back out after the launch) or a scalar.

@@ -50,8 +50,6 @@ void add_selection(po::options_description &d) {
       "TL source tree (library kernels)")(
       "cts", po::value<std::string>()->default_value(TL_CONFORM_CTS),
       "the HAL conformance program (tl_hal_cts)")(
-      "tlc", po::value<std::string>()->default_value(TL_CONFORM_TLC),
-      "the compiler driver, for targets other than tlir")(
       "target", po::value<std::string>()->default_value(""),
       "compile for this target (default: the device's preferred one)");
 }
@@ -71,7 +69,7 @@ RunConfig config_from(const po::variables_map &vm) {
     c.filters = vm["filter"].as<std::vector<std::string>>();
   c.paths = {vm["data-dir"].as<std::string>(), vm["corpus-dir"].as<std::string>(),
              vm["source-dir"].as<std::string>(), vm["cts"].as<std::string>(),
-             vm["tlc"].as<std::string>(), vm["target"].as<std::string>()};
+             vm["target"].as<std::string>()};
   if (vm.count("plugin-path")) {
     // Workers and the CTS inherit it: they see exactly the devices this run names.
     std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();
@@ -190,7 +188,7 @@ int cmd_worker(const std::vector<std::string> &args) {
       "test-def", po::value(&w.test_def))("seed", po::value(&w.seed))(
       "result", po::value(&w.result)->required())("data-dir", po::value(&w.paths.data_dir))(
       "corpus-dir", po::value(&w.paths.corpus_dir))("source-dir", po::value(&w.paths.source_dir))(
-      "cts", po::value(&w.paths.cts))("tlc", po::value(&w.paths.tlc))(
+      "cts", po::value(&w.paths.cts))(
       "target", po::value(&w.paths.target));
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);

@@ -39,7 +39,6 @@ std::vector<std::string> worker_argv(const RunConfig &cfg, const std::string &mo
                                 "--corpus-dir",     cfg.paths.corpus_dir,
                                 "--source-dir",     cfg.paths.source_dir,
                                 "--cts",            cfg.paths.cts,
-                                "--tlc",            cfg.paths.tlc,
                                 "--target",         cfg.paths.target};
   if (!def.empty()) {
     a.push_back("--test-def");

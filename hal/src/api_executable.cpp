@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api_util.h"
 
-#include "tl/executable/executable.h"
+#include "tl/format/executable.h"
 
 #include <algorithm>
 #include <cmath>

@@ -54,16 +54,11 @@ const char *tl_status_code_name(tl_status_code code) {
   return "UNKNOWN";
 }
 
-size_t tl_dtype_size(tl_dtype dtype) {
-  static const size_t sizes[TL_DTYPE_COUNT] = {1, 1, 2, 4, 8, 1, 2, 4, 2, 2, 4, 8, 1, 1};
-  return static_cast<unsigned>(dtype) < TL_DTYPE_COUNT ? sizes[dtype] : 0;
-}
+size_t tl_dtype_size(tl_dtype dtype) { return tl_dtype_bytes(dtype); }
 
 const char *tl_dtype_name(tl_dtype dtype) {
-  static const char *names[TL_DTYPE_COUNT] = {"i1",  "i8",   "i16", "i32", "i64",    "u8",
-                                              "u16", "u32",  "f16", "bf16", "f32",   "f64",
-                                              "f8e4m3", "f8e5m2"};
-  return static_cast<unsigned>(dtype) < TL_DTYPE_COUNT ? names[dtype] : "invalid";
+  const char *name = tl_dtype_spelling(dtype);
+  return name ? name : "invalid";
 }
 
 } // extern "C"

@@ -2,10 +2,6 @@
 // It becomes the `api` suite of tl-conform.
 // SPDX-License-Identifier: Apache-2.0
 #include "test_support.h"
-#if __has_include("tl/backends/tnpu.h") // built with the TNPU simulator
-#include "tl/backends/tnpu.h"
-#define TL_CTS_HAVE_TNPU 1
-#endif
 
 #include <gtest/gtest.h>
 
@@ -50,21 +46,6 @@ protected:
     return id.substr(id.rfind(':') + 1);
   }
   Executable load_kernels() {
-#ifdef TL_CTS_HAVE_TNPU
-    if (target() == tnpu::kTarget) { // test_support.h's compile() knows tlir and llvm-cpu
-      ir::Diagnostics d;
-      auto m = ir::parse(kVectorAdd, "cts.tlir", d);
-      if (!m)
-        throw std::runtime_error(d.str());
-      exe::Executable e{tnpu::kTarget, "hal cts", {}, {}};
-      for (auto &k : m->kernels())
-        e.kernels.push_back(exe::kernel_info(*k));
-      if (std::string error = tnpu::compile(*m, {}, e.code); !error.empty())
-        throw std::runtime_error(error);
-      auto blob = exe::serialize(e);
-      return device().load(blob.data(), blob.size());
-    }
-#endif
     auto blob = compile(kVectorAdd, target());
     return device().load(blob.data(), blob.size());
   }

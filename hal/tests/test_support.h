@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tl/backends/llvm_cpu.h"
-#include "tl/executable/executable.h"
+#include "tl/compiler/pipeline.h"
+#include "tl/format/executable.h"
 #include "tl/hal.hpp"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
@@ -16,25 +16,26 @@
 
 namespace tl::hal::testing {
 
-/// Builds an executable of `target` from Tile IR text: "tlir" packages the text, "llvm-cpu"
-/// compiles native code; any other target name packages the text too (for mismatch tests).
-inline std::vector<uint8_t> compile(const std::string &tlir, const std::string &target = "tlir") {
+/// Builds an executable of `target` from Tile IR text through the compiler's pipeline; a target
+/// no compiler has gets the text under that name (for mismatch tests).
+inline std::vector<uint8_t> compile(const std::string &tlir,
+                                    const std::string &target = "llvm-cpu") {
   ir::Diagnostics d;
   auto m = ir::parse(tlir, "test.tlir", d);
   if (!m || !ir::verify(*m, d))
     throw std::runtime_error(d.str());
+  if (tl::compile::find_target(target)) {
+    std::string error;
+    std::vector<uint8_t> blob = tl::compile::build_executable(*m, target, "hal tests", &error);
+    if (blob.empty())
+      throw std::runtime_error(error);
+    return blob;
+  }
   exe::Executable e;
   e.target = target;
   e.producer = "hal tests";
   for (auto &k : m->kernels())
-    e.kernels.push_back(exe::kernel_info(*k));
-  if (target == "llvm-cpu") {
-    std::string error;
-    e.code = llvm_cpu::compile_object(*m, llvm_cpu::CompileOptions{}, &error);
-    if (e.code.empty())
-      throw std::runtime_error(error);
-    return exe::serialize(e);
-  }
+    e.kernels.push_back(tl::compile::kernel_info(*k));
   const std::string text = ir::print(*m);
   e.code.assign(text.begin(), text.end());
   return exe::serialize(e);

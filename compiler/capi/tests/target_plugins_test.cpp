@@ -42,10 +42,17 @@ TEST_F(TargetPlugins, BrokenOnesAreListedWithTheirReasons) {
   EXPECT_NE(help.find("incomplete target table"), std::string::npos) << help;
   EXPECT_NE(help.find("returned no target table"), std::string::npos) << help;
   EXPECT_NE(help.find("echo  echoes the module"), std::string::npos) << help;
-  EXPECT_FALSE(tl::compile::has_target("future"));
-  EXPECT_FALSE(tl::compile::has_target("hollow"));
+  EXPECT_FALSE(tl::compile::find_target("future"));
+  EXPECT_FALSE(tl::compile::find_target("hollow"));
+  // A built-in target is linked in, not loaded: the registry lists it first.
+  ASSERT_NE(tl::compile::find_target("llvm-cpu"), nullptr);
+  EXPECT_TRUE(tl::compile::find_target("llvm-cpu")->plugin_path.empty());
+  EXPECT_FALSE(tl::compile::find_target("echo")->plugin_path.empty());
   const std::string e = tl::compile::unknown_target("future");
-  EXPECT_NE(e.find("unknown target 'future' (known targets: tlir, llvm-cpu, echo)"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown target 'future' (known targets: " + tl::compile::known_targets() + ")"),
+            std::string::npos) << e;
+  EXPECT_NE(tl::compile::known_targets().find("tlir, llvm-cpu"), std::string::npos);
+  EXPECT_NE(tl::compile::known_targets().find(", echo"), std::string::npos);
 }
 
 TEST_F(TargetPlugins, AWorkingPluginCompilesAndItsErrorsPointAtTheSource) {
@@ -56,10 +63,10 @@ TEST_F(TargetPlugins, AWorkingPluginCompilesAndItsErrorsPointAtTheSource) {
   EXPECT_EQ(std::string(out.code.begin(), out.code.end()).rfind("kernel @k", 0), 0u);
   tl::exe::Executable bad;
   // Line 3 of the text handed to the plugin is the load, which the user wrote on line 4.
-  EXPECT_EQ(tl::compile::package(*m, "echo", "test", bad, R"({"mode": "fail"})"),
+  EXPECT_EQ(tl::compile::package(*m, "echo", "test", bad, {{"mode", "fail"}}),
             "user.tlir:4:3: error: broken: cannot lower this op");
   tl::exe::Executable silent;
-  EXPECT_EQ(tl::compile::package(*m, "echo", "test", silent, R"({"mode": "silent"})"),
+  EXPECT_EQ(tl::compile::package(*m, "echo", "test", silent, {{"mode", "silent"}}),
             "target 'echo' failed without a message");
 }
 

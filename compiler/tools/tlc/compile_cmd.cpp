@@ -4,11 +4,10 @@
 
 #include "tl/backends/llvm_cpu.h"
 #include "tl/compiler/pipeline.h"
-#include "tl/executable/executable.h"
+#include "tl/format/executable.h"
 #include "tl/passes/pass_manager.h"
 
 #include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -20,6 +19,17 @@ namespace tl::tlc {
 std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target_name,
                                       std::string *error) {
   return compile::build_executable(module, target_name, "tlc " TL_VERSION, error);
+}
+
+compile::TargetOptions parse_target_options(const std::vector<std::string> &key_values) {
+  compile::TargetOptions options;
+  for (const std::string &kv : key_values) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::runtime_error("--target-option '" + kv + "' is not key=value");
+    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return options;
 }
 
 int cmd_compile(int argc, char **argv) {
@@ -35,7 +45,7 @@ int cmd_compile(int argc, char **argv) {
       "print the IR to stderr after every pass")("output,o", po::value(&output),
                                                  "the executable (.tlx) to write")(
       "target-option", po::value(&target_options)->composing(),
-      "key=value for a plugin target, repeatable (tnpu: chip=sim/configs/edge.json)")(
+      "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)")(
       "emit-llvm", po::value(&emit_llvm),
       "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)");
   po::positional_options_description pos;
@@ -51,7 +61,7 @@ int cmd_compile(int argc, char **argv) {
   if (target_name.empty())
     throw std::runtime_error("no target (use --target; known targets: " +
                              compile::known_targets() + ")");
-  if (!compile::has_target(target_name))
+  if (!compile::find_target(target_name))
     throw std::runtime_error(compile::unknown_target(target_name));
   if (input.empty())
     throw std::runtime_error("no input file (use - for standard input)");
@@ -60,10 +70,15 @@ int cmd_compile(int argc, char **argv) {
   auto module = load_module(input);
   if (!module)
     return 1;
+  const compile::TargetOptions options = parse_target_options(target_options);
   passes::PassManager pm(pm_opts);
   if (passes::Status s = pm.add_pipeline(pipeline); !s) {
     std::cerr << "tlc compile: error: " << s.message << "\n";
     return 2;
+  }
+  if (std::string e = compile::add_planning_passes(pm, target_name, options); !e.empty()) {
+    std::cerr << "tlc compile: error: " << e << "\n";
+    return 1;
   }
   if (passes::Status s = pm.run(*module); !s) {
     std::cerr << "tlc compile: error: " << s.message << "\n";
@@ -87,15 +102,8 @@ int cmd_compile(int argc, char **argv) {
     }
   }
   exe::Executable executable;
-  nlohmann::json options = nlohmann::json::object();
-  for (const std::string &kv : target_options) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::runtime_error("--target-option '" + kv + "' is not key=value");
-    options[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
   std::string error =
-      compile::package(*module, target_name, "tlc " TL_VERSION, executable, options.dump());
+      compile::package(*module, target_name, "tlc " TL_VERSION, executable, options);
   if (error.empty())
     exe::save_file(output, executable, &error);
   if (!error.empty()) {

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
-#include "tl/executable/executable.h"
+#include "tl/format/executable.h"
 
 #include <boost/program_options.hpp>
 
@@ -15,7 +15,7 @@ namespace {
 
 std::string param_str(const exe::ParamInfo &p, size_t index) {
   std::string s = p.name.empty() ? "#" + std::to_string(index) : p.name;
-  const std::string dtype(ir::scalar_name(p.dtype));
+  const std::string dtype(ir::scalar_name(ir::ScalarKind(p.dtype)));
   if (p.kind == exe::ParamKind::Scalar)
     return s + ": " + dtype;
   return s + ": tensor<" + std::to_string(p.rank) + " x " + dtype + ">";

@@ -1,7 +1,8 @@
-// tlc opt: runs a pass pipeline over a module and prints the result.
+// tlc opt: runs a pass pipeline (and a target's planning passes) over a module and prints it.
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/compiler/pipeline.h"
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
 
@@ -15,7 +16,8 @@ namespace po = boost::program_options;
 namespace tl::tlc {
 
 int cmd_opt(int argc, char **argv) {
-  std::string input, output, pipeline = passes::default_pipeline();
+  std::string input, output, target, pipeline = passes::default_pipeline();
+  std::vector<std::string> target_options;
   passes::PassManagerOptions pm_opts;
   bool verify_each = false, trace = false;
   po::options_description desc("tlc opt options");
@@ -26,7 +28,11 @@ int cmd_opt(int argc, char **argv) {
       "print the IR to stderr after every pass")(
       "verify-each", po::bool_switch(&verify_each), "verify the IR after every pass")(
       "trace-rewrites", po::bool_switch(&trace), "log each named rewrite to stderr")(
-      "output,o", po::value(&output), "write the result here instead of stdout");
+      "output,o", po::value(&output), "write the result here instead of stdout")(
+      "target,t", po::value(&target),
+      "then run this target's planning passes (their decisions become attributes)")(
+      "target-option", po::value(&target_options)->composing(),
+      "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -49,6 +55,12 @@ int cmd_opt(int argc, char **argv) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
     return 2;
   }
+  if (!target.empty())
+    if (std::string e = compile::add_planning_passes(pm, target, parse_target_options(target_options));
+        !e.empty()) {
+      std::cerr << "tlc opt: error: " << e << "\n";
+      return 2;
+    }
   if (passes::Status s = pm.run(*module); !s) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
     return 1;

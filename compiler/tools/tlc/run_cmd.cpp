@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
-#include "tl/executable/executable.h"
+#include "tl/format/executable.h"
 #include "tl/hal.hpp"
 #include "tl/interpreter/host_tensor.h"
 #include "tl/npy/npy.h"
@@ -209,8 +209,9 @@ int cmd_run(int argc, char **argv) {
                                                    : "no kernel @" + kernel_name + " in " + input);
     name = info->name;
     for (const exe::ParamInfo &p : info->params)
-      params.push_back({p.name, p.kind == exe::ParamKind::Tensor ? ir::Type::tensor(p.dtype, p.rank)
-                                                                 : ir::Type::scalar(p.dtype)});
+      params.push_back({p.name, p.kind == exe::ParamKind::Tensor
+                                    ? ir::Type::tensor(ir::ScalarKind(p.dtype), p.rank)
+                                    : ir::Type::scalar(ir::ScalarKind(p.dtype))});
     std::ifstream in(input, std::ios::binary);
     blob.assign(std::istreambuf_iterator<char>(in), {});
   } else {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "tl/compiler/targets.h"
 #include "tl/ir/diagnostics.h"
 
 #include <memory>
@@ -20,6 +21,9 @@ std::unique_ptr<ir::Module> load_module(const std::string &path);
 /// path); an empty result sets `error`.
 std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target,
                                       std::string *error);
+
+/// `--target-option key=value` strings as target options; throws on a malformed one.
+compile::TargetOptions parse_target_options(const std::vector<std::string> &key_values);
 
 int cmd_verify(int argc, char **argv);
 int cmd_print(int argc, char **argv);

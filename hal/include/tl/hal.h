@@ -20,6 +20,8 @@
 #ifndef TL_HAL_H_
 #define TL_HAL_H_
 
+#include "tl/dtype.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,12 +68,7 @@ TL_HAL_EXPORT tl_status tl_status_make(tl_status_code code, const char *message)
 
 /* ---- element types ----------------------------------------------------------------------------- */
 
-typedef enum tl_dtype {
-  TL_DTYPE_I1 = 0, TL_DTYPE_I8, TL_DTYPE_I16, TL_DTYPE_I32, TL_DTYPE_I64,
-  TL_DTYPE_U8, TL_DTYPE_U16, TL_DTYPE_U32,
-  TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F32, TL_DTYPE_F64, TL_DTYPE_F8E4M3, TL_DTYPE_F8E5M2,
-  TL_DTYPE_COUNT
-} tl_dtype;
+/* tl_dtype: tl/dtype.h (the format layer's one enumeration), included above. */
 
 /* Storage bytes of one element (i1 is one byte); 0 for an invalid dtype. */
 TL_HAL_EXPORT size_t tl_dtype_size(tl_dtype dtype);

@@ -156,7 +156,7 @@ void fill_info(Device &device, tl_device_info &info) {
   copy_str(info.driver_version, kPluginVersion);
   copy_str(info.plugin, kPluginName);
   copy_str(info.target, "llvm-cpu");
-  copy_str(info.targets, "llvm-cpu,tlir");
+  copy_str(info.targets, "llvm-cpu");
   info.memory_bytes = physical_memory_bytes();
   info.onchip_memory_bytes = l2_cache_bytes();
   info.compute_units = device.compute_units;

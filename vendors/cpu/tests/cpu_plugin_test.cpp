@@ -65,7 +65,7 @@ TEST_F(CpuPlugin, QueryDescribesTheHost) {
   EXPECT_STREQ(info.driver_version, "0.1.0");
   EXPECT_STREQ(info.plugin, "cpu");
   EXPECT_STREQ(info.target, "llvm-cpu");
-  EXPECT_STREQ(info.targets, "llvm-cpu,tlir");
+  EXPECT_STREQ(info.targets, "llvm-cpu");
   EXPECT_GT(info.memory_bytes, uint64_t(1) << 26);
   EXPECT_EQ(info.compute_units, std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(info.max_grid[0], (uint64_t(1) << 31) - 1);

@@ -2,7 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin_harness.h"
 
+#include "tl/compiler/pipeline.h"
+#include "tl/ir/parser.h"
+#include "tl/ir/verifier.h"
+
 #include <dlfcn.h>
+
+#include <stdexcept>
 
 #include <cstdlib>
 #include <mutex>
@@ -146,8 +152,21 @@ const char *const kVectorAdd =
 }
 )";
 
+std::string native_code(const std::string &tlir) {
+  ir::Diagnostics diags;
+  auto module = ir::parse(tlir, "test.tlir", diags);
+  if (!module || !ir::verify(*module, diags))
+    throw std::runtime_error(diags.str());
+  std::string error;
+  const std::vector<uint8_t> blob = compile::build_executable(*module, "llvm-cpu", "test", &error);
+  if (blob.empty())
+    throw std::runtime_error(error);
+  const exe::LoadResult r = exe::deserialize(blob.data(), blob.size());
+  return std::string(r.exe.code.begin(), r.exe.code.end());
+}
+
 Image vector_add_image() {
-  return Image("tlir", kVectorAdd,
+  return Image("llvm-cpu", native_code(kVectorAdd),
                {{"vector_add",
                  {tensor_param("x", TL_DTYPE_F32, 1), tensor_param("y", TL_DTYPE_F32, 1),
                   tensor_param("out", TL_DTYPE_F32, 1)}}});

@@ -75,7 +75,11 @@ struct KernelSpec {
   uint32_t grid_rank = 1;
 };
 
-/// An executable image as the runtime would pass it: target, Tile IR text, kernel metadata.
+/// llvm-cpu object code for Tile IR text, through the compiler's pipeline (the tests sit above
+/// the compiler; the plugin itself links none of it).
+std::string native_code(const std::string &tlir);
+
+/// An executable image as the runtime would pass it: target, code blob, kernel metadata.
 class Image {
 public:
   Image(std::string target, std::string code, std::vector<KernelSpec> kernels);

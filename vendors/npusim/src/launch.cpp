@@ -253,7 +253,7 @@ tl_status executable_load(void *device, const tl_vendor_executable_image *image,
         info.params.push_back(
             {k.params[p].name ? k.params[p].name : "",
              k.params[p].kind == TL_PARAM_TENSOR ? exe::ParamKind::Tensor : exe::ParamKind::Scalar,
-             ir::ScalarKind{}, static_cast<int>(k.params[p].rank)});
+             TL_DTYPE_I1, static_cast<int>(k.params[p].rank)});
       for (const tnpu::Binding &b : code[i].bindings)
         if (std::string e = tnpu::check_binding(b, info); !e.empty())
           return d->plugin->status(TL_STATUS_DATA_LOSS, "kernel " + info.name + ": " + e);

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tl/backends/tnpu.h"
+#include "tl/format/tnpu_code.h"
 #include "tl/npu/config.h"
 #include "tl/vendor.h"
 #include "tl/vendor_support.hpp"

@@ -35,7 +35,7 @@ std::string read_text(const std::string &path) {
 }
 
 exe::ParamInfo tensor(const char *name, ir::ScalarKind dt, int rank) {
-  return {name, exe::ParamKind::Tensor, dt, rank};
+  return {name, exe::ParamKind::Tensor, tl_dtype(dt), rank};
 }
 
 /// The hand-written kernels of kernels/, packaged as a "tnpu" executable.

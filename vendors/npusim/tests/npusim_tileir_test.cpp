@@ -2,6 +2,7 @@
 // random shapes with ragged edges; and the target's located errors for what it cannot lower.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
+#include "tl/compiler/pipeline.h"
 #include "tl/hal.hpp"
 #include "tl/interpreter/interpreter.h"
 #include "tl/ir/parser.h"
@@ -36,7 +37,7 @@ std::vector<uint8_t> compile_tnpu(const ir::Module &m) {
   e.target = tnpu::kTarget;
   e.producer = "npusim tests";
   for (auto &k : m.kernels())
-    e.kernels.push_back(exe::kernel_info(*k));
+    e.kernels.push_back(compile::kernel_info(*k));
   if (std::string err = tnpu::compile(m, {}, e.code); !err.empty())
     throw std::runtime_error(err);
   return exe::serialize(e);

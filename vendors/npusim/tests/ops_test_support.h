@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tl/backends/tnpu.h"
+#include "tl/compiler/pipeline.h"
 #include "tl/hal.hpp"
 #include "tl/interpreter/interpreter.h"
 #include "tl/ir/parser.h"
@@ -109,7 +110,7 @@ inline std::string on_npusim(const ir::Module &m, const std::string &name, std::
   e.target = tnpu::kTarget;
   e.producer = "npusim ops tests";
   for (auto &k : m.kernels())
-    e.kernels.push_back(exe::kernel_info(*k));
+    e.kernels.push_back(compile::kernel_info(*k));
   if (std::string err = tnpu::compile(m, {}, e.code); !err.empty())
     return "compile: " + err;
   const std::vector<uint8_t> blob = exe::serialize(e);

@@ -21,9 +21,6 @@
 
 namespace tl::llvm_cpu {
 
-/// The shared library the generated code calls (loaded by the JIT).
-inline constexpr const char *kSleefLibrary = "libsleef.so.3";
-
 /// A vector variant of a helper: `lanes` lanes, implemented by function `name`.
 struct VectorVariant {
   unsigned lanes;

@@ -1,9 +1,12 @@
-// The compile pipeline shared by tlc and the C API: default passes, then one target's packaging.
+// The compile pipeline shared by tlc, the C API, tl-conform and the benchmarks: the default
+// passes, the target's planning passes, then its code blob packaged as an executable.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tl/executable/executable.h"
+#include "tl/compiler/targets.h"
+#include "tl/format/executable.h"
 #include "tl/ir/ir.h"
+#include "tl/passes/pass_manager.h"
 
 #include <cstdint>
 #include <string>
@@ -11,29 +14,30 @@
 
 namespace tl::compile {
 
-/// Targets are built in (tlir, llvm-cpu) or compiler-target plugins found at run time
-/// (vendors/sdk/include/tl/target.h: TL_TARGET_PATH, beside libtl_compiler.so, the build's lib/).
-/// `options_json` is a JSON object of strings for a plugin target (e.g. {"chip": "edge.json"}).
+/// The kernel table entry of an IR kernel: parameters from its arguments, grid_rank from the
+/// program_id/num_programs axes anywhere in its body, onchip_memory_bytes 0.
+exe::KernelInfo kernel_info(const ir::Kernel &kernel);
 
-/// Whether `target` names a known compiler target ("tlir", "llvm-cpu", ...).
-bool has_target(const std::string &target);
-/// "unknown target 'x' (known targets: ...)" plus why each target plugin that failed did.
-std::string unknown_target(const std::string &target);
-/// The known targets, comma-separated.
-std::string known_targets();
-/// One line per target with its summary (for --help).
-std::string targets_help();
+/// Reads target options from a JSON object of strings ({"chip": "edge.json"}); "" or an error.
+std::string parse_target_options(const std::string &json, TargetOptions &out);
 
-/// Packages an already optimized, verified module for `target` into `out` (code generation,
-/// kernel table, a read-back check); returns an error or "".
-std::string package(const ir::Module &module, const std::string &target,
-                    const std::string &producer, exe::Executable &out,
-                    const std::string &options_json = "{}");
+/// Appends `target`'s planning passes to `pm`; "" or an error (unknown target, bad options).
+std::string add_planning_passes(passes::PassManager &pm, const std::string &target,
+                                const TargetOptions &options);
 
-/// Runs the default pass pipeline over `module`, then packages it for `target` and serializes
-/// the executable. An empty result sets `error`.
+/// Runs the default pass pipeline, then `target`'s planning passes, over `module` in place.
+/// Returns "" or an error (an unknown target, bad options, a pass failing).
+std::string optimize(ir::Module &module, const std::string &target, const TargetOptions &options,
+                     const passes::PassManagerOptions &pm_options = {});
+
+/// Packages a module optimize() has run over for `target` into `out` (code generation, kernel
+/// table, a read-back check); returns "" or an error.
+std::string package(const ir::Module &module, const std::string &target, const std::string &producer,
+                    exe::Executable &out, const TargetOptions &options = {});
+
+/// Runs optimize() then package() and serializes the executable. An empty result sets `error`.
 std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target,
                                       const std::string &producer, std::string *error,
-                                      const std::string &options_json = "{}");
+                                      const TargetOptions &options = {});
 
 } // namespace tl::compile

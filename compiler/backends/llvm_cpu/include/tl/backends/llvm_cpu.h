@@ -3,11 +3,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tl/backends/llvm_cpu_abi.h"
+#include "tl/format/llvm_cpu_loader.h"
 #include "tl/ir/ir.h"
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,34 +26,6 @@ std::vector<uint8_t> compile_object(const ir::Module &module, const CompileOptio
 /// The LLVM IR of a module after optimization (for tests and `tlc compile --emit=llvm`).
 std::string emit_llvm_ir(const ir::Module &module, const CompileOptions &options,
                          std::string *error);
-
-/// The `host` of a launch: collects the first run-time fault and the output of `print`
-/// (thread-safe: programs of one launch run concurrently).
-class LaunchHost {
-public:
-  explicit LaunchHost(std::string *print_sink = nullptr) : print_sink_(print_sink) {}
-  bool failed() const;
-  std::string first_error() const;
-  void report(const char *message, int64_t x, int64_t y, int64_t z, int64_t lane, int64_t index);
-  void print(const std::string &line);
-
-private:
-  mutable std::mutex mutex_;
-  std::string first_error_;
-  bool failed_ = false;
-  std::string *print_sink_; // null: standard output
-};
-
-/// Object code linked into the running process through ORC LLJIT.
-class LoadedProgram {
-public:
-  virtual ~LoadedProgram() = default;
-  /// The entry of kernel `name`, or null.
-  virtual tl_cpu_kernel_fn find(const std::string &name) const = 0;
-};
-
-/// Links `object` (from compile_object) into this process. Null with `error` on failure.
-std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std::string *error);
 
 /// Compiles `module` and loads it (the JIT path), through an in-memory cache keyed by the
 /// module's text, the CPU and the options; also cached on disk under TL_CACHE_DIR (default

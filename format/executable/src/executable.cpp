@@ -1,6 +1,6 @@
 // The TL executable container: serialize, deserialize (checked), files, hashes, kernel tables.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/executable/executable.h"
+#include "tl/format/executable.h"
 
 #include "executable_generated.h"
 
@@ -20,8 +20,9 @@ namespace {
 
 using Digest = std::array<uint8_t, 32>;
 
-static_assert(static_cast<int>(fb::DType::MAX) == static_cast<int>(ir::ScalarKind::F8E5M2));
-static_assert(static_cast<int>(fb::DType::F32) == static_cast<int>(ir::ScalarKind::F32));
+// The schema's DType is the wire form of tl_dtype (tl/dtype.h): same values, same order.
+static_assert(static_cast<int>(fb::DType::MAX) == TL_DTYPE_COUNT - 1);
+static_assert(static_cast<int>(fb::DType::F32) == TL_DTYPE_F32);
 static_assert(static_cast<int>(fb::ParamKind::MAX) == static_cast<int>(ParamKind::Scalar));
 
 Digest sha256(const void *data, size_t size) {
@@ -159,7 +160,7 @@ std::string read_param(const fb::Param *p, size_t index, const std::string &kern
     return where + " is a scalar of rank " + std::to_string(rank);
   if (k == ParamKind::Tensor && rank == 0)
     return where + " is a tensor of rank 0";
-  out = {p->name() ? p->name()->str() : std::string(), k, static_cast<ir::ScalarKind>(dtype), rank};
+  out = {p->name() ? p->name()->str() : std::string(), k, static_cast<tl_dtype>(dtype), rank};
   return {};
 }
 
@@ -292,25 +293,6 @@ bool save_file(const std::string &path, const Executable &exe, std::string *erro
     return false;
   }
   return true;
-}
-
-KernelInfo kernel_info(const ir::Kernel &kernel) {
-  KernelInfo info{kernel.name(), {}, 1, 0};
-  for (const auto &arg : kernel.body()->arguments()) {
-    const ir::Type &t = arg->type();
-    const bool tensor = t.is_tensor();
-    info.params.push_back({arg->name(), tensor ? ParamKind::Tensor : ParamKind::Scalar, t.elem(),
-                           tensor ? t.rank() : 0});
-  }
-  ir::walk(kernel.body(), [&](ir::Operation *op) {
-    if (op->opcode() != ir::Opcode::ProgramId && op->opcode() != ir::Opcode::NumPrograms)
-      return;
-    // The verifier keeps axis in 0..2; the clamp keeps an unverified kernel in range too.
-    if (const int64_t *axis = op->attr_as<int64_t>("axis"))
-      info.grid_rank =
-          std::max(info.grid_rank, static_cast<int>(std::clamp<int64_t>(*axis, 0, 2)) + 1);
-  });
-  return info;
 }
 
 } // namespace tl::exe

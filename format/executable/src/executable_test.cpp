@@ -1,9 +1,6 @@
 // Unit tests of the executable container: round trips, kernel tables, and every error path.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/executable/executable.h"
-
-#include "tl/ir/parser.h"
-#include "tl/ir/verifier.h"
+#include "tl/format/executable.h"
 
 #include "executable_generated.h"
 
@@ -21,9 +18,9 @@ Executable sample() {
   exe.target = "tlir";
   exe.producer = "test 1.0";
   exe.kernels.push_back({"add",
-                         {{"a", ParamKind::Tensor, ir::ScalarKind::F32, 2},
-                          {"b", ParamKind::Tensor, ir::ScalarKind::BF16, 1},
-                          {"n", ParamKind::Scalar, ir::ScalarKind::I32, 0}},
+                         {{"a", ParamKind::Tensor, TL_DTYPE_F32, 2},
+                          {"b", ParamKind::Tensor, TL_DTYPE_BF16, 1},
+                          {"n", ParamKind::Scalar, TL_DTYPE_I32, 0}},
                          2,
                          4096});
   exe.kernels.push_back({"empty", {}, 1, 0});
@@ -156,70 +153,13 @@ TEST(Executable, Sha256KnownAnswers) {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-TEST(Executable, DTypeOrderMatchesScalarKind) {
+TEST(Executable, DTypeOrderMatchesTlDtype) {
   for (int i = 0; i <= static_cast<int>(fb::DType::MAX); ++i) {
     std::string name = fb::EnumNameDType(static_cast<fb::DType>(i));
     for (char &ch : name)
       ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    EXPECT_EQ(name, ir::scalar_name(static_cast<ir::ScalarKind>(i)));
+    EXPECT_EQ(name, tl_dtype_spelling(i));
   }
-}
-
-std::unique_ptr<ir::Module> parse_verified(const std::string &text) {
-  ir::Diagnostics diags;
-  auto module = ir::parse(text, "test.tlir", diags);
-  if (module)
-    ir::verify(*module, diags);
-  EXPECT_FALSE(diags.has_errors()) << diags.str();
-  return module;
-}
-
-TEST(Executable, KernelInfoFromParsedKernel) {
-  auto module = parse_verified(R"(
-kernel @k(%a: tensor<?x?xf32>, %n: i32, %b: tensor<?xbf16>) {
-  %zero = constant {value = 0} : i32
-  %one = constant {value = 1} : i32
-  %p0 = program_id {axis = 0} : i32
-  for %i = %zero to %n step %one {
-    %p = num_programs {axis = 2} : i32
-    print %p
-    yield
-  }
-  return
-}
-kernel @flat(%x: f16) {
-  return
-}
-kernel @two(%x: tensor<?x?x?xu8>) {
-  %p = program_id {axis = 1} : i32
-  print %p
-  return
-}
-)");
-  ASSERT_TRUE(module);
-  KernelInfo k = kernel_info(*module->kernels()[0]);
-  EXPECT_EQ(k.name, "k");
-  EXPECT_EQ(k.grid_rank, 3); // num_programs axis 2, nested in the loop
-  EXPECT_EQ(k.onchip_memory_bytes, 0u);
-  ASSERT_EQ(k.params.size(), 3u);
-  EXPECT_EQ(k.params[0].name, "a");
-  EXPECT_EQ(k.params[0].kind, ParamKind::Tensor);
-  EXPECT_EQ(k.params[0].dtype, ir::ScalarKind::F32);
-  EXPECT_EQ(k.params[0].rank, 2);
-  EXPECT_EQ(k.params[1].name, "n");
-  EXPECT_EQ(k.params[1].kind, ParamKind::Scalar);
-  EXPECT_EQ(k.params[1].dtype, ir::ScalarKind::I32);
-  EXPECT_EQ(k.params[1].rank, 0);
-  EXPECT_EQ(k.params[2].dtype, ir::ScalarKind::BF16);
-  EXPECT_EQ(k.params[2].rank, 1);
-  KernelInfo flat = kernel_info(*module->kernels()[1]);
-  EXPECT_EQ(flat.grid_rank, 1); // no program_id: one axis
-  ASSERT_EQ(flat.params.size(), 1u);
-  EXPECT_EQ(flat.params[0].dtype, ir::ScalarKind::F16);
-  KernelInfo two = kernel_info(*module->kernels()[2]);
-  EXPECT_EQ(two.grid_rank, 2);
-  EXPECT_EQ(two.params[0].rank, 3);
-  EXPECT_EQ(two.params[0].dtype, ir::ScalarKind::U8);
 }
 
 TEST(ExecutableErrors, Empty) {

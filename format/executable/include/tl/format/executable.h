@@ -7,7 +7,7 @@
 // any bytes: it never reads out of bounds, and it reports what is wrong as a LoadResult error.
 #pragma once
 
-#include "tl/ir/ir.h"
+#include "tl/dtype.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@ enum class ParamKind : uint8_t { Tensor, Scalar };
 struct ParamInfo {
   std::string name; // the argument's name hint; may be empty
   ParamKind kind;
-  ir::ScalarKind dtype;
+  tl_dtype dtype;
   int rank; // 0 for scalars
 };
 
@@ -68,10 +68,5 @@ bool save_file(const std::string &path, const Executable &exe, std::string *erro
 
 /// SHA-256 of `size` bytes, as 64 lower-case hex digits.
 std::string sha256_hex(const void *data, size_t size);
-
-/// The kernel table entry of an IR kernel: parameters from its arguments, grid_rank from the
-/// program_id/num_programs ops anywhere in its body, onchip_memory_bytes 0 (no target needs it
-/// yet).
-KernelInfo kernel_info(const ir::Kernel &kernel);
 
 } // namespace tl::exe

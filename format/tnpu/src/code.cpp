@@ -1,6 +1,6 @@
 // The tnpu code blob (serialize / parse), hand-written kernel assembly and packaging.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/backends/tnpu.h"
+#include "tl/format/tnpu_code.h"
 
 #include "tl/npu/assembler.h"
 

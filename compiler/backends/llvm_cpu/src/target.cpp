@@ -1,0 +1,24 @@
+// The llvm-cpu target's table entry.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/backends/llvm_cpu.h"
+#include "tl/backends/target.h"
+
+namespace {
+
+std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions &options,
+                 std::vector<uint8_t> &code) {
+  if (std::string e = tl::backends::check_option_names("llvm-cpu", options, {}); !e.empty())
+    return e;
+  std::string error;
+  code = tl::llvm_cpu::compile_object(module, tl::llvm_cpu::CompileOptions{}, &error);
+  return code.empty() ? error : std::string();
+}
+
+} // namespace
+
+TL_BUILTIN_TARGET(llvm_cpu) {
+  static const tl::backends::Target target{
+      "llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
+      nullptr, emit};
+  return target;
+}

@@ -1,0 +1,239 @@
+// The target registry: built-in targets (builtin_targets.inc, generated from TL_BUILTIN_TARGETS)
+// and compiler-target plugins (tl/target.h): discovery, loading, and compiling through them with
+// errors mapped back to the user's source.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/compiler/targets.h"
+
+#include "tl/ir/printer.h"
+#include "tl/support/search_path.hpp"
+#include "tl/target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <regex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+// Declares tl_builtin_target_<id>() of every folder in TL_BUILTIN_TARGETS.
+#define TL_TARGET_ENTRY(id) TL_BUILTIN_TARGET(id);
+#include "builtin_targets.inc"
+#undef TL_TARGET_ENTRY
+
+namespace tl::compile {
+namespace {
+
+/// The directory of the library (or executable) holding this code.
+fs::path own_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&own_dir), &info) && info.dli_fname)
+    return fs::path(info.dli_fname).parent_path();
+  return {};
+}
+
+std::vector<std::string> candidates() {
+  std::vector<std::string> dirs_and_files = support::split_search_path(std::getenv("TL_TARGET_PATH"));
+  if (!std::getenv("TL_TARGET_NO_DEFAULTS")) {
+    dirs_and_files.push_back(own_dir().string());
+#ifdef TL_TARGET_DEFAULT_DIR
+    dirs_and_files.push_back(TL_TARGET_DEFAULT_DIR); // the build's lib/ (tlc is not beside it)
+#endif
+  }
+  std::vector<std::string> files;
+  std::set<std::string> seen;
+  for (const std::string &e : dirs_and_files) {
+    std::error_code ec;
+    std::vector<std::string> found = fs::is_directory(e, ec)
+                                         ? support::plugin_files(e, "libtl_target_")
+                                         : std::vector<std::string>{e};
+    for (const std::string &f : found) {
+      fs::path canon = fs::weakly_canonical(f, ec);
+      if (seen.insert(ec ? f : canon.string()).second)
+        files.push_back(f);
+    }
+  }
+  return files;
+}
+
+/// A plugin library: its registered target, or why it is not usable.
+struct PluginLoad {
+  RegisteredTarget target;
+  std::string problem;
+};
+
+PluginLoad load(const std::string &path) {
+  PluginLoad t;
+  t.target.plugin_path = path;
+  void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    t.problem = e ? e : "cannot be loaded";
+    return t;
+  }
+  auto entry = reinterpret_cast<tl_target_plugin_entry_fn>(dlsym(lib, TL_TARGET_PLUGIN_ENTRY));
+  if (!entry) {
+    t.problem = "exports no " TL_TARGET_PLUGIN_ENTRY;
+    return t; // kept loaded: unloading a library that may have run constructors buys nothing
+  }
+  const tl_target_plugin *table = entry(TL_TARGET_ABI_MAJOR);
+  if (!table) {
+    t.problem = "returned no target table";
+  } else if (table->abi_major != TL_TARGET_ABI_MAJOR) {
+    t.problem = "target ABI " + std::to_string(table->abi_major) + "." +
+                std::to_string(table->abi_minor) + ", this compiler speaks " +
+                std::to_string(TL_TARGET_ABI_MAJOR) + "." + std::to_string(TL_TARGET_ABI_MINOR);
+  } else if (table->struct_size < sizeof(tl_target_plugin) || !table->name || !*table->name ||
+             !table->compile || !table->release) {
+    t.problem = "incomplete target table (name, compile and release are required)";
+  } else {
+    t.target.name = table->name;
+    t.target.summary = table->summary ? table->summary : "";
+    t.target.plugin = table;
+  }
+  return t;
+}
+
+const RegisteredTarget *find_in(const std::vector<RegisteredTarget> &all, const std::string &name) {
+  for (const RegisteredTarget &t : all)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+std::string compile_with_plugin(const tl_target_plugin &table, const std::string &name,
+                                const ir::Module &module, const TargetOptions &options,
+                                std::vector<uint8_t> &code) {
+  const std::string options_json = nlohmann::json(options).dump();
+  std::vector<ir::Location> locs;
+  const std::string text = ir::print(module, &locs);
+  const char *file = "<tl-target-input>";
+  uint8_t *blob = nullptr;
+  size_t size = 0;
+  char *error = nullptr;
+  const int32_t rc = table.compile(text.data(), text.size(), file, options_json.c_str(),
+                                           &blob, &size, &error);
+  if (rc == 0 && blob) {
+    code.assign(blob, blob + size);
+    table.release(blob);
+    return {};
+  }
+  std::string message = error ? error : "target '" + name + "' failed without a message";
+  if (error)
+    table.release(error);
+  if (blob)
+    table.release(blob);
+  // "<tl-target-input>:L:C" -> the source location of the op printed on line L.
+  static const std::regex at("<tl-target-input>:([0-9]+):([0-9]+)");
+  std::string mapped;
+  auto begin = std::sregex_iterator(message.begin(), message.end(), at);
+  size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    const size_t line = std::stoul((*it)[1]) - 1;
+    mapped += message.substr(last, it->position() - last);
+    mapped += line < locs.size() && locs[line].file ? locs[line].str() : it->str();
+    last = it->position() + it->length();
+  }
+  mapped += message.substr(last);
+  while (!mapped.empty() && mapped.back() == '\n')
+    mapped.pop_back();
+  return mapped;
+}
+
+
+struct Registry {
+  std::vector<RegisteredTarget> targets;
+  std::vector<std::pair<std::string, std::string>> failed; // plugin path, problem
+};
+
+const Registry &registry() {
+  static const Registry *r = [] {
+    auto *reg = new Registry();
+    for (const Target *t : {
+#define TL_TARGET_ENTRY(id) &tl_builtin_target_##id(),
+#include "builtin_targets.inc"
+#undef TL_TARGET_ENTRY
+         }) {
+      RegisteredTarget rt;
+      rt.name = t->name;
+      rt.summary = t->summary;
+      rt.builtin = t;
+      reg->targets.push_back(std::move(rt));
+    }
+    for (const std::string &f : candidates()) {
+      PluginLoad p = load(f);
+      if (!p.problem.empty())
+        reg->failed.emplace_back(f, p.problem);
+      else if (!find_in(reg->targets, p.target.name)) // the first of a name wins
+        reg->targets.push_back(std::move(p.target));
+    }
+    return reg;
+  }();
+  return *r;
+}
+
+} // namespace
+
+std::string RegisteredTarget::planning_passes(const TargetOptions &options,
+                                              std::vector<passes::PassInfo> &out) const {
+  if (builtin && builtin->planning_passes)
+    return builtin->planning_passes(options, out);
+  return {};
+}
+
+std::string RegisteredTarget::emit(const ir::Module &module, const TargetOptions &options,
+                                   std::vector<uint8_t> &code) const {
+  if (builtin)
+    return builtin->emit(module, options, code);
+  return compile_with_plugin(*plugin, name, module, options, code);
+}
+
+const std::vector<RegisteredTarget> &targets() { return registry().targets; }
+
+const RegisteredTarget *find_target(const std::string &name) {
+  return find_in(registry().targets, name);
+}
+
+std::string unknown_target(const std::string &name) {
+  std::string e = "unknown target '" + name + "' (known targets: " + known_targets() + ")";
+  for (const auto &[path, problem] : registry().failed)
+    e += "; target plugin " + path + " not loaded: " + problem;
+  return e;
+}
+
+std::string known_targets() {
+  std::string names;
+  for (const RegisteredTarget &t : targets())
+    names += (names.empty() ? "" : ", ") + t.name;
+  return names;
+}
+
+std::string targets_help() {
+  std::string help = "targets:\n";
+  for (const RegisteredTarget &t : targets())
+    help += "  " + t.name + "  " + t.summary +
+            (t.plugin_path.empty() ? "" : " (plugin " + t.plugin_path + ")") + "\n";
+  for (const auto &[path, problem] : registry().failed)
+    help += "  (not loaded: " + path + ": " + problem + ")\n";
+  return help;
+}
+
+std::string target_for_device(const std::vector<std::string> &device_targets, std::string *error) {
+  for (const std::string &t : device_targets)
+    if (find_target(t))
+      return t;
+  std::string listed;
+  for (const std::string &t : device_targets)
+    listed += (listed.empty() ? "" : ", ") + t;
+  *error = "the compiler has none of the device's targets (" +
+           (listed.empty() ? std::string("none reported") : listed) +
+           "); known targets: " + known_targets();
+  return {};
+}
+
+} // namespace tl::compile

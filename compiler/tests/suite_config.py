@@ -12,9 +12,9 @@ config.excludes = ["fuzz"]
 config.substitutions.append(("%tlc", os.path.join(config.tl_tools_dir, "tlc")))
 config.environment["PATH"] = os.pathsep.join(
     [config.tl_tools_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
-# Tests of the tnpu compiler target (a plugin, vendors/npusim/target) need it built.
-if os.path.exists(os.path.join(config.tl_lib_dir, "libtl_target_tnpu.so")):
-    config.available_features.add("tnpu")
+# Tests of a built-in target (compiler/backends/<target>) need it built (tnpu: TL_BUILD_SIM).
+for target in config.tl_builtin_targets.split(";"):
+    config.available_features.add(target.replace("_", "-"))
 config.substitutions.append(("%chips", os.path.join(config.tl_source_dir, "sim", "configs")))
 # llvm-cpu codegen tests check the AVX-512 helpers (x86_isa.cpp) where the host has them.
 try:

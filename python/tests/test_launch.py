@@ -140,6 +140,16 @@ def test_empty_kernel_and_targets():
     assert "llvm-cpu" in tl.targets() and "tlir" in tl.targets()
 
 
+def test_target_for_device_is_the_compilers_one_choice():
+    assert tl.ir.target_for_device(["llvm-cpu", "tlir"]) == "llvm-cpu"
+    assert tl.ir.target_for_device(["nvptx", "tlir"]) == "tlir"  # the first the compiler has
+    with pytest.raises(tl.CompileError, match="none of the device's targets \\(nvptx\\)"):
+        tl.ir.target_for_device(["nvptx"])
+    # A device's target the compiler lacks is an error, not a silent fallback to another device.
+    with pytest.raises(tl.CompileError, match="none reported"):
+        tl.ir.target_for_device([])
+
+
 @pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

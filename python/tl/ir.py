@@ -244,3 +244,11 @@ def compile_text(text, target, filename="<tl>", producer="tl-python"):
 def targets():
     """The compiler's targets: ['tlir', 'llvm-cpu', ...]."""
     return ffi.string(compiler().tl_compiler_targets()).decode().split(", ")
+
+
+def target_for_device(device_targets):
+    """The target to compile for a device whose targets are `device_targets` (preferred first):
+    the compiler's one choice (tl_compiler_target_for_device), shared with tlc and tl-conform."""
+    out = ffi.new("char[]", 256)
+    check(compiler().tl_compiler_target_for_device(",".join(device_targets).encode(), out, 256))
+    return ffi.string(out).decode()

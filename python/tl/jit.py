@@ -206,20 +206,12 @@ class Kernel:
     def executable(self, c, dev, target):
         exe = c.executables.get((dev.name, target))
         if exe is None:
-            targets = [target] if target else [dev.info["target"]] + [
-                t for t in dev.info["targets"] if t != dev.info["target"]]
-            error = None
-            for t in targets:
-                try:
-                    blob = compile_ir(c.text, t)
-                except CompileError as e:  # a target that cannot lower this kernel: try the next
-                    log.debug("target %s cannot compile %s: %s", t, self.__name__, e)
-                    error = error or e
-                    continue
-                exe = dev.load(blob)
-                break
-            if exe is None:
-                raise error
+            if target is None:  # the device's preferred target the compiler has; no silent fallback
+                target_name = ir.target_for_device([dev.info["target"]] + [
+                    t for t in dev.info["targets"] if t != dev.info["target"]])
+            else:
+                target_name = target
+            exe = dev.load(compile_ir(c.text, target_name))
             c.executables[(dev.name, target)] = exe
         return exe
 

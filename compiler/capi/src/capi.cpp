@@ -273,6 +273,9 @@ tl_cstatus create_op(tl_kernel k, const char *name, const tl_ir_value *operands,
 
 } // namespace
 
+/// For the C API's other files (capi_targets.cpp): a status with `message`.
+tl_cstatus tl_capi_make_status(const std::string &message) { return make_status(message); }
+
 extern "C" {
 
 const char *tl_cstatus_message(tl_cstatus status) { return status ? status->message.c_str() : ""; }

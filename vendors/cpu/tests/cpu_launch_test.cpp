@@ -121,9 +121,10 @@ TEST_F(CpuLaunch, EventOrdersWorkAcrossStreams) {
   float sentinel = -1.0f;
   TL_ASSERT_OK(p->stream_fill(a, out, 0, n * 4, &sentinel, 4));
   void *start = new_event(), *done = new_event();
+  // Both stamps on stream a, around the launch: stream order, not the scheduler, orders them.
+  TL_ASSERT_OK(p->stream_record_event(a, start));
   launch_vector_add(a, exe, n, x, y, out);
   TL_ASSERT_OK(p->stream_record_event(a, done));
-  TL_ASSERT_OK(p->stream_record_event(b, start));
   TL_ASSERT_OK(p->stream_wait_event(b, done));
   std::vector<float> back(n, 0.0f);
   TL_ASSERT_OK(p->stream_copy_to_host(b, out, 0, back.data(), n * 4));

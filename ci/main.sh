@@ -10,12 +10,12 @@ build="${TL_BUILD_DIR:-$root/build}"
 echo "== library kernels on the reference interpreter vs fp64 references"
 "$build/kernels/tl-check-kernels" --seed "${TL_SEED:-1}" --trials 3
 echo "== tlc run: GEMM 100x70x45 from random inputs (seed 7), fp32 and fp64 modes"
-"$build/compiler/tools/tlc/tlc" run "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 \
+"$build/tools/tlc/tlc" run "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 \
   a=100x45 b=45x70 c=zeros:100x70
-"$build/compiler/tools/tlc/tlc" run "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 --reference \
+"$build/tools/tlc/tlc" run "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 --reference \
   a=100x45 b=45x70 c=zeros:100x70
 echo "== tlc run --device cpu: the same GEMM as native code through the HAL"
-"$build/compiler/tools/tlc/tlc" run --device cpu "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 \
+"$build/tools/tlc/tlc" run --device cpu "$root/kernels/tlir/gemm.tlir" --grid 4,3 --seed 7 \
   a=100x45 b=45x70 c=zeros:100x70
 # Exit status 1 means "not certified" (the report says which tests fail and why); the job
 # itself fails only on a tool error (2).

@@ -6,9 +6,12 @@ import lit.formats
 config.name = "TL compiler"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".tlir"]
-config.test_source_root = os.path.join(config.tl_source_dir, "compiler")
+# The compiler's tests and those of the tools above it (tools/tlc): the other top-level folders
+# hold no lit tests (their .tlir files are kernels and corpora).
+config.test_source_root = config.tl_source_dir
 config.test_exec_root = os.path.join(os.path.dirname(config.tl_tools_dir), "..", "tests", "lit-out")
-config.excludes = ["fuzz"]
+config.excludes = ["fuzz", "bench", "ci", "conformance", "format", "hal", "kernels", "python",
+                   "reference", "sim", "support", "vendors", "build", ".venv", ".git"]
 config.substitutions.append(("%tlc", os.path.join(config.tl_tools_dir, "tlc")))
 config.environment["PATH"] = os.pathsep.join(
     [config.tl_tools_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])

@@ -67,9 +67,11 @@ private:
         users_[v].push_back(op.get());
       for (unsigned r = 0; r < op->num_regions(); ++r) {
         for (const auto &a : op->region(r)->arguments())
-          def_[a.get()] = p;
+          def_[a.get()] = p, values_.push_back(a.get());
         number(*op->region(r));
       }
+      for (const auto &r : op->results()) // (after the regions, as the parser makes them)
+        values_.push_back(r.get());
       end_[op.get()] = next_ - 1;
     }
   }
@@ -300,6 +302,7 @@ private:
   struct Slot {
     const ir::Value *first = nullptr; ///< the member defined first (errors name it)
     int64_t start = INT64_MAX, end = -1;
+    size_t seq = 0; ///< first's place in values_ (ties are broken in program order)
     uint64_t bytes = 0;
     bool matrix = false;
     const ir::Operation *pipelined = nullptr;
@@ -308,13 +311,15 @@ private:
 
   void allocate() {
     std::map<const ir::Value *, Slot> slots;
-    for (const auto &[v, d] : def_) {
+    for (size_t i = 0; i < values_.size(); ++i) {
+      const ir::Value *v = values_[i];
+      const int64_t d = def_[v];
       if (!is_tile(v))
         continue;
       Slot &s = slots[find(v)];
       s.members.push_back(v);
       if (d < s.start)
-        s.start = d, s.first = v;
+        s.start = d, s.first = v, s.seq = i;
       s.end = std::max(s.end, last_use(v));
       s.bytes = std::max(s.bytes, bytes_of(v->type()));
       s.matrix = s.matrix || (v->def() && v->def()->opcode() == Opcode::Dot);
@@ -332,8 +337,10 @@ private:
       }
       order.push_back(&s);
     }
-    std::stable_sort(order.begin(), order.end(), [](const Slot *a, const Slot *b) {
-      return a->start != b->start ? a->start < b->start : a->bytes > b->bytes;
+    std::sort(order.begin(), order.end(), [](const Slot *a, const Slot *b) {
+      if (a->start != b->start)
+        return a->start < b->start;
+      return a->bytes != b->bytes ? a->bytes > b->bytes : a->seq < b->seq;
     });
     struct Live {
       uint64_t lo, hi;
@@ -391,6 +398,7 @@ private:
   int64_t next_ = 0;
   std::map<const ir::Operation *, int64_t> pos_, end_;
   std::map<const ir::Value *, int64_t> def_;
+  std::vector<const ir::Value *> values_; ///< every value, in the order the parser makes them
   std::map<const ir::Value *, std::vector<const ir::Operation *>> users_;
   std::map<const ir::Value *, const ir::Value *> parent_;
 };

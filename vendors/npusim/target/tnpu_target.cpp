@@ -8,7 +8,6 @@
 // used, so two chips get two different programs.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
-#include "tl/npu/config.h"
 #include "tl/target_support.hpp"
 
 #include <cstdlib>
@@ -27,14 +26,7 @@ tl::tnpu::CompileOptions options_for(const tl::sdk::TargetOptions &options) {
     const char *env = std::getenv("TL_NPUSIM_CONFIG");
     chip = env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
   }
-  const tl::npu::ChipConfig c = tl::npu::load_config(chip); // throws with the file and field
-  tl::tnpu::CompileOptions o;
-  o.sram_bytes = c.core.sram.size;
-  o.accumulator_bytes = c.core.accumulator;
-  o.matrix_rows = c.core.matrix.rows;
-  o.matrix_cols = c.core.matrix.cols;
-  o.dma_engines = c.core.dma.engines; // the lowering uses up to what its semaphores allow
-  return o;
+  return tl::tnpu::options_from_chip(chip); // throws with the file and field
 }
 
 class TnpuTarget : public tl::sdk::CompilerTarget {

@@ -4,6 +4,9 @@
 
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
+#ifdef TL_HAVE_TNPU
+#include "tl/backends/tnpu.h"
+#endif
 
 #include <boost/program_options.hpp>
 
@@ -13,9 +16,40 @@
 namespace po = boost::program_options;
 
 namespace tl::tlc {
+namespace {
+
+/// Appends a backend's planning passes (its decisions as attributes) after the pipeline.
+/// TODO(target table): only tnpu has them; its option chip=<config.json> picks the chip (the
+/// default chip's resources without it).
+void add_target_passes(passes::PassManager &pm, const std::string &target,
+                       const std::vector<std::string> &target_options) {
+#ifdef TL_HAVE_TNPU
+  if (target == "tnpu") {
+    tnpu::CompileOptions options;
+    for (const std::string &kv : target_options) {
+      if (kv.rfind("chip=", 0) != 0)
+        throw std::runtime_error("unknown target option '" + kv + "' for tnpu (known: chip)");
+      options = tnpu::options_from_chip(kv.substr(5));
+    }
+    for (const passes::PassInfo &pass : tnpu::planning_passes(options))
+      pm.add_pass(pass);
+    return;
+  }
+#endif
+  throw std::runtime_error("target '" + target + "' has no planning passes in this tlc" +
+#ifdef TL_HAVE_TNPU
+                           " (known: tnpu)"
+#else
+                           " (none built: tnpu needs TL_BUILD_SIM)"
+#endif
+  );
+}
+
+} // namespace
 
 int cmd_opt(int argc, char **argv) {
-  std::string input, output, pipeline = passes::default_pipeline();
+  std::string input, output, target, pipeline = passes::default_pipeline();
+  std::vector<std::string> target_options;
   passes::PassManagerOptions pm_opts;
   bool verify_each = false, trace = false;
   po::options_description desc("tlc opt options");
@@ -26,7 +60,10 @@ int cmd_opt(int argc, char **argv) {
       "print the IR to stderr after every pass")(
       "verify-each", po::bool_switch(&verify_each), "verify the IR after every pass")(
       "trace-rewrites", po::bool_switch(&trace), "log each named rewrite to stderr")(
-      "output,o", po::value(&output), "write the result here instead of stdout");
+      "output,o", po::value(&output), "write the result here instead of stdout")(
+      "target,t", po::value(&target), "then run this target's planning passes (tnpu)")(
+      "target-option", po::value(&target_options)->composing(),
+      "key=value for --target, repeatable (tnpu: chip=sim/configs/edge.json)");
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -49,6 +86,10 @@ int cmd_opt(int argc, char **argv) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
     return 2;
   }
+  if (!target.empty())
+    add_target_passes(pm, target, target_options);
+  else if (!target_options.empty())
+    throw std::runtime_error("--target-option needs --target");
   if (passes::Status s = pm.run(*module); !s) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
     return 1;

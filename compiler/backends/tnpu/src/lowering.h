@@ -45,8 +45,8 @@ class Lowering {
 public:
   Lowering(const ir::Kernel &k, const CompileOptions &o)
       : kernel_(k), opts_(o), sync_(std::clamp(o.dma_engines, 1, 3), out_.program),
-        temp_base_((uint64_t(attr::get_int(*k.body()->terminator(), attr::kSramPeak)) + 63) /
-                   64 * 64) {
+        temp_base_((uint64_t(attr::get_int(*k.body()->terminator(), attr::kSramPeak)) + 63) / 64 *
+                   64) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
   }

@@ -76,7 +76,8 @@ struct Place {
 
 class MemoryPlanner {
 public:
-  MemoryPlanner(const ir::Kernel &k, const CompileOptions &o) : kernel_(k), opts_(o), uses_(*k.body()) {}
+  MemoryPlanner(const ir::Kernel &k, const CompileOptions &o)
+      : kernel_(k), opts_(o), uses_(*k.body()) {}
 
   void run(ir::Kernel &kernel) {
     number(*kernel_.body());
@@ -273,12 +274,11 @@ void MemoryPlanner::allocate() {
     } else {
       const std::string &name = s->first->name();
       const int64_t buffers = s->pipelined ? attr::get_int(*s->pipelined, attr::kBuffers) : 1;
-      p.overflow =
-          "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
-          (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
-          " bytes" + (s->pipelined ? " in " + std::to_string(buffers) + " buffers" : "") +
-          ", while " + std::to_string(live_bytes(sram)) + " bytes of other tiles are live, of " +
-          std::to_string(opts_.sram_bytes) + ")";
+      p.overflow = "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
+                   (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
+                   " bytes" + (s->pipelined ? " in " + std::to_string(buffers) + " buffers" : "") +
+                   ", while " + std::to_string(live_bytes(sram)) +
+                   " bytes of other tiles are live, of " + std::to_string(opts_.sram_bytes) + ")";
     }
     for (const ir::Value *m : s->members)
       place_[m] = p;
@@ -297,8 +297,9 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
       const bool placed = it != place_.end() && it->second.at >= 0;
       tiles = tiles || it != place_.end();
       at.push_back(placed ? it->second.at : -1);
-      mem += std::string(mem.empty() ? "" : ",") +
-             (!placed ? "-" : it->second.acc ? "acc" : "sram");
+      mem += std::string(mem.empty() ? "" : ",") + (!placed          ? "-"
+                                                    : it->second.acc ? "acc"
+                                                                     : "sram");
       if (it != place_.end() && !placed && overflow.empty())
         overflow = it->second.overflow;
     }

@@ -145,9 +145,8 @@ bool Pipeliner::dma_ordered(const ir::Block &body,
   for (const auto &op : body.ops()) {
     if (op->opcode() == Opcode::Load && !mine.count(op.get()))
       return true;
-    if (op->opcode() == Opcode::Store &&
-        (attr::prefetchable(*stored_tile(*op)->def()) ||
-         !store_params.insert(param(op->operand(0))).second))
+    if (op->opcode() == Opcode::Store && (attr::prefetchable(*stored_tile(*op)->def()) ||
+                                          !store_params.insert(param(op->operand(0))).second))
       return true;
   }
   return false;

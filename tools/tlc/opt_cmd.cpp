@@ -55,6 +55,8 @@ int cmd_opt(int argc, char **argv) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
     return 2;
   }
+  if (target.empty() && !target_options.empty())
+    throw std::runtime_error("--target-option needs --target");
   if (!target.empty())
     if (std::string e = compile::add_planning_passes(pm, target, parse_target_options(target_options));
         !e.empty()) {

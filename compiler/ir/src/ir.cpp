@@ -130,6 +130,10 @@ void Operation::set_attr(std::string name, Attr value) {
     attrs_.insert(it, {std::move(name), std::move(value)});
 }
 
+bool Operation::remove_attr(std::string_view name) {
+  return std::erase_if(attrs_, [&](const auto &kv) { return kv.first == name; }) > 0;
+}
+
 const ConstexprParam *Kernel::find_constexpr(std::string_view name) const {
   for (auto &c : constexprs_)
     if (c.name == name)

@@ -522,10 +522,17 @@ std::vector<std::string_view> allowed_attrs(Opcode code) {
   }
 }
 
+/// `<target>.<name>`: a decision a target's passes record on the op (e.g. `tnpu.addr`); those
+/// passes give it its meaning, so any op may carry it.
+bool is_target_attr(std::string_view name) {
+  const size_t dot = name.find('.');
+  return dot != std::string_view::npos && dot > 0 && dot + 1 < name.size();
+}
+
 Error check_attr_names(const Operation &op) {
   const auto allowed = allowed_attrs(op.opcode());
   for (auto &[name, value] : op.attrs()) {
-    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end())
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end() || is_target_attr(name))
       continue;
     std::string list;
     for (auto a : allowed)

@@ -1,6 +1,7 @@
 // Unit tests of the Tile IR: builder checks, printer/parser round trip, verifier rules.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/ir/builder.h"
+#include "tl/ir/clone.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
 #include "tl/ir/uses.h"
@@ -131,6 +132,71 @@ TEST(Parser, RoundTripsControlFlowAndAttributes) {
   ASSERT_TRUE(m) << d.str();
   EXPECT_TRUE(verify(*m, d)) << d.str();
   EXPECT_EQ(print(*m), text);
+}
+
+TEST(Clone, CopiesEverythingAndSharesNothing) {
+  const char *text = R"(kernel @k<B: i32 = 16>(%x: tensor<?xf32>, %n: i32) {
+  %c0 = constant {value = 0} : i32
+  %z = full {tnpu.addr = 64, value = 0.0} : tile<16xf32>
+  %acc = for %i = %c0 to %n step %n iter_args(%a = %z) : tile<16xf32> {
+    %t = load %x, %i : tile<16xf32>
+    %s = add %a, %t : tile<16xf32>
+    yield %s
+  }
+  store %x, %c0, %acc
+  return
+}
+)";
+  Diagnostics d;
+  auto m = parse(text, "clone.tlir", d);
+  ASSERT_TRUE(m) << d.str();
+  auto c = clone(*m);
+  EXPECT_EQ(print(*c), text);
+  EXPECT_TRUE(verify(*c, d)) << d.str();
+  const Kernel &k = *m->kernels()[0], &ck = *c->kernels()[0];
+  EXPECT_EQ(ck.constexprs().size(), 1u);
+  std::vector<Operation *> ops, cops;
+  walk(k.body(), [&](Operation *op) { ops.push_back(op); });
+  walk(ck.body(), [&](Operation *op) { cops.push_back(op); });
+  ASSERT_EQ(ops.size(), cops.size());
+  for (size_t i = 0; i < ops.size(); ++i) { // same locations, new objects
+    EXPECT_NE(ops[i], cops[i]);
+    EXPECT_EQ(ops[i]->loc().str(), cops[i]->loc().str());
+    for (Value *v : cops[i]->operands())
+      for (const auto &a : k.body()->arguments())
+        EXPECT_NE(v, a.get());
+  }
+  cops[1]->set_attr("tnpu.addr", int64_t(128)); // the copy is independent
+  EXPECT_EQ(*ops[1]->attr_as<int64_t>("tnpu.addr"), 64);
+  EXPECT_EQ(cops[3]->parent(), cops[2]->region(0)); // the load sits in the copied loop
+  EXPECT_EQ(cops[3]->operand(1), cops[2]->region(0)->argument(0));
+}
+
+TEST(Attributes, TargetAttributesVerifyOnAnyOpAndCanBeRemoved) {
+  const char *text = R"(kernel @k(%x: tensor<?xf32>) {
+  %c0 = constant {tnpu.mem = "acc", value = 0} : i32
+  %t = load %x, %c0 {padding = 0, tnpu.addr = [0, -1], tnpu.pipelined = true} : tile<16xf32>
+  store %x, %c0, %t {tnpu.stride = 4096}
+  return {tnpu.persistent = true}
+}
+)";
+  Diagnostics d;
+  auto m = parse(text, "attrs.tlir", d);
+  ASSERT_TRUE(m) << d.str();
+  EXPECT_TRUE(verify(*m, d)) << d.str();
+  EXPECT_EQ(print(*m), text);
+  Operation *load = std::next(m->kernels()[0]->body()->ops().begin())->get();
+  EXPECT_TRUE(load->remove_attr("tnpu.pipelined"));
+  EXPECT_FALSE(load->remove_attr("tnpu.pipelined"));
+  EXPECT_EQ(load->attrs().size(), 2u);
+  // An op's own attributes stay checked: no '.', or nothing on one side of it, is not a target's.
+  for (const char *bad : {"pading", ".addr", "tnpu."}) {
+    load->set_attr(bad, int64_t(1));
+    Diagnostics bd;
+    EXPECT_FALSE(verify(*m, bd)) << bad;
+    EXPECT_NE(bd.str().find("has no attribute"), std::string::npos) << bd.str();
+    load->remove_attr(bad);
+  }
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 namespace tl::passes {
 namespace {
 
-constexpr PassInfo kPasses[] = {
+const PassInfo kPasses[] = {
     {"canonicalize",
      "apply named local simplifications (identities, constant conditions) to a fixpoint",
      run_canonicalize},

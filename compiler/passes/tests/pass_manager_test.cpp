@@ -89,6 +89,18 @@ TEST(PassManager, RunsPassesInOrderAndPrintsAfterEach) {
                            "// -----// IR after dce //----- //\n" + after_dce);
 }
 
+TEST(PassManager, APassCarriesItsOptions) {
+  auto m = parse_ok(kAddZero);
+  PassManager pm;
+  const int64_t budget = 4096; // what a target's pass would take from its CompileOptions
+  pm.add_pass({"tag-return", "records an option on the return", [budget](ir::Kernel &k) {
+                 k.body()->terminator()->set_attr("test.budget", budget);
+                 return true;
+               }});
+  ASSERT_TRUE(pm.run(*m).ok);
+  EXPECT_NE(ir::print(*m).find("return {test.budget = 4096}"), std::string::npos) << ir::print(*m);
+}
+
 bool erase_return(ir::Kernel &k) {
   k.body()->ops().pop_back();
   return true;

@@ -1,5 +1,5 @@
 // Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, the op dispatch, and
-// compile(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
+// lower_kernel(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
 // float scalars in lower_vector.cpp, integer scalars / if / assert in lower_control.cpp,
 // gather / scatter / atomic_add in lower_indexed.cpp.
 // SPDX-License-Identifier: Apache-2.0
@@ -236,28 +236,14 @@ void Lowering::lower(const ir::Operation &op) {
   }
 }
 
-} // namespace detail
-
-std::string compile(const ir::Module &module, const CompileOptions &options,
-                    std::vector<uint8_t> &code) {
-  std::vector<Kernel> kernels;
+std::string lower_kernel(const ir::Kernel &kernel, const CompileOptions &options, Kernel &out) {
   try {
-    for (const auto &k : module.kernels()) {
-      try {
-        kernels.push_back(detail::Lowering(*k, options).run());
-      } catch (const detail::Failure &) {
-        if (!options.persistent) // a persistent kernel needs registers a plain one does not
-          throw;
-        CompileOptions plain = options;
-        plain.persistent = false;
-        kernels.push_back(detail::Lowering(*k, plain).run());
-      }
-    }
-  } catch (const detail::Failure &f) {
+    out = Lowering(kernel, options).run();
+  } catch (const Failure &f) {
     return f.message;
   }
-  code = serialize_code(kernels);
   return {};
 }
 
+} // namespace detail
 } // namespace tl::tnpu

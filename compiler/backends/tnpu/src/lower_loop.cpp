@@ -22,7 +22,7 @@ void Lowering::lower_for(const ir::Operation &op) {
   }
   bool pipelined = false;
   for (const auto &inner : body.ops())
-    pipelined = pipelined || (prefetchable(*inner) && plan_.pipelined.count(inner.get()));
+    pipelined = pipelined || prefetched(*inner);
   Loop loop{&body, &op, iv, ub, 0, ub, {}, {}};
   if (pipelined) { // the iv of the next iteration to prefetch
     loop.ahead = new_reg(op);
@@ -95,7 +95,7 @@ void Lowering::lower_grid_loop() {
 ///     sent right behind that prefetch (eager semaphores: later commands on the engine, such
 ///     as the previous iteration's stores, are not waited for);
 ///  2. orders every other queue after the previous iteration's compute (the buffers the
-///     prefetch overwrites), and the DMA engines after each other where TilePlan::dma_ordered
+///     prefetch overwrites), and the DMA engines after each other where tnpu.dma_ordered
 ///     says so;
 ///  3. prefetches the loads of iteration i + D - 1 into the buffer of iteration i - 1 and
 ///     signals behind them;
@@ -104,12 +104,15 @@ void Lowering::lower_grid_loop() {
 /// The command processor does not wait (except to read back a scalar the vector unit computed);
 /// the body copies' registers are released after each.
 void Lowering::run_loop(Loop &loop, bool pipelined) {
-  const int depth = pipelined ? plan_.depth : 1;
+  for (const auto &inner : loop.body->ops()) // (every buffered tile of a loop has as many)
+    if (pipelined && inner->attr(attr::kBuffers))
+      loop.depth = int(attr::get_int(*inner, attr::kBuffers));
+  const int depth = loop.depth;
   Signals signalled(static_cast<size_t>(depth), std::vector<uint64_t>{});
   // A prefetched splat of a scalar the vector unit computed (before the loop) fills from a
   // register: read back once here, not in every prefetch.
   for (const auto &inner : loop.body->ops())
-    if (pipelined && inner->opcode() == Opcode::Splat && plan_.pipelined.count(inner.get()) &&
+    if (pipelined && inner->opcode() == Opcode::Splat && prefetched(*inner) &&
         vscalars_.count(inner->operand(0)))
       scalar(*inner, inner->operand(0));
   for (int b = 0; b + 1 < depth; ++b)
@@ -160,18 +163,19 @@ void Lowering::lower_body(Loop &loop, int buffer, Signals &signalled) {
       for (int q = 0; q < sync_.vec() + 1; ++q)
         if (q != c)
           sync_.order(c, q);
-    for (int p = 0; p < sync_.num_dma() && plan_.dma_ordered.count(loop.body); ++p)
+    const bool dma_ordered = attr::has(attr::loop_op(*loop.body), attr::kDmaOrdered);
+    for (int p = 0; p < sync_.num_dma() && dma_ordered; ++p)
       for (int q = 0; q < sync_.num_dma(); ++q)
         if (q != p)
           sync_.order(p, q);
-    const int ahead = (buffer + plan_.depth - 1) % plan_.depth;
+    const int ahead = (buffer + loop.depth - 1) % loop.depth;
     guarded_prefetch(loop, ahead, signalled[size_t(ahead)]);
   }
   buffer_ = std::max(buffer, 0);
   for (const auto &inner : body.ops()) {
     if (inner->opcode() == Opcode::Yield)
       continue;
-    if (buffer >= 0 && prefetchable(*inner) && plan_.pipelined.count(inner.get()))
+    if (buffer >= 0 && prefetched(*inner))
       alloc_tile(*inner); // prefetched
     else
       lower(*inner);
@@ -196,10 +200,10 @@ void Lowering::prefetch(Loop &loop, int buffer) {
   buffer_ = buffer;
   prefetching_ = true;
   for (const auto &inner : body.ops())
-    if (plan_.prefetch_scalars.count(inner.get()))
+    if (inner->attr(attr::kPrefetch))
       lower(*inner);
   for (const auto &inner : body.ops())
-    if (prefetchable(*inner) && plan_.pipelined.count(inner.get())) {
+    if (prefetched(*inner)) {
       if (inner->opcode() == Opcode::Load)
         lower_memory(*inner, true);
       else

@@ -3,13 +3,15 @@
 // pipeline), lower_vector.cpp (tiles and float scalars on the vector unit), lower_control.cpp
 // (integer scalars, if, assert) and lower_indexed.cpp (gather / scatter / atomic_add). Scalars
 // live in registers (or, computed by the vector unit, in scratchpad slots); tiles at the
-// addresses plan.h gives them; unit commands are ordered by semaphores (sync.h), never fenced.
+// addresses the planning passes recorded (attrs.h: the lowering only reads those decisions);
+// unit commands are ordered by semaphores (sync.h), never fenced.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include "tl/backends/tnpu.h"
 
-#include "plan.h"
+#include "attrs.h"
+#include "lower.h"
 #include "sync.h"
 
 #include <algorithm>
@@ -42,21 +44,22 @@ struct Failure {
 class Lowering {
 public:
   Lowering(const ir::Kernel &k, const CompileOptions &o)
-      : kernel_(k), opts_(o), plan_(plan_tiles(k, o)),
-        sync_(std::clamp(o.dma_engines, 1, 3), out_.program),
-        temp_base_((plan_.sram_peak + 63) / 64 * 64) {
+      : kernel_(k), opts_(o), sync_(std::clamp(o.dma_engines, 1, 3), out_.program),
+        temp_base_((uint64_t(attr::get_int(*k.body()->terminator(), attr::kSramPeak)) + 63) / 64 *
+                   64) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
   }
 
   Kernel run() {
-    if (plan_.persistent)
+    const bool persistent = attr::has(kernel_.body()->terminator(), attr::kPersistent);
+    if (persistent)
       lower_grid_loop();
     else
       for (const auto &op : kernel_.body()->ops())
         lower(*op);
     emit(isa::Opcode::Halt);
-    out_.persistent = plan_.persistent;
+    out_.persistent = persistent;
     return std::move(out_);
   }
 
@@ -179,18 +182,26 @@ private:
     return it->second;
   }
   uint64_t alloc_tile(const ir::Operation &op) { return alloc_tile(op, op.result()); }
-  /// The planned address of a tile (plan.h).
+  /// The planned address of a tile (tnpu.addr / tnpu.mem; tnpu.overflow when it has none).
   uint64_t alloc_tile(const ir::Operation &op, const ir::Value *v) {
     const ir::Type &t = v->type();
     if (t.rank() > 3 || (t.rank() == 3 && t.shape()[0] != 1))
       fail(op, "tiles " + t.str() + " are not supported (rank 1 or 2, or 1 x R x C)");
     elem_bytes(op, t.elem());
-    if (auto it = plan_.overflow.find(v); it != plan_.overflow.end())
-      fail(op, it->second);
-    uint64_t at = plan_.address.at(v);
-    if (auto it = plan_.pipelined.find(v->def()); v->def() && it != plan_.pipelined.end())
-      at += uint64_t(buffer_) * it->second; // pipelined: this body copy's buffer
+    const ir::Operation *holder = nullptr;
+    const std::optional<uint64_t> planned = attr::address(v, &holder);
+    if (!planned) {
+      const std::string *overflow = holder->attr_as<std::string>(attr::kOverflow);
+      fail(op, overflow ? *overflow : "tile " + t.str() + " has no planned address");
+    }
+    uint64_t at = *planned;
+    if (v->def()) // pipelined: this body copy's buffer
+      at += uint64_t(buffer_) * uint64_t(attr::get_int(*v->def(), attr::kStride));
     return tiles_[v] = at;
+  }
+  /// A load or fill the pipeline prefetches.
+  static bool prefetched(const ir::Operation &op) {
+    return attr::prefetchable(op) && op.attr(attr::kBuffers);
   }
   int elem_bytes(const ir::Operation &op, ir::ScalarKind e) {
     const int bits = e == ir::ScalarKind::I1 ? 8 : ir::bit_width(e); // masks: one byte a lane
@@ -249,6 +260,7 @@ private:
     const ir::Operation *at;
     uint8_t counter, bound, ahead, ahead_bound;
     std::function<void(bool)> bind, step;
+    int depth = 1; ///< body copies (the buffers of its pipelined tiles), set by run_loop
   };
   using Signals = std::vector<std::vector<uint64_t>>; ///< per buffer: issue counts at its signals
   void lower_for(const ir::Operation &op);
@@ -336,7 +348,6 @@ private:
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;
   Kernel out_;
-  TilePlan plan_;
   QueueSync sync_;
   std::array<uint64_t, 8> dma_work_{}; ///< see next_dma
   int groups_ = 0;

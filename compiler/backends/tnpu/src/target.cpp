@@ -5,7 +5,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/target.h"
 #include "tl/backends/tnpu.h"
-#include "tl/npu/config.h"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -22,12 +21,7 @@ std::string options_for(const tl::backends::TargetOptions &options, tl::tnpu::Co
     chip = env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
   }
   try {
-    const tl::npu::ChipConfig c = tl::npu::load_config(chip); // throws with the file and field
-    o.sram_bytes = c.core.sram.size;
-    o.accumulator_bytes = c.core.accumulator;
-    o.matrix_rows = c.core.matrix.rows;
-    o.matrix_cols = c.core.matrix.cols;
-    o.dma_engines = c.core.dma.engines; // the lowering uses up to what its semaphores allow
+    o = tl::tnpu::options_from_chip(chip); // throws with the file and field
   } catch (const std::exception &e) {
     return e.what();
   }
@@ -46,6 +40,15 @@ std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions
   }
 }
 
+std::string planning(const tl::backends::TargetOptions &options,
+                     std::vector<tl::passes::PassInfo> &out) {
+  tl::tnpu::CompileOptions o;
+  if (std::string e = options_for(options, o); !e.empty())
+    return e;
+  out = tl::tnpu::planning_passes(o);
+  return {};
+}
+
 } // namespace
 
 TL_BUILTIN_TARGET(tnpu) {
@@ -53,6 +56,6 @@ TL_BUILTIN_TARGET(tnpu) {
       "tnpu",
       "TNPU programs for the npusim device (option chip=<config.json>; default: the chip npusim "
       "simulates)",
-      nullptr, emit};
+      planning, emit};
   return target;
 }

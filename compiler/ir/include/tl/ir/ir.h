@@ -142,8 +142,12 @@ public:
 
   /// Attributes are kept sorted by name so that printing is deterministic.
   const std::vector<std::pair<std::string, Attr>> &attrs() const { return attrs_; }
+  /// Names are the op's own attributes (verify_op.cpp lists them) or a target's decisions,
+  /// `<target>.<name>` (e.g. `tnpu.addr`), which any op may carry.
   const Attr *attr(std::string_view name) const;
   void set_attr(std::string name, Attr value);
+  /// Removes attribute `name`; returns whether the op had it.
+  bool remove_attr(std::string_view name);
 
   template <class T> const T *attr_as(std::string_view name) const {
     const Attr *a = attr(name);

@@ -4,14 +4,16 @@
 
 #include "tl/ir/ir.h"
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace tl::passes {
 
-/// A pass rewrites one kernel in place and returns whether it changed anything.
-using PassFn = bool (*)(ir::Kernel &kernel);
+/// A pass rewrites one kernel in place and returns whether it changed anything. A target's
+/// passes carry their options (a lambda holding them, e.g. tnpu::planning_passes).
+using PassFn = std::function<bool(ir::Kernel &kernel)>;
 
 struct PassInfo {
   std::string_view name;    // as written in a pipeline string

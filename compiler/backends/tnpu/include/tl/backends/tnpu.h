@@ -4,6 +4,7 @@
 
 #include "tl/format/tnpu_code.h"
 #include "tl/ir/ir.h"
+#include "tl/passes/pass_registry.h"
 
 #include <cstdint>
 #include <string>
@@ -24,6 +25,17 @@ struct CompileOptions {
   bool persistent = true;
 };
 
+/// The options for the chip config at `path` (sim/configs/*.json): its scratchpad, accumulator,
+/// matrix unit and DMA engines. Throws std::runtime_error naming the file and field.
+CompileOptions options_from_chip(const std::string &path);
+
+/// The backend's planning passes, in order, to run after the default passes: each records its
+/// decisions as `tnpu.*` attributes (tnpu-plan-pipelining: tnpu.buffers, tnpu.prefetch,
+/// tnpu.dma_ordered, tnpu.persistent; tnpu-plan-memory: tnpu.addr, tnpu.mem, tnpu.stride,
+/// tnpu.overflow, tnpu.sram_peak, tnpu.acc_peak; see README "Pipeline"), which the lowering only
+/// reads. Running them again replaces their decisions.
+std::vector<passes::PassInfo> planning_passes(const CompileOptions &options);
+
 /// Lowers every kernel of a verified module to a code blob (kernel order kept): scalars in
 /// registers (f32 scalar arithmetic on the vector unit), loops, if, assert, load / store and
 /// gather / scatter / atomic_add by DMA, elementwise / cast / shape / reduce / scan ops on the
@@ -31,7 +43,8 @@ struct CompileOptions {
 /// compiler/backends/tnpu/README.md for the full table). Anything else (print, f64 / i64 tiles,
 /// ...) is an error `file:line:col: error: tnpu: ...` naming the op; the result is "" on success.
 /// Commands are ordered by semaphores between the unit queues, tiles placed by liveness,
-/// innermost loops (and persistent kernels' grid loops) software-pipelined (see README).
+/// innermost loops (and persistent kernels' grid loops) software-pipelined (see README): the
+/// planning passes run on a copy of the module, then the lowering reads their decisions.
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code);
 

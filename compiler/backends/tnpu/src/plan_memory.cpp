@@ -1,0 +1,333 @@
+// The tnpu-plan-memory pass (see plan_memory.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "plan_memory.h"
+
+#include "attrs.h"
+#include "tl/ir/uses.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tl::tnpu {
+namespace {
+
+using ir::Opcode;
+constexpr uint64_t kAlign = 64;
+
+uint64_t align(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+uint64_t bytes_of(const ir::Type &t) {
+  return uint64_t(t.num_elements()) * uint64_t(std::max(ir::bit_width(t.elem()) / 8, 1));
+}
+bool is_tile(const ir::Value *v) { return v->type().is_tile(); }
+bool is_alias(const ir::Operation *op) { // same data, another shape
+  return op->opcode() == Opcode::ExpandDims || op->opcode() == Opcode::Reshape;
+}
+/// The innermost `for` op whose body holds op (directly or inside `if`s), or null.
+const ir::Operation *loop_of(const ir::Operation *op) {
+  for (const ir::Block *b = op->parent(); b;) {
+    const ir::Operation *p = b->parent();
+    if (!p || p->opcode() == Opcode::For)
+      return p;
+    b = p->parent();
+  }
+  return nullptr;
+}
+/// A tile the pipeline buffers (tnpu-plan-pipelining).
+bool buffered(const ir::Value *v) { return attr::has(v->def(), attr::kBuffers); }
+/// The op defining y writes its result element by element over x (same element size).
+bool elementwise_over(const ir::Value *y, const ir::Value *x) {
+  const ir::Operation *d = y->def();
+  if (!d)
+    return false;
+  switch (d->opcode()) {
+  case Opcode::Add:
+  case Opcode::Sub:
+  case Opcode::Mul:
+  case Opcode::Max:
+  case Opcode::Min:
+  case Opcode::Exp:
+    return ir::bit_width(x->type().elem()) == ir::bit_width(y->type().elem());
+  case Opcode::Dot:
+    return d->num_operands() > 2 && d->operand(2) == x;
+  default:
+    return false;
+  }
+}
+
+/// Values that share one place, and where it is.
+struct Slot {
+  const ir::Value *first = nullptr; ///< the member defined first (errors name it)
+  int64_t start = INT64_MAX, end = -1;
+  size_t seq = 0; ///< first's place in the order the parser makes values (breaks ties)
+  uint64_t bytes = 0;
+  bool matrix = false;
+  const ir::Operation *pipelined = nullptr;
+  std::vector<const ir::Value *> members;
+};
+
+/// Where the scan put a value: an address, or the overflow error.
+struct Place {
+  int64_t at = -1;
+  bool acc = false;
+  std::string overflow;
+};
+
+class MemoryPlanner {
+public:
+  MemoryPlanner(const ir::Kernel &k, const CompileOptions &o)
+      : kernel_(k), opts_(o), uses_(*k.body()) {}
+
+  void run(ir::Kernel &kernel) {
+    number(*kernel_.body());
+    share_slots();
+    allocate();
+    record(kernel);
+  }
+
+private:
+  void number(const ir::Block &b);
+  void share_slots();
+  void share_carried(const ir::Operation &loop);
+  std::vector<Slot *> slots_in_order(std::map<const ir::Value *, Slot> &slots);
+  void allocate();
+  void record(ir::Kernel &kernel);
+
+  bool inside(const ir::Value *v, const ir::Operation *loop) {
+    return def_[v] >= pos_[loop] && def_[v] <= end_[loop] && v->def() != loop;
+  }
+  /// Where a use keeps v alive: the user, or the end of the outermost loop around the user that
+  /// v is defined outside of (the loop reads it again every iteration).
+  int64_t use_pos(const ir::Value *v, const ir::Operation *user) {
+    int64_t p = pos_[user];
+    for (const ir::Operation *f = loop_of(user); f; f = loop_of(f)) {
+      if (inside(v, f))
+        break;
+      p = std::max(p, end_[f]);
+    }
+    return p;
+  }
+  /// The last position v (or a reshape / expand_dims of it) is used at.
+  int64_t last_use(const ir::Value *v) {
+    int64_t last = def_[v];
+    for (const ir::Operation *u : uses_.users(v)) {
+      last = std::max(last, use_pos(v, u));
+      if (is_alias(u))
+        last = std::max(last, last_use(u->result()));
+    }
+    return last;
+  }
+  const ir::Value *find(const ir::Value *v) {
+    auto it = parent_.find(v);
+    if (it == parent_.end() || it->second == v)
+      return v;
+    return it->second = find(it->second);
+  }
+  void unite(const ir::Value *a, const ir::Value *b) { parent_[find(a)] = find(b); }
+
+  const ir::Kernel &kernel_;
+  const CompileOptions &opts_;
+  ir::UseList uses_;
+  int64_t next_ = 0;
+  std::map<const ir::Operation *, int64_t> pos_, end_;
+  std::map<const ir::Value *, int64_t> def_;
+  std::vector<const ir::Value *> values_; ///< every value, in the order the parser makes them
+  std::map<const ir::Value *, const ir::Value *> parent_;
+  std::map<const ir::Value *, Place> place_;
+  std::map<const ir::Operation *, uint64_t> stride_; ///< of each buffered tile's buffers
+  uint64_t sram_peak_ = 0, acc_peak_ = 0;
+};
+
+/// Positions in program order: an op's, its results' and its regions' arguments' (one), and
+/// the last position inside its regions.
+void MemoryPlanner::number(const ir::Block &b) {
+  for (const auto &op : b.ops()) {
+    const int64_t p = pos_[op.get()] = next_++;
+    for (const auto &r : op->results())
+      def_[r.get()] = p;
+    for (unsigned r = 0; r < op->num_regions(); ++r) {
+      for (const auto &a : op->region(r)->arguments())
+        def_[a.get()] = p, values_.push_back(a.get());
+      number(*op->region(r));
+    }
+    for (const auto &r : op->results()) // (after the regions, as the parser makes them)
+      values_.push_back(r.get());
+    end_[op.get()] = next_ - 1;
+  }
+}
+
+void MemoryPlanner::share_slots() {
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    if (is_alias(op))
+      unite(op->result(), op->operand(0));
+  });
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    if (op->opcode() == Opcode::Dot && op->num_operands() > 2 &&
+        last_use(op->operand(2)) == pos_[op] && !buffered(op->operand(2)))
+      unite(op->result(), op->operand(2)); // accumulated in place
+  });
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    if (op->opcode() == Opcode::For)
+      share_carried(*op);
+  });
+}
+
+/// A loop's carried tile shares its result's slot, its init's when the init dies at the loop,
+/// its yielded value's when the carried value is dead by the time that is written.
+void MemoryPlanner::share_carried(const ir::Operation &op) {
+  const ir::Block &body = *op.region(0);
+  const ir::Operation *yield = body.terminator();
+  for (unsigned i = 0; i < op.num_results(); ++i) {
+    const ir::Value *arg = body.argument(i + 1), *init = op.operand(3 + i);
+    if (!is_tile(arg))
+      continue;
+    unite(op.result(i), arg);
+    const auto inits = std::count(op.operands().begin(), op.operands().end(), init);
+    if (inits == 1 && last_use(init) == pos_[&op] && !buffered(init) && def_[init] < pos_[&op])
+      unite(init, arg);
+    if (!yield || i >= yield->num_operands())
+      continue;
+    const ir::Value *y = yield->operand(i);
+    const auto ys = std::count(yield->operands().begin(), yield->operands().end(), y);
+    const int64_t dead = last_use(arg);
+    if (ys == 1 && inside(y, &op) && y->def() && !buffered(y) &&
+        (dead < def_[y] || (dead == def_[y] && elementwise_over(y, arg))))
+      unite(y, arg);
+  }
+}
+
+/// The slots in the order the scan places them: by start, larger first, then program order. A
+/// buffered slot holds all its buffers through its whole loop (the kernel, for the grid loop).
+std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Slot> &slots) {
+  for (size_t i = 0; i < values_.size(); ++i) {
+    const ir::Value *v = values_[i];
+    const int64_t d = def_[v];
+    if (!is_tile(v))
+      continue;
+    Slot &s = slots[find(v)];
+    s.members.push_back(v);
+    if (d < s.start)
+      s.start = d, s.first = v, s.seq = i;
+    s.end = std::max(s.end, last_use(v));
+    s.bytes = std::max(s.bytes, bytes_of(v->type()));
+    s.matrix = s.matrix || (v->def() && v->def()->opcode() == Opcode::Dot);
+    if (buffered(v))
+      s.pipelined = v->def();
+  }
+  std::vector<Slot *> order;
+  for (auto &[root, s] : slots) {
+    if (s.pipelined) {
+      const ir::Operation *loop = loop_of(s.pipelined); // null: the grid loop
+      s.start = loop ? std::min(s.start, pos_[loop]) : 0;
+      s.end = loop ? std::max(s.end, end_[loop]) : next_;
+      stride_[s.pipelined] = align(s.bytes);
+      s.bytes = uint64_t(attr::get_int(*s.pipelined, attr::kBuffers)) * align(s.bytes);
+    }
+    order.push_back(&s);
+  }
+  std::sort(order.begin(), order.end(), [](const Slot *a, const Slot *b) {
+    if (a->start != b->start)
+      return a->start < b->start;
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->seq < b->seq;
+  });
+  return order;
+}
+
+void MemoryPlanner::allocate() {
+  std::map<const ir::Value *, Slot> slots;
+  struct Live {
+    uint64_t lo, hi;
+    int64_t end;
+  };
+  std::vector<Live> sram, acc;
+  auto place = [&](std::vector<Live> &live, uint64_t size, const Slot &s, uint64_t &at) {
+    std::erase_if(live, [&](const Live &l) { return l.end < s.start; });
+    std::sort(live.begin(), live.end(), [](const Live &a, const Live &b) { return a.lo < b.lo; });
+    uint64_t lo = 0;
+    for (const Live &l : live) {
+      if (lo + s.bytes <= l.lo)
+        break;
+      lo = std::max(lo, align(l.hi));
+    }
+    if (lo + s.bytes > size)
+      return false;
+    live.push_back({lo, lo + s.bytes, s.end});
+    at = lo;
+    return true;
+  };
+  auto live_bytes = [](const std::vector<Live> &live) {
+    uint64_t n = 0;
+    for (const Live &l : live)
+      n += l.hi - l.lo;
+    return n;
+  };
+  for (const Slot *s : slots_in_order(slots)) {
+    Place p;
+    uint64_t at = 0;
+    if (s->matrix && place(acc, opts_.accumulator_bytes, *s, at)) {
+      p.at = int64_t(at), p.acc = true;
+      acc_peak_ = std::max(acc_peak_, at + s->bytes);
+    } else if (place(sram, opts_.sram_bytes, *s, at)) {
+      p.at = int64_t(at);
+      sram_peak_ = std::max(sram_peak_, at + s->bytes);
+    } else {
+      const std::string &name = s->first->name();
+      const int64_t buffers = s->pipelined ? attr::get_int(*s->pipelined, attr::kBuffers) : 1;
+      p.overflow = "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
+                   (name.empty() ? std::string("") : "%" + name + ", ") + std::to_string(s->bytes) +
+                   " bytes" + (s->pipelined ? " in " + std::to_string(buffers) + " buffers" : "") +
+                   ", while " + std::to_string(live_bytes(sram)) +
+                   " bytes of other tiles are live, of " + std::to_string(opts_.sram_bytes) + ")";
+    }
+    for (const ir::Value *m : s->members)
+      place_[m] = p;
+  }
+}
+
+/// Writes the places as attributes on the ops that define the tiles (a `for`'s body arguments
+/// share its results' places), and the peaks on the `return`.
+void MemoryPlanner::record(ir::Kernel &kernel) {
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    std::vector<int64_t> at;
+    std::string mem, overflow;
+    bool tiles = false;
+    for (const auto &r : op->results()) {
+      const auto it = place_.find(r.get());
+      const bool placed = it != place_.end() && it->second.at >= 0;
+      tiles = tiles || it != place_.end();
+      at.push_back(placed ? it->second.at : -1);
+      mem += std::string(mem.empty() ? "" : ",") + (!placed          ? "-"
+                                                    : it->second.acc ? "acc"
+                                                                     : "sram");
+      if (it != place_.end() && !placed && overflow.empty())
+        overflow = it->second.overflow;
+    }
+    if (!tiles)
+      return;
+    if (op->num_regions() == 0 && op->num_results() == 1)
+      op->set_attr(attr::kAddr, at[0]);
+    else
+      op->set_attr(attr::kAddr, at);
+    if (mem != "-")
+      op->set_attr(attr::kMem, mem);
+    if (!overflow.empty())
+      op->set_attr(attr::kOverflow, overflow);
+    if (const auto it = stride_.find(op); it != stride_.end())
+      op->set_attr(attr::kStride, int64_t(it->second));
+  });
+  ir::Operation *ret = kernel.body()->terminator();
+  ret->set_attr(attr::kSramPeak, int64_t(sram_peak_));
+  ret->set_attr(attr::kAccPeak, int64_t(acc_peak_));
+}
+
+} // namespace
+
+bool plan_memory(ir::Kernel &kernel, const CompileOptions &options) {
+  attr::clear(kernel, {attr::kAddr, attr::kMem, attr::kStride, attr::kOverflow, attr::kSramPeak,
+                       attr::kAccPeak});
+  MemoryPlanner(kernel, options).run(kernel);
+  return true;
+}
+
+} // namespace tl::tnpu

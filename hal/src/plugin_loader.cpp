@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime.h"
 
-#include "tl/support/search_path.hpp"
+#include "tl/support/plugin_library.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,12 +20,7 @@ namespace tl::hal {
 namespace {
 
 /// The directory holding this runtime library (plugins installed beside it are found there).
-fs::path runtime_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&load_plugins), &info) && info.dli_fname)
-    return fs::path(info.dli_fname).parent_path();
-  return {};
-}
+fs::path runtime_dir() { return support::library_dir(reinterpret_cast<void *>(&load_plugins)); }
 
 struct Candidate {
   std::string path;
@@ -125,37 +120,25 @@ std::string take_message(tl_status s) {
 
 /// dlopen, entry point, ABI, table, initialize; on failure `p.reason` says which step and why.
 void open_plugin(Plugin &p) {
-  dlerror();
-  p.library = dlopen(p.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!p.library) {
-    const char *err = dlerror();
-    p.reason = std::string("cannot load library: ") + (err ? err : "unknown dlopen error");
+  auto entry = reinterpret_cast<tl_vendor_plugin_entry_fn>(
+      support::open_plugin_entry(p.path, TL_VENDOR_ENTRY_POINT, &p.reason));
+  if (!entry)
     return;
-  }
-  auto entry = reinterpret_cast<tl_vendor_plugin_entry_fn>(dlsym(p.library, TL_VENDOR_ENTRY_POINT));
-  if (!entry) {
-    p.reason = "library does not export the entry point " TL_VENDOR_ENTRY_POINT;
-    return;
-  }
   const tl_vendor_plugin *t = entry(TL_VENDOR_ABI_MAJOR);
   if (!t) {
     p.reason = "entry point returned no function table for ABI " +
                std::to_string(TL_VENDOR_ABI_MAJOR);
     return;
   }
-  if (t->struct_size < offsetof(tl_vendor_plugin, reserved)) {
-    p.reason = "function table is too small (" + std::to_string(t->struct_size) + " bytes, need " +
-               std::to_string(offsetof(tl_vendor_plugin, reserved)) + ")";
-    return;
+  if (t->struct_size >= offsetof(tl_vendor_plugin, reserved)) {
+    p.abi_major = t->abi_major;
+    p.abi_minor = t->abi_minor;
   }
-  p.abi_major = t->abi_major;
-  p.abi_minor = t->abi_minor;
-  if (t->abi_major != TL_VENDOR_ABI_MAJOR) {
-    p.reason = "plugin ABI " + std::to_string(t->abi_major) + "." + std::to_string(t->abi_minor) +
-               " does not match the runtime's ABI " + std::to_string(TL_VENDOR_ABI_MAJOR) + "." +
-               std::to_string(TL_VENDOR_ABI_MINOR) + " (major versions must be equal)";
+  p.reason = support::check_plugin_abi("runtime", t->struct_size,
+                                       offsetof(tl_vendor_plugin, reserved), t->abi_major,
+                                       t->abi_minor, TL_VENDOR_ABI_MAJOR, TL_VENDOR_ABI_MINOR);
+  if (!p.reason.empty())
     return;
-  }
   if (const char *fn = missing_function(*t)) {
     p.reason = std::string("function table lacks ") + fn;
     return;

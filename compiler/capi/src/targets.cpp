@@ -5,12 +5,10 @@
 #include "tl/compiler/targets.h"
 
 #include "tl/ir/printer.h"
-#include "tl/support/search_path.hpp"
+#include "tl/support/plugin_library.hpp"
 #include "tl/target.h"
 
 #include <nlohmann/json.hpp>
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,36 +27,16 @@ namespace fs = std::filesystem;
 namespace tl::compile {
 namespace {
 
-/// The directory of the library (or executable) holding this code.
-fs::path own_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&own_dir), &info) && info.dli_fname)
-    return fs::path(info.dli_fname).parent_path();
-  return {};
-}
-
 std::vector<std::string> candidates() {
-  std::vector<std::string> dirs_and_files = support::split_search_path(std::getenv("TL_TARGET_PATH"));
+  std::vector<std::string> entries = support::split_search_path(std::getenv("TL_TARGET_PATH"));
   if (!std::getenv("TL_TARGET_NO_DEFAULTS")) {
-    dirs_and_files.push_back(own_dir().string());
+    // Beside the library holding this code (libtl_compiler.so), then the build's lib/.
+    entries.push_back(support::library_dir(reinterpret_cast<void *>(&candidates)).string());
 #ifdef TL_TARGET_DEFAULT_DIR
-    dirs_and_files.push_back(TL_TARGET_DEFAULT_DIR); // the build's lib/ (tlc is not beside it)
+    entries.push_back(TL_TARGET_DEFAULT_DIR); // the build's lib/ (tlc is not beside it)
 #endif
   }
-  std::vector<std::string> files;
-  std::set<std::string> seen;
-  for (const std::string &e : dirs_and_files) {
-    std::error_code ec;
-    std::vector<std::string> found = fs::is_directory(e, ec)
-                                         ? support::plugin_files(e, "libtl_target_")
-                                         : std::vector<std::string>{e};
-    for (const std::string &f : found) {
-      fs::path canon = fs::weakly_canonical(f, ec);
-      if (seen.insert(ec ? f : canon.string()).second)
-        files.push_back(f);
-    }
-  }
-  return files;
+  return support::plugin_candidates(entries, "libtl_target_");
 }
 
 /// A plugin library: its registered target, or why it is not usable.
@@ -70,26 +48,19 @@ struct PluginLoad {
 PluginLoad load(const std::string &path) {
   PluginLoad t;
   t.target.plugin_path = path;
-  void *lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char *e = dlerror();
-    t.problem = e ? e : "cannot be loaded";
+  auto entry = reinterpret_cast<tl_target_plugin_entry_fn>(
+      support::open_plugin_entry(path, TL_TARGET_PLUGIN_ENTRY, &t.problem));
+  if (!entry)
     return t;
-  }
-  auto entry = reinterpret_cast<tl_target_plugin_entry_fn>(dlsym(lib, TL_TARGET_PLUGIN_ENTRY));
-  if (!entry) {
-    t.problem = "exports no " TL_TARGET_PLUGIN_ENTRY;
-    return t; // kept loaded: unloading a library that may have run constructors buys nothing
-  }
   const tl_target_plugin *table = entry(TL_TARGET_ABI_MAJOR);
   if (!table) {
     t.problem = "returned no target table";
-  } else if (table->abi_major != TL_TARGET_ABI_MAJOR) {
-    t.problem = "target ABI " + std::to_string(table->abi_major) + "." +
-                std::to_string(table->abi_minor) + ", this compiler speaks " +
-                std::to_string(TL_TARGET_ABI_MAJOR) + "." + std::to_string(TL_TARGET_ABI_MINOR);
-  } else if (table->struct_size < sizeof(tl_target_plugin) || !table->name || !*table->name ||
-             !table->compile || !table->release) {
+  } else if (std::string e = support::check_plugin_abi(
+                 "compiler", table->struct_size, sizeof(tl_target_plugin), table->abi_major,
+                 table->abi_minor, TL_TARGET_ABI_MAJOR, TL_TARGET_ABI_MINOR);
+             !e.empty()) {
+    t.problem = e;
+  } else if (!table->name || !*table->name || !table->compile || !table->release) {
     t.problem = "incomplete target table (name, compile and release are required)";
   } else {
     t.target.name = table->name;

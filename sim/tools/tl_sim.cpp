@@ -9,7 +9,7 @@
 //              [--hang-timeout CYCLES] [--max-instructions N] [--no-compute]
 // Exit status: 0 success, 1 the user's mistake (message on stderr), 2 the run ended badly
 // (status and message on stderr).
-#include "npy.h"
+#include "tl/support/npy.h"
 
 #include "tl/npu/assembler.h"
 #include "tl/npu/simulator.h"
@@ -105,23 +105,30 @@ void save_region(const Simulator &sim, const std::string &spec) {
   size_t eq = spec.find('='), c1 = spec.find(':'), c2 = spec.find(':', c1 + 1);
   if (eq == std::string::npos || c1 == std::string::npos || c2 == std::string::npos || c2 > eq)
     throw Fatal("--save " + spec + ": expected ADDR:SHAPE:DESCR=FILE (e.g. 0x4000:200x300:<f4=c.npy)");
-  npy::Array a;
-  a.descr = spec.substr(c2 + 1, eq - c2 - 1);
-  if (npy::descr_size(a.descr) == 0)
+  tl::support::npy::Array a;
+  a.descr = tl::support::npy::canonical_descr(spec.substr(c2 + 1, eq - c2 - 1));
+  if (tl::support::npy::descr_size(a.descr) == 0)
     throw Fatal("--save " + spec + ": unsupported dtype '" + a.descr + "'");
   std::string shape = spec.substr(c1 + 1, c2 - c1 - 1);
-  uint64_t count = 1;
   for (size_t p = 0; p <= shape.size();) {
     size_t x = shape.find('x', p);
-    a.shape.push_back(number(shape.substr(p, x == std::string::npos ? std::string::npos : x - p), "--save shape"));
-    count *= a.shape.back();
+    const uint64_t dim =
+        number(shape.substr(p, x == std::string::npos ? std::string::npos : x - p), "--save shape");
+    if (dim > uint64_t(1) << 40)
+      throw Fatal("--save " + spec + ": dimension " + std::to_string(dim) + " is too large");
+    a.shape.push_back(static_cast<int64_t>(dim));
     if (x == std::string::npos)
       break;
     p = x + 1;
   }
-  a.data.resize(count * npy::descr_size(a.descr));
-  sim.read_hbm(number(spec.substr(0, c1), "--save address"), a.data.data(), a.data.size());
-  npy::save(spec.substr(eq + 1), a);
+  // Checked before the buffer is made: a huge shape is an error, not an allocation failure.
+  a.data.resize(tl::support::npy::data_bytes(a.descr, a.shape, "--save " + spec));
+  try {
+    sim.read_hbm(number(spec.substr(0, c1), "--save address"), a.data.data(), a.data.size());
+  } catch (const std::out_of_range &e) {
+    throw Fatal("--save " + spec + ": " + e.what());
+  }
+  tl::support::npy::save(spec.substr(eq + 1), a);
 }
 
 SimOptions options(const po::variables_map &vm) {
@@ -156,7 +163,7 @@ int cmd_run(const po::variables_map &vm) {
     size_t eq = l.find('=');
     if (eq == std::string::npos)
       throw Fatal("--load " + l + ": expected ADDR=FILE.npy");
-    npy::Array a = npy::load(l.substr(eq + 1));
+    tl::support::npy::Array a = tl::support::npy::load(l.substr(eq + 1));
     try {
       sim.write_hbm(number(l.substr(0, eq), "--load address"), a.data.data(), a.data.size());
     } catch (const std::out_of_range &e) {

@@ -1,19 +1,15 @@
-// Reading and writing NumPy `.npy` files (format versions 1-3) as host tensors.
+// NumPy `.npy` files as host tensors: the format is support/npy's, this maps its dtypes.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include "tl/interpreter/host_tensor.h"
+#include "tl/support/npy.h"
 
-#include <stdexcept>
 #include <string>
 
 namespace tl::npy {
 
-/// A malformed, truncated or unsupported file; the message names the file and the problem.
-class NpyError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
+using support::npy::NpyError;
 
 /// Loads a C-order array of bool, int8-64, uint8-32, float16/32/64 (little-endian).
 interp::HostTensor load(const std::string &path);

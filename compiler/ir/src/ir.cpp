@@ -130,6 +130,15 @@ void Operation::set_attr(std::string name, Attr value) {
     attrs_.insert(it, {std::move(name), std::move(value)});
 }
 
+bool Operation::remove_attr(std::string_view name) {
+  auto it = std::find_if(attrs_.begin(), attrs_.end(),
+                         [&](const auto &kv) { return kv.first == name; });
+  if (it == attrs_.end())
+    return false;
+  attrs_.erase(it);
+  return true;
+}
+
 const ConstexprParam *Kernel::find_constexpr(std::string_view name) const {
   for (auto &c : constexprs_)
     if (c.name == name)

@@ -527,6 +527,11 @@ Error check_attr_names(const Operation &op) {
   for (auto &[name, value] : op.attrs()) {
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end())
       continue;
+    // `<target>.<name>`: a decision a backend's planning pass recorded (cpu.fuse, tnpu.*); the
+    // backend that reads it checks it, any op may carry it.
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos && dot > 0 && dot + 1 < name.size())
+      continue;
     std::string list;
     for (auto a : allowed)
       list += (list.empty() ? "" : ", ") + std::string(a);

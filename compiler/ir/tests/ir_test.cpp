@@ -1,6 +1,7 @@
 // Unit tests of the Tile IR: builder checks, printer/parser round trip, verifier rules.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/ir/builder.h"
+#include "tl/ir/clone.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
 #include "tl/ir/uses.h"
@@ -130,6 +131,73 @@ TEST(Parser, RoundTripsControlFlowAndAttributes) {
   auto m = parse(text, "rt.tlir", d);
   ASSERT_TRUE(m) << d.str();
   EXPECT_TRUE(verify(*m, d)) << d.str();
+  EXPECT_EQ(print(*m), text);
+}
+
+// Attributes named `<target>.<name>` record a backend's planning decisions (cpu.fuse, tnpu.*):
+// any op may carry them, they print and parse back exactly, and can be removed.
+TEST(Verifier, AcceptsTargetAttributesOnAnyOp) {
+  const char *text = R"(kernel @k(%x: tensor<?xf32>) {
+  %c0 = constant {tnpu.bank = 2, value = 0} : i32
+  %t = load %x, %c0 {cpu.fuse = 0, cpu.view = 1, padding = -inf} : tile<16xf32>
+  %s = add %t, %t {cpu.inline = true, tnpu.layout = "nz"} : tile<16xf32>
+  store %x, %c0, %s {cpu.fuse = 0, cpu.nontemporal = true}
+  return
+}
+)";
+  Diagnostics d;
+  auto m = parse(text, "attrs.tlir", d);
+  ASSERT_TRUE(m) << d.str();
+  EXPECT_TRUE(verify(*m, d)) << d.str();
+  EXPECT_EQ(print(*m), text);
+  Operation *load = std::next(m->kernels()[0]->body()->ops().begin())->get();
+  EXPECT_TRUE(load->remove_attr("cpu.fuse"));
+  EXPECT_FALSE(load->remove_attr("cpu.fuse"));
+  EXPECT_EQ(load->attrs().size(), 2u);
+  EXPECT_EQ(load->attrs()[0].first, "cpu.view");
+  for (const char *bad : {".fuse", "cpu.", "fuse"}) { // no target, no name, no dot
+    auto k = parse(std::string("kernel @k(%x: i32) {\n  %y = add %x, %x {") + bad +
+                       " = 1} : i32\n  return\n}\n",
+                   "bad.tlir", d);
+    ASSERT_TRUE(k) << d.str();
+    Diagnostics v;
+    EXPECT_FALSE(verify(*k, v)) << bad;
+    EXPECT_NE(v.str().find("has no attribute '" + std::string(bad) + "'"), std::string::npos)
+        << v.str();
+  }
+}
+
+TEST(Clone, CopiesEverythingAndIsIndependent) {
+  const char *text = R"(kernel @k<BLOCK: i32 = 16>(%x: tensor<?x?xf32>, %n: i32) {
+  %c0 = constant {value = 0} : i32
+  %c1 = constant {value = 1} : i32
+  %z = full {value = 0.0} : tile<16x16xf32>
+  %acc = for %k = %c0 to %n step %c1 iter_args(%a = %z) : tile<16x16xf32> {
+    %t = load %x, %k, %c0 {cpu.view = 0, padding = -inf} : tile<16x16xf32>
+    %s = add %a, %t : tile<16x16xf32>
+    yield %s
+  }
+  store %x, %c0, %c0, %acc
+  return
+}
+)";
+  Diagnostics d;
+  auto m = parse(text, "clone.tlir", d);
+  ASSERT_TRUE(m) << d.str();
+  auto c = clone(*m);
+  EXPECT_TRUE(verify(*c, d)) << d.str();
+  EXPECT_EQ(print(*c), text);
+  std::vector<Operation *> from, to;
+  walk(m->kernels()[0]->body(), [&](Operation *op) { from.push_back(op); });
+  walk(c->kernels()[0]->body(), [&](Operation *op) { to.push_back(op); });
+  ASSERT_EQ(from.size(), to.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    EXPECT_NE(from[i], to[i]);
+    EXPECT_EQ(from[i]->loc().str(), to[i]->loc().str());
+    for (unsigned r = 0; r < to[i]->num_results(); ++r)
+      EXPECT_EQ(to[i]->result(r)->owner(), to[i]->parent());
+  }
+  to[1]->set_attr("cpu.inline", true); // the copy changes, the original does not
   EXPECT_EQ(print(*m), text);
 }
 

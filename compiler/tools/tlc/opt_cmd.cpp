@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/backends/llvm_cpu.h"
 #include "tl/ir/printer.h"
 #include "tl/passes/pass_manager.h"
 
@@ -15,7 +16,7 @@ namespace po = boost::program_options;
 namespace tl::tlc {
 
 int cmd_opt(int argc, char **argv) {
-  std::string input, output, pipeline = passes::default_pipeline();
+  std::string input, output, target, pipeline = passes::default_pipeline();
   passes::PassManagerOptions pm_opts;
   bool verify_each = false, trace = false;
   po::options_description desc("tlc opt options");
@@ -24,6 +25,9 @@ int cmd_opt(int argc, char **argv) {
       ("comma-separated pass pipeline (default: " + pipeline + ")").c_str())(
       "print-after-all", po::bool_switch(&pm_opts.print_after_all),
       "print the IR to stderr after every pass")(
+      "target,t", po::value(&target),
+      "then run this target's planning passes (llvm-cpu), which record its decisions as "
+      "attributes")(
       "verify-each", po::bool_switch(&verify_each), "verify the IR after every pass")(
       "trace-rewrites", po::bool_switch(&trace), "log each named rewrite to stderr")(
       "output,o", po::value(&output), "write the result here instead of stdout");
@@ -47,6 +51,14 @@ int cmd_opt(int argc, char **argv) {
   passes::PassManager pm(pm_opts);
   if (passes::Status s = pm.add_pipeline(pipeline); !s) {
     std::cerr << "tlc opt: error: " << s.message << "\n";
+    return 2;
+  }
+  if (target == "llvm-cpu") {
+    for (const passes::PassInfo &pass : llvm_cpu::planning_passes({}))
+      pm.add_pass(pass);
+  } else if (!target.empty()) {
+    std::cerr << "tlc opt: error: no planning passes for target '" << target
+              << "' (known: llvm-cpu)\n";
     return 2;
   }
   if (passes::Status s = pm.run(*module); !s) {

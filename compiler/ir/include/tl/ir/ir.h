@@ -144,6 +144,8 @@ public:
   const std::vector<std::pair<std::string, Attr>> &attrs() const { return attrs_; }
   const Attr *attr(std::string_view name) const;
   void set_attr(std::string name, Attr value);
+  /// Removes attribute `name`; false if the op had none.
+  bool remove_attr(std::string_view name);
 
   template <class T> const T *attr_as(std::string_view name) const {
     const Attr *a = attr(name);

@@ -116,7 +116,6 @@ private:
   int64_t tile_bytes(const ir::Type &t);
   void lower_indexed(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
-  Fusion fusion_of(const ir::Operation &store);
 
   // Emission of the planned fusions (fusion.cpp; the plan: plan_attrs.h).
   struct Access { // a block of a tensor, contiguous: element i at base + i
@@ -125,6 +124,7 @@ private:
     ir::ScalarKind elem;
   };
   using LaneFn = std::function<llvm::Value *(llvm::Value *)>;
+  Fusion fusion_of(const ir::Operation &store);
   void lower_fused_store(const ir::Operation &store);
   void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
                           const LaneFn &value_at, llvm::BasicBlock *done);

@@ -24,6 +24,8 @@ constexpr bool kTargetIsX86 = false;
 
 } // namespace
 
+// The options pick no pass today: the CPU and features shape the emitted code (vector width,
+// AVX-512 helpers), not these decisions; the architecture is the host's.
 std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   std::vector<passes::PassInfo> p;
   // 1. Stores of elementwise trees over loads run as one loop from tensor to tensor.

@@ -1,6 +1,7 @@
 # lit configuration (loaded by the generated lit.site.cfg.py; not named lit.cfg.py so that lit does
 # not take compiler/tests/ for a separate suite) of the compiler's .tlir tests (passes, verifier diagnostics, tlc).
 import os
+import platform
 import lit.formats
 
 config.name = "TL compiler"
@@ -19,6 +20,9 @@ config.environment["PATH"] = os.pathsep.join(
 for target in config.tl_builtin_targets.split(";"):
     config.available_features.add(target.replace("_", "-"))
 config.substitutions.append(("%chips", os.path.join(config.tl_source_dir, "sim", "configs")))
+# llvm-cpu planning tests of x86-only decisions (non-temporal stores); the target is the host.
+if platform.machine() in ("x86_64", "AMD64", "i686"):
+    config.available_features.add("x86")
 # llvm-cpu codegen tests check the AVX-512 helpers (x86_isa.cpp) where the host has them.
 try:
     with open("/proc/cpuinfo") as f:

@@ -199,5 +199,7 @@ TEST(Attributes, TargetAttributesVerifyOnAnyOpAndCanBeRemoved) {
   }
 }
 
+
+
 } // namespace
 } // namespace tl::ir

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
+#include "plan_attrs.h"
+
 #include <llvm/IR/MDBuilder.h>
 
 #include <algorithm>
@@ -36,7 +38,7 @@ void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_b
 
 KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
                              const x86::Isa &isa)
-    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(module.getContext()),
+    : kernel_(kernel), uses_(*kernel.body()), module_(module), ctx_(module.getContext()), b_(module.getContext()),
       vector_bits_(vector_bits), isa_(isa) {}
 
 void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what) {
@@ -276,11 +278,6 @@ void KernelCodegen::run() {
                          : b_.CreateTrunc(arg_field(i, 3, nullptr), s.elem);
     b_.CreateStore(v, s.ptr);
   }
-  collect_users();
-  plan_fusion();
-  plan_inlining();
-  plan_reduce_fusion();
-  plan_views();
   lower_block(*kernel_.body(), nullptr);
   b_.SetInsertPoint(entry_);
   b_.CreateBr(start);
@@ -299,14 +296,12 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
     }
     if (op->opcode() == Opcode::Yield)
       return; // copied by the parent (copy_yield)
-    if (deferred_.count(op.get()) || inlined_.count(op.get()) || reduce_done_.count(op.get()))
-      continue; // lowered at its fused store / computed per lane by its users
-    current_op_ = op.get();
-    if (fused_.count(op.get()))
+    if (plan::lowered_elsewhere(*op))
+      continue; // at its fused store, per lane by its users, or in its producer's loop
+    if (op->opcode() == Opcode::Store && op->attr(plan::kFuse))
       lower_fused_store(*op);
     else
       lower_op(*op);
-    lowered_.insert(op.get());
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tl/ir/ir.h"
+#include "tl/ir/uses.h"
 #include "x86_isa.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -14,7 +15,6 @@
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tl::llvm_cpu {
 
@@ -23,14 +23,21 @@ struct LoweringError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Adds `tl_kernel_<name>` for every kernel of `module` to `out`; `vector_bits` is the widest
-/// SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel; `isa` the
-/// AVX-512 subsets it has (x86::finish_module must run after the optimization pipeline).
+/// Adds `tl_kernel_<name>` for every kernel of `module` to `out`, as the planning passes decided
+/// (planning_passes: their `cpu.*` attributes are read here, never decided); `vector_bits` is
+/// the widest SIMD register of the target (128, 256 or 512), which shapes the dot micro-kernel;
+/// `isa` the AVX-512 subsets it has (x86::finish_module must run after the optimization
+/// pipeline).
 void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_bits,
                   const x86::Isa &isa);
 
 class KernelCodegen {
 public:
+  /// The loads and elementwise ops of a fused store's tree (cpu.fuse), operands before users.
+  struct Fusion {
+    std::vector<const ir::Operation *> loads;
+    std::vector<const ir::Operation *> ops;
+  };
   KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
                 const x86::Isa &isa);
   void run();
@@ -110,28 +117,24 @@ private:
   void lower_indexed(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
 
-  // Load/elementwise/store fusion (fusion.cpp).
-  struct Fusion {
-    std::vector<const ir::Operation *> loads;
-    std::vector<const ir::Operation *> ops; // elementwise, operands before users
+  // Emission of the planned fusions (fusion.cpp; the plan: plan_attrs.h).
+  struct Access { // a block of a tensor, contiguous: element i at base + i
+    llvm::Value *base;
+    llvm::Type *mem;
+    ir::ScalarKind elem;
   };
-  void plan_fusion();
-  bool collect_fusion(const ir::Value *v, const ir::Block &block,
-                      std::unordered_map<const ir::Value *, int> &uses, Fusion &f);
+  using LaneFn = std::function<llvm::Value *(llvm::Value *)>;
+  Fusion fusion_of(const ir::Operation &store);
   void lower_fused_store(const ir::Operation &store);
-  // Lane inlining (fusion.cpp): splats and single-use elementwise ops whose users all walk
-  // lanes (elementwise ops, reduce, scan) are computed per lane inside their user's loop.
-  void collect_users();
-  void plan_reduce_fusion();
-  void plan_inlining();
-  const ir::Operation *evaluated_at(const ir::Operation *op) const;
-  // Load views (fusion.cpp): a load of a type stored as computed, whose users all come before
-  // any write to memory, reads the tensor in place when the block is inside and contiguous.
-  void plan_views();
+  void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
+                          const LaneFn &value_at, llvm::BasicBlock *done);
   /// Element `index` (flat, row-major) of tile `v`, computed if `v` is inlined.
   llvm::Value *lane_value(const ir::Value *v, llvm::Value *index);
+  /// After load view `load`: the stores fetched for writing during the lane loops after it.
+  void fetch_stores_after(const ir::Operation &load);
 
   const ir::Kernel &kernel_;
+  const ir::UseList uses_;
   llvm::Module &module_;
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
@@ -142,12 +145,6 @@ private:
   x86::Isa isa_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
-  std::unordered_map<const ir::Operation *, Fusion> fused_;  // by store
-  std::unordered_set<const ir::Operation *> deferred_;       // lowered by their fused store
-  std::unordered_map<const ir::Value *, std::vector<const ir::Operation *>> users_;
-  std::unordered_map<const ir::Operation *, std::vector<const ir::Operation *>> fused_reduces_;
-  std::unordered_set<const ir::Operation *> reduce_done_; // computed in their producer's loop
-  std::unordered_set<const ir::Operation *> inlined_;        // computed per lane by their users
   // Streaming prefetch (fusion.cpp): the memory after each load view, and the blocks that later
   // stores of its block write, fetched by lane_loop.
   struct Stream {
@@ -156,15 +153,8 @@ private:
     const ir::Block *block; // usable while this block is being lowered
     bool write;             // fetched for ownership (a store's block)
   };
-  /// After load view `load`: the later stores of its block whose place is known now are fetched
-  /// for writing during the lane loops before them (they then store through the caches).
-  void prefetch_stores_after(const ir::Operation &load);
-  std::unordered_set<const ir::Operation *> owned_stores_;
   std::vector<Stream> streams_;
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
-  const ir::Operation *current_op_ = nullptr;   // the op being lowered
-  std::unordered_set<const ir::Operation *> lowered_;
-  std::unordered_set<const ir::Operation *> views_;          // loads that may read in place
 };
 
 } // namespace tl::llvm_cpu

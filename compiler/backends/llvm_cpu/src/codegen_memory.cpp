@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
+#include "plan_attrs.h"
+
 namespace tl::llvm_cpu {
 using ir::Opcode;
 using ir::ScalarKind;
@@ -47,9 +49,9 @@ int64_t KernelCodegen::tile_bytes(const ir::Type &t) {
 }
 
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
-  // A load planned as a view (plan_views) reads the tensor in place when the block is inside
+  // A load planned as a view (cpu.view, plan_views.h) reads the tensor in place when the block is inside
   // and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
-  if (op.opcode() == Opcode::Load && views_.count(&op) && !slots_.count(op.result())) {
+  if (op.opcode() == Opcode::Load && op.attr(plan::kView) && !slots_.count(op.result())) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
     const ir::Type &tt = op.result()->type();
@@ -73,7 +75,7 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     // it during this program's compute loops (lane_loop).
     const int64_t bytes = tile_bytes(tt);
     streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent(), false});
-    prefetch_stores_after(op);
+    fetch_stores_after(op);
     return;
   }
   copy_block_access(op);

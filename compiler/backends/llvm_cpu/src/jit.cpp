@@ -6,7 +6,9 @@
 #include "codegen.h"
 #include "vector_math.h"
 #include "llvm_cpu_source_hash.h"
+#include "tl/ir/clone.h"
 #include "tl/ir/printer.h"
+#include "tl/passes/pass_manager.h"
 #include "tl/reference/numerics.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -67,9 +69,18 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const CompileOptions &o, std
   return std::move(*tm);
 }
 
-/// Lowers and optimizes `module` into `out`; false with `error` set when lowering fails.
+/// Plans (planning_passes, on a copy: the caller's module and its cache key stay as given),
+/// lowers and optimizes `module` into `out`; false with `error` set when lowering fails.
 bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptions &o,
            llvm::Module &out, std::string *error) {
+  const std::unique_ptr<ir::Module> planned = ir::clone(module);
+  passes::PassManager planner;
+  for (const passes::PassInfo &pass : planning_passes(o))
+    planner.add_pass(pass);
+  if (passes::Status s = planner.run(*planned); !s) {
+    *error = s.message;
+    return false;
+  }
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
   const x86::Isa isa = tm.getTargetTriple().isX86() ? x86::isa_features(tm.getTargetFeatureString())
@@ -79,7 +90,7 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
     const unsigned vector_bits = isa.avx512f                                      ? 512
                                  : features.find("+avx") != std::string::npos ? 256
                                                                               : 128;
-    lower_module(module, out, vector_bits, isa);
+    lower_module(*planned, out, vector_bits, isa);
   } catch (const LoweringError &e) {
     *error = e.what();
     return false;

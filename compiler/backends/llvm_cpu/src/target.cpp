@@ -14,11 +14,19 @@ std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions
   return code.empty() ? error : std::string();
 }
 
+std::string planning(const tl::backends::TargetOptions &options,
+                     std::vector<tl::passes::PassInfo> &out) {
+  if (std::string e = tl::backends::check_option_names("llvm-cpu", options, {}); !e.empty())
+    return e;
+  out = tl::llvm_cpu::planning_passes(tl::llvm_cpu::CompileOptions{});
+  return {};
+}
+
 } // namespace
 
 TL_BUILTIN_TARGET(llvm_cpu) {
   static const tl::backends::Target target{
       "llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
-      nullptr, emit};
+      planning, emit};
   return target;
 }

@@ -5,6 +5,7 @@
 
 #include "tl/format/llvm_cpu_loader.h"
 #include "tl/ir/ir.h"
+#include "tl/passes/pass_registry.h"
 
 #include <memory>
 #include <string>
@@ -17,6 +18,12 @@ struct CompileOptions {
   std::string features;      // extra "+avx512f,..." features; host features when cpu is "host"
   int opt_level = 3;
 };
+
+/// The backend's planning steps, in order, to run after the default passes: each records its
+/// decisions (fusion, lane inlining, views, prefetching, streaming stores) as `cpu.*` attributes
+/// on ops, which the code generator reads. compile_object, emit_llvm_ir and compile_and_load run
+/// them on a copy of the module; `tlc opt --target llvm-cpu` shows their output.
+std::vector<passes::PassInfo> planning_passes(const CompileOptions &options);
 
 /// Compiles a verified module to an ELF relocatable object for the chosen CPU. Returns an empty
 /// vector and sets `error` for what the backend cannot lower (named with its location).

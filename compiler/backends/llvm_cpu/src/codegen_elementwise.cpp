@@ -1,0 +1,310 @@
+// llvm-cpu lowering of elementwise ops: arithmetic, comparisons, casts with rounding modes and
+// the narrow float types, and the inline f32 exp. Every op is exact against the reference
+// interpreter except transcendental math (SLEEF and the inline exp, within 1 ulp): no fast-math
+// flags, no FMA contraction.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include "plan_attrs.h"
+#include "vector_math.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tl::llvm_cpu {
+using ir::Opcode;
+using ir::ScalarKind;
+
+void KernelCodegen::lower_elementwise(const ir::Operation &op) {
+  Slot &out = slot(op.result());
+  // Full reductions of this result planned into its loop (cpu.in_producer) accumulate there.
+  std::vector<const ir::Operation *> reduces;
+  for (const ir::Operation *u : uses_.users(op.result()))
+    if (plan::flag(*u, plan::kInProducer))
+      reduces.push_back(u);
+  const ScalarKind k = op.result()->type().elem();
+  for (const ir::Operation *r : reduces) {
+    Slot &acc = slot(r->result());
+    b_.CreateStore(reduce_identity(*r->attr_as<std::string>("kind"), k, acc.elem), acc.ptr);
+  }
+  auto body = [&](llvm::Value *i) {
+    std::vector<llvm::Value *> a;
+    for (const ir::Value *v : op.operands())
+      a.push_back(lane_value(v, i));
+    llvm::Value *v = elementwise_value(op, a, i);
+    b_.CreateStore(v, elem_ptr(out, i));
+    for (const ir::Operation *r : reduces) {
+      Slot &acc = slot(r->result());
+      const std::string &kind = *r->attr_as<std::string>("kind");
+      llvm::Value *next = round_to(k, combine(kind, k, b_.CreateLoad(acc.elem, acc.ptr), v));
+      if (kind == "sum" && (k == ScalarKind::F32 || k == ScalarKind::F64))
+        llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+      b_.CreateStore(next, acc.ptr);
+    }
+  };
+  lane_loop(out.n, body);
+}
+
+llvm::Value *KernelCodegen::elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                              llvm::Value *lane) {
+  llvm::Value *r = elementwise_lane(op, std::move(a), lane);
+  const ScalarKind rk = op.result()->type().elem();
+  const bool narrow_float = rk == ScalarKind::F16 || rk == ScalarKind::BF16 ||
+                            rk == ScalarKind::F8E4M3 || rk == ScalarKind::F8E5M2;
+  if (narrow_float && op.opcode() != Opcode::Select && op.opcode() != Opcode::Bitcast &&
+      op.opcode() != Opcode::Cast)
+    r = round_to(rk, r); // values of narrow types are held as f32 rounded to the type
+  return r;
+}
+
+llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
+                                             llvm::Value *lane) {
+  const ScalarKind k = op.operand(op.opcode() == Opcode::Select ? 1 : 0)->type().elem();
+  switch (op.opcode()) {
+  case Opcode::Select:
+    return b_.CreateSelect(a[0], a[1], a[2]);
+  case Opcode::Cast:
+    return cast_lane(op, a[0]);
+  case Opcode::Bitcast: { // through the storage bits, so that f16/bf16 values reinterpret exactly
+    const ScalarKind to = op.result()->type().elem();
+    llvm::Value *bits = b_.CreateBitCast(to_storage(k, a[0]), storage_type(to));
+    return from_storage(to, bits);
+  }
+  case Opcode::Cmp: {
+    const std::string &p = *op.attr_as<std::string>("pred");
+    if (ir::is_float(k)) {
+      auto pred = p == "eq" ? llvm::CmpInst::FCMP_OEQ : p == "ne" ? llvm::CmpInst::FCMP_UNE
+                : p == "lt" ? llvm::CmpInst::FCMP_OLT : p == "le" ? llvm::CmpInst::FCMP_OLE
+                : p == "gt" ? llvm::CmpInst::FCMP_OGT : llvm::CmpInst::FCMP_OGE;
+      return b_.CreateFCmp(pred, a[0], a[1]);
+    }
+    const bool s = ir::is_signed(k);
+    auto pred = p == "eq" ? llvm::CmpInst::ICMP_EQ : p == "ne" ? llvm::CmpInst::ICMP_NE
+              : p == "lt" ? (s ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT)
+              : p == "le" ? (s ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
+              : p == "gt" ? (s ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
+                          : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
+    return b_.CreateICmp(pred, a[0], a[1]);
+  }
+  default:
+    return ir::is_float(k) ? float_lane(op, k, a) : int_lane(op, k, a, lane);
+  }
+}
+
+llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
+                                       std::vector<llvm::Value *> a) {
+  llvm::Type *t = a[0]->getType();
+  auto sleef = [&](const char *fn) { // 1.0 ulp, vectorized (vector_math.h)
+    return sleef_call(b_, module_, fn, a, vector_bits_);
+  };
+  auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
+  switch (op.opcode()) {
+  case Opcode::Add: return b_.CreateFAdd(a[0], a[1]);
+  case Opcode::Sub: return b_.CreateFSub(a[0], a[1]);
+  case Opcode::Mul: return b_.CreateFMul(a[0], a[1]);
+  case Opcode::Div: return b_.CreateFDiv(a[0], a[1]);
+  case Opcode::Min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
+  case Opcode::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
+  case Opcode::Pow: return sleef("pow");
+  case Opcode::Neg: return b_.CreateFNeg(a[0]);
+  case Opcode::Abs: return unary(llvm::Intrinsic::fabs);
+  case Opcode::Exp: return t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+  case Opcode::Exp2: return sleef("exp2");
+  case Opcode::Log: return sleef("log");
+  case Opcode::Log2: return sleef("log2");
+  case Opcode::Sqrt: return unary(llvm::Intrinsic::sqrt);
+  case Opcode::Sin: return sleef("sin");
+  case Opcode::Cos: return sleef("cos");
+  case Opcode::Rsqrt:
+    return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), unary(llvm::Intrinsic::sqrt));
+  case Opcode::Tanh: return sleef("tanh");
+  case Opcode::Erf: return sleef("erf");
+  case Opcode::Sigmoid: {
+    a[0] = b_.CreateFNeg(a[0]);
+    llvm::Value *e = t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+    llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
+    return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
+  }
+  case Opcode::Fma:
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a[0], a[1], a[2]});
+  default:
+    unsupported(op, "no floating-point form");
+  }
+}
+
+// exp of an f32 inline, so that the loop vectorizer widens it to the full SIMD width without a
+// call (softmax's hot loop; other math calls SLEEF): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite,
+// ln2 split in two so that n ln2 is exact to 32 bits), e^r by a degree-6 polynomial (relative
+// error 3.1e-9), scaled by 2^n rounding once for subnormal results: vscalefps with AVX-512, else
+// two exact powers of two. Measured: see LlvmCpu.ExpF32IsWithinTwoUlps (4M f32 across the
+// range); the conformance bound for exp is 3 ulp.
+llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
+  llvm::Type *t = x->getType(), *it = b_.getInt32Ty();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, q, r});
+  };
+  // Clamp where e^x is already 0 or inf in f32; ordered compares keep a NaN, which then flows
+  // through the polynomial (its n is frozen: any integer, the product stays NaN).
+  llvm::Value *xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
+  xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                            b_.CreateFMul(xc, c(1.44269504088896341)));
+  llvm::Value *r = fma(nf, c(-0.693145751953125), xc);    // ln2 high part: 16 bits, exact product
+  r = fma(nf, c(-1.4286068203094172e-06), r);             // ln2 - high part
+  // e^r = 1 + r + r^2 q(r), q of degree 4 fitted for the relative error of e^r over the range
+  // (weighted least squares on Chebyshev nodes: 3.1e-9, against 1.2e-7 for the degree-6 Taylor
+  // polynomial), so one FMA less than the degree-7 Taylor polynomial.
+  llvm::Value *p = c(0.0013814590638503432);
+  for (double k : {0.008368711918592453, 0.04166838899254799, 0.1666652113199234,
+                   0.4999999403953552, 1.0, 1.0})
+    p = fma(p, r, c(k));
+  if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
+    return x86::scalef(b_, module_, isa_, p, nf);
+  llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
+  llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
+  auto pow2 = [&](llvm::Value *e) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), t);
+  };
+  return b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
+}
+
+llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
+                                     std::vector<llvm::Value *> a, llvm::Value *lane) {
+  const bool s = ir::is_signed(k);
+  llvm::Type *t = a[0]->getType();
+  const unsigned bits = t->getIntegerBitWidth();
+  switch (op.opcode()) {
+  case Opcode::Add: return b_.CreateAdd(a[0], a[1]);
+  case Opcode::Sub: return b_.CreateSub(a[0], a[1]);
+  case Opcode::Mul: return b_.CreateMul(a[0], a[1]);
+  case Opcode::And: return b_.CreateAnd(a[0], a[1]);
+  case Opcode::Or: return b_.CreateOr(a[0], a[1]);
+  case Opcode::Xor: return b_.CreateXor(a[0], a[1]);
+  case Opcode::Not: return b_.CreateNot(a[0]);
+  case Opcode::Neg: return b_.CreateNeg(a[0]);
+  case Opcode::Shl: // the amount is taken modulo the bit width
+    return b_.CreateShl(a[0], b_.CreateURem(a[1], llvm::ConstantInt::get(t, bits)));
+  case Opcode::Shr: {
+    llvm::Value *amt = b_.CreateURem(a[1], llvm::ConstantInt::get(t, bits));
+    return s ? b_.CreateAShr(a[0], amt) : b_.CreateLShr(a[0], amt);
+  }
+  case Opcode::Min:
+    return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a[0], a[1]);
+  case Opcode::Max:
+    return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a[0], a[1]);
+  case Opcode::Abs:
+    return s ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse()) : a[0];
+  case Opcode::Div: case Opcode::Rem: {
+    llvm::Value *zero = llvm::ConstantInt::get(t, 0);
+    fail_if(b_.CreateICmpEQ(a[1], zero), op, "integer division by zero", lane, nullptr);
+    const bool div = op.opcode() == Opcode::Div;
+    if (!s)
+      return div ? b_.CreateUDiv(a[0], a[1]) : b_.CreateURem(a[0], a[1]);
+    // MIN / -1 wraps to MIN (remainder 0) instead of trapping.
+    llvm::Value *minus_one = b_.CreateICmpEQ(a[1], llvm::ConstantInt::getSigned(t, -1));
+    llvm::Value *safe = b_.CreateSelect(minus_one, llvm::ConstantInt::get(t, 1), a[1]);
+    llvm::Value *q = div ? b_.CreateSDiv(a[0], safe) : b_.CreateSRem(a[0], safe);
+    return b_.CreateSelect(minus_one, div ? b_.CreateNeg(a[0]) : zero, q);
+  }
+  default:
+    unsupported(op, "no integer form");
+  }
+}
+
+/// Rounds f32 to tf32 (10 mantissa bits) to nearest even; inf and NaN pass unchanged.
+llvm::Value *KernelCodegen::round_tf32(llvm::Value *x) {
+  llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
+  llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
+  llvm::Value *r = b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0xfff), lsb)),
+                                b_.getInt32(~0x1fff));
+  llvm::Value *finite = b_.CreateFCmpONE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                         llvm::ConstantFP::getInfinity(b_.getFloatTy()));
+  return b_.CreateSelect(finite, b_.CreateBitCast(r, b_.getFloatTy()), x);
+}
+
+/// Float narrowing with a rounding mode: round to nearest even, then step one unit toward the
+/// mode's direction when that result lies on the wrong side of the exact value (NaN unchanged).
+llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind to,
+                                   const std::string &mode) {
+  llvm::Type *wide = x->getType();
+  llvm::Value *bits, *back;
+  if (to == ScalarKind::F32) { // from f64
+    bits = b_.CreateBitCast(b_.CreateFPTrunc(x, b_.getFloatTy()), b_.getInt32Ty());
+    back = b_.CreateFPExt(b_.CreateBitCast(bits, b_.getFloatTy()), wide);
+  } else { // f32 (or f16/bf16 held as f32) to f16/bf16
+    bits = to_storage(to, x);
+    back = from_storage(to, bits);
+  }
+  if (mode != "rne") {
+    llvm::Type *it = bits->getType();
+    llvm::Value *one = llvm::ConstantInt::get(it, 1);
+    llvm::Value *negative = b_.CreateICmpSLT(bits, llvm::ConstantInt::get(it, 0));
+    llvm::Value *abs_back = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back);
+    llvm::Value *abs_x = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *shrink; // step the magnitude down (bits - 1), or else up (bits + 1)
+    llvm::Value *step;
+    if (mode == "rtz") {
+      step = b_.CreateFCmpOGT(abs_back, abs_x);
+      shrink = b_.getTrue();
+    } else if (mode == "rd") {
+      step = b_.CreateFCmpOGT(back, x);
+      shrink = b_.CreateNot(negative);
+    } else { // ru
+      step = b_.CreateFCmpOLT(back, x);
+      shrink = negative;
+    }
+    llvm::Value *stepped = b_.CreateSelect(shrink, b_.CreateSub(bits, one), b_.CreateAdd(bits, one));
+    bits = b_.CreateSelect(step, stepped, bits);
+  }
+  if (to == ScalarKind::F32)
+    return b_.CreateBitCast(bits, b_.getFloatTy());
+  return from_storage(to, bits);
+}
+
+llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
+  const ScalarKind from = op.operand(0)->type().elem(), to = op.result()->type().elem();
+  llvm::Type *t = llvm_type(to, &op);
+  const std::string *rounding = op.attr_as<std::string>("rounding");
+  const bool rne = !rounding || *rounding == "rne";
+  if (ir::is_float(from) && ir::is_float(to)) {
+    if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 && to != ScalarKind::BF16)
+      return b_.CreateFPCast(v, t); // widening is exact
+    if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
+      const std::string m = rne ? "rne" : *rounding;
+      const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;
+      llvm::Value *format = b_.getInt32(to == ScalarKind::F8E4M3 ? 0 : 1);
+      llvm::Value *r = f8_call("tl_cpu_f8_round",
+                               {format, b_.getInt32(mode), b_.CreateFPCast(v, b_.getDoubleTy())},
+                               b_.getDoubleTy());
+      return b_.CreateFPTrunc(r, b_.getFloatTy());
+    }
+    if (from == ScalarKind::F64 && (to == ScalarKind::F16 || to == ScalarKind::BF16))
+      unsupported(op, "f64 to " + std::string(ir::scalar_name(to)) + " (f64 -> f32 -> " +
+                          std::string(ir::scalar_name(to)) + " would round twice)");
+    if (from != ScalarKind::F64 && to == ScalarKind::F32)
+      return v; // f16/bf16/f8 values are f32 already, exactly
+    if (ir::bit_width(to) >= ir::bit_width(from) && to != ScalarKind::F64)
+      return round_to(to, v); // f8 -> f16/bf16: exact for e5m2->f16; rounds e4m3 only if needed
+    return narrow(v, from, to, rne ? "rne" : *rounding);
+  }
+  if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
+    if (to == ScalarKind::I1)
+      return b_.CreateFCmpONE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return b_.CreateIntrinsic(ir::is_signed(to) ? llvm::Intrinsic::fptosi_sat
+                                                : llvm::Intrinsic::fptoui_sat,
+                              {t, v->getType()}, {v});
+  }
+  if (ir::is_float(to)) {
+    if (!rne && ir::bit_width(from) > 24)
+      unsupported(op, "rounding mode '" + *rounding + "' for integer to float");
+    if ((to == ScalarKind::F16 || to == ScalarKind::BF16 || ir::bit_width(to) == 8) &&
+        ir::bit_width(from) > 16)
+      unsupported(op, "integers wider than 16 bits to " + std::string(ir::scalar_name(to)));
+    return round_to(to, ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t));
+  }
+  if (to == ScalarKind::I1)
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  return b_.CreateIntCast(v, t, ir::is_signed(from));
+}
+
+} // namespace tl::llvm_cpu

@@ -1,0 +1,47 @@
+// The llvm-cpu planning attributes: the decisions the planning passes record on Tile IR ops and
+// the emitter reads (names, meanings, readers), so that both sides spell them once.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Ops have no ids, so groups are numbered per kernel in program order:
+//   cpu.fuse = G          a store that runs as one fused loop (group G), and the loads,
+//                         elementwise ops and reshapes evaluated inside that loop;
+//   cpu.inline = true     an op computed per lane inside its users' loops (never materialized);
+//   cpu.in_producer = true  a full reduction accumulated inside its operand's producer loop;
+//   cpu.view = V          a load that reads the tensor in place when its block is inside and
+//                         contiguous (view V);
+//   cpu.prefetch_after = V  a store whose block is fetched for writing by the lane loops that
+//                         follow view V;
+//   cpu.nontemporal = true  a fused store that may write with non-temporal stores (x86, large
+//                         aligned tensors: the emitter checks the size and alignment at run time).
+#pragma once
+
+#include "tl/ir/ir.h"
+
+#include <optional>
+#include <string_view>
+
+namespace tl::llvm_cpu::plan {
+
+inline constexpr std::string_view kFuse = "cpu.fuse";
+inline constexpr std::string_view kInline = "cpu.inline";
+inline constexpr std::string_view kInProducer = "cpu.in_producer";
+inline constexpr std::string_view kView = "cpu.view";
+inline constexpr std::string_view kPrefetchAfter = "cpu.prefetch_after";
+inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
+
+/// Lanes a streaming store computes into its stack chunk before copying them out.
+inline constexpr int64_t kStreamChunk = 256;
+
+/// The integer attribute `name` of `op`, if set.
+std::optional<int64_t> group(const ir::Operation &op, std::string_view name);
+/// True when the boolean attribute `name` of `op` is set to true.
+bool flag(const ir::Operation &op, std::string_view name);
+/// A load or value op evaluated inside a fused store's loop (cpu.fuse on anything but a store).
+bool deferred(const ir::Operation &op);
+/// Lowered elsewhere than at its place in the block: deferred, inlined or in its producer.
+bool lowered_elsewhere(const ir::Operation &op);
+/// Removes attribute `name` from every op of `kernel` (a pass re-deciding from scratch); true if
+/// any op had it.
+bool clear(ir::Kernel &kernel, std::string_view name);
+
+} // namespace tl::llvm_cpu::plan

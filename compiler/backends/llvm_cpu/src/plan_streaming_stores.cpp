@@ -1,0 +1,35 @@
+// llvm-cpu planning pass cpu-stream-stores: non-temporal fused stores (see
+// plan_streaming_stores.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "plan_streaming_stores.h"
+
+#include "plan_attrs.h"
+
+namespace tl::llvm_cpu {
+namespace {
+
+/// Bytes of one element of type `k` in memory (i1 as a byte).
+int64_t stored_bytes(ir::ScalarKind k) {
+  return k == ir::ScalarKind::I1 ? 1 : ir::bit_width(k) / 8;
+}
+
+} // namespace
+
+bool plan_streaming_stores(ir::Kernel &kernel) {
+  bool changed = plan::clear(kernel, plan::kNontemporal);
+  ir::walk(kernel.body(), [&](ir::Operation *store) {
+    if (store->opcode() != ir::Opcode::Store || !store->attr(plan::kFuse) ||
+        store->attr(plan::kPrefetchAfter))
+      return;
+    const int64_t n = store->operand(store->num_operands() - 1)->type().num_elements();
+    const int64_t esize = stored_bytes(store->operand(0)->type().elem());
+    // Whole chunks, whole 64-byte vectors per chunk, and enough lanes to be worth the copy.
+    if (n % plan::kStreamChunk != 0 || n * esize < 16384 || (plan::kStreamChunk * esize) % 64 != 0)
+      return;
+    store->set_attr(std::string(plan::kNontemporal), true);
+    changed = true;
+  });
+  return changed;
+}
+
+} // namespace tl::llvm_cpu

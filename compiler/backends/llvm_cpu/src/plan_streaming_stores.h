@@ -1,0 +1,17 @@
+// llvm-cpu planning pass cpu-stream-stores (see plan_attrs.h for the attributes).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "tl/ir/ir.h"
+
+namespace tl::llvm_cpu {
+
+/// Marks with `cpu.nontemporal` each fused store (cpu-fuse-stores) that is not fetched for
+/// ownership (cpu-prefetch-stores) and whose tile is whole chunks of plan::kStreamChunk lanes of
+/// at least 16 KiB: a tensor written block by block streams to DRAM, and non-temporal stores skip
+/// reading each line before overwriting it (a third of a copy's traffic). The emitter takes them
+/// only when the block is 64-byte aligned and the tensor over 32 MiB (smaller ones may be read
+/// back from the caches), checked at run time. For x86 targets (planning_passes).
+bool plan_streaming_stores(ir::Kernel &kernel);
+
+} // namespace tl::llvm_cpu

@@ -70,43 +70,19 @@ LoadedKernel load_kernel(WorkerContext &ctx, const std::string &tlir, const std:
 
 void run_on_device(WorkerContext &ctx, const std::string &tlir, const std::string &kernel,
                    std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args) {
-  hal::Device dev(ctx.device);
   LoadedKernel k = load_kernel(ctx, tlir, kernel);
-  hal::Stream s = dev.stream();
-  std::vector<hal::Buffer> buffers;
-  std::vector<tl_arg> launch_args;
-  buffers.reserve(args.size());
+  std::vector<hal::HostArg> host_args;
   for (const KernelArg &a : args) {
-    if (auto *t = std::get_if<interp::HostTensor *>(&a)) {
-      interp::HostTensor &h = **t;
-      buffers.push_back(dev.buffer(std::max<uint64_t>(1, h.size_bytes()), TL_BUFFER_DEVICE_LOCAL));
-      if (h.size_bytes())
-        s.copy_to_device(h.data(), buffers.back(), h.size_bytes());
-      launch_args.push_back(
-          hal::tensor_arg(buffers.back(), static_cast<tl_dtype>(h.dtype()), h.shape()));
-    } else if (auto *i = std::get_if<int64_t>(&a)) {
-      launch_args.push_back(hal::int_arg(TL_DTYPE_I32, *i));
-    } else {
-      launch_args.push_back(hal::float_arg(TL_DTYPE_F32, std::get<double>(a)));
-    }
+    if (auto *t = std::get_if<interp::HostTensor *>(&a))
+      host_args.push_back(hal::HostArg::tensor((*t)->data(), (*t)->size_bytes(),
+                                               static_cast<tl_dtype>((*t)->dtype()),
+                                               (*t)->shape()));
+    else if (auto *i = std::get_if<int64_t>(&a))
+      host_args.push_back(hal::HostArg::integer(*i));
+    else
+      host_args.push_back(hal::HostArg::real(std::get<double>(a)));
   }
-  // Scalars take the kernel's declared dtype.
-  for (uint32_t p = 0; p < launch_args.size(); ++p) {
-    tl_param_info info{};
-    info.struct_size = sizeof info;
-    hal::check(tl_executable_param_info(k.exe.get(), k.index, p, &info));
-    if (info.kind == TL_PARAM_SCALAR)
-      launch_args[p].dtype = info.dtype;
-  }
-  s.launch(k.exe, k.index, grid, launch_args);
-  size_t b = 0;
-  for (const KernelArg &a : args)
-    if (auto *t = std::get_if<interp::HostTensor *>(&a)) {
-      if ((*t)->size_bytes())
-        s.copy_to_host(buffers[b], (*t)->data(), (*t)->size_bytes());
-      ++b;
-    }
-  s.synchronize();
+  hal::run_with_host_args(hal::Device(ctx.device), k.exe, k.index, grid, host_args);
 }
 
 void run_on_interpreter(const std::string &tlir, const std::string &kernel,

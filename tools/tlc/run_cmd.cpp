@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tlc.h"
 
+#include "tl/compiler/targets.h"
 #include "tl/format/executable.h"
 #include "tl/hal.hpp"
 #include "tl/interpreter/host_tensor.h"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <random>
 
@@ -115,45 +117,50 @@ void report(const std::string &name, const interp::HostTensor &t) {
   std::cout << (t.num_elements() > 8 ? ", ...]\n" : "]\n");
 }
 
-/// Runs `kernel` of `module` on a HAL device: compiled for the device's preferred target, inputs
-/// copied in, outputs copied back into `tensors`.
+/// The target the compiler chooses for a device (tl_compiler_target_for_device's rule).
+std::string device_target(const tl_device_info &info) {
+  std::vector<std::string> order{info.target};
+  std::stringstream list(info.targets);
+  for (std::string t; std::getline(list, t, ',');)
+    if (!t.empty() && t != info.target)
+      order.push_back(t);
+  std::string error;
+  const std::string target = compile::target_for_device(order, &error);
+  if (target.empty())
+    throw std::runtime_error("device '" + std::string(info.name) + "': " + error);
+  return target;
+}
+
+/// Runs `kernel` of `module` on a HAL device: compiled for the target the compiler chooses for
+/// it, inputs copied in, outputs copied back into `tensors`.
 void run_on_device(const std::string &device_name, ir::Module *module, std::vector<uint8_t> blob,
                    const std::string &kernel, const std::vector<Param> &params,
                    std::vector<interp::HostTensor> &tensors,
                    const std::vector<interp::ArgValue> &args, std::array<uint64_t, 3> grid) {
   hal::Runtime rt;
   hal::Device dev = rt.device(device_name);
-  const tl_device_info info = dev.info();
-  std::string error;
-  if (module) { // compile for the device's preferred target
-    blob = build_executable(*module, info.target, &error);
+  if (module) {
+    const std::string target = device_target(dev.info());
+    std::string error;
+    blob = build_executable(*module, target, &error);
     if (blob.empty())
-      throw std::runtime_error("cannot compile for " + std::string(info.target) + ": " + error);
+      throw std::runtime_error("cannot compile for " + target + ": " + error);
   }
   hal::Executable exe = dev.load(blob.data(), blob.size());
-  const uint32_t k = exe.find_kernel(kernel);
-  hal::Stream stream = dev.stream();
-  std::vector<hal::Buffer> buffers;
-  std::vector<tl_arg> launch_args;
+  std::vector<hal::HostArg> host_args;
   size_t t = 0;
   for (size_t i = 0; i < args.size(); ++i) {
-    const ir::Type &type = params[i].type;
-    const auto dtype = static_cast<tl_dtype>(type.elem());
-    if (type.is_tensor()) {
+    if (params[i].type.is_tensor()) {
       interp::HostTensor &h = tensors[t++];
-      buffers.push_back(dev.buffer(std::max<uint64_t>(1, h.size_bytes())));
-      stream.copy_to_device(h.data(), buffers.back(), h.size_bytes());
-      launch_args.push_back(hal::tensor_arg(buffers.back(), dtype, h.shape()));
+      host_args.push_back(hal::HostArg::tensor(h.data(), h.size_bytes(),
+                                               static_cast<tl_dtype>(h.dtype()), h.shape()));
     } else if (auto *iv = std::get_if<int64_t>(&args[i])) {
-      launch_args.push_back(hal::int_arg(dtype, *iv));
+      host_args.push_back(hal::HostArg::integer(*iv));
     } else {
-      launch_args.push_back(hal::float_arg(dtype, std::get<double>(args[i])));
+      host_args.push_back(hal::HostArg::real(std::get<double>(args[i])));
     }
   }
-  stream.launch(exe, k, grid, launch_args);
-  for (size_t i = 0; i < tensors.size(); ++i)
-    stream.copy_to_host(buffers[i], tensors[i].data(), tensors[i].size_bytes());
-  stream.synchronize();
+  hal::run_with_host_args(dev, exe, exe.find_kernel(kernel), grid, host_args);
 }
 
 } // namespace

@@ -197,6 +197,78 @@ private:
   tl_device d_;
 };
 
+/// A kernel argument in host memory: a tensor (copied to a device buffer before the launch and
+/// back after it) or a scalar, which takes the dtype the kernel declares for it.
+struct HostArg {
+  bool is_tensor = false;
+  void *data = nullptr; ///< tensors: `bytes` bytes, C order
+  uint64_t bytes = 0;
+  tl_dtype dtype = TL_DTYPE_F32;
+  std::vector<int64_t> shape;
+  int64_t i = 0; ///< integer scalars
+  double f = 0;  ///< float scalars
+
+  static HostArg tensor(void *data, uint64_t bytes, tl_dtype dtype, std::vector<int64_t> shape) {
+    HostArg a;
+    a.is_tensor = true;
+    a.data = data;
+    a.bytes = bytes;
+    a.dtype = dtype;
+    a.shape = std::move(shape);
+    return a;
+  }
+  static HostArg integer(int64_t v) {
+    HostArg a;
+    a.i = v;
+    a.dtype = TL_DTYPE_I64;
+    return a;
+  }
+  static HostArg real(double v) {
+    HostArg a;
+    a.f = v;
+    a.dtype = TL_DTYPE_F64;
+    return a;
+  }
+};
+
+/// Runs kernel `kernel` of `exe` on `dev` over `grid` with host arguments: every tensor copied
+/// into a buffer of its own, scalars given the kernel's declared dtype (an integer given for a
+/// float parameter is converted), tensors copied back, then synchronized. Throws hal::Error.
+inline void run_with_host_args(const Device &dev, const Executable &exe, uint32_t kernel,
+                               std::array<uint64_t, 3> grid, const std::vector<HostArg> &args) {
+  Stream stream = dev.stream();
+  std::vector<Buffer> buffers;
+  std::vector<tl_arg> launch;
+  buffers.reserve(args.size());
+  for (uint32_t p = 0; p < args.size(); ++p) {
+    const HostArg &a = args[p];
+    if (a.is_tensor) {
+      buffers.push_back(dev.buffer(a.bytes ? a.bytes : 1, TL_BUFFER_DEVICE_LOCAL));
+      if (a.bytes)
+        stream.copy_to_device(a.data, buffers.back(), a.bytes);
+      launch.push_back(tensor_arg(buffers.back(), a.dtype, a.shape));
+      continue;
+    }
+    tl_param_info info{};
+    info.struct_size = sizeof info;
+    check(tl_executable_param_info(exe.get(), kernel, p, &info));
+    const auto dtype = static_cast<tl_dtype>(info.dtype);
+    const bool is_float = dtype >= TL_DTYPE_F16 && dtype <= TL_DTYPE_F8E5M2;
+    const bool given_float = a.dtype >= TL_DTYPE_F16 && a.dtype <= TL_DTYPE_F8E5M2;
+    launch.push_back(is_float ? float_arg(dtype, given_float ? a.f : static_cast<double>(a.i))
+                              : int_arg(dtype, given_float ? static_cast<int64_t>(a.f) : a.i));
+  }
+  stream.launch(exe, kernel, grid, launch);
+  size_t b = 0;
+  for (const HostArg &a : args)
+    if (a.is_tensor) {
+      if (a.bytes)
+        stream.copy_to_host(buffers[b], a.data, a.bytes);
+      ++b;
+    }
+  stream.synchronize();
+}
+
 class Runtime : public Owned<tl_runtime, tl_runtime_destroy> {
 public:
   /// validation: 1 on, 0 off, -1 from TL_HAL_VALIDATE.

@@ -116,27 +116,17 @@ inline std::string on_npusim(const ir::Module &m, const std::string &name, std::
   const std::vector<uint8_t> blob = exe::serialize(e);
   hal::Device d = runtime().device("npusim");
   hal::Executable x = d.load(blob.data(), blob.size());
-  hal::Stream s = d.stream();
-  std::vector<hal::Buffer> buffers;
-  std::vector<tl_arg> launch;
+  std::vector<hal::HostArg> host_args;
   for (Arg &a : args) {
-    const auto dt = static_cast<tl_dtype>(a.kind);
-    if (a.shape.empty()) {
-      launch.push_back(ir::is_float(a.kind) ? hal::float_arg(dt, a.value)
-                                            : hal::int_arg(dt, int64_t(a.value)));
-      continue;
-    }
-    buffers.push_back(d.buffer(std::max<size_t>(a.data.size(), 1)));
-    s.copy_to_device(a.data.data(), buffers.back(), a.data.size());
-    launch.push_back(hal::tensor_arg(buffers.back(), dt, a.shape));
+    if (a.shape.empty())
+      host_args.push_back(ir::is_float(a.kind) ? hal::HostArg::real(a.value)
+                                               : hal::HostArg::integer(int64_t(a.value)));
+    else
+      host_args.push_back(hal::HostArg::tensor(a.data.data(), a.data.size(),
+                                               static_cast<tl_dtype>(a.kind), a.shape));
   }
   try {
-    s.launch(x, x.find_kernel(name), grid, launch);
-    size_t b = 0;
-    for (Arg &a : args)
-      if (!a.shape.empty())
-        s.copy_to_host(buffers[b++], a.data.data(), a.data.size());
-    s.synchronize();
+    hal::run_with_host_args(d, x, x.find_kernel(name), grid, host_args);
   } catch (const hal::Error &err) {
     return err.what();
   }

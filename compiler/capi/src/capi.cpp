@@ -4,6 +4,7 @@
 
 #include "tl/compiler/pipeline.h"
 #include "tl/ir/builder.h"
+#include "tl/ir/infer.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
 #include "tl/ir/verifier.h"
@@ -116,114 +117,6 @@ std::string to_attr(const tl_ir_attr &a, ir::Attr *out) {
 
 using Attrs = std::vector<std::pair<std::string, ir::Attr>>;
 
-const ir::Attr *find_attr(const Attrs &attrs, std::string_view name) {
-  for (auto &[k, v] : attrs)
-    if (k == name)
-      return &v;
-  return nullptr;
-}
-
-int64_t int_attr(const Attrs &attrs, std::string_view name) {
-  const ir::Attr *a = find_attr(attrs, name);
-  if (!a || !std::holds_alternative<int64_t>(*a))
-    throw ir::BuildError("requires integer attribute '" + std::string(name) + "'");
-  return std::get<int64_t>(*a);
-}
-
-/// The result types of an op whose types follow from its operands and attributes (what the
-/// builder's typed helpers compute).
-std::vector<Type> infer_results(const tl_kernel_s &k, Opcode code,
-                                const std::vector<ir::Value *> &ops, const Attrs &attrs) {
-  auto operand = [&](size_t i) -> const Type & {
-    if (i >= ops.size())
-      throw ir::BuildError("expects at least " + std::to_string(i + 1) + " operands");
-    return ops[i]->type();
-  };
-  switch (code) {
-  case Opcode::ProgramId: case Opcode::NumPrograms:
-    return {Type::scalar(ScalarKind::I32)};
-  case Opcode::TensorDim: case Opcode::TensorStride:
-    return {Type::scalar(ScalarKind::I64)};
-  case Opcode::Constexpr: {
-    const ir::Attr *a = find_attr(attrs, "name");
-    const std::string *name = a ? std::get_if<std::string>(a) : nullptr;
-    const ir::ConstexprParam *p = name ? k.kernel->find_constexpr(*name) : nullptr;
-    if (!p)
-      throw ir::BuildError("kernel has no constexpr parameter '" + (name ? *name : "") + "'");
-    return {Type::scalar(p->type)};
-  }
-  case Opcode::Transpose: {
-    const ir::Attr *a = find_attr(attrs, "perm");
-    const auto *perm = a ? std::get_if<std::vector<int64_t>>(a) : nullptr;
-    if (!perm)
-      throw ir::BuildError("requires integer list attribute 'perm'");
-    std::vector<int64_t> shape;
-    for (int64_t p : *perm) {
-      if (p < 0 || p >= operand(0).rank())
-        throw ir::BuildError("permutation entry out of range");
-      shape.push_back(operand(0).shape()[p]);
-    }
-    return {Type::tile(operand(0).elem(), shape)};
-  }
-  case Opcode::ExpandDims: {
-    std::vector<int64_t> shape = operand(0).shape();
-    const int64_t axis = int_attr(attrs, "axis");
-    if (axis < 0 || axis > static_cast<int64_t>(shape.size()))
-      throw ir::BuildError("axis out of range");
-    shape.insert(shape.begin() + axis, 1);
-    return {Type::tile(operand(0).elem(), shape)};
-  }
-  case Opcode::Gather:
-    return {Type::value_of_shape(operand(0).elem(), operand(1).shape())};
-  case Opcode::AtomicAdd:
-    return {operand(static_cast<size_t>(operand(0).rank()) + 1)};
-  case Opcode::Cmp:
-    return {operand(0).with_elem(ScalarKind::I1)};
-  case Opcode::Select:
-    return {operand(1)};
-  case Opcode::Dot: {
-    const ir::Attr *a = find_attr(attrs, "acc_type");
-    const Type *acc = a ? std::get_if<Type>(a) : nullptr;
-    if (!acc)
-      throw ir::BuildError("requires type attribute 'acc_type'");
-    if (operand(0).rank() != 2 || operand(1).rank() != 2)
-      throw ir::BuildError("operands must be rank-2 tiles, got " + operand(0).str() + " and " +
-                           operand(1).str());
-    return {Type::tile(acc->elem(), {operand(0).shape()[0], operand(1).shape()[1]})};
-  }
-  case Opcode::Reduce: {
-    const int64_t axis = int_attr(attrs, "axis");
-    std::vector<int64_t> shape = operand(0).shape();
-    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
-      throw ir::BuildError("axis " + std::to_string(axis) + " out of range for " +
-                           operand(0).str());
-    shape.erase(shape.begin() + axis);
-    const ir::Attr *kind = find_attr(attrs, "kind");
-    const bool argmax = kind && std::get_if<std::string>(kind) &&
-                        *std::get_if<std::string>(kind) == "argmax";
-    return {Type::value_of_shape(argmax ? ScalarKind::I32 : operand(0).elem(), shape)};
-  }
-  case Opcode::Scan:
-    return {operand(0)};
-  case Opcode::For: {
-    std::vector<Type> types;
-    for (size_t i = 3; i < ops.size(); ++i)
-      types.push_back(ops[i]->type());
-    return types;
-  }
-  case Opcode::Store: case Opcode::Scatter: case Opcode::Yield: case Opcode::Return:
-  case Opcode::Print: case Opcode::Assert: case Opcode::If:
-    return {};
-  case Opcode::Cast: case Opcode::Bitcast:
-    break;
-  default:
-    if (ir::opcode_flags(code) & ir::kElementwise)
-      return {operand(0)};
-    break;
-  }
-  throw ir::BuildError("needs explicit result types");
-}
-
 tl_cstatus create_op(tl_kernel k, const char *name, const tl_ir_value *operands, size_t n,
                      const tl_ir_attr *attrs, size_t nattrs, const tl_ir_type *result_types,
                      size_t nresults, tl_ir_op *out_op) {
@@ -250,7 +143,7 @@ tl_cstatus create_op(tl_kernel k, const char *name, const tl_ir_value *operands,
   }
   std::vector<Type> types;
   if (nresults == TL_IR_INFER) {
-    types = infer_results(*k, *code, ops, attr_list);
+    types = ir::infer_result_types(*code, ops, attr_list, *k->kernel);
   } else {
     for (size_t i = 0; i < nresults; ++i) {
       Type t;

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "handles.h"
 
-#include "tl/ir/verifier.h"
+#include "tl/ir/verifier.h" // fits
 
 using namespace tl;
 using capi::make_status;

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/ir/builder.h"
 
+#include "tl/ir/infer.h"
 #include "tl/ir/verifier.h"
 
 namespace tl::ir {
@@ -62,40 +63,47 @@ Operation *Builder::create(Opcode opcode, std::vector<Value *> operands,
   return insert(std::move(op));
 }
 
+Operation *Builder::create_inferred(Opcode opcode, std::vector<Value *> operands,
+                                    std::vector<std::pair<std::string, Attr>> attrs) {
+  const std::string name(opcode_name(opcode));
+  for (Value *v : operands)
+    if (!v)
+      throw BuildError("'" + name + "' given a null operand");
+  std::vector<Type> types;
+  try {
+    types = infer_result_types(opcode, operands, attrs, kernel_);
+  } catch (const BuildError &e) {
+    throw BuildError("'" + name + "' " + e.what());
+  }
+  return create(opcode, std::move(operands), std::move(types), std::move(attrs));
+}
+
 Value *Builder::program_id(int axis) {
-  return create(Opcode::ProgramId, {}, {Type::scalar(ScalarKind::I32)}, {{"axis", int64_t(axis)}})
-      ->result();
+  return create_inferred(Opcode::ProgramId, {}, {{"axis", int64_t(axis)}})->result();
 }
 Value *Builder::num_programs(int axis) {
-  return create(Opcode::NumPrograms, {}, {Type::scalar(ScalarKind::I32)},
-                {{"axis", int64_t(axis)}})
-      ->result();
+  return create_inferred(Opcode::NumPrograms, {}, {{"axis", int64_t(axis)}})->result();
 }
 Value *Builder::constant(ScalarKind type, int64_t value) {
-  Attr a = type == ScalarKind::I1 ? Attr(value != 0) : Attr(value);
-  if (is_float(type))
-    a = static_cast<double>(value);
+  // Built once, not reassigned: GCC 12 warns (wrongly) about a reassigned variant here.
+  const Attr a = is_float(type)           ? Attr(static_cast<double>(value))
+                 : type == ScalarKind::I1 ? Attr(value != 0)
+                                          : Attr(value);
   return create(Opcode::Constant, {}, {Type::scalar(type)}, {{"value", a}})->result();
 }
 Value *Builder::constant(ScalarKind type, double value) {
   return create(Opcode::Constant, {}, {Type::scalar(type)}, {{"value", value}})->result();
 }
 Value *Builder::constexpr_param(std::string_view name) {
-  const ConstexprParam *p = kernel_.find_constexpr(name);
-  if (!p)
+  if (!kernel_.find_constexpr(name)) // a mistake about the kernel, not the op: no op name
     throw BuildError("kernel has no constexpr parameter '" + std::string(name) + "'");
-  return create(Opcode::Constexpr, {}, {Type::scalar(p->type)}, {{"name", std::string(name)}})
-      ->result();
+  return create_inferred(Opcode::Constexpr, {}, {{"name", std::string(name)}})->result();
 }
 Value *Builder::dim(Value *tensor, int axis) {
-  return create(Opcode::TensorDim, {tensor}, {Type::scalar(ScalarKind::I64)},
-                {{"axis", int64_t(axis)}})
-      ->result();
+  return create_inferred(Opcode::TensorDim, {tensor}, {{"axis", int64_t(axis)}})->result();
 }
 Value *Builder::stride(Value *tensor, int axis) {
-  return create(Opcode::TensorStride, {tensor}, {Type::scalar(ScalarKind::I64)},
-                {{"axis", int64_t(axis)}})
-      ->result();
+  return create_inferred(Opcode::TensorStride, {tensor}, {{"axis", int64_t(axis)}})->result();
 }
 
 Value *Builder::arange(int64_t start, int64_t end, ScalarKind type) {
@@ -121,24 +129,10 @@ Value *Builder::reshape(Value *tile, std::vector<int64_t> shape) {
       ->result();
 }
 Value *Builder::transpose(Value *tile, std::vector<int64_t> perm) {
-  std::vector<int64_t> shape;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= tile->type().rank())
-      throw BuildError("'transpose' permutation entry out of range");
-    shape.push_back(tile->type().shape()[p]);
-  }
-  return create(Opcode::Transpose, {tile}, {Type::tile(tile->type().elem(), shape)},
-                {{"perm", std::move(perm)}})
-      ->result();
+  return create_inferred(Opcode::Transpose, {tile}, {{"perm", std::move(perm)}})->result();
 }
 Value *Builder::expand_dims(Value *value, int axis) {
-  std::vector<int64_t> shape = value->type().shape();
-  if (axis < 0 || axis > static_cast<int>(shape.size()))
-    throw BuildError("'expand_dims' axis out of range");
-  shape.insert(shape.begin() + axis, 1);
-  return create(Opcode::ExpandDims, {value}, {Type::tile(value->type().elem(), shape)},
-                {{"axis", int64_t(axis)}})
-      ->result();
+  return create_inferred(Opcode::ExpandDims, {value}, {{"axis", int64_t(axis)}})->result();
 }
 
 Value *Builder::load(Value *tensor, std::vector<Value *> offsets, std::vector<int64_t> shape,
@@ -160,14 +154,13 @@ Value *Builder::gather(Value *tensor, std::vector<Value *> indices, Value *mask,
                        std::optional<Attr> other) {
   if (indices.empty() || !indices[0])
     throw BuildError("'gather' needs one index per tensor dimension");
-  Type lanes = Type::value_of_shape(tensor->type().elem(), indices[0]->type().shape());
   indices.insert(indices.begin(), tensor);
   if (mask)
     indices.push_back(mask);
   std::vector<std::pair<std::string, Attr>> attrs;
   if (other)
     attrs.push_back({"other", *other});
-  return create(Opcode::Gather, indices, {lanes}, std::move(attrs))->result();
+  return create_inferred(Opcode::Gather, std::move(indices), std::move(attrs))->result();
 }
 void Builder::scatter(Value *tensor, std::vector<Value *> indices, Value *value, Value *mask) {
   indices.insert(indices.begin(), tensor);
@@ -183,26 +176,19 @@ Value *Builder::atomic_add(Value *tensor, std::vector<Value *> indices, Value *v
     indices.push_back(mask);
   if (!value)
     throw BuildError("'atomic_add' given a null value");
-  return create(Opcode::AtomicAdd, indices, {value->type()})->result();
+  return create_inferred(Opcode::AtomicAdd, std::move(indices))->result();
 }
 
 Value *Builder::elementwise(Opcode opcode, std::vector<Value *> operands) {
   if (operands.empty() || !operands[0])
     throw BuildError("'" + std::string(opcode_name(opcode)) + "' needs operands");
-  Type t = operands[0]->type();
-  return create(opcode, std::move(operands), {t})->result();
+  return create_inferred(opcode, std::move(operands))->result();
 }
 Value *Builder::cmp(std::string_view pred, Value *a, Value *b) {
-  if (!a)
-    throw BuildError("'cmp' given a null operand");
-  return create(Opcode::Cmp, {a, b}, {a->type().with_elem(ScalarKind::I1)},
-                {{"pred", std::string(pred)}})
-      ->result();
+  return create_inferred(Opcode::Cmp, {a, b}, {{"pred", std::string(pred)}})->result();
 }
 Value *Builder::select(Value *cond, Value *a, Value *b) {
-  if (!a)
-    throw BuildError("'select' given a null operand");
-  return create(Opcode::Select, {cond, a, b}, {a->type()})->result();
+  return create_inferred(Opcode::Select, {cond, a, b})->result();
 }
 Value *Builder::cast(Value *value, ScalarKind to, std::string_view rounding) {
   if (!value)
@@ -220,45 +206,33 @@ Value *Builder::bitcast(Value *value, ScalarKind to) {
 
 Value *Builder::dot(Value *a, Value *b, Value *acc, ScalarKind acc_type,
                     std::string_view input_precision) {
-  if (!a || !b || a->type().rank() != 2 || b->type().rank() != 2)
-    throw BuildError("'dot' operands must be rank-2 tiles");
   std::vector<Value *> operands = {a, b};
   if (acc)
     operands.push_back(acc);
   std::vector<std::pair<std::string, Attr>> attrs = {{"acc_type", Type::scalar(acc_type)}};
   if (input_precision != "ieee")
     attrs.push_back({"input_precision", std::string(input_precision)});
-  Type out = Type::tile(acc_type, {a->type().shape()[0], b->type().shape()[1]});
-  return create(Opcode::Dot, operands, {out}, std::move(attrs))->result();
+  return create_inferred(Opcode::Dot, std::move(operands), std::move(attrs))->result();
 }
 Value *Builder::reduce(std::string_view kind, Value *tile, int axis) {
-  if (!tile || axis < 0 || axis >= tile->type().rank())
-    throw BuildError("'reduce' axis out of range");
-  std::vector<int64_t> shape = tile->type().shape();
-  shape.erase(shape.begin() + axis);
-  ScalarKind elem = kind == "argmax" ? ScalarKind::I32 : tile->type().elem();
-  return create(Opcode::Reduce, {tile}, {Type::value_of_shape(elem, shape)},
-                {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
+  return create_inferred(Opcode::Reduce, {tile},
+                         {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
       ->result();
 }
 Value *Builder::scan(std::string_view kind, Value *tile, int axis) {
-  if (!tile)
-    throw BuildError("'scan' given a null operand");
-  return create(Opcode::Scan, {tile}, {tile->type()},
-                {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
+  return create_inferred(Opcode::Scan, {tile},
+                         {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
       ->result();
 }
 
 Operation *Builder::create_for(Value *lb, Value *ub, Value *step, std::vector<Value *> inits) {
   std::vector<Value *> operands = {lb, ub, step};
-  std::vector<Type> types;
   for (Value *v : inits) {
     if (!v)
       throw BuildError("'for' given a null carried value");
     operands.push_back(v);
-    types.push_back(v->type());
   }
-  return create(Opcode::For, operands, types);
+  return create_inferred(Opcode::For, std::move(operands));
 }
 Operation *Builder::create_if(Value *cond, std::vector<Type> result_types, bool with_else) {
   Operation *op = create(Opcode::If, {cond}, std::move(result_types));

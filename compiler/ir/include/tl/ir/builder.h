@@ -32,6 +32,8 @@ public:
   Operation *create(Opcode opcode, std::vector<Value *> operands, std::vector<Type> result_types,
                     std::vector<std::pair<std::string, Attr>> attrs = {});
 
+  // Typed helpers. Those of ops whose result types follow from operands and attributes take them
+  // from infer_result_types (infer.h), as the C API does; the others compute the chosen type.
   Value *program_id(int axis);
   Value *num_programs(int axis);
   Value *constant(ScalarKind type, int64_t value);
@@ -81,6 +83,9 @@ public:
 
 private:
   Operation *insert(std::unique_ptr<Operation> op);
+  /// create() with the result types infer_result_types gives (BuildError naming the op if none).
+  Operation *create_inferred(Opcode opcode, std::vector<Value *> operands,
+                             std::vector<std::pair<std::string, Attr>> attrs = {});
 
   Kernel &kernel_;
   Location loc_;

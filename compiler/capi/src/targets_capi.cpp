@@ -1,19 +1,23 @@
-// The C API's target choice for a device (tl_compiler_target_for_device).
+// The C API's targets: the list (tl_compiler_targets) and the choice for a device.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/compiler.h"
+#include "handles.h"
 
 #include "tl/compiler/targets.h"
 
 #include <cstring>
 #include <sstream>
 
-// The status type is capi.cpp's; this file only makes statuses through its public maker.
-tl_cstatus tl_capi_make_status(const std::string &message);
+using tl::capi::make_status;
+
+extern "C" const char *tl_compiler_targets(void) {
+  static const std::string targets = tl::compile::known_targets();
+  return targets.c_str();
+}
 
 extern "C" tl_cstatus tl_compiler_target_for_device(const char *device_targets, char *out_target,
                                                    size_t out_size) {
   if (!device_targets || !out_target || out_size == 0)
-    return tl_capi_make_status("tl_compiler_target_for_device: null argument");
+    return make_status("tl_compiler_target_for_device: null argument");
   out_target[0] = '\0';
   try {
     std::vector<std::string> targets;
@@ -24,14 +28,14 @@ extern "C" tl_cstatus tl_compiler_target_for_device(const char *device_targets, 
     std::string error;
     const std::string chosen = tl::compile::target_for_device(targets, &error);
     if (chosen.empty())
-      return tl_capi_make_status(error);
+      return make_status(error);
     if (chosen.size() + 1 > out_size)
-      return tl_capi_make_status("tl_compiler_target_for_device: out_target holds " +
+      return make_status("tl_compiler_target_for_device: out_target holds " +
                                  std::to_string(out_size) + " bytes, '" + chosen + "' needs " +
                                  std::to_string(chosen.size() + 1));
     std::memcpy(out_target, chosen.c_str(), chosen.size() + 1);
     return nullptr;
   } catch (const std::exception &e) {
-    return tl_capi_make_status(std::string("tl_compiler_target_for_device: ") + e.what());
+    return make_status(std::string("tl_compiler_target_for_device: ") + e.what());
   }
 }

@@ -1,0 +1,202 @@
+# The front end's expressions: constants, names, attributes, indexing, operators, comparisons and
+# calls, folded to Python values when every input is one and traced to Tile IR otherwise.
+# SPDX-License-Identifier: Apache-2.0
+import ast
+import builtins
+import operator
+
+from . import core, language
+from .core import Tile, TensorArg, View, is_const
+
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "div",
+           ast.Mod: "rem", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
+           ast.LShift: "shl", ast.RShift: "shr", ast.Pow: "pow"}
+_PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+          ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+          ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+          ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow}
+_CMPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_PYCMPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+class _Method:
+    """A bound method of a traced value (``x.to``, ``t.stride``)."""
+
+    def __init__(self, fn, obj):
+        self.fn, self.obj = fn, obj
+
+
+
+class ExpressionTracer:
+    """Expression visitors of CodeGen (tl/frontend.py): each returns a Python value, a Tile, a
+    TensorArg, a View or a tuple of them."""
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, (bool, int, float, str)) or node.value is None:
+            return node.value
+        raise self.fail(node, f"unsupported constant {node.value!r}")
+
+    def visit_Name(self, node):
+        return self.lookup(node, node.id)
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        name = node.attr
+        if isinstance(base, Tile):
+            if name in ("shape", "dtype"):
+                return getattr(base, name)
+            if name == "T":
+                return language.trans(base)
+            if name in language.TILE_METHODS:
+                return _Method(language.TILE_METHODS[name], base)
+            raise self.fail(node, f"tiles have no attribute '{name}'")
+        if isinstance(base, TensorArg):
+            if name == "shape":
+                return tuple(core.cast(Tile(self.b.op("dim", [base.value], {"axis": i})), core.int32)
+                             for i in builtins.range(base.rank))
+            if name == "dtype":
+                return base.dtype
+            if name == "stride":
+                return _Method(lambda t, i: core.cast(
+                    Tile(self.b.op("stride", [t.value], {"axis": i})), core.int32), base)
+            raise self.fail(node, f"tensors have no attribute '{name}'")
+        try:
+            return getattr(base, name)
+        except AttributeError:
+            raise self.fail(node, f"'{type(base).__name__}' has no attribute '{name}'") from None
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        idx = self.visit(node.slice) if not isinstance(node.slice, ast.Slice) else slice(None)
+        if isinstance(base, Tile):
+            items = idx if isinstance(idx, tuple) else (idx,)
+            x, axis = base, 0
+            for it in items:
+                if it is None:
+                    x = language.expand_dims(x, axis)
+                elif isinstance(it, slice) and it == slice(None):
+                    pass
+                else:
+                    raise self.fail(node, "tiles support only [None, :]-style indexing")
+                axis += 1
+            return x
+        if isinstance(base, (tuple, list)) and isinstance(idx, int):
+            return base[idx]
+        raise self.fail(node, f"cannot index {type(base).__name__}")
+
+    def visit_Slice(self, node):
+        if node.lower or node.upper or node.step:
+            raise self.fail(node, "tiles support only [None, :]-style indexing")
+        return slice(None)
+
+    def binop(self, node, op, a, b):
+        if isinstance(a, (TensorArg, View)) and isinstance(op, ast.Add):
+            view = language._view(a)
+            offs = b if isinstance(b, tuple) else (b,)
+            if len(offs) != view.tensor.rank:
+                raise self.fail(node, f"tensor '{view.tensor.name}' has rank {view.tensor.rank}: "
+                                      f"offset it by {view.tensor.rank} values, got {len(offs)}")
+            return View(view.tensor, [self.add(o, p) for o, p in zip(view.offsets, offs)])
+        if is_const(a) and is_const(b):
+            try:
+                return _PYOPS[type(op)](a, b)
+            except ZeroDivisionError:
+                raise self.fail(node, "division by zero") from None
+        if type(op) not in _BINOPS:
+            raise self.fail(node, f"unsupported operator {type(op).__name__}")
+        if isinstance(op, ast.Div):
+            a, b = core.unify(a, b)
+            if not a.dtype.is_float:
+                a, b = core.cast(a, core.float32), core.cast(b, core.float32)
+            return core.binary("div", a, b)
+        if isinstance(op, ast.FloorDiv):
+            a, b = core.unify(a, b)
+            if a.dtype.is_float:
+                raise self.fail(node, "// on floats is not supported (use /)")
+        return core.binary(_BINOPS[type(op)], a, b)
+
+    def add(self, a, b):
+        if is_const(a) and is_const(b):
+            return a + b
+        if is_const(a) and a == 0:
+            return b
+        return core.binary("add", a, b)
+
+    def visit_BinOp(self, node):
+        return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
+
+    def visit_UnaryOp(self, node):
+        x = self.visit(node.operand)
+        if is_const(x):
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                    ast.Invert: operator.invert}[type(node.op)](x)
+        if isinstance(node.op, ast.USub):
+            return core.elementwise("neg", x)
+        if isinstance(node.op, ast.UAdd):
+            return x
+        if isinstance(node.op, ast.Not):
+            if x.dtype is not core.int1:
+                x = core.compare("ne", x, 0)
+            return core.elementwise("not", x)
+        return core.elementwise("not", x)
+
+    def visit_Compare(self, node):
+        left, result = self.visit(node.left), None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node)
+            if type(op) not in _CMPS:
+                raise self.fail(node, f"unsupported comparison {type(op).__name__}")
+            if not isinstance(left, Tile) and not isinstance(right, Tile):
+                r = _PYCMPS[type(op)](left, right)
+            else:
+                r = core.compare(_CMPS[type(op)], left, right)
+            result = r if result is None else self.logical("and", result, r)
+            left = right
+        return result
+
+    def logical(self, kind, a, b):
+        if is_const(a) and is_const(b):
+            return (a and b) if kind == "and" else (a or b)
+        return core.binary(kind, a, b, core.int1)
+
+    def visit_BoolOp(self, node):
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        values = [self.visit(v) for v in node.values]
+        out = values[0]
+        for v in values[1:]:
+            out = self.logical(kind, out, v)
+        return out
+
+    def visit_IfExp(self, node):
+        cond = self.visit(node.test)
+        if is_const(cond):
+            return self.visit(node.body if cond else node.orelse)
+        return language.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = [self.visit(a) for a in node.args]
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        self.locate(node)
+        if isinstance(fn, _Method):
+            return fn.fn(fn.obj, *args, **kwargs)
+        if getattr(fn, "__tl_builtin__", False) or fn is language.cdiv:
+            if fn in (language.store, language.scatter, language.atomic_add) and args:
+                t = args[0].tensor if isinstance(args[0], View) else args[0]
+                if isinstance(t, TensorArg):
+                    self.written.add(t.name)
+            return fn(*args, **kwargs)
+        if fn in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float,
+                  builtins.abs, builtins.bool) or isinstance(fn, type) and issubclass(fn, core.dtype):
+            if all(is_const(a) or isinstance(a, tuple) for a in args):
+                return fn(*args, **kwargs)
+        if fn in (builtins.min, builtins.max) and len(args) == 2:
+            return core.binary("min" if fn is builtins.min else "max", *args)
+        raise self.fail(node, f"unsupported call in a kernel: {ast.unparse(node.func)} "
+                              "(kernels call tl.* functions)")

@@ -16,9 +16,20 @@ kernel @k(%x: tensor<?xf32>) {
 from ._ffi import ffi, compiler, INFER
 from .errors import CompileError
 
-DTYPE_NAMES = ["i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f16", "bf16", "f32", "f64",
-               "f8e4m3", "f8e5m2"]
-(I1, I8, I16, I32, I64, U8, U16, U32, F16, BF16, F32, F64, F8E4M3, F8E5M2) = range(14)
+
+
+def _dtype_names():
+    """tl_dtype's spellings in code order, from the compiler library (tl/dtype.h is the one list)."""
+    lib, names = compiler(), []
+    while (name := lib.tl_ir_dtype_name(len(names))) != ffi.NULL:
+        names.append(ffi.string(name).decode())
+    return names
+
+
+DTYPE_NAMES = _dtype_names()
+(I1, I8, I16, I32, I64, U8, U16, U32, F16, BF16, F32, F64, F8E4M3, F8E5M2) = (
+    DTYPE_NAMES.index(n) for n in ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "f16",
+                                   "bf16", "f32", "f64", "f8e4m3", "f8e5m2"))
 SCALAR, TILE, TENSOR = 0, 1, 2
 _ATTR_BOOL, _ATTR_INT, _ATTR_FLOAT, _ATTR_STRING, _ATTR_INTS, _ATTR_TYPE = range(6)
 
@@ -32,7 +43,9 @@ def is_signed(d):
 
 
 def bit_width(d):
-    return [1, 8, 16, 32, 64, 8, 16, 32, 16, 16, 32, 64, 8, 8][d]
+    """Bits of one element: the number in the dtype's spelling (bf16: 16, f8e4m3: 8, i1: 1)."""
+    name = DTYPE_NAMES[d]
+    return int(name[2 if name.startswith("bf") else 1:].split("e")[0])
 
 
 class Type:

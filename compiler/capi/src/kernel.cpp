@@ -59,7 +59,7 @@ tl_cstatus tl_kernel_add_constexpr(tl_kernel kernel, const char *name, uint32_t 
                                    double f) {
   if (!kernel || !name)
     return make_status("tl_kernel_add_constexpr: null argument");
-  if (dtype >= TL_IR_DTYPE_COUNT)
+  if (dtype >= TL_DTYPE_COUNT)
     return make_status("tl_kernel_add_constexpr: invalid dtype");
   if (kernel->kernel->find_constexpr(name))
     return make_status("tl_kernel_add_constexpr: duplicate parameter '" + std::string(name) + "'");

@@ -8,14 +8,13 @@ using namespace tl;
 using ir::ScalarKind;
 using ir::Type;
 
-static_assert(int(ScalarKind::F8E5M2) + 1 == TL_IR_DTYPE_COUNT, "tl_ir_dtype follows ScalarKind");
 
 namespace tl::capi {
 
 std::string to_type(const tl_ir_type *t, Type *out) {
   if (!t)
     return "null type";
-  if (t->dtype >= TL_IR_DTYPE_COUNT)
+  if (t->dtype >= TL_DTYPE_COUNT)
     return "invalid dtype " + std::to_string(t->dtype);
   if (t->rank > TL_IR_MAX_RANK)
     return "rank " + std::to_string(t->rank) + " exceeds " + std::to_string(TL_IR_MAX_RANK);
@@ -83,13 +82,6 @@ std::string to_attr(const tl_ir_attr &a, ir::Attr *out) {
 
 extern "C" {
 
-const char *tl_ir_dtype_name(uint32_t dtype) {
-  static std::string names[TL_IR_DTYPE_COUNT];
-  if (dtype >= TL_IR_DTYPE_COUNT)
-    return nullptr;
-  if (names[dtype].empty())
-    names[dtype] = std::string(ir::scalar_name(static_cast<ScalarKind>(dtype)));
-  return names[dtype].c_str();
-}
+const char *tl_ir_dtype_name(uint32_t dtype) { return tl_dtype_spelling(dtype); }
 
 } // extern "C"

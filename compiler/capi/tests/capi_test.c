@@ -30,7 +30,7 @@ int main(void) {
   OK(tl_module_create(&m));
   OK(tl_kernel_create(m, "vadd", &k));
   tl_kernel_set_location(k, "vadd.py", 3, 5);
-  tl_ir_type t = {TL_IR_TENSOR, TL_IR_F32, 1, {0}};
+  tl_ir_type t = {TL_IR_TENSOR, TL_DTYPE_F32, 1, {0}};
   tl_ir_value x, y, z;
   OK(tl_kernel_add_arg(k, "x", &t, &x));
   OK(tl_kernel_add_arg(k, "y", &t, &y));
@@ -38,12 +38,12 @@ int main(void) {
   tl_ir_attr axis = {"axis", TL_IR_ATTR_INT, 0, 0, NULL, NULL, 0, {0}};
   tl_ir_op pid, c, off, lx, ly, sum, st, ret;
   OK(tl_ir_op_create(k, "program_id", NULL, 0, &axis, 1, NULL, TL_IR_INFER, &pid));
-  tl_ir_type i32 = {TL_IR_SCALAR, TL_IR_I32, 0, {0}};
+  tl_ir_type i32 = {TL_IR_SCALAR, TL_DTYPE_I32, 0, {0}};
   tl_ir_attr value = {"value", TL_IR_ATTR_INT, 64, 0, NULL, NULL, 0, {0}};
   OK(tl_ir_op_create(k, "constant", NULL, 0, &value, 1, &i32, 1, &c));
   tl_ir_value mul_in[2] = {result0(pid), result0(c)};
   OK(tl_ir_op_create(k, "mul", mul_in, 2, NULL, 0, NULL, TL_IR_INFER, &off));
-  tl_ir_type tile = {TL_IR_TILE, TL_IR_F32, 1, {64}};
+  tl_ir_type tile = {TL_IR_TILE, TL_DTYPE_F32, 1, {64}};
   tl_ir_value lx_in[2] = {x, result0(off)}, ly_in[2] = {y, result0(off)};
   OK(tl_ir_op_create(k, "load", lx_in, 2, NULL, 0, &tile, 1, &lx));
   OK(tl_ir_op_create(k, "load", ly_in, 2, NULL, 0, &tile, 1, &ly));

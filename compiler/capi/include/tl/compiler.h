@@ -16,6 +16,8 @@
 #ifndef TL_COMPILER_H_
 #define TL_COMPILER_H_
 
+#include "tl/dtype.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,11 +46,8 @@ TL_COMPILER_EXPORT uint32_t tl_compiler_api_version(void);
 
 /* ---- types ------------------------------------------------------------------------------------ */
 
-/* Element types, in the HAL's tl_dtype order. */
-typedef enum tl_ir_dtype {
-  TL_IR_I1 = 0, TL_IR_I8, TL_IR_I16, TL_IR_I32, TL_IR_I64, TL_IR_U8, TL_IR_U16, TL_IR_U32,
-  TL_IR_F16, TL_IR_BF16, TL_IR_F32, TL_IR_F64, TL_IR_F8E4M3, TL_IR_F8E5M2, TL_IR_DTYPE_COUNT
-} tl_ir_dtype;
+/* Element types: tl_dtype (tl/dtype.h), the one enumeration the compiler, the executable format,
+ * the HAL and the plugins share. */
 
 typedef enum tl_ir_type_kind {
   TL_IR_SCALAR = 0,
@@ -58,7 +57,7 @@ typedef enum tl_ir_type_kind {
 
 typedef struct tl_ir_type {
   uint32_t kind;  /* tl_ir_type_kind */
-  uint32_t dtype; /* tl_ir_dtype */
+  uint32_t dtype; /* tl_dtype */
   uint32_t rank;  /* 0 for scalars */
   int64_t shape[TL_IR_MAX_RANK]; /* tiles only; -1 for tensors */
 } tl_ir_type;

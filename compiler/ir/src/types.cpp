@@ -6,36 +6,36 @@
 
 namespace tl::ir {
 namespace {
+/// What Tile IR adds to tl_dtype (tl/dtype.h, which owns the list and the spellings).
 struct ScalarInfo {
-  std::string_view name;
   int bits;
   bool is_float;
   bool is_signed;
 };
-constexpr std::array<ScalarInfo, 14> kScalars = {{
-    {"i1", 1, false, false},
-    {"i8", 8, false, true},
-    {"i16", 16, false, true},
-    {"i32", 32, false, true},
-    {"i64", 64, false, true},
-    {"u8", 8, false, false},
-    {"u16", 16, false, false},
-    {"u32", 32, false, false},
-    {"f16", 16, true, true},
-    {"bf16", 16, true, true},
-    {"f32", 32, true, true},
-    {"f64", 64, true, true},
-    {"f8e4m3", 8, true, true},
-    {"f8e5m2", 8, true, true},
+constexpr std::array<ScalarInfo, TL_DTYPE_COUNT> kScalars = {{
+    {1, false, false},  // i1
+    {8, false, true},   // i8
+    {16, false, true},  // i16
+    {32, false, true},  // i32
+    {64, false, true},  // i64
+    {8, false, false},  // u8
+    {16, false, false}, // u16
+    {32, false, false}, // u32
+    {16, true, true},   // f16
+    {16, true, true},   // bf16
+    {32, true, true},   // f32
+    {64, true, true},   // f64
+    {8, true, true},    // f8e4m3
+    {8, true, true},    // f8e5m2
 }};
 const ScalarInfo &info(ScalarKind k) { return kScalars[static_cast<size_t>(k)]; }
 } // namespace
 
-std::string_view scalar_name(ScalarKind k) { return info(k).name; }
+std::string_view scalar_name(ScalarKind k) { return tl_dtype_spelling(static_cast<unsigned>(k)); }
 
 std::optional<ScalarKind> parse_scalar_name(std::string_view s) {
-  for (size_t i = 0; i < kScalars.size(); ++i)
-    if (kScalars[i].name == s)
+  for (unsigned i = 0; i < TL_DTYPE_COUNT; ++i)
+    if (tl_dtype_spelling(i) == s)
       return static_cast<ScalarKind>(i);
   return std::nullopt;
 }

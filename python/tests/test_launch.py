@@ -59,11 +59,11 @@ def test_specialization_and_caches():
     k[(1,)](x, x.copy(), 5.0, BLOCK=64)  # same specialization: no new trace
     assert len(k.cache) == 3
     assert "<BLOCK: i32 = 32>" in k.ir(x, x, 1.0, BLOCK=32)
-    files = list(pathlib.Path(os.environ["TL_CACHE_DIR"], "python").glob("*.tlx"))
+    # The compiler's cache holds one executable per specialization, on disk too.
+    files = list(pathlib.Path(os.environ["TL_CACHE_DIR"], "executables").glob("[0-9a-f]" * 64))
     assert len(files) >= 3
-    # A fresh kernel object finds the executables in the caches.
+    # A fresh kernel object finds the executables in the cache.
     k2 = tl.kernel(scale.fn)
-    tl.jit._mem_cache.clear()
     y = np.zeros(64, np.float32)
     k2[(1,)](x, y, 4.0, BLOCK=64)
     assert (y == 4).all()
@@ -154,3 +154,26 @@ def test_target_for_device_is_the_compilers_one_choice():
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.skipif("tnpu" not in tl.targets(), reason="built without the simulator (TL_BUILD_SIM=OFF)")
+def test_compile_cache_key_holds_the_chip_config(monkeypatch):
+    # The same module for the same target compiles differently for another chip: a cache keyed
+    # on the text and target alone would hand the default chip's program to the edge chip.
+    text = """kernel @mm(%a: tensor<?x?xbf16>, %b: tensor<?x?xbf16>, %c: tensor<?x?xf32>) {
+  %z = constant {value = 0} : i32
+  %x = load %a, %z, %z : tile<64x64xbf16>
+  %y = load %b, %z, %z : tile<64x64xbf16>
+  %p = dot %x, %y {acc_type = f32} : tile<64x64xf32>
+  store %c, %z, %z, %p
+  return
+}
+"""
+    configs = pathlib.Path(__file__).resolve().parents[2] / "sim" / "configs"
+    monkeypatch.setenv("TL_NPUSIM_CONFIG", str(configs / "default.json"))
+    default = tl.jit.compile_ir(text, "tnpu")
+    monkeypatch.setenv("TL_NPUSIM_CONFIG", str(configs / "edge.json"))
+    edge = tl.jit.compile_ir(text, "tnpu")
+    assert edge != default
+    monkeypatch.setenv("TL_NPUSIM_CONFIG", str(configs / "default.json"))
+    assert tl.jit.compile_ir(text, "tnpu") == default

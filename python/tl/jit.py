@@ -2,11 +2,9 @@
 # autotuning.
 # SPDX-License-Identifier: Apache-2.0
 import ast
-import hashlib
 import inspect
 import logging
 import os
-import pathlib
 import sys
 import textwrap
 import time
@@ -29,44 +27,13 @@ if os.environ.get("TL_DEBUG", "0") not in ("", "0"):
 PRODUCER = "tl-python 0.1.0"
 
 
-def cache_dir():
-    """The on-disk compile cache: $TL_CACHE_DIR/python (default ~/.cache/tl/python); the
-    variable set to "" turns it off."""
-    base = os.environ.get("TL_CACHE_DIR")
-    if base == "":
-        return None
-    return pathlib.Path(base or pathlib.Path.home() / ".cache" / "tl") / "python"
-
-
-_mem_cache = {}  # sha256(IR text, target) -> executable bytes
-
-
 def compile_ir(text, target):
-    """The executable for `text` on `target`, from the memory cache, the disk cache, or the
-    compiler (in that order)."""
-    key = hashlib.sha256(f"{PRODUCER}\0{target}\0{text}".encode()).hexdigest()
-    blob = _mem_cache.get(key)
-    if blob is not None:
-        log.debug("compile %s: memory cache hit %s", target, key[:12])
-        return blob
-    d = cache_dir()
-    path = d / f"{key}.tlx" if d else None
-    if path and path.exists():
-        blob = path.read_bytes()
-        log.debug("compile %s: disk cache hit %s", target, path)
-    else:
-        t0 = time.perf_counter()
-        blob = ir.compile_text(text, target, producer=PRODUCER)
-        log.debug("compile %s: %.1f ms, %d bytes", target, (time.perf_counter() - t0) * 1e3, len(blob))
-        if path:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_bytes(blob)
-                tmp.replace(path)
-            except OSError as e:
-                log.debug("compile cache not written: %s", e)
-    _mem_cache[key] = blob
+    """The executable for `text` on `target`. The compiler's one compile cache (memory, then
+    $TL_CACHE_DIR/executables, default ~/.cache/tl; TL_CACHE_DIR="" turns the disk part off) is
+    keyed by the module, the target, the compiler's sources and the host or chip it compiles for."""
+    t0 = time.perf_counter()
+    blob = ir.compile_text(text, target, producer=PRODUCER)
+    log.debug("compile %s: %.1f ms, %d bytes", target, (time.perf_counter() - t0) * 1e3, len(blob))
     return blob
 
 

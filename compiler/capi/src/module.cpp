@@ -3,6 +3,8 @@
 #include "handles.h"
 
 #include "tl/compiler/pipeline.h"
+#include "tl/support/blob_cache.h"
+#include "tl_compiler_source_hash.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
 #include "tl/ir/verifier.h"
@@ -13,6 +15,36 @@
 using namespace tl;
 using capi::copy_string;
 using capi::make_status;
+
+namespace {
+
+/// build_executable through the compile cache (kind "executables"): keyed by the module as given,
+/// the target, the producer, the compiler's sources and what else decides the target's blob
+/// (its identity: the host CPU, the chip config's content). A hit still optimizes the module in
+/// place, as the API promises.
+std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &target,
+                                    const std::string &producer, std::string *error) {
+  const compile::RegisteredTarget *t = compile::find_target(target);
+  if (!t) {
+    *error = compile::unknown_target(target);
+    return {};
+  }
+  const std::string key = support::cache_key(
+      {ir::print(module), target, producer, TL_COMPILER_SOURCE_HASH, t->identity({})});
+  if (std::vector<uint8_t> blob = support::cache_get("executables", key); !blob.empty()) {
+    if (std::string e = compile::optimize(module, target, {}); !e.empty()) {
+      *error = e;
+      return {};
+    }
+    return blob;
+  }
+  std::vector<uint8_t> blob = compile::build_executable(module, target, producer, error);
+  if (!blob.empty())
+    support::cache_put("executables", key, blob);
+  return blob;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -78,8 +110,8 @@ tl_cstatus tl_module_compile(tl_module module, const char *target, const char *p
     if (tl_cstatus s = tl_module_verify(module))
       return s;
     std::string error;
-    std::vector<uint8_t> blob = compile::build_executable(
-        *module->module, target, producer ? producer : "tl compiler C API", &error);
+    std::vector<uint8_t> blob = compile_cached(*module->module, target,
+                                               producer ? producer : "tl compiler C API", &error);
     if (blob.empty())
       return make_status(error.empty() ? "compilation failed" : error);
     void *p = std::malloc(blob.size());

@@ -164,6 +164,15 @@ std::string RegisteredTarget::emit(const ir::Module &module, const TargetOptions
   return compile_with_plugin(*plugin, name, module, options, code);
 }
 
+std::string RegisteredTarget::identity(const TargetOptions &options) const {
+  if (builtin)
+    return builtin->identity ? builtin->identity(options) : std::string();
+  std::error_code ec;
+  const auto size = fs::file_size(plugin_path, ec);
+  const auto time = fs::last_write_time(plugin_path, ec).time_since_epoch().count();
+  return "plugin " + plugin_path + " " + std::to_string(size) + " " + std::to_string(time);
+}
+
 const std::vector<RegisteredTarget> &targets() { return registry().targets; }
 
 const RegisteredTarget *find_target(const std::string &name) {

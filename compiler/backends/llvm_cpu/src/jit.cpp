@@ -5,9 +5,10 @@
 
 #include "codegen.h"
 #include "vector_math.h"
-#include "llvm_cpu_source_hash.h"
+#include "tl_llvm_cpu_source_hash.h"
 #include "tl/ir/clone.h"
 #include "tl/ir/printer.h"
+#include "tl/support/blob_cache.h"
 #include "tl/passes/pass_manager.h"
 #include "tl/reference/numerics.h"
 
@@ -19,7 +20,6 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -127,38 +127,12 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
   return true;
 }
 
-std::string cache_key(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptions &o) {
-  llvm::SHA256 h;
-  for (const std::string &part :
-       {ir::print(module), tm.getTargetCPU().str(), tm.getTargetFeatureString().str(),
-        std::to_string(o.opt_level), std::string("llvm-cpu ") + TL_LLVM_CPU_SOURCE_HASH + " llvm " + LLVM_VERSION_STRING}) {
-    h.update(part);
-    h.update(llvm::StringRef("\0", 1));
-  }
-  std::string hex;
-  for (uint8_t byte : h.final()) {
-    char buf[3];
-    std::snprintf(buf, sizeof buf, "%02x", byte);
-    hex += buf;
-  }
-  return hex;
-}
-
-std::filesystem::path cache_dir() {
-  if (const char *d = std::getenv("TL_CACHE_DIR"))
-    return *d ? std::filesystem::path(d) / "llvm-cpu" : std::filesystem::path();
-  if (const char *home = std::getenv("HOME"))
-    return std::filesystem::path(home) / ".cache" / "tl" / "llvm-cpu";
-  return {};
-}
-
-struct MemoryCache {
-  std::mutex mutex;
-  std::map<std::string, std::vector<uint8_t>> objects;
-};
-MemoryCache &memory_cache() {
-  static MemoryCache *c = new MemoryCache();
-  return *c;
+/// What besides the module decides the object: the CPU and features code is generated for, the
+/// optimization level, this code generator's sources and LLVM's version.
+std::string identity(llvm::TargetMachine &tm, const CompileOptions &o) {
+  return "llvm-cpu cpu=" + tm.getTargetCPU().str() + " features=" +
+         tm.getTargetFeatureString().str() + " O" + std::to_string(o.opt_level) +
+         " source=" TL_LLVM_CPU_SOURCE_HASH " llvm=" LLVM_VERSION_STRING;
 }
 
 } // namespace
@@ -198,42 +172,23 @@ std::vector<uint8_t> compile_object(const ir::Module &module, const CompileOptio
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }
 
+std::string target_identity(const CompileOptions &options, std::string *error) {
+  auto tm = target_machine(options, error);
+  return tm ? identity(*tm, options) : std::string();
+}
+
 std::unique_ptr<LoadedProgram> compile_and_load(const ir::Module &module,
                                                 const CompileOptions &options, std::string *error) {
   auto tm = target_machine(options, error);
   if (!tm)
     return nullptr;
-  const std::string key = cache_key(module, *tm, options);
-  std::vector<uint8_t> object;
-  {
-    MemoryCache &c = memory_cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (auto it = c.objects.find(key); it != c.objects.end())
-      object = it->second;
-  }
-  const std::filesystem::path dir = cache_dir();
-  const std::filesystem::path file = dir.empty() ? dir : dir / (key + ".o");
-  if (object.empty() && !file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    object.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string key = support::cache_key({ir::print(module), identity(*tm, options)});
+  std::vector<uint8_t> object = support::cache_get("llvm-cpu", key);
   if (object.empty()) {
     object = compile_object(module, options, error);
     if (object.empty())
       return nullptr;
-    if (!file.empty()) { // best effort: a read-only home just means no disk cache
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
-      std::ofstream(tmp, std::ios::binary)
-          .write(reinterpret_cast<const char *>(object.data()), std::streamsize(object.size()));
-      std::filesystem::rename(tmp, file, ec);
-    }
-  }
-  {
-    MemoryCache &c = memory_cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.objects.emplace(key, object);
+    support::cache_put("llvm-cpu", key, object);
   }
   return load_object(object.data(), object.size(), error);
 }

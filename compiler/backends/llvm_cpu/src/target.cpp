@@ -22,11 +22,17 @@ std::string planning(const tl::backends::TargetOptions &options,
   return {};
 }
 
+std::string identity(const tl::backends::TargetOptions &) {
+  std::string error;
+  const std::string id = tl::llvm_cpu::target_identity(tl::llvm_cpu::CompileOptions{}, &error);
+  return id.empty() ? "llvm-cpu: no target machine: " + error : id;
+}
+
 } // namespace
 
 TL_BUILTIN_TARGET(llvm_cpu) {
   static const tl::backends::Target target{
       "llvm-cpu", "native object code for this host's CPU (LLVM 19, vectorized for its features)",
-      planning, emit};
+      planning, emit, identity};
   return target;
 }

@@ -20,6 +20,6 @@ std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions
 TL_BUILTIN_TARGET(tlir) {
   static const tl::backends::Target target{
       "tlir", "portable: the optimized module as .tlir text, run by the reference interpreter",
-      nullptr, emit};
+      nullptr, emit, nullptr};
   return target;
 }

@@ -7,19 +7,25 @@
 #include "tl/backends/tnpu.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace {
+
+/// The chip config compiled for: option `chip`, else TL_NPUSIM_CONFIG, else the default chip.
+std::string chip_path(const tl::backends::TargetOptions &options) {
+  if (auto it = options.find("chip"); it != options.end() && !it->second.empty())
+    return it->second;
+  const char *env = std::getenv("TL_NPUSIM_CONFIG");
+  return env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
+}
 
 /// The lowering's budgets for the chosen chip; "" or an error naming the config problem.
 std::string options_for(const tl::backends::TargetOptions &options, tl::tnpu::CompileOptions &o) {
   if (std::string e = tl::backends::check_option_names("tnpu", options, {"chip"}); !e.empty())
     return e;
-  std::string chip = options.count("chip") ? options.at("chip") : "";
-  if (chip.empty()) {
-    const char *env = std::getenv("TL_NPUSIM_CONFIG");
-    chip = env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
-  }
+  const std::string chip = chip_path(options);
   try {
     o = tl::tnpu::options_from_chip(chip); // throws with the file and field
   } catch (const std::exception &e) {
@@ -49,6 +55,13 @@ std::string planning(const tl::backends::TargetOptions &options,
   return {};
 }
 
+/// The chip config's content (not its path: the same file edited compiles differently).
+std::string identity(const tl::backends::TargetOptions &options) {
+  const std::string path = chip_path(options);
+  std::ifstream in(path, std::ios::binary);
+  return "tnpu chip " + path + ":\n" + std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 } // namespace
 
 TL_BUILTIN_TARGET(tnpu) {
@@ -56,6 +69,6 @@ TL_BUILTIN_TARGET(tnpu) {
       "tnpu",
       "TNPU programs for the npusim device (option chip=<config.json>; default: the chip npusim "
       "simulates)",
-      planning, emit};
+      planning, emit, identity};
   return target;
 }

@@ -33,6 +33,10 @@ struct Target {
   /// order kept. Returns "" or an error `file:line:col: error: <target>: ...`.
   std::string (*emit)(const ir::Module &module, const TargetOptions &options,
                       std::vector<uint8_t> &code);
+  /// What besides the module and the options decides the blob (the host CPU it compiles for,
+  /// the content of the chip config it reads), as text: part of the compile cache's key. Null
+  /// when nothing does.
+  std::string (*identity)(const TargetOptions &options);
 };
 
 /// "unknown target option 'k' (known: a, b)" when `options` has a key not in `known`, else "".

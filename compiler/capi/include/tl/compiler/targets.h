@@ -28,6 +28,9 @@ public:
   /// The code blob of a planned module; "" or an error naming the user's source location.
   std::string emit(const ir::Module &module, const TargetOptions &options,
                    std::vector<uint8_t> &code) const;
+  /// What besides the module and options decides the blob (Target::identity; for a plugin, its
+  /// library's path, size and modification time).
+  std::string identity(const TargetOptions &options) const;
 
   const Target *builtin = nullptr;
   const ::tl_target_plugin *plugin = nullptr;

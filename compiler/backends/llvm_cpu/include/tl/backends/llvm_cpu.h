@@ -34,9 +34,13 @@ std::vector<uint8_t> compile_object(const ir::Module &module, const CompileOptio
 std::string emit_llvm_ir(const ir::Module &module, const CompileOptions &options,
                          std::string *error);
 
-/// Compiles `module` and loads it (the JIT path), through an in-memory cache keyed by the
-/// module's text, the CPU and the options; also cached on disk under TL_CACHE_DIR (default
-/// ~/.cache/tl) when it is writable.
+/// What besides the module decides compile_object's output for `options`: the CPU and features,
+/// the optimization level, the code generator's source hash, LLVM's version (a cache key part);
+/// "" with `error` when the target machine cannot be made.
+std::string target_identity(const CompileOptions &options, std::string *error);
+
+/// Compiles `module` and loads it (the JIT path), through the compile cache (tl/support/
+/// blob_cache.h, kind "llvm-cpu") keyed by the module's text and target_identity().
 std::unique_ptr<LoadedProgram> compile_and_load(const ir::Module &module,
                                                 const CompileOptions &options, std::string *error);
 

@@ -30,7 +30,7 @@ namespace tl::vendor {
 ///     struct Buffer { ... };                            // what buffer_allocate makes
 ///     struct Executable { ... };                        // what executable_load makes
 ///
-///     static uint32_t count(const Host &host);          // devices this plugin sees
+///     static Error count(const Host &host, uint32_t &out); // devices; UNAVAILABLE: no driver
 ///     static Error open(const Host &host, uint32_t index, std::unique_ptr<MyDevice> &out);
 ///     const Host &host() const;                         // the host open() was given
 ///     Error query(tl_device_info &info);                // zeroed; the SDK copies struct_size
@@ -103,17 +103,16 @@ template <class D> struct PluginEntries {
   static tl_status device_count(void *state, uint32_t *out_count) {
     const Host &host = *static_cast<Host *>(state);
     *out_count = 0;
-    return guard(host, [&] {
-      *out_count = D::count(host);
-      return Error{};
-    });
+    return guard(host, [&] { return D::count(host, *out_count); });
   }
 
   static tl_status device_open(void *state, uint32_t index, void **out_device) {
     const Host &host = *static_cast<Host *>(state);
     *out_device = nullptr;
     return guard(host, [&] {
-      const uint32_t count = D::count(host);
+      uint32_t count = 0;
+      if (Error e = D::count(host, count); !e.ok())
+        return e;
       if (index >= count)
         return Error{TL_STATUS_NOT_FOUND, "no device " + std::to_string(index) +
                                               " (the plugin has " + std::to_string(count) + ")"};

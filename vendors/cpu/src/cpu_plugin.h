@@ -48,7 +48,7 @@ public:
   const Host &host() const { return *host_; }
 
   // plugin.cpp
-  static uint32_t count(const Host &host);
+  static Error count(const Host &host, uint32_t &out);
   static Error open(const Host &host, uint32_t index, std::unique_ptr<Device> &out);
   /// steady_clock in nanoseconds: event timestamps.
   uint64_t now_ns();

@@ -10,8 +10,9 @@
 
 namespace tl::cpu {
 
-uint32_t Device::count(const Host &) {
-  return 1; // the host CPU, all of its cores as one device
+Error Device::count(const Host &, uint32_t &out) {
+  out = 1; // the host CPU, all of its cores as one device
+  return {};
 }
 
 Error Device::open(const Host &host, uint32_t, std::unique_ptr<Device> &out) {

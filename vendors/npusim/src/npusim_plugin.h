@@ -78,7 +78,7 @@ public:
   const Host &host() const { return *host_; }
 
   // plugin.cpp
-  static uint32_t count(const Host &host);
+  static Error count(const Host &host, uint32_t &out);
   static Error open(const Host &host, uint32_t index, std::unique_ptr<Device> &out);
   Error query(tl_device_info &info);
   /// Simulated time: event timestamps.

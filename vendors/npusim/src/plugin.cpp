@@ -33,8 +33,9 @@ std::string find_worker() {
 
 } // namespace
 
-uint32_t Device::count(const Host &) {
-  return 1; // one simulated chip per process, described by TL_NPUSIM_CONFIG
+Error Device::count(const Host &, uint32_t &out) {
+  out = 1; // one simulated chip per process, described by TL_NPUSIM_CONFIG
+  return {};
 }
 
 Error Device::open(const Host &host, uint32_t, std::unique_ptr<Device> &out) {

@@ -39,7 +39,11 @@ public:
 
   // ---- devices ---------------------------------------------------------------------------------
 
-  static uint32_t count(const Host &) { return 1; }
+  /// How many devices this process sees; UNAVAILABLE with a reason when the driver is missing.
+  static Error count(const Host &, uint32_t &out) {
+    out = 1;
+    return {};
+  }
 
   static Error open(const Host &host, uint32_t, std::unique_ptr<NullDevice> &out) {
     out = std::make_unique<NullDevice>(host);

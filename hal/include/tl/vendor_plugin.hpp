@@ -79,6 +79,15 @@ template <class D> struct PluginEntries {
   static Event &event_of(void *e) { return *static_cast<Event *>(e); }
   static Buffer &buffer_of(void *b) { return *static_cast<Buffer *>(b); }
 
+  /// Runs `make` (which fills a unique_ptr<T>) and hands the object to the caller on success.
+  template <class T, class Make> static Error make_into(void **out, Make make) {
+    std::unique_ptr<T> object;
+    Error e = make(object);
+    if (e.ok())
+      *out = object.release();
+    return e;
+  }
+
   // ---- lifetime and devices --------------------------------------------------------------------
 
   static tl_status initialize(const tl_vendor_host_api *api, void **out_state) {
@@ -116,11 +125,7 @@ template <class D> struct PluginEntries {
       if (index >= count)
         return Error{TL_STATUS_NOT_FOUND, "no device " + std::to_string(index) +
                                               " (the plugin has " + std::to_string(count) + ")"};
-      std::unique_ptr<D> device;
-      Error e = D::open(host, index, device);
-      if (e.ok())
-        *out_device = device.release();
-      return e;
+      return make_into<D>(out_device, [&](auto &out) { return D::open(host, index, out); });
     });
   }
 
@@ -153,11 +158,7 @@ template <class D> struct PluginEntries {
     D &d = device_of(device);
     *out_buffer = nullptr;
     return guard(d.host(), [&] {
-      std::unique_ptr<Buffer> buffer;
-      Error e = d.allocate(*desc, buffer);
-      if (e.ok())
-        *out_buffer = buffer.release();
-      return e;
+      return make_into<Buffer>(out_buffer, [&](auto &out) { return d.allocate(*desc, out); });
     });
   }
 
@@ -330,11 +331,7 @@ template <class D> struct PluginEntries {
     D &d = device_of(device);
     *out_executable = nullptr;
     return guard(d.host(), [&] {
-      std::unique_ptr<Executable> exe;
-      Error e = d.load(*image, exe);
-      if (e.ok())
-        *out_executable = exe.release();
-      return e;
+      return make_into<Executable>(out_executable, [&](auto &out) { return d.load(*image, out); });
     });
   }
 

@@ -1,17 +1,21 @@
-// Optional C++ helpers for plugin authors (header-only, nothing crosses the ABI): an error value
-// and the ordered work queue a stream needs. The cpu and npusim plugins use them.
+// C++ helpers for plugin authors (header-only, nothing crosses the ABI): an error value, the one
+// guard that keeps exceptions from crossing the ABI, the host's services, and the ordered work
+// queue and event state a stream needs. tl/vendor_plugin.hpp builds a whole plugin from them.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "tl/hal.h"
+#include "tl/vendor.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,9 +30,77 @@ struct Error {
   bool ok() const { return code == TL_STATUS_OK; }
 };
 
+/// The one guard of plugin code: runs `fn` (which returns an Error) and turns an exception into
+/// an Error: bad_alloc is RESOURCE_EXHAUSTED, anything else INTERNAL with its what().
+template <class Fn> Error guard(Fn &&fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::bad_alloc &) {
+    return {TL_STATUS_RESOURCE_EXHAUSTED, "out of host memory"};
+  } catch (const std::exception &e) {
+    try {
+      return {TL_STATUS_INTERNAL, e.what()};
+    } catch (...) {
+      return {TL_STATUS_RESOURCE_EXHAUSTED, "out of host memory"};
+    }
+  } catch (...) {
+    return {TL_STATUS_INTERNAL, "unknown exception"};
+  }
+}
+
+/// The host's services as one plugin sees them: statuses and log lines carry the plugin's name.
+class Host {
+public:
+  Host(const tl_vendor_host_api &api, const char *plugin) : api_(&api), plugin_(plugin) {}
+  const char *plugin() const { return plugin_; }
+
+  /// A status "<plugin>: <message>" made with the host's make_status (null for OK).
+  tl_status status(tl_status_code code, const std::string &message) const noexcept {
+    if (code == TL_STATUS_OK)
+      return nullptr;
+    try {
+      return api_->make_status(code, (std::string(plugin_) + ": " + message).c_str());
+    } catch (...) {
+      return api_->make_status(TL_STATUS_RESOURCE_EXHAUSTED, "out of host memory");
+    }
+  }
+  tl_status status(const Error &e) const noexcept { return status(e.code, e.message); }
+
+  /// Logs through the host when it offers a logger (level 0 error ... 3 debug); `log` is
+  /// optional: an older host table may end before it, or leave it null.
+  void log(int32_t level, const std::string &message) const noexcept {
+    if (api_->struct_size >= offsetof(tl_vendor_host_api, log) + sizeof(api_->log) && api_->log)
+      api_->log(level, plugin_, message.c_str());
+  }
+
+private:
+  const tl_vendor_host_api *api_;
+  const char *plugin_;
+};
+
+/// An entry function's body under the guard: its Error, or the exception, as a tl_status.
+template <class Fn> tl_status guard(const Host &host, Fn &&fn) noexcept {
+  return host.status(guard(std::forward<Fn>(fn)));
+}
+
+/// The same for entry functions that return nothing (`what` names one): failures are logged.
+template <class Fn> void guard_void(const Host &host, const char *what, Fn &&fn) noexcept {
+  const Error e = guard([&] {
+    fn();
+    return Error{};
+  });
+  if (!e.ok()) {
+    try {
+      host.log(0, std::string(host.plugin()) + ": " + what + ": " + e.message);
+    } catch (...) {
+    }
+  }
+}
+
 /// An ordered queue of tasks served by its own thread: what a stream is. synchronize() waits
-/// for everything queued so far and returns (and clears) the first error any task returned.
-/// Tasks keep running after a failure. Destruction runs what is queued, then joins the thread.
+/// for everything queued so far and returns (and clears) the first error any task returned or
+/// threw (tasks run under guard()). Tasks keep running after a failure. Destruction runs what is
+/// queued, then joins the thread.
 ///
 /// Both waits spin for up to kSpin before they block: on a virtual machine, waking a thread
 /// whose CPU went idle took ~40 µs (an empty launch + synchronize: 46 µs, against 6 µs when the
@@ -37,10 +109,8 @@ struct Error {
 class WorkQueue {
 public:
   using Task = std::function<Error()>;
-  /// Runs one task, turning exceptions into an Error (plugins prefix their own name).
-  using Runner = std::function<Error(const Task &)>;
 
-  explicit WorkQueue(Runner run) : run_(std::move(run)), worker_([this] { serve(); }) {}
+  WorkQueue() : worker_([this] { serve(); }) {}
   WorkQueue(const WorkQueue &) = delete;
   WorkQueue &operator=(const WorkQueue &) = delete;
   ~WorkQueue() {
@@ -74,8 +144,7 @@ public:
 private:
   /// Spins until `done()` or kSpin has passed, checking after every pause (with 64 sched_yield
   /// calls between checks the empty round trip stayed at 26 µs; checking each pause: 1.9 µs).
-  template <class Done>
-  static void spin_until(Done done) {
+  template <class Done> static void spin_until(Done done) {
     const auto until = std::chrono::steady_clock::now() + kSpin;
     for (unsigned i = 1; !done(); ++i) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -104,7 +173,7 @@ private:
       tasks_.pop_front();
       running_ = true;
       lock.unlock();
-      Error e = run_(task);
+      Error e = guard(task);
       task = nullptr; // release what the task captured before reporting it done
       lock.lock();
       running_ = false;
@@ -116,7 +185,6 @@ private:
     }
   }
 
-  Runner run_;
   std::mutex mu_;
   std::condition_variable work_cv_; // a task was queued, or the queue is stopping
   std::condition_variable idle_cv_; // the queue drained
@@ -126,7 +194,7 @@ private:
   Error first_error_;
   std::atomic<uint64_t> queued_{0};   // tasks enqueued so far
   std::atomic<uint64_t> finished_{0}; // tasks run so far (their errors recorded)
-  std::thread worker_; // last: started after every other member exists
+  std::thread worker_;                // last: started after every other member exists
 };
 
 /// Event state shared by an event and the stream tasks that record or wait on it, so that

@@ -145,25 +145,24 @@ double peak_bandwidth(tbb::task_arena &arena) {
   return value;
 }
 
-template <size_t N> void copy_str(char (&dst)[N], const std::string &src) {
-  std::snprintf(dst, N, "%s", src.c_str());
-}
+} // namespace
 
-void fill_info(Device &device, tl_device_info &info) {
+Error Device::query(tl_device_info &info) {
+  using vendor::copy_string;
   std::string model = cpuinfo_field("model name");
-  copy_str(info.name, model.empty() ? "host CPU" : model);
-  copy_str(info.vendor, vendor_name());
-  copy_str(info.driver_version, kPluginVersion);
-  copy_str(info.plugin, kPluginName);
-  copy_str(info.target, "llvm-cpu");
-  copy_str(info.targets, "llvm-cpu");
+  copy_string(info.name, model.empty() ? "host CPU" : model);
+  copy_string(info.vendor, vendor_name());
+  copy_string(info.driver_version, kVersion);
+  copy_string(info.plugin, kName);
+  copy_string(info.target, "llvm-cpu");
+  copy_string(info.targets, "llvm-cpu");
   info.memory_bytes = physical_memory_bytes();
   info.onchip_memory_bytes = l2_cache_bytes();
-  info.compute_units = device.compute_units;
+  info.compute_units = compute_units;
   info.clock_mhz = clock_mhz();
   info.max_grid[0] = (uint64_t(1) << 31) - 1;
   info.max_grid[1] = info.max_grid[2] = 65535;
-  info.peak_bandwidth_bytes_per_s = peak_bandwidth(*device.arena);
+  info.peak_bandwidth_bytes_per_s = peak_bandwidth(*arena);
   // Estimates of the hardware: f16/bf16/f8 are counted at the f32 rate (converted to f32 and
   // computed there); f64 runs at half of f32; integer peaks are unknown (0).
   double f32 = double(info.compute_units) * info.clock_mhz * 1e6 * f32_flops_per_cycle();
@@ -171,25 +170,7 @@ void fill_info(Device &device, tl_device_info &info) {
     info.peak_flops[dt] = f32;
   info.peak_flops[TL_DTYPE_F64] = f32 / 2;
   info.supported_dtypes = (uint64_t(1) << TL_DTYPE_COUNT) - 1;
-}
-
-} // namespace
-
-tl_status device_query(void *device, tl_device_info *out_info) {
-  auto *d = static_cast<Device *>(device);
-  return guarded(*d->plugin, [&]() -> tl_status {
-    // Write only as much as the caller's (possibly older, smaller) struct holds; 0 means the
-    // caller did not say, and gets this header's struct.
-    size_t size = out_info->struct_size == 0 ? sizeof(tl_device_info) : out_info->struct_size;
-    if (size < sizeof(size_t))
-      return d->plugin->status(TL_STATUS_INVALID_ARGUMENT,
-                               "cpu: tl_device_info.struct_size is too small");
-    tl_device_info info{};
-    fill_info(*d, info);
-    info.struct_size = size;
-    std::memcpy(out_info, &info, std::min(size, sizeof(info)));
-    return nullptr;
-  });
+  return {};
 }
 
 } // namespace tl::cpu

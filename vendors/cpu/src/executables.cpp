@@ -14,7 +14,6 @@
 #include <vector>
 
 namespace tl::cpu {
-namespace {
 
 /// What a launch needs, shared with queued launches so that freeing the executable is safe: the
 /// linked object code and each kernel's entry, in the image's kernel order.
@@ -25,10 +24,7 @@ struct Program {
   std::vector<uint32_t> param_counts;
 };
 
-struct Executable {
-  Device *device = nullptr;
-  std::shared_ptr<const Program> program;
-};
+namespace {
 
 /// Links llvm-cpu object code and resolves every kernel of the image.
 std::string load_native(const tl_vendor_executable_image &image, Program &program) {
@@ -72,13 +68,14 @@ Error run_native_grid(tbb::task_arena &arena, tl_cpu_kernel_fn fn, const std::st
   });
   if (!failed.load())
     return {};
-  return {TL_STATUS_ABORTED, "cpu: kernel @" + name + " failed: " + host.first_error()};
+  return {TL_STATUS_ABORTED, "kernel @" + name + " failed: " + host.first_error()};
 }
 
 tl_cpu_arg native_arg(const tl_vendor_arg &a) {
   tl_cpu_arg n{};
   if (a.kind == TL_PARAM_TENSOR) {
-    n.data = a.buffer ? static_cast<char *>(static_cast<Buffer *>(a.buffer)->data) + a.offset_bytes
+    n.data = a.buffer ? static_cast<char *>(static_cast<Device::Buffer *>(a.buffer)->data) +
+                            a.offset_bytes
                       : nullptr;
     for (uint32_t d = 0; d < a.rank && d < TL_CPU_MAX_RANK; ++d) {
       n.shape[d] = a.shape[d];
@@ -105,67 +102,50 @@ bool grid_of(const tl_vendor_launch &launch, std::array<int64_t, 3> &grid) {
 
 } // namespace
 
-tl_status executable_load(void *device, const tl_vendor_executable_image *image,
-                          void **out_executable) {
-  auto *d = static_cast<Device *>(device);
-  const Plugin &plugin = *d->plugin;
-  *out_executable = nullptr;
-  return guarded(plugin, [&]() -> tl_status {
-    std::string target = image->target ? image->target : "";
-    if (target != "llvm-cpu")
-      return plugin.status(TL_STATUS_INCOMPATIBLE, "cpu: the executable is for target '" + target +
-                                                       "'; the cpu device runs 'llvm-cpu'");
-    auto program = std::make_shared<Program>();
-    for (uint32_t k = 0; k < image->kernel_count; ++k) {
-      program->names.push_back(image->kernels[k].name ? image->kernels[k].name : "");
-      program->param_counts.push_back(image->kernels[k].param_count);
-    }
-    if (const std::string msg = load_native(*image, *program); !msg.empty())
-      return plugin.status(TL_STATUS_DATA_LOSS, "cpu: " + msg);
-    *out_executable = new Executable{d, std::move(program)};
-    return nullptr;
-  });
+Error Device::load(const tl_vendor_executable_image &image, std::unique_ptr<Executable> &out) {
+  std::string target = image.target ? image.target : "";
+  if (target != "llvm-cpu")
+    return {TL_STATUS_INCOMPATIBLE,
+            "the executable is for target '" + target + "'; the cpu device runs 'llvm-cpu'"};
+  auto program = std::make_shared<Program>();
+  for (uint32_t k = 0; k < image.kernel_count; ++k) {
+    program->names.push_back(image.kernels[k].name ? image.kernels[k].name : "");
+    program->param_counts.push_back(image.kernels[k].param_count);
+  }
+  if (std::string msg = load_native(image, *program); !msg.empty())
+    return {TL_STATUS_DATA_LOSS, std::move(msg)};
+  out = std::make_unique<Executable>(Executable{std::move(program)});
+  return {};
 }
 
-void executable_free(void *device, void *executable) {
-  delete static_cast<Executable *>(executable); // queued launches keep the program alive
-}
-
-tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *launch) {
-  auto &s = *static_cast<Stream *>(stream);
-  auto &exe = *static_cast<Executable *>(executable);
-  const Plugin &plugin = *s.device()->plugin;
-  return guarded(plugin, [&]() -> tl_status {
-    if (launch->kernel >= exe.program->names.size())
-      return plugin.status(TL_STATUS_NOT_FOUND, "cpu: no kernel #" +
-                                                    std::to_string(launch->kernel) +
-                                                    " in the executable");
-    const std::string &name = exe.program->names[launch->kernel];
-    const uint32_t params = exe.program->param_counts[launch->kernel];
-    if (launch->arg_count != params)
-      return plugin.status(TL_STATUS_INVALID_ARGUMENT,
-                           "cpu: @" + name + " takes " + std::to_string(params) +
-                               " arguments, got " + std::to_string(launch->arg_count));
-    std::array<int64_t, 3> grid{};
-    if (!grid_of(*launch, grid))
-      return plugin.status(TL_STATUS_OUT_OF_RANGE, "cpu: the launch grid has too many programs");
-    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-      return nullptr; // an empty grid launches nothing
-    std::vector<tl_cpu_arg> native_args;
-    for (uint32_t i = 0; i < launch->arg_count; ++i) {
-      const tl_vendor_arg &a = launch->args[i];
-      if (a.dtype >= TL_DTYPE_COUNT || a.rank > TL_HAL_MAX_RANK)
-        return plugin.status(TL_STATUS_INVALID_ARGUMENT, "cpu: argument #" + std::to_string(i) +
-                                                             " has an invalid dtype or rank");
-      native_args.push_back(native_arg(a));
-    }
-    tbb::task_arena *arena = s.device()->arena.get();
-    tl_cpu_kernel_fn fn = exe.program->entries[launch->kernel];
-    s.enqueue([program = exe.program, fn, name, args = std::move(native_args), grid, arena] {
-      return run_native_grid(*arena, fn, name, args, grid);
-    });
-    return nullptr;
+Error Device::launch(WorkQueue &stream, Executable &exe, const tl_vendor_launch &launch) {
+  if (launch.kernel >= exe.program->names.size())
+    return {TL_STATUS_NOT_FOUND,
+            "no kernel #" + std::to_string(launch.kernel) + " in the executable"};
+  const std::string &name = exe.program->names[launch.kernel];
+  const uint32_t params = exe.program->param_counts[launch.kernel];
+  if (launch.arg_count != params)
+    return {TL_STATUS_INVALID_ARGUMENT, "@" + name + " takes " + std::to_string(params) +
+                                            " arguments, got " + std::to_string(launch.arg_count)};
+  std::array<int64_t, 3> grid{};
+  if (!grid_of(launch, grid))
+    return {TL_STATUS_OUT_OF_RANGE, "the launch grid has too many programs"};
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+    return {}; // an empty grid launches nothing
+  std::vector<tl_cpu_arg> native_args;
+  for (uint32_t i = 0; i < launch.arg_count; ++i) {
+    const tl_vendor_arg &a = launch.args[i];
+    if (a.dtype >= TL_DTYPE_COUNT || a.rank > TL_HAL_MAX_RANK)
+      return {TL_STATUS_INVALID_ARGUMENT,
+              "argument #" + std::to_string(i) + " has an invalid dtype or rank"};
+    native_args.push_back(native_arg(a));
+  }
+  tbb::task_arena *workers = arena.get();
+  tl_cpu_kernel_fn fn = exe.program->entries[launch.kernel];
+  stream.enqueue([program = exe.program, fn, name, args = std::move(native_args), grid, workers] {
+    return run_native_grid(*workers, fn, name, args, grid);
   });
+  return {};
 }
 
 } // namespace tl::cpu

@@ -50,7 +50,7 @@ uint64_t bound_value(const tnpu::Binding &b, const tl_vendor_launch &l, const De
   const tl_vendor_arg &a = l.args[b.param];
   switch (b.kind) {
   case tnpu::BindKind::Address:
-    return static_cast<Buffer *>(a.buffer)->address + a.offset_bytes;
+    return static_cast<Device::Buffer *>(a.buffer)->address + a.offset_bytes;
   case tnpu::BindKind::Shape:
     return static_cast<uint64_t>(a.shape[b.dim]);
   case tnpu::BindKind::StrideBytes: {
@@ -184,11 +184,11 @@ Error run_worker(const Device &d, const wire::Request &req, wire::Reply &reply) 
   return {};
 }
 
-void write_file(const std::string &path, const std::string &text, const Plugin &plugin) {
+void write_file(const std::string &path, const std::string &text, const Host &host) {
   std::ofstream f(path);
   f << text;
   if (!f)
-    plugin.log(1, "cannot write " + path);
+    host.log(1, "cannot write " + path);
 }
 
 Error run_launch(Device &d, const KernelCode &k, const tl_vendor_launch &l) {
@@ -199,7 +199,7 @@ Error run_launch(Device &d, const KernelCode &k, const tl_vendor_launch &l) {
     req.program.push_back(npu::isa::encode(in));
   for (uint32_t i = 0; i < l.arg_count; ++i)
     if (l.args[i].kind == TL_PARAM_TENSOR && l.args[i].buffer) {
-      const auto *b = static_cast<const Buffer *>(l.args[i].buffer);
+      const auto *b = static_cast<const Device::Buffer *>(l.args[i].buffer);
       req.ranges.push_back({b->address, b->size});
     }
   std::lock_guard lock(d.launch_mu);
@@ -210,8 +210,8 @@ Error run_launch(Device &d, const KernelCode &k, const tl_vendor_launch &l) {
   d.advance(double(reply.cycles) / d.config.clock * 1e9);
   if (!d.trace_dir.empty()) {
     const std::string base = d.trace_dir + "/launch-" + std::to_string(n) + "-" + k.name;
-    write_file(base + ".trace.json", reply.trace_json, *d.plugin);
-    write_file(base + ".stats.json", reply.stats_json, *d.plugin);
+    write_file(base + ".trace.json", reply.trace_json, d.host());
+    write_file(base + ".stats.json", reply.stats_json, d.host());
   }
   if (reply.status != 0)
     return {TL_STATUS_ABORTED,
@@ -227,63 +227,49 @@ Error run_launch(Device &d, const KernelCode &k, const tl_vendor_launch &l) {
 
 } // namespace
 
-tl_status executable_load(void *device, const tl_vendor_executable_image *image,
-                          void **out_executable) {
-  auto *d = static_cast<Device *>(device);
-  *out_executable = nullptr;
-  return guarded(*d->plugin, [&]() -> tl_status {
-    if (std::strcmp(image->target, tnpu::kTarget) != 0)
-      return d->plugin->status(TL_STATUS_INCOMPATIBLE, std::string("executable is for target '") +
-                                                           image->target +
-                                                           "', the device runs 'tnpu'");
-    std::vector<tnpu::Kernel> code;
-    std::string error;
-    if (!tnpu::parse_code(image->code, image->code_size, code, error))
-      return d->plugin->status(TL_STATUS_DATA_LOSS, error);
-    if (code.size() != image->kernel_count)
-      return d->plugin->status(TL_STATUS_DATA_LOSS, "the code has " + std::to_string(code.size()) +
-                                                        " kernels, the table " +
-                                                        std::to_string(image->kernel_count));
-    auto exe = std::make_unique<Executable>();
-    for (uint32_t i = 0; i < image->kernel_count; ++i) {
-      const tl_vendor_kernel &k = image->kernels[i];
-      exe::KernelInfo info;
-      info.name = k.name;
-      for (uint32_t p = 0; p < k.param_count; ++p)
-        info.params.push_back(
-            {k.params[p].name ? k.params[p].name : "",
-             k.params[p].kind == TL_PARAM_TENSOR ? exe::ParamKind::Tensor : exe::ParamKind::Scalar,
-             TL_DTYPE_I1, static_cast<int>(k.params[p].rank)});
-      for (const tnpu::Binding &b : code[i].bindings)
-        if (std::string e = tnpu::check_binding(b, info); !e.empty())
-          return d->plugin->status(TL_STATUS_DATA_LOSS, "kernel " + info.name + ": " + e);
-      exe->kernels.push_back({k.name, std::move(code[i])});
-    }
-    *out_executable = exe.release();
-    return nullptr;
-  });
+Error Device::load(const tl_vendor_executable_image &image, std::unique_ptr<Executable> &out) {
+  if (std::strcmp(image.target, tnpu::kTarget) != 0)
+    return {TL_STATUS_INCOMPATIBLE,
+            std::string("executable is for target '") + image.target + "', the device runs 'tnpu'"};
+  std::vector<tnpu::Kernel> code;
+  std::string error;
+  if (!tnpu::parse_code(image.code, image.code_size, code, error))
+    return {TL_STATUS_DATA_LOSS, error};
+  if (code.size() != image.kernel_count)
+    return {TL_STATUS_DATA_LOSS, "the code has " + std::to_string(code.size()) +
+                                     " kernels, the table " + std::to_string(image.kernel_count)};
+  auto exe = std::make_unique<Executable>();
+  for (uint32_t i = 0; i < image.kernel_count; ++i) {
+    const tl_vendor_kernel &k = image.kernels[i];
+    exe::KernelInfo info;
+    info.name = k.name;
+    for (uint32_t p = 0; p < k.param_count; ++p)
+      info.params.push_back(
+          {k.params[p].name ? k.params[p].name : "",
+           k.params[p].kind == TL_PARAM_TENSOR ? exe::ParamKind::Tensor : exe::ParamKind::Scalar,
+           TL_DTYPE_I1, static_cast<int>(k.params[p].rank)});
+    for (const tnpu::Binding &b : code[i].bindings)
+      if (std::string e = tnpu::check_binding(b, info); !e.empty())
+        return {TL_STATUS_DATA_LOSS, "kernel " + info.name + ": " + e};
+    exe->kernels.push_back({k.name, std::move(code[i])});
+  }
+  out = std::move(exe);
+  return {};
 }
 
-void executable_free(void *, void *executable) { delete static_cast<Executable *>(executable); }
-
-tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *launch) {
-  auto &s = *static_cast<Stream *>(stream);
-  Device *d = s.device();
-  return guarded(*d->plugin, [&]() -> tl_status {
-    const auto *exe = static_cast<const Executable *>(executable);
-    if (launch->grid[0] == 0 || launch->grid[1] == 0 || launch->grid[2] == 0)
-      return nullptr;
-    // The task owns copies of the arguments (the caller's may not outlive this call).
-    std::vector<tl_vendor_arg> args(launch->args, launch->args + launch->arg_count);
-    tl_vendor_launch l = *launch;
-    const KernelCode *k = &exe->kernels.at(launch->kernel);
-    auto kernel = std::make_shared<KernelCode>(*k); // the executable may be freed while queued
-    s.enqueue([d, kernel, l, args = std::move(args)]() mutable {
-      l.args = args.data();
-      return run_launch(*d, *kernel, l);
-    });
-    return nullptr;
+Error Device::launch(WorkQueue &stream, Executable &exe, const tl_vendor_launch &launch) {
+  if (launch.grid[0] == 0 || launch.grid[1] == 0 || launch.grid[2] == 0)
+    return {};
+  // The task owns copies of the arguments (the caller's may not outlive this call).
+  std::vector<tl_vendor_arg> args(launch.args, launch.args + launch.arg_count);
+  tl_vendor_launch l = launch;
+  // The executable may be freed while the launch is queued.
+  auto kernel = std::make_shared<KernelCode>(exe.kernels.at(launch.kernel));
+  stream.enqueue([this, kernel, l, args = std::move(args)]() mutable {
+    l.args = args.data();
+    return run_launch(*this, *kernel, l);
   });
+  return {};
 }
 
 } // namespace tl::npusim

@@ -1,4 +1,4 @@
-// HBM (a shared-memory file), buffers, streams, copies, fills and events of the npusim plugin.
+// HBM (a shared-memory file), buffers, copies and fills of the npusim plugin.
 // SPDX-License-Identifier: Apache-2.0
 #include "npusim_plugin.h"
 
@@ -75,16 +75,7 @@ void Hbm::free(uint64_t address) {
   free_[start] = size;
 }
 
-// ---- Stream ------------------------------------------------------------------------------------
-
-Stream::Stream(Device *device)
-    : device_(device), queue_([](const Task &task) { return guarded_task(task); }) {}
-
 namespace {
-
-Stream &stream_of(void *s) { return *static_cast<Stream *>(s); }
-Buffer &buffer_of(void *b) { return *static_cast<Buffer *>(b); }
-Event &event_of(void *e) { return *static_cast<Event *>(e); }
 
 /// Simulated time of moving `bytes` through HBM `passes` times (a read, a write or both): the
 /// HBM latency plus the bytes at the configured bandwidth. The host link is not modeled.
@@ -92,177 +83,58 @@ double hbm_ns(const Device &d, uint64_t bytes, int passes) {
   return d.config.hbm.latency * 1e9 + double(bytes) * passes / d.config.hbm.bandwidth * 1e9;
 }
 
-tl_status enqueue_copy(void *stream, char *dst, const char *src, uint64_t size, int passes) {
-  Stream &s = stream_of(stream);
-  Device *d = s.device();
-  return guarded(*d->plugin, [&]() -> tl_status {
-    if (size == 0)
-      return nullptr;
-    s.enqueue([=] {
-      std::memcpy(dst, src, size);
-      d->advance(hbm_ns(*d, size, passes));
-      return Error{};
-    });
-    return nullptr;
-  });
-}
-
 } // namespace
+
+Error Device::enqueue_copy(WorkQueue &stream, char *dst, const char *src, uint64_t size,
+                           int passes) {
+  stream.enqueue([this, dst, src, size, passes] {
+    std::memcpy(dst, src, size);
+    advance(hbm_ns(*this, size, passes));
+    return Error{};
+  });
+  return {};
+}
 
 // ---- buffers -----------------------------------------------------------------------------------
 
-tl_status buffer_allocate(void *device, const tl_buffer_desc *desc, void **out_buffer) {
-  auto *d = static_cast<Device *>(device);
-  *out_buffer = nullptr;
-  return guarded(*d->plugin, [&]() -> tl_status {
-    const uint64_t address = d->hbm->allocate(desc->size_bytes);
-    if (address == 0)
-      return d->plugin->status(TL_STATUS_RESOURCE_EXHAUSTED, "no room for " +
-                                                                 std::to_string(desc->size_bytes) +
-                                                                 " bytes in the simulated HBM");
-    *out_buffer = new Buffer{address, desc->size_bytes};
-    return nullptr;
-  });
+Error Device::allocate(const tl_buffer_desc &desc, std::unique_ptr<Buffer> &out) {
+  const uint64_t address = hbm->allocate(desc.size_bytes);
+  if (address == 0)
+    return {TL_STATUS_RESOURCE_EXHAUSTED,
+            "no room for " + std::to_string(desc.size_bytes) + " bytes in the simulated HBM"};
+  out = std::make_unique<Buffer>(hbm.get(), address, desc.size_bytes);
+  return {};
 }
 
-void buffer_free(void *device, void *buffer) {
-  if (!buffer)
-    return;
-  static_cast<Device *>(device)->hbm->free(buffer_of(buffer).address);
-  delete static_cast<Buffer *>(buffer);
-}
+// ---- copies and fills --------------------------------------------------------------------------
 
-tl_status buffer_map(void *device, void *buffer, void **out_host_ptr) {
-  *out_host_ptr = static_cast<Device *>(device)->hbm->at(buffer_of(buffer).address);
-  return nullptr;
-}
-
-// ---- streams, copies, fills --------------------------------------------------------------------
-
-tl_status stream_create(void *device, void **out_stream) {
-  auto *d = static_cast<Device *>(device);
-  *out_stream = nullptr;
-  return guarded(*d->plugin, [&]() -> tl_status {
-    *out_stream = new Stream(d);
-    return nullptr;
-  });
-}
-
-void stream_destroy(void *, void *stream) { delete static_cast<Stream *>(stream); }
-
-tl_status stream_synchronize(void *stream) {
-  Stream &s = stream_of(stream);
-  const Plugin &plugin = *s.device()->plugin;
-  return guarded(plugin, [&] { return plugin.status(s.synchronize()); });
-}
-
-tl_status stream_copy_to_device(void *stream, const void *src, void *dst, uint64_t dst_offset,
-                                uint64_t size) {
-  Hbm &hbm = *stream_of(stream).device()->hbm;
-  return enqueue_copy(stream, hbm.at(buffer_of(dst).address + dst_offset),
-                      static_cast<const char *>(src), size, 1);
-}
-
-tl_status stream_copy_to_host(void *stream, void *src, uint64_t src_offset, void *dst,
-                              uint64_t size) {
-  Hbm &hbm = *stream_of(stream).device()->hbm;
-  return enqueue_copy(stream, static_cast<char *>(dst), hbm.at(buffer_of(src).address + src_offset),
+Error Device::copy_to_device(WorkQueue &stream, const void *src, Buffer &dst, uint64_t dst_offset,
+                             uint64_t size) {
+  return enqueue_copy(stream, hbm->at(dst.address + dst_offset), static_cast<const char *>(src),
                       size, 1);
 }
 
-tl_status stream_copy_buffer(void *stream, void *src, uint64_t src_offset, void *dst,
-                             uint64_t dst_offset, uint64_t size) {
-  Hbm &hbm = *stream_of(stream).device()->hbm;
-  return enqueue_copy(stream, hbm.at(buffer_of(dst).address + dst_offset),
-                      hbm.at(buffer_of(src).address + src_offset), size, 2);
+Error Device::copy_to_host(WorkQueue &stream, Buffer &src, uint64_t src_offset, void *dst,
+                           uint64_t size) {
+  return enqueue_copy(stream, static_cast<char *>(dst), hbm->at(src.address + src_offset), size, 1);
 }
 
-tl_status stream_fill(void *stream, void *dst, uint64_t offset, uint64_t size, const void *pattern,
-                      uint32_t pattern_size) {
-  Stream &s = stream_of(stream);
-  Device *d = s.device();
-  return guarded(*d->plugin, [&]() -> tl_status {
-    if (pattern_size == 0 || size % pattern_size != 0)
-      return d->plugin->status(TL_STATUS_INVALID_ARGUMENT,
-                               "fill size must be a multiple of the pattern size");
-    if (size == 0)
-      return nullptr;
-    auto *p = static_cast<const uint8_t *>(pattern);
-    std::vector<uint8_t> bytes(p, p + pattern_size);
-    char *begin = d->hbm->at(buffer_of(dst).address + offset);
-    s.enqueue([=] {
-      for (uint64_t i = 0; i < size; i += pattern_size)
-        std::memcpy(begin + i, bytes.data(), pattern_size);
-      d->advance(hbm_ns(*d, size, 1));
-      return Error{};
-    });
-    return nullptr;
+Error Device::copy_buffer(WorkQueue &stream, Buffer &src, uint64_t src_offset, Buffer &dst,
+                          uint64_t dst_offset, uint64_t size) {
+  return enqueue_copy(stream, hbm->at(dst.address + dst_offset), hbm->at(src.address + src_offset),
+                      size, 2);
+}
+
+Error Device::fill(WorkQueue &stream, Buffer &dst, uint64_t offset, uint64_t size,
+                   std::vector<uint8_t> pattern) {
+  char *begin = hbm->at(dst.address + offset);
+  stream.enqueue([this, begin, size, bytes = std::move(pattern)] {
+    for (uint64_t i = 0; i < size; i += bytes.size())
+      std::memcpy(begin + i, bytes.data(), bytes.size());
+    advance(hbm_ns(*this, size, 1));
+    return Error{};
   });
-}
-
-// ---- events (timestamps in simulated nanoseconds) ----------------------------------------------
-
-tl_status event_create(void *device, void **out_event) {
-  auto *d = static_cast<Device *>(device);
-  *out_event = nullptr;
-  return guarded(*d->plugin, [&]() -> tl_status {
-    *out_event = new Event{d};
-    return nullptr;
-  });
-}
-
-void event_destroy(void *, void *event) { delete static_cast<Event *>(event); }
-
-tl_status stream_record_event(void *stream, void *event) {
-  Stream &s = stream_of(stream);
-  Device *d = s.device();
-  return guarded(*d->plugin, [&]() -> tl_status {
-    s.enqueue(EventState::record(event_of(event).state, [d] { return d->now(); }));
-    return nullptr;
-  });
-}
-
-tl_status stream_wait_event(void *stream, void *event) {
-  Stream &s = stream_of(stream);
-  return guarded(*s.device()->plugin, [&]() -> tl_status {
-    std::shared_ptr<EventState> state = event_of(event).state;
-    if (const uint64_t target = state->newest())
-      s.enqueue(EventState::wait_for(state, target));
-    return nullptr;
-  });
-}
-
-tl_status event_query(void *event, int32_t *out_done) {
-  Event &e = event_of(event);
-  *out_done = 0;
-  std::lock_guard lock(e.state->mu);
-  if (e.state->recorded == 0)
-    return e.device->plugin->status(TL_STATUS_FAILED_PRECONDITION, "the event was never recorded");
-  *out_done = e.state->completed >= e.state->recorded ? 1 : 0;
-  return nullptr;
-}
-
-tl_status event_synchronize(void *event) {
-  Event &e = event_of(event);
-  std::unique_lock lock(e.state->mu);
-  const uint64_t target = e.state->recorded;
-  if (target == 0)
-    return e.device->plugin->status(TL_STATUS_FAILED_PRECONDITION, "the event was never recorded");
-  e.state->cv.wait(lock, [&] { return e.state->completed >= target; });
-  return nullptr;
-}
-
-tl_status event_timestamp_ns(void *event, uint64_t *out_ns) {
-  Event &e = event_of(event);
-  *out_ns = 0;
-  std::lock_guard lock(e.state->mu);
-  if (e.state->recorded == 0)
-    return e.device->plugin->status(TL_STATUS_FAILED_PRECONDITION, "the event was never recorded");
-  if (e.state->completed < e.state->recorded)
-    return e.device->plugin->status(TL_STATUS_FAILED_PRECONDITION,
-                                    "the event has not completed yet");
-  *out_ns = e.state->timestamp_ns;
-  return nullptr;
+  return {};
 }
 
 } // namespace tl::npusim

@@ -11,6 +11,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --component sdk --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/tl/vendor.h"
 test -f "$work/prefix/include/tl/hal.h"
+test -f "$work/prefix/include/tl/vendor_plugin.hpp"
 cmake -S "$template" -B "$work/build" -G "$generator" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/build" >/dev/null
 plugin="$work/build/libtl_plugin_null.so"

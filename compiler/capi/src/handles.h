@@ -7,6 +7,7 @@
 #include "tl/ir/builder.h"
 
 #include <list>
+#include <new>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,20 @@ struct tl_module_s {
 namespace tl::capi {
 
 inline tl_cstatus make_status(std::string message) { return new tl_cstatus_s{std::move(message)}; }
+
+/// The C API's one exception -> status boundary: runs `body` (which returns a tl_cstatus) and
+/// turns anything it throws into a status "<fn>: <what>". No exception crosses the API.
+template <class Body> tl_cstatus guard(const char *fn, Body &&body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return new (std::nothrow) tl_cstatus_s{std::string(fn) + ": out of memory"};
+  } catch (const std::exception &e) {
+    return make_status(std::string(fn) + ": " + e.what());
+  } catch (...) {
+    return make_status(std::string(fn) + ": unknown exception");
+  }
+}
 
 /// A malloc'd copy (freed by tl_compiler_free), or null when out of memory.
 char *copy_string(const std::string &s);

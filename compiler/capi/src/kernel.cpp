@@ -5,6 +5,7 @@
 #include "tl/ir/verifier.h" // fits
 
 using namespace tl;
+using capi::guard;
 using capi::make_status;
 using capi::to_type;
 using capi::unwrap;
@@ -47,12 +48,10 @@ tl_cstatus tl_kernel_add_arg(tl_kernel kernel, const char *name, const tl_ir_typ
   Type t;
   if (std::string e = to_type(type, &t); !e.empty())
     return make_status("tl_kernel_add_arg: " + e);
-  try {
-    *out_value = wrap(kernel->builder.add_argument(t, name ? name : ""));
-    return nullptr;
-  } catch (const std::exception &e) {
-    return make_status(std::string("tl_kernel_add_arg: ") + e.what());
-  }
+  return guard("tl_kernel_add_arg", [&]() -> tl_cstatus {
+      *out_value = wrap(kernel->builder.add_argument(t, name ? name : ""));
+      return nullptr;
+  });
 }
 
 tl_cstatus tl_kernel_add_constexpr(tl_kernel kernel, const char *name, uint32_t dtype, int64_t i,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+using tl::capi::guard;
 using tl::capi::make_status;
 
 extern "C" const char *tl_compiler_targets(void) {
@@ -19,23 +20,21 @@ extern "C" tl_cstatus tl_compiler_target_for_device(const char *device_targets, 
   if (!device_targets || !out_target || out_size == 0)
     return make_status("tl_compiler_target_for_device: null argument");
   out_target[0] = '\0';
-  try {
-    std::vector<std::string> targets;
-    std::stringstream in(device_targets);
-    for (std::string t; std::getline(in, t, ',');)
-      if (!t.empty())
-        targets.push_back(t);
-    std::string error;
-    const std::string chosen = tl::compile::target_for_device(targets, &error);
-    if (chosen.empty())
-      return make_status(error);
-    if (chosen.size() + 1 > out_size)
-      return make_status("tl_compiler_target_for_device: out_target holds " +
-                                 std::to_string(out_size) + " bytes, '" + chosen + "' needs " +
-                                 std::to_string(chosen.size() + 1));
-    std::memcpy(out_target, chosen.c_str(), chosen.size() + 1);
-    return nullptr;
-  } catch (const std::exception &e) {
-    return make_status(std::string("tl_compiler_target_for_device: ") + e.what());
-  }
+  return guard("tl_compiler_target_for_device", [&]() -> tl_cstatus {
+      std::vector<std::string> targets;
+      std::stringstream in(device_targets);
+      for (std::string t; std::getline(in, t, ',');)
+        if (!t.empty())
+          targets.push_back(t);
+      std::string error;
+      const std::string chosen = tl::compile::target_for_device(targets, &error);
+      if (chosen.empty())
+        return make_status(error);
+      if (chosen.size() + 1 > out_size)
+        return make_status("tl_compiler_target_for_device: out_target holds " +
+                                   std::to_string(out_size) + " bytes, '" + chosen + "' needs " +
+                                   std::to_string(chosen.size() + 1));
+      std::memcpy(out_target, chosen.c_str(), chosen.size() + 1);
+      return nullptr;
+  });
 }

@@ -1,7 +1,8 @@
 // Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, the op dispatch, and
-// lower_kernel(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
-// float scalars in lower_vector.cpp, integer scalars / if / assert in lower_control.cpp,
-// gather / scatter / atomic_add in lower_indexed.cpp.
+// lower_kernel(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops in
+// lower_vector.cpp (with lower_reduce.cpp, lower_shape.cpp, lower_vector_scalar.cpp for float
+// scalars), integer scalars / if / assert in lower_control.cpp, gather / scatter / atomic_add in
+// lower_indexed.cpp.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
@@ -84,7 +85,7 @@ void Lowering::lower_dot(const ir::Operation &op) {
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   const int64_t es = elem_bytes(op, in);
   Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
-  if (rounded) { // the inputs rounded first (lower_vector.cpp)
+  if (rounded) { // the inputs rounded first (vector_unit.cpp)
     a = rounded_input(op, op.operand(0), *prec, 0);
     b = rounded_input(op, op.operand(1), *prec, 2 * (a.hi - a.lo + 63) / 64 * 64);
   }

@@ -1,7 +1,8 @@
 // The tnpu lowering's state and helpers, shared by lower.cpp (scalar ops, dot, the op dispatch),
 // lower_memory.cpp (load / store / fills: DMA), lower_loop.cpp (loops and the software
-// pipeline), lower_vector.cpp (tiles and float scalars on the vector unit), lower_control.cpp
-// (integer scalars, if, assert) and lower_indexed.cpp (gather / scatter / atomic_add). Scalars
+// pipeline), lower_vector*.cpp / lower_reduce.cpp / lower_shape.cpp / vector_unit.cpp (tiles and
+// float scalars on the vector unit), lower_control.cpp (integer scalars, if, assert) and
+// lower_indexed.cpp (gather / scatter / atomic_add). Scalars
 // live in registers (or, computed by the vector unit, in scratchpad slots); tiles at the
 // addresses the planning passes recorded (attrs.h: the lowering only reads those decisions);
 // unit commands are ordered by semaphores (sync.h), never fenced.
@@ -277,7 +278,9 @@ private:
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 
-  // lower_vector.cpp: tiles on the vector unit, and scalars the command processor cannot compute.
+  // lower_vector.cpp: tiles on the vector unit, and scalars the command processor cannot compute
+  // (lower_vector_scalar.cpp); reductions and scans in lower_reduce.cpp, shape ops in
+  // lower_shape.cpp; the commands they share in vector_unit.cpp.
   bool lower_vector(const ir::Operation &op); ///< false: not a vector-unit op
   void lower_elementwise(const ir::Operation &op);
   void lower_tile_cmp(const ir::Operation &op);

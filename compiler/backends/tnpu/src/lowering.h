@@ -253,6 +253,10 @@ private:
   }
 
   void lower(const ir::Operation &op);
+  bool lower_scalar(const ir::Operation &op); ///< false: not a command-processor scalar op
+  void lower_launch_value(const ir::Operation &op);
+  void lower_scalar_constant(const ir::Operation &op);
+  void lower_constexpr(const ir::Operation &op);
   /// A loop for run_loop: it runs while `counter` < `bound`; `ahead` / `ahead_bound` say the
   /// same of the next iteration to prefetch; `bind` makes the body's scalars name the current
   /// (false) or the prefetched (true) iteration; `step` moves either on by one iteration.
@@ -275,6 +279,14 @@ private:
   void lower_cast(const ir::Operation &op);
   void lower_fill(const ir::Operation &op);
   void lower_memory(const ir::Operation &op, bool is_load);
+  // lower_memory.cpp: the pieces of a load / store's DMA box (see there).
+  void box_address(const ir::Operation &op, unsigned p, int rank);
+  void box_valid_extents(const ir::Operation &op, unsigned p, int rank);
+  void box_dims(unsigned p, int rank, int64_t cols, uint64_t es);
+  void box_transfers(const ir::Operation &op, bool is_load, unsigned p, uint64_t local,
+                     int64_t rows, int64_t cols, uint64_t es);
+  uint8_t box_part_rows(int64_t r0, int64_t n);
+  int box_engine(const ir::Operation &op, bool is_load, int parts, int part, uint64_t bytes);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 

@@ -214,8 +214,8 @@ json error_metrics(const CompareInput &in, const Tolerance &tol, const ElementEr
   m["ulp_histogram"] = e.hist;
   m["tolerance"] = tol.to_json();
   if (e.worst >= 0)
-    m["worst"] = {{"index", e.worst}, {"actual", num_str(a[e.worst])},
-                  {"expected", num_str(r[e.worst])}};
+    m["worst"] = {
+        {"index", e.worst}, {"actual", num_str(a[e.worst])}, {"expected", num_str(r[e.worst])}};
   return m;
 }
 
@@ -246,9 +246,9 @@ CompareResult compare(const CompareInput &in, const Tolerance &tol) {
   if (tol.ulp) {
     res.metrics["bound_ulp"] = *tol.ulp;
     if (!(e.max_ulp <= *tol.ulp))
-      fail("max error " + num_str(e.max_ulp) + " ulp > " + num_str(*tol.ulp) +
-           " ulp at element " + std::to_string(e.worst) + ": " + num_str(a[e.worst]) +
-           ", expected " + num_str(r[e.worst]));
+      fail("max error " + num_str(e.max_ulp) + " ulp > " + num_str(*tol.ulp) + " ulp at element " +
+           std::to_string(e.worst) + ": " + num_str(a[e.worst]) + ", expected " +
+           num_str(r[e.worst]));
   }
   if (const double bound = normwise_bound(in, tol, ref); bound >= 0) {
     res.metrics["bound_normwise"] = bound;

@@ -200,13 +200,12 @@ public:
       const TestDef &t = pending_[next_];
       if (t.exclusive && !running_.empty())
         break;
-      Running r{t, 0, Clock::now(),
-                cfg_.out_dir + "/logs/" + safe_name(t.id) + ".result.json",
+      Running r{t, 0, Clock::now(), cfg_.out_dir + "/logs/" + safe_name(t.id) + ".result.json",
                 cfg_.out_dir + "/logs/" + safe_name(t.id) + ".log"};
       fs::remove(r.result_path);
       fs::remove(r.log_path);
-      r.pid = spawn(worker_argv(cfg_, "test", r.result_path, test_def_to_json(t).dump()),
-                    r.log_path);
+      r.pid =
+          spawn(worker_argv(cfg_, "test", r.result_path, test_def_to_json(t).dump()), r.log_path);
       exclusive_running_ = t.exclusive;
       running_.emplace(r.pid, r);
       ++next_;
@@ -320,9 +319,14 @@ int finish_without_device(const RunConfig &cfg, const std::string &log,
                           const DeviceDescription &desc, const std::set<std::string> &done) {
   std::cout << "device unavailable: " << desc.error << "\n";
   if (!done.count("api.PluginLoads"))
-    append_line(log, {{"type", "result"}, {"id", "api.PluginLoads"}, {"suite", "api"},
-                      {"profile", "core"}, {"status", "fail"}, {"message", desc.error},
-                      {"metrics", json::object()}, {"duration_s", 0}});
+    append_line(log, {{"type", "result"},
+                      {"id", "api.PluginLoads"},
+                      {"suite", "api"},
+                      {"profile", "core"},
+                      {"status", "fail"},
+                      {"message", desc.error},
+                      {"metrics", json::object()},
+                      {"duration_s", 0}});
   return write_outputs(cfg.out_dir, true);
 }
 

@@ -106,8 +106,7 @@ std::array<uint64_t, 3> case_grid(const std::string &spec) {
 }
 
 /// A tensor argument from its SPEC (see the top of this file).
-interp::HostTensor case_tensor(ir::ScalarKind elem, const std::string &spec,
-                               std::mt19937_64 &rng) {
+interp::HostTensor case_tensor(ir::ScalarKind elem, const std::string &spec, std::mt19937_64 &rng) {
   std::string kind = "random", shape = spec;
   int64_t lo = -100, hi = 101;
   if (size_t colon = spec.rfind(':'); colon != std::string::npos) {

@@ -156,11 +156,16 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   const double achieved = best > 0 ? w.flops / best : 0;
   const double intensity = w.flops / w.bytes;
   const double roof = std::min(peak_flops, intensity * peak_bw);
-  json m = {{"kernel", c->kernel},        {"flops", w.flops},
-            {"bytes", w.bytes},           {"best_s", best},
-            {"achieved_flops_per_s", achieved}, {"intensity", intensity},
-            {"peak_flops_per_s", peak_flops},  {"peak_bytes_per_s", peak_bw},
-            {"roofline_flops_per_s", roof}, {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
+  json m = {{"kernel", c->kernel},
+            {"flops", w.flops},
+            {"bytes", w.bytes},
+            {"best_s", best},
+            {"achieved_flops_per_s", achieved},
+            {"intensity", intensity},
+            {"peak_flops_per_s", peak_flops},
+            {"peak_bytes_per_s", peak_bw},
+            {"roofline_flops_per_s", roof},
+            {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
   return judge_against_baseline(ctx, t, achieved, roof, std::move(m));
 }
 

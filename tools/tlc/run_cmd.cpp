@@ -14,10 +14,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <iostream>
 #include <optional>
 #include <random>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -183,7 +183,8 @@ std::optional<RunArgs> parse_run_args(int argc, char **argv) {
       "reference", po::bool_switch(&r.reference), "compute floating point in fp64 (ideal results)")(
       "device,d", po::value(&r.device),
       "run on this HAL device (e.g. cpu), compiled for its target; default: the interpreter")(
-      "out,o", po::value(&r.out_dir), "write every tensor argument after the run as DIR/<name>.npy")(
+      "out,o", po::value(&r.out_dir),
+      "write every tensor argument after the run as DIR/<name>.npy")(
       "args", po::value(&r.arg_specs)->multitoken(), "name=spec arguments");
   po::positional_options_description pos;
   pos.add("input", 1).add("args", -1);
@@ -218,8 +219,9 @@ LoadedKernel load_executable_kernel(const std::string &input, const std::string 
     if (kernel_name.empty() ? loaded.exe.kernels.size() == 1 : k.name == kernel_name)
       info = &k;
   if (!info)
-    throw std::runtime_error(kernel_name.empty() ? "the executable has several kernels: choose one with --kernel"
-                                                 : "no kernel @" + kernel_name + " in " + input);
+    throw std::runtime_error(kernel_name.empty()
+                                 ? "the executable has several kernels: choose one with --kernel"
+                                 : "no kernel @" + kernel_name + " in " + input);
   LoadedKernel k;
   k.name = info->name;
   for (const exe::ParamInfo &p : info->params)
@@ -272,8 +274,8 @@ struct Inputs {
 };
 
 /// Every parameter's argument from its spec; an error for a missing or an unknown name.
-Inputs make_inputs(const LoadedKernel &k, std::map<std::string, std::string> specs,
-                   uint64_t seed, bool reference) {
+Inputs make_inputs(const LoadedKernel &k, std::map<std::string, std::string> specs, uint64_t seed,
+                   bool reference) {
   std::mt19937_64 rng(seed);
   Inputs in;
   in.tensors.reserve(k.params.size()); // args point into these tensors: no reallocation
@@ -294,8 +296,8 @@ Inputs make_inputs(const LoadedKernel &k, std::map<std::string, std::string> spe
     specs.erase(it);
   }
   if (!specs.empty())
-    throw std::runtime_error("kernel @" + k.name + " has no argument '" +
-                             specs.begin()->first + "'");
+    throw std::runtime_error("kernel @" + k.name + " has no argument '" + specs.begin()->first +
+                             "'");
   return in;
 }
 

@@ -111,8 +111,8 @@ private:
     const ir::Type &tile_type;
     Slot &tile;
     llvm::Type *mem_t;
-    llvm::Value *data;                     // the tensor's data pointer
-    std::vector<llvm::Value *> off;        // the block's element offsets
+    llvm::Value *data;                        // the tensor's data pointer
+    std::vector<llvm::Value *> off;           // the block's element offsets
     std::vector<llvm::Value *> shape, stride; // the tensor's, in elements
     bool is_store;
   };

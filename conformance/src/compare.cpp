@@ -134,69 +134,56 @@ const std::vector<double> &ulp_buckets() {
   return b;
 }
 
-CompareResult compare(const CompareInput &in, const Tolerance &tol) {
-  const std::vector<double> &a = *in.actual, &r = *in.ref;
-  const int64_t n = static_cast<int64_t>(a.size());
-  CompareResult res;
-  std::vector<int64_t> hist(ulp_buckets().size(), 0);
+namespace {
+
+/// Per-element errors: the ULP histogram, the worst element, the first NaN where the reference
+/// is finite, and how many elements differ at all.
+struct ElementErrors {
+  std::vector<int64_t> hist = std::vector<int64_t>(ulp_buckets().size(), 0);
   double max_ulp = 0;
   int64_t worst = -1, first_nan = -1, mismatches = 0;
+};
+
+ElementErrors element_errors(const CompareInput &in) {
+  const std::vector<double> &a = *in.actual, &r = *in.ref;
+  const int64_t n = static_cast<int64_t>(a.size());
+  ElementErrors e;
   const bool is_float = ir::is_float(in.dtype);
   for (int64_t i = 0; i < n; ++i) {
-    if (is_float && std::isnan(a[i]) && std::isfinite(r[i]) && first_nan < 0)
-      first_nan = i;
+    if (is_float && std::isnan(a[i]) && std::isfinite(r[i]) && e.first_nan < 0)
+      e.first_nan = i;
     const double u = is_float ? ulp_error(in.dtype, a[i], r[i]) : (a[i] == r[i] ? 0 : kInf);
     if (is_float ? !same_float(a[i], r[i]) : a[i] != r[i])
-      ++mismatches;
-    for (size_t b = 0; b < hist.size(); ++b)
+      ++e.mismatches;
+    for (size_t b = 0; b < e.hist.size(); ++b)
       if (u <= ulp_buckets()[b]) {
-        ++hist[b];
+        ++e.hist[b];
         break;
       }
-    if (worst < 0 || u > max_ulp) {
-      max_ulp = u;
-      worst = i;
+    if (e.worst < 0 || u > e.max_ulp) {
+      e.max_ulp = u;
+      e.worst = i;
     }
   }
-  // Normwise, with references beyond the format's range replaced by what the format holds
-  // (an overflow to infinity is the right answer there).
-  std::vector<double> ref_in_range = r;
-  if (auto fmt = format_of(in.dtype))
-    for (double &v : ref_in_range)
+  return e;
+}
+
+/// The reference with values beyond the format's range replaced by what the format holds (an
+/// overflow to infinity is the right answer there), for normwise errors.
+std::vector<double> ref_in_range(ir::ScalarKind dtype, const std::vector<double> &r) {
+  std::vector<double> out = r;
+  if (auto fmt = format_of(dtype))
+    for (double &v : out)
       if (std::isfinite(v) && std::fabs(v) > num::format_info(*fmt).max_finite)
         v = num::round_to(*fmt, v);
-  const double normwise = tl::ref::normwise_relative_error(n, a.data(), ref_in_range.data());
+  return out;
+}
 
-  res.metrics["elements"] = n;
-  res.metrics["mismatches"] = mismatches;
-  res.metrics["normwise"] = std::isfinite(normwise) ? json(normwise) : json("inf");
-  res.metrics["max_ulp"] = std::isfinite(max_ulp) ? json(max_ulp) : json("inf");
-  res.metrics["ulp_histogram"] = hist;
-  res.metrics["tolerance"] = tol.to_json();
-  if (worst >= 0)
-    res.metrics["worst"] = {{"index", worst}, {"actual", num_str(a[worst])},
-                            {"expected", num_str(r[worst])}};
-
-  auto fail = [&](std::string msg) {
-    if (res.ok) {
-      res.ok = false;
-      res.message = std::move(msg);
-    }
-  };
-  if (first_nan >= 0)
-    fail("NaN at element " + std::to_string(first_nan) + " where the reference is " +
-         num_str(r[first_nan]));
-  const bool exact = tol.exact || (!tol.ulp && !tol.normwise && !tol.gamma);
-  if (exact && mismatches > 0)
-    fail(std::to_string(mismatches) + " of " + std::to_string(n) +
-         " elements differ (exact required); element " + std::to_string(worst) + " is " +
-         num_str(a[worst]) + ", expected " + num_str(r[worst]));
-  if (tol.ulp) {
-    res.metrics["bound_ulp"] = *tol.ulp;
-    if (!(max_ulp <= *tol.ulp))
-      fail("max error " + num_str(max_ulp) + " ulp > " + num_str(*tol.ulp) + " ulp at element " +
-           std::to_string(worst) + ": " + num_str(a[worst]) + ", expected " + num_str(r[worst]));
-  }
+/// The normwise bound: the normwise entry, or the gamma bound c * n * u * cond when larger;
+/// -1 when the entry sets neither.
+double normwise_bound(const CompareInput &in, const Tolerance &tol,
+                      const std::vector<double> &ref) {
+  const int64_t n = static_cast<int64_t>(in.actual->size());
   double bound = -1;
   if (tol.normwise)
     bound = *tol.normwise;
@@ -205,7 +192,7 @@ CompareResult compare(const CompareInput &in, const Tolerance &tol) {
     if (in.ref_abs && !in.ref_abs->empty()) {
       std::vector<double> zeros(in.ref_abs->size(), 0.0);
       const double na = tl::ref::normwise_relative_error(n, in.ref_abs->data(), zeros.data());
-      const double nr = tl::ref::normwise_relative_error(n, ref_in_range.data(), zeros.data());
+      const double nr = tl::ref::normwise_relative_error(n, ref.data(), zeros.data());
       cond = nr > 0 ? na / nr : 1;
     }
     double u = 0.5 * std::numeric_limits<float>::epsilon();
@@ -213,7 +200,57 @@ CompareResult compare(const CompareInput &in, const Tolerance &tol) {
       u = std::ldexp(1.0, -num::format_info(*fmt).mantissa_bits - 1);
     bound = std::max(bound, *tol.gamma * double(in.terms) * u * cond);
   }
-  if (bound >= 0) {
+  return bound;
+}
+
+json error_metrics(const CompareInput &in, const Tolerance &tol, const ElementErrors &e,
+                   double normwise) {
+  const std::vector<double> &a = *in.actual, &r = *in.ref;
+  json m;
+  m["elements"] = static_cast<int64_t>(a.size());
+  m["mismatches"] = e.mismatches;
+  m["normwise"] = std::isfinite(normwise) ? json(normwise) : json("inf");
+  m["max_ulp"] = std::isfinite(e.max_ulp) ? json(e.max_ulp) : json("inf");
+  m["ulp_histogram"] = e.hist;
+  m["tolerance"] = tol.to_json();
+  if (e.worst >= 0)
+    m["worst"] = {
+        {"index", e.worst}, {"actual", num_str(a[e.worst])}, {"expected", num_str(r[e.worst])}};
+  return m;
+}
+
+} // namespace
+
+CompareResult compare(const CompareInput &in, const Tolerance &tol) {
+  const std::vector<double> &a = *in.actual, &r = *in.ref;
+  const int64_t n = static_cast<int64_t>(a.size());
+  const ElementErrors e = element_errors(in);
+  const std::vector<double> ref = ref_in_range(in.dtype, r);
+  const double normwise = tl::ref::normwise_relative_error(n, a.data(), ref.data());
+  CompareResult res;
+  res.metrics = error_metrics(in, tol, e, normwise);
+  auto fail = [&](std::string msg) { // the first violated rule is the message
+    if (res.ok) {
+      res.ok = false;
+      res.message = std::move(msg);
+    }
+  };
+  if (e.first_nan >= 0)
+    fail("NaN at element " + std::to_string(e.first_nan) + " where the reference is " +
+         num_str(r[e.first_nan]));
+  const bool exact = tol.exact || (!tol.ulp && !tol.normwise && !tol.gamma);
+  if (exact && e.mismatches > 0)
+    fail(std::to_string(e.mismatches) + " of " + std::to_string(n) +
+         " elements differ (exact required); element " + std::to_string(e.worst) + " is " +
+         num_str(a[e.worst]) + ", expected " + num_str(r[e.worst]));
+  if (tol.ulp) {
+    res.metrics["bound_ulp"] = *tol.ulp;
+    if (!(e.max_ulp <= *tol.ulp))
+      fail("max error " + num_str(e.max_ulp) + " ulp > " + num_str(*tol.ulp) + " ulp at element " +
+           std::to_string(e.worst) + ": " + num_str(a[e.worst]) + ", expected " +
+           num_str(r[e.worst]));
+  }
+  if (const double bound = normwise_bound(in, tol, ref); bound >= 0) {
     res.metrics["bound_normwise"] = bound;
     if (!(normwise <= bound))
       fail("normwise relative error " + num_str(normwise) + " > " + num_str(bound) + " (" +

@@ -46,57 +46,67 @@ void add_shapes(std::vector<PrecisionCase> &out, PrecisionCase base,
   }
 }
 
-std::vector<PrecisionCase> build() {
-  std::vector<PrecisionCase> out;
-  const ScalarKind floats[] = {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16};
-  auto make = [](PrecisionKind kind, std::string op, std::string tol, ScalarKind in,
-                 ScalarKind o) {
-    PrecisionCase c;
-    c.kind = kind;
-    c.op = std::move(op);
-    c.tol_key = std::move(tol);
-    c.in = in;
-    c.out = o;
-    return c;
-  };
+PrecisionCase make_case(PrecisionKind kind, std::string op, std::string tol, ScalarKind in,
+                        ScalarKind o) {
+  PrecisionCase c;
+  c.kind = kind;
+  c.op = std::move(op);
+  c.tol_key = std::move(tol);
+  c.in = in;
+  c.out = o;
+  return c;
+}
+
+const ScalarKind kFloats[] = {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16};
+
+/// Float math and arithmetic at every float type.
+void add_float_cases(std::vector<PrecisionCase> &out) {
   for (const char *op : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "erf", "sigmoid",
                          "sin", "cos", "abs", "neg"})
-    for (ScalarKind f : floats) {
-      PrecisionCase c = make(PrecisionKind::Unary, op, op, f, f);
+    for (ScalarKind f : kFloats) {
+      PrecisionCase c = make_case(PrecisionKind::Unary, op, op, f, f);
       c.id = std::string(op) + "." + dt(f);
       add_shapes(out, c, kElementwiseShapes);
     }
   for (const char *op : {"add", "sub", "mul", "div", "pow", "min", "max"})
-    for (ScalarKind f : floats) {
-      PrecisionCase c = make(PrecisionKind::Binary, op, op, f, f);
+    for (ScalarKind f : kFloats) {
+      PrecisionCase c = make_case(PrecisionKind::Binary, op, op, f, f);
       c.id = std::string(op) + "." + dt(f);
       add_shapes(out, c, kElementwiseShapes);
     }
-  for (ScalarKind f : floats) {
-    PrecisionCase c = make(PrecisionKind::Fma, "fma", "fma", f, f);
+  for (ScalarKind f : kFloats) {
+    PrecisionCase c = make_case(PrecisionKind::Fma, "fma", "fma", f, f);
     c.id = "fma." + dt(f);
     add_shapes(out, c, kElementwiseShapes);
   }
-  // Integer ops: exact, wrapping.
+}
+
+/// Integer ops: exact, wrapping.
+void add_int_cases(std::vector<PrecisionCase> &out) {
   for (const char *op : {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
                          "min", "max"}) {
-    PrecisionCase c = make(PrecisionKind::IntBinary, op, "int", ScalarKind::I32, ScalarKind::I32);
+    PrecisionCase c =
+        make_case(PrecisionKind::IntBinary, op, "int", ScalarKind::I32, ScalarKind::I32);
     c.id = std::string(op) + ".i32";
     add_shapes(out, c, kElementwiseShapes);
   }
   for (auto [op, k] : {std::pair{"add", ScalarKind::I8}, {"mul", ScalarKind::I8},
                        {"div", ScalarKind::U32}, {"shr", ScalarKind::U32},
                        {"min", ScalarKind::U32}, {"sub", ScalarKind::I16}}) {
-    PrecisionCase c = make(PrecisionKind::IntBinary, op, "int", k, k);
+    PrecisionCase c = make_case(PrecisionKind::IntBinary, op, "int", k, k);
     c.id = std::string(op) + "." + dt(k);
     add_shapes(out, c, kElementwiseShapes);
   }
   for (const char *op : {"neg", "abs", "not"}) {
-    PrecisionCase c = make(PrecisionKind::IntUnary, op, "int", ScalarKind::I32, ScalarKind::I32);
+    PrecisionCase c =
+        make_case(PrecisionKind::IntUnary, op, "int", ScalarKind::I32, ScalarKind::I32);
     c.id = std::string(op) + ".i32";
     add_shapes(out, c, kElementwiseShapes);
   }
-  // Casts: every rounding mode into the narrow float formats, widening, and float<->int.
+}
+
+/// Casts: every rounding mode into the narrow float formats, widening, and float<->int.
+void add_cast_cases(std::vector<PrecisionCase> &out) {
   struct CastSpec {
     ScalarKind from, to;
     std::vector<std::string> modes;
@@ -114,40 +124,47 @@ std::vector<PrecisionCase> build() {
   };
   for (const CastSpec &s : casts)
     for (const std::string &m : s.modes) {
-      PrecisionCase c = make(PrecisionKind::Cast, "cast", "cast", s.from, s.to);
+      PrecisionCase c = make_case(PrecisionKind::Cast, "cast", "cast", s.from, s.to);
       c.rounding = m;
       c.id = "cast." + dt(s.from) + "-" + dt(s.to) + (m.empty() ? "" : "." + m);
       add_shapes(out, c, kElementwiseShapes);
     }
-  // Reductions and scans over one axis of a matrix.
+}
+
+/// `c` over the reduction shapes along `axis`; only axis 1's first shape is in the core profile.
+void add_axis_shapes(std::vector<PrecisionCase> &out, const PrecisionCase &c, int axis) {
+  std::vector<PrecisionCase> tmp;
+  add_shapes(tmp, c, kReduceShapes, ".axis" + std::to_string(axis));
+  for (auto &t : tmp) {
+    t.core = t.core && axis == 1;
+    out.push_back(t);
+  }
+}
+
+/// Reductions and scans over one axis of a matrix.
+void add_axis_cases(std::vector<PrecisionCase> &out) {
   for (const char *kind : {"sum", "max", "min", "argmax"})
-    for (ScalarKind f : floats)
+    for (ScalarKind f : kFloats)
       for (int axis : {1, 0}) {
         ScalarKind o = std::string(kind) == "argmax" ? ScalarKind::I32 : f;
-        PrecisionCase c = make(PrecisionKind::Reduce, kind, std::string("reduce_") + kind, f, o);
+        PrecisionCase c =
+            make_case(PrecisionKind::Reduce, kind, std::string("reduce_") + kind, f, o);
         c.axis = axis;
         c.id = std::string("reduce_") + kind + "." + dt(f);
-        std::vector<PrecisionCase> tmp;
-        add_shapes(tmp, c, kReduceShapes, ".axis" + std::to_string(axis));
-        for (auto &t : tmp) {
-          t.core = t.core && axis == 1;
-          out.push_back(t);
-        }
+        add_axis_shapes(out, c, axis);
       }
   for (const char *kind : {"sum", "max"})
-    for (ScalarKind f : floats)
+    for (ScalarKind f : kFloats)
       for (int axis : {1, 0}) {
-        PrecisionCase c = make(PrecisionKind::Scan, kind, std::string("scan_") + kind, f, f);
+        PrecisionCase c = make_case(PrecisionKind::Scan, kind, std::string("scan_") + kind, f, f);
         c.axis = axis;
         c.id = std::string("scan_") + kind + "." + dt(f);
-        std::vector<PrecisionCase> tmp;
-        add_shapes(tmp, c, kReduceShapes, ".axis" + std::to_string(axis));
-        for (auto &t : tmp) {
-          t.core = t.core && axis == 1;
-          out.push_back(t);
-        }
+        add_axis_shapes(out, c, axis);
       }
-  // Dot products through a K loop: inputs x accumulator, and input precisions.
+}
+
+/// Dot products through a K loop: inputs x accumulator, and input precisions.
+void add_dot_cases(std::vector<PrecisionCase> &out) {
   struct DotSpec {
     ScalarKind in, acc;
     std::string precision, tol;
@@ -157,11 +174,20 @@ std::vector<PrecisionCase> build() {
                                                {ScalarKind::BF16, ScalarKind::F32, "", "dot"},
                                                {ScalarKind::F32, ScalarKind::F32, "tf32", "dot_tf32"},
                                                {ScalarKind::I8, ScalarKind::I32, "", "int"}}) {
-    PrecisionCase c = make(PrecisionKind::Dot, "dot", d.tol, d.in, d.acc);
+    PrecisionCase c = make_case(PrecisionKind::Dot, "dot", d.tol, d.in, d.acc);
     c.input_precision = d.precision;
     c.id = "dot." + dt(d.in) + "-" + dt(d.acc) + (d.precision.empty() ? "" : "." + d.precision);
     add_shapes(out, c, kDotShapes);
   }
+}
+
+std::vector<PrecisionCase> build() {
+  std::vector<PrecisionCase> out;
+  add_float_cases(out);
+  add_int_cases(out);
+  add_cast_cases(out);
+  add_axis_cases(out);
+  add_dot_cases(out);
   return out;
 }
 

@@ -184,6 +184,161 @@ std::set<std::string> resume_from(const std::string &log, const json &header) {
   return done;
 }
 
+/// A run's worker processes: started in order up to --jobs at a time (a timing test alone),
+/// reaped into the log as they finish, killed past their timeout.
+class Workers {
+public:
+  Workers(const RunConfig &cfg, const std::vector<TestDef> &pending)
+      : cfg_(cfg), pending_(pending) {}
+
+  bool busy() const { return next_ < pending_.size() || !running_.empty(); }
+
+  /// Starts what may start.
+  void start_ready() {
+    while (next_ < pending_.size() && !exclusive_running_ &&
+           static_cast<int>(running_.size()) < std::max(1, cfg_.jobs)) {
+      const TestDef &t = pending_[next_];
+      if (t.exclusive && !running_.empty())
+        break;
+      Running r{t, 0, Clock::now(), cfg_.out_dir + "/logs/" + safe_name(t.id) + ".result.json",
+                cfg_.out_dir + "/logs/" + safe_name(t.id) + ".log"};
+      fs::remove(r.result_path);
+      fs::remove(r.log_path);
+      r.pid =
+          spawn(worker_argv(cfg_, "test", r.result_path, test_def_to_json(t).dump()), r.log_path);
+      exclusive_running_ = t.exclusive;
+      running_.emplace(r.pid, r);
+      ++next_;
+    }
+  }
+
+  /// Appends the record of a worker that exited, if one did; false when none did.
+  bool reap(const std::string &log, const json &expected, Progress &progress) {
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, WNOHANG);
+    if (pid <= 0 || !running_.count(pid))
+      return false;
+    Running r = running_.at(pid);
+    running_.erase(pid);
+    kill_group(pid); // whatever the worker left behind (a hung CTS child)
+    if (r.test.exclusive)
+      exclusive_running_ = false;
+    json rec = finish_record(r, st, expected);
+    append_line(log, rec);
+    progress.finished(rec);
+    return true;
+  }
+
+  /// Kills the workers past their test's timeout (reaped later as timeouts).
+  void kill_overdue() {
+    for (auto &[p, r] : running_)
+      if (!r.timed_out &&
+          Clock::now() - r.start > std::chrono::duration<double>(r.test.timeout_s)) {
+        r.timed_out = true;
+        kill_group(p);
+      }
+  }
+
+  void kill_all() {
+    for (auto &[p, r] : running_) {
+      kill_group(p);
+      waitpid(p, nullptr, 0);
+    }
+  }
+
+private:
+  const RunConfig &cfg_;
+  const std::vector<TestDef> &pending_;
+  std::map<pid_t, Running> running_;
+  size_t next_ = 0;
+  bool exclusive_running_ = false;
+};
+
+/// Runs the pending tests, each result in the log as it finishes; false when interrupted (the
+/// workers killed).
+bool run_tests(const RunConfig &cfg, const std::vector<TestDef> &pending, const std::string &log,
+               const json &expected, Progress &progress) {
+  Workers workers(cfg, pending);
+  while (workers.busy() && !g_interrupted) {
+    workers.start_ready();
+    if (workers.reap(log, expected, progress))
+      continue;
+    workers.kill_overdue();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!g_interrupted)
+    return true;
+  workers.kill_all();
+  return false;
+}
+
+/// The log's first line: what ran, on what, with which suite (resume checks it).
+json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json &manifest,
+                size_t selected, size_t profile_tests) {
+  json header = {{"type", "run"},
+                 {"tool", "tl-conform"},
+                 {"tool_version", TL_CONFORM_VERSION},
+                 {"suite_version", kSuiteVersion},
+                 {"suite_sha256", sha256_hex(manifest.dump())},
+                 {"device", cfg.device},
+                 {"profile", cfg.profile},
+                 {"seed", cfg.seed},
+                 {"suites", cfg.suites},
+                 {"filters", cfg.filters},
+                 {"jobs", cfg.jobs},
+                 {"selected", selected},
+                 {"profile_tests", profile_tests},
+                 {"device_ok", desc.ok},
+                 {"device_error", desc.error},
+                 {"capabilities", desc.device},
+                 {"plugin", desc.plugin},
+                 {"plugins", desc.plugins},
+                 {"started", std::time(nullptr)}};
+  if (desc.plugin.contains("path"))
+    header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
+  return header;
+}
+
+/// The ids already in the log with --resume; else a fresh log (the old one kept as .prev)
+/// opened with the header.
+std::set<std::string> open_log(const RunConfig &cfg, const std::string &log, const json &header) {
+  std::set<std::string> done;
+  if (cfg.resume && fs::exists(log)) {
+    done = resume_from(log, header);
+    std::cout << "resuming: " << done.size() << " results already in " << log << "\n";
+  } else {
+    if (fs::exists(log))
+      fs::rename(log, log + ".prev");
+    append_line(log, header);
+  }
+  return done;
+}
+
+/// Without a device nothing can run: one failing record says why, and the run completes.
+int finish_without_device(const RunConfig &cfg, const std::string &log,
+                          const DeviceDescription &desc, const std::set<std::string> &done) {
+  std::cout << "device unavailable: " << desc.error << "\n";
+  if (!done.count("api.PluginLoads"))
+    append_line(log, {{"type", "result"},
+                      {"id", "api.PluginLoads"},
+                      {"suite", "api"},
+                      {"profile", "core"},
+                      {"status", "fail"},
+                      {"message", desc.error},
+                      {"metrics", json::object()},
+                      {"duration_s", 0}});
+  return write_outputs(cfg.out_dir, true);
+}
+
+/// The profile's tests, whatever --suite / --filter select (the suite manifest lists them).
+std::vector<TestDef> profile_tests_of(const RunConfig &cfg, const std::vector<TestDef> &all) {
+  RunConfig profile_only = cfg;
+  profile_only.suites.clear();
+  profile_only.filters.clear();
+  profile_only.timeout_override = 0;
+  return select_tests(profile_only, all);
+}
+
 } // namespace
 
 bool matches_filters(const std::string &id, const std::vector<std::string> &filters) {
@@ -285,56 +440,16 @@ int run_command(const RunConfig &cfg) {
   DeviceDescription desc = describe_device(cfg, cfg.out_dir + "/logs/describe.log");
   const std::string plugin = desc.plugin.value("name", cfg.device);
   std::vector<TestDef> all = list_all(cfg.paths, desc);
-  RunConfig profile_only = cfg;
-  profile_only.suites.clear();
-  profile_only.filters.clear();
-  profile_only.timeout_override = 0;
-  const std::vector<TestDef> profile_tests = select_tests(profile_only, all);
+  const std::vector<TestDef> profile_tests = profile_tests_of(cfg, all);
   const json manifest = suite_manifest(profile_tests, cfg.paths, plugin, cfg.profile);
   {
     std::ofstream(cfg.out_dir + "/suite.json") << manifest.dump(2) << "\n";
   }
   std::vector<TestDef> tests = select_tests(cfg, all);
-  json header = {{"type", "run"},
-                 {"tool", "tl-conform"},
-                 {"tool_version", TL_CONFORM_VERSION},
-                 {"suite_version", kSuiteVersion},
-                 {"suite_sha256", sha256_hex(manifest.dump())},
-                 {"device", cfg.device},
-                 {"profile", cfg.profile},
-                 {"seed", cfg.seed},
-                 {"suites", cfg.suites},
-                 {"filters", cfg.filters},
-                 {"jobs", cfg.jobs},
-                 {"selected", tests.size()},
-                 {"profile_tests", profile_tests.size()},
-                 {"device_ok", desc.ok},
-                 {"device_error", desc.error},
-                 {"capabilities", desc.device},
-                 {"plugin", desc.plugin},
-                 {"plugins", desc.plugins},
-                 {"started", std::time(nullptr)}};
-  if (desc.plugin.contains("path"))
-    header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
-
-  std::set<std::string> done;
-  if (cfg.resume && fs::exists(log)) {
-    done = resume_from(log, header);
-    std::cout << "resuming: " << done.size() << " results already in " << log << "\n";
-  } else {
-    if (fs::exists(log))
-      fs::rename(log, log + ".prev");
-    append_line(log, header);
-  }
-  if (!desc.ok) {
-    // Without a device nothing can run: one failing record says why, and the run completes.
-    std::cout << "device unavailable: " << desc.error << "\n";
-    if (!done.count("api.PluginLoads"))
-      append_line(log, {{"type", "result"}, {"id", "api.PluginLoads"}, {"suite", "api"},
-                        {"profile", "core"}, {"status", "fail"}, {"message", desc.error},
-                        {"metrics", json::object()}, {"duration_s", 0}});
-    return write_outputs(cfg.out_dir, true);
-  }
+  const json header = run_header(cfg, desc, manifest, tests.size(), profile_tests.size());
+  const std::set<std::string> done = open_log(cfg, log, header);
+  if (!desc.ok)
+    return finish_without_device(cfg, log, desc, done);
   const json expected = load_expected(cfg.paths, plugin);
   std::vector<TestDef> pending;
   for (const TestDef &t : tests)
@@ -344,53 +459,7 @@ int run_command(const RunConfig &cfg) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   Progress progress(tests.size(), tests.size() - pending.size(), cfg.quiet);
-  std::map<pid_t, Running> running;
-  size_t next = 0;
-  bool exclusive_running = false;
-  while ((next < pending.size() || !running.empty()) && !g_interrupted) {
-    // Start what may start: timing tests run alone.
-    while (next < pending.size() && !exclusive_running &&
-           static_cast<int>(running.size()) < std::max(1, cfg.jobs)) {
-      const TestDef &t = pending[next];
-      if (t.exclusive && !running.empty())
-        break;
-      Running r{t, 0, Clock::now(),
-                cfg.out_dir + "/logs/" + safe_name(t.id) + ".result.json",
-                cfg.out_dir + "/logs/" + safe_name(t.id) + ".log"};
-      fs::remove(r.result_path);
-      fs::remove(r.log_path);
-      r.pid = spawn(worker_argv(cfg, "test", r.result_path, test_def_to_json(t).dump()),
-                    r.log_path);
-      exclusive_running = t.exclusive;
-      running.emplace(r.pid, r);
-      ++next;
-    }
-    int st = 0;
-    pid_t pid = waitpid(-1, &st, WNOHANG);
-    if (pid > 0 && running.count(pid)) {
-      Running r = running.at(pid);
-      running.erase(pid);
-      kill_group(pid); // whatever the worker left behind (a hung CTS child)
-      if (r.test.exclusive)
-        exclusive_running = false;
-      json rec = finish_record(r, st, expected);
-      append_line(log, rec);
-      progress.finished(rec);
-      continue;
-    }
-    for (auto &[p, r] : running)
-      if (!r.timed_out &&
-          Clock::now() - r.start > std::chrono::duration<double>(r.test.timeout_s)) {
-        r.timed_out = true;
-        kill_group(p);
-      }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (g_interrupted) {
-    for (auto &[p, r] : running) {
-      kill_group(p);
-      waitpid(p, nullptr, 0);
-    }
+  if (!run_tests(cfg, pending, log, expected, progress)) {
     progress.end();
     std::cout << "interrupted: finished results are in " << log
               << "; continue with --resume\n";

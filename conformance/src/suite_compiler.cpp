@@ -83,93 +83,101 @@ std::vector<TestDef> list_compiler(const ListContext &ctx) {
   return out;
 }
 
-Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
-  const CorpusCase *c = nullptr;
-  const auto all = corpus(ctx.paths);
-  for (const CorpusCase &cc : all)
-    if (cc.id == t.id)
-      c = &cc;
-  if (!c)
-    return Outcome::fail("no corpus case '" + t.id + "'");
-  if (compile_target(ctx.info, ctx.paths).empty())
-    return Outcome::not_supported("no compiler backend for the device's targets");
-  const std::string src = read_file(c->file);
+/// A case's NAME=VALUE items (kernel, grid, and one per argument).
+std::map<std::string, std::string> case_values(const std::string &line) {
   std::map<std::string, std::string> kv;
-  std::istringstream in(c->line);
+  std::istringstream in(line);
   std::string name, item;
   in >> name;
   while (in >> item)
     if (size_t eq = item.find('='); eq != std::string::npos)
       kv[item.substr(0, eq)] = item.substr(eq + 1);
-  ir::Diagnostics diags;
-  auto module = ir::parse(src, c->file, diags);
-  const ir::Kernel *kernel = module ? module->find_kernel(kv["kernel"]) : nullptr;
-  if (!kernel)
-    return Outcome::fail("corpus case names kernel '" + kv["kernel"] + "' that " + c->file +
-                         " does not define\n" + diags.str());
+  return kv;
+}
+
+/// grid=X[,Y[,Z]], 1 where not given.
+std::array<uint64_t, 3> case_grid(const std::string &spec) {
   std::array<uint64_t, 3> grid{1, 1, 1};
-  {
-    std::istringstream g(kv["grid"]);
-    std::string d;
-    for (int i = 0; i < 3 && std::getline(g, d, ','); ++i)
-      grid[i] = std::stoull(d);
+  std::istringstream g(spec);
+  std::string d;
+  for (int i = 0; i < 3 && std::getline(g, d, ','); ++i)
+    grid[i] = std::stoull(d);
+  return grid;
+}
+
+/// A tensor argument from its SPEC (see the top of this file).
+interp::HostTensor case_tensor(ir::ScalarKind elem, const std::string &spec, std::mt19937_64 &rng) {
+  std::string kind = "random", shape = spec;
+  int64_t lo = -100, hi = 101;
+  if (size_t colon = spec.rfind(':'); colon != std::string::npos) {
+    shape = spec.substr(colon + 1);
+    kind = spec.substr(0, spec.find(':'));
+    if (kind == "int") {
+      std::istringstream r(spec.substr(4));
+      std::string a, b;
+      std::getline(r, a, ':');
+      std::getline(r, b, ':');
+      lo = std::stoll(a);
+      hi = std::stoll(b);
+    }
   }
-  std::mt19937_64 rng(ctx.seed);
+  interp::HostTensor h(elem, parse_shape(shape));
+  for (int64_t e = 0; e < h.num_elements(); ++e) {
+    double v = 0;
+    if (kind == "iota")
+      v = double(e);
+    else if (kind == "int" || (kind == "random" && !ir::is_float(h.dtype())))
+      v = double(std::uniform_int_distribution<int64_t>(lo, hi - 1)(rng));
+    else if (kind == "random")
+      v = std::uniform_real_distribution<double>(-1, 1)(rng);
+    h.set(e, v);
+  }
+  return h;
+}
+
+/// The same arguments twice: for the device and for the interpreter (tensors copied).
+struct CaseArgs {
   std::vector<interp::HostTensor> dev_t, ref_t;
   std::vector<KernelArg> dev_args, ref_args;
-  dev_t.reserve(16);
-  ref_t.reserve(16);
-  for (const auto &p : kernel->body()->arguments()) {
+};
+
+/// Fills `a` with the kernel's arguments from the case's values; the error, or "".
+std::string make_case_args(const ir::Kernel &kernel, std::map<std::string, std::string> &kv,
+                           uint64_t seed, CaseArgs &a) {
+  std::mt19937_64 rng(seed);
+  a.dev_t.reserve(16);
+  a.ref_t.reserve(16);
+  for (const auto &p : kernel.body()->arguments()) {
     const std::string spec = kv[p->name()];
     if (spec.empty())
-      return Outcome::fail("corpus case gives no value for argument '" + p->name() + "'");
+      return "corpus case gives no value for argument '" + p->name() + "'";
     if (!p->type().is_tensor()) {
       const bool f = ir::is_float(p->type().elem());
-      dev_args.push_back(f ? KernelArg(std::stod(spec)) : KernelArg(int64_t(std::stoll(spec))));
-      ref_args.push_back(dev_args.back());
+      a.dev_args.push_back(f ? KernelArg(std::stod(spec)) : KernelArg(int64_t(std::stoll(spec))));
+      a.ref_args.push_back(a.dev_args.back());
       continue;
     }
-    std::string kind = "random", shape = spec;
-    int64_t lo = -100, hi = 101;
-    if (size_t colon = spec.rfind(':'); colon != std::string::npos) {
-      shape = spec.substr(colon + 1);
-      kind = spec.substr(0, spec.find(':'));
-      if (kind == "int") {
-        std::istringstream r(spec.substr(4));
-        std::string a, b;
-        std::getline(r, a, ':');
-        std::getline(r, b, ':');
-        lo = std::stoll(a);
-        hi = std::stoll(b);
-      }
-    }
-    interp::HostTensor h(p->type().elem(), parse_shape(shape));
-    for (int64_t e = 0; e < h.num_elements(); ++e) {
-      double v = 0;
-      if (kind == "iota")
-        v = double(e);
-      else if (kind == "int" || (kind == "random" && !ir::is_float(h.dtype())))
-        v = double(std::uniform_int_distribution<int64_t>(lo, hi - 1)(rng));
-      else if (kind == "random")
-        v = std::uniform_real_distribution<double>(-1, 1)(rng);
-      h.set(e, v);
-    }
-    dev_t.push_back(h);
-    ref_t.push_back(h);
-    dev_args.push_back(&dev_t.back());
-    ref_args.push_back(&ref_t.back());
+    interp::HostTensor h = case_tensor(p->type().elem(), spec, rng);
+    a.dev_t.push_back(h);
+    a.ref_t.push_back(h);
+    a.dev_args.push_back(&a.dev_t.back());
+    a.ref_args.push_back(&a.ref_t.back());
   }
-  run_on_interpreter(src, kv["kernel"], grid, ref_args);
-  run_on_device(ctx, src, kv["kernel"], grid, dev_args);
+  return "";
+}
 
+/// Every tensor argument of the device's run against the interpreter's, within the compiler
+/// suite's tolerances.
+Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
+                             const CaseArgs &a) {
   const auto table = ToleranceTable::load(ctx.paths.data_dir + "/tolerances.json");
   json per_tensor = json::array();
   std::string failure;
   size_t ti = 0;
-  for (const auto &p : kernel->body()->arguments()) {
+  for (const auto &p : kernel.body()->arguments()) {
     if (!p->type().is_tensor())
       continue;
-    const interp::HostTensor &d = dev_t[ti], &r = ref_t[ti];
+    const interp::HostTensor &d = a.dev_t[ti], &r = a.ref_t[ti];
     ++ti;
     std::vector<double> dv(d.num_elements()), rv(r.num_elements());
     for (size_t e = 0; e < dv.size(); ++e) {
@@ -188,6 +196,33 @@ Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
   if (!failure.empty())
     return Outcome::fail("device differs from the interpreter: " + failure, m);
   return Outcome::pass(m);
+}
+
+Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
+  const CorpusCase *c = nullptr;
+  const auto all = corpus(ctx.paths);
+  for (const CorpusCase &cc : all)
+    if (cc.id == t.id)
+      c = &cc;
+  if (!c)
+    return Outcome::fail("no corpus case '" + t.id + "'");
+  if (compile_target(ctx.info, ctx.paths).empty())
+    return Outcome::not_supported("no compiler backend for the device's targets");
+  const std::string src = read_file(c->file);
+  std::map<std::string, std::string> kv = case_values(c->line);
+  ir::Diagnostics diags;
+  auto module = ir::parse(src, c->file, diags);
+  const ir::Kernel *kernel = module ? module->find_kernel(kv["kernel"]) : nullptr;
+  if (!kernel)
+    return Outcome::fail("corpus case names kernel '" + kv["kernel"] + "' that " + c->file +
+                         " does not define\n" + diags.str());
+  const std::array<uint64_t, 3> grid = case_grid(kv["grid"]);
+  CaseArgs a;
+  if (std::string error = make_case_args(*kernel, kv, ctx.seed, a); !error.empty())
+    return Outcome::fail(error);
+  run_on_interpreter(src, kv["kernel"], grid, a.ref_args);
+  run_on_device(ctx, src, kv["kernel"], grid, a.dev_args);
+  return compare_case_tensors(ctx, *kernel, a);
 }
 
 } // namespace

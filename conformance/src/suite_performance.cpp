@@ -47,73 +47,65 @@ json load_baseline(const WorkerContext &ctx) {
   return read_json(path);
 }
 
-Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
-  const PerfCase *c = nullptr;
-  for (const PerfCase &pc : cases())
-    if ("performance." + pc.name == t.id)
-      c = &pc;
-  if (!c)
-    return Outcome::fail("no performance case '" + t.id + "'");
-  if (compile_target(ctx.info, ctx.paths).empty())
-    return Outcome::not_supported("no compiler backend for the device's targets");
-  const double peak_flops = ctx.info.peak_flops[TL_DTYPE_F32];
-  const double peak_bw = ctx.info.peak_bandwidth_bytes_per_s;
-  if (peak_flops <= 0)
-    return Outcome::not_supported("the device declares no f32 peak");
-  const std::string src = read_file(ctx.paths.source_dir + "/kernels/tlir/" + c->kernel_file);
-
-  hal::Device dev(ctx.device);
-  hal::Stream s = dev.stream();
-  LoadedKernel k = load_kernel(ctx, src, c->kernel);
+/// What a case runs: operand shapes, grid, and the work it does (for the roofline).
+struct Workload {
   std::vector<std::vector<int64_t>> shapes;
   std::array<uint64_t, 3> grid{1, 1, 1};
   double flops = 0, bytes = 0;
-  const auto &d = c->dims;
+};
+
+Workload workload_of(const PerfCase &c) {
+  Workload w;
+  const auto &d = c.dims;
   auto cdiv = [](int64_t a, int64_t b) { return static_cast<uint64_t>((a + b - 1) / b); };
-  if (c->kernel == "gemm") {
-    shapes = {{d[0], d[2]}, {d[2], d[1]}, {d[0], d[1]}};
-    grid = {cdiv(d[0], 32), cdiv(d[1], 32), 1};
-    flops = 2.0 * d[0] * d[1] * d[2];
-    bytes = 4.0 * (d[0] * d[2] + d[2] * d[1] + d[0] * d[1]);
-  } else if (c->kernel == "softmax") {
-    shapes = {{d[0], d[1]}, {d[0], d[1]}};
-    grid = {uint64_t(d[0]), 1, 1};
-    flops = 5.0 * d[0] * d[1]; // max, subtract, exp, sum, divide per element
-    bytes = 2.0 * 4 * d[0] * d[1];
+  if (c.kernel == "gemm") {
+    w.shapes = {{d[0], d[2]}, {d[2], d[1]}, {d[0], d[1]}};
+    w.grid = {cdiv(d[0], 32), cdiv(d[1], 32), 1};
+    w.flops = 2.0 * d[0] * d[1] * d[2];
+    w.bytes = 4.0 * (d[0] * d[2] + d[2] * d[1] + d[0] * d[1]);
+  } else if (c.kernel == "softmax") {
+    w.shapes = {{d[0], d[1]}, {d[0], d[1]}};
+    w.grid = {uint64_t(d[0]), 1, 1};
+    w.flops = 5.0 * d[0] * d[1]; // max, subtract, exp, sum, divide per element
+    w.bytes = 2.0 * 4 * d[0] * d[1];
   } else {
-    shapes = {{d[0]}, {d[0]}, {d[0]}};
-    grid = {cdiv(d[0], 256), 1, 1};
-    flops = double(d[0]);
-    bytes = 3.0 * 4 * d[0];
+    w.shapes = {{d[0]}, {d[0]}, {d[0]}};
+    w.grid = {cdiv(d[0], 256), 1, 1};
+    w.flops = double(d[0]);
+    w.bytes = 3.0 * 4 * d[0];
   }
-  // Operands hold random values (timing must not depend on zeros being special).
+  return w;
+}
+
+/// f32 device buffers of the given shapes, holding random values (timing must not depend on
+/// zeros being special), and the tensor arguments naming them.
+struct Operands {
   std::vector<hal::Buffer> buffers;
   std::vector<tl_arg> args;
-  std::mt19937 rng(static_cast<uint32_t>(ctx.seed));
+};
+
+void fill_operands(hal::Device &dev, hal::Stream &s, const Workload &w, uint64_t seed,
+                   Operands &out) {
+  std::mt19937 rng(static_cast<uint32_t>(seed));
   std::uniform_real_distribution<float> u(-1, 1);
-  for (const auto &shape : shapes) {
+  for (const auto &shape : w.shapes) {
     int64_t n = 1;
     for (int64_t e : shape)
       n *= e;
     std::vector<float> host(n);
     for (float &v : host)
       v = u(rng);
-    buffers.push_back(dev.buffer(n * 4, TL_BUFFER_DEVICE_LOCAL));
-    s.copy_to_device(host.data(), buffers.back(), n * 4);
+    out.buffers.push_back(dev.buffer(n * 4, TL_BUFFER_DEVICE_LOCAL));
+    s.copy_to_device(host.data(), out.buffers.back(), n * 4);
     s.synchronize(); // `host` must outlive the asynchronous copy
-    args.push_back(hal::tensor_arg(buffers.back(), TL_DTYPE_F32, shape));
+    out.args.push_back(hal::tensor_arg(out.buffers.back(), TL_DTYPE_F32, shape));
   }
-  const double best = best_seconds(
-      dev, s, [&] { s.launch(k.exe, k.index, grid, args); }, t.params["warmup"], t.params["reps"]);
-  const double achieved = best > 0 ? flops / best : 0;
-  const double intensity = flops / bytes;
-  const double roof = std::min(peak_flops, intensity * peak_bw);
-  json m = {{"kernel", c->kernel},        {"flops", flops},
-            {"bytes", bytes},             {"best_s", best},
-            {"achieved_flops_per_s", achieved}, {"intensity", intensity},
-            {"peak_flops_per_s", peak_flops},  {"peak_bytes_per_s", peak_bw},
-            {"roofline_flops_per_s", roof}, {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
+}
 
+/// The achieved rate against the stored baseline: below its roofline fraction or beyond its
+/// regression margin fails; without a stored result the rate is reported, not judged.
+Outcome judge_against_baseline(const WorkerContext &ctx, const TestDef &t, double achieved,
+                               double roof, json m) {
   const json baseline = load_baseline(ctx);
   const double margin = baseline.value("margin", 0.1);
   m["baseline_margin"] = margin;
@@ -135,6 +127,46 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
     m["baseline_flops_per_s"] = nullptr; // nothing stored yet: reported, not judged
   }
   return Outcome::pass(m);
+}
+
+Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
+  const PerfCase *c = nullptr;
+  for (const PerfCase &pc : cases())
+    if ("performance." + pc.name == t.id)
+      c = &pc;
+  if (!c)
+    return Outcome::fail("no performance case '" + t.id + "'");
+  if (compile_target(ctx.info, ctx.paths).empty())
+    return Outcome::not_supported("no compiler backend for the device's targets");
+  const double peak_flops = ctx.info.peak_flops[TL_DTYPE_F32];
+  const double peak_bw = ctx.info.peak_bandwidth_bytes_per_s;
+  if (peak_flops <= 0)
+    return Outcome::not_supported("the device declares no f32 peak");
+  const std::string src = read_file(ctx.paths.source_dir + "/kernels/tlir/" + c->kernel_file);
+
+  hal::Device dev(ctx.device);
+  hal::Stream s = dev.stream();
+  LoadedKernel k = load_kernel(ctx, src, c->kernel);
+  const Workload w = workload_of(*c);
+  Operands ops;
+  fill_operands(dev, s, w, ctx.seed, ops);
+  const double best = best_seconds(
+      dev, s, [&] { s.launch(k.exe, k.index, w.grid, ops.args); }, t.params["warmup"],
+      t.params["reps"]);
+  const double achieved = best > 0 ? w.flops / best : 0;
+  const double intensity = w.flops / w.bytes;
+  const double roof = std::min(peak_flops, intensity * peak_bw);
+  json m = {{"kernel", c->kernel},
+            {"flops", w.flops},
+            {"bytes", w.bytes},
+            {"best_s", best},
+            {"achieved_flops_per_s", achieved},
+            {"intensity", intensity},
+            {"peak_flops_per_s", peak_flops},
+            {"peak_bytes_per_s", peak_bw},
+            {"roofline_flops_per_s", roof},
+            {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
+  return judge_against_baseline(ctx, t, achieved, roof, std::move(m));
 }
 
 } // namespace

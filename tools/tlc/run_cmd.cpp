@@ -14,9 +14,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <optional>
 #include <random>
+#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -163,23 +164,28 @@ void run_on_device(const std::string &device_name, ir::Module *module, std::vect
   hal::run_with_host_args(dev, exe, exe.find_kernel(kernel), grid, host_args);
 }
 
-} // namespace
-
-int cmd_run(int argc, char **argv) {
+/// tlc run's command line.
+struct RunArgs {
   std::string input, kernel_name, grid = "1", out_dir, device;
   uint64_t seed = 0;
   bool reference = false;
   std::vector<std::string> arg_specs;
+};
+
+/// The command line parsed, or nothing after printing the help.
+std::optional<RunArgs> parse_run_args(int argc, char **argv) {
+  RunArgs r;
   po::options_description desc("tlc run options");
-  desc.add_options()("help,h", "show this help")("input", po::value(&input), "input .tlir")(
-      "kernel,k", po::value(&kernel_name), "kernel to run (default: the only one)")(
-      "grid,g", po::value(&grid), "grid X[,Y[,Z]] (default 1)")(
-      "seed", po::value(&seed), "seed of random inputs (default 0)")(
-      "reference", po::bool_switch(&reference), "compute floating point in fp64 (ideal results)")(
-      "device,d", po::value(&device),
+  desc.add_options()("help,h", "show this help")("input", po::value(&r.input), "input .tlir")(
+      "kernel,k", po::value(&r.kernel_name), "kernel to run (default: the only one)")(
+      "grid,g", po::value(&r.grid), "grid X[,Y[,Z]] (default 1)")(
+      "seed", po::value(&r.seed), "seed of random inputs (default 0)")(
+      "reference", po::bool_switch(&r.reference), "compute floating point in fp64 (ideal results)")(
+      "device,d", po::value(&r.device),
       "run on this HAL device (e.g. cpu), compiled for its target; default: the interpreter")(
-      "out,o", po::value(&out_dir), "write every tensor argument after the run as DIR/<name>.npy")(
-      "args", po::value(&arg_specs)->multitoken(), "name=spec arguments");
+      "out,o", po::value(&r.out_dir),
+      "write every tensor argument after the run as DIR/<name>.npy")(
+      "args", po::value(&r.arg_specs)->multitoken(), "name=spec arguments");
   po::positional_options_description pos;
   pos.add("input", 1).add("args", -1);
   po::variables_map vm;
@@ -189,54 +195,67 @@ int cmd_run(int argc, char **argv) {
     std::cout << "usage: tlc run [options] <file.tlir> name=spec...\n"
                  "  spec: file.npy | AxBx... (random, --seed) | zeros:AxB | a number (scalars)\n"
               << desc;
-    return 0;
+    return std::nullopt;
   }
-  if (input.empty())
-    throw std::runtime_error("no input file");
-  // An executable (.tlx) runs on a device as compiled; Tile IR runs on the interpreter or is
-  // compiled for the device.
-  const bool is_executable = input.size() > 4 && input.substr(input.size() - 4) == ".tlx";
+  return r;
+}
+
+/// The kernel to run: Tile IR (`module`, `kernel`) or an executable's code (`blob`).
+struct LoadedKernel {
   std::unique_ptr<ir::Module> module;
   std::vector<uint8_t> blob;
   std::string name;
   std::vector<Param> params;
   const ir::Kernel *kernel = nullptr;
-  if (is_executable) {
-    if (device.empty())
-      throw std::runtime_error("an executable runs on a device: add --device (e.g. --device cpu)");
-    exe::LoadResult loaded = exe::load_file(input);
-    if (!loaded.ok)
-      throw std::runtime_error(loaded.error);
-    const exe::KernelInfo *info = nullptr;
-    for (const exe::KernelInfo &k : loaded.exe.kernels)
-      if (kernel_name.empty() ? loaded.exe.kernels.size() == 1 : k.name == kernel_name)
-        info = &k;
-    if (!info)
-      throw std::runtime_error(kernel_name.empty() ? "the executable has several kernels: choose one with --kernel"
-                                                   : "no kernel @" + kernel_name + " in " + input);
-    name = info->name;
-    for (const exe::ParamInfo &p : info->params)
-      params.push_back({p.name, p.kind == exe::ParamKind::Tensor
+};
+
+/// An executable's kernel: `kernel_name`, or its only one; the parameters from its metadata.
+LoadedKernel load_executable_kernel(const std::string &input, const std::string &kernel_name) {
+  exe::LoadResult loaded = exe::load_file(input);
+  if (!loaded.ok)
+    throw std::runtime_error(loaded.error);
+  const exe::KernelInfo *info = nullptr;
+  for (const exe::KernelInfo &k : loaded.exe.kernels)
+    if (kernel_name.empty() ? loaded.exe.kernels.size() == 1 : k.name == kernel_name)
+      info = &k;
+  if (!info)
+    throw std::runtime_error(kernel_name.empty()
+                                 ? "the executable has several kernels: choose one with --kernel"
+                                 : "no kernel @" + kernel_name + " in " + input);
+  LoadedKernel k;
+  k.name = info->name;
+  for (const exe::ParamInfo &p : info->params)
+    k.params.push_back({p.name, p.kind == exe::ParamKind::Tensor
                                     ? ir::Type::tensor(ir::ScalarKind(p.dtype), p.rank)
                                     : ir::Type::scalar(ir::ScalarKind(p.dtype))});
-    std::ifstream in(input, std::ios::binary);
-    blob.assign(std::istreambuf_iterator<char>(in), {});
-  } else {
-    module = load_module(input);
-    if (!module)
-      return 1;
-    if (kernel_name.empty()) {
-      if (module->kernels().size() != 1)
-        throw std::runtime_error("the file has " + std::to_string(module->kernels().size()) +
-                                 " kernels: choose one with --kernel");
-      kernel = module->kernels()[0].get();
-    } else if (!(kernel = module->find_kernel(kernel_name))) {
-      throw std::runtime_error("no kernel @" + kernel_name + " in " + input);
-    }
-    name = kernel->name();
-    for (auto &p : kernel->body()->arguments())
-      params.push_back({p->name(), p->type()});
+  std::ifstream in(input, std::ios::binary);
+  k.blob.assign(std::istreambuf_iterator<char>(in), {});
+  return k;
+}
+
+/// A Tile IR file's kernel: `kernel_name`, or its only one; no module when the file does not
+/// parse or verify (load_module reported why).
+LoadedKernel load_tlir_kernel(const std::string &input, const std::string &kernel_name) {
+  LoadedKernel k;
+  k.module = load_module(input);
+  if (!k.module)
+    return k;
+  if (kernel_name.empty()) {
+    if (k.module->kernels().size() != 1)
+      throw std::runtime_error("the file has " + std::to_string(k.module->kernels().size()) +
+                               " kernels: choose one with --kernel");
+    k.kernel = k.module->kernels()[0].get();
+  } else if (!(k.kernel = k.module->find_kernel(kernel_name))) {
+    throw std::runtime_error("no kernel @" + kernel_name + " in " + input);
   }
+  k.name = k.kernel->name();
+  for (auto &p : k.kernel->body()->arguments())
+    k.params.push_back({p->name(), p->type()});
+  return k;
+}
+
+/// name=spec arguments by name.
+std::map<std::string, std::string> parse_arg_specs(const std::vector<std::string> &arg_specs) {
   std::map<std::string, std::string> specs;
   for (const std::string &a : arg_specs) {
     size_t eq = a.find('=');
@@ -244,65 +263,109 @@ int cmd_run(int argc, char **argv) {
       throw std::runtime_error("argument '" + a + "' is not name=spec");
     specs[a.substr(0, eq)] = a.substr(eq + 1);
   }
-  std::mt19937_64 rng(seed);
+  return specs;
+}
+
+/// The kernel's arguments: tensors (f64 for --reference) and scalars, in parameter order.
+struct Inputs {
   std::vector<interp::HostTensor> tensors;
-  tensors.reserve(params.size()); // args point into these tensors: no reallocation
   std::vector<interp::ArgValue> args;
   std::vector<std::string> tensor_names;
-  for (const Param &param : params) {
+};
+
+/// Every parameter's argument from its spec; an error for a missing or an unknown name.
+Inputs make_inputs(const LoadedKernel &k, std::map<std::string, std::string> specs, uint64_t seed,
+                   bool reference) {
+  std::mt19937_64 rng(seed);
+  Inputs in;
+  in.tensors.reserve(k.params.size()); // args point into these tensors: no reallocation
+  for (const Param &param : k.params) {
     auto it = specs.find(param.name);
     if (it == specs.end())
       throw std::runtime_error("missing argument " + param.name + "=<spec> for %" + param.name +
                                ": " + param.type.str());
     if (param.type.is_tensor()) {
-      tensors.push_back(make_tensor(param, it->second, rng));
+      in.tensors.push_back(make_tensor(param, it->second, rng));
       if (reference && ir::is_float(param.type.elem()))
-        tensors.back() = tensors.back().converted(ir::ScalarKind::F64);
-      args.push_back(tensors.back().arg());
-      tensor_names.push_back(param.name);
+        in.tensors.back() = in.tensors.back().converted(ir::ScalarKind::F64);
+      in.args.push_back(in.tensors.back().arg());
+      in.tensor_names.push_back(param.name);
     } else {
-      args.push_back(make_scalar(param, it->second));
+      in.args.push_back(make_scalar(param, it->second));
     }
     specs.erase(it);
   }
   if (!specs.empty())
-    throw std::runtime_error("kernel @" + name + " has no argument '" +
-                             specs.begin()->first + "'");
-  std::vector<int64_t> g = parse_dims(grid, ',', "grid");
+    throw std::runtime_error("kernel @" + k.name + " has no argument '" + specs.begin()->first +
+                             "'");
+  return in;
+}
+
+/// Runs the kernel on --device, or on the interpreter; 1 after reporting a failed run.
+int run_kernel(const RunArgs &r, const LoadedKernel &k, Inputs &in) {
+  std::vector<int64_t> g = parse_dims(r.grid, ',', "grid");
   if (g.size() > 3)
     throw std::runtime_error("grid has at most 3 dimensions");
   interp::RunOptions opts;
   for (size_t i = 0; i < g.size(); ++i)
     opts.grid[i] = g[i];
-  opts.fp64_reference = reference;
-  if (!device.empty()) {
-    if (reference)
-      throw std::runtime_error("--reference runs on the interpreter only, not with --device");
-    for (int64_t d : opts.grid)
-      if (d < 0)
-        throw std::runtime_error("grid dimensions must be non-negative");
-    try {
-      run_on_device(device, module.get(), blob, name, params, tensors, args,
-                    {uint64_t(opts.grid[0]), uint64_t(opts.grid[1]), uint64_t(opts.grid[2])});
-    } catch (const hal::Error &e) {
-      std::cerr << "tlc run: error: " << e.what() << "\n";
+  opts.fp64_reference = r.reference;
+  if (r.device.empty()) {
+    interp::RunResult res = interp::run(*k.kernel, in.args, opts);
+    if (!res.ok) {
+      std::cerr << res.error << "\n";
       return 1;
     }
-  } else {
-    interp::RunResult r = interp::run(*kernel, args, opts);
-    if (!r.ok) {
-      std::cerr << r.error << "\n";
-      return 1;
+    return 0;
+  }
+  if (r.reference)
+    throw std::runtime_error("--reference runs on the interpreter only, not with --device");
+  for (int64_t d : opts.grid)
+    if (d < 0)
+      throw std::runtime_error("grid dimensions must be non-negative");
+  try {
+    run_on_device(r.device, k.module.get(), k.blob, k.name, k.params, in.tensors, in.args,
+                  {uint64_t(opts.grid[0]), uint64_t(opts.grid[1]), uint64_t(opts.grid[2])});
+  } catch (const hal::Error &e) {
+    std::cerr << "tlc run: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// Prints every tensor argument after the run, and writes it to `out_dir` when given.
+void report_outputs(const RunArgs &r, const Inputs &in) {
+  std::cout << "seed: " << r.seed << "\n";
+  for (size_t i = 0; i < in.tensors.size(); ++i) {
+    report(in.tensor_names[i], in.tensors[i]);
+    if (!r.out_dir.empty()) {
+      std::filesystem::create_directories(r.out_dir);
+      npy::save(r.out_dir + "/" + in.tensor_names[i] + ".npy", in.tensors[i]);
     }
   }
-  std::cout << "seed: " << seed << "\n";
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    report(tensor_names[i], tensors[i]);
-    if (!out_dir.empty()) {
-      std::filesystem::create_directories(out_dir);
-      npy::save(out_dir + "/" + tensor_names[i] + ".npy", tensors[i]);
-    }
-  }
+}
+
+} // namespace
+
+int cmd_run(int argc, char **argv) {
+  const std::optional<RunArgs> r = parse_run_args(argc, argv);
+  if (!r)
+    return 0;
+  if (r->input.empty())
+    throw std::runtime_error("no input file");
+  // An executable (.tlx) runs on a device as compiled; Tile IR runs on the interpreter or is
+  // compiled for the device.
+  const bool is_executable = r->input.size() > 4 && r->input.substr(r->input.size() - 4) == ".tlx";
+  if (is_executable && r->device.empty())
+    throw std::runtime_error("an executable runs on a device: add --device (e.g. --device cpu)");
+  const LoadedKernel k = is_executable ? load_executable_kernel(r->input, r->kernel_name)
+                                       : load_tlir_kernel(r->input, r->kernel_name);
+  if (!is_executable && !k.module)
+    return 1;
+  Inputs in = make_inputs(k, parse_arg_specs(r->arg_specs), r->seed, r->reference);
+  if (int rc = run_kernel(*r, k, in))
+    return rc;
+  report_outputs(*r, in);
   return 0;
 }
 

@@ -107,6 +107,20 @@ private:
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
   void lower_block_access(const ir::Operation &op);
   void copy_block_access(const ir::Operation &op);
+  struct BlockCopy { // copy_block_access's operands
+    const ir::Type &tile_type;
+    Slot &tile;
+    llvm::Type *mem_t;
+    llvm::Value *data;                        // the tensor's data pointer
+    std::vector<llvm::Value *> off;           // the block's element offsets
+    std::vector<llvm::Value *> shape, stride; // the tensor's, in elements
+    bool is_store;
+  };
+  void pad_block(const ir::Operation &op, const BlockCopy &c);
+  void copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_index, llvm::Value *base);
+  void copy_block_row(const BlockCopy &c, llvm::Value *row_index, llvm::Value *base);
+  void copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm::Value *hi,
+                         llvm::Value *row_index, llvm::Value *base, bool unit);
   llvm::Value *block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
                                    const std::vector<int64_t> &tile_shape);
   llvm::Value *block_base(unsigned arg, const std::vector<llvm::Value *> &off, llvm::Type *mem_t);

@@ -81,88 +81,110 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
   copy_block_access(op);
 }
 
+/// Padding first, when the tile reaches outside the tensor; the in-bounds rows overwrite it.
+void KernelCodegen::pad_block(const ir::Operation &op, const BlockCopy &c) {
+  const ir::Type &tt = c.tile_type;
+  const ir::Attr *p = op.attr("padding");
+  llvm::Value *pad = p ? attr_constant(tt.elem(), *p) : llvm::Constant::getNullValue(c.tile.elem);
+  llvm::Value *inside = b_.getTrue();
+  for (int d = 0; d < tt.rank(); ++d)
+    inside = b_.CreateAnd(
+        inside, b_.CreateAnd(b_.CreateICmpSGE(c.off[d], i64(0)),
+                             b_.CreateICmpSLE(b_.CreateAdd(c.off[d], i64(tt.shape()[d])),
+                                              c.shape[d])));
+  auto *pad_bb = llvm::BasicBlock::Create(ctx_, "pad", fn_);
+  auto *after = llvm::BasicBlock::Create(ctx_, "pad.done", fn_);
+  b_.CreateCondBr(inside, after, pad_bb);
+  b_.SetInsertPoint(pad_bb);
+  loop(c.tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(c.tile, i)); }, "pad");
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+}
+
+/// Elements [lo, hi) of the innermost dimension, between tile row `row_index` and memory at
+/// `base`; `unit`: the innermost stride is 1 (contiguous, so the loop vectorizes).
+void KernelCodegen::copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm::Value *hi,
+                                      llvm::Value *row_index, llvm::Value *base, bool unit) {
+  const ir::Type &tt = c.tile_type;
+  const int d = tt.rank() - 1;
+  const int64_t last = tt.shape()[d];
+  loop(lo, hi, [&](llvm::Value *j) {
+    llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row_index, i64(last)), j);
+    llvm::Value *col = b_.CreateAdd(c.off[d], j);
+    llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, c.stride[d]));
+    llvm::Value *mp = b_.CreateGEP(c.mem_t, c.data, m_index);
+    if (c.is_store) {
+      llvm::Value *v = b_.CreateLoad(c.tile.elem, elem_ptr(c.tile, t_index));
+      b_.CreateStore(to_storage(tt.elem(), v), mp);
+    } else {
+      b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(c.mem_t, mp)),
+                     elem_ptr(c.tile, t_index));
+    }
+  }, unit ? "j.unit" : "j");
+}
+
+/// The innermost dimension over its clamped in-bounds range, in two copies of the row loop: unit
+/// stride and any stride.
+void KernelCodegen::copy_block_row(const BlockCopy &c, llvm::Value *row_index, llvm::Value *base) {
+  const int d = c.tile_type.rank() - 1;
+  const int64_t last = c.tile_type.shape()[d];
+  llvm::Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i64(0), b_.CreateNeg(c.off[d]));
+  llvm::Value *hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i64(last),
+                                             b_.CreateSub(c.shape[d], c.off[d]));
+  auto *unit_bb = llvm::BasicBlock::Create(ctx_, "row.unit", fn_);
+  auto *any_bb = llvm::BasicBlock::Create(ctx_, "row.strided", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "row.done", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(c.stride[d], i64(1)), unit_bb, any_bb);
+  b_.SetInsertPoint(unit_bb);
+  copy_row_elements(c, lo, hi, row_index, base, true);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(any_bb);
+  copy_row_elements(c, lo, hi, row_index, base, false);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+/// Dimension d and those inside it: the outer dimensions loop over their in-bounds coordinates
+/// (tile row `row_index`, memory at `base`), the innermost copies a row.
+void KernelCodegen::copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_index,
+                                    llvm::Value *base) {
+  const ir::Type &tt = c.tile_type;
+  if (d == tt.rank() - 1) {
+    copy_block_row(c, row_index, base);
+    return;
+  }
+  loop(tt.shape()[d], [&](llvm::Value *i) {
+    llvm::Value *coord = b_.CreateAdd(c.off[d], i);
+    llvm::Value *inside = b_.CreateICmpULT(coord, c.shape[d]); // also rejects negative coords
+    auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+    b_.CreateCondBr(inside, in_bb, next);
+    b_.SetInsertPoint(in_bb);
+    copy_block_dims(c, d + 1, b_.CreateAdd(b_.CreateMul(row_index, i64(tt.shape()[d])), i),
+                    b_.CreateAdd(base, b_.CreateMul(coord, c.stride[d])));
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  }, "d");
+}
+
+/// A block load or store element by element, any strides, out-of-bounds elements padded (a
+/// load) or skipped (a store).
 void KernelCodegen::copy_block_access(const ir::Operation &op) {
   const unsigned a = arg_index_.at(op.operand(0));
   const int rank = op.operand(0)->type().rank();
   const bool is_store = op.opcode() == Opcode::Store;
   const ir::Value *tile_v = is_store ? op.operand(1 + rank) : op.result();
   const ir::Type &tt = tile_v->type();
-  Slot &tile = slot(tile_v);
-  llvm::Type *mem_t = storage_type(tt.elem());
-  llvm::Value *data = arg_field(a, 0, nullptr);
-  const std::vector<llvm::Value *> off = block_offsets(op);
-  std::vector<llvm::Value *> shape(rank), stride(rank);
+  BlockCopy c{tt, slot(tile_v), storage_type(tt.elem()), arg_field(a, 0, nullptr),
+              block_offsets(op), {}, {}, is_store};
+  c.shape.resize(rank), c.stride.resize(rank);
   for (int d = 0; d < rank; ++d) {
-    shape[d] = arg_field(a, 1, i64(d));
-    stride[d] = arg_field(a, 2, i64(d));
+    c.shape[d] = arg_field(a, 1, i64(d));
+    c.stride[d] = arg_field(a, 2, i64(d));
   }
-  if (!is_store) { // padding first; in-bounds rows overwrite it
-    const ir::Attr *p = op.attr("padding");
-    llvm::Value *pad = p ? attr_constant(tt.elem(), *p) : llvm::Constant::getNullValue(tile.elem);
-    // Only a tile that reaches outside the tensor needs padding.
-    llvm::Value *inside = b_.getTrue();
-    for (int d = 0; d < rank; ++d)
-      inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
-                                                 b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tt.shape()[d])),
-                                                                  shape[d])));
-    auto *pad_bb = llvm::BasicBlock::Create(ctx_, "pad", fn_);
-    auto *after = llvm::BasicBlock::Create(ctx_, "pad.done", fn_);
-    b_.CreateCondBr(inside, after, pad_bb);
-    b_.SetInsertPoint(pad_bb);
-    loop(tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(tile, i)); }, "pad");
-    b_.CreateBr(after);
-    b_.SetInsertPoint(after);
-  }
-  const int64_t last = tt.shape()[rank - 1];
-  // Recurse over the outer dimensions; the innermost runs over its clamped in-bounds range.
-  std::function<void(int, llvm::Value *, llvm::Value *)> walk = [&](int d, llvm::Value *row_index,
-                                                                    llvm::Value *base) {
-    if (d == rank - 1) {
-      llvm::Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i64(0), b_.CreateNeg(off[d]));
-      llvm::Value *hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i64(last),
-                                                 b_.CreateSub(shape[d], off[d]));
-      // Two copies of the row loop: unit stride (contiguous, vectorizes) and any stride.
-      auto row = [&](bool unit) {
-        loop(lo, hi, [&](llvm::Value *j) {
-          llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row_index, i64(last)), j);
-          llvm::Value *col = b_.CreateAdd(off[d], j);
-          llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, stride[d]));
-          llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
-          if (is_store) {
-            llvm::Value *v = b_.CreateLoad(tile.elem, elem_ptr(tile, t_index));
-            b_.CreateStore(to_storage(tt.elem(), v), mp);
-          } else {
-            b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(mem_t, mp)), elem_ptr(tile, t_index));
-          }
-        }, unit ? "j.unit" : "j");
-      };
-      auto *unit_bb = llvm::BasicBlock::Create(ctx_, "row.unit", fn_);
-      auto *any_bb = llvm::BasicBlock::Create(ctx_, "row.strided", fn_);
-      auto *done = llvm::BasicBlock::Create(ctx_, "row.done", fn_);
-      b_.CreateCondBr(b_.CreateICmpEQ(stride[d], i64(1)), unit_bb, any_bb);
-      b_.SetInsertPoint(unit_bb);
-      row(true);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(any_bb);
-      row(false);
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
-      return;
-    }
-    loop(tt.shape()[d], [&](llvm::Value *i) {
-      llvm::Value *coord = b_.CreateAdd(off[d], i);
-      llvm::Value *inside = b_.CreateICmpULT(coord, shape[d]); // also rejects negative coords
-      auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
-      auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
-      b_.CreateCondBr(inside, in_bb, next);
-      b_.SetInsertPoint(in_bb);
-      walk(d + 1, b_.CreateAdd(b_.CreateMul(row_index, i64(tt.shape()[d])), i),
-           b_.CreateAdd(base, b_.CreateMul(coord, stride[d])));
-      b_.CreateBr(next);
-      b_.SetInsertPoint(next);
-    }, "d");
-  };
-  walk(0, i64(0), i64(0));
+  if (!is_store)
+    pad_block(op, c);
+  copy_block_dims(c, 0, i64(0), i64(0));
 }
 
 void KernelCodegen::lower_indexed(const ir::Operation &op) {

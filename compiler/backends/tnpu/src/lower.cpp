@@ -1,7 +1,8 @@
 // Tile IR -> TNPU programs (see tnpu.h and README): scalar ops, dot, the op dispatch, and
-// lower_kernel(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops and
-// float scalars in lower_vector.cpp, integer scalars / if / assert in lower_control.cpp,
-// gather / scatter / atomic_add in lower_indexed.cpp.
+// lower_kernel(). Memory ops are in lower_memory.cpp, loops in lower_loop.cpp, vector-unit ops in
+// lower_vector.cpp (with lower_reduce.cpp, lower_shape.cpp, lower_vector_scalar.cpp for float
+// scalars), integer scalars / if / assert in lower_control.cpp, gather / scatter / atomic_add in
+// lower_indexed.cpp.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
@@ -84,7 +85,7 @@ void Lowering::lower_dot(const ir::Operation &op) {
   const int64_t M = at.shape()[0], K = at.shape()[1], N = bt.shape()[1];
   const int64_t es = elem_bytes(op, in);
   Range a = tile_range(op, op.operand(0)), b = tile_range(op, op.operand(1));
-  if (rounded) { // the inputs rounded first (lower_vector.cpp)
+  if (rounded) { // the inputs rounded first (vector_unit.cpp)
     a = rounded_input(op, op.operand(0), *prec, 0);
     b = rounded_input(op, op.operand(1), *prec, 2 * (a.hi - a.lo + 63) / 64 * 64);
   }
@@ -121,54 +122,50 @@ void Lowering::lower_cast(const ir::Operation &op) {
   regs_[op.result()] = scalar(op, op.operand(0));
 }
 
-void Lowering::lower(const ir::Operation &op) {
-  if (lower_vector(op)) // tiles on the vector unit, float scalars (lower_vector.cpp)
-    return;
-  const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
-  switch (op.opcode()) {
-  case Opcode::ProgramId:
+/// program_id, num_programs, a tensor's dims and strides: launch values bound to registers
+/// (a stride in elements: the bound byte stride shifted right).
+void Lowering::lower_launch_value(const ir::Operation &op) {
+  if (op.opcode() == Opcode::ProgramId) {
     regs_[op.result()] = pid_regs_[size_t(*op.attr_as<int64_t>("axis"))];
     return;
-  case Opcode::NumPrograms:
+  }
+  if (op.opcode() == Opcode::NumPrograms) {
     regs_[op.result()] = bind(op, BindKind::Grid, 0, uint16_t(*op.attr_as<int64_t>("axis")));
     return;
-  case Opcode::TensorDim:
-  case Opcode::TensorStride: {
-    const unsigned p = param(op, op.operand(0));
-    const auto axis = uint16_t(*op.attr_as<int64_t>("axis"));
-    if (op.opcode() == Opcode::TensorDim) {
-      regs_[op.result()] = bind(op, BindKind::Shape, p, axis);
-      return;
-    }
-    const int es = elem_bytes(op, op.operand(0)->type().elem());
-    const uint8_t src = bind(op, BindKind::StrideBytes, p, axis);
-    const uint8_t d = regs_[op.result()] = new_reg(op);
-    emit(isa::Opcode::Shri, d, src, 0, es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3);
+  }
+  const unsigned p = param(op, op.operand(0));
+  const auto axis = uint16_t(*op.attr_as<int64_t>("axis"));
+  if (op.opcode() == Opcode::TensorDim) {
+    regs_[op.result()] = bind(op, BindKind::Shape, p, axis);
     return;
   }
-  case Opcode::Constant:
-  case Opcode::Full:
-    if (tile_result) {
-      lower_fill(op);
-      return;
-    }
-    {
-      const ir::Type &t = op.result()->type();
-      if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
-        fail(op, "constants of type " + t.str() + " are not supported");
-      const uint64_t bits = const_bits(op, op.attr("value"), t.elem());
-      li(regs_[op.result()] = new_reg(op), bits);
-    }
-    return;
-  case Opcode::Splat:
-    lower_fill(op);
-    return;
-  case Opcode::Load:
-    lower_memory(op, true);
-    return;
-  case Opcode::Store:
-    lower_memory(op, false);
-    return;
+  const int es = elem_bytes(op, op.operand(0)->type().elem());
+  const uint8_t src = bind(op, BindKind::StrideBytes, p, axis);
+  const uint8_t d = regs_[op.result()] = new_reg(op);
+  emit(isa::Opcode::Shri, d, src, 0, es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3);
+}
+
+/// A scalar constant (f32 or integer bits) in a fresh register.
+void Lowering::lower_scalar_constant(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  if (t.elem() != ir::ScalarKind::F32 && !ir::is_integer(t.elem()))
+    fail(op, "constants of type " + t.str() + " are not supported");
+  const uint64_t bits = const_bits(op, op.attr("value"), t.elem());
+  li(regs_[op.result()] = new_reg(op), bits);
+}
+
+/// An integer constexpr's value in a fresh register.
+void Lowering::lower_constexpr(const ir::Operation &op) {
+  const ir::ConstexprParam *c = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
+  const auto *i = c ? std::get_if<int64_t>(&c->value) : nullptr;
+  if (!i || !ir::is_integer(op.result()->type().elem()))
+    fail(op, "only integer constexprs are supported");
+  li(regs_[op.result()] = new_reg(op), uint64_t(*i));
+}
+
+/// Scalar arithmetic and compares on the command processor; false: not one of those ops.
+bool Lowering::lower_scalar(const ir::Operation &op) {
+  switch (op.opcode()) {
   case Opcode::Add:
   case Opcode::Sub:
   case Opcode::Mul:
@@ -178,7 +175,7 @@ void Lowering::lower(const ir::Operation &op) {
   case Opcode::Or:
   case Opcode::Xor:
     lower_scalar_binary(op);
-    return;
+    return true;
   case Opcode::Div:
   case Opcode::Rem:
   case Opcode::Shl:
@@ -188,9 +185,46 @@ void Lowering::lower(const ir::Operation &op) {
   case Opcode::Abs:
   case Opcode::Select:
     lower_scalar_int(op);
-    return;
+    return true;
   case Opcode::Cmp:
     lower_cmp(op);
+    return true;
+  default:
+    return false;
+  }
+}
+
+void Lowering::lower(const ir::Operation &op) {
+  if (lower_vector(op)) // tiles on the vector unit, float scalars (lower_vector.cpp)
+    return;
+  if (lower_scalar(op)) // scalars the command processor computes
+    return;
+  const bool tile_result = op.num_results() == 1 && op.result()->type().is_tile();
+  switch (op.opcode()) {
+  case Opcode::ProgramId:
+  case Opcode::NumPrograms:
+  case Opcode::TensorDim:
+  case Opcode::TensorStride:
+    lower_launch_value(op);
+    return;
+  case Opcode::Constant:
+  case Opcode::Full:
+    if (tile_result)
+      lower_fill(op);
+    else
+      lower_scalar_constant(op);
+    return;
+  case Opcode::Constexpr:
+    lower_constexpr(op);
+    return;
+  case Opcode::Splat:
+    lower_fill(op);
+    return;
+  case Opcode::Load:
+    lower_memory(op, true);
+    return;
+  case Opcode::Store:
+    lower_memory(op, false);
     return;
   case Opcode::If:
     lower_if(op);
@@ -207,14 +241,6 @@ void Lowering::lower(const ir::Operation &op) {
     fail(op, "'print' is not supported: the TNPU has no channel to the host's output");
   case Opcode::Return:
     return;
-  case Opcode::Constexpr: {
-    const ir::ConstexprParam *c = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
-    const auto *i = c ? std::get_if<int64_t>(&c->value) : nullptr;
-    if (!i || !ir::is_integer(op.result()->type().elem()))
-      fail(op, "only integer constexprs are supported");
-    li(regs_[op.result()] = new_reg(op), uint64_t(*i));
-    return;
-  }
   case Opcode::For:
     lower_for(op);
     return;

@@ -31,54 +31,44 @@ uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::Sc
   }
 }
 
-/// DMA between a tensor box and a row-major tile: dimension 2 of the descriptor walks the tile's
-/// rows; dimensions 0-1 are one contiguous row (n0 = cols) when the innermost stride is one
-/// element, else element by element (n0 = 1, n1 = cols), chosen at run time from the stride.
-/// Large boxes are split by rows over every DMA engine.
-void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
-  const ir::Value *tensor = op.operand(0);
-  const unsigned p = param(op, tensor);
-  const int rank = tensor->type().rank();
-  const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
-  if (rank < 1 || rank > 3 || (rank == 3 && tt.shape()[0] != 1))
-    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) + " tile " +
-                 tt.str() + " is not supported (rank 1 or 2, or 1 x R x C)");
-  const uint64_t es = elem_bytes(op, tt.elem());
-  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
-  if (is_load) {
-    const ir::Attr *a = op.attr("padding");
-    li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
-    dmar(isa::DmaField::Pad, kT0);
-  }
-  dmai(isa::DmaField::ESize, int64_t(es));
-  // kT1 = HBM address of the box's first element.
+/// kT1 = the HBM address of the box's first element: the tensor's address plus offset * stride
+/// along every dimension.
+void Lowering::box_address(const ir::Operation &op, unsigned p, int rank) {
   load_bound(kT1, BindKind::Address, p, 0);
   for (int d = 0; d < rank; ++d) {
     load_bound(kT0, BindKind::StrideBytes, p, d);
     emit(isa::Opcode::Mul, kT0, scalar(op, op.operand(1 + d)), kT0);
     emit(isa::Opcode::Add, kT1, kT1, kT0);
   }
-  // valid extent of dim d: max(shape - offset, 0), into kT2 (inner) and kT3 (rows).
+}
+
+/// The box's valid extents, max(shape - offset, 0): the innermost dimension's into kT2, the
+/// rows' into kT3 (none when a 1 x R x C tile's plane is outside).
+void Lowering::box_valid_extents(const ir::Operation &op, unsigned p, int rank) {
   auto valid = [&](uint8_t dst, int d) {
     load_bound(dst, BindKind::Shape, p, d);
     emit(isa::Opcode::Sub, dst, dst, scalar(op, op.operand(1 + d)));
     emit(isa::Opcode::Max, dst, dst, 0);
   };
-  const int inner = rank - 1;
-  const int64_t cols = tt.shape()[inner], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
-  valid(kT2, inner);
+  valid(kT2, rank - 1);
   if (rank >= 2)
     valid(kT3, rank - 2);
   else
     li(kT3, 1);
-  if (rank == 3) { // a 1 x R x C tile: no valid rows when its plane is outside
+  if (rank == 3) {
     valid(kT4, 0);
     li(kT5, 1);
     emit(isa::Opcode::Min, kT4, kT4, kT5);
     emit(isa::Opcode::Mul, kT3, kT3, kT4);
   }
+}
+
+/// The descriptor's dimensions for rows of `cols` elements: dimensions 0-1 are one contiguous
+/// row (n0 = cols) when the innermost stride (kT4) is one element, else element by element
+/// (n0 = 1, n1 = cols), chosen at run time; dimension 2 walks the rows (HBM stride in kT5).
+void Lowering::box_dims(unsigned p, int rank, int64_t cols, uint64_t es) {
   const uint8_t outer_stride = rank >= 2 ? kT5 : 0;
-  load_bound(kT4, BindKind::StrideBytes, p, inner);
+  load_bound(kT4, BindKind::StrideBytes, p, rank - 1);
   if (rank >= 2)
     load_bound(kT5, BindKind::StrideBytes, p, rank - 2);
   li(kT0, es);
@@ -98,54 +88,97 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   land(join);
   dmar(isa::DmaField::HS2, outer_stride);
   dmai(isa::DmaField::LS2, cols * int64_t(es));
+}
+
+/// The valid rows of a part of n rows from row r0, clamp(valid - r0, 0, n), into the descriptor;
+/// returns the register holding the part's HBM address (kT4).
+uint8_t Lowering::box_part_rows(int64_t r0, int64_t n) {
+  emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
+  emit(isa::Opcode::Max, kT2, kT2, 0);
+  li(kT4, uint64_t(n));
+  emit(isa::Opcode::Min, kT2, kT2, kT4);
+  dmar(isa::DmaField::V2, kT2);
+  li(kT4, uint64_t(r0));
+  emit(isa::Opcode::Mul, kT4, kT4, kT5);
+  emit(isa::Opcode::Add, kT4, kT4, kT1);
+  return kT4;
+}
+
+/// The DMA engine of a box transfer's part: part p on engine p (the same rows of successive
+/// transfers stay in order); a store on the engine its op got first (in every copy of a
+/// pipelined body: the other transfers balance around it); else the least loaded.
+int Lowering::box_engine(const ir::Operation &op, bool is_load, int parts, int part,
+                         uint64_t bytes) {
+  int fixed = parts > 1 ? part : -1;
+  if (auto it = store_engine_.find(&op); parts == 1 && !is_load && it != store_engine_.end())
+    fixed = it->second;
+  const int q = next_dma(bytes + kCommandBytes, fixed);
+  if (!is_load)
+    store_engine_.emplace(&op, q);
+  return q;
+}
+
+/// The DMA commands moving a rows x cols box to or from the tile at `local`; large boxes are
+/// split by rows over every DMA engine.
+void Lowering::box_transfers(const ir::Operation &op, bool is_load, unsigned p, uint64_t local,
+                             int64_t rows, int64_t cols, uint64_t es) {
   const uint64_t bytes = uint64_t(cols * rows) * es;
   const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
   const Range hbm = hbm_range(p);
   const int group = ++groups_;
+  auto part_range = [&](int part) {
+    const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+    const uint64_t lo = local + uint64_t(r0 * cols) * es;
+    return Range{lo, lo + uint64_t(n * cols) * es};
+  };
   if (parts > 1) // every part's waits before the first part (see QueueSync::prepare)
     for (int part = 0; part < parts; ++part) {
-      const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
-      const uint64_t lo = local + uint64_t(r0 * cols) * es;
-      const Range part_range{lo, lo + uint64_t(n * cols) * es};
       if (is_load)
-        sync_.prepare(part, {hbm}, {part_range}, group);
+        sync_.prepare(part, {hbm}, {part_range(part)}, group);
       else
-        sync_.prepare(part, {part_range}, {hbm}, group);
+        sync_.prepare(part, {part_range(part)}, {hbm}, group);
     }
   for (int part = 0; part < parts; ++part) {
     const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
     dmai(isa::DmaField::N2, n);
     uint8_t at = kT1;
-    if (parts == 1) {
+    if (parts == 1)
       dmar(isa::DmaField::V2, kT3);
-    } else { // valid rows of this part: clamp(valid - r0, 0, n); its HBM address
-      emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
-      emit(isa::Opcode::Max, kT2, kT2, 0);
-      li(kT4, uint64_t(n));
-      emit(isa::Opcode::Min, kT2, kT2, kT4);
-      dmar(isa::DmaField::V2, kT2);
-      li(kT4, uint64_t(r0));
-      emit(isa::Opcode::Mul, kT4, kT4, kT5);
-      emit(isa::Opcode::Add, kT4, kT4, kT1);
-      at = kT4;
-    }
-    const uint64_t lo = local + uint64_t(r0 * cols) * es;
-    const Range part_range{lo, lo + uint64_t(n * cols) * es};
-    li(kT0, lo);
-    // Part p on engine p (the same rows of successive transfers stay in order); a store on the
-    // engine its op got first (in every copy of a pipelined body: the other transfers balance
-    // around it).
-    int fixed = parts > 1 ? part : -1;
-    if (auto it = store_engine_.find(&op); parts == 1 && !is_load && it != store_engine_.end())
-      fixed = it->second;
-    const int q = next_dma(part_range.hi - part_range.lo + kCommandBytes, fixed);
-    if (!is_load)
-      store_engine_.emplace(&op, q);
-    if (is_load)
-      command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {part_range}, group);
     else
-      command(q, isa::Opcode::DmaSt, at, kT0, {part_range}, {hbm}, group);
+      at = box_part_rows(r0, n);
+    const Range local_part = part_range(part);
+    li(kT0, local_part.lo);
+    const int q = box_engine(op, is_load, parts, part, local_part.hi - local_part.lo);
+    if (is_load)
+      command(q, isa::Opcode::DmaLd, kT0, at, {hbm}, {local_part}, group);
+    else
+      command(q, isa::Opcode::DmaSt, at, kT0, {local_part}, {hbm}, group);
   }
+}
+
+/// DMA between a tensor box and a row-major tile: the box's address and valid extents in
+/// registers, the descriptor's dimensions (box_dims), then the transfers.
+void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
+  const ir::Value *tensor = op.operand(0);
+  const unsigned p = param(op, tensor);
+  const int rank = tensor->type().rank();
+  const ir::Type &tt = is_load ? op.result()->type() : op.operand(1 + rank)->type();
+  if (rank < 1 || rank > 3 || (rank == 3 && tt.shape()[0] != 1))
+    fail(op, "'" + std::string(op.name()) + "' of a rank-" + std::to_string(rank) + " tile " +
+                 tt.str() + " is not supported (rank 1 or 2, or 1 x R x C)");
+  const uint64_t es = elem_bytes(op, tt.elem());
+  const uint64_t local = is_load ? alloc_tile(op) : tile(op, op.operand(1 + rank));
+  if (is_load) {
+    const ir::Attr *a = op.attr("padding");
+    li(kT0, a ? const_bits(op, a, tt.elem()) : 0);
+    dmar(isa::DmaField::Pad, kT0);
+  }
+  dmai(isa::DmaField::ESize, int64_t(es));
+  box_address(op, p, rank);
+  box_valid_extents(op, p, rank);
+  const int64_t cols = tt.shape()[rank - 1], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
+  box_dims(p, rank, cols, es);
+  box_transfers(op, is_load, p, local, rows, cols, es);
 }
 
 /// full / splat: a DMA "load" whose every element is out of bounds writes the pad pattern (the

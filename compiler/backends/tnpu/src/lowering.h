@@ -1,7 +1,8 @@
 // The tnpu lowering's state and helpers, shared by lower.cpp (scalar ops, dot, the op dispatch),
 // lower_memory.cpp (load / store / fills: DMA), lower_loop.cpp (loops and the software
-// pipeline), lower_vector.cpp (tiles and float scalars on the vector unit), lower_control.cpp
-// (integer scalars, if, assert) and lower_indexed.cpp (gather / scatter / atomic_add). Scalars
+// pipeline), lower_vector*.cpp / lower_reduce.cpp / lower_shape.cpp / vector_unit.cpp (tiles and
+// float scalars on the vector unit), lower_control.cpp (integer scalars, if, assert) and
+// lower_indexed.cpp (gather / scatter / atomic_add). Scalars
 // live in registers (or, computed by the vector unit, in scratchpad slots); tiles at the
 // addresses the planning passes recorded (attrs.h: the lowering only reads those decisions);
 // unit commands are ordered by semaphores (sync.h), never fenced.
@@ -252,6 +253,10 @@ private:
   }
 
   void lower(const ir::Operation &op);
+  bool lower_scalar(const ir::Operation &op); ///< false: not a command-processor scalar op
+  void lower_launch_value(const ir::Operation &op);
+  void lower_scalar_constant(const ir::Operation &op);
+  void lower_constexpr(const ir::Operation &op);
   /// A loop for run_loop: it runs while `counter` < `bound`; `ahead` / `ahead_bound` say the
   /// same of the next iteration to prefetch; `bind` makes the body's scalars name the current
   /// (false) or the prefetched (true) iteration; `step` moves either on by one iteration.
@@ -274,10 +279,20 @@ private:
   void lower_cast(const ir::Operation &op);
   void lower_fill(const ir::Operation &op);
   void lower_memory(const ir::Operation &op, bool is_load);
+  // lower_memory.cpp: the pieces of a load / store's DMA box (see there).
+  void box_address(const ir::Operation &op, unsigned p, int rank);
+  void box_valid_extents(const ir::Operation &op, unsigned p, int rank);
+  void box_dims(unsigned p, int rank, int64_t cols, uint64_t es);
+  void box_transfers(const ir::Operation &op, bool is_load, unsigned p, uint64_t local,
+                     int64_t rows, int64_t cols, uint64_t es);
+  uint8_t box_part_rows(int64_t r0, int64_t n);
+  int box_engine(const ir::Operation &op, bool is_load, int parts, int part, uint64_t bytes);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);
 
-  // lower_vector.cpp: tiles on the vector unit, and scalars the command processor cannot compute.
+  // lower_vector.cpp: tiles on the vector unit, and scalars the command processor cannot compute
+  // (lower_vector_scalar.cpp); reductions and scans in lower_reduce.cpp, shape ops in
+  // lower_shape.cpp; the commands they share in vector_unit.cpp.
   bool lower_vector(const ir::Operation &op); ///< false: not a vector-unit op
   void lower_elementwise(const ir::Operation &op);
   void lower_tile_cmp(const ir::Operation &op);

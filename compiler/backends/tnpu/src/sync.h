@@ -23,7 +23,7 @@ Range hbm_range(unsigned param);
 /// that P holds so far) and `sem.wait q, s, 1` to q, semaphore s = P * queues + q. Each pair is
 /// emitted together, so semaphores always balance, and a wait only ever depends on commands
 /// issued before it (no deadlock). The command processor never blocks on these (it waits only
-/// to read back a scalar the vector unit computed, on a semaphore of its own: lower_vector.cpp).
+/// to read back a scalar the vector unit computed, on a semaphore of its own: vector_unit.cpp).
 ///
 /// Control flow: code that may be skipped (a guarded prefetch) or repeated (a loop body) brackets
 /// itself with `known()` / `restore()`, since what was learnt there may not hold after it. A loop

@@ -1,0 +1,97 @@
+// Reductions and scans of rank-1 and rank-2 tiles along either axis, on the vector unit.
+// SPDX-License-Identifier: Apache-2.0
+#include "lowering.h"
+
+#include "vector_codes.h"
+
+namespace tl::tnpu::detail {
+namespace {
+
+using V = isa::Opcode;
+using F = isa::VecField;
+
+} // namespace
+
+/// Along the last axis (a row of a rank-2 tile, or a rank-1 tile): v.rmax / v.rmin / v.rargmax;
+/// sums in ascending order as the interpreter (a transpose, then the column fold v.csum); along
+/// axis 0 of a rank-2 tile: the column folds. A scalar result is read back by the command
+/// processor.
+void Lowering::lower_reduce(const ir::Operation &op) {
+  const ir::Type &in = op.operand(0)->type();
+  const std::string kind = *op.attr_as<std::string>("kind");
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  if (in.rank() > 2)
+    fail(op, "'reduce' of " + in.str() + " is not supported (rank 1 or 2)");
+  const ir::ScalarKind e = in.elem();
+  const int t = unit_dtype(op, e), es = elem_bytes(op, e);
+  const bool u = unsigned_int(e), argmax = kind == "argmax";
+  const int oes = argmax ? 4 : es;
+  const bool to_scalar = !op.result()->type().is_tile();
+  const uint64_t src = tile(op, op.operand(0));
+  const uint64_t dst = to_scalar ? vector_scalar_slot(op) : alloc_tile(op);
+  const Range r = tile_range(op, op.operand(0));
+  const Range w = to_scalar ? Range{dst, dst + 8} : tile_range(op, op.result());
+  const int64_t rows = in.rank() == 2 ? in.shape()[0] : 1, cols = in.shape()[in.rank() - 1];
+  const bool row_form = axis == in.rank() - 1;
+  if (row_form && kind != "sum") {
+    vec_setup(cols, rows, t, u);
+    veci(F::Sa, cols * es);
+    veci(F::Sd, oes);
+    vcmd(argmax ? V::VRargmax : kind == "max" ? V::VRmax : V::VRmin, {dst, src}, {r}, {w});
+  } else {
+    uint64_t from = src;
+    int64_t n = cols, m = rows;  // fold m rows of n columns
+    if (row_form && rows == 1) { // a row is a column of 1-element rows
+      n = 1, m = cols;
+      veci(F::Sa, es);
+    } else if (row_form) {
+      from = temp(op, 0, uint64_t(rows * cols * es));
+      transpose(op, from, src, rows, cols, t, es);
+      n = rows, m = cols;
+      veci(F::Sa, rows * es);
+    } else {
+      veci(F::Sa, cols * es);
+    }
+    vec_setup(n, m, t, u);
+    const Range fr = from == src ? r : Range{from, from + uint64_t(rows * cols * es)};
+    vcmd(argmax          ? V::VCargmax
+         : kind == "sum" ? V::VCsum
+         : kind == "max" ? V::VCmax
+                         : V::VCmin,
+         {dst, from}, {fr}, {w});
+  }
+  if (to_scalar) // read back when the command processor needs it
+    vscalars_[op.result()] = dst;
+}
+
+/// Inclusive scans along the last axis (v.cumsum / v.cummax / v.cummin per row); along axis 0
+/// of a rank-2 tile: a transpose, the row scan, a transpose back.
+void Lowering::lower_scan(const ir::Operation &op) {
+  const ir::Type &in = op.operand(0)->type();
+  const std::string kind = *op.attr_as<std::string>("kind");
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  if (in.rank() > 2)
+    fail(op, "'scan' of " + in.str() + " is not supported (rank 1 or 2)");
+  const ir::ScalarKind e = in.elem();
+  const int t = unit_dtype(op, e), es = elem_bytes(op, e);
+  const isa::Opcode sop = kind == "sum" ? V::VCumsum : kind == "max" ? V::VCummax : V::VCummin;
+  const uint64_t src = tile(op, op.operand(0)), dst = alloc_tile(op);
+  const int64_t rows = in.rank() == 2 ? in.shape()[0] : 1, cols = in.shape()[in.rank() - 1];
+  const uint64_t bytes = uint64_t(rows * cols * es);
+  if (axis == in.rank() - 1) {
+    vec_setup(cols, rows, t, unsigned_int(e));
+    veci(F::Sa, cols * es);
+    veci(F::Sd, cols * es);
+    vcmd(sop, {dst, src}, {tile_range(op, op.operand(0))}, {tile_range(op, op.result())});
+    return;
+  }
+  const uint64_t t1 = temp(op, 0, bytes), t2 = temp(op, bytes, bytes);
+  transpose(op, t1, src, rows, cols, t, es);
+  vec_setup(rows, cols, t, unsigned_int(e));
+  veci(F::Sa, rows * es);
+  veci(F::Sd, rows * es);
+  vcmd(sop, {t2, t1}, {{t1, t1 + bytes}}, {{t2, t2 + bytes}});
+  transpose(op, dst, t2, cols, rows, t, es);
+}
+
+} // namespace tl::tnpu::detail

@@ -1,0 +1,55 @@
+// Shape ops on the vector unit: arange, broadcast (strided copies) and transpose.
+// SPDX-License-Identifier: Apache-2.0
+#include "lowering.h"
+
+#include "vector_codes.h"
+
+namespace tl::tnpu::detail {
+namespace {
+
+using V = isa::Opcode;
+using F = isa::VecField;
+
+} // namespace
+
+void Lowering::lower_shape(const ir::Operation &op) {
+  const ir::Type &rt = op.result()->type();
+  const int es = elem_bytes(op, rt.elem());
+  if (op.opcode() == Opcode::Arange) {
+    const int64_t start = *op.attr_as<int64_t>("start");
+    const uint64_t d = alloc_tile(op);
+    vec_setup(rt.num_elements(), 1, unit_dtype(op, rt.elem()));
+    li(kT4, uint64_t(start));
+    li(kT5, 1);
+    vcmd(V::VIota, {d}, {}, {tile_range(op, op.result())}, {kT4, kT5});
+    return;
+  }
+  const ir::Type &in = op.operand(0)->type();
+  if (in.rank() > 2 || rt.rank() > 2)
+    fail(op, "'" + std::string(op.name()) + "' of rank-" + std::to_string(rt.rank()) +
+                 " tiles is not supported (rank 1 or 2)");
+  const uint64_t a = tile(op, op.operand(0)), d = alloc_tile(op);
+  const int code = raw_code(es);
+  const int64_t rows = rt.rank() == 2 ? rt.shape()[0] : 1, cols = rt.shape()[rt.rank() - 1];
+  if (op.opcode() == Opcode::Transpose) {
+    const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
+    if (perm.size() == 2 && perm[0] == 1)
+      transpose(op, d, a, in.shape()[0], in.shape()[1], code, es);
+    else
+      copy_tile(op, d, a, rt);
+    return;
+  }
+  // broadcast: element strides of 0 along the dimensions of extent 1
+  const int64_t in_rows = in.rank() == 2 ? in.shape()[0] : 1;
+  const int64_t in_cols = in.shape()[in.rank() - 1];
+  veci(F::N, cols);
+  veci(F::Rows, rows);
+  veci(F::Src, code);
+  veci(F::Sa, in_rows == 1 ? 0 : in_cols * es);
+  veci(F::Ea, in_cols == 1 ? 0 : es);
+  veci(F::Sd, cols * es);
+  veci(F::Ed, es);
+  vcmd(V::VScopy, {d, a}, {tile_range(op, op.operand(0))}, {tile_range(op, op.result())});
+}
+
+} // namespace tl::tnpu::detail

@@ -1,0 +1,98 @@
+// The vector unit's codes for Tile IR ops: elementwise opcodes, compare predicates, rounding.
+// SPDX-License-Identifier: Apache-2.0
+#include "vector_codes.h"
+
+namespace tl::tnpu::detail {
+namespace {
+
+using V = isa::Opcode;
+
+} // namespace
+
+isa::Opcode vector_opcode(Opcode op) {
+  switch (op) {
+  case Opcode::Add:
+    return V::VAdd;
+  case Opcode::Sub:
+    return V::VSub;
+  case Opcode::Mul:
+    return V::VMul;
+  case Opcode::Div:
+    return V::VDiv;
+  case Opcode::Rem:
+    return V::VRem;
+  case Opcode::And:
+    return V::VAnd;
+  case Opcode::Or:
+    return V::VOr;
+  case Opcode::Xor:
+    return V::VXor;
+  case Opcode::Shl:
+    return V::VShl;
+  case Opcode::Shr:
+    return V::VShr;
+  case Opcode::Min:
+    return V::VMin;
+  case Opcode::Max:
+    return V::VMax;
+  case Opcode::Pow:
+    return V::VPow;
+  case Opcode::Neg:
+    return V::VNeg;
+  case Opcode::Not:
+    return V::VNot;
+  case Opcode::Abs:
+    return V::VAbs;
+  case Opcode::Exp:
+    return V::VExp;
+  case Opcode::Exp2:
+    return V::VExp2;
+  case Opcode::Log:
+    return V::VLog;
+  case Opcode::Log2:
+    return V::VLog2;
+  case Opcode::Sqrt:
+    return V::VSqrt;
+  case Opcode::Rsqrt:
+    return V::VRsqrt;
+  case Opcode::Tanh:
+    return V::VTanh;
+  case Opcode::Erf:
+    return V::VErf;
+  case Opcode::Sigmoid:
+    return V::VSigmoid;
+  case Opcode::Sin:
+    return V::VSin;
+  case Opcode::Cos:
+    return V::VCos;
+  case Opcode::Fma:
+    return V::VFma;
+  case Opcode::Select:
+    return V::VSel;
+  default:
+    return V::Nop;
+  }
+}
+
+isa::Opcode compare_opcode(const std::string &pred) {
+  if (pred == "eq")
+    return V::VCeq;
+  if (pred == "ne")
+    return V::VCne;
+  if (pred == "lt")
+    return V::VClt;
+  if (pred == "le")
+    return V::VCle;
+  if (pred == "gt")
+    return V::VCgt;
+  return V::VCge;
+}
+
+int rounding_code(const ir::Operation &op) {
+  const std::string *r = op.attr_as<std::string>("rounding");
+  if (!r || *r == "rne")
+    return 0;
+  return *r == "rtz" ? 1 : *r == "rd" ? 2 : 3;
+}
+
+} // namespace tl::tnpu::detail

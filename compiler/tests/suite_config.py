@@ -11,8 +11,17 @@ config.suffixes = [".tlir"]
 # hold no lit tests (their .tlir files are kernels and corpora).
 config.test_source_root = config.tl_source_dir
 config.test_exec_root = os.path.join(os.path.dirname(config.tl_tools_dir), "..", "tests", "lit-out")
-config.excludes = ["fuzz", "bench", "ci", "conformance", "format", "hal", "kernels", "python",
-                   "reference", "sim", "support", "vendors", "build", ".venv", ".git"]
+# Every other top-level entry (other components, build trees of any name, the venv) is excluded
+# by name; lit matches excludes by base name at any depth, and no folder under compiler/ or
+# tools/ shares a name with a top-level one (the fuzz target's corpus is a copy of tests).
+config.excludes = ["fuzz"] + [e for e in os.listdir(config.tl_source_dir)
+                              if e not in ("compiler", "tools")]
+for top in ("compiler", "tools"):  # a clash would drop that folder's tests without a word
+    for dirpath, dirnames, _ in os.walk(os.path.join(config.tl_source_dir, top)):
+        clash = set(dirnames) & set(config.excludes[1:])
+        if clash:
+            lit_config.fatal(f"{dirpath}: folder {sorted(clash)} has the name of a top-level "
+                             "entry, which the lit suite excludes; rename one of them")
 config.substitutions.append(("%tlc", os.path.join(config.tl_tools_dir, "tlc")))
 config.environment["PATH"] = os.pathsep.join(
     [config.tl_tools_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])

@@ -53,8 +53,8 @@ std::vector<uint8_t> executable(const std::string &text) {
 
 /// gemm_cpu.tlir with bf16 a and b (the accumulator stays f32).
 std::string bf16_inputs(std::string text) {
-  for (const char *from : {"%a: tensor<?x?xf32>", "%b: tensor<?x?xf32>", "tile<128x64xf32>",
-                           "tile<64x128xf32>"}) {
+  for (const char *from :
+       {"%a: tensor<?x?xf32>", "%b: tensor<?x?xf32>", "tile<128x64xf32>", "tile<64x128xf32>"}) {
     const size_t at = text.find(from);
     if (at == std::string::npos)
       throw std::runtime_error(std::string("gemm_cpu.tlir changed: no ") + from);
@@ -76,8 +76,8 @@ struct Env {
           setenv("TL_CPU_THREADS", std::to_string(threads).c_str(), 1);
           return Runtime(nullptr, 0);
         }()),
-        dev(rt.device("cpu")), stream(dev.stream()),
-        gemm(load(read_kernel("gemm_cpu.tlir"))), gemm_bf16(load(bf16_inputs(read_kernel("gemm_cpu.tlir")))),
+        dev(rt.device("cpu")), stream(dev.stream()), gemm(load(read_kernel("gemm_cpu.tlir"))),
+        gemm_bf16(load(bf16_inputs(read_kernel("gemm_cpu.tlir")))),
         vadd(load(read_kernel("vector_add_cpu.tlir"))),
         softmax(load(read_kernel("softmax_cpu.tlir"))) {
     unsetenv("TL_CPU_THREADS");
@@ -123,8 +123,8 @@ void time_gemm(benchmark::State &state, Env &e, Executable &exe, const void *a, 
     e.stream.launch(exe, 0, {g, g, 1}, args);
     e.stream.synchronize();
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_TlGemm(benchmark::State &state) {
@@ -155,12 +155,12 @@ void BM_OpenBlasGemm(benchmark::State &state) {
   auto a = random_floats(n * n), b = random_floats(n * n);
   std::vector<float> c(n * n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
     benchmark::ClobberMemory();
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * n * n * n * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * n * n * n * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 // ---- memory-bound kernels: elements = range(0), threads = range(1) ----
@@ -182,8 +182,8 @@ void BM_Triad(benchmark::State &state) {
       th.join();
     benchmark::ClobberMemory();
   }
-  state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  state.counters["bytes"] =
+      benchmark::Counter(3.0 * n * 4 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_TlVectorAdd(benchmark::State &state) {
@@ -194,14 +194,15 @@ void BM_TlVectorAdd(benchmark::State &state) {
   check(tl_stream_fill(e.stream.get(), x.get(), 0, n * 4, &one, 4));
   check(tl_stream_fill(e.stream.get(), y.get(), 0, n * 4, &one, 4));
   check(tl_stream_fill(e.stream.get(), o.get(), 0, n * 4, &one, 4));
-  auto args = std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {n}), tensor_arg(y, TL_DTYPE_F32, {n}),
-                                  tensor_arg(o, TL_DTYPE_F32, {n})};
+  auto args =
+      std::vector<tl_arg>{tensor_arg(x, TL_DTYPE_F32, {n}), tensor_arg(y, TL_DTYPE_F32, {n}),
+                          tensor_arg(o, TL_DTYPE_F32, {n})};
   for (auto _ : state) {
     e.stream.launch(e.vadd, 0, {uint64_t((n + 8191) / 8192), 1, 1}, args);
     e.stream.synchronize();
   }
-  state.counters["bytes"] = benchmark::Counter(3.0 * n * 4 * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  state.counters["bytes"] =
+      benchmark::Counter(3.0 * n * 4 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_TlSoftmax(benchmark::State &state) {
@@ -217,20 +218,41 @@ void BM_TlSoftmax(benchmark::State &state) {
     e.stream.synchronize();
   }
   // The bytes a softmax must move: read x once, write y once.
-  state.counters["bytes"] = benchmark::Counter(2.0 * n * 4 * state.iterations(),
-                                               benchmark::Counter::kIsRate);
+  state.counters["bytes"] =
+      benchmark::Counter(2.0 * n * 4 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 constexpr int64_t kStreamElems = int64_t(1) << 25; // 128 MiB per array: far beyond the caches
 
-BENCHMARK(BM_TlGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OpenBlasGemm)->ArgsProduct({{512, 1024, 2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_TlGemmBf16)->ArgsProduct({{2048}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Triad)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_TlVectorAdd)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_TlSoftmax)->ArgsProduct({{kStreamElems}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TlGemm)
+    ->ArgsProduct({{512, 1024, 2048}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_OpenBlasGemm)
+    ->ArgsProduct({{512, 1024, 2048}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_TlGemmBf16)
+    ->ArgsProduct({{2048}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Triad)
+    ->ArgsProduct({{kStreamElems}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_TlVectorAdd)
+    ->ArgsProduct({{kStreamElems}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_TlSoftmax)
+    ->ArgsProduct({{kStreamElems}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 // In cache (64 rows: x and y take 512 KiB): the compute cost alone, for diagnosis.
-BENCHMARK(BM_TlSoftmax)->ArgsProduct({{int64_t(1) << 18}, {1}})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TlSoftmax)
+    ->ArgsProduct({{int64_t(1) << 18}, {1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 class Collector : public benchmark::ConsoleReporter {
 public:

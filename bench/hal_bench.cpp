@@ -40,8 +40,7 @@ struct Env {
   Buffer a, b;
   std::vector<uint8_t> host;
   explicit Env(int validation)
-      : rt(nullptr, validation), dev(rt.device("cpu")), stream(dev.stream()),
-        exe([&] {
+      : rt(nullptr, validation), dev(rt.device("cpu")), stream(dev.stream()), exe([&] {
           auto blob = empty_kernel_executable();
           return dev.load(blob.data(), blob.size());
         }()),
@@ -121,8 +120,18 @@ BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CopyToDevice)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CopyToHost)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CopyDeviceToDevice)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_LaunchEmptySync)->Arg(0)->Arg(1)->ArgName("validation")->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_LaunchEmptyQueued)->Arg(0)->Arg(1)->ArgName("validation")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchEmptySync)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("validation")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK(BM_LaunchEmptyQueued)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("validation")
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 /// Keeps every run's figures so that the ratios can be printed after the table.
 class Collector : public benchmark::ConsoleReporter {
@@ -173,7 +182,8 @@ int main(int argc, char **argv) {
   }
   for (int v : {0, 1}) {
     const std::string sync = "BM_LaunchEmptySync/validation:" + std::to_string(v) + "/real_time";
-    const std::string queued = "BM_LaunchEmptyQueued/validation:" + std::to_string(v) + "/real_time";
+    const std::string queued =
+        "BM_LaunchEmptyQueued/validation:" + std::to_string(v) + "/real_time";
     if (auto *r = get(sync.c_str()))
       std::printf("launch_empty_sync_us_validation%d: %.2f\n", v, us_per_iteration(*r));
     if (auto *r = get(queued.c_str()))

@@ -40,10 +40,17 @@ int sc_main(int argc, char *argv[]) {
   text << f.rdbuf();
   const int64_t elems = n * n, es = 2;
   const int64_t a = 0x1000, b = a + elems * es, c = b + elems * es;
-  isa::Assembly prog = isa::assemble(
-      text.str(), {{"M", n}, {"N", n}, {"K", n}, {"A", a}, {"B", b}, {"C", c}, {"MODE", 0},
-                   {"ES", es}, {"TM", cfg.core.matrix.rows}, {"TR", cfg.core.matrix.rows},
-                   {"TC", cfg.core.matrix.cols}});
+  isa::Assembly prog = isa::assemble(text.str(), {{"M", n},
+                                                  {"N", n},
+                                                  {"K", n},
+                                                  {"A", a},
+                                                  {"B", b},
+                                                  {"C", c},
+                                                  {"MODE", 0},
+                                                  {"ES", es},
+                                                  {"TM", cfg.core.matrix.rows},
+                                                  {"TR", cfg.core.matrix.rows},
+                                                  {"TC", cfg.core.matrix.cols}});
   if (!prog.ok()) {
     std::fprintf(stderr, "%s", isa::format_diagnostics("gemm.s", prog.errors).c_str());
     return 1;
@@ -62,6 +69,7 @@ int sc_main(int argc, char *argv[]) {
   std::printf("arithmetic: %s\n", with_data ? "on" : "off");
   std::printf("simulated_cycles: %llu\n", static_cast<unsigned long long>(r.cycles));
   std::printf("host_seconds: %.3f\n", r.host_seconds);
-  std::printf("simulated_cycles_per_host_second: %.4g\n", static_cast<double>(r.cycles) / r.host_seconds);
+  std::printf("simulated_cycles_per_host_second: %.4g\n",
+              static_cast<double>(r.cycles) / r.host_seconds);
   return 0;
 }

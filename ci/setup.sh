@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 debian_packages=(
   # build tools
-  cmake ninja-build ccache pkg-config g++ lld-19 clang-19 libclang-rt-19-dev
+  cmake ninja-build ccache pkg-config g++ lld-19 clang-19 libclang-rt-19-dev clang-format
   # compiler: LLVM 19 (ORC JIT, NVPTX), FileCheck
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
   # simulator: SystemC TLM-2.0 and Verilator

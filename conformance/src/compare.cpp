@@ -18,13 +18,20 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::optional<num::FloatFormat> format_of(ir::ScalarKind k) {
   switch (k) {
-  case ir::ScalarKind::F16: return num::FloatFormat::F16;
-  case ir::ScalarKind::BF16: return num::FloatFormat::BF16;
-  case ir::ScalarKind::F32: return num::FloatFormat::F32;
-  case ir::ScalarKind::F64: return num::FloatFormat::F64;
-  case ir::ScalarKind::F8E4M3: return num::FloatFormat::F8E4M3;
-  case ir::ScalarKind::F8E5M2: return num::FloatFormat::F8E5M2;
-  default: return std::nullopt;
+  case ir::ScalarKind::F16:
+    return num::FloatFormat::F16;
+  case ir::ScalarKind::BF16:
+    return num::FloatFormat::BF16;
+  case ir::ScalarKind::F32:
+    return num::FloatFormat::F32;
+  case ir::ScalarKind::F64:
+    return num::FloatFormat::F64;
+  case ir::ScalarKind::F8E4M3:
+    return num::FloatFormat::F8E4M3;
+  case ir::ScalarKind::F8E5M2:
+    return num::FloatFormat::F8E5M2;
+  default:
+    return std::nullopt;
   }
 }
 

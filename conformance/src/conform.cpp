@@ -31,18 +31,23 @@ const Suite *find_suite(const std::string &name) {
 
 const char *status_name(Status s) {
   switch (s) {
-  case Status::Pass: return "pass";
-  case Status::Fail: return "fail";
-  case Status::NotSupported: return "not-supported";
-  case Status::Crash: return "crash";
-  case Status::Timeout: return "timeout";
+  case Status::Pass:
+    return "pass";
+  case Status::Fail:
+    return "fail";
+  case Status::NotSupported:
+    return "not-supported";
+  case Status::Crash:
+    return "crash";
+  case Status::Timeout:
+    return "timeout";
   }
   return "?";
 }
 
 std::optional<Status> parse_status(const std::string &s) {
-  for (Status st : {Status::Pass, Status::Fail, Status::NotSupported, Status::Crash,
-                    Status::Timeout})
+  for (Status st :
+       {Status::Pass, Status::Fail, Status::NotSupported, Status::Crash, Status::Timeout})
     if (s == status_name(st))
       return st;
   return std::nullopt;

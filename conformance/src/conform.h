@@ -42,7 +42,9 @@ struct Outcome {
   std::string message;
   json metrics = json::object();
 
-  static Outcome pass(json metrics = json::object()) { return {Status::Pass, "", std::move(metrics)}; }
+  static Outcome pass(json metrics = json::object()) {
+    return {Status::Pass, "", std::move(metrics)};
+  }
   static Outcome fail(std::string msg, json metrics = json::object()) {
     return {Status::Fail, std::move(msg), std::move(metrics)};
   }

@@ -48,9 +48,8 @@ std::vector<uint8_t> compile_tlir(const std::string &tlir, const std::string &ta
 std::string compile_target(const tl_device_info &info, const Paths &paths) {
   const auto targets = split(info.targets, ',');
   if (!paths.target.empty())
-    return std::find(targets.begin(), targets.end(), paths.target) != targets.end()
-               ? paths.target
-               : "";
+    return std::find(targets.begin(), targets.end(), paths.target) != targets.end() ? paths.target
+                                                                                    : "";
   // The device's preference order: its preferred target first, then the rest it accepts.
   std::vector<std::string> order{info.target};
   for (const std::string &t : targets)
@@ -74,9 +73,8 @@ void run_on_device(WorkerContext &ctx, const std::string &tlir, const std::strin
   std::vector<hal::HostArg> host_args;
   for (const KernelArg &a : args) {
     if (auto *t = std::get_if<interp::HostTensor *>(&a))
-      host_args.push_back(hal::HostArg::tensor((*t)->data(), (*t)->size_bytes(),
-                                               static_cast<tl_dtype>((*t)->dtype()),
-                                               (*t)->shape()));
+      host_args.push_back(hal::HostArg::tensor(
+          (*t)->data(), (*t)->size_bytes(), static_cast<tl_dtype>((*t)->dtype()), (*t)->shape()));
     else if (auto *i = std::get_if<int64_t>(&a))
       host_args.push_back(hal::HostArg::integer(*i));
     else

@@ -16,11 +16,16 @@ namespace {
 std::string esc(const std::string &s) {
   std::string o;
   for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '&')
+      o += "&amp;";
+    else if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -39,10 +44,14 @@ double num(const json &j, const char *k) {
 }
 
 const char *status_color(const std::string &s) {
-  if (s == "pass") return "#2e7d32";
-  if (s == "fail") return "#c62828";
-  if (s == "crash") return "#6a1b9a";
-  if (s == "timeout") return "#ef6c00";
+  if (s == "pass")
+    return "#2e7d32";
+  if (s == "fail")
+    return "#c62828";
+  if (s == "crash")
+    return "#6a1b9a";
+  if (s == "timeout")
+    return "#ef6c00";
   return "#757575";
 }
 
@@ -63,29 +72,33 @@ std::string precision_chart(const json &results) {
     double ratio = 0;
     const double u = num(r["metrics"], "max_ulp"), ub = num(r["metrics"], "bound_ulp");
     const double nw = num(r["metrics"], "normwise"), nb2 = num(r["metrics"], "bound_normwise");
-    if (ub > 0 && std::isfinite(u)) ratio = std::max(ratio, u / ub);
-    if (nb2 > 0 && std::isfinite(nw)) ratio = std::max(ratio, nw / nb2);
-    if (r["metrics"]["max_ulp"] == "inf" || r["status"] == "fail") ratio = std::max(ratio, 1.0 + 1e-9);
+    if (ub > 0 && std::isfinite(u))
+      ratio = std::max(ratio, u / ub);
+    if (nb2 > 0 && std::isfinite(nw))
+      ratio = std::max(ratio, nw / nb2);
+    if (r["metrics"]["max_ulp"] == "inf" || r["status"] == "fail")
+      ratio = std::max(ratio, 1.0 + 1e-9);
     worst_ratio[op] = std::max(worst_ratio[op], ratio);
   }
   if (hist.empty())
     return "<p>No precision results.</p>";
-  const char *colors[] = {"#1b5e20", "#43a047", "#9ccc65", "#d4e157", "#ffca28", "#ff9800",
-                          "#f4511e", "#b71c1c"};
+  const char *colors[] = {"#1b5e20", "#43a047", "#9ccc65", "#d4e157",
+                          "#ffca28", "#ff9800", "#f4511e", "#b71c1c"};
   const int row = 18, left = 110, width = 520, top = 30;
   std::ostringstream o;
   const int h = top + row * int(hist.size()) + 20;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 170 << "' height='"
-    << h << "' font-family='sans-serif' font-size='11'>";
-  const char *labels[] = {"0", "&#8804;0.5", "&#8804;1", "&#8804;2", "&#8804;4", "&#8804;16",
-                          "&#8804;256", "&gt;256"};
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 170 << "' height='" << h
+    << "' font-family='sans-serif' font-size='11'>";
+  const char *labels[] = {"0",        "&#8804;0.5", "&#8804;1",   "&#8804;2",
+                          "&#8804;4", "&#8804;16",  "&#8804;256", "&gt;256"};
   for (size_t b = 0; b < nb; ++b)
     o << "<rect x='" << left + 65 * b << "' y='4' width='10' height='10' fill='" << colors[b]
       << "'/><text x='" << left + 65 * b + 13 << "' y='13'>" << labels[b] << " ulp</text>";
   int y = top;
   for (auto &[op, hv] : hist) {
     double total = 0;
-    for (double v : hv) total += v;
+    for (double v : hv)
+      total += v;
     o << "<text x='" << left - 6 << "' y='" << y + 12 << "' text-anchor='end'>" << esc(op)
       << "</text>";
     double x = left;
@@ -122,18 +135,17 @@ std::string bandwidth_chart(const json &results) {
   const int left = 150, width = 500, row = 22, top = 20;
   const int h = top + row * int(rs.size()) + 30;
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 140 << "' height='"
-    << h << "' font-family='sans-serif' font-size='11'>";
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 140 << "' height='" << h
+    << "' font-family='sans-serif' font-size='11'>";
   int y = top;
   for (const json *r : rs) {
     const double v = num((*r)["metrics"], "achieved_bytes_per_s");
     const std::string id = (*r)["id"];
     o << "<text x='" << left - 6 << "' y='" << y + 14 << "' text-anchor='end'>"
       << esc(id.substr(10)) << "</text><rect x='" << left << "' y='" << y + 3 << "' width='"
-      << width * v / scale << "' height='" << row - 6 << "' fill='"
-      << status_color((*r)["status"]) << "'/><text x='" << left + width * v / scale + 4
-      << "' y='" << y + 14 << "'>" << fmt(v / 1e9) << " GB/s (" << fmt(100 * v / peak, 3)
-      << "%)</text>";
+      << width * v / scale << "' height='" << row - 6 << "' fill='" << status_color((*r)["status"])
+      << "'/><text x='" << left + width * v / scale + 4 << "' y='" << y + 14 << "'>" << fmt(v / 1e9)
+      << " GB/s (" << fmt(100 * v / peak, 3) << "%)</text>";
     y += row;
   }
   for (auto [frac, label] : {std::pair{1.0, "declared peak"}, {0.85, "85%"}}) {
@@ -164,10 +176,14 @@ std::string roofline_chart(const json &results) {
   ymin /= 5;
   const double xmin = 1e-2, xmax = 1e3;
   const int W = 560, H = 320, L = 70, B = 40;
-  auto X = [&](double ai) { return L + (W - L - 20) * (std::log10(ai) - std::log10(xmin)) /
-                                           (std::log10(xmax) - std::log10(xmin)); };
-  auto Y = [&](double f) { return (H - B) - (H - B - 10) * (std::log10(f) - std::log10(ymin)) /
-                                                 (std::log10(ymax) - std::log10(ymin)); };
+  auto X = [&](double ai) {
+    return L + (W - L - 20) * (std::log10(ai) - std::log10(xmin)) /
+                   (std::log10(xmax) - std::log10(xmin));
+  };
+  auto Y = [&](double f) {
+    return (H - B) - (H - B - 10) * (std::log10(f) - std::log10(ymin)) /
+                         (std::log10(ymax) - std::log10(ymin));
+  };
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W + 200 << "' height='" << H
     << "' font-family='sans-serif' font-size='11'>";
@@ -236,8 +252,8 @@ std::string html_report(const json &results) {
   row("profile", run.value("profile", ""));
   row("seed", run["seed"].dump());
   row("peak bandwidth", fmt(dev.value("peak_bandwidth_bytes_per_s", 0.0) / 1e9) + " GB/s");
-  row("peak f32", fmt(dev.value("peak_flops", json::object()).value("f32", 0.0) / 1e9) +
-                      " GFLOP/s");
+  row("peak f32",
+      fmt(dev.value("peak_flops", json::object()).value("f32", 0.0) / 1e9) + " GFLOP/s");
   o << "</table>\n<h2>Summary</h2><table><tr><th>suite</th>";
   const char *sts[] = {"pass", "fail", "not-supported", "crash", "timeout"};
   for (const char *k : sts)
@@ -249,8 +265,8 @@ std::string html_report(const json &results) {
       o << "<td>" << counts.value(k, 0) << "</td>";
     o << "</tr>";
   }
-  o << "</table><p>" << s["expected_failures"] << " expected failure(s), "
-    << s["unexpected_passes"] << " unexpected pass(es).</p>\n";
+  o << "</table><p>" << s["expected_failures"] << " expected failure(s), " << s["unexpected_passes"]
+    << " unexpected pass(es).</p>\n";
   o << "<h2>Precision: error distribution per op</h2>"
     << "<p>Share of result elements by error in ULPs of the result format against the fp64 "
        "reference; on the right, the worst test's error as a fraction of its bound.</p>"
@@ -264,22 +280,23 @@ std::string html_report(const json &results) {
       continue;
     if (st == "not-supported")
       continue;
-    o << "<tr><td>" << esc(r["id"]) << "</td><td><span class='st' style='background:"
-      << status_color(st) << "'>" << st << "</span>"
-      << (r.value("unexpected_pass", false) ? " unexpected pass" : "")
-      << (expected_failure(r) ? " (expected)" : "")
-      << "</td><td><pre>" << esc(r.value("message", "")) << "</pre></td></tr>";
+    o << "<tr><td>" << esc(r["id"])
+      << "</td><td><span class='st' style='background:" << status_color(st) << "'>" << st
+      << "</span>" << (r.value("unexpected_pass", false) ? " unexpected pass" : "")
+      << (expected_failure(r) ? " (expected)" : "") << "</td><td><pre>"
+      << esc(r.value("message", "")) << "</pre></td></tr>";
   }
   o << "</table>\n<h2>All results</h2><details><summary>" << s["total"]
-    << " tests</summary><table><tr><th>test</th><th>status</th><th>time (s)</th><th>metrics</th></tr>";
+    << " tests</summary><table><tr><th>test</th><th>status</th><th>time "
+       "(s)</th><th>metrics</th></tr>";
   for (const json &r : results["results"]) {
     json m = r.value("metrics", json::object());
     if (m.is_object())
       m.erase("ulp_histogram");
-    o << "<tr><td>" << esc(r["id"]) << "</td><td><span class='st' style='background:"
-      << status_color(r["status"]) << "'>" << r["status"].get<std::string>()
-      << "</span></td><td>" << fmt(r.value("duration_s", 0.0)) << "</td><td><pre>"
-      << esc(m.dump()) << "</pre></td></tr>";
+    o << "<tr><td>" << esc(r["id"])
+      << "</td><td><span class='st' style='background:" << status_color(r["status"]) << "'>"
+      << r["status"].get<std::string>() << "</span></td><td>" << fmt(r.value("duration_s", 0.0))
+      << "</td><td><pre>" << esc(m.dump()) << "</pre></td></tr>";
   }
   o << "</table></details></body></html>\n";
   return o.str();

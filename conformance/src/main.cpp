@@ -45,9 +45,8 @@ void add_selection(po::options_description &d) {
       "data-dir", po::value<std::string>()->default_value(TL_CONFORM_DATA_DIR),
       "tolerances, expected failures, baselines")(
       "corpus-dir", po::value<std::string>()->default_value(TL_CONFORM_CORPUS_DIR),
-      "compiler suite corpus")(
-      "source-dir", po::value<std::string>()->default_value(TL_SOURCE_DIR),
-      "TL source tree (library kernels)")(
+      "compiler suite corpus")("source-dir", po::value<std::string>()->default_value(TL_SOURCE_DIR),
+                               "TL source tree (library kernels)")(
       "cts", po::value<std::string>()->default_value(TL_CONFORM_CTS),
       "the HAL conformance program (tl_hal_cts)")(
       "target", po::value<std::string>()->default_value(""),
@@ -113,10 +112,10 @@ int cmd_run(const std::vector<std::string> &args) {
   d.add_options()("jobs,j", po::value<int>()->default_value(1), "tests run in parallel")(
       "seed", po::value<uint64_t>()->default_value(kDefaultSeed), "the run's random seed")(
       "resume", "continue the run in --out: finished tests are not repeated")(
-      "out", po::value<std::string>()->default_value("conform-out"), "output directory")(
-      "timeout", po::value<double>()->default_value(0), "per-test timeout in seconds (0: each "
-                                                         "test's own)")(
-      "quiet,q", "print only the progress and the summary");
+      "out", po::value<std::string>()->default_value("conform-out"),
+      "output directory")("timeout", po::value<double>()->default_value(0),
+                          "per-test timeout in seconds (0: each "
+                          "test's own)")("quiet,q", "print only the progress and the summary");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
@@ -188,8 +187,7 @@ int cmd_worker(const std::vector<std::string> &args) {
       "test-def", po::value(&w.test_def))("seed", po::value(&w.seed))(
       "result", po::value(&w.result)->required())("data-dir", po::value(&w.paths.data_dir))(
       "corpus-dir", po::value(&w.paths.corpus_dir))("source-dir", po::value(&w.paths.source_dir))(
-      "cts", po::value(&w.paths.cts))(
-      "target", po::value(&w.paths.target));
+      "cts", po::value(&w.paths.cts))("target", po::value(&w.paths.target));
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
@@ -213,11 +211,16 @@ int main(int argc, char **argv) {
     return 0;
   }
   try {
-    if (cmd == "list") return cmd_list(args);
-    if (cmd == "run") return cmd_run(args);
-    if (cmd == "report") return cmd_report(args);
-    if (cmd == "verify") return cmd_verify(args);
-    if (cmd == "__worker") return cmd_worker(args);
+    if (cmd == "list")
+      return cmd_list(args);
+    if (cmd == "run")
+      return cmd_run(args);
+    if (cmd == "report")
+      return cmd_report(args);
+    if (cmd == "verify")
+      return cmd_verify(args);
+    if (cmd == "__worker")
+      return cmd_worker(args);
     std::cerr << "tl-conform: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const std::exception &e) {

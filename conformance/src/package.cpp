@@ -142,7 +142,8 @@ std::string create_package(const std::string &out_dir, const json &results, cons
               {"profile", run["profile"]},
               {"seed", run["seed"]},
               {"verdict", results["verdict"]}};
-  const json device = {{"capabilities", results["device"]}, {"plugin", results["plugin"]},
+  const json device = {{"capabilities", results["device"]},
+                       {"plugin", results["plugin"]},
                        {"plugins", results["plugins"]}};
   ArchiveEntries e;
   e.emplace_back("statement.txt", statement(results, pkg));

@@ -29,11 +29,11 @@ int64_t pow2_at_least(int64_t n) {
 }
 
 // Elementwise shapes: the first (ragged against the 256-lane tile) is in the core profile.
-const std::vector<std::vector<int64_t>> kElementwiseShapes = {
-    {4099}, {1}, {256}, {257}, {65537}, {37, 45}};
+const std::vector<std::vector<int64_t>> kElementwiseShapes = {{4099}, {1},     {256},
+                                                              {257},  {65537}, {37, 45}};
 const std::vector<std::vector<int64_t>> kReduceShapes = {{37, 45}, {1, 1}, {130, 300}};
-const std::vector<std::vector<int64_t>> kDotShapes = {{37, 45, 70}, {1, 1, 1}, {64, 64, 64},
-                                                      {100, 3, 257}};
+const std::vector<std::vector<int64_t>> kDotShapes = {
+    {37, 45, 70}, {1, 1, 1}, {64, 64, 64}, {100, 3, 257}};
 
 void add_shapes(std::vector<PrecisionCase> &out, PrecisionCase base,
                 const std::vector<std::vector<int64_t>> &shapes, const std::string &suffix = "") {
@@ -83,16 +83,19 @@ void add_float_cases(std::vector<PrecisionCase> &out) {
 
 /// Integer ops: exact, wrapping.
 void add_int_cases(std::vector<PrecisionCase> &out) {
-  for (const char *op : {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
-                         "min", "max"}) {
+  for (const char *op :
+       {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "min", "max"}) {
     PrecisionCase c =
         make_case(PrecisionKind::IntBinary, op, "int", ScalarKind::I32, ScalarKind::I32);
     c.id = std::string(op) + ".i32";
     add_shapes(out, c, kElementwiseShapes);
   }
-  for (auto [op, k] : {std::pair{"add", ScalarKind::I8}, {"mul", ScalarKind::I8},
-                       {"div", ScalarKind::U32}, {"shr", ScalarKind::U32},
-                       {"min", ScalarKind::U32}, {"sub", ScalarKind::I16}}) {
+  for (auto [op, k] : {std::pair{"add", ScalarKind::I8},
+                       {"mul", ScalarKind::I8},
+                       {"div", ScalarKind::U32},
+                       {"shr", ScalarKind::U32},
+                       {"min", ScalarKind::U32},
+                       {"sub", ScalarKind::I16}}) {
     PrecisionCase c = make_case(PrecisionKind::IntBinary, op, "int", k, k);
     c.id = std::string(op) + "." + dt(k);
     add_shapes(out, c, kElementwiseShapes);
@@ -169,11 +172,12 @@ void add_dot_cases(std::vector<PrecisionCase> &out) {
     ScalarKind in, acc;
     std::string precision, tol;
   };
-  for (const DotSpec &d : std::vector<DotSpec>{{ScalarKind::F32, ScalarKind::F32, "", "dot"},
-                                               {ScalarKind::F16, ScalarKind::F32, "", "dot"},
-                                               {ScalarKind::BF16, ScalarKind::F32, "", "dot"},
-                                               {ScalarKind::F32, ScalarKind::F32, "tf32", "dot_tf32"},
-                                               {ScalarKind::I8, ScalarKind::I32, "", "int"}}) {
+  for (const DotSpec &d :
+       std::vector<DotSpec>{{ScalarKind::F32, ScalarKind::F32, "", "dot"},
+                            {ScalarKind::F16, ScalarKind::F32, "", "dot"},
+                            {ScalarKind::BF16, ScalarKind::F32, "", "dot"},
+                            {ScalarKind::F32, ScalarKind::F32, "tf32", "dot_tf32"},
+                            {ScalarKind::I8, ScalarKind::I32, "", "int"}}) {
     PrecisionCase c = make_case(PrecisionKind::Dot, "dot", d.tol, d.in, d.acc);
     c.input_precision = d.precision;
     c.id = "dot." + dt(d.in) + "-" + dt(d.acc) + (d.precision.empty() ? "" : "." + d.precision);
@@ -249,8 +253,8 @@ std::string reduce_kernel(const PrecisionCase &c) {
                                       : "tile<" + std::to_string(red) + "x16x" + dt(c.in) + ">";
   const bool scan = c.kind == PrecisionKind::Scan;
   std::ostringstream k;
-  k << "kernel @k(%x: tensor<?x?x" << dt(c.in) << ">, %y: "
-    << (scan ? "tensor<?x?x" : "tensor<?x") << dt(c.out) << ">) {\n"
+  k << "kernel @k(%x: tensor<?x?x" << dt(c.in) << ">, %y: " << (scan ? "tensor<?x?x" : "tensor<?x")
+    << dt(c.out) << ">) {\n"
     << "  %p = program_id {axis = 0} : i32\n  %b = constant {value = 16} : i32\n"
     << "  %o = mul %p, %b : i32\n  %z = constant {value = 0} : i32\n";
   const std::string at = c.axis == 1 ? "%o, %z" : "%z, %o";
@@ -291,15 +295,18 @@ std::string dot_kernel(const PrecisionCase &c) {
 int PrecisionCase::arity() const {
   switch (kind) {
   case PrecisionKind::Binary:
-  case PrecisionKind::IntBinary: return 2;
-  case PrecisionKind::Fma: return 3;
-  default: return 1;
+  case PrecisionKind::IntBinary:
+    return 2;
+  case PrecisionKind::Fma:
+    return 3;
+  default:
+    return 1;
   }
 }
 
 json PrecisionCase::params() const {
-  json j = {{"op", op}, {"in", dt(in)}, {"out", dt(out)}, {"shape", shape},
-            {"tolerance_entry", tol_key}};
+  json j = {
+      {"op", op}, {"in", dt(in)}, {"out", dt(out)}, {"shape", shape}, {"tolerance_entry", tol_key}};
   if (kind == PrecisionKind::Reduce || kind == PrecisionKind::Scan)
     j["axis"] = axis;
   if (!rounding.empty())
@@ -317,9 +324,12 @@ const std::vector<PrecisionCase> &precision_cases() {
 std::string precision_kernel(const PrecisionCase &c) {
   switch (c.kind) {
   case PrecisionKind::Reduce:
-  case PrecisionKind::Scan: return reduce_kernel(c);
-  case PrecisionKind::Dot: return dot_kernel(c);
-  default: return elementwise_kernel(c);
+  case PrecisionKind::Scan:
+    return reduce_kernel(c);
+  case PrecisionKind::Dot:
+    return dot_kernel(c);
+  default:
+    return elementwise_kernel(c);
   }
 }
 

@@ -17,8 +17,8 @@ enum class PrecisionKind { Unary, Binary, Fma, IntUnary, IntBinary, Cast, Reduce
 
 struct PrecisionCase {
   std::string id;
-  std::string op;       // Tile IR op name ("exp", "reduce" kinds are "sum", ...)
-  std::string tol_key;  // the tolerance-table entry ("exp", "reduce_sum", "cast", ...)
+  std::string op;      // Tile IR op name ("exp", "reduce" kinds are "sum", ...)
+  std::string tol_key; // the tolerance-table entry ("exp", "reduce_sum", "cast", ...)
   PrecisionKind kind;
   ir::ScalarKind in = ir::ScalarKind::F32;
   ir::ScalarKind out = ir::ScalarKind::F32;

@@ -20,10 +20,18 @@ std::string xml_escape(const std::string &s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-    case '&': o += "&amp;"; break;
-    case '<': o += "&lt;"; break;
-    case '>': o += "&gt;"; break;
-    case '"': o += "&quot;"; break;
+    case '&':
+      o += "&amp;";
+      break;
+    case '<':
+      o += "&lt;";
+      break;
+    case '>':
+      o += "&gt;";
+      break;
+    case '"':
+      o += "&quot;";
+      break;
     default:
       // XML 1.0 forbids most control characters.
       if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
@@ -105,16 +113,16 @@ json compute_verdict(const json &results, const json &manifest) {
     }
   }
   for (const json &r : results["results"]) // failures outside the manifest (a lost device)
-    if (is_failure(r["status"]) && !std::count_if(manifest["tests"].begin(),
-                                                   manifest["tests"].end(), [&](const json &t) {
-                                                     return t["id"] == r["id"];
-                                                   })) {
+    if (is_failure(r["status"]) &&
+        !std::count_if(manifest["tests"].begin(), manifest["tests"].end(),
+                       [&](const json &t) { return t["id"] == r["id"]; })) {
       failing.push_back({{"id", r["id"]}, {"status", r["status"]}});
       core_ok = all_ok = false;
     }
   if (!results["run"].value("device_ok", true))
     core_ok = all_ok = false;
-  const bool suite_modified = results["run"].value("suite_sha256", "") != sha256_hex(manifest.dump());
+  const bool suite_modified =
+      results["run"].value("suite_sha256", "") != sha256_hex(manifest.dump());
   if (suite_modified)
     core_ok = all_ok = false;
   json certified = json::array();
@@ -137,8 +145,7 @@ std::string verdict_line(const json &v) {
     o << "CERTIFIED for profile " << profile;
     return o.str();
   }
-  o << "NOT CERTIFIED for profile " << profile << ": " << v["failing"].size()
-    << " failing test(s)";
+  o << "NOT CERTIFIED for profile " << profile << ": " << v["failing"].size() << " failing test(s)";
   if (!v["missing"].empty())
     o << ", " << v["missing"].size() << " not run";
   if (!v.value("suite_matches_manifest", true))
@@ -250,16 +257,15 @@ int write_outputs(const std::string &out_dir, bool print) {
     std::cout << "summary: " << s["total"] << " tests:";
     for (const char *k : {"pass", "fail", "not-supported", "crash", "timeout"})
       std::cout << " " << s.value(k, 0) << " " << k << ",";
-    std::cout << " " << s["expected_failures"] << " expected failure(s), "
-              << s["unexpected_passes"] << " unexpected pass(es)\n";
+    std::cout << " " << s["expected_failures"] << " expected failure(s), " << s["unexpected_passes"]
+              << " unexpected pass(es)\n";
     for (const json &r : results["results"]) {
       const std::string st = r["status"];
       if (r.value("unexpected_pass", false))
         std::cout << "  UNEXPECTED PASS " << r["id"].get<std::string>() << "\n";
       else if (is_failure(st))
-        std::cout << "  " << st << (r.value("expected_failure", false) ? " (expected)" : "")
-                  << " " << r["id"].get<std::string>() << ": " << headline(r.value("message", ""))
-                  << "\n";
+        std::cout << "  " << st << (r.value("expected_failure", false) ? " (expected)" : "") << " "
+                  << r["id"].get<std::string>() << ": " << headline(r.value("message", "")) << "\n";
     }
     std::cout << "seed: " << results["run"]["seed"] << "\n";
     std::cout << "outputs: " << out_dir << "/{results.jsonl,results.json,junit.xml,report.html}\n";

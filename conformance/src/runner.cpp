@@ -30,16 +30,16 @@ void on_signal(int) { g_interrupted = 1; }
 
 std::vector<std::string> worker_argv(const RunConfig &cfg, const std::string &mode,
                                      const std::string &result, const std::string &def) {
-  std::vector<std::string> a = {self_exe(),         "__worker",
-                                "--mode",           mode,
-                                "--device",         cfg.device,
-                                "--seed",           std::to_string(cfg.seed),
-                                "--result",         result,
-                                "--data-dir",       cfg.paths.data_dir,
-                                "--corpus-dir",     cfg.paths.corpus_dir,
-                                "--source-dir",     cfg.paths.source_dir,
-                                "--cts",            cfg.paths.cts,
-                                "--target",         cfg.paths.target};
+  std::vector<std::string> a = {self_exe(),     "__worker",
+                                "--mode",       mode,
+                                "--device",     cfg.device,
+                                "--seed",       std::to_string(cfg.seed),
+                                "--result",     result,
+                                "--data-dir",   cfg.paths.data_dir,
+                                "--corpus-dir", cfg.paths.corpus_dir,
+                                "--source-dir", cfg.paths.source_dir,
+                                "--cts",        cfg.paths.cts,
+                                "--target",     cfg.paths.target};
   if (!def.empty()) {
     a.push_back("--test-def");
     a.push_back(def);
@@ -123,8 +123,8 @@ private:
 };
 
 json finish_record(const Running &r, int wait_status, const json &expected) {
-  json rec = {{"type", "result"}, {"id", r.test.id}, {"suite", r.test.suite},
-              {"profile", r.test.profile}};
+  json rec = {
+      {"type", "result"}, {"id", r.test.id}, {"suite", r.test.suite}, {"profile", r.test.profile}};
   const std::chrono::duration<double> dt = Clock::now() - r.start;
   rec["log"] = "logs/" + fs::path(r.log_path).filename().string();
   if (r.timed_out) {
@@ -387,14 +387,13 @@ json suite_manifest(const std::vector<TestDef> &profile_tests, const Paths &path
   for (const TestDef &t : profile_tests)
     tests.push_back({{"id", t.id}, {"profile", t.profile}, {"params", t.params}});
   json data = json::object();
-  for (const std::string &f : {std::string("tolerances.json"),
-                               "expected-failures-" + plugin + ".json",
-                               "baseline-" + plugin + ".json"}) {
+  for (const std::string &f :
+       {std::string("tolerances.json"), "expected-failures-" + plugin + ".json",
+        "baseline-" + plugin + ".json"}) {
     const std::string p = paths.data_dir + "/" + f;
     data[f] = fs::exists(p) ? json(sha256_file(p)) : json(nullptr);
   }
-  return {{"suite_version", kSuiteVersion}, {"profile", profile}, {"data", data},
-          {"tests", tests}};
+  return {{"suite_version", kSuiteVersion}, {"profile", profile}, {"data", data}, {"tests", tests}};
 }
 
 DeviceDescription describe_device(const RunConfig &cfg, const std::string &log_path) {
@@ -414,8 +413,8 @@ DeviceDescription describe_device(const RunConfig &cfg, const std::string &log_p
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!fs::exists(result)) {
-    d.error = "describing the device: the worker " + describe_exit(st) + "\n" +
-              file_tail(log_path, 1500);
+    d.error =
+        "describing the device: the worker " + describe_exit(st) + "\n" + file_tail(log_path, 1500);
     return d;
   }
   json j = read_json(result);
@@ -442,9 +441,7 @@ int run_command(const RunConfig &cfg) {
   std::vector<TestDef> all = list_all(cfg.paths, desc);
   const std::vector<TestDef> profile_tests = profile_tests_of(cfg, all);
   const json manifest = suite_manifest(profile_tests, cfg.paths, plugin, cfg.profile);
-  {
-    std::ofstream(cfg.out_dir + "/suite.json") << manifest.dump(2) << "\n";
-  }
+  { std::ofstream(cfg.out_dir + "/suite.json") << manifest.dump(2) << "\n"; }
   std::vector<TestDef> tests = select_tests(cfg, all);
   const json header = run_header(cfg, desc, manifest, tests.size(), profile_tests.size());
   const std::set<std::string> done = open_log(cfg, log, header);
@@ -461,8 +458,7 @@ int run_command(const RunConfig &cfg) {
   Progress progress(tests.size(), tests.size() - pending.size(), cfg.quiet);
   if (!run_tests(cfg, pending, log, expected, progress)) {
     progress.end();
-    std::cout << "interrupted: finished results are in " << log
-              << "; continue with --resume\n";
+    std::cout << "interrupted: finished results are in " << log << "; continue with --resume\n";
     return 130;
   }
   progress.end();

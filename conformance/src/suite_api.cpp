@@ -37,14 +37,16 @@ Outcome plugin_loads(WorkerContext &ctx) {
   for (const tl_plugin_info &p : ctx.runtime->plugins()) {
     if (ctx.plugin_name != p.name)
       continue;
-    m = {{"plugin", p.name}, {"version", p.version}, {"abi", std::to_string(p.abi_major) + "." +
-                                                                std::to_string(p.abi_minor)},
+    m = {{"plugin", p.name},
+         {"version", p.version},
+         {"abi", std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor)},
          {"devices", p.device_count}};
     if (!p.available)
       return Outcome::fail(std::string("plugin unavailable: ") + p.reason, m);
     if (p.abi_major != TL_VENDOR_ABI_MAJOR)
       return Outcome::fail("plugin speaks vendor ABI " + std::to_string(p.abi_major) +
-                               ", this runtime " + std::to_string(TL_VENDOR_ABI_MAJOR), m);
+                               ", this runtime " + std::to_string(TL_VENDOR_ABI_MAJOR),
+                           m);
     if (std::string(p.version).empty())
       return Outcome::fail("the plugin reports no version", m);
     return Outcome::pass(m);
@@ -70,7 +72,8 @@ Outcome run_api(WorkerContext &ctx, const TestDef &t) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   const std::string tail = out.size() > 1500 ? out.substr(out.size() - 1500) : out;
   if (!exited_ok(status) && !std::ifstream(report)) {
-    Outcome o{Status::Crash, "the CTS process " + describe_exit(status) + "\n" + tail, json::object()};
+    Outcome o{Status::Crash, "the CTS process " + describe_exit(status) + "\n" + tail,
+              json::object()};
     if (status == -1)
       o.status = Status::Timeout;
     return o;

@@ -20,12 +20,15 @@ struct BandwidthCase {
 };
 
 const std::vector<BandwidthCase> &cases() {
-  static const std::vector<BandwidthCase> c = {
-      {"h2d", "h2d", 64, true},         {"d2h", "d2h", 64, true},
-      {"d2d", "d2d", 64, true},         {"kernel_copy", "copy", 64, true},
-      {"kernel_triad", "triad", 64, true}, {"h2d.256MiB", "h2d", 256, false},
-      {"d2h.256MiB", "d2h", 256, false},   {"d2d.256MiB", "d2d", 256, false},
-      {"kernel_triad.16MiB", "triad", 16, false}};
+  static const std::vector<BandwidthCase> c = {{"h2d", "h2d", 64, true},
+                                               {"d2h", "d2h", 64, true},
+                                               {"d2d", "d2d", 64, true},
+                                               {"kernel_copy", "copy", 64, true},
+                                               {"kernel_triad", "triad", 64, true},
+                                               {"h2d.256MiB", "h2d", 256, false},
+                                               {"d2h.256MiB", "d2h", 256, false},
+                                               {"d2d.256MiB", "d2d", 256, false},
+                                               {"kernel_triad.16MiB", "triad", 16, false}};
   return c;
 }
 
@@ -69,9 +72,15 @@ std::string kernels_for_block(int64_t block) {
 std::vector<TestDef> list_bandwidth(const ListContext &) {
   std::vector<TestDef> out;
   for (const BandwidthCase &c : cases())
-    out.push_back({std::string("bandwidth.") + c.name, "bandwidth", c.core ? "core" : "full", 300,
+    out.push_back({std::string("bandwidth.") + c.name,
+                   "bandwidth",
+                   c.core ? "core" : "full",
+                   300,
                    true,
-                   {{"kind", c.kind}, {"size_mib", c.mib}, {"warmup", 1}, {"reps", 5},
+                   {{"kind", c.kind},
+                    {"size_mib", c.mib},
+                    {"warmup", 1},
+                    {"reps", 5},
                     {"pass_fraction_of_peak", kPassFraction}}});
   return out;
 }
@@ -81,11 +90,12 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   const uint64_t size = t.params["size_mib"].get<uint64_t>() << 20;
   const int warmup = t.params["warmup"], reps = t.params["reps"];
   if (ctx.info.memory_bytes < 4 * size)
-    return Outcome::not_supported("the device has less than 4x the " +
-                                  std::to_string(size >> 20) + " MiB the test needs");
+    return Outcome::not_supported("the device has less than 4x the " + std::to_string(size >> 20) +
+                                  " MiB the test needs");
   hal::Device dev(ctx.device);
   hal::Stream s = dev.stream();
-  hal::Buffer a = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL), b = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
+  hal::Buffer a = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
+              b = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
               c = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL);
   std::vector<char> host(size, 1);
   std::memset(host.data(), 1, size); // touch every page before timing
@@ -136,9 +146,14 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   }
   const double peak = ctx.info.peak_bandwidth_bytes_per_s;
   const double achieved = best > 0 ? counted / best : 0;
-  json m = {{"kind", kind},          {"size_bytes", size},       {"bytes_counted", counted},
-            {"best_s", best},        {"reps", reps},             {"achieved_bytes_per_s", achieved},
-            {"peak_bytes_per_s", peak}, {"fraction_of_peak", peak > 0 ? achieved / peak : 0},
+  json m = {{"kind", kind},
+            {"size_bytes", size},
+            {"bytes_counted", counted},
+            {"best_s", best},
+            {"reps", reps},
+            {"achieved_bytes_per_s", achieved},
+            {"peak_bytes_per_s", peak},
+            {"fraction_of_peak", peak > 0 ? achieved / peak : 0},
             {"pass_fraction", kPassFraction}};
   if (kernel) {
     m["block"] = best_block;

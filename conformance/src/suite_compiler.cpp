@@ -77,7 +77,11 @@ std::vector<TestDef> list_compiler(const ListContext &ctx) {
   std::vector<TestDef> out;
   for (const CorpusCase &c : corpus(ctx.paths)) {
     const std::string rel = fs::path(c.file).filename().string();
-    out.push_back({c.id, "compiler", "core", 120, false,
+    out.push_back({c.id,
+                   "compiler",
+                   "core",
+                   120,
+                   false,
                    {{"file", rel}, {"file_sha256", sha256_file(c.file)}, {"case", c.line}}});
   }
   return out;

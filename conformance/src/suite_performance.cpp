@@ -31,7 +31,11 @@ const std::vector<PerfCase> &cases() {
 std::vector<TestDef> list_performance(const ListContext &) {
   std::vector<TestDef> out;
   for (const PerfCase &c : cases())
-    out.push_back({"performance." + c.name, "performance", c.core ? "core" : "full", 300, true,
+    out.push_back({"performance." + c.name,
+                   "performance",
+                   c.core ? "core" : "full",
+                   300,
+                   true,
                    {{"kernel", "kernels/tlir/" + c.kernel_file},
                     {"dims", c.dims},
                     {"warmup", 1},
@@ -119,8 +123,10 @@ Outcome judge_against_baseline(const WorkerContext &ctx, const TestDef &t, doubl
     const double base = baseline["tests"][t.id].value("achieved_flops_per_s", 0.0);
     m["baseline_flops_per_s"] = base;
     if (achieved < (1 - margin) * base)
-      return Outcome::fail("regression: " + std::to_string(achieved / 1e9) + " GFLOP/s against a "
-                               "baseline of " + std::to_string(base / 1e9) + " GFLOP/s (margin " +
+      return Outcome::fail("regression: " + std::to_string(achieved / 1e9) +
+                               " GFLOP/s against a "
+                               "baseline of " +
+                               std::to_string(base / 1e9) + " GFLOP/s (margin " +
                                std::to_string(int(margin * 100)) + "%)",
                            m);
   } else {

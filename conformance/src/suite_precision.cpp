@@ -24,12 +24,18 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 num::FloatFormat fmt(ScalarKind k) {
   switch (k) {
-  case ScalarKind::F16: return num::FloatFormat::F16;
-  case ScalarKind::BF16: return num::FloatFormat::BF16;
-  case ScalarKind::F64: return num::FloatFormat::F64;
-  case ScalarKind::F8E4M3: return num::FloatFormat::F8E4M3;
-  case ScalarKind::F8E5M2: return num::FloatFormat::F8E5M2;
-  default: return num::FloatFormat::F32;
+  case ScalarKind::F16:
+    return num::FloatFormat::F16;
+  case ScalarKind::BF16:
+    return num::FloatFormat::BF16;
+  case ScalarKind::F64:
+    return num::FloatFormat::F64;
+  case ScalarKind::F8E4M3:
+    return num::FloatFormat::F8E4M3;
+  case ScalarKind::F8E5M2:
+    return num::FloatFormat::F8E5M2;
+  default:
+    return num::FloatFormat::F32;
   }
 }
 
@@ -60,29 +66,37 @@ double float_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
   const bool f16 = narrow(k);
   const num::FormatInfo &f = num::format_info(fmt(k));
   const double emin = std::log2(f.min_subnormal), emax = std::log2(f.max_finite);
-  if (op == "exp") return f16 ? s.uniform(-17, 11) : s.uniform(-87, 88);
-  if (op == "exp2") return f16 ? s.uniform(-24, 15.9) : s.uniform(-126, 127.9);
+  if (op == "exp")
+    return f16 ? s.uniform(-17, 11) : s.uniform(-87, 88);
+  if (op == "exp2")
+    return f16 ? s.uniform(-24, 15.9) : s.uniform(-126, 127.9);
   if (op == "log" || op == "log2" || op == "sqrt" || op == "rsqrt")
     return s.binades(emin, emax, false);
-  if (op == "tanh") return s.uniform(-10, 10);
-  if (op == "erf") return s.uniform(-5, 5);
-  if (op == "sigmoid") return s.uniform(-30, 30);
+  if (op == "tanh")
+    return s.uniform(-10, 10);
+  if (op == "erf")
+    return s.uniform(-5, 5);
+  if (op == "sigmoid")
+    return s.uniform(-30, 30);
   if (op == "sin" || op == "cos")
     return f16 ? s.uniform(-100, 100) : (s.coin() ? s.uniform(-25, 25) : s.binades(0, 20));
-  if (op == "abs" || op == "neg") return s.binades(emin, emax);
+  if (op == "abs" || op == "neg")
+    return s.binades(emin, emax);
   if (op == "pow")
     return i == 0 ? s.binades(f16 ? -2 : -4, f16 ? 2 : 4, false)
                   : s.uniform(f16 ? -3.5 : -10, f16 ? 3.5 : 10);
-  if (op == "mul" || op == "div") return s.binades(f16 ? -7 : -20, f16 ? 7 : 20);
-  if (op == "fma") return s.binades(f16 ? -5 : -10, f16 ? 5 : 10);
+  if (op == "mul" || op == "div")
+    return s.binades(f16 ? -7 : -20, f16 ? 7 : 20);
+  if (op == "fma")
+    return s.binades(f16 ? -5 : -10, f16 ? 5 : 10);
   return s.binades(f16 ? -10 : -20, f16 ? 14 : 20); // add, sub, min, max
 }
 
 /// IEEE special values placed in the first lanes of unary and binary float cases.
 std::vector<double> specials(ScalarKind k) {
   const num::FormatInfo &f = num::format_info(fmt(k));
-  return {0.0, -0.0, kInf, -kInf, std::nan(""), 1.0, -1.0, f.min_subnormal, f.max_finite,
-          -f.max_finite};
+  return {0.0,          -0.0,         kInf, -kInf, std::nan(""), 1.0, -1.0, f.min_subnormal,
+          f.max_finite, -f.max_finite};
 }
 
 int64_t wrap(ScalarKind k, int64_t v) {
@@ -101,21 +115,36 @@ int64_t int_op(const std::string &op, ScalarKind k, int64_t x, int64_t y) {
   const uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
   const uint64_t mask = w >= 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
   int64_t r = 0;
-  if (op == "add") r = static_cast<int64_t>(ux + uy);
-  else if (op == "sub") r = static_cast<int64_t>(ux - uy);
-  else if (op == "mul") r = static_cast<int64_t>(ux * uy);
-  else if (op == "div") r = sign ? x / y : static_cast<int64_t>((ux & mask) / (uy & mask));
-  else if (op == "rem") r = sign ? x % y : static_cast<int64_t>((ux & mask) % (uy & mask));
-  else if (op == "and") r = x & y;
-  else if (op == "or") r = x | y;
-  else if (op == "xor") r = x ^ y;
-  else if (op == "shl") r = static_cast<int64_t>(ux << (uy % w));
-  else if (op == "shr") r = sign ? x >> (uy % w) : static_cast<int64_t>((ux & mask) >> (uy % w));
-  else if (op == "min") r = sign ? std::min(x, y) : int64_t(std::min(ux & mask, uy & mask));
-  else if (op == "max") r = sign ? std::max(x, y) : int64_t(std::max(ux & mask, uy & mask));
-  else if (op == "neg") r = static_cast<int64_t>(0 - ux);
-  else if (op == "abs") r = x < 0 ? static_cast<int64_t>(0 - ux) : x;
-  else if (op == "not") r = ~x;
+  if (op == "add")
+    r = static_cast<int64_t>(ux + uy);
+  else if (op == "sub")
+    r = static_cast<int64_t>(ux - uy);
+  else if (op == "mul")
+    r = static_cast<int64_t>(ux * uy);
+  else if (op == "div")
+    r = sign ? x / y : static_cast<int64_t>((ux & mask) / (uy & mask));
+  else if (op == "rem")
+    r = sign ? x % y : static_cast<int64_t>((ux & mask) % (uy & mask));
+  else if (op == "and")
+    r = x & y;
+  else if (op == "or")
+    r = x | y;
+  else if (op == "xor")
+    r = x ^ y;
+  else if (op == "shl")
+    r = static_cast<int64_t>(ux << (uy % w));
+  else if (op == "shr")
+    r = sign ? x >> (uy % w) : static_cast<int64_t>((ux & mask) >> (uy % w));
+  else if (op == "min")
+    r = sign ? std::min(x, y) : int64_t(std::min(ux & mask, uy & mask));
+  else if (op == "max")
+    r = sign ? std::max(x, y) : int64_t(std::max(ux & mask, uy & mask));
+  else if (op == "neg")
+    r = static_cast<int64_t>(0 - ux);
+  else if (op == "abs")
+    r = x < 0 ? static_cast<int64_t>(0 - ux) : x;
+  else if (op == "not")
+    r = ~x;
   return wrap(k, r);
 }
 
@@ -146,8 +175,7 @@ double cast_input(const PrecisionCase &c, Sampler &s) {
     return num::decode(fmt(c.in), s.bits()); // every bit pattern, NaN and inf included
   if (c.out == ScalarKind::I32) {
     const double r = s.uniform(0, 1);
-    return r < 0.1 ? specials(ScalarKind::F32)[s.integer(0, 9)]
-                   : s.binades(-4, 33);
+    return r < 0.1 ? specials(ScalarKind::F32)[s.integer(0, 9)] : s.binades(-4, 33);
   }
   const num::FormatInfo &t = num::format_info(fmt(c.out));
   const double r = s.uniform(0, 1);
@@ -162,9 +190,12 @@ double cast_input(const PrecisionCase &c, Sampler &s) {
 }
 
 num::Rounding rounding_of(const std::string &m) {
-  if (m == "rtz") return num::Rounding::TowardZero;
-  if (m == "rd") return num::Rounding::Down;
-  if (m == "ru") return num::Rounding::Up;
+  if (m == "rtz")
+    return num::Rounding::TowardZero;
+  if (m == "rd")
+    return num::Rounding::Down;
+  if (m == "ru")
+    return num::Rounding::Up;
   return num::Rounding::NearestEven;
 }
 
@@ -178,12 +209,12 @@ double cast_ref(const PrecisionCase &c, double x) {
 }
 
 const std::map<std::string, tl::ref::UnaryMath> kUnary = {
-    {"exp", tl::ref::UnaryMath::Exp},     {"exp2", tl::ref::UnaryMath::Exp2},
-    {"log", tl::ref::UnaryMath::Log},     {"log2", tl::ref::UnaryMath::Log2},
-    {"sqrt", tl::ref::UnaryMath::Sqrt},   {"rsqrt", tl::ref::UnaryMath::Rsqrt},
-    {"tanh", tl::ref::UnaryMath::Tanh},   {"erf", tl::ref::UnaryMath::Erf},
+    {"exp", tl::ref::UnaryMath::Exp},         {"exp2", tl::ref::UnaryMath::Exp2},
+    {"log", tl::ref::UnaryMath::Log},         {"log2", tl::ref::UnaryMath::Log2},
+    {"sqrt", tl::ref::UnaryMath::Sqrt},       {"rsqrt", tl::ref::UnaryMath::Rsqrt},
+    {"tanh", tl::ref::UnaryMath::Tanh},       {"erf", tl::ref::UnaryMath::Erf},
     {"sigmoid", tl::ref::UnaryMath::Sigmoid}, {"sin", tl::ref::UnaryMath::Sin},
-    {"cos", tl::ref::UnaryMath::Cos},     {"abs", tl::ref::UnaryMath::Abs},
+    {"cos", tl::ref::UnaryMath::Cos},         {"abs", tl::ref::UnaryMath::Abs},
     {"neg", tl::ref::UnaryMath::Neg}};
 const std::map<std::string, tl::ref::BinaryMath> kBinary = {
     {"add", tl::ref::BinaryMath::Add}, {"sub", tl::ref::BinaryMath::Sub},
@@ -238,12 +269,18 @@ Prepared prepare_elementwise(const PrecisionCase &c, Sampler &s) {
   p.ref.resize(n);
   for (int64_t e = 0; e < n; ++e) {
     switch (c.kind) {
-    case PrecisionKind::Unary: p.ref[e] = tl::ref::unary(kUnary.at(c.op), x[0][e]); break;
+    case PrecisionKind::Unary:
+      p.ref[e] = tl::ref::unary(kUnary.at(c.op), x[0][e]);
+      break;
     case PrecisionKind::Binary:
       p.ref[e] = tl::ref::binary(kBinary.at(c.op), x[0][e], x[1][e]);
       break;
-    case PrecisionKind::Fma: p.ref[e] = std::fma(x[0][e], x[1][e], x[2][e]); break;
-    case PrecisionKind::Cast: p.ref[e] = cast_ref(c, x[0][e]); break;
+    case PrecisionKind::Fma:
+      p.ref[e] = std::fma(x[0][e], x[1][e], x[2][e]);
+      break;
+    case PrecisionKind::Cast:
+      p.ref[e] = cast_ref(c, x[0][e]);
+      break;
     case PrecisionKind::IntUnary:
       p.ref[e] = double(int_op(c.op, c.in, int64_t(x[0][e]), 0));
       break;
@@ -268,8 +305,10 @@ Prepared prepare_reduce(const PrecisionCase &c, Sampler &s) {
   p.terms = c.axis == 1 ? C : R;
   if (c.kind == PrecisionKind::Reduce) {
     const std::map<std::string, tl::ref::ReduceKind> kinds = {
-        {"sum", tl::ref::ReduceKind::Sum}, {"max", tl::ref::ReduceKind::Max},
-        {"min", tl::ref::ReduceKind::Min}, {"argmax", tl::ref::ReduceKind::ArgMax}};
+        {"sum", tl::ref::ReduceKind::Sum},
+        {"max", tl::ref::ReduceKind::Max},
+        {"min", tl::ref::ReduceKind::Min},
+        {"argmax", tl::ref::ReduceKind::ArgMax}};
     const int64_t outs = c.axis == 1 ? R : C;
     p.ref.resize(outs);
     p.ref_abs.resize(outs);
@@ -349,7 +388,7 @@ Outcome run_precision(WorkerContext &ctx, const TestDef &t) {
   const Tolerance tol = table.lookup(c->tol_key, std::string(ir::scalar_name(c->out)));
 
   Sampler s(ctx.seed);
-  Prepared p = c->kind == PrecisionKind::Dot      ? prepare_dot(*c, s)
+  Prepared p = c->kind == PrecisionKind::Dot ? prepare_dot(*c, s)
                : c->kind == PrecisionKind::Reduce || c->kind == PrecisionKind::Scan
                    ? prepare_reduce(*c, s)
                    : prepare_elementwise(*c, s);

@@ -77,7 +77,8 @@ int describe(const WorkerArgs &args) {
     if (!std::isalnum(static_cast<unsigned char>(c)))
       c = '_';
   out["cts_base"] = param;
-  out["cts_tests"] = exited_ok(status) ? parse_cts_list(listing, param) : std::vector<std::string>{};
+  out["cts_tests"] =
+      exited_ok(status) ? parse_cts_list(listing, param) : std::vector<std::string>{};
   if (!exited_ok(status))
     out["cts_error"] = "listing the CTS (" + args.paths.cts + ") " + describe_exit(status);
   write_result(args.result, out);
@@ -121,13 +122,17 @@ int run_test(const WorkerArgs &args) {
 } // namespace
 
 json test_def_to_json(const TestDef &t) {
-  return {{"id", t.id},           {"suite", t.suite},         {"profile", t.profile},
-          {"timeout_s", t.timeout_s}, {"exclusive", t.exclusive}, {"params", t.params}};
+  return {{"id", t.id},
+          {"suite", t.suite},
+          {"profile", t.profile},
+          {"timeout_s", t.timeout_s},
+          {"exclusive", t.exclusive},
+          {"params", t.params}};
 }
 
 TestDef test_def_from_json(const json &j) {
-  return {j.at("id"),          j.at("suite"),        j.at("profile"),
-          j.at("timeout_s"),   j.at("exclusive"),    j.value("params", json::object())};
+  return {j.at("id"),        j.at("suite"),     j.at("profile"),
+          j.at("timeout_s"), j.at("exclusive"), j.value("params", json::object())};
 }
 
 int worker_main(const WorkerArgs &args) {

@@ -31,11 +31,9 @@ void fill_meta(Executable &exe, const tl::exe::Executable &image) {
       m.param_names.push_back(p.name);
     for (size_t i = 0; i < k.params.size(); ++i) {
       const tl::exe::ParamInfo &p = k.params[i];
-      m.params.push_back(tl_vendor_param{nullptr,
-                                         p.kind == tl::exe::ParamKind::Tensor ? TL_PARAM_TENSOR
-                                                                              : TL_PARAM_SCALAR,
-                                         static_cast<uint32_t>(p.dtype),
-                                         static_cast<uint32_t>(p.rank)});
+      m.params.push_back(tl_vendor_param{
+          nullptr, p.kind == tl::exe::ParamKind::Tensor ? TL_PARAM_TENSOR : TL_PARAM_SCALAR,
+          static_cast<uint32_t>(p.dtype), static_cast<uint32_t>(p.rank)});
     }
     exe.kernels.push_back(std::move(m));
   }
@@ -96,9 +94,10 @@ tl_status check_tensor(const char *fn, uint32_t i, const tl_arg &a, const Buffer
   const int64_t start = static_cast<int64_t>(a.offset_bytes) + lo;
   const int64_t end = static_cast<int64_t>(a.offset_bytes) + hi;
   if (hi > lo && (start < 0 || end > static_cast<int64_t>(b.size)))
-    return invalid(fn, where + "tensor view spans bytes [" + std::to_string(start) + ", " +
-                           std::to_string(end) + ") outside the buffer's " +
-                           std::to_string(b.size) + " bytes",
+    return invalid(fn,
+                   where + "tensor view spans bytes [" + std::to_string(start) + ", " +
+                       std::to_string(end) + ") outside the buffer's " + std::to_string(b.size) +
+                       " bytes",
                    TL_STATUS_OUT_OF_RANGE);
   return nullptr;
 }
@@ -141,8 +140,9 @@ tl_status tl_executable_load(tl_device device, const void *data, size_t size_byt
                                                                        : TL_STATUS_DATA_LOSS);
     const tl::exe::Executable &image = loaded.exe;
     if (std::find(d->targets.begin(), d->targets.end(), image.target) == d->targets.end())
-      return invalid(kFn, "executable is for target '" + image.target + "' but device '" +
-                                   d->info.name + "' accepts: " + join(d->targets),
+      return invalid(kFn,
+                     "executable is for target '" + image.target + "' but device '" + d->info.name +
+                         "' accepts: " + join(d->targets),
                      TL_STATUS_INCOMPATIBLE);
     auto exe = std::make_unique<Executable>();
     exe->device = d;
@@ -152,8 +152,11 @@ tl_status tl_executable_load(tl_device device, const void *data, size_t size_byt
     for (const KernelMeta &m : exe->kernels)
       kernels.push_back({m.name.c_str(), m.params.data(), static_cast<uint32_t>(m.params.size()),
                          m.grid_rank, m.onchip_memory_bytes});
-    tl_vendor_executable_image vimg{sizeof(tl_vendor_executable_image), image.target.c_str(),
-                                    image.code.data(), image.code.size(), kernels.data(),
+    tl_vendor_executable_image vimg{sizeof(tl_vendor_executable_image),
+                                    image.target.c_str(),
+                                    image.code.data(),
+                                    image.code.size(),
+                                    kernels.data(),
                                     static_cast<uint32_t>(kernels.size())};
     TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).executable_load(d->object, &vimg, &exe->object)));
     exe->handle = HandleTable::global().insert(HandleType::Executable, exe.get());
@@ -206,13 +209,14 @@ tl_status tl_executable_kernel_info(tl_executable executable, uint32_t kernel,
     Executable *e;
     TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     if (kernel >= e->kernels.size())
-      return invalid(kFn, "kernel index " + std::to_string(kernel) + " is out of range (" +
-                                   std::to_string(e->kernels.size()) + " kernels)",
+      return invalid(kFn,
+                     "kernel index " + std::to_string(kernel) + " is out of range (" +
+                         std::to_string(e->kernels.size()) + " kernels)",
                      TL_STATUS_OUT_OF_RANGE);
     const KernelMeta &m = e->kernels[kernel];
-    *out_info = tl_kernel_info{sizeof(tl_kernel_info), m.name.c_str(),
-                               static_cast<uint32_t>(m.params.size()), m.grid_rank,
-                               m.onchip_memory_bytes};
+    *out_info =
+        tl_kernel_info{sizeof(tl_kernel_info), m.name.c_str(),
+                       static_cast<uint32_t>(m.params.size()), m.grid_rank, m.onchip_memory_bytes};
     return nullptr;
   });
 }
@@ -225,8 +229,9 @@ tl_status tl_executable_param_info(tl_executable executable, uint32_t kernel, ui
     Executable *e;
     TL_RETURN_IF_ERROR(resolve(kFn, "executable", executable, HandleType::Executable, &e));
     if (kernel >= e->kernels.size() || param >= e->kernels[kernel].params.size())
-      return invalid(kFn, "kernel " + std::to_string(kernel) + " parameter " +
-                                   std::to_string(param) + " is out of range",
+      return invalid(kFn,
+                     "kernel " + std::to_string(kernel) + " parameter " + std::to_string(param) +
+                         " is out of range",
                      TL_STATUS_OUT_OF_RANGE);
     const tl_vendor_param &p = e->kernels[kernel].params[param];
     *out_info = tl_param_info{sizeof(tl_param_info), p.name, p.kind, p.dtype, p.rank};
@@ -270,28 +275,29 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
     const bool validate = s->device->runtime->validate;
     if (e->device != s->device)
       return invalid(kFn, "the executable was loaded on device '" +
-                                   std::string(e->device->info.name) + "', not the stream's");
+                              std::string(e->device->info.name) + "', not the stream's");
     if (launch->kernel >= e->kernels.size())
-      return invalid(kFn, "kernel index " + std::to_string(launch->kernel) +
-                                   " is out of range (" + std::to_string(e->kernels.size()) +
-                                   " kernels)",
+      return invalid(kFn,
+                     "kernel index " + std::to_string(launch->kernel) + " is out of range (" +
+                         std::to_string(e->kernels.size()) + " kernels)",
                      TL_STATUS_OUT_OF_RANGE);
     const KernelMeta &k = e->kernels[launch->kernel];
     if (launch->arg_count != k.params.size())
       return invalid(kFn, "kernel '" + k.name + "' takes " + std::to_string(k.params.size()) +
-                                   " arguments, got " + std::to_string(launch->arg_count));
+                              " arguments, got " + std::to_string(launch->arg_count));
     if (launch->arg_count && !launch->args)
       return invalid(kFn, "args is null");
     // Callers built against a later header pass larger tl_arg elements: step by their size.
     const size_t stride = launch->arg_count ? launch->args[0].struct_size : sizeof(tl_arg);
     if (launch->arg_count && stride < sizeof(tl_arg))
       return invalid(kFn, "args[0].struct_size is " + std::to_string(stride) +
-                                   ", expected at least " + std::to_string(sizeof(tl_arg)));
+                              ", expected at least " + std::to_string(sizeof(tl_arg)));
     for (int axis = 0; validate && axis < 3; ++axis)
       if (launch->grid[axis] > s->device->info.max_grid[axis] && s->device->info.max_grid[axis])
-        return invalid(kFn, "grid[" + std::to_string(axis) + "] = " +
-                                     std::to_string(launch->grid[axis]) + " exceeds the device's " +
-                                     std::to_string(s->device->info.max_grid[axis]),
+        return invalid(kFn,
+                       "grid[" + std::to_string(axis) +
+                           "] = " + std::to_string(launch->grid[axis]) + " exceeds the device's " +
+                           std::to_string(s->device->info.max_grid[axis]),
                        TL_STATUS_OUT_OF_RANGE);
     std::vector<tl_vendor_arg> vargs(launch->arg_count);
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
@@ -309,7 +315,7 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
       if (a.kind == TL_PARAM_TENSOR) {
         if (a.rank > TL_HAL_MAX_RANK)
           return invalid(kFn, "argument #" + std::to_string(i) + ": rank exceeds " +
-                                       std::to_string(TL_HAL_MAX_RANK));
+                                  std::to_string(TL_HAL_MAX_RANK));
         Buffer *b;
         TL_RETURN_IF_ERROR(resolve(kFn, ("args[" + std::to_string(i) + "].buffer").c_str(),
                                    a.buffer, HandleType::Buffer, &b));
@@ -324,8 +330,10 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
         TL_RETURN_IF_ERROR(check_scalar(kFn, i, a));
       }
     }
-    tl_vendor_launch vl{sizeof(tl_vendor_launch), launch->kernel,
-                        {launch->grid[0], launch->grid[1], launch->grid[2]}, vargs.data(),
+    tl_vendor_launch vl{sizeof(tl_vendor_launch),
+                        launch->kernel,
+                        {launch->grid[0], launch->grid[1], launch->grid[2]},
+                        vargs.data(),
                         launch->arg_count};
     return from_plugin(kFn, vt(s->device).stream_launch(s->object, e->object, &vl));
   });

@@ -12,9 +12,10 @@ const tl_vendor_plugin &vt(const Device *d) { return *d->plugin->table; }
 tl_status check_range(const char *fn, const char *what, uint64_t offset, uint64_t size,
                       uint64_t buffer_size) {
   if (offset > buffer_size || size > buffer_size - offset)
-    return invalid(fn, std::string(what) + " range [" + std::to_string(offset) + ", " +
-                           std::to_string(offset) + " + " + std::to_string(size) +
-                           ") exceeds the buffer's " + std::to_string(buffer_size) + " bytes",
+    return invalid(fn,
+                   std::string(what) + " range [" + std::to_string(offset) + ", " +
+                       std::to_string(offset) + " + " + std::to_string(size) +
+                       ") exceeds the buffer's " + std::to_string(buffer_size) + " bytes",
                    TL_STATUS_OUT_OF_RANGE);
   return nullptr;
 }
@@ -79,9 +80,10 @@ tl_status tl_buffer_create(tl_device device, const tl_buffer_desc *desc, tl_buff
       if (desc->flags & ~uint32_t(TL_BUFFER_DEVICE_LOCAL | TL_BUFFER_HOST_VISIBLE))
         return invalid(kFn, "unknown flags 0x" + std::to_string(desc->flags));
       if (d->info.memory_bytes && desc->size_bytes > d->info.memory_bytes)
-        return invalid(kFn, "size " + std::to_string(desc->size_bytes) +
-                                     " exceeds the device memory of " +
-                                     std::to_string(d->info.memory_bytes) + " bytes",
+        return invalid(kFn,
+                       "size " + std::to_string(desc->size_bytes) +
+                           " exceeds the device memory of " + std::to_string(d->info.memory_bytes) +
+                           " bytes",
                        TL_STATUS_RESOURCE_EXHAUSTED);
     }
     auto b = std::make_unique<Buffer>(Buffer{d, nullptr, desc->size_bytes, desc->flags});
@@ -222,7 +224,7 @@ tl_status tl_stream_copy_to_device(tl_stream stream, const void *src, tl_buffer 
     if (!size_bytes)
       return nullptr;
     return from_plugin(kFn, vt(s->device).stream_copy_to_device(s->object, src, b->object,
-                                                                     dst_offset, size_bytes));
+                                                                dst_offset, size_bytes));
   });
 }
 
@@ -242,8 +244,8 @@ tl_status tl_stream_copy_to_host(tl_stream stream, tl_buffer src, uint64_t src_o
     }
     if (!size_bytes)
       return nullptr;
-    return from_plugin(kFn, vt(s->device).stream_copy_to_host(s->object, b->object,
-                                                                   src_offset, dst, size_bytes));
+    return from_plugin(
+        kFn, vt(s->device).stream_copy_to_host(s->object, b->object, src_offset, dst, size_bytes));
   });
 }
 
@@ -261,13 +263,14 @@ tl_status tl_stream_copy_buffer(tl_stream stream, tl_buffer src, uint64_t src_of
       TL_RETURN_IF_ERROR(same_device(kFn, "dst", s->device, to->device));
       TL_RETURN_IF_ERROR(check_range(kFn, "src", src_offset, size_bytes, from->size));
       TL_RETURN_IF_ERROR(check_range(kFn, "dst", dst_offset, size_bytes, to->size));
-      if (from == to && src_offset < dst_offset + size_bytes && dst_offset < src_offset + size_bytes)
+      if (from == to && src_offset < dst_offset + size_bytes &&
+          dst_offset < src_offset + size_bytes)
         return invalid(kFn, "source and destination ranges overlap");
     }
     if (!size_bytes)
       return nullptr;
     return from_plugin(kFn, vt(s->device).stream_copy_buffer(s->object, from->object, src_offset,
-                                                                  to->object, dst_offset, size_bytes));
+                                                             to->object, dst_offset, size_bytes));
   });
 }
 
@@ -287,13 +290,13 @@ tl_status tl_stream_fill(tl_stream stream, tl_buffer dst, uint64_t offset, uint6
       TL_RETURN_IF_ERROR(same_device(kFn, "dst", s->device, b->device));
       if (offset % pattern_size || size_bytes % pattern_size)
         return invalid(kFn, "offset and size must be multiples of pattern_size " +
-                                     std::to_string(pattern_size));
+                                std::to_string(pattern_size));
       TL_RETURN_IF_ERROR(check_range(kFn, "dst", offset, size_bytes, b->size));
     }
     if (!size_bytes)
       return nullptr;
     return from_plugin(kFn, vt(s->device).stream_fill(s->object, b->object, offset, size_bytes,
-                                                           pattern, pattern_size));
+                                                      pattern, pattern_size));
   });
 }
 

@@ -96,8 +96,9 @@ tl_status tl_runtime_plugin_info(tl_runtime runtime, uint32_t index, tl_plugin_i
     Runtime *rt;
     TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     if (index >= rt->plugins.size())
-      return invalid(kFn, "plugin index " + std::to_string(index) + " is out of range (" +
-                                   std::to_string(rt->plugins.size()) + " plugins)",
+      return invalid(kFn,
+                     "plugin index " + std::to_string(index) + " is out of range (" +
+                         std::to_string(rt->plugins.size()) + " plugins)",
                      TL_STATUS_OUT_OF_RANGE);
     const Plugin &p = *rt->plugins[index];
     tl_plugin_info info{};
@@ -137,8 +138,9 @@ tl_status tl_runtime_device_get(tl_runtime runtime, uint32_t index, tl_device *o
     Runtime *rt;
     TL_RETURN_IF_ERROR(resolve(kFn, "runtime", runtime, HandleType::Runtime, &rt));
     if (index >= rt->devices.size())
-      return invalid(kFn, "device index " + std::to_string(index) + " is out of range (" +
-                                   std::to_string(rt->devices.size()) + " devices)",
+      return invalid(kFn,
+                     "device index " + std::to_string(index) + " is out of range (" +
+                         std::to_string(rt->devices.size()) + " devices)",
                      TL_STATUS_OUT_OF_RANGE);
     *out_device = to_handle<tl_device>(rt->devices[index]->handle);
     return nullptr;
@@ -166,8 +168,8 @@ tl_status tl_runtime_device_find(tl_runtime runtime, const char *name, tl_device
       }
       known += (known.empty() ? "" : ", ") + id;
     }
-    return invalid(kFn, "no device '" + want + "' (devices: " +
-                                 (known.empty() ? "none" : known) + ")",
+    return invalid(kFn,
+                   "no device '" + want + "' (devices: " + (known.empty() ? "none" : known) + ")",
                    TL_STATUS_NOT_FOUND);
   });
 }
@@ -180,8 +182,8 @@ tl_status tl_device_query(tl_device device, tl_device_info *out_info) {
     const size_t size = out_info->struct_size;
     if (size < offsetof(tl_device_info, supported_dtypes))
       return invalid(kFn, "out_info->struct_size is " + std::to_string(size) +
-                                   ", expected at least " +
-                                   std::to_string(offsetof(tl_device_info, supported_dtypes)));
+                              ", expected at least " +
+                              std::to_string(offsetof(tl_device_info, supported_dtypes)));
     Device *d;
     TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
     // Copy only what the caller's (possibly older, smaller) struct holds.

@@ -55,7 +55,8 @@ inline tl_status check_struct(const char *fn, const char *param, const void *p, 
 inline tl_status from_plugin(const char *fn, tl_status s) {
   if (!s)
     return nullptr;
-  tl_status out = make_status(tl_status_get_code(s), std::string(fn) + ": " + tl_status_get_message(s));
+  tl_status out =
+      make_status(tl_status_get_code(s), std::string(fn) + ": " + tl_status_get_message(s));
   tl_status_free(s);
   return out;
 }

@@ -6,12 +6,18 @@ namespace tl::hal {
 
 const char *handle_type_name(HandleType t) {
   switch (t) {
-  case HandleType::Runtime: return "tl_runtime";
-  case HandleType::Buffer: return "tl_buffer";
-  case HandleType::Stream: return "tl_stream";
-  case HandleType::Event: return "tl_event";
-  case HandleType::Executable: return "tl_executable";
-  case HandleType::Device: return "tl_device";
+  case HandleType::Runtime:
+    return "tl_runtime";
+  case HandleType::Buffer:
+    return "tl_buffer";
+  case HandleType::Stream:
+    return "tl_stream";
+  case HandleType::Event:
+    return "tl_event";
+  case HandleType::Executable:
+    return "tl_executable";
+  case HandleType::Device:
+    return "tl_device";
   }
   return "handle";
 }
@@ -61,12 +67,11 @@ void *HandleTable::lookup(uint64_t handle, HandleType type, std::string *why) co
     return nullptr;
   }
   if (tag != static_cast<uint8_t>(type)) {
-    *why = std::string("a ") + handle_type_name(static_cast<HandleType>(tag)) + " was passed as a " +
-           name;
+    *why = std::string("a ") + handle_type_name(static_cast<HandleType>(tag)) +
+           " was passed as a " + name;
     return nullptr;
   }
-  if ((s->generation.load(std::memory_order_acquire) & 0xffffff) != gen ||
-      s->type.load() != tag) {
+  if ((s->generation.load(std::memory_order_acquire) & 0xffffff) != gen || s->type.load() != tag) {
     *why = std::string(name) + " was already released";
     return nullptr;
   }

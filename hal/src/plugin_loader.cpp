@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -85,20 +86,39 @@ std::vector<Candidate> discover(const char *extra_path) {
   return unique;
 }
 
+/// The first function of the table the runtime calls that the plugin left null, or null.
 const char *missing_function(const tl_vendor_plugin &t) {
-#define TL_REQUIRE(fn)                                                                             \
-  if (!t.fn)                                                                                       \
-    return #fn;
-  TL_REQUIRE(initialize) TL_REQUIRE(shutdown) TL_REQUIRE(device_count) TL_REQUIRE(device_open)
-  TL_REQUIRE(device_close) TL_REQUIRE(device_query) TL_REQUIRE(buffer_allocate)
-  TL_REQUIRE(buffer_free) TL_REQUIRE(buffer_map) TL_REQUIRE(stream_create)
-  TL_REQUIRE(stream_destroy) TL_REQUIRE(stream_synchronize) TL_REQUIRE(stream_copy_to_device)
-  TL_REQUIRE(stream_copy_to_host) TL_REQUIRE(stream_copy_buffer) TL_REQUIRE(stream_fill)
-  TL_REQUIRE(stream_launch) TL_REQUIRE(event_create) TL_REQUIRE(event_destroy)
-  TL_REQUIRE(stream_record_event) TL_REQUIRE(stream_wait_event) TL_REQUIRE(event_query)
-  TL_REQUIRE(event_synchronize) TL_REQUIRE(event_timestamp_ns) TL_REQUIRE(executable_load)
-  TL_REQUIRE(executable_free)
-#undef TL_REQUIRE
+  const std::pair<bool, const char *> required[] = {
+      {t.initialize != nullptr, "initialize"},
+      {t.shutdown != nullptr, "shutdown"},
+      {t.device_count != nullptr, "device_count"},
+      {t.device_open != nullptr, "device_open"},
+      {t.device_close != nullptr, "device_close"},
+      {t.device_query != nullptr, "device_query"},
+      {t.buffer_allocate != nullptr, "buffer_allocate"},
+      {t.buffer_free != nullptr, "buffer_free"},
+      {t.buffer_map != nullptr, "buffer_map"},
+      {t.stream_create != nullptr, "stream_create"},
+      {t.stream_destroy != nullptr, "stream_destroy"},
+      {t.stream_synchronize != nullptr, "stream_synchronize"},
+      {t.stream_copy_to_device != nullptr, "stream_copy_to_device"},
+      {t.stream_copy_to_host != nullptr, "stream_copy_to_host"},
+      {t.stream_copy_buffer != nullptr, "stream_copy_buffer"},
+      {t.stream_fill != nullptr, "stream_fill"},
+      {t.stream_launch != nullptr, "stream_launch"},
+      {t.event_create != nullptr, "event_create"},
+      {t.event_destroy != nullptr, "event_destroy"},
+      {t.stream_record_event != nullptr, "stream_record_event"},
+      {t.stream_wait_event != nullptr, "stream_wait_event"},
+      {t.event_query != nullptr, "event_query"},
+      {t.event_synchronize != nullptr, "event_synchronize"},
+      {t.event_timestamp_ns != nullptr, "event_timestamp_ns"},
+      {t.executable_load != nullptr, "executable_load"},
+      {t.executable_free != nullptr, "executable_free"},
+  };
+  for (const auto &[present, name] : required)
+    if (!present)
+      return name;
   return nullptr;
 }
 
@@ -126,8 +146,8 @@ void open_plugin(Plugin &p) {
     return;
   const tl_vendor_plugin *t = entry(TL_VENDOR_ABI_MAJOR);
   if (!t) {
-    p.reason = "entry point returned no function table for ABI " +
-               std::to_string(TL_VENDOR_ABI_MAJOR);
+    p.reason =
+        "entry point returned no function table for ABI " + std::to_string(TL_VENDOR_ABI_MAJOR);
     return;
   }
   if (t->struct_size >= offsetof(tl_vendor_plugin, reserved)) {
@@ -166,14 +186,14 @@ void open_devices(Runtime &rt, Plugin &p) {
     d->plugin = &p;
     d->index = i;
     if (tl_status s = p.table->device_open(p.state, i, &d->object)) {
-      host_log(1, p.name.c_str(), ("device " + std::to_string(i) + " unavailable: " +
-                                   take_message(s)).c_str());
+      host_log(1, p.name.c_str(),
+               ("device " + std::to_string(i) + " unavailable: " + take_message(s)).c_str());
       continue;
     }
     d->info.struct_size = sizeof(tl_device_info);
     if (tl_status s = p.table->device_query(d->object, &d->info)) {
-      host_log(1, p.name.c_str(), ("device " + std::to_string(i) + " query failed: " +
-                                   take_message(s)).c_str());
+      host_log(1, p.name.c_str(),
+               ("device " + std::to_string(i) + " query failed: " + take_message(s)).c_str());
       p.table->device_close(d->object);
       continue;
     }

@@ -31,25 +31,37 @@ const char *tl_status_get_message(tl_status status) {
 }
 
 void tl_status_free(tl_status status) {
-  if (status && !(status->code == TL_STATUS_RESOURCE_EXHAUSTED &&
-                  status->message == "out of host memory"))
+  if (status &&
+      !(status->code == TL_STATUS_RESOURCE_EXHAUSTED && status->message == "out of host memory"))
     delete status;
 }
 
 const char *tl_status_code_name(tl_status_code code) {
   switch (code) {
-  case TL_STATUS_OK: return "OK";
-  case TL_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-  case TL_STATUS_NOT_FOUND: return "NOT_FOUND";
-  case TL_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
-  case TL_STATUS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-  case TL_STATUS_UNAVAILABLE: return "UNAVAILABLE";
-  case TL_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
-  case TL_STATUS_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-  case TL_STATUS_INCOMPATIBLE: return "INCOMPATIBLE";
-  case TL_STATUS_DATA_LOSS: return "DATA_LOSS";
-  case TL_STATUS_INTERNAL: return "INTERNAL";
-  case TL_STATUS_ABORTED: return "ABORTED";
+  case TL_STATUS_OK:
+    return "OK";
+  case TL_STATUS_INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case TL_STATUS_NOT_FOUND:
+    return "NOT_FOUND";
+  case TL_STATUS_OUT_OF_RANGE:
+    return "OUT_OF_RANGE";
+  case TL_STATUS_FAILED_PRECONDITION:
+    return "FAILED_PRECONDITION";
+  case TL_STATUS_UNAVAILABLE:
+    return "UNAVAILABLE";
+  case TL_STATUS_UNIMPLEMENTED:
+    return "UNIMPLEMENTED";
+  case TL_STATUS_RESOURCE_EXHAUSTED:
+    return "RESOURCE_EXHAUSTED";
+  case TL_STATUS_INCOMPATIBLE:
+    return "INCOMPATIBLE";
+  case TL_STATUS_DATA_LOSS:
+    return "DATA_LOSS";
+  case TL_STATUS_INTERNAL:
+    return "INTERNAL";
+  case TL_STATUS_ABORTED:
+    return "ABORTED";
   }
   return "UNKNOWN";
 }

@@ -283,14 +283,13 @@ TEST_P(Cts, RejectsExecutablesForOtherTargets) {
   tl_status_free(s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Cts, ::testing::ValuesIn(device_names()),
-                         [](const auto &info) {
-                           std::string n = info.param;
-                           for (char &c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Devices, Cts, ::testing::ValuesIn(device_names()), [](const auto &info) {
+  std::string n = info.param;
+  for (char &c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return n;
+});
 
 } // namespace
 } // namespace tl::hal::testing

@@ -77,7 +77,8 @@ TEST(PluginLoader, ManifestsAndMissingFiles) {
     for (auto &p : plugins)
       reasons[fs::path(p.path).filename().string()] = p.reason;
     EXPECT_EQ(reasons["plugin.so"], "no such file");
-    EXPECT_NE(reasons["b_bad.json"].find("bad manifest"), std::string::npos) << reasons["b_bad.json"];
+    EXPECT_NE(reasons["b_bad.json"].find("bad manifest"), std::string::npos)
+        << reasons["b_bad.json"];
     EXPECT_NE(reasons["d_nokey.json"].find("bad manifest"), std::string::npos);
     EXPECT_NE(reasons["libtl_plugin_x.so"].find("cannot load library"), std::string::npos)
         << reasons["libtl_plugin_x.so"];

@@ -38,7 +38,10 @@ struct Fixture {
             tensor_arg(buf, TL_DTYPE_F32, {256}), float_arg(TL_DTYPE_F32, 1.0)};
   }
   tl_status launch(std::vector<tl_arg> args, uint64_t gx = 1, uint32_t kernel = ~0u) {
-    tl_launch_desc d{sizeof d, kernel == ~0u ? vadd : kernel, {gx, 1, 1}, args.data(),
+    tl_launch_desc d{sizeof d,
+                     kernel == ~0u ? vadd : kernel,
+                     {gx, 1, 1},
+                     args.data(),
                      static_cast<uint32_t>(args.size())};
     return tl_stream_launch(stream.get(), exe.get(), &d);
   }
@@ -56,7 +59,9 @@ template <class T> T bogus(uint64_t v) { return reinterpret_cast<T>(v); }
 std::vector<Misuse> catalog() {
   std::vector<Misuse> c;
   auto add = [&](const char *n, tl_status_code code, const char *m,
-                 std::function<tl_status(Fixture &)> f) { c.push_back({n, code, m, std::move(f)}); };
+                 std::function<tl_status(Fixture &)> f) {
+    c.push_back({n, code, m, std::move(f)});
+  };
   constexpr auto INVALID = TL_STATUS_INVALID_ARGUMENT;
   constexpr auto RANGE = TL_STATUS_OUT_OF_RANGE;
   // Handles.
@@ -72,10 +77,11 @@ std::vector<Misuse> catalog() {
     uint64_t s;
     return tl_buffer_size(reinterpret_cast<tl_buffer>(f.stream.get()), &s);
   });
-  add("device passed as runtime", INVALID, "a tl_device was passed as a tl_runtime", [](Fixture &f) {
-    uint32_t n;
-    return tl_runtime_device_count(reinterpret_cast<tl_runtime>(f.dev.get()), &n);
-  });
+  add("device passed as runtime", INVALID, "a tl_device was passed as a tl_runtime",
+      [](Fixture &f) {
+        uint32_t n;
+        return tl_runtime_device_count(reinterpret_cast<tl_runtime>(f.dev.get()), &n);
+      });
   add("use after release", INVALID, "tl_buffer was already released", [](Fixture &f) {
     uint64_t s;
     return tl_buffer_size(f.released_buffer, &s);
@@ -95,10 +101,11 @@ std::vector<Misuse> catalog() {
     tl_device d;
     return tl_runtime_device_get(f.rt.get(), 99, &d);
   });
-  add("unknown device name", TL_STATUS_NOT_FOUND, "tl_runtime_device_find: no device 'tpu'", [](Fixture &f) {
-    tl_device d;
-    return tl_runtime_device_find(f.rt.get(), "tpu", &d);
-  });
+  add("unknown device name", TL_STATUS_NOT_FOUND, "tl_runtime_device_find: no device 'tpu'",
+      [](Fixture &f) {
+        tl_device d;
+        return tl_runtime_device_find(f.rt.get(), "tpu", &d);
+      });
   add("plugin index out of range", RANGE, "plugin index", [](Fixture &f) {
     tl_plugin_info i{sizeof i};
     return tl_runtime_plugin_info(f.rt.get(), 1000, &i);
@@ -176,9 +183,8 @@ std::vector<Misuse> catalog() {
     static const uint32_t p = 7;
     return tl_stream_fill(f.stream.get(), f.buf.get(), 2, 8, &p, 4);
   });
-  add("fill with null pattern", INVALID, "pattern is null", [](Fixture &f) {
-    return tl_stream_fill(f.stream.get(), f.buf.get(), 0, 8, nullptr, 4);
-  });
+  add("fill with null pattern", INVALID, "pattern is null",
+      [](Fixture &f) { return tl_stream_fill(f.stream.get(), f.buf.get(), 0, 8, nullptr, 4); });
   // Events.
   add("query a never-recorded event", TL_STATUS_FAILED_PRECONDITION, "never recorded",
       [](Fixture &f) {
@@ -253,11 +259,12 @@ std::vector<Misuse> catalog() {
     a[0] = float_arg(TL_DTYPE_F32, 1.0);
     return f.launch(a);
   });
-  add("tensor dtype mismatch", INVALID, "dtype f16 does not match the kernel's f32", [](Fixture &f) {
-    auto a = f.good_args();
-    a[1].dtype = TL_DTYPE_F16;
-    return f.launch(a);
-  });
+  add("tensor dtype mismatch", INVALID, "dtype f16 does not match the kernel's f32",
+      [](Fixture &f) {
+        auto a = f.good_args();
+        a[1].dtype = TL_DTYPE_F16;
+        return f.launch(a);
+      });
   add("tensor rank mismatch", INVALID, "rank 2 does not match the kernel's 1", [](Fixture &f) {
     auto a = f.good_args();
     a[2] = tensor_arg(f.buf, TL_DTYPE_F32, {16, 16});
@@ -342,14 +349,13 @@ TEST_P(Validation, MisuseIsAClearError) {
 
 TEST(ValidationCatalog, HasAtLeastFortyCases) { EXPECT_GE(catalog().size(), 40u); }
 
-INSTANTIATE_TEST_SUITE_P(Catalog, Validation, ::testing::ValuesIn(catalog()),
-                         [](const auto &info) {
-                           std::string n = info.param.name;
-                           for (char &c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Catalog, Validation, ::testing::ValuesIn(catalog()), [](const auto &info) {
+  std::string n = info.param.name;
+  for (char &c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return n;
+});
 
 TEST(Validation, OffModeSkipsBoundsChecksButStillChecksHandles) {
   Runtime rt(nullptr, 0);

@@ -65,8 +65,7 @@ int main(int argc, char **argv) {
   bool as_json = false;
   std::string plugin_path;
   po::options_description desc("tl-info options");
-  desc.add_options()("help,h", "show this help")("json", po::bool_switch(&as_json),
-                                                  "print JSON")(
+  desc.add_options()("help,h", "show this help")("json", po::bool_switch(&as_json), "print JSON")(
       "plugin-path", po::value(&plugin_path), "extra plugin files or directories (':'-separated)");
   try {
     po::variables_map vm;

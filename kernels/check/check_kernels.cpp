@@ -64,8 +64,11 @@ Case vector_add_case(std::mt19937_64 &rng) {
 
 Case gemm_case(std::mt19937_64 &rng) {
   const int64_t M = pick(rng, 1, 130), N = pick(rng, 1, 130), K = pick(rng, 1, 200);
-  Case c{std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), {}, 2,
-         {ceil_div(M, 32), ceil_div(N, 32), 1}, {}};
+  Case c{std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+         {},
+         2,
+         {ceil_div(M, 32), ceil_div(N, 32), 1},
+         {}};
   c.args = {random_f32({M, K}, rng), random_f32({K, N}, rng), HostTensor(ScalarKind::F32, {M, N})};
   auto a = to_doubles(c.args[0]), b = to_doubles(c.args[1]);
   c.expected.resize(M * N);
@@ -106,7 +109,8 @@ std::unique_ptr<tl::ir::Module> load(const std::string &path) {
   return m;
 }
 
-/// Runs `kernel` on `args` (fp32, or converted to f64 storage in reference mode); returns the output.
+/// Runs `kernel` on `args` (fp32, or converted to f64 storage in reference mode); returns the
+/// output.
 std::vector<double> run(const tl::ir::Kernel &kernel, const Case &c, bool fp64) {
   std::vector<HostTensor> args;
   std::vector<tl::interp::ArgValue> views;
@@ -131,10 +135,11 @@ int main(int argc, char **argv) {
   int trials = 3;
   std::string dir = TL_KERNELS_DIR, only;
   po::options_description desc("tl-check-kernels options");
-  desc.add_options()("help,h", "show this help")("seed", po::value(&seed), "random seed (default 1)")(
-      "trials", po::value(&trials), "random shapes per kernel (default 3)")(
-      "kernels-dir", po::value(&dir), "directory of the .tlir kernels")(
-      "kernel", po::value(&only), "check only this kernel");
+  desc.add_options()("help,h", "show this help")(
+      "seed", po::value(&seed), "random seed (default 1)")("trials", po::value(&trials),
+                                                           "random shapes per kernel (default 3)")(
+      "kernels-dir", po::value(&dir), "directory of the .tlir kernels")("kernel", po::value(&only),
+                                                                        "check only this kernel");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);

@@ -67,11 +67,13 @@ void hung_unit() {
   opts.hang_timeout_cycles = 5000;
   opts.faults = {parse_fault("hang:core=0,unit=mx,command=1")};
   SimReport r = run("  mx.cfgi k, 8\n  mx.cfgi n, 8\n  mx.cfgi m, 8\n  li r1, ACC\n"
-                    "  mx.pre r0\n  mx.mm r1, r0\n  halt\n", opts);
+                    "  mx.pre r0\n  mx.mm r1, r0\n  halt\n",
+                    opts);
   TNPU_CHECK(r.status == SimStatus::Hang, "status");
   TNPU_CHECK(r.message.find("no progress for 5000 cycles") != std::string::npos, r.message);
   TNPU_CHECK(r.message.find("core0 mx: command #1 (mx.mm at pc 6) running since cycle") !=
-                 std::string::npos, r.message);
+                 std::string::npos,
+             r.message);
   TNPU_CHECK(r.message.find("waiting for its units to drain") != std::string::npos, r.message);
 }
 
@@ -82,7 +84,8 @@ void deadlock() {
   TNPU_CHECK(r.status == SimStatus::Hang, "status");
   TNPU_CHECK(r.message.find("waiting for semaphore s4 >= 2") != std::string::npos, r.message);
   TNPU_CHECK(r.message.find("core0 mx: command #0 (sem.wait at pc 0)") != std::string::npos ||
-                 r.message.find("core0 mx") != std::string::npos, r.message);
+                 r.message.find("core0 mx") != std::string::npos,
+             r.message);
 }
 
 void runaway_loop() {
@@ -98,7 +101,8 @@ void program_errors() {
   SimReport r = run("  dma.cfgi n0, 64\n  li r1, 0x7fffffff\n  dma.ld dma0, r1, r0\n  halt\n", {});
   TNPU_CHECK(r.status == SimStatus::ProgramError, "status");
   TNPU_CHECK(r.message.find("core0 dma0: command #0 (dma.ld at pc 2): dma.ld: local range") !=
-                 std::string::npos && r.message.find("outside the SRAM") != std::string::npos,
+                     std::string::npos &&
+                 r.message.find("outside the SRAM") != std::string::npos,
              r.message);
 }
 
@@ -112,7 +116,8 @@ void missing_engine() {
 void fault_specs() {
   Fault f = parse_fault("sram-flip:core=2,addr=0x40,bit=7,cycle=99");
   TNPU_CHECK(f.kind == Fault::Kind::SramFlip && f.core == 2 && f.address == 0x40 && f.bit == 7 &&
-                 f.cycle == 99, "parsed");
+                 f.cycle == 99,
+             "parsed");
   for (const char *bad : {"flip:addr=1", "hbm-flip:addr=1", "hbm-flip:addr=1,bit=9",
                           "dma-error:unit=mx", "hang:core=0", "hbm-flip:addr=zz,bit=1"}) {
     bool threw = false;

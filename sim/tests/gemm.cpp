@@ -56,7 +56,8 @@ std::vector<uint32_t> gemm_in_program_order(const GemmProblem &p, int tr,
                                             const std::vector<uint8_t> &b) {
   const int kp = (p.K + tr - 1) / tr * tr;
   const size_t es = static_cast<size_t>(num::dtype_size(p.mode));
-  std::vector<uint8_t> ap(static_cast<size_t>(p.M) * kp * es, 0), bp(static_cast<size_t>(kp) * p.N * es, 0);
+  std::vector<uint8_t> ap(static_cast<size_t>(p.M) * kp * es, 0),
+      bp(static_cast<size_t>(kp) * p.N * es, 0);
   for (int i = 0; i < p.M; ++i)
     std::memcpy(&ap[i * kp * es], &a[i * p.K * es], p.K * es);
   std::memcpy(bp.data(), b.data(), b.size());

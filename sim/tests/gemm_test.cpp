@@ -32,9 +32,9 @@ GemmRun run_gemm(const ChipConfig &cfg, GemmProblem p, const std::vector<uint8_t
 void expect_bit_exact(const std::vector<uint32_t> &got, const std::vector<uint32_t> &want,
                       const GemmProblem &p) {
   for (size_t i = 0; i < want.size(); ++i)
-    TNPU_CHECK(got[i] == want[i], "C[" + std::to_string(i / p.N) + "][" +
-                                      std::to_string(i % p.N) + "] = " + std::to_string(got[i]) +
-                                      ", reference " + std::to_string(want[i]));
+    TNPU_CHECK(got[i] == want[i], "C[" + std::to_string(i / p.N) + "][" + std::to_string(i % p.N) +
+                                      "] = " + std::to_string(got[i]) + ", reference " +
+                                      std::to_string(want[i]));
 }
 
 /// Runs an M x N x K GEMM in `mode` on chip `name` and checks it bit for bit.
@@ -48,8 +48,8 @@ void gemm_exact(const std::string &name, num::DType mode, int m, int n, int k,
   opts.fidelity = fidelity;
   GemmRun r = run_gemm(cfg, p, a, b, opts);
   expect_bit_exact(r.c, gemm_in_program_order(p, cfg.core.matrix.rows, a, b), p);
-  std::printf("%s %s %dx%dx%d: bit-exact, %llu cycles\n", name.c_str(), num::dtype_name(mode), m,
-              n, k, static_cast<unsigned long long>(r.report.cycles));
+  std::printf("%s %s %dx%dx%d: bit-exact, %llu cycles\n", name.c_str(), num::dtype_name(mode), m, n,
+              k, static_cast<unsigned long long>(r.report.cycles));
   if (fidelity == Fidelity::Functional)
     TNPU_CHECK(r.report.cycles == 0, "functional mode takes no simulated time");
   else

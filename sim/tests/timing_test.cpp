@@ -21,8 +21,8 @@ SimReport run_one(const ChipConfig &cfg, const std::string &program,
 
 void expect_cycles(double got, double want, const std::string &what) {
   std::printf("%s: %.2f cycles (closed form %.2f)\n", what.c_str(), got, want);
-  TNPU_CHECK(std::fabs(got - want) <= 0.01, what + ": got " + std::to_string(got) + ", want " +
-                                                std::to_string(want));
+  TNPU_CHECK(std::fabs(got - want) <= 0.01,
+             what + ": got " + std::to_string(got) + ", want " + std::to_string(want));
 }
 
 /// A 1-D load of N bytes: setup + (N/G - 1) G/E (issue of the last granule) + G/(B/C) (its
@@ -33,7 +33,8 @@ void dma_contiguous() {
   const double e = cfg.dma_bytes_per_cycle(), b = cfg.hbm_bytes_per_cycle();
   const double want = cfg.core.dma.setup * cfg.clock + (n / g - 1) * g / e +
                       g / (b / cfg.hbm.channels) + cfg.hbm.latency * cfg.clock;
-  SimReport r = run_one(cfg, "  dma.cfgi n0, 65536\n  li r1, 4096\n  dma.ld dma0, r0, r1\n  halt\n");
+  SimReport r =
+      run_one(cfg, "  dma.cfgi n0, 65536\n  li r1, 4096\n  dma.ld dma0, r0, r1\n  halt\n");
   expect_cycles(stat(r, "core0.dma0.busy_cycles"), want, "dma 64 KiB contiguous");
   TNPU_CHECK(stat(r, "hbm.read_bytes") == n, "bytes read");
 }
@@ -44,8 +45,9 @@ void dma_channel_conflict() {
   const double rows = 64, g = static_cast<double>(cfg.hbm.interleave);
   const double service = g / (cfg.hbm_bytes_per_cycle() / cfg.hbm.channels);
   const double want = cfg.core.dma.setup * cfg.clock + rows * service + cfg.hbm.latency * cfg.clock;
-  SimReport r = run_one(cfg, "  dma.cfgi n0, IL\n  dma.cfgi n1, 64\n  dma.cfgi hs1, IL * CH\n"
-                             "  dma.cfgi ls1, IL\n  dma.ld dma0, r0, r0\n  halt\n",
+  SimReport r = run_one(cfg,
+                        "  dma.cfgi n0, IL\n  dma.cfgi n1, 64\n  dma.cfgi hs1, IL * CH\n"
+                        "  dma.cfgi ls1, IL\n  dma.ld dma0, r0, r0\n  halt\n",
                         {{"IL", cfg.hbm.interleave}, {"CH", cfg.hbm.channels}});
   expect_cycles(stat(r, "core0.dma0.busy_cycles"), want, "dma channel conflict");
 }
@@ -55,9 +57,10 @@ void dma_bank_conflict() {
   ChipConfig cfg = chip("default");
   const int rows = 512, w = cfg.core.sram.bank_width;
   const double want = cfg.core.dma.setup * cfg.clock + rows;
-  SimReport r = run_one(cfg, "  dma.cfgi n0, W\n  dma.cfgi n1, 512\n  dma.cfgi hs1, W\n"
-                             "  dma.cfgi ls1, W * BANKS\n  dma.ld dma0, r0, r0\n"
-                             "  dma.cfgi ls1, W\n  dma.ld dma1, r0, r0\n  halt\n",
+  SimReport r = run_one(cfg,
+                        "  dma.cfgi n0, W\n  dma.cfgi n1, 512\n  dma.cfgi hs1, W\n"
+                        "  dma.cfgi ls1, W * BANKS\n  dma.ld dma0, r0, r0\n"
+                        "  dma.cfgi ls1, W\n  dma.ld dma1, r0, r0\n  halt\n",
                         {{"W", w}, {"BANKS", cfg.core.sram.banks}});
   expect_cycles(stat(r, "core0.dma0.busy_cycles"), want, "dma bank conflict");
   TNPU_CHECK(stat(r, "core0.dma1.busy_cycles") < want * 0.8, "conflict-free copy is faster");
@@ -67,9 +70,10 @@ void dma_bank_conflict() {
 void matrix_tile() {
   ChipConfig cfg = chip("default");
   const double rr = cfg.core.matrix.rows, cc = cfg.core.matrix.cols;
-  SimReport r = run_one(cfg, "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n"
-                             "  mx.cfgi m, 37\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n"
-                             "  mx.cfgi ldc, 512\n  li r2, ACC\n  mx.pre r0\n  mx.mm r2, r0\n  halt\n");
+  SimReport r =
+      run_one(cfg, "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n"
+                   "  mx.cfgi m, 37\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n"
+                   "  mx.cfgi ldc, 512\n  li r2, ACC\n  mx.pre r0\n  mx.mm r2, r0\n  halt\n");
   expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (rr + 37 + cc), "matrix bf16 tile m=37");
   TNPU_CHECK(stat(r, "core0.mx.flop") == 2.0 * 37 * 128 * 128, "flop count");
   SimReport f = [&] { return SimReport{}; }();
@@ -79,16 +83,18 @@ void matrix_tile() {
 void matrix_f32_tile() {
   ChipConfig cfg = chip("default");
   const double rr = cfg.core.matrix.rows, cc = cfg.core.matrix.cols;
-  SimReport r = run_one(cfg, "  mx.cfgi mode, f32\n  mx.cfgi k, 64\n  mx.cfgi n, 32\n"
-                             "  mx.cfgi m, 128\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 128\n"
-                             "  mx.cfgi ldc, 128\n  li r2, ACC\n  mx.pre r0\n  mx.mma r2, r0\n  halt\n");
+  SimReport r =
+      run_one(cfg, "  mx.cfgi mode, f32\n  mx.cfgi k, 64\n  mx.cfgi n, 32\n"
+                   "  mx.cfgi m, 128\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 128\n"
+                   "  mx.cfgi ldc, 128\n  li r2, ACC\n  mx.pre r0\n  mx.mma r2, r0\n  halt\n");
   expect_cycles(stat(r, "core0.mx.busy_cycles"),
                 rr + (rr + 128.0 * cfg.core.matrix.fp32_passes + cc), "matrix f32 tile");
 }
 
-const char *kTwoTiles = "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n  mx.cfgi m, 256\n"
-                   "  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n  mx.cfgi ldc, 512\n  li r2, ACC\n"
-                   "  mx.pre r0\n  mx.mm r2, r0\n  mx.pre r0\n  mx.mma r2, r0\n";
+const char *kTwoTiles =
+    "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n  mx.cfgi m, 256\n"
+    "  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n  mx.cfgi ldc, 512\n  li r2, ACC\n"
+    "  mx.pre r0\n  mx.mm r2, r0\n  mx.pre r0\n  mx.mma r2, r0\n";
 
 /// Back to back: the second preload hides behind the first stream, the second mm skips fill and
 /// drain.
@@ -108,8 +114,8 @@ void matrix_cold_after_gap() {
                                  "  v.cfgi dst, f32\n  li r3, 262144\n  v.copy r3, r0\n"
                                  "  sem.sig vec, s1, 1\n  sem.wait mx, s1, 1\n  mx.mma r2, r0\n"
                                  "  halt\n");
-  expect_cycles(stat(g, "core0.mx.busy_cycles"),
-                rr + (rr + 256 + cc) + 256 + (rr + 256 + cc), "cold after a gap");
+  expect_cycles(stat(g, "core0.mx.busy_cycles"), rr + (rr + 256 + cc) + 256 + (rr + 256 + cc),
+                "cold after a gap");
 }
 
 /// depth + rows * ceil(n / W) * passes; reductions + log2 W per row.
@@ -117,9 +123,10 @@ void vector_ops() {
   ChipConfig cfg = chip("default");
   const double w = cfg.core.vector.lanes, d = cfg.core.vector.pipeline_depth;
   const double groups = std::ceil(1000 / w);
-  SimReport r = run_one(cfg, "  v.cfgi n, 1000\n  v.cfgi rows, 3\n  v.cfgi sd, 4000\n"
-                             "  v.cfgi sa, 4000\n  v.cfgi sb, 4000\n  li r1, 16384\n  li r2, 32768\n"
-                             "  v.add r0, r1, r2\n  halt\n");
+  SimReport r =
+      run_one(cfg, "  v.cfgi n, 1000\n  v.cfgi rows, 3\n  v.cfgi sd, 4000\n"
+                   "  v.cfgi sa, 4000\n  v.cfgi sb, 4000\n  li r1, 16384\n  li r2, 32768\n"
+                   "  v.add r0, r1, r2\n  halt\n");
   expect_cycles(stat(r, "core0.vec.busy_cycles"), d + 3 * groups, "vector add 3x1000");
   TNPU_CHECK(stat(r, "core0.vec.flop") == 3000, "vector flop");
 }
@@ -196,7 +203,8 @@ void dma_gather() {
 std::string contention_run(int active, uint64_t bytes) {
   ChipConfig cfg = chip("default");
   Simulator sim(cfg, SimOptions{});
-  sim.load_program(-1, assemble_text(R"(
+  sim.load_program(-1,
+                   assemble_text(R"(
       coreid r1
       li r9, ACTIVE
       bge r1, r9, done
@@ -208,14 +216,15 @@ std::string contention_run(int active, uint64_t bytes) {
       dma.ld dma0, r0, r3
       dma.ld dma1, r0, r4
 done: halt
-  )", {{"ACTIVE", active}, {"HALF", static_cast<int64_t>(bytes / 2)}}));
+  )",
+                                 {{"ACTIVE", active}, {"HALF", static_cast<int64_t>(bytes / 2)}}));
   SimReport r = sim.run();
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   double worst = 0;
   for (int c = 0; c < active; ++c)
     for (int e = 0; e < 2; ++e)
-      worst = std::max(worst, stat(r, "core" + std::to_string(c) + ".dma" + std::to_string(e) +
-                                          ".busy_cycles"));
+      worst = std::max(
+          worst, stat(r, "core" + std::to_string(c) + ".dma" + std::to_string(e) + ".busy_cycles"));
   return std::to_string(worst);
 }
 

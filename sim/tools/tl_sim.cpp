@@ -73,7 +73,8 @@ std::map<std::string, int64_t> defines(const std::vector<std::string> &ds) {
 }
 
 /// A program file: binary (by its magic) or assembly text.
-std::vector<isa::Instr> load_program(const std::string &path, const std::map<std::string, int64_t> &defs) {
+std::vector<isa::Instr> load_program(const std::string &path,
+                                     const std::map<std::string, int64_t> &defs) {
   const std::string bytes = read_file(path);
   std::vector<isa::Instr> code;
   if (bytes.compare(0, 4, "TNPU") == 0) {
@@ -89,7 +90,8 @@ std::vector<isa::Instr> load_program(const std::string &path, const std::map<std
 }
 
 int cmd_asm(const po::variables_map &vm) {
-  auto code = load_program(vm["input"].as<std::string>(), defines(vm["define"].as<std::vector<std::string>>()));
+  auto code = load_program(vm["input"].as<std::string>(),
+                           defines(vm["define"].as<std::vector<std::string>>()));
   auto bin = isa::to_binary(code);
   write_file(vm["output"].as<std::string>(), std::string(bin.begin(), bin.end()));
   return 0;
@@ -104,7 +106,8 @@ int cmd_disasm(const po::variables_map &vm) {
 void save_region(const Simulator &sim, const std::string &spec) {
   size_t eq = spec.find('='), c1 = spec.find(':'), c2 = spec.find(':', c1 + 1);
   if (eq == std::string::npos || c1 == std::string::npos || c2 == std::string::npos || c2 > eq)
-    throw Fatal("--save " + spec + ": expected ADDR:SHAPE:DESCR=FILE (e.g. 0x4000:200x300:<f4=c.npy)");
+    throw Fatal("--save " + spec +
+                ": expected ADDR:SHAPE:DESCR=FILE (e.g. 0x4000:200x300:<f4=c.npy)");
   tl::support::npy::Array a;
   a.descr = tl::support::npy::canonical_descr(spec.substr(c2 + 1, eq - c2 - 1));
   if (tl::support::npy::descr_size(a.descr) == 0)
@@ -156,7 +159,8 @@ int cmd_run(const po::variables_map &vm) {
     if (vm.count(req) == 0)
       throw Fatal(std::string("run needs --") + req);
   ChipConfig cfg = load_config(vm["config"].as<std::string>());
-  auto code = load_program(vm["program"].as<std::string>(), defines(vm["define"].as<std::vector<std::string>>()));
+  auto code = load_program(vm["program"].as<std::string>(),
+                           defines(vm["define"].as<std::vector<std::string>>()));
   Simulator sim(cfg, options(vm));
   sim.load_program(-1, code);
   for (const std::string &l : vm["load"].as<std::vector<std::string>>()) {
@@ -191,22 +195,22 @@ int cmd_run(const po::variables_map &vm) {
 int sc_main(int argc, char *argv[]) {
   po::options_description desc("tl-sim COMMAND [options]; COMMAND is asm, disasm or run");
   using strings = std::vector<std::string>;
-  desc.add_options()("help,h", "this help")
-      ("command", po::value<std::string>(), "asm | disasm | run")
-      ("input", po::value<std::string>(), "program to assemble / disassemble")
-      ("output,o", po::value<std::string>()->default_value("a.bin"), "asm output")
-      ("config", po::value<std::string>(), "chip config JSON")
-      ("program", po::value<std::string>(), "program (.s text or binary)")
-      ("define,D", po::value<strings>()->default_value({}, ""), "assembler symbol NAME=VALUE")
-      ("load", po::value<strings>()->default_value({}, ""), "ADDR=FILE.npy into HBM")
-      ("save", po::value<strings>()->default_value({}, ""), "ADDR:SHAPE:DESCR=FILE.npy from HBM")
-      ("mode", po::value<std::string>()->default_value("cycle"), "cycle | functional")
-      ("stats", po::value<std::string>(), "write statistics JSON")
-      ("trace", po::value<std::string>(), "write Chrome/Perfetto trace JSON")
-      ("fault", po::value<strings>()->default_value({}, ""), "fault spec (see README)")
-      ("hang-timeout", po::value<uint64_t>()->default_value(10000000), "cycles without progress")
-      ("max-instructions", po::value<uint64_t>()->default_value(1000000000), "per core")
-      ("no-compute", "skip matrix/vector arithmetic (timing only)");
+  desc.add_options()("help,h", "this help")("command", po::value<std::string>(),
+                                            "asm | disasm | run")(
+      "input", po::value<std::string>(), "program to assemble / disassemble")(
+      "output,o", po::value<std::string>()->default_value("a.bin"), "asm output")(
+      "config", po::value<std::string>(), "chip config JSON")("program", po::value<std::string>(),
+                                                              "program (.s text or binary)")(
+      "define,D", po::value<strings>()->default_value({}, ""), "assembler symbol NAME=VALUE")(
+      "load", po::value<strings>()->default_value({}, ""), "ADDR=FILE.npy into HBM")(
+      "save", po::value<strings>()->default_value({}, ""), "ADDR:SHAPE:DESCR=FILE.npy from HBM")(
+      "mode", po::value<std::string>()->default_value("cycle"),
+      "cycle | functional")("stats", po::value<std::string>(), "write statistics JSON")(
+      "trace", po::value<std::string>(), "write Chrome/Perfetto trace JSON")(
+      "fault", po::value<strings>()->default_value({}, ""), "fault spec (see README)")(
+      "hang-timeout", po::value<uint64_t>()->default_value(10000000), "cycles without progress")(
+      "max-instructions", po::value<uint64_t>()->default_value(1000000000),
+      "per core")("no-compute", "skip matrix/vector arithmetic (timing only)");
   po::positional_options_description pos;
   pos.add("command", 1).add("input", 1);
   try {

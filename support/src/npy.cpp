@@ -170,7 +170,14 @@ void save(const std::string &path, const Array &a) {
   std::ofstream out(path, std::ios::binary);
   if (!out)
     throw NpyError(path + ": cannot create file");
-  const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  const unsigned char pre[10] = {0x93,
+                                 'N',
+                                 'U',
+                                 'M',
+                                 'P',
+                                 'Y',
+                                 1,
+                                 0,
                                  static_cast<unsigned char>(header.size() & 0xff),
                                  static_cast<unsigned char>(header.size() >> 8)};
   out.write(reinterpret_cast<const char *>(pre), 10);

@@ -38,7 +38,8 @@ int cmd_compile(int argc, char **argv) {
   passes::PassManagerOptions pm_opts;
   po::options_description desc("tlc compile options");
   desc.add_options()("help,h", "show this help")("input", po::value(&input), "input .tlir")(
-      "target,t", po::value(&target_name), ("target to compile for: " + compile::known_targets()).c_str())(
+      "target,t", po::value(&target_name),
+      ("target to compile for: " + compile::known_targets()).c_str())(
       "passes,p", po::value(&pipeline),
       ("comma-separated pass pipeline (default: " + pipeline + ")").c_str())(
       "print-after-all", po::bool_switch(&pm_opts.print_after_all),
@@ -59,8 +60,8 @@ int cmd_compile(int argc, char **argv) {
     return 0;
   }
   if (target_name.empty())
-    throw std::runtime_error("no target (use --target; known targets: " +
-                             compile::known_targets() + ")");
+    throw std::runtime_error("no target (use --target; known targets: " + compile::known_targets() +
+                             ")");
   if (!compile::find_target(target_name))
     throw std::runtime_error(compile::unknown_target(target_name));
   if (input.empty())

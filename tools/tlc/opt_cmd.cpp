@@ -25,8 +25,8 @@ int cmd_opt(int argc, char **argv) {
       "passes,p", po::value(&pipeline),
       ("comma-separated pass pipeline (default: " + pipeline + ")").c_str())(
       "print-after-all", po::bool_switch(&pm_opts.print_after_all),
-      "print the IR to stderr after every pass")(
-      "verify-each", po::bool_switch(&verify_each), "verify the IR after every pass")(
+      "print the IR to stderr after every pass")("verify-each", po::bool_switch(&verify_each),
+                                                 "verify the IR after every pass")(
       "trace-rewrites", po::bool_switch(&trace), "log each named rewrite to stderr")(
       "output,o", po::value(&output), "write the result here instead of stdout")(
       "target,t", po::value(&target),
@@ -58,7 +58,8 @@ int cmd_opt(int argc, char **argv) {
   if (target.empty() && !target_options.empty())
     throw std::runtime_error("--target-option needs --target");
   if (!target.empty())
-    if (std::string e = compile::add_planning_passes(pm, target, parse_target_options(target_options));
+    if (std::string e =
+            compile::add_planning_passes(pm, target, parse_target_options(target_options));
         !e.empty()) {
       std::cerr << "tlc opt: error: " << e << "\n";
       return 2;

@@ -6,8 +6,8 @@
 #include "tl/format/executable.h"
 #include "tl/hal.hpp"
 #include "tl/interpreter/host_tensor.h"
-#include "tl/npy/npy.h"
 #include "tl/ir/printer.h"
+#include "tl/npy/npy.h"
 
 #include <boost/program_options.hpp>
 
@@ -32,7 +32,8 @@ std::vector<int64_t> parse_dims(const std::string &s, char sep, const std::strin
     if (q == std::string::npos)
       q = s.size();
     std::string item = s.substr(p, q - p);
-    if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 12 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
       throw std::runtime_error("bad " + what + " '" + s + "'");
     dims.push_back(std::stoll(item));
     p = q + 1;
@@ -65,8 +66,7 @@ struct Param {
   ir::Type type;
 };
 
-interp::HostTensor make_tensor(const Param &param, const std::string &spec,
-                               std::mt19937_64 &rng) {
+interp::HostTensor make_tensor(const Param &param, const std::string &spec, std::mt19937_64 &rng) {
   const ir::Type &t = param.type;
   interp::HostTensor host;
   if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".npy") {

@@ -7,8 +7,8 @@
 #include "tl/ir/builder.h"
 
 #include <list>
-#include <new>
 #include <memory>
+#include <new>
 #include <string>
 
 struct tl_cstatus_s {

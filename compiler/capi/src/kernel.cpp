@@ -49,8 +49,8 @@ tl_cstatus tl_kernel_add_arg(tl_kernel kernel, const char *name, const tl_ir_typ
   if (std::string e = to_type(type, &t); !e.empty())
     return make_status("tl_kernel_add_arg: " + e);
   return guard("tl_kernel_add_arg", [&]() -> tl_cstatus {
-      *out_value = wrap(kernel->builder.add_argument(t, name ? name : ""));
-      return nullptr;
+    *out_value = wrap(kernel->builder.add_argument(t, name ? name : ""));
+    return nullptr;
   });
 }
 

@@ -3,11 +3,11 @@
 #include "handles.h"
 
 #include "tl/compiler/pipeline.h"
-#include "tl/support/blob_cache.h"
-#include "tl_compiler_source_hash.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/printer.h"
 #include "tl/ir/verifier.h"
+#include "tl/support/blob_cache.h"
+#include "tl_compiler_source_hash.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -63,14 +63,14 @@ tl_cstatus tl_module_parse(const char *text, const char *filename, tl_module *ou
     return make_status("tl_module_parse: null argument");
   *out_module = nullptr;
   return guard("tl_module_parse", [&]() -> tl_cstatus {
-      ir::Diagnostics diags;
-      auto m = ir::parse(text, filename ? filename : "<text>", diags);
-      if (!m || !ir::verify(*m, diags))
-        return make_status(diags.str());
-      auto *out = new tl_module_s;
-      out->module = std::move(m);
-      *out_module = out;
-      return nullptr;
+    ir::Diagnostics diags;
+    auto m = ir::parse(text, filename ? filename : "<text>", diags);
+    if (!m || !ir::verify(*m, diags))
+      return make_status(diags.str());
+    auto *out = new tl_module_s;
+    out->module = std::move(m);
+    *out_module = out;
+    return nullptr;
   });
 }
 
@@ -78,10 +78,10 @@ tl_cstatus tl_module_verify(tl_module module) {
   if (!module)
     return make_status("tl_module_verify: module is null");
   return guard("tl_module_verify", [&]() -> tl_cstatus {
-      ir::Diagnostics diags;
-      if (!ir::verify(*module->module, diags))
-        return make_status(diags.str());
-      return nullptr;
+    ir::Diagnostics diags;
+    if (!ir::verify(*module->module, diags))
+      return make_status(diags.str());
+    return nullptr;
   });
 }
 
@@ -90,8 +90,8 @@ tl_cstatus tl_module_print(tl_module module, char **out_text) {
     return make_status("tl_module_print: null argument");
   *out_text = nullptr;
   return guard("tl_module_print", [&]() -> tl_cstatus {
-      *out_text = copy_string(ir::print(*module->module));
-      return *out_text ? nullptr : make_status("tl_module_print: out of memory");
+    *out_text = copy_string(ir::print(*module->module));
+    return *out_text ? nullptr : make_status("tl_module_print: out of memory");
   });
 }
 
@@ -102,20 +102,20 @@ tl_cstatus tl_module_compile(tl_module module, const char *target, const char *p
   *out_data = nullptr;
   *out_size = 0;
   return guard("tl_module_compile", [&]() -> tl_cstatus {
-      if (tl_cstatus s = tl_module_verify(module))
-        return s;
-      std::string error;
-      std::vector<uint8_t> blob = compile_cached(*module->module, target,
-                                                 producer ? producer : "tl compiler C API", &error);
-      if (blob.empty())
-        return make_status(error.empty() ? "compilation failed" : error);
-      void *p = std::malloc(blob.size());
-      if (!p)
-        return make_status("tl_module_compile: out of memory");
-      std::memcpy(p, blob.data(), blob.size());
-      *out_data = p;
-      *out_size = blob.size();
-      return nullptr;
+    if (tl_cstatus s = tl_module_verify(module))
+      return s;
+    std::string error;
+    std::vector<uint8_t> blob =
+        compile_cached(*module->module, target, producer ? producer : "tl compiler C API", &error);
+    if (blob.empty())
+      return make_status(error.empty() ? "compilation failed" : error);
+    void *p = std::malloc(blob.size());
+    if (!p)
+      return make_status("tl_module_compile: out of memory");
+    std::memcpy(p, blob.data(), blob.size());
+    *out_data = p;
+    *out_size = blob.size();
+    return nullptr;
   });
 }
 

@@ -14,8 +14,7 @@ exe::KernelInfo kernel_info(const ir::Kernel &kernel) {
     const ir::Type &t = arg->type();
     const bool tensor = t.is_tensor();
     info.params.push_back({arg->name(), tensor ? exe::ParamKind::Tensor : exe::ParamKind::Scalar,
-                           static_cast<tl_dtype>(t.elem()),
-                           tensor ? t.rank() : 0});
+                           static_cast<tl_dtype>(t.elem()), tensor ? t.rank() : 0});
   }
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->opcode() != ir::Opcode::ProgramId && op->opcode() != ir::Opcode::NumPrograms)

@@ -87,8 +87,8 @@ std::string compile_with_plugin(const tl_target_plugin &table, const std::string
   uint8_t *blob = nullptr;
   size_t size = 0;
   char *error = nullptr;
-  const int32_t rc = table.compile(text.data(), text.size(), file, options_json.c_str(),
-                                           &blob, &size, &error);
+  const int32_t rc =
+      table.compile(text.data(), text.size(), file, options_json.c_str(), &blob, &size, &error);
   if (rc == 0 && blob) {
     code.assign(blob, blob + size);
     table.release(blob);
@@ -115,7 +115,6 @@ std::string compile_with_plugin(const tl_target_plugin &table, const std::string
     mapped.pop_back();
   return mapped;
 }
-
 
 struct Registry {
   std::vector<RegisteredTarget> targets;

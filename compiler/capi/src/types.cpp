@@ -8,7 +8,6 @@ using namespace tl;
 using ir::ScalarKind;
 using ir::Type;
 
-
 namespace tl::capi {
 
 std::string to_type(const tl_ir_type *t, Type *out) {

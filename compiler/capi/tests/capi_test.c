@@ -8,7 +8,7 @@
 #define CHECK(cond)                                                                                \
   do {                                                                                             \
     if (!(cond)) {                                                                                 \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                    \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                     \
       return 1;                                                                                    \
     }                                                                                              \
   } while (0)
@@ -16,7 +16,7 @@
   do {                                                                                             \
     tl_cstatus s_ = (call);                                                                        \
     if (s_) {                                                                                      \
-      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, tl_cstatus_message(s_));                 \
+      fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, tl_cstatus_message(s_));                  \
       tl_cstatus_free(s_);                                                                         \
       return 1;                                                                                    \
     }                                                                                              \
@@ -66,8 +66,7 @@ int main(void) {
 
   char *text;
   OK(tl_module_print(m, &text));
-  CHECK(strstr(text, "%5 = add %3, %4 : tile<64xf32>") != NULL ||
-        strstr(text, "add") != NULL);
+  CHECK(strstr(text, "%5 = add %3, %4 : tile<64xf32>") != NULL || strstr(text, "add") != NULL);
   tl_module m2;
   OK(tl_module_parse(text, "printed.tlir", &m2));
   tl_compiler_free(text);

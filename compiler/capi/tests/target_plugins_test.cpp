@@ -37,8 +37,15 @@ protected:
 
 TEST_F(TargetPlugins, BrokenOnesAreListedWithTheirReasons) {
   const std::string help = tl::compile::targets_help();
-  EXPECT_NE(help.find("libtl_target_noentry.so: library does not export the entry point tl_target_plugin_entry"), std::string::npos) << help;
-  EXPECT_NE(help.find("plugin ABI 99.0 does not match the compiler's ABI 1.0 (major versions must be equal)"), std::string::npos) << help;
+  EXPECT_NE(help.find("libtl_target_noentry.so: library does not export the entry point "
+                      "tl_target_plugin_entry"),
+            std::string::npos)
+      << help;
+  EXPECT_NE(
+      help.find(
+          "plugin ABI 99.0 does not match the compiler's ABI 1.0 (major versions must be equal)"),
+      std::string::npos)
+      << help;
   EXPECT_NE(help.find("incomplete target table"), std::string::npos) << help;
   EXPECT_NE(help.find("returned no target table"), std::string::npos) << help;
   EXPECT_NE(help.find("echo  echoes the module"), std::string::npos) << help;
@@ -50,7 +57,8 @@ TEST_F(TargetPlugins, BrokenOnesAreListedWithTheirReasons) {
   EXPECT_FALSE(tl::compile::find_target("echo")->plugin_path.empty());
   const std::string e = tl::compile::unknown_target("future");
   EXPECT_NE(e.find("unknown target 'future' (known targets: " + tl::compile::known_targets() + ")"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   EXPECT_NE(tl::compile::known_targets().find("tlir, llvm-cpu"), std::string::npos);
   EXPECT_NE(tl::compile::known_targets().find(", echo"), std::string::npos);
 }

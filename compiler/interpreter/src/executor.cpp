@@ -47,7 +47,8 @@ void Executor::bind_arguments() {
       if (ta->dtype != want)
         error(i, "tensor has element type " + std::string(ir::scalar_name(ta->dtype)) +
                      ", kernel expects " + std::string(ir::scalar_name(want)));
-      if (ta->shape.size() != static_cast<size_t>(t.rank()) || ta->strides.size() != ta->shape.size())
+      if (ta->shape.size() != static_cast<size_t>(t.rank()) ||
+          ta->strides.size() != ta->shape.size())
         error(i, "tensor must have rank " + std::to_string(t.rank()) + " (shape and strides)");
       int64_t n = 1;
       for (int64_t d : ta->shape) {
@@ -107,26 +108,51 @@ void Executor::exec(const ir::Operation &op) {
                    std::to_string(opts_.max_tile_elements) + " elements");
   try {
     switch (op.opcode()) {
-    case Opcode::For: return exec_for(op);
-    case Opcode::If: return exec_if(op);
-    case Opcode::Print: case Opcode::Assert: return exec_debug(op);
-    case Opcode::Store: return exec_store(op);
-    case Opcode::Scatter: exec_indexed(op); return;
-    default: break;
+    case Opcode::For:
+      return exec_for(op);
+    case Opcode::If:
+      return exec_if(op);
+    case Opcode::Print:
+    case Opcode::Assert:
+      return exec_debug(op);
+    case Opcode::Store:
+      return exec_store(op);
+    case Opcode::Scatter:
+      exec_indexed(op);
+      return;
+    default:
+      break;
     }
     if (flags & ir::kElementwise)
       return exec_elementwise(op);
     RtValue r;
     switch (op.opcode()) {
-    case Opcode::Splat: case Opcode::Broadcast: case Opcode::Reshape: case Opcode::Transpose:
+    case Opcode::Splat:
+    case Opcode::Broadcast:
+    case Opcode::Reshape:
+    case Opcode::Transpose:
     case Opcode::ExpandDims:
-      r = exec_shape(op); break;
-    case Opcode::Load: r = exec_load(op); break;
-    case Opcode::Gather: case Opcode::AtomicAdd: r = exec_indexed(op); break;
-    case Opcode::Dot: r = exec_dot(op); break;
-    case Opcode::Reduce: r = exec_reduce(op); break;
-    case Opcode::Scan: r = exec_scan(op); break;
-    default: r = exec_source(op); break;
+      r = exec_shape(op);
+      break;
+    case Opcode::Load:
+      r = exec_load(op);
+      break;
+    case Opcode::Gather:
+    case Opcode::AtomicAdd:
+      r = exec_indexed(op);
+      break;
+    case Opcode::Dot:
+      r = exec_dot(op);
+      break;
+    case Opcode::Reduce:
+      r = exec_reduce(op);
+      break;
+    case Opcode::Scan:
+      r = exec_scan(op);
+      break;
+    default:
+      r = exec_source(op);
+      break;
     }
     env_[op.result()] = std::move(r);
   } catch (const LaneFault &f) {

@@ -6,7 +6,8 @@
 
 namespace tl::interp {
 
-std::optional<ir::Attr> fold_scalar(const ir::Operation &op, const std::vector<ir::Attr> &operands) {
+std::optional<ir::Attr> fold_scalar(const ir::Operation &op,
+                                    const std::vector<ir::Attr> &operands) {
   if (!(op.flags() & ir::kElementwise) || op.num_results() != 1 ||
       operands.size() != op.num_operands() || !op.result()->type().is_scalar())
     return std::nullopt;
@@ -16,7 +17,8 @@ std::optional<ir::Attr> fold_scalar(const ir::Operation &op, const std::vector<i
     if (auto *b = std::get_if<bool>(&operands[i]))
       lanes[i].i = *b;
     else if (auto *n = std::get_if<int64_t>(&operands[i]))
-      ir::is_float(k) ? void(lanes[i].f = round_float(k, double(*n))) : void(lanes[i].i = wrap_int(k, *n));
+      ir::is_float(k) ? void(lanes[i].f = round_float(k, double(*n)))
+                      : void(lanes[i].i = wrap_int(k, *n));
     else if (auto *d = std::get_if<double>(&operands[i]); d && ir::is_float(k))
       lanes[i].f = round_float(k, *d);
     else

@@ -18,19 +18,28 @@ namespace {
 
 num::FloatFormat format_of(ScalarKind k) {
   switch (k) {
-  case ScalarKind::F16: return num::FloatFormat::F16;
-  case ScalarKind::BF16: return num::FloatFormat::BF16;
-  case ScalarKind::F32: return num::FloatFormat::F32;
-  case ScalarKind::F8E4M3: return num::FloatFormat::F8E4M3;
-  case ScalarKind::F8E5M2: return num::FloatFormat::F8E5M2;
-  default: return num::FloatFormat::F64;
+  case ScalarKind::F16:
+    return num::FloatFormat::F16;
+  case ScalarKind::BF16:
+    return num::FloatFormat::BF16;
+  case ScalarKind::F32:
+    return num::FloatFormat::F32;
+  case ScalarKind::F8E4M3:
+    return num::FloatFormat::F8E4M3;
+  case ScalarKind::F8E5M2:
+    return num::FloatFormat::F8E5M2;
+  default:
+    return num::FloatFormat::F64;
   }
 }
 
 num::Rounding rounding_of(std::string_view r) {
-  if (r == "rtz") return num::Rounding::TowardZero;
-  if (r == "rd") return num::Rounding::Down;
-  if (r == "ru") return num::Rounding::Up;
+  if (r == "rtz")
+    return num::Rounding::TowardZero;
+  if (r == "rd")
+    return num::Rounding::Down;
+  if (r == "ru")
+    return num::Rounding::Up;
   return num::Rounding::NearestEven;
 }
 
@@ -77,11 +86,16 @@ double float_max(double a, double b) {
 
 namespace {
 bool compare(std::string_view pred, auto a, auto b) {
-  if (pred == "eq") return a == b;
-  if (pred == "ne") return !(a == b); // unordered: true
-  if (pred == "lt") return a < b;
-  if (pred == "le") return a <= b;
-  if (pred == "gt") return a > b;
+  if (pred == "eq")
+    return a == b;
+  if (pred == "ne")
+    return !(a == b); // unordered: true
+  if (pred == "lt")
+    return a < b;
+  if (pred == "le")
+    return a <= b;
+  if (pred == "gt")
+    return a > b;
   return a >= b;
 }
 
@@ -123,8 +137,8 @@ Lane convert(ScalarKind from, ScalarKind to, Lane v, std::string_view rounding,
 Lane bitcast(ScalarKind from, ScalarKind to, Lane v) {
   uint64_t bits;
   if (ir::is_float(from)) {
-    bits = from == ScalarKind::F64 ? std::bit_cast<uint64_t>(v.f)
-                                   : num::encode(format_of(from), v.f);
+    bits =
+        from == ScalarKind::F64 ? std::bit_cast<uint64_t>(v.f) : num::encode(format_of(from), v.f);
   } else {
     bits = static_cast<uint64_t>(v.i);
   }
@@ -180,26 +194,66 @@ Lane LaneOp::apply_float(const Lane *a) const {
   const double x = a[0].f, y = a[1].f;
   double r;
   switch (code_) {
-  case Opcode::Add: r = x + y; break;
-  case Opcode::Sub: r = x - y; break;
-  case Opcode::Mul: r = x * y; break;
-  case Opcode::Div: r = x / y; break;
-  case Opcode::Min: r = float_min(x, y); break;
-  case Opcode::Max: r = float_max(x, y); break;
-  case Opcode::Pow: r = std::pow(x, y); break;
-  case Opcode::Neg: r = -x; break;
-  case Opcode::Abs: r = std::fabs(x); break;
-  case Opcode::Exp: r = std::exp(x); break;
-  case Opcode::Exp2: r = std::exp2(x); break;
-  case Opcode::Log: r = std::log(x); break;
-  case Opcode::Log2: r = std::log2(x); break;
-  case Opcode::Sqrt: r = std::sqrt(x); break;
-  case Opcode::Rsqrt: r = 1.0 / std::sqrt(x); break;
-  case Opcode::Tanh: r = std::tanh(x); break;
-  case Opcode::Erf: r = std::erf(x); break;
-  case Opcode::Sigmoid: r = 1.0 / (1.0 + std::exp(-x)); break;
-  case Opcode::Sin: r = std::sin(x); break;
-  case Opcode::Cos: r = std::cos(x); break;
+  case Opcode::Add:
+    r = x + y;
+    break;
+  case Opcode::Sub:
+    r = x - y;
+    break;
+  case Opcode::Mul:
+    r = x * y;
+    break;
+  case Opcode::Div:
+    r = x / y;
+    break;
+  case Opcode::Min:
+    r = float_min(x, y);
+    break;
+  case Opcode::Max:
+    r = float_max(x, y);
+    break;
+  case Opcode::Pow:
+    r = std::pow(x, y);
+    break;
+  case Opcode::Neg:
+    r = -x;
+    break;
+  case Opcode::Abs:
+    r = std::fabs(x);
+    break;
+  case Opcode::Exp:
+    r = std::exp(x);
+    break;
+  case Opcode::Exp2:
+    r = std::exp2(x);
+    break;
+  case Opcode::Log:
+    r = std::log(x);
+    break;
+  case Opcode::Log2:
+    r = std::log2(x);
+    break;
+  case Opcode::Sqrt:
+    r = std::sqrt(x);
+    break;
+  case Opcode::Rsqrt:
+    r = 1.0 / std::sqrt(x);
+    break;
+  case Opcode::Tanh:
+    r = std::tanh(x);
+    break;
+  case Opcode::Erf:
+    r = std::erf(x);
+    break;
+  case Opcode::Sigmoid:
+    r = 1.0 / (1.0 + std::exp(-x));
+    break;
+  case Opcode::Sin:
+    r = std::sin(x);
+    break;
+  case Opcode::Cos:
+    r = std::cos(x);
+    break;
   case Opcode::Fma:
     // f32 inputs: the product is exact in double, so one rounding of the f64 fma's result to
     // f32 is the correctly rounded f32 fma except in double-rounding corner cases; use the
@@ -221,9 +275,15 @@ Lane LaneOp::apply_int(const Lane *a) const {
   const int bits = ir::bit_width(in_);
   int64_t r;
   switch (code_) {
-  case Opcode::Add: r = static_cast<int64_t>(ux + uy); break;
-  case Opcode::Sub: r = static_cast<int64_t>(ux - uy); break;
-  case Opcode::Mul: r = static_cast<int64_t>(ux * uy); break;
+  case Opcode::Add:
+    r = static_cast<int64_t>(ux + uy);
+    break;
+  case Opcode::Sub:
+    r = static_cast<int64_t>(ux - uy);
+    break;
+  case Opcode::Mul:
+    r = static_cast<int64_t>(ux * uy);
+    break;
   case Opcode::Div:
   case Opcode::Rem:
     if (y == 0)
@@ -237,20 +297,38 @@ Lane LaneOp::apply_int(const Lane *a) const {
       r = static_cast<int64_t>(code_ == Opcode::Div ? ux / uy : ux % uy);
     }
     break;
-  case Opcode::And: r = x & y; break;
-  case Opcode::Or: r = x | y; break;
-  case Opcode::Xor: r = x ^ y; break;
-  case Opcode::Not: r = in_ == ScalarKind::I1 ? !x : ~x; break;
-  case Opcode::Shl: r = static_cast<int64_t>(ux << (uy % bits)); break;
+  case Opcode::And:
+    r = x & y;
+    break;
+  case Opcode::Or:
+    r = x | y;
+    break;
+  case Opcode::Xor:
+    r = x ^ y;
+    break;
+  case Opcode::Not:
+    r = in_ == ScalarKind::I1 ? !x : ~x;
+    break;
+  case Opcode::Shl:
+    r = static_cast<int64_t>(ux << (uy % bits));
+    break;
   case Opcode::Shr: {
     const unsigned s = static_cast<unsigned>(uy % bits);
     r = sign ? x >> s : static_cast<int64_t>(ux >> s);
     break;
   }
-  case Opcode::Min: r = sign ? std::min(x, y) : static_cast<int64_t>(std::min(ux, uy)); break;
-  case Opcode::Max: r = sign ? std::max(x, y) : static_cast<int64_t>(std::max(ux, uy)); break;
-  case Opcode::Neg: r = static_cast<int64_t>(0 - ux); break;
-  case Opcode::Abs: r = sign && x < 0 ? static_cast<int64_t>(0 - ux) : x; break;
+  case Opcode::Min:
+    r = sign ? std::min(x, y) : static_cast<int64_t>(std::min(ux, uy));
+    break;
+  case Opcode::Max:
+    r = sign ? std::max(x, y) : static_cast<int64_t>(std::max(ux, uy));
+    break;
+  case Opcode::Neg:
+    r = static_cast<int64_t>(0 - ux);
+    break;
+  case Opcode::Abs:
+    r = sign && x < 0 ? static_cast<int64_t>(0 - ux) : x;
+    break;
   default:
     throw LaneFault("op '" + std::string(ir::opcode_name(code_)) + "' has no integer semantics");
   }

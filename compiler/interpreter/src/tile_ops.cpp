@@ -183,14 +183,14 @@ RtValue Executor::exec_dot(const ir::Operation &op) {
   const ir::Type &t = op.result()->type();
   const ScalarKind acc = t.elem(), in = a.type.elem();
   const int64_t M = a.type.shape()[0], K = a.type.shape()[1], N = b.type.shape()[1];
-  RtValue r{t, op.num_operands() == 3 ? get(op.operand(2)).lanes
-                                      : std::vector<Lane>(M * N)};
+  RtValue r{t, op.num_operands() == 3 ? get(op.operand(2)).lanes : std::vector<Lane>(M * N)};
   if (ir::is_integer(acc)) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         uint64_t s = static_cast<uint64_t>(r.lanes[i * N + j].i);
         for (int64_t k = 0; k < K; ++k)
-          s += static_cast<uint64_t>(a.lanes[i * K + k].i) * static_cast<uint64_t>(b.lanes[k * N + j].i);
+          s += static_cast<uint64_t>(a.lanes[i * K + k].i) *
+               static_cast<uint64_t>(b.lanes[k * N + j].i);
         r.lanes[i * N + j].i = wrap_int(acc, static_cast<int64_t>(s));
       }
     return r;
@@ -259,8 +259,8 @@ RtValue Executor::exec_reduce(const ir::Operation &op) {
         else
           acc.i = mx ? std::max(acc.i, x.i) : std::min(acc.i, x.i); // stored non-negative
       } else { // argmax: the first maximal index; NaN counts as the largest value
-        const bool greater = fl ? (!std::isnan(acc.f) && (std::isnan(x.f) || x.f > acc.f))
-                                : x.i > acc.i;
+        const bool greater =
+            fl ? (!std::isnan(acc.f) && (std::isnan(x.f) || x.f > acc.f)) : x.i > acc.i;
         if (greater) {
           acc = x;
           best = k;

@@ -23,7 +23,8 @@ std::unique_ptr<ir::Module> parse_ok(const std::string &text) {
   return m;
 }
 
-template <class T> TensorArg tensor_of(std::vector<T> &v, ir::ScalarKind k, std::vector<int64_t> shape) {
+template <class T>
+TensorArg tensor_of(std::vector<T> &v, ir::ScalarKind k, std::vector<int64_t> shape) {
   return TensorArg{v.data(), k, shape, contiguous_strides(shape)};
 }
 
@@ -63,7 +64,8 @@ TEST(Interpreter, IntegerWrapAroundAndShifts) {
   store %o, %two, %t3
   return
 }
-)", {tensor_of(out, ir::ScalarKind::I32, {4})});
+)",
+                    {tensor_of(out, ir::ScalarKind::I32, {4})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(out[0], -128); // i8 wraps
   EXPECT_EQ(out[1], 4);    // u8 wraps
@@ -77,7 +79,8 @@ TEST(Interpreter, DivisionByZeroIsReportedWithLocation) {
   %c = div %a, %b : i32
   return
 }
-)", {});
+)",
+                    {});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("test.tlir:4:3: error: integer division by zero"), std::string::npos)
       << r.error;
@@ -86,7 +89,8 @@ TEST(Interpreter, DivisionByZeroIsReportedWithLocation) {
 
 TEST(Interpreter, LoadPadsAndStoreMasksOutOfBounds) {
   std::vector<float> x = {1, 2, 3, 4, 5}, y(5, -1);
-  auto r = run_text(R"(kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>) {
+  auto r = run_text(
+      R"(kernel @k(%x: tensor<?xf32>, %y: tensor<?xf32>) {
   %p = program_id {axis = 0} : i32
   %c4 = constant {value = 4} : i32
   %o = mul %p, %c4 : i32
@@ -97,7 +101,8 @@ TEST(Interpreter, LoadPadsAndStoreMasksOutOfBounds) {
   store %y, %o, %r
   return
 }
-)", {tensor_of(x, ir::ScalarKind::F32, {5}), tensor_of(y, ir::ScalarKind::F32, {5})}, {2, 1, 1});
+)",
+      {tensor_of(x, ir::ScalarKind::F32, {5}), tensor_of(y, ir::ScalarKind::F32, {5})}, {2, 1, 1});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(y, (std::vector<float>{11, 12, 13, 14, 305 + 5}));
 }
@@ -109,7 +114,8 @@ TEST(Interpreter, GatherOutOfBoundsNamesProgramAndIndex) {
   %g = gather %x, %i : tile<4xf32>
   return
 }
-)", {tensor_of(x, ir::ScalarKind::F32, {4})}, {3, 1, 1});
+)",
+                    {tensor_of(x, ir::ScalarKind::F32, {4})}, {3, 1, 1});
   ASSERT_FALSE(r.ok);
   EXPECT_NE(r.error.find("index [4] is out of bounds of tensor shape [4] in lane 2"),
             std::string::npos)
@@ -119,7 +125,8 @@ TEST(Interpreter, GatherOutOfBoundsNamesProgramAndIndex) {
 
 TEST(Interpreter, MaskedGatherAndScatter) {
   std::vector<int32_t> x = {10, 20, 30}, y(3, 0);
-  auto r = run_text(R"(kernel @k(%x: tensor<?xi32>, %y: tensor<?xi32>) {
+  auto r =
+      run_text(R"(kernel @k(%x: tensor<?xi32>, %y: tensor<?xi32>) {
   %i = arange {end = 4, start = 0} : tile<4xi32>
   %n = constant {value = 3} : i32
   %nt = splat %n : tile<4xi32>
@@ -130,7 +137,8 @@ TEST(Interpreter, MaskedGatherAndScatter) {
   scatter %y, %i, %rt, %m
   return
 }
-)", {tensor_of(x, ir::ScalarKind::I32, {3}), tensor_of(y, ir::ScalarKind::I32, {3})});
+)",
+               {tensor_of(x, ir::ScalarKind::I32, {3}), tensor_of(y, ir::ScalarKind::I32, {3})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(y, (std::vector<int32_t>{67, 67, 67}));
 }
@@ -150,7 +158,8 @@ TEST(Interpreter, CastRoundsToBf16NearestEvenAndOtherModes) {
   store %o, %two, %d
   return
 }
-)", {tensor_of(out, ir::ScalarKind::F32, {4})});
+)",
+                    {tensor_of(out, ir::ScalarKind::F32, {4})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(out[0], 1.0f);
   EXPECT_EQ(out[2], 1.0078125f);
@@ -203,8 +212,10 @@ TEST(Interpreter, DotForLoopAndIf) {
   store %c, %c0, %c0, %res
   return
 }
-)", {tensor_of(a, ir::ScalarKind::F32, {4, 6}), tensor_of(b, ir::ScalarKind::F32, {6, 3}),
-      tensor_of(c, ir::ScalarKind::F32, {4, 3})});
+)",
+                    {tensor_of(a, ir::ScalarKind::F32, {4, 6}),
+                     tensor_of(b, ir::ScalarKind::F32, {6, 3}),
+                     tensor_of(c, ir::ScalarKind::F32, {4, 3})});
   ASSERT_TRUE(r.ok) << r.error;
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j) {
@@ -231,7 +242,8 @@ TEST(Interpreter, ArgmaxScanAndAssert) {
   store %o, %four, %amt
   return
 }
-)", {tensor_of(out, ir::ScalarKind::I32, {5})});
+)",
+                    {tensor_of(out, ir::ScalarKind::I32, {5})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(out, (std::vector<int32_t>{0, 1, 3, 6, 1}));
   auto bad = run_text(R"(kernel @k() {
@@ -239,7 +251,8 @@ TEST(Interpreter, ArgmaxScanAndAssert) {
   assert %f {message = "x must be positive"}
   return
 }
-)", {});
+)",
+                      {});
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.error.find("assertion failed: x must be positive"), std::string::npos);
 }

@@ -140,7 +140,7 @@ private:
 
   const Kernel &kernel_;
   std::vector<Location> *op_locs_;
-  size_t line_base_;   // lines before out_[counted_]
+  size_t line_base_; // lines before out_[counted_]
   size_t counted_ = 0;
   std::string out_;
   std::unordered_map<const Value *, std::string> names_;

@@ -199,7 +199,5 @@ TEST(Attributes, TargetAttributesVerifyOnAnyOpAndCanBeRemoved) {
   }
 }
 
-
-
 } // namespace
 } // namespace tl::ir

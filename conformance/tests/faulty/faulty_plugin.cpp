@@ -102,9 +102,9 @@ tl_status event_synchronize(void *event) {
 extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint32_t host_major) {
   if (!real) {
     void *lib = dlopen(TL_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    auto entry = lib ? reinterpret_cast<tl_vendor_plugin_entry_fn>(
-                           dlsym(lib, TL_VENDOR_ENTRY_POINT))
-                     : nullptr;
+    auto entry =
+        lib ? reinterpret_cast<tl_vendor_plugin_entry_fn>(dlsym(lib, TL_VENDOR_ENTRY_POINT))
+            : nullptr;
     real = entry ? entry(host_major) : nullptr;
     if (!real)
       return nullptr;

@@ -16,16 +16,27 @@ extern "C" {
 #endif
 
 typedef enum tl_dtype {
-  TL_DTYPE_I1 = 0, TL_DTYPE_I8, TL_DTYPE_I16, TL_DTYPE_I32, TL_DTYPE_I64,
-  TL_DTYPE_U8, TL_DTYPE_U16, TL_DTYPE_U32,
-  TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F32, TL_DTYPE_F64, TL_DTYPE_F8E4M3, TL_DTYPE_F8E5M2,
+  TL_DTYPE_I1 = 0,
+  TL_DTYPE_I8,
+  TL_DTYPE_I16,
+  TL_DTYPE_I32,
+  TL_DTYPE_I64,
+  TL_DTYPE_U8,
+  TL_DTYPE_U16,
+  TL_DTYPE_U32,
+  TL_DTYPE_F16,
+  TL_DTYPE_BF16,
+  TL_DTYPE_F32,
+  TL_DTYPE_F64,
+  TL_DTYPE_F8E4M3,
+  TL_DTYPE_F8E5M2,
   TL_DTYPE_COUNT
 } tl_dtype;
 
 /* The spelling in .tlir, Python and reports ("f32", "bf16", ...); NULL for an invalid dtype. */
 static inline const char *tl_dtype_spelling(unsigned dtype) {
-  static const char *const names[TL_DTYPE_COUNT] = {"i1",  "i8",  "i16", "i32",    "i64",
-                                                    "u8",  "u16", "u32", "f16",    "bf16",
+  static const char *const names[TL_DTYPE_COUNT] = {"i1",  "i8",  "i16",    "i32",   "i64",
+                                                    "u8",  "u16", "u32",    "f16",   "bf16",
                                                     "f32", "f64", "f8e4m3", "f8e5m2"};
   return dtype < TL_DTYPE_COUNT ? names[dtype] : NULL;
 }

@@ -127,17 +127,16 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
   }
   auto &jd = (*jit)->getMainJITDylib();
   const auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
-  llvm::orc::SymbolMap host = {
-      {(*jit)->mangleAndIntern("tl_cpu_report_error"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_report), flags}},
-      {(*jit)->mangleAndIntern("tl_cpu_print"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_print), flags}},
-      {(*jit)->mangleAndIntern("tl_cpu_f8_round"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_round), flags}},
-      {(*jit)->mangleAndIntern("tl_cpu_f8_encode"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_encode), flags}},
-      {(*jit)->mangleAndIntern("tl_cpu_f8_decode"),
-       {llvm::orc::ExecutorAddr::fromPtr(&host_f8_decode), flags}}};
+  llvm::orc::SymbolMap host = {{(*jit)->mangleAndIntern("tl_cpu_report_error"),
+                                {llvm::orc::ExecutorAddr::fromPtr(&host_report), flags}},
+                               {(*jit)->mangleAndIntern("tl_cpu_print"),
+                                {llvm::orc::ExecutorAddr::fromPtr(&host_print), flags}},
+                               {(*jit)->mangleAndIntern("tl_cpu_f8_round"),
+                                {llvm::orc::ExecutorAddr::fromPtr(&host_f8_round), flags}},
+                               {(*jit)->mangleAndIntern("tl_cpu_f8_encode"),
+                                {llvm::orc::ExecutorAddr::fromPtr(&host_f8_encode), flags}},
+                               {(*jit)->mangleAndIntern("tl_cpu_f8_decode"),
+                                {llvm::orc::ExecutorAddr::fromPtr(&host_f8_decode), flags}}};
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(host)))) {
     *error = llvm::toString(std::move(err));
     return nullptr;
@@ -153,7 +152,8 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
   auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load(
       TL_CPU_VECTOR_MATH_LIBRARY, (*jit)->getDataLayout().getGlobalPrefix());
   if (!sleef) {
-    *error = std::string("cannot load the SLEEF vector math library ") + TL_CPU_VECTOR_MATH_LIBRARY +
+    *error = std::string("cannot load the SLEEF vector math library ") +
+             TL_CPU_VECTOR_MATH_LIBRARY +
              " (Debian package libsleef3): " + llvm::toString(sleef.takeError());
     return nullptr;
   }

@@ -43,17 +43,17 @@ extern "C" {
 
 typedef enum tl_status_code {
   TL_STATUS_OK = 0,
-  TL_STATUS_INVALID_ARGUMENT = 1,   /* the caller passed something wrong */
-  TL_STATUS_NOT_FOUND = 2,          /* no such device, kernel or plugin */
-  TL_STATUS_OUT_OF_RANGE = 3,       /* an index, offset or size beyond its object */
-  TL_STATUS_FAILED_PRECONDITION = 4,/* the object is not in a state that allows the call */
-  TL_STATUS_UNAVAILABLE = 5,        /* the device or plugin is not usable */
-  TL_STATUS_UNIMPLEMENTED = 6,      /* the device does not support the operation */
-  TL_STATUS_RESOURCE_EXHAUSTED = 7, /* out of device or host memory */
-  TL_STATUS_INCOMPATIBLE = 8,       /* version or target mismatch */
-  TL_STATUS_DATA_LOSS = 9,          /* a corrupt or truncated executable */
-  TL_STATUS_INTERNAL = 10,          /* a bug in TL or a plugin */
-  TL_STATUS_ABORTED = 11,           /* a kernel failed at run time (e.g. a failed assert) */
+  TL_STATUS_INVALID_ARGUMENT = 1,    /* the caller passed something wrong */
+  TL_STATUS_NOT_FOUND = 2,           /* no such device, kernel or plugin */
+  TL_STATUS_OUT_OF_RANGE = 3,        /* an index, offset or size beyond its object */
+  TL_STATUS_FAILED_PRECONDITION = 4, /* the object is not in a state that allows the call */
+  TL_STATUS_UNAVAILABLE = 5,         /* the device or plugin is not usable */
+  TL_STATUS_UNIMPLEMENTED = 6,       /* the device does not support the operation */
+  TL_STATUS_RESOURCE_EXHAUSTED = 7,  /* out of device or host memory */
+  TL_STATUS_INCOMPATIBLE = 8,        /* version or target mismatch */
+  TL_STATUS_DATA_LOSS = 9,           /* a corrupt or truncated executable */
+  TL_STATUS_INTERNAL = 10,           /* a bug in TL or a plugin */
+  TL_STATUS_ABORTED = 11,            /* a kernel failed at run time (e.g. a failed assert) */
 } tl_status_code;
 
 typedef struct tl_status_s *tl_status;
@@ -66,7 +66,8 @@ TL_HAL_EXPORT const char *tl_status_code_name(tl_status_code code);
 /* Makes a status (for plugins and wrappers); TL_STATUS_OK gives NULL. */
 TL_HAL_EXPORT tl_status tl_status_make(tl_status_code code, const char *message);
 
-/* ---- element types ----------------------------------------------------------------------------- */
+/* ---- element types -----------------------------------------------------------------------------
+ */
 
 /* tl_dtype: tl/dtype.h (the format layer's one enumeration), included above. */
 
@@ -83,7 +84,8 @@ typedef struct tl_stream_s *tl_stream;
 typedef struct tl_event_s *tl_event;
 typedef struct tl_executable_s *tl_executable;
 
-/* ---- runtime and plugins ----------------------------------------------------------------------- */
+/* ---- runtime and plugins -----------------------------------------------------------------------
+ */
 
 typedef struct tl_runtime_options {
   size_t struct_size;
@@ -96,7 +98,8 @@ typedef struct tl_runtime_options {
 } tl_runtime_options;
 
 TL_HAL_EXPORT void tl_runtime_get_api_version(uint32_t *out_major, uint32_t *out_minor);
-TL_HAL_EXPORT tl_status tl_runtime_create(const tl_runtime_options *options, tl_runtime *out_runtime);
+TL_HAL_EXPORT tl_status tl_runtime_create(const tl_runtime_options *options,
+                                          tl_runtime *out_runtime);
 /* Releases the runtime; every object made from it must be released first (validation checks). */
 TL_HAL_EXPORT tl_status tl_runtime_destroy(tl_runtime runtime);
 
@@ -122,16 +125,17 @@ TL_HAL_EXPORT tl_status tl_runtime_device_get(tl_runtime runtime, uint32_t index
 TL_HAL_EXPORT tl_status tl_runtime_device_find(tl_runtime runtime, const char *name,
                                                tl_device *out_device);
 
-/* ---- devices ----------------------------------------------------------------------------------- */
+/* ---- devices -----------------------------------------------------------------------------------
+ */
 
 typedef struct tl_device_info {
   size_t struct_size;
   char name[128];
   char vendor[64];
   char driver_version[64];
-  char plugin[64];            /* the plugin that provides the device */
-  char target[64];            /* the compiler target it prefers, e.g. "tlir" */
-  char targets[256];          /* every target it accepts, comma-separated */
+  char plugin[64];   /* the plugin that provides the device */
+  char target[64];   /* the compiler target it prefers, e.g. "tlir" */
+  char targets[256]; /* every target it accepts, comma-separated */
   uint64_t memory_bytes;
   uint64_t onchip_memory_bytes; /* per compute unit (shared memory, scratchpad) */
   uint32_t compute_units;
@@ -144,7 +148,8 @@ typedef struct tl_device_info {
 
 TL_HAL_EXPORT tl_status tl_device_query(tl_device device, tl_device_info *out_info);
 
-/* ---- buffers ------------------------------------------------------------------------------------ */
+/* ---- buffers ------------------------------------------------------------------------------------
+ */
 
 typedef enum tl_buffer_flags {
   TL_BUFFER_DEVICE_LOCAL = 1, /* fastest for the device */
@@ -165,7 +170,8 @@ TL_HAL_EXPORT tl_status tl_buffer_size(tl_buffer buffer, uint64_t *out_size_byte
  * only while no stream operation on the buffer is pending. */
 TL_HAL_EXPORT tl_status tl_buffer_map(tl_buffer buffer, void **out_host_ptr);
 
-/* ---- streams and events --------------------------------------------------------------------------- */
+/* ---- streams and events
+ * --------------------------------------------------------------------------- */
 
 TL_HAL_EXPORT tl_status tl_stream_create(tl_device device, tl_stream *out_stream);
 /* Waits for pending work, then releases. */
@@ -197,7 +203,8 @@ TL_HAL_EXPORT tl_status tl_event_synchronize(tl_event event);
 /* Milliseconds between two completed events of one device (device timestamps). */
 TL_HAL_EXPORT tl_status tl_event_elapsed_ms(tl_event start, tl_event end, double *out_ms);
 
-/* ---- executables and launches ------------------------------------------------------------------- */
+/* ---- executables and launches -------------------------------------------------------------------
+ */
 
 typedef enum tl_param_kind { TL_PARAM_TENSOR = 0, TL_PARAM_SCALAR = 1 } tl_param_kind;
 

@@ -141,7 +141,8 @@ class Stream : public Owned<tl_stream, tl_stream_release> {
 public:
   using Owned::Owned;
   void synchronize() const { check(tl_stream_synchronize(get())); }
-  void copy_to_device(const void *src, const Buffer &dst, uint64_t size, uint64_t offset = 0) const {
+  void copy_to_device(const void *src, const Buffer &dst, uint64_t size,
+                      uint64_t offset = 0) const {
     check(tl_stream_copy_to_device(get(), src, dst.get(), offset, size));
   }
   void copy_to_host(const Buffer &src, void *dst, uint64_t size, uint64_t offset = 0) const {
@@ -154,7 +155,10 @@ public:
   void wait(const Event &e) const { check(tl_stream_wait_event(get(), e.get())); }
   void launch(const Executable &exe, uint32_t kernel, std::array<uint64_t, 3> grid,
               const std::vector<tl_arg> &args) const {
-    tl_launch_desc d{sizeof(tl_launch_desc), kernel, {grid[0], grid[1], grid[2]}, args.data(),
+    tl_launch_desc d{sizeof(tl_launch_desc),
+                     kernel,
+                     {grid[0], grid[1], grid[2]},
+                     args.data(),
                      static_cast<uint32_t>(args.size())};
     check(tl_stream_launch(get(), exe.get(), &d));
   }
@@ -171,7 +175,8 @@ public:
     check(tl_device_query(d_, &i));
     return i;
   }
-  Buffer buffer(uint64_t size, uint32_t flags = TL_BUFFER_DEVICE_LOCAL | TL_BUFFER_HOST_VISIBLE) const {
+  Buffer buffer(uint64_t size,
+                uint32_t flags = TL_BUFFER_DEVICE_LOCAL | TL_BUFFER_HOST_VISIBLE) const {
     tl_buffer_desc desc{sizeof desc, size, flags};
     tl_buffer b;
     check(tl_buffer_create(d_, &desc, &b));

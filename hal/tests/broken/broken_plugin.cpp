@@ -37,10 +37,16 @@ tl_status buffer_map(void *, void *, void **) { return unimplemented(); }
 tl_status stream_create(void *, void **) { return unimplemented(); }
 void stream_destroy(void *, void *) {}
 tl_status stream_synchronize(void *) { return unimplemented(); }
-tl_status copy_to_device(void *, const void *, void *, uint64_t, uint64_t) { return unimplemented(); }
+tl_status copy_to_device(void *, const void *, void *, uint64_t, uint64_t) {
+  return unimplemented();
+}
 tl_status copy_to_host(void *, void *, uint64_t, void *, uint64_t) { return unimplemented(); }
-tl_status copy_buffer(void *, void *, uint64_t, void *, uint64_t, uint64_t) { return unimplemented(); }
-tl_status fill(void *, void *, uint64_t, uint64_t, const void *, uint32_t) { return unimplemented(); }
+tl_status copy_buffer(void *, void *, uint64_t, void *, uint64_t, uint64_t) {
+  return unimplemented();
+}
+tl_status fill(void *, void *, uint64_t, uint64_t, const void *, uint32_t) {
+  return unimplemented();
+}
 tl_status launch(void *, void *, const tl_vendor_launch *) { return unimplemented(); }
 tl_status event_create(void *, void **) { return unimplemented(); }
 void event_destroy(void *, void *) {}
@@ -55,13 +61,38 @@ tl_status executable_load(void *, const tl_vendor_executable_image *, void **) {
 void executable_free(void *, void *) {}
 
 tl_vendor_plugin make_table() {
-  tl_vendor_plugin t = {sizeof(tl_vendor_plugin), TL_VENDOR_ABI_MAJOR, TL_VENDOR_ABI_MINOR,
-                        BROKEN_NAME, "0.0.1", initialize, shutdown, device_count, device_open,
-                        device_close, device_query, buffer_allocate, buffer_free, buffer_map,
-                        stream_create, stream_destroy, stream_synchronize, copy_to_device,
-                        copy_to_host, copy_buffer, fill, launch, event_create, event_destroy,
-                        record, wait, query, event_sync, timestamp, executable_load,
-                        executable_free, {}};
+  tl_vendor_plugin t = {sizeof(tl_vendor_plugin),
+                        TL_VENDOR_ABI_MAJOR,
+                        TL_VENDOR_ABI_MINOR,
+                        BROKEN_NAME,
+                        "0.0.1",
+                        initialize,
+                        shutdown,
+                        device_count,
+                        device_open,
+                        device_close,
+                        device_query,
+                        buffer_allocate,
+                        buffer_free,
+                        buffer_map,
+                        stream_create,
+                        stream_destroy,
+                        stream_synchronize,
+                        copy_to_device,
+                        copy_to_host,
+                        copy_buffer,
+                        fill,
+                        launch,
+                        event_create,
+                        event_destroy,
+                        record,
+                        wait,
+                        query,
+                        event_sync,
+                        timestamp,
+                        executable_load,
+                        executable_free,
+                        {}};
 #ifdef BROKEN_WRONG_MAJOR
   t.abi_major = 99;
   t.abi_minor = 3;

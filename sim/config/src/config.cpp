@@ -20,11 +20,13 @@ struct Unit {
   double scale;
 };
 const Unit kFrequency[] = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}};
-const Unit kBandwidth[] = {{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"TiB/s", 1099511627776.0},
-                           {"GiB/s", 1073741824.0}, {"MiB/s", 1048576.0}, {"B/s", 1}};
+const Unit kBandwidth[] = {
+    {"TB/s", 1e12},          {"GB/s", 1e9},        {"MB/s", 1e6}, {"TiB/s", 1099511627776.0},
+    {"GiB/s", 1073741824.0}, {"MiB/s", 1048576.0}, {"B/s", 1}};
 const Unit kTime[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"ps", 1e-12}, {"s", 1}};
-const Unit kSize[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-                      {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}};
+const Unit kSize[] = {
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"B", 1}};
 
 /// Walks one JSON object, remembering the path for errors and which keys were read.
 class Reader {
@@ -39,9 +41,7 @@ public:
     throw ConfigError(what_ + ": field '" + full(key) + "': " + msg);
   }
 
-  Reader object(const std::string &key) {
-    return Reader(get(key), full(key), what_);
-  }
+  Reader object(const std::string &key) { return Reader(get(key), full(key), what_); }
 
   std::string string(const std::string &key) {
     const json &v = get(key);

@@ -56,12 +56,14 @@ TEST(ChipConfig, ErrorsNameTheField) {
                "bad.json: field 'core.sram.banks': must be a power of two, got 12");
   expect_error("\"banks\": 32", "\"bnks\": 32", "bad.json: missing field 'core.sram.banks'");
   expect_error("\"cores\": 4", "\"cores\": 4, \"colour\": 1", "unknown field 'colour'");
-  expect_error("\"819.2 GB/s\"", "\"fast\"",
-               "field 'hbm.bandwidth': expected a positive quantity like \"819 GB/s\", got \"fast\"");
+  expect_error(
+      "\"819.2 GB/s\"", "\"fast\"",
+      "field 'hbm.bandwidth': expected a positive quantity like \"819 GB/s\", got \"fast\"");
   expect_error("\"120 ns\"", "120", "field 'hbm.latency': expected a positive quantity");
   expect_error("\"1 GHz\"", "\"-1 GHz\"", "field 'clock'");
   expect_error("\"rows\": 128", "\"rows\": 0", "field 'core.matrix.rows': must be in [1, 1024]");
-  expect_error("\"engines\": 2", "\"engines\": 2.5", "field 'core.dma.engines': expected an integer");
+  expect_error("\"engines\": 2", "\"engines\": 2.5",
+               "field 'core.dma.engines': expected an integer");
   expect_error("\"interleave\": \"256 B\"", "\"interleave\": \"300 B\"",
                "field 'hbm.interleave': must be a power of two");
   expect_error("\"name\": \"tnpu-default\",", "", "missing field 'name'");

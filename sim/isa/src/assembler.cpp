@@ -31,8 +31,12 @@ struct Error {
   std::string message;
 };
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+}
 
 std::string trim(const std::string &s, int &col) {
   size_t b = s.find_first_not_of(" \t\r");
@@ -69,7 +73,8 @@ Line split_line(const std::string &raw, int number) {
   size_t start = e;
   while (start < text.size()) {
     size_t comma = text.find(',', start);
-    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     int col = static_cast<int>(start) + 1;
     std::string t = trim(part, col);
     if (t.empty() && (comma != std::string::npos || !line.operands.empty()))
@@ -196,9 +201,10 @@ private:
   }
   int64_t parse_number() {
     size_t b = p_;
-    while (p_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[p_])) || s_[p_] == '.' ||
-                              ((s_[p_] == '+' || s_[p_] == '-') && (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E') &&
-                               s_.compare(b, 2, "0x") != 0)))
+    while (p_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[p_])) || s_[p_] == '.' ||
+            ((s_[p_] == '+' || s_[p_] == '-') && (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E') &&
+             s_.compare(b, 2, "0x") != 0)))
       ++p_;
     std::string t = s_.substr(b, p_ - b);
     char *end = nullptr;
@@ -398,8 +404,8 @@ Assembly assemble(const std::string &text, const std::map<std::string, int64_t> 
 std::string format_diagnostics(const std::string &file, const std::vector<Diagnostic> &errors) {
   std::string out;
   for (const Diagnostic &d : errors)
-    out += file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col) + ": error: " +
-           d.message + "\n";
+    out += file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col) +
+           ": error: " + d.message + "\n";
   return out;
 }
 

@@ -51,8 +51,8 @@ Instr random_instr(Opcode op, std::mt19937 &gen, int64_t pc, int64_t size) {
 std::vector<Instr> random_program(std::mt19937 &gen, int64_t size) {
   std::vector<Instr> code;
   for (int64_t pc = 0; pc < size; ++pc)
-    code.push_back(random_instr(static_cast<Opcode>(gen() % static_cast<int>(Opcode::Count)), gen,
-                                pc, size));
+    code.push_back(
+        random_instr(static_cast<Opcode>(gen() % static_cast<int>(Opcode::Count)), gen, pc, size));
   return code;
 }
 

@@ -11,7 +11,8 @@ Chip::Chip(sc_core::sc_module_name name, ChipContext &chip)
       flips_(chip.stats.add("faults.bit_flips", "flips", "injected bit flips applied")) {
   barrier_.cores = chip.cfg.cores;
   for (int i = 0; i < chip.cfg.cores; ++i) {
-    cores.push_back(std::make_unique<Core>(("core" + std::to_string(i)).c_str(), chip, i, barrier_));
+    cores.push_back(
+        std::make_unique<Core>(("core" + std::to_string(i)).c_str(), chip, i, barrier_));
     cores.back()->on_halt = [this] { core_halted(); };
     for (auto &d : cores.back()->dma)
       d->socket.bind(hbm.socket);
@@ -31,8 +32,8 @@ void Chip::core_halted() {
 void Chip::watchdog() {
   if (halted_ == static_cast<int>(cores.size()) || chip_.failed())
     return;
-  const uint64_t timeout =
-      static_cast<uint64_t>(static_cast<double>(chip_.opts.hang_timeout_cycles) * chip_.ps_per_cycle);
+  const uint64_t timeout = static_cast<uint64_t>(
+      static_cast<double>(chip_.opts.hang_timeout_cycles) * chip_.ps_per_cycle);
   const uint64_t now = ChipContext::now_ps();
   if (now >= chip_.last_progress_ps + timeout && now > 0) {
     std::string what;
@@ -40,7 +41,8 @@ void Chip::watchdog() {
       if (!c->describe().empty())
         what += (what.empty() ? "" : " | ") + c->describe();
     end_ps = now;
-    chip_.fail(SimStatus::Hang, "no progress for " + std::to_string(chip_.opts.hang_timeout_cycles) +
+    chip_.fail(SimStatus::Hang, "no progress for " +
+                                    std::to_string(chip_.opts.hang_timeout_cycles) +
                                     " cycles: " + what);
     return;
   }

@@ -30,11 +30,11 @@ struct VecCfg {
 
 struct Command {
   isa::Opcode op = isa::Opcode::Nop;
-  uint32_t pc = 0;        ///< where the instruction is, for messages
+  uint32_t pc = 0; ///< where the instruction is, for messages
   uint64_t a = 0, b = 0, c = 0,
-           d = 0;         ///< register operands in instruction order (addresses, scalars)
-  int sem = 0;            ///< sem.sig / sem.wait
-  int64_t count = 0;      ///< sem.sig / sem.wait amount
+           d = 0;    ///< register operands in instruction order (addresses, scalars)
+  int sem = 0;       ///< sem.sig / sem.wait
+  int64_t count = 0; ///< sem.sig / sem.wait amount
   DmaDesc dma;
   MxCfg mx;
   VecCfg vec;

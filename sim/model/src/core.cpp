@@ -20,7 +20,8 @@ Core::Core(sc_core::sc_module_name name, ChipContext &chip, int id, Barrier &bar
   mx = std::make_unique<MatrixUnit>("mx", state, ++track);
   vec = std::make_unique<VectorUnit>("vec", state, ++track);
   for (int i = 0; i < chip.cfg.core.dma.engines; ++i)
-    dma.push_back(std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str(), state, i, ++track));
+    dma.push_back(
+        std::make_unique<DmaEngine>(("dma" + std::to_string(i)).c_str(), state, i, ++track));
   chip.trace.name_track(id, 0, "cp");
   SC_HAS_PROCESS(Core);
   SC_THREAD(run);
@@ -57,9 +58,10 @@ void Core::run() {
         throw ProgramError("pc " + std::to_string(pc_) + " is past the end of the program");
       }
       if (instructions_.value >= static_cast<double>(chip_.opts.max_instructions)) {
-        chip_.fail(SimStatus::InstructionLimit,
-                   state.prefix() + " cp: more than " + std::to_string(chip_.opts.max_instructions) +
-                       " instructions (pc " + std::to_string(pc_) + ")");
+        chip_.fail(SimStatus::InstructionLimit, state.prefix() + " cp: more than " +
+                                                    std::to_string(chip_.opts.max_instructions) +
+                                                    " instructions (pc " + std::to_string(pc_) +
+                                                    ")");
         return;
       }
       instructions_ += 1;
@@ -72,7 +74,8 @@ void Core::run() {
     sync();
     fence();
   } catch (const ProgramError &e) {
-    chip_.fail(SimStatus::ProgramError, state.prefix() + " cp at pc " + std::to_string(pc_) + ": " + e.what());
+    chip_.fail(SimStatus::ProgramError,
+               state.prefix() + " cp at pc " + std::to_string(pc_) + ": " + e.what());
     return;
   }
   halted = true;
@@ -109,31 +112,70 @@ void Core::exec_scalar(const isa::Instr &in) {
   const uint64_t rd_val = regs[in.slot[0]];
   uint64_t next = pc_ + 1;
   switch (in.op) {
-  case Opcode::Nop: break;
-  case Opcode::Li: set_reg(in.slot[0], imm); break;
-  case Opcode::Lih: set_reg(in.slot[0], (rd_val & 0xffffffffu) | (imm << 32)); break;
-  case Opcode::Mov: set_reg(in.slot[0], a); break;
-  case Opcode::Add: set_reg(in.slot[0], a + b); break;
-  case Opcode::Sub: set_reg(in.slot[0], a - b); break;
-  case Opcode::Mul: set_reg(in.slot[0], a * b); break;
-  case Opcode::And: set_reg(in.slot[0], a & b); break;
-  case Opcode::Or: set_reg(in.slot[0], a | b); break;
-  case Opcode::Xor: set_reg(in.slot[0], a ^ b); break;
-  case Opcode::Shl: set_reg(in.slot[0], a << (b & 63)); break;
-  case Opcode::Shr: set_reg(in.slot[0], a >> (b & 63)); break;
-  case Opcode::Sra: set_reg(in.slot[0], static_cast<uint64_t>(sa >> (b & 63))); break;
+  case Opcode::Nop:
+    break;
+  case Opcode::Li:
+    set_reg(in.slot[0], imm);
+    break;
+  case Opcode::Lih:
+    set_reg(in.slot[0], (rd_val & 0xffffffffu) | (imm << 32));
+    break;
+  case Opcode::Mov:
+    set_reg(in.slot[0], a);
+    break;
+  case Opcode::Add:
+    set_reg(in.slot[0], a + b);
+    break;
+  case Opcode::Sub:
+    set_reg(in.slot[0], a - b);
+    break;
+  case Opcode::Mul:
+    set_reg(in.slot[0], a * b);
+    break;
+  case Opcode::And:
+    set_reg(in.slot[0], a & b);
+    break;
+  case Opcode::Or:
+    set_reg(in.slot[0], a | b);
+    break;
+  case Opcode::Xor:
+    set_reg(in.slot[0], a ^ b);
+    break;
+  case Opcode::Shl:
+    set_reg(in.slot[0], a << (b & 63));
+    break;
+  case Opcode::Shr:
+    set_reg(in.slot[0], a >> (b & 63));
+    break;
+  case Opcode::Sra:
+    set_reg(in.slot[0], static_cast<uint64_t>(sa >> (b & 63)));
+    break;
   case Opcode::Div: // RISC-V rules: x / 0 = -1, x % 0 = x, INT64_MIN / -1 wraps
-    set_reg(in.slot[0], b == 0 ? ~uint64_t{0}
-                        : (sa == INT64_MIN && sb == -1) ? a : static_cast<uint64_t>(sa / sb));
+    set_reg(in.slot[0], b == 0                          ? ~uint64_t{0}
+                        : (sa == INT64_MIN && sb == -1) ? a
+                                                        : static_cast<uint64_t>(sa / sb));
     break;
   case Opcode::Rem:
-    set_reg(in.slot[0], b == 0 ? a : (sa == INT64_MIN && sb == -1) ? 0 : static_cast<uint64_t>(sa % sb));
+    set_reg(in.slot[0], b == 0                          ? a
+                        : (sa == INT64_MIN && sb == -1) ? 0
+                                                        : static_cast<uint64_t>(sa % sb));
     break;
-  case Opcode::Divu: set_reg(in.slot[0], b == 0 ? ~uint64_t{0} : a / b); break;
-  case Opcode::Remu: set_reg(in.slot[0], b == 0 ? a : a % b); break;
-  case Opcode::Bltu: if (regs[in.slot[0]] < regs[in.slot[1]]) next = pc_ + imm; break;
-  case Opcode::Bgeu: if (regs[in.slot[0]] >= regs[in.slot[1]]) next = pc_ + imm; break;
-  case Opcode::Trap: throw ProgramError("trap " + std::to_string(in.imm));
+  case Opcode::Divu:
+    set_reg(in.slot[0], b == 0 ? ~uint64_t{0} : a / b);
+    break;
+  case Opcode::Remu:
+    set_reg(in.slot[0], b == 0 ? a : a % b);
+    break;
+  case Opcode::Bltu:
+    if (regs[in.slot[0]] < regs[in.slot[1]])
+      next = pc_ + imm;
+    break;
+  case Opcode::Bgeu:
+    if (regs[in.slot[0]] >= regs[in.slot[1]])
+      next = pc_ + imm;
+    break;
+  case Opcode::Trap:
+    throw ProgramError("trap " + std::to_string(in.imm));
   case Opcode::Ld:
   case Opcode::Ldw:
   case Opcode::Ldb:
@@ -142,29 +184,59 @@ void Core::exec_scalar(const isa::Instr &in) {
   case Opcode::Stb:
     exec_memory(in);
     break;
-  case Opcode::Min: set_reg(in.slot[0], static_cast<uint64_t>(std::min(sa, sb))); break;
-  case Opcode::Max: set_reg(in.slot[0], static_cast<uint64_t>(std::max(sa, sb))); break;
-  case Opcode::Addi: set_reg(in.slot[0], a + imm); break;
-  case Opcode::Muli: set_reg(in.slot[0], a * imm); break;
-  case Opcode::Andi: set_reg(in.slot[0], a & imm); break;
-  case Opcode::Shli: set_reg(in.slot[0], a << (imm & 63)); break;
-  case Opcode::Shri: set_reg(in.slot[0], a >> (imm & 63)); break;
-  case Opcode::CoreId: set_reg(in.slot[0], static_cast<uint64_t>(state.id)); break;
-  case Opcode::NCores: set_reg(in.slot[0], static_cast<uint64_t>(chip_.cfg.cores)); break;
-  case Opcode::Beq: if (regs[in.slot[0]] == regs[in.slot[1]]) next = pc_ + imm; break;
-  case Opcode::Bne: if (regs[in.slot[0]] != regs[in.slot[1]]) next = pc_ + imm; break;
+  case Opcode::Min:
+    set_reg(in.slot[0], static_cast<uint64_t>(std::min(sa, sb)));
+    break;
+  case Opcode::Max:
+    set_reg(in.slot[0], static_cast<uint64_t>(std::max(sa, sb)));
+    break;
+  case Opcode::Addi:
+    set_reg(in.slot[0], a + imm);
+    break;
+  case Opcode::Muli:
+    set_reg(in.slot[0], a * imm);
+    break;
+  case Opcode::Andi:
+    set_reg(in.slot[0], a & imm);
+    break;
+  case Opcode::Shli:
+    set_reg(in.slot[0], a << (imm & 63));
+    break;
+  case Opcode::Shri:
+    set_reg(in.slot[0], a >> (imm & 63));
+    break;
+  case Opcode::CoreId:
+    set_reg(in.slot[0], static_cast<uint64_t>(state.id));
+    break;
+  case Opcode::NCores:
+    set_reg(in.slot[0], static_cast<uint64_t>(chip_.cfg.cores));
+    break;
+  case Opcode::Beq:
+    if (regs[in.slot[0]] == regs[in.slot[1]])
+      next = pc_ + imm;
+    break;
+  case Opcode::Bne:
+    if (regs[in.slot[0]] != regs[in.slot[1]])
+      next = pc_ + imm;
+    break;
   case Opcode::Blt:
-    if (static_cast<int64_t>(regs[in.slot[0]]) < static_cast<int64_t>(regs[in.slot[1]])) next = pc_ + imm;
+    if (static_cast<int64_t>(regs[in.slot[0]]) < static_cast<int64_t>(regs[in.slot[1]]))
+      next = pc_ + imm;
     break;
   case Opcode::Bge:
-    if (static_cast<int64_t>(regs[in.slot[0]]) >= static_cast<int64_t>(regs[in.slot[1]])) next = pc_ + imm;
+    if (static_cast<int64_t>(regs[in.slot[0]]) >= static_cast<int64_t>(regs[in.slot[1]]))
+      next = pc_ + imm;
     break;
-  case Opcode::Jmp: next = pc_ + imm; break;
+  case Opcode::Jmp:
+    next = pc_ + imm;
+    break;
   case Opcode::Dbnz:
     set_reg(in.slot[0], rd_val - 1);
-    if (regs[in.slot[0]] != 0) next = pc_ + imm;
+    if (regs[in.slot[0]] != 0)
+      next = pc_ + imm;
     break;
-  default: sc_assert(false && "not a scalar instruction");
+  default:
+    sc_assert(false && "not a scalar instruction");
   }
   pc_ = next;
 }
@@ -173,8 +245,9 @@ void Core::exec_memory(const isa::Instr &in) {
   sync(); // the units have run up to the command processor's time: their writes are visible
   const uint64_t addr = regs[in.slot[1]] + static_cast<uint64_t>(static_cast<int64_t>(in.imm));
   const bool load = in.op == Opcode::Ld || in.op == Opcode::Ldw || in.op == Opcode::Ldb;
-  const uint64_t bytes = (in.op == Opcode::Ld || in.op == Opcode::St) ? 8
-                         : (in.op == Opcode::Ldw || in.op == Opcode::Stw) ? 4 : 1;
+  const uint64_t bytes = (in.op == Opcode::Ld || in.op == Opcode::St)     ? 8
+                         : (in.op == Opcode::Ldw || in.op == Opcode::Stw) ? 4
+                                                                          : 1;
   uint8_t *p = state.mem.span(addr, bytes, isa::op_info(in.op).mnemonic);
   if (!load) {
     const uint64_t v = regs[in.slot[0]];
@@ -195,9 +268,9 @@ void Core::exec_config(const isa::Instr &in) {
   switch (in.op) {
   case Opcode::DmaCfg:
   case Opcode::DmaCfgi: {
-    uint64_t *fields[] = {&dma_.esize, &dma_.n[0], &dma_.n[1], &dma_.n[2], &dma_.hs[1], &dma_.hs[2],
-                          &dma_.ls[1], &dma_.ls[2], &dma_.v[0], &dma_.v[1], &dma_.v[2], &dma_.pad,
-                          &dma_.isz,   &dma_.adt,   &dma_.oob};
+    uint64_t *fields[] = {&dma_.esize, &dma_.n[0],  &dma_.n[1],  &dma_.n[2], &dma_.hs[1],
+                          &dma_.hs[2], &dma_.ls[1], &dma_.ls[2], &dma_.v[0], &dma_.v[1],
+                          &dma_.v[2],  &dma_.pad,   &dma_.isz,   &dma_.adt,  &dma_.oob};
     *fields[f] = v;
     break;
   }
@@ -208,8 +281,8 @@ void Core::exec_config(const isa::Instr &in) {
     break;
   }
   default: {
-    uint64_t *fields[] = {&vec_.n,   &vec_.rows, &vec_.sd, &vec_.sa, &vec_.sb, &vec_.src, &vec_.dst,
-                          &vec_.t,   &vec_.u,    &vec_.rm, &vec_.sc, &vec_.ea, &vec_.ed};
+    uint64_t *fields[] = {&vec_.n, &vec_.rows, &vec_.sd, &vec_.sa, &vec_.sb, &vec_.src, &vec_.dst,
+                          &vec_.t, &vec_.u,    &vec_.rm, &vec_.sc, &vec_.ea, &vec_.ed};
     *fields[f] = v;
   }
   }

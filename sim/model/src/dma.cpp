@@ -33,11 +33,14 @@ void DmaEngine::transfer_row(bool load, uint64_t hbm, uint8_t *local, uint64_t b
     sc_core::sc_time delay = ChipContext::ps(issue_ps_);
     socket->b_transport(trans_, delay);
     if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE)
-      throw ProgramError("HBM address 0x" + [&] {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(hbm));
-        return std::string(buf);
-      }() + " (+" + std::to_string(n) + " bytes) is outside HBM");
+      throw ProgramError("HBM address 0x" +
+                         [&] {
+                           char buf[32];
+                           std::snprintf(buf, sizeof buf, "%llx",
+                                         static_cast<unsigned long long>(hbm));
+                           return std::string(buf);
+                         }() +
+                         " (+" + std::to_string(n) + " bytes) is outside HBM");
     done_ps_ = std::max(done_ps_, static_cast<uint64_t>(delay.value()));
     if (chip_.timed())
       issue_ps_ += static_cast<uint64_t>(std::llround(static_cast<double>(n) * ps_per_byte_));
@@ -73,12 +76,13 @@ uint64_t DmaEngine::execute(const Command &c) {
           std::memcpy(row + b, &d.pad, d.esize);
       banks.touch(la, load ? row_bytes : valid);
       moved += valid;
-      (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) += static_cast<double>(load ? row_bytes : valid);
+      (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) +=
+          static_cast<double>(load ? row_bytes : valid);
     }
   }
   hbm_bytes_ += static_cast<double>(moved);
-  const uint64_t sram_done =
-      chip_.seconds_ps(chip_.cfg.core.dma.setup) + chip_.cycles_ps(static_cast<double>(banks.busiest()));
+  const uint64_t sram_done = chip_.seconds_ps(chip_.cfg.core.dma.setup) +
+                             chip_.cycles_ps(static_cast<double>(banks.busiest()));
   return std::max({done_ps_, issue_ps_, sram_done});
 }
 

@@ -40,7 +40,8 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload &trans, sc_core::sc_time &de
     return;
   const uint64_t now = ChipContext::now_ps();
   const uint64_t arrival = now + delay.value();
-  const uint64_t service = static_cast<uint64_t>(std::llround(static_cast<double>(len) * ps_per_byte_));
+  const uint64_t service =
+      static_cast<uint64_t>(std::llround(static_cast<double>(len) * ps_per_byte_));
   const uint64_t served = calendars_[channel_of(addr)].reserve(now, arrival, service);
   delay = ChipContext::ps(served + latency_ps_ - now);
 }

@@ -10,7 +10,8 @@
 
 namespace tl::npu::model {
 
-LocalMemory::LocalMemory(uint64_t sram_size, uint64_t acc_size) : sram_(sram_size), acc_(acc_size) {}
+LocalMemory::LocalMemory(uint64_t sram_size, uint64_t acc_size)
+    : sram_(sram_size), acc_(acc_size) {}
 
 bool LocalMemory::is_acc(uint64_t address) { return address >= isa::kAccBase; }
 
@@ -26,8 +27,8 @@ const uint8_t *LocalMemory::span(uint64_t address, uint64_t bytes, const char *w
   if (offset > region.size() || bytes > region.size() - offset) {
     std::ostringstream s;
     s << what << ": local range [0x" << std::hex << address << ", 0x" << address + bytes
-      << ") is outside the " << (acc ? "accumulator" : "SRAM") << " (" << std::dec
-      << region.size() << " bytes)";
+      << ") is outside the " << (acc ? "accumulator" : "SRAM") << " (" << std::dec << region.size()
+      << " bytes)";
     throw ProgramError(s.str());
   }
   return region.data() + offset;
@@ -38,8 +39,8 @@ HbmStore::HbmStore(uint64_t size) : size_(size), pages_((size >> kPageBits) + 1)
 void HbmStore::check(uint64_t address, uint64_t bytes) const {
   if (address > size_ || bytes > size_ - address) {
     std::ostringstream s;
-    s << "HBM range [0x" << std::hex << address << ", 0x" << address + bytes
-      << ") is outside HBM (" << std::dec << size_ << " bytes)";
+    s << "HBM range [0x" << std::hex << address << ", 0x" << address + bytes << ") is outside HBM ("
+      << std::dec << size_ << " bytes)";
     throw std::out_of_range(s.str());
   }
 }
@@ -112,8 +113,8 @@ uint64_t ChannelCalendar::reserve(uint64_t now, uint64_t arrival, uint64_t durat
 void ChannelCalendar::insert(uint64_t start, uint64_t end) {
   auto it = std::lower_bound(busy_.begin() + static_cast<std::ptrdiff_t>(head_), busy_.end(), start,
                              [](const auto &iv, uint64_t t) { return iv.first < t; });
-  const bool join_prev = it != busy_.begin() + static_cast<std::ptrdiff_t>(head_) &&
-                         std::prev(it)->second == start;
+  const bool join_prev =
+      it != busy_.begin() + static_cast<std::ptrdiff_t>(head_) && std::prev(it)->second == start;
   const bool join_next = it != busy_.end() && it->first == end;
   if (join_prev && join_next) {
     std::prev(it)->second = it->second;

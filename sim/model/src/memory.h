@@ -62,7 +62,7 @@ public:
 private:
   void insert(uint64_t start, uint64_t end);
   std::vector<std::pair<uint64_t, uint64_t>> busy_; // sorted, disjoint, non-touching [start, end)
-  size_t head_ = 0;                                  // first interval still relevant
+  size_t head_ = 0;                                 // first interval still relevant
 };
 
 /// Cycles the SRAM banks need to serve the byte ranges of one transfer: each bank serves one

@@ -17,11 +17,16 @@ using model::ChipContext;
 
 const char *status_name(SimStatus s) {
   switch (s) {
-  case SimStatus::Ok: return "ok";
-  case SimStatus::ProgramError: return "program-error";
-  case SimStatus::DmaError: return "dma-error";
-  case SimStatus::Hang: return "hang";
-  case SimStatus::InstructionLimit: return "instruction-limit";
+  case SimStatus::Ok:
+    return "ok";
+  case SimStatus::ProgramError:
+    return "program-error";
+  case SimStatus::DmaError:
+    return "dma-error";
+  case SimStatus::Hang:
+    return "hang";
+  case SimStatus::InstructionLimit:
+    return "instruction-limit";
   }
   return "?";
 }
@@ -60,14 +65,18 @@ void Simulator::read_hbm(uint64_t address, void *data, size_t bytes) const {
 }
 
 void Simulator::write_local(int core, uint64_t address, const void *data, size_t bytes) {
-  std::memcpy(impl_->chip.cores.at(core)->state.mem.span(address, bytes, "write_local"), data, bytes);
+  std::memcpy(impl_->chip.cores.at(core)->state.mem.span(address, bytes, "write_local"), data,
+              bytes);
 }
 
 void Simulator::read_local(int core, uint64_t address, void *data, size_t bytes) const {
-  std::memcpy(data, impl_->chip.cores.at(core)->state.mem.span(address, bytes, "read_local"), bytes);
+  std::memcpy(data, impl_->chip.cores.at(core)->state.mem.span(address, bytes, "read_local"),
+              bytes);
 }
 
-uint64_t Simulator::reg(int core, int index) const { return impl_->chip.cores.at(core)->regs[index]; }
+uint64_t Simulator::reg(int core, int index) const {
+  return impl_->chip.cores.at(core)->regs[index];
+}
 
 SimReport Simulator::run() {
   sc_assert(!impl_->ran && "a Simulator runs once per process");
@@ -109,7 +118,8 @@ std::string Simulator::Impl::stats_json(uint64_t cycles) const {
   json units = json::object();
   for (const model::Stat &s : ctx.stats.all()) {
     const std::string suffix = ".busy_cycles";
-    if (s.name.size() > suffix.size() && s.name.compare(s.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (s.name.size() > suffix.size() &&
+        s.name.compare(s.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const std::string unit = s.name.substr(0, s.name.size() - suffix.size());
       units[unit] = {{"busy_cycles", s.value},
                      {"busy_fraction", cycles > 0 ? s.value / static_cast<double>(cycles) : 0.0},
@@ -118,7 +128,9 @@ std::string Simulator::Impl::stats_json(uint64_t cycles) const {
   }
   j["units"] = units;
   const double hr = ctx.stats.sum("hbm.read_bytes"), hw = ctx.stats.sum("hbm.write_bytes");
-  j["bytes"] = {{"hbm_read", hr}, {"hbm_write", hw}, {"sram", ctx.stats.sum(".sram_bytes")},
+  j["bytes"] = {{"hbm_read", hr},
+                {"hbm_write", hw},
+                {"sram", ctx.stats.sum(".sram_bytes")},
                 {"accumulator", ctx.stats.sum(".acc_bytes")}};
   j["hbm_bandwidth_bytes_per_s"] = seconds > 0 ? (hr + hw) / seconds : 0.0;
   j["hbm_peak_bytes_per_s"] = cfg.hbm.bandwidth;

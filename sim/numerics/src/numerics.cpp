@@ -108,7 +108,9 @@ uint32_t bf16_to_f32(uint16_t x) { return widen(x, kBF16); }
 uint32_t f16_to_f32(uint16_t x) { return widen(x, kF16); }
 uint16_t f32_to_bf16(uint32_t x) { return static_cast<uint16_t>(narrow(x, kBF16)); }
 uint16_t f32_to_f16(uint32_t x) { return static_cast<uint16_t>(narrow(x, kF16)); }
-int8_t f32_to_i8(uint32_t x) { return static_cast<int8_t>(round_to_int(unpack(x, kF32), -128, 127)); }
+int8_t f32_to_i8(uint32_t x) {
+  return static_cast<int8_t>(round_to_int(unpack(x, kF32), -128, 127));
+}
 int32_t f32_to_i32(uint32_t x) {
   return static_cast<int32_t>(round_to_int(unpack(x, kF32), INT32_MIN, INT32_MAX));
 }
@@ -116,8 +118,8 @@ uint32_t i32_to_f32(int32_t x) {
   if (x == 0)
     return 0;
   bool neg = x < 0;
-  uint64_t mag = neg ? uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(x))
-                     : static_cast<uint64_t>(x);
+  uint64_t mag =
+      neg ? uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(x)) : static_cast<uint64_t>(x);
   return round_pack(neg, 0, mag, kF32);
 }
 
@@ -187,7 +189,7 @@ uint32_t f32_exp(uint32_t x) {
     x = kLo;
   constexpr uint32_t kLog2e = 0x3fb8aa3bu, kMagic = 0x4b400000u /* 1.5 * 2^23 */;
   constexpr uint32_t kLn2Hi = 0x3f317200u, kLn2Lo = 0x35bfbe8eu;
-  const uint32_t t = f32_fma(x, kLog2e, kMagic);   // 1.5 * 2^23 + round(x / ln 2)
+  const uint32_t t = f32_fma(x, kLog2e, kMagic); // 1.5 * 2^23 + round(x / ln 2)
   const int n = static_cast<int>(t) - static_cast<int>(kMagic);
   const uint32_t neg_n = f32_sub(t, kMagic) ^ 0x80000000u; // -n, exactly
   uint32_t r = f32_fma(neg_n, kLn2Hi, x);
@@ -253,8 +255,8 @@ void gemm_reference(DType in, int M, int N, int K, const uint8_t *A, size_t lda,
       if (in == DType::I8) {
         int32_t acc = accumulate ? static_cast<int32_t>(c) : 0;
         for (int k = 0; k < K; ++k)
-          acc = mac_i8(static_cast<int8_t>(A[i * lda + k]), static_cast<int8_t>(B[k * ldb + j]),
-                       acc);
+          acc =
+              mac_i8(static_cast<int8_t>(A[i * lda + k]), static_cast<int8_t>(B[k * ldb + j]), acc);
         c = static_cast<uint32_t>(acc);
         continue;
       }

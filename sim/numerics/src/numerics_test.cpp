@@ -66,8 +66,8 @@ TEST(NumericsConversions, F32ToBf16AndF16) {
 }
 
 /// bf16 x bf16 + f32 against the host's fmaf (IEEE fused, one rounding). Every bf16 `a` against
-/// 1024 `b` patterns (all mantissas of 8 exponents, both signs), with accumulators from a generator;
-/// with TL_NPU_EXHAUSTIVE set, every (a, b) pair.
+/// 1024 `b` patterns (all mantissas of 8 exponents, both signs), with accumulators from a
+/// generator; with TL_NPU_EXHAUSTIVE set, every (a, b) pair.
 TEST(NumericsMac, Bf16ProductsAgainstHostFma) {
   std::mt19937 gen(1);
   std::vector<uint32_t> bs;
@@ -125,7 +125,7 @@ TEST(NumericsArith, AddSubMulMinMaxAgainstHost) {
   EXPECT_EQ(f32_min(0x80000000u, 0u), 0x80000000u);
   EXPECT_EQ(f32_max(0x7f800001u, 0u), kF32CanonicalNaN);
   EXPECT_EQ(f32_max(0xbf800000u, 0x3f000000u), 0x3f000000u);
-  EXPECT_EQ(f32_fma(0x7f800000u, 0u, 0u), kF32CanonicalNaN);            // inf * 0
+  EXPECT_EQ(f32_fma(0x7f800000u, 0u, 0u), kF32CanonicalNaN);                   // inf * 0
   EXPECT_EQ(f32_fma(0x7f800000u, 0x3f800000u, 0xff800000u), kF32CanonicalNaN); // inf - inf
 }
 
@@ -163,8 +163,8 @@ TEST(NumericsExp, WithinTwoUlpAndSpecialCases) {
   EXPECT_LE(worst, 2);
   EXPECT_EQ(f32_exp(0u), 0x3f800000u);
   EXPECT_EQ(f32_exp(0x80000000u), 0x3f800000u);
-  EXPECT_EQ(f32_exp(0x7f800000u), 0x7f800000u);  // +inf
-  EXPECT_EQ(f32_exp(0xff800000u), 0u);           // -inf
+  EXPECT_EQ(f32_exp(0x7f800000u), 0x7f800000u); // +inf
+  EXPECT_EQ(f32_exp(0xff800000u), 0u);          // -inf
   EXPECT_EQ(f32_exp(as_bits(100.f)), 0x7f800000u);
   EXPECT_EQ(f32_exp(as_bits(-200.f)), 0u);
   EXPECT_EQ(f32_exp(0x7fc00001u), kF32CanonicalNaN);

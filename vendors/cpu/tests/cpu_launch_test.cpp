@@ -233,16 +233,16 @@ TEST_F(CpuLaunch, LoadRefusesCorruptCode) {
   EXPECT_NE(text.message().find("object"), std::string::npos) << text.message();
   // A real object cut short is refused too, not run.
   const std::string object = native_code(kVectorAdd);
-  Status cut = try_load(Image("llvm-cpu", object.substr(0, object.size() / 2),
-                              {{"vector_add", {}}}));
+  Status cut =
+      try_load(Image("llvm-cpu", object.substr(0, object.size() / 2), {{"vector_add", {}}}));
   EXPECT_EQ(cut.code(), TL_STATUS_DATA_LOSS) << cut.message();
   EXPECT_EQ(Status(try_load(Image("llvm-cpu", "", {}))).code(), TL_STATUS_DATA_LOSS);
 }
 
 TEST_F(CpuLaunch, LoadChecksKernelNames) {
   auto f32 = [](const char *n) { return tensor_param(n, TL_DTYPE_F32, 1); };
-  Status missing = try_load(Image("llvm-cpu", native_code(kVectorAdd),
-                                  {{"vector_sub", {f32("x"), f32("y"), f32("o")}}}));
+  Status missing = try_load(
+      Image("llvm-cpu", native_code(kVectorAdd), {{"vector_sub", {f32("x"), f32("y"), f32("o")}}}));
   EXPECT_EQ(missing.code(), TL_STATUS_DATA_LOSS);
   EXPECT_NE(missing.message().find("vector_sub"), std::string::npos) << missing.message();
 }

@@ -452,8 +452,9 @@ kernel @twice(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>) {
     hal::Buffer bx = d.buffer(x.size() * 4), by = d.buffer(y.size() * 4);
     s.copy_to_device(x.data(), bx, x.size() * 4);
     s.copy_to_device(y.data(), by, y.size() * 4);
-    s.launch(exe, 0, {uint64_t((R + 7) / 8), uint64_t((C + 7) / 8), 1},
-             {hal::tensor_arg(bx, TL_DTYPE_F32, {R, C}), hal::tensor_arg(by, TL_DTYPE_F32, {R, C})});
+    s.launch(
+        exe, 0, {uint64_t((R + 7) / 8), uint64_t((C + 7) / 8), 1},
+        {hal::tensor_arg(bx, TL_DTYPE_F32, {R, C}), hal::tensor_arg(by, TL_DTYPE_F32, {R, C})});
     s.copy_to_host(by, y.data(), y.size() * 4);
     s.synchronize();
     for (int64_t i = 0; i < R * C; ++i)

@@ -38,8 +38,8 @@ void lower_module(const ir::Module &module, llvm::Module &out, unsigned vector_b
 
 KernelCodegen::KernelCodegen(const ir::Kernel &kernel, llvm::Module &module, unsigned vector_bits,
                              const x86::Isa &isa)
-    : kernel_(kernel), uses_(*kernel.body()), module_(module), ctx_(module.getContext()), b_(module.getContext()),
-      vector_bits_(vector_bits), isa_(isa) {}
+    : kernel_(kernel), uses_(*kernel.body()), module_(module), ctx_(module.getContext()),
+      b_(module.getContext()), vector_bits_(vector_bits), isa_(isa) {}
 
 void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what) {
   throw LoweringError(op.loc().str() + ": error: llvm-cpu cannot lower '" + std::string(op.name()) +
@@ -48,20 +48,32 @@ void KernelCodegen::unsupported(const ir::Operation &op, const std::string &what
 
 llvm::Type *KernelCodegen::llvm_type(ScalarKind k, const ir::Operation *where) {
   switch (k) {
-  case ScalarKind::I1: return b_.getInt1Ty();
-  case ScalarKind::I8: case ScalarKind::U8: return b_.getInt8Ty();
-  case ScalarKind::I16: case ScalarKind::U16: return b_.getInt16Ty();
-  case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
-  case ScalarKind::I64: return b_.getInt64Ty();
-  case ScalarKind::F16: case ScalarKind::BF16: case ScalarKind::F32:
-  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2:
+  case ScalarKind::I1:
+    return b_.getInt1Ty();
+  case ScalarKind::I8:
+  case ScalarKind::U8:
+    return b_.getInt8Ty();
+  case ScalarKind::I16:
+  case ScalarKind::U16:
+    return b_.getInt16Ty();
+  case ScalarKind::I32:
+  case ScalarKind::U32:
+    return b_.getInt32Ty();
+  case ScalarKind::I64:
+    return b_.getInt64Ty();
+  case ScalarKind::F16:
+  case ScalarKind::BF16:
+  case ScalarKind::F32:
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
     return b_.getFloatTy();
-  case ScalarKind::F64: return b_.getDoubleTy();
+  case ScalarKind::F64:
+    return b_.getDoubleTy();
   default:
     break;
   }
-  const std::string msg = "element type " + std::string(ir::scalar_name(k)) +
-                          " is not supported by llvm-cpu";
+  const std::string msg =
+      "element type " + std::string(ir::scalar_name(k)) + " is not supported by llvm-cpu";
   if (where)
     unsupported(*where, msg);
   throw LoweringError(kernel_.loc().str() + ": error: kernel @" + kernel_.name() + ": " + msg);
@@ -83,9 +95,9 @@ llvm::Value *KernelCodegen::f8_call(const char *name, std::vector<llvm::Value *>
 
 llvm::Value *KernelCodegen::f8_round(ScalarKind k, llvm::Value *v, int mode) {
   llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
-  llvm::Value *r = f8_call("tl_cpu_f8_round",
-                           {format, b_.getInt32(mode), b_.CreateFPExt(v, b_.getDoubleTy())},
-                           b_.getDoubleTy());
+  llvm::Value *r =
+      f8_call("tl_cpu_f8_round", {format, b_.getInt32(mode), b_.CreateFPExt(v, b_.getDoubleTy())},
+              b_.getDoubleTy());
   return b_.CreateFPTrunc(r, b_.getFloatTy()); // exact: every fp8 value is an f32
 }
 
@@ -95,19 +107,20 @@ llvm::Value *KernelCodegen::round_to(ScalarKind k, llvm::Value *v) {
   if (k == ScalarKind::F16)
     return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
   if (k == ScalarKind::BF16) // round to nearest even on the bits; NaN stays NaN
-    return b_.CreateBitCast(
-        b_.CreateShl(b_.CreateZExt(to_storage(k, v), b_.getInt32Ty()), 16), b_.getFloatTy());
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(to_storage(k, v), b_.getInt32Ty()), 16),
+                            b_.getFloatTy());
   return v;
 }
 
 llvm::Value *KernelCodegen::attr_constant(ScalarKind k, const ir::Attr &a) {
   llvm::Type *t = llvm_type(k, nullptr);
   if (ir::is_float(k)) {
-    const double d = std::holds_alternative<double>(a) ? std::get<double>(a)
-                                                       : double(std::get<int64_t>(a));
+    const double d =
+        std::holds_alternative<double>(a) ? std::get<double>(a) : double(std::get<int64_t>(a));
     return round_to(k, llvm::ConstantFP::get(t, d)); // constant-folded
   }
-  const int64_t v = std::holds_alternative<bool>(a) ? int64_t(std::get<bool>(a)) : std::get<int64_t>(a);
+  const int64_t v =
+      std::holds_alternative<bool>(a) ? int64_t(std::get<bool>(a)) : std::get<int64_t>(a);
   return llvm::ConstantInt::get(t, v, /*IsSigned=*/true);
 }
 
@@ -127,16 +140,18 @@ llvm::Value *KernelCodegen::to_storage(ScalarKind k, llvm::Value *v) {
     return b_.CreateZExt(v, b_.getInt8Ty());
   case ScalarKind::F16:
     return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
-  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: {
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2: {
     llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
-    llvm::Value *bits = f8_call("tl_cpu_f8_encode", {format, b_.CreateFPExt(v, b_.getDoubleTy())},
-                                b_.getInt32Ty());
+    llvm::Value *bits =
+        f8_call("tl_cpu_f8_encode", {format, b_.CreateFPExt(v, b_.getDoubleTy())}, b_.getInt32Ty());
     return b_.CreateTrunc(bits, b_.getInt8Ty());
   }
   case ScalarKind::BF16: {
     llvm::Value *bits = b_.CreateBitCast(v, b_.getInt32Ty());
     llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
-    llvm::Value *rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), 16);
+    llvm::Value *rounded =
+        b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0x7fff), lsb)), 16);
     llvm::Value *is_nan = b_.CreateFCmpUNO(v, v);
     return b_.CreateTrunc(b_.CreateSelect(is_nan, b_.getInt32(0x7fc0), rounded), b_.getInt16Ty());
   }
@@ -154,7 +169,8 @@ llvm::Value *KernelCodegen::from_storage(ScalarKind k, llvm::Value *bits) {
   case ScalarKind::BF16:
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
                             b_.getFloatTy());
-  case ScalarKind::F8E4M3: case ScalarKind::F8E5M2: {
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2: {
     llvm::Value *format = b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1);
     llvm::Value *d = f8_call("tl_cpu_f8_decode", {format, b_.CreateZExt(bits, b_.getInt32Ty())},
                              b_.getDoubleTy());
@@ -307,14 +323,29 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
 
 void KernelCodegen::lower_op(const ir::Operation &op) {
   switch (op.opcode()) {
-  case Opcode::For: return lower_for(op);
-  case Opcode::If: return lower_if(op);
-  case Opcode::Print: case Opcode::Assert: return lower_debug(op);
-  case Opcode::Load: case Opcode::Store: return lower_block_access(op);
-  case Opcode::Gather: case Opcode::Scatter: case Opcode::AtomicAdd: return lower_indexed(op);
-  case Opcode::Dot: return lower_dot(op);
-  case Opcode::Reduce: case Opcode::Scan: return lower_reduce_scan(op);
-  case Opcode::Splat: case Opcode::Broadcast: case Opcode::Reshape: case Opcode::Transpose:
+  case Opcode::For:
+    return lower_for(op);
+  case Opcode::If:
+    return lower_if(op);
+  case Opcode::Print:
+  case Opcode::Assert:
+    return lower_debug(op);
+  case Opcode::Load:
+  case Opcode::Store:
+    return lower_block_access(op);
+  case Opcode::Gather:
+  case Opcode::Scatter:
+  case Opcode::AtomicAdd:
+    return lower_indexed(op);
+  case Opcode::Dot:
+    return lower_dot(op);
+  case Opcode::Reduce:
+  case Opcode::Scan:
+    return lower_reduce_scan(op);
+  case Opcode::Splat:
+  case Opcode::Broadcast:
+  case Opcode::Reshape:
+  case Opcode::Transpose:
   case Opcode::ExpandDims:
     return lower_shape(op);
   default:
@@ -349,7 +380,8 @@ void KernelCodegen::lower_for(const ir::Operation &op) {
   const ir::Block &body = *op.region(0);
   const ScalarKind it = op.operand(0)->type().elem();
   const bool is_signed = ir::is_signed(it);
-  llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)), *step = scalar(op.operand(2));
+  llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)),
+              *step = scalar(op.operand(2));
   fail_if(b_.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0)), op,
           "for step must be positive", nullptr, b_.CreateSExt(step, b_.getInt64Ty()));
   std::vector<Slot> carried;
@@ -375,11 +407,10 @@ void KernelCodegen::lower_for(const ir::Operation &op) {
     const ir::Operation *def = yield->operand(i)->def();
     if (!def || def->parent() != &body || slots_.count(yield->operand(i)))
       continue;
-    const bool lanewise = (def->opcode() == Opcode::Dot && def->num_operands() == 3 &&
-                           def->operand(2) == arg) ||
-                          ((def->flags() & ir::kElementwise) &&
-                           std::find(def->operands().begin(), def->operands().end(), arg) !=
-                               def->operands().end());
+    const bool lanewise =
+        (def->opcode() == Opcode::Dot && def->num_operands() == 3 && def->operand(2) == arg) ||
+        ((def->flags() & ir::kElementwise) &&
+         std::find(def->operands().begin(), def->operands().end(), arg) != def->operands().end());
     if (!lanewise || def->result()->type() != arg->type())
       continue;
     size_t uses = 0;
@@ -403,8 +434,8 @@ void KernelCodegen::lower_for(const ir::Operation &op) {
   copy_yield(*body.terminator(), carried);
   // iv + step; the loop ends when that would wrap around.
   llvm::Value *now = b_.CreateLoad(iv.elem, iv.ptr);
-  llvm::Intrinsic::ID add_ov = is_signed ? llvm::Intrinsic::sadd_with_overflow
-                                         : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Intrinsic::ID add_ov =
+      is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
   llvm::Value *sum = b_.CreateBinaryIntrinsic(add_ov, now, step);
   b_.CreateStore(b_.CreateExtractValue(sum, 0), iv.ptr);
   b_.CreateCondBr(b_.CreateExtractValue(sum, 1), exit, head);

@@ -44,7 +44,7 @@ public:
 
 private:
   struct Slot {
-    llvm::Value *ptr;  // [n x elem]
+    llvm::Value *ptr; // [n x elem]
     llvm::Type *elem;
     int64_t n;
   };
@@ -100,8 +100,8 @@ private:
   llvm::Value *narrow(llvm::Value *x, ir::ScalarKind from, ir::ScalarKind to,
                       const std::string &mode);
   void lower_dot(const ir::Operation &op);
-  void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K,
-                       int64_t N, int64_t *m_done, int64_t *n_done);
+  void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K, int64_t N,
+                       int64_t *m_done, int64_t *n_done);
   void lower_reduce_scan(const ir::Operation &op);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);

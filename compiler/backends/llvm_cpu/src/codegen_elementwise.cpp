@@ -72,17 +72,21 @@ llvm::Value *KernelCodegen::elementwise_lane(const ir::Operation &op, std::vecto
   case Opcode::Cmp: {
     const std::string &p = *op.attr_as<std::string>("pred");
     if (ir::is_float(k)) {
-      auto pred = p == "eq" ? llvm::CmpInst::FCMP_OEQ : p == "ne" ? llvm::CmpInst::FCMP_UNE
-                : p == "lt" ? llvm::CmpInst::FCMP_OLT : p == "le" ? llvm::CmpInst::FCMP_OLE
-                : p == "gt" ? llvm::CmpInst::FCMP_OGT : llvm::CmpInst::FCMP_OGE;
+      auto pred = p == "eq"   ? llvm::CmpInst::FCMP_OEQ
+                  : p == "ne" ? llvm::CmpInst::FCMP_UNE
+                  : p == "lt" ? llvm::CmpInst::FCMP_OLT
+                  : p == "le" ? llvm::CmpInst::FCMP_OLE
+                  : p == "gt" ? llvm::CmpInst::FCMP_OGT
+                              : llvm::CmpInst::FCMP_OGE;
       return b_.CreateFCmp(pred, a[0], a[1]);
     }
     const bool s = ir::is_signed(k);
-    auto pred = p == "eq" ? llvm::CmpInst::ICMP_EQ : p == "ne" ? llvm::CmpInst::ICMP_NE
-              : p == "lt" ? (s ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT)
-              : p == "le" ? (s ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
-              : p == "gt" ? (s ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
-                          : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
+    auto pred = p == "eq"   ? llvm::CmpInst::ICMP_EQ
+                : p == "ne" ? llvm::CmpInst::ICMP_NE
+                : p == "lt" ? (s ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT)
+                : p == "le" ? (s ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE)
+                : p == "gt" ? (s ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT)
+                            : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
     return b_.CreateICmp(pred, a[0], a[1]);
   }
   default:
@@ -98,26 +102,44 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   };
   auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
   switch (op.opcode()) {
-  case Opcode::Add: return b_.CreateFAdd(a[0], a[1]);
-  case Opcode::Sub: return b_.CreateFSub(a[0], a[1]);
-  case Opcode::Mul: return b_.CreateFMul(a[0], a[1]);
-  case Opcode::Div: return b_.CreateFDiv(a[0], a[1]);
-  case Opcode::Min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
-  case Opcode::Max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
-  case Opcode::Pow: return sleef("pow");
-  case Opcode::Neg: return b_.CreateFNeg(a[0]);
-  case Opcode::Abs: return unary(llvm::Intrinsic::fabs);
-  case Opcode::Exp: return t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
-  case Opcode::Exp2: return sleef("exp2");
-  case Opcode::Log: return sleef("log");
-  case Opcode::Log2: return sleef("log2");
-  case Opcode::Sqrt: return unary(llvm::Intrinsic::sqrt);
-  case Opcode::Sin: return sleef("sin");
-  case Opcode::Cos: return sleef("cos");
+  case Opcode::Add:
+    return b_.CreateFAdd(a[0], a[1]);
+  case Opcode::Sub:
+    return b_.CreateFSub(a[0], a[1]);
+  case Opcode::Mul:
+    return b_.CreateFMul(a[0], a[1]);
+  case Opcode::Div:
+    return b_.CreateFDiv(a[0], a[1]);
+  case Opcode::Min:
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
+  case Opcode::Max:
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
+  case Opcode::Pow:
+    return sleef("pow");
+  case Opcode::Neg:
+    return b_.CreateFNeg(a[0]);
+  case Opcode::Abs:
+    return unary(llvm::Intrinsic::fabs);
+  case Opcode::Exp:
+    return t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+  case Opcode::Exp2:
+    return sleef("exp2");
+  case Opcode::Log:
+    return sleef("log");
+  case Opcode::Log2:
+    return sleef("log2");
+  case Opcode::Sqrt:
+    return unary(llvm::Intrinsic::sqrt);
+  case Opcode::Sin:
+    return sleef("sin");
+  case Opcode::Cos:
+    return sleef("cos");
   case Opcode::Rsqrt:
     return b_.CreateFDiv(llvm::ConstantFP::get(t, 1.0), unary(llvm::Intrinsic::sqrt));
-  case Opcode::Tanh: return sleef("tanh");
-  case Opcode::Erf: return sleef("erf");
+  case Opcode::Tanh:
+    return sleef("tanh");
+  case Opcode::Erf:
+    return sleef("erf");
   case Opcode::Sigmoid: {
     a[0] = b_.CreateFNeg(a[0]);
     llvm::Value *e = t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
@@ -149,8 +171,8 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
   llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                             b_.CreateFMul(xc, c(1.44269504088896341)));
-  llvm::Value *r = fma(nf, c(-0.693145751953125), xc);    // ln2 high part: 16 bits, exact product
-  r = fma(nf, c(-1.4286068203094172e-06), r);             // ln2 - high part
+  llvm::Value *r = fma(nf, c(-0.693145751953125), xc); // ln2 high part: 16 bits, exact product
+  r = fma(nf, c(-1.4286068203094172e-06), r);          // ln2 - high part
   // e^r = 1 + r + r^2 q(r), q of degree 4 fitted for the relative error of e^r over the range
   // (weighted least squares on Chebyshev nodes: 3.1e-9, against 1.2e-7 for the degree-6 Taylor
   // polynomial), so one FMA less than the degree-7 Taylor polynomial.
@@ -174,14 +196,22 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
   llvm::Type *t = a[0]->getType();
   const unsigned bits = t->getIntegerBitWidth();
   switch (op.opcode()) {
-  case Opcode::Add: return b_.CreateAdd(a[0], a[1]);
-  case Opcode::Sub: return b_.CreateSub(a[0], a[1]);
-  case Opcode::Mul: return b_.CreateMul(a[0], a[1]);
-  case Opcode::And: return b_.CreateAnd(a[0], a[1]);
-  case Opcode::Or: return b_.CreateOr(a[0], a[1]);
-  case Opcode::Xor: return b_.CreateXor(a[0], a[1]);
-  case Opcode::Not: return b_.CreateNot(a[0]);
-  case Opcode::Neg: return b_.CreateNeg(a[0]);
+  case Opcode::Add:
+    return b_.CreateAdd(a[0], a[1]);
+  case Opcode::Sub:
+    return b_.CreateSub(a[0], a[1]);
+  case Opcode::Mul:
+    return b_.CreateMul(a[0], a[1]);
+  case Opcode::And:
+    return b_.CreateAnd(a[0], a[1]);
+  case Opcode::Or:
+    return b_.CreateOr(a[0], a[1]);
+  case Opcode::Xor:
+    return b_.CreateXor(a[0], a[1]);
+  case Opcode::Not:
+    return b_.CreateNot(a[0]);
+  case Opcode::Neg:
+    return b_.CreateNeg(a[0]);
   case Opcode::Shl: // the amount is taken modulo the bit width
     return b_.CreateShl(a[0], b_.CreateURem(a[1], llvm::ConstantInt::get(t, bits)));
   case Opcode::Shr: {
@@ -194,7 +224,8 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
     return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a[0], a[1]);
   case Opcode::Abs:
     return s ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse()) : a[0];
-  case Opcode::Div: case Opcode::Rem: {
+  case Opcode::Div:
+  case Opcode::Rem: {
     llvm::Value *zero = llvm::ConstantInt::get(t, 0);
     fail_if(b_.CreateICmpEQ(a[1], zero), op, "integer division by zero", lane, nullptr);
     const bool div = op.opcode() == Opcode::Div;
@@ -215,8 +246,8 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
 llvm::Value *KernelCodegen::round_tf32(llvm::Value *x) {
   llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
   llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
-  llvm::Value *r = b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0xfff), lsb)),
-                                b_.getInt32(~0x1fff));
+  llvm::Value *r =
+      b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0xfff), lsb)), b_.getInt32(~0x1fff));
   llvm::Value *finite = b_.CreateFCmpONE(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
                                          llvm::ConstantFP::getInfinity(b_.getFloatTy()));
   return b_.CreateSelect(finite, b_.CreateBitCast(r, b_.getFloatTy()), x);
@@ -253,7 +284,8 @@ llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind t
       step = b_.CreateFCmpOLT(back, x);
       shrink = negative;
     }
-    llvm::Value *stepped = b_.CreateSelect(shrink, b_.CreateSub(bits, one), b_.CreateAdd(bits, one));
+    llvm::Value *stepped =
+        b_.CreateSelect(shrink, b_.CreateSub(bits, one), b_.CreateAdd(bits, one));
     bits = b_.CreateSelect(step, stepped, bits);
   }
   if (to == ScalarKind::F32)
@@ -267,8 +299,9 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   const std::string *rounding = op.attr_as<std::string>("rounding");
   const bool rne = !rounding || *rounding == "rne";
   if (ir::is_float(from) && ir::is_float(to)) {
-    if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 && to != ScalarKind::BF16)
-      return b_.CreateFPCast(v, t); // widening is exact
+    if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 &&
+        to != ScalarKind::BF16)
+      return b_.CreateFPCast(v, t);                             // widening is exact
     if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
       const std::string m = rne ? "rne" : *rounding;
       const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;

@@ -18,8 +18,9 @@ llvm::Value *KernelCodegen::block_is_contiguous(unsigned arg, const std::vector<
   int64_t run = 1; // elements of the tile after dimension d
   for (int d = int(tile_shape.size()) - 1; d >= 0; --d) {
     llvm::Value *shape = arg_field(arg, 1, i64(d)), *stride = arg_field(arg, 2, i64(d));
-    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
-                                       b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
+    ok = b_.CreateAnd(
+        ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                         b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
     if (tile_shape[d] > 1)
       ok = b_.CreateAnd(ok, b_.CreateICmpEQ(stride, i64(run)));
     run *= tile_shape[d];
@@ -49,8 +50,8 @@ int64_t KernelCodegen::tile_bytes(const ir::Type &t) {
 }
 
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
-  // A load planned as a view (cpu.view, plan_views.h) reads the tensor in place when the block is inside
-  // and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
+  // A load planned as a view (cpu.view, plan_views.h) reads the tensor in place when the block is
+  // inside and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
   if (op.opcode() == Opcode::Load && op.attr(plan::kView) && !slots_.count(op.result())) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
@@ -89,14 +90,15 @@ void KernelCodegen::pad_block(const ir::Operation &op, const BlockCopy &c) {
   llvm::Value *inside = b_.getTrue();
   for (int d = 0; d < tt.rank(); ++d)
     inside = b_.CreateAnd(
-        inside, b_.CreateAnd(b_.CreateICmpSGE(c.off[d], i64(0)),
-                             b_.CreateICmpSLE(b_.CreateAdd(c.off[d], i64(tt.shape()[d])),
-                                              c.shape[d])));
+        inside,
+        b_.CreateAnd(b_.CreateICmpSGE(c.off[d], i64(0)),
+                     b_.CreateICmpSLE(b_.CreateAdd(c.off[d], i64(tt.shape()[d])), c.shape[d])));
   auto *pad_bb = llvm::BasicBlock::Create(ctx_, "pad", fn_);
   auto *after = llvm::BasicBlock::Create(ctx_, "pad.done", fn_);
   b_.CreateCondBr(inside, after, pad_bb);
   b_.SetInsertPoint(pad_bb);
-  loop(c.tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(c.tile, i)); }, "pad");
+  loop(
+      c.tile.n, [&](llvm::Value *i) { b_.CreateStore(pad, elem_ptr(c.tile, i)); }, "pad");
   b_.CreateBr(after);
   b_.SetInsertPoint(after);
 }
@@ -108,19 +110,22 @@ void KernelCodegen::copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm:
   const ir::Type &tt = c.tile_type;
   const int d = tt.rank() - 1;
   const int64_t last = tt.shape()[d];
-  loop(lo, hi, [&](llvm::Value *j) {
-    llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row_index, i64(last)), j);
-    llvm::Value *col = b_.CreateAdd(c.off[d], j);
-    llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, c.stride[d]));
-    llvm::Value *mp = b_.CreateGEP(c.mem_t, c.data, m_index);
-    if (c.is_store) {
-      llvm::Value *v = b_.CreateLoad(c.tile.elem, elem_ptr(c.tile, t_index));
-      b_.CreateStore(to_storage(tt.elem(), v), mp);
-    } else {
-      b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(c.mem_t, mp)),
-                     elem_ptr(c.tile, t_index));
-    }
-  }, unit ? "j.unit" : "j");
+  loop(
+      lo, hi,
+      [&](llvm::Value *j) {
+        llvm::Value *t_index = b_.CreateAdd(b_.CreateMul(row_index, i64(last)), j);
+        llvm::Value *col = b_.CreateAdd(c.off[d], j);
+        llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, c.stride[d]));
+        llvm::Value *mp = b_.CreateGEP(c.mem_t, c.data, m_index);
+        if (c.is_store) {
+          llvm::Value *v = b_.CreateLoad(c.tile.elem, elem_ptr(c.tile, t_index));
+          b_.CreateStore(to_storage(tt.elem(), v), mp);
+        } else {
+          b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(c.mem_t, mp)),
+                         elem_ptr(c.tile, t_index));
+        }
+      },
+      unit ? "j.unit" : "j");
 }
 
 /// The innermost dimension over its clamped in-bounds range, in two copies of the row loop: unit
@@ -153,18 +158,21 @@ void KernelCodegen::copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_
     copy_block_row(c, row_index, base);
     return;
   }
-  loop(tt.shape()[d], [&](llvm::Value *i) {
-    llvm::Value *coord = b_.CreateAdd(c.off[d], i);
-    llvm::Value *inside = b_.CreateICmpULT(coord, c.shape[d]); // also rejects negative coords
-    auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
-    auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
-    b_.CreateCondBr(inside, in_bb, next);
-    b_.SetInsertPoint(in_bb);
-    copy_block_dims(c, d + 1, b_.CreateAdd(b_.CreateMul(row_index, i64(tt.shape()[d])), i),
-                    b_.CreateAdd(base, b_.CreateMul(coord, c.stride[d])));
-    b_.CreateBr(next);
-    b_.SetInsertPoint(next);
-  }, "d");
+  loop(
+      tt.shape()[d],
+      [&](llvm::Value *i) {
+        llvm::Value *coord = b_.CreateAdd(c.off[d], i);
+        llvm::Value *inside = b_.CreateICmpULT(coord, c.shape[d]); // also rejects negative coords
+        auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
+        auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+        b_.CreateCondBr(inside, in_bb, next);
+        b_.SetInsertPoint(in_bb);
+        copy_block_dims(c, d + 1, b_.CreateAdd(b_.CreateMul(row_index, i64(tt.shape()[d])), i),
+                        b_.CreateAdd(base, b_.CreateMul(coord, c.stride[d])));
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      },
+      "d");
 }
 
 /// A block load or store element by element, any strides, out-of-bounds elements padded (a
@@ -175,8 +183,9 @@ void KernelCodegen::copy_block_access(const ir::Operation &op) {
   const bool is_store = op.opcode() == Opcode::Store;
   const ir::Value *tile_v = is_store ? op.operand(1 + rank) : op.result();
   const ir::Type &tt = tile_v->type();
-  BlockCopy c{tt, slot(tile_v), storage_type(tt.elem()), arg_field(a, 0, nullptr),
-              block_offsets(op), {}, {}, is_store};
+  BlockCopy c{
+      tt, slot(tile_v), storage_type(tt.elem()), arg_field(a, 0, nullptr), block_offsets(op), {},
+      {}, is_store};
   c.shape.resize(rank), c.stride.resize(rank);
   for (int d = 0; d < rank; ++d) {
     c.shape[d] = arg_field(a, 1, i64(d));
@@ -213,83 +222,98 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
   if (gather) {
     const ir::Attr *o = op.attr("other");
     llvm::Value *other = o ? attr_constant(elem, *o) : llvm::Constant::getNullValue(elem_t);
-    loop(lanes, [&](llvm::Value *l) { b_.CreateStore(other, elem_ptr(out, l)); }, "other");
+    loop(
+        lanes, [&](llvm::Value *l) { b_.CreateStore(other, elem_ptr(out, l)); }, "other");
   }
-  loop(lanes, [&](llvm::Value *l) {
-    auto *active = llvm::BasicBlock::Create(ctx_, "lane.active", fn_);
-    auto *next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
-    llvm::Value *on = masked ? static_cast<llvm::Value *>(b_.CreateLoad(mask.elem, elem_ptr(mask, l)))
-                             : b_.getTrue();
-    b_.CreateCondBr(on, active, next);
-    b_.SetInsertPoint(active);
-    llvm::Value *m_index = i64(0);
-    for (int d = 0; d < rank; ++d) {
-      llvm::Value *idx = b_.CreateIntCast(b_.CreateLoad(index[d].elem, elem_ptr(index[d], l)),
-                                          b_.getInt64Ty(),
-                                          ir::is_signed(op.operand(1 + d)->type().elem()));
-      fail_if(b_.CreateICmpUGE(idx, shape[d]), op,
-              "'" + std::string(op.name()) + "' index out of bounds in dimension " +
-                  std::to_string(d),
-              l, idx);
-      m_index = b_.CreateAdd(m_index, b_.CreateMul(idx, stride[d]));
-    }
-    llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
-    if (gather) {
-      b_.CreateStore(from_storage(elem, b_.CreateLoad(mem_t, mp)), elem_ptr(out, l));
-    } else if (op.opcode() == Opcode::Scatter) {
-      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
-      b_.CreateStore(to_storage(elem, v), mp);
-    } else { // programs run concurrently: a real atomic read-modify-write
-      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
-      if (elem == ScalarKind::F16) // the memory holds half: add in half, widen the old value
-        v = b_.CreateFPTrunc(v, b_.getHalfTy());
-      llvm::Value *old = b_.CreateAtomicRMW(ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd
-                                                               : llvm::AtomicRMWInst::Add,
-                                            mp, v, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
-      if (elem == ScalarKind::F16)
-        old = b_.CreateFPExt(old, b_.getFloatTy());
-      b_.CreateStore(old, elem_ptr(out, l));
-    }
-    b_.CreateBr(next);
-    b_.SetInsertPoint(next);
-  }, "lane");
+  loop(
+      lanes,
+      [&](llvm::Value *l) {
+        auto *active = llvm::BasicBlock::Create(ctx_, "lane.active", fn_);
+        auto *next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
+        llvm::Value *on =
+            masked ? static_cast<llvm::Value *>(b_.CreateLoad(mask.elem, elem_ptr(mask, l)))
+                   : b_.getTrue();
+        b_.CreateCondBr(on, active, next);
+        b_.SetInsertPoint(active);
+        llvm::Value *m_index = i64(0);
+        for (int d = 0; d < rank; ++d) {
+          llvm::Value *idx =
+              b_.CreateIntCast(b_.CreateLoad(index[d].elem, elem_ptr(index[d], l)), b_.getInt64Ty(),
+                               ir::is_signed(op.operand(1 + d)->type().elem()));
+          fail_if(b_.CreateICmpUGE(idx, shape[d]), op,
+                  "'" + std::string(op.name()) + "' index out of bounds in dimension " +
+                      std::to_string(d),
+                  l, idx);
+          m_index = b_.CreateAdd(m_index, b_.CreateMul(idx, stride[d]));
+        }
+        llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
+        if (gather) {
+          b_.CreateStore(from_storage(elem, b_.CreateLoad(mem_t, mp)), elem_ptr(out, l));
+        } else if (op.opcode() == Opcode::Scatter) {
+          llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+          b_.CreateStore(to_storage(elem, v), mp);
+        } else { // programs run concurrently: a real atomic read-modify-write
+          llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+          if (elem == ScalarKind::F16) // the memory holds half: add in half, widen the old value
+            v = b_.CreateFPTrunc(v, b_.getHalfTy());
+          llvm::Value *old = b_.CreateAtomicRMW(
+              ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, mp, v,
+              llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+          if (elem == ScalarKind::F16)
+            old = b_.CreateFPExt(old, b_.getFloatTy());
+          b_.CreateStore(old, elem_ptr(out, l));
+        }
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      },
+      "lane");
 }
 
 void KernelCodegen::lower_debug(const ir::Operation &op) {
   if (op.opcode() == Opcode::Assert) {
     Slot c = slot(op.operand(0));
-    loop(c.n, [&](llvm::Value *l) {
-      llvm::Value *ok = b_.CreateLoad(c.elem, elem_ptr(c, l));
-      fail_if(b_.CreateNot(ok), op, "assertion failed: " + *op.attr_as<std::string>("message"), l,
-              nullptr);
-    }, "lane");
+    loop(
+        c.n,
+        [&](llvm::Value *l) {
+          llvm::Value *ok = b_.CreateLoad(c.elem, elem_ptr(c, l));
+          fail_if(b_.CreateNot(ok), op, "assertion failed: " + *op.attr_as<std::string>("message"),
+                  l, nullptr);
+        },
+        "lane");
     return;
   }
   auto *ptr = b_.getPtrTy();
   auto *i64t = b_.getInt64Ty();
   auto *i32t = b_.getInt32Ty();
   llvm::FunctionCallee print = module_.getOrInsertFunction(
-      "tl_cpu_print", llvm::FunctionType::get(b_.getVoidTy(),
-                                              {ptr, ptr, i32t, ptr, i64t, i32t, i64t, i64t, i64t},
-                                              false));
+      "tl_cpu_print",
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i32t, ptr, i64t, i32t, i64t, i64t, i64t},
+                              false));
   llvm::Value *host = b_.CreateLoad(
-      ptr, b_.CreateStructGEP(llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64t, 3), ptr}),
-                              launch_, 2));
+      ptr, b_.CreateStructGEP(
+               llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64t, 3), ptr}), launch_, 2));
   const std::string *p = op.attr_as<std::string>("prefix");
   llvm::Value *prefix = b_.CreateGlobalStringPtr(p ? *p : "");
   for (const ir::Value *v : op.operands()) {
     const ScalarKind k = v->type().elem();
     Slot s = slot(v);
     const bool fl = ir::is_float(k);
-    Slot wide = new_slot(ir::Type::value_of_shape(fl ? ScalarKind::F64 : ScalarKind::I64,
-                                                  v->type().shape()));
-    loop(s.n, [&](llvm::Value *l) {
-      llvm::Value *x = b_.CreateLoad(s.elem, elem_ptr(s, l));
-      x = fl ? b_.CreateFPCast(x, wide.elem) : b_.CreateIntCast(x, wide.elem, ir::is_signed(k));
-      b_.CreateStore(x, elem_ptr(wide, l));
-    }, "p");
-    b_.CreateCall(print, {host, prefix, b_.getInt32(fl ? 2 : ir::is_signed(k) ? 0 : 1), wide.ptr,
-                          i64(s.n), b_.getInt32(v->type().is_tile()), pid_[0], pid_[1], pid_[2]});
+    Slot wide = new_slot(
+        ir::Type::value_of_shape(fl ? ScalarKind::F64 : ScalarKind::I64, v->type().shape()));
+    loop(
+        s.n,
+        [&](llvm::Value *l) {
+          llvm::Value *x = b_.CreateLoad(s.elem, elem_ptr(s, l));
+          x = fl ? b_.CreateFPCast(x, wide.elem) : b_.CreateIntCast(x, wide.elem, ir::is_signed(k));
+          b_.CreateStore(x, elem_ptr(wide, l));
+        },
+        "p");
+    b_.CreateCall(print, {host, prefix,
+                          b_.getInt32(fl                 ? 2
+                                      : ir::is_signed(k) ? 0
+                                                         : 1),
+                          wide.ptr, i64(s.n), b_.getInt32(v->type().is_tile()), pid_[0], pid_[1],
+                          pid_[2]});
   }
 }
 

@@ -32,20 +32,22 @@ void KernelCodegen::lower_source(const ir::Operation &op) {
   case Opcode::ProgramId:
     return fill(b_.CreateTrunc(pid_[*op.attr_as<int64_t>("axis")], out.elem));
   case Opcode::NumPrograms: {
-    auto *lt = llvm::StructType::get(ctx_, {b_.getPtrTy(), llvm::ArrayType::get(b_.getInt64Ty(), 3),
-                                            b_.getPtrTy()});
+    auto *lt = llvm::StructType::get(
+        ctx_, {b_.getPtrTy(), llvm::ArrayType::get(b_.getInt64Ty(), 3), b_.getPtrTy()});
     llvm::Value *g = b_.CreateInBoundsGEP(
         lt, launch_, {i64(0), b_.getInt32(1), i64(*op.attr_as<int64_t>("axis"))});
     return fill(b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), g), out.elem));
   }
-  case Opcode::Constant: case Opcode::Full:
+  case Opcode::Constant:
+  case Opcode::Full:
     return fill(constant(op.attr("value")));
   case Opcode::Constexpr: {
     const ir::ConstexprParam *p = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
     ir::Attr a = std::visit([](auto v) { return ir::Attr(v); }, p->value);
     return fill(constant(&a));
   }
-  case Opcode::TensorDim: case Opcode::TensorStride:
+  case Opcode::TensorDim:
+  case Opcode::TensorStride:
     return fill(arg_field(arg_index_.at(op.operand(0)), op.opcode() == Opcode::TensorDim ? 1 : 2,
                           i64(*op.attr_as<int64_t>("axis"))));
   case Opcode::Arange: {
@@ -85,7 +87,8 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
   loop(out.n, [&](llvm::Value *i) {
     llvm::Value *src_index = i64(0);
     for (int d = 0; d < out_t.rank(); ++d) {
-      llvm::Value *coord = b_.CreateURem(b_.CreateUDiv(i, i64(out_strides[d])), i64(out_t.shape()[d]));
+      llvm::Value *coord =
+          b_.CreateURem(b_.CreateUDiv(i, i64(out_strides[d])), i64(out_t.shape()[d]));
       src_index = b_.CreateAdd(src_index, b_.CreateMul(coord, i64(src_stride_of_dim[d])));
     }
     b_.CreateStore(b_.CreateLoad(src.elem, elem_ptr(src, src_index)), elem_ptr(out, i));
@@ -101,10 +104,14 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
     // Round copies of the inputs first (the verifier allows this for f32 inputs only).
     auto rounded = [&](const Slot &src) {
       Slot r = new_slot(ir::Type::tile(ScalarKind::F32, {src.n}));
-      loop(src.n, [&](llvm::Value *i) {
-        llvm::Value *x = b_.CreateLoad(src.elem, elem_ptr(src, i));
-        b_.CreateStore(*p == "bf16" ? round_to(ScalarKind::BF16, x) : round_tf32(x), elem_ptr(r, i));
-      }, "prec");
+      loop(
+          src.n,
+          [&](llvm::Value *i) {
+            llvm::Value *x = b_.CreateLoad(src.elem, elem_ptr(src, i));
+            b_.CreateStore(*p == "bf16" ? round_to(ScalarKind::BF16, x) : round_tf32(x),
+                           elem_ptr(r, i));
+          },
+          "prec");
       return r;
     };
     a = rounded(a);
@@ -135,21 +142,34 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   auto rest = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     if (i0 >= i1 || j0 >= j1)
       return;
-    loop(i64(i0), i64(i1), [&](llvm::Value *i) {
-      loop(K, [&](llvm::Value *k) {
-        llvm::Value *aik = widen(b_.CreateLoad(a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(i, i64(K)), k))),
-                                 at.elem());
-        loop(i64(j0), i64(j1), [&](llvm::Value *j) {
-          llvm::Value *bkj = widen(b_.CreateLoad(bs.elem, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), j))),
-                                   bt.elem());
-          llvm::Value *cp = elem_ptr(c, b_.CreateAdd(b_.CreateMul(i, i64(N)), j));
-          llvm::Value *cij = b_.CreateLoad(c.elem, cp);
-          llvm::Value *sum = fl ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {c.elem}, {aik, bkj, cij})
-                                : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
-          b_.CreateStore(round_to(acc, sum), cp);
-        }, "j");
-      }, "k");
-    }, "i");
+    loop(
+        i64(i0), i64(i1),
+        [&](llvm::Value *i) {
+          loop(
+              K,
+              [&](llvm::Value *k) {
+                llvm::Value *aik = widen(
+                    b_.CreateLoad(a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(i, i64(K)), k))),
+                    at.elem());
+                loop(
+                    i64(j0), i64(j1),
+                    [&](llvm::Value *j) {
+                      llvm::Value *bkj = widen(
+                          b_.CreateLoad(bs.elem,
+                                        elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), j))),
+                          bt.elem());
+                      llvm::Value *cp = elem_ptr(c, b_.CreateAdd(b_.CreateMul(i, i64(N)), j));
+                      llvm::Value *cij = b_.CreateLoad(c.elem, cp);
+                      llvm::Value *sum =
+                          fl ? b_.CreateIntrinsic(llvm::Intrinsic::fma, {c.elem}, {aik, bkj, cij})
+                             : b_.CreateAdd(cij, b_.CreateMul(aik, bkj));
+                      b_.CreateStore(round_to(acc, sum), cp);
+                    },
+                    "j");
+              },
+              "k");
+        },
+        "i");
   };
   rest(0, m_done, n_done, N);
   rest(m_done, M, 0, N);
@@ -169,55 +189,64 @@ void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c
   *n_done = nb * NR;
   auto *vt = llvm::FixedVectorType::get(c.elem, VL);
   const llvm::Align align(c.elem->getPrimitiveSizeInBits() / 8);
-  loop(mb, [&](llvm::Value *ib) {
-    llvm::Value *i0 = b_.CreateMul(ib, i64(MR));
-    loop(nb, [&](llvm::Value *jb) {
-      llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
-      auto cptr = [&](int64_t r, int64_t v) {
-        return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
-                                        b_.CreateAdd(j0, i64(v * VL))));
-      };
-      std::vector<llvm::Value *> init;
-      for (int64_t r = 0; r < MR; ++r)
-        for (int64_t v = 0; v < NV; ++v)
-          init.push_back(b_.CreateAlignedLoad(vt, cptr(r, v), align));
-      llvm::BasicBlock *pre = b_.GetInsertBlock();
-      auto *body = llvm::BasicBlock::Create(ctx_, "mk.k", fn_);
-      auto *exit = llvm::BasicBlock::Create(ctx_, "mk.exit", fn_);
-      b_.CreateBr(body);
-      b_.SetInsertPoint(body);
-      llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
-      k->addIncoming(i64(0), pre);
-      std::vector<llvm::PHINode *> accs;
-      for (llvm::Value *v : init) {
-        accs.push_back(b_.CreatePHI(vt, 2));
-        accs.back()->addIncoming(v, pre);
-      }
-      std::vector<llvm::Value *> bv;
-      for (int64_t v = 0; v < NV; ++v)
-        bv.push_back(b_.CreateAlignedLoad(
-            vt, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), b_.CreateAdd(j0, i64(v * VL)))),
-            align));
-      std::vector<llvm::Value *> next(accs.size());
-      for (int64_t r = 0; r < MR; ++r) {
-        llvm::Value *ar = b_.CreateLoad(
-            a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(K)), k)));
-        llvm::Value *splat = b_.CreateVectorSplat(VL, ar);
-        for (int64_t v = 0; v < NV; ++v)
-          next[r * NV + v] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {vt},
-                                                {splat, bv[v], accs[r * NV + v]});
-      }
-      llvm::Value *k1 = b_.CreateAdd(k, i64(1));
-      for (size_t x = 0; x < accs.size(); ++x)
-        accs[x]->addIncoming(next[x], b_.GetInsertBlock());
-      k->addIncoming(k1, b_.GetInsertBlock());
-      b_.CreateCondBr(b_.CreateICmpSLT(k1, i64(K)), body, exit);
-      b_.SetInsertPoint(exit);
-      for (int64_t r = 0; r < MR; ++r)
-        for (int64_t v = 0; v < NV; ++v)
-          b_.CreateAlignedStore(next[r * NV + v], cptr(r, v), align);
-    }, "jb");
-  }, "ib");
+  loop(
+      mb,
+      [&](llvm::Value *ib) {
+        llvm::Value *i0 = b_.CreateMul(ib, i64(MR));
+        loop(
+            nb,
+            [&](llvm::Value *jb) {
+              llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
+              auto cptr = [&](int64_t r, int64_t v) {
+                return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
+                                                b_.CreateAdd(j0, i64(v * VL))));
+              };
+              std::vector<llvm::Value *> init;
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t v = 0; v < NV; ++v)
+                  init.push_back(b_.CreateAlignedLoad(vt, cptr(r, v), align));
+              llvm::BasicBlock *pre = b_.GetInsertBlock();
+              auto *body = llvm::BasicBlock::Create(ctx_, "mk.k", fn_);
+              auto *exit = llvm::BasicBlock::Create(ctx_, "mk.exit", fn_);
+              b_.CreateBr(body);
+              b_.SetInsertPoint(body);
+              llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+              k->addIncoming(i64(0), pre);
+              std::vector<llvm::PHINode *> accs;
+              for (llvm::Value *v : init) {
+                accs.push_back(b_.CreatePHI(vt, 2));
+                accs.back()->addIncoming(v, pre);
+              }
+              std::vector<llvm::Value *> bv;
+              for (int64_t v = 0; v < NV; ++v)
+                bv.push_back(
+                    b_.CreateAlignedLoad(vt,
+                                         elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)),
+                                                                   b_.CreateAdd(j0, i64(v * VL)))),
+                                         align));
+              std::vector<llvm::Value *> next(accs.size());
+              for (int64_t r = 0; r < MR; ++r) {
+                llvm::Value *ar = b_.CreateLoad(
+                    a.elem,
+                    elem_ptr(a, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(K)), k)));
+                llvm::Value *splat = b_.CreateVectorSplat(VL, ar);
+                for (int64_t v = 0; v < NV; ++v)
+                  next[r * NV + v] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {vt},
+                                                        {splat, bv[v], accs[r * NV + v]});
+              }
+              llvm::Value *k1 = b_.CreateAdd(k, i64(1));
+              for (size_t x = 0; x < accs.size(); ++x)
+                accs[x]->addIncoming(next[x], b_.GetInsertBlock());
+              k->addIncoming(k1, b_.GetInsertBlock());
+              b_.CreateCondBr(b_.CreateICmpSLT(k1, i64(K)), body, exit);
+              b_.SetInsertPoint(exit);
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t v = 0; v < NV; ++v)
+                  b_.CreateAlignedStore(next[r * NV + v], cptr(r, v), align);
+            },
+            "jb");
+      },
+      "ib");
 }
 
 llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm::Value *acc,
@@ -226,10 +255,14 @@ llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm:
   if (kind == "sum")
     return fl ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x);
   if (kind == "max")
-    return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum
-                                       : s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, acc, x);
-  return b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum
-                                     : s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, acc, x);
+    return b_.CreateBinaryIntrinsic(fl  ? llvm::Intrinsic::maximum
+                                    : s ? llvm::Intrinsic::smax
+                                        : llvm::Intrinsic::umax,
+                                    acc, x);
+  return b_.CreateBinaryIntrinsic(fl  ? llvm::Intrinsic::minimum
+                                  : s ? llvm::Intrinsic::smin
+                                      : llvm::Intrinsic::umin,
+                                  acc, x);
 }
 
 /// x with combine(kind, identity, x) == x for every x of type `k` (NaN included).
@@ -242,10 +275,10 @@ llvm::Value *KernelCodegen::reduce_identity(const std::string &kind, ScalarKind 
   if (kind == "sum")
     return llvm::ConstantInt::get(t, 0);
   const bool s = ir::is_signed(k), max = kind == "max";
-  return llvm::ConstantInt::get(t->getContext(), s ? (max ? llvm::APInt::getSignedMinValue(bits)
-                                                          : llvm::APInt::getSignedMaxValue(bits))
-                                                   : (max ? llvm::APInt::getMinValue(bits)
-                                                          : llvm::APInt::getMaxValue(bits)));
+  return llvm::ConstantInt::get(
+      t->getContext(),
+      s ? (max ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits))
+        : (max ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits)));
 }
 
 /// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
@@ -273,8 +306,8 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     llvm::Value *acc = elem_ptr(out, i64(0));
     b_.CreateStore(reduce_identity(kind, t.elem(), out.elem), acc);
     loop(len, [&](llvm::Value *k) {
-      llvm::Value *next = round_to(t.elem(), combine(kind, t.elem(), b_.CreateLoad(out.elem, acc),
-                                                     lane_value(x, k)));
+      llvm::Value *next = round_to(
+          t.elem(), combine(kind, t.elem(), b_.CreateLoad(out.elem, acc), lane_value(x, k)));
       if (kind == "sum" && (t.elem() == ScalarKind::F32 || t.elem() == ScalarKind::F64))
         llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
       b_.CreateStore(next, acc);
@@ -282,43 +315,61 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     return;
   }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
-  loop(outer, [&](llvm::Value *o) {
-    loop(inner, [&](llvm::Value *in) { // element 0 starts every combination
-      llvm::Value *x0 = lane_value(x, at(o, i64(0), in));
-      if (argmax) {
-        b_.CreateStore(x0, elem_ptr(best, in));
-        b_.CreateStore(b_.getInt32(0), elem_ptr(out, dst(o, i64(0), in)));
-      } else {
-        b_.CreateStore(x0, elem_ptr(out, dst(o, i64(0), in)));
-      }
-    }, "in0");
-    loop(i64(1), i64(len), [&](llvm::Value *k) {
-      loop(inner, [&](llvm::Value *in) {
-        llvm::Value *xv = lane_value(x, at(o, k, in));
-        if (argmax) { // the first maximum; NaN counts as the largest value
-          llvm::Value *bp = elem_ptr(best, in);
-          llvm::Value *cur = b_.CreateLoad(best.elem, bp);
-          llvm::Value *greater;
-          if (ir::is_float(t.elem()))
-            greater = b_.CreateAnd(b_.CreateFCmpORD(cur, cur),
-                                   b_.CreateOr(b_.CreateFCmpUNO(xv, xv), b_.CreateFCmpOGT(xv, cur)));
-          else
-            greater = ir::is_signed(t.elem()) ? b_.CreateICmpSGT(xv, cur) : b_.CreateICmpUGT(xv, cur);
-          b_.CreateStore(b_.CreateSelect(greater, xv, cur), bp);
-          llvm::Value *op_ = elem_ptr(out, dst(o, k, in));
-          b_.CreateStore(b_.CreateSelect(greater, b_.CreateTrunc(k, b_.getInt32Ty()),
-                                         b_.CreateLoad(b_.getInt32Ty(), op_)), op_);
-          return;
-        }
-        llvm::Value *prev = b_.CreateLoad(out.elem, elem_ptr(out, dst(o, scan ? b_.CreateSub(k, i64(1)) : k, in)));
-        llvm::Value *next = round_to(t.elem(), combine(kind, t.elem(), prev, xv));
-        // A float reduce-sum may associate freely (tl/ir/ir.h): let the vectorizer split it.
-        if (!scan && kind == "sum" && (t.elem() == ScalarKind::F32 || t.elem() == ScalarKind::F64))
-          llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
-        b_.CreateStore(next, elem_ptr(out, dst(o, k, in)));
-      }, "in");
-    }, "k");
-  }, "o");
+  loop(
+      outer,
+      [&](llvm::Value *o) {
+        loop(
+            inner,
+            [&](llvm::Value *in) { // element 0 starts every combination
+              llvm::Value *x0 = lane_value(x, at(o, i64(0), in));
+              if (argmax) {
+                b_.CreateStore(x0, elem_ptr(best, in));
+                b_.CreateStore(b_.getInt32(0), elem_ptr(out, dst(o, i64(0), in)));
+              } else {
+                b_.CreateStore(x0, elem_ptr(out, dst(o, i64(0), in)));
+              }
+            },
+            "in0");
+        loop(
+            i64(1), i64(len),
+            [&](llvm::Value *k) {
+              loop(
+                  inner,
+                  [&](llvm::Value *in) {
+                    llvm::Value *xv = lane_value(x, at(o, k, in));
+                    if (argmax) { // the first maximum; NaN counts as the largest value
+                      llvm::Value *bp = elem_ptr(best, in);
+                      llvm::Value *cur = b_.CreateLoad(best.elem, bp);
+                      llvm::Value *greater;
+                      if (ir::is_float(t.elem()))
+                        greater = b_.CreateAnd(
+                            b_.CreateFCmpORD(cur, cur),
+                            b_.CreateOr(b_.CreateFCmpUNO(xv, xv), b_.CreateFCmpOGT(xv, cur)));
+                      else
+                        greater = ir::is_signed(t.elem()) ? b_.CreateICmpSGT(xv, cur)
+                                                          : b_.CreateICmpUGT(xv, cur);
+                      b_.CreateStore(b_.CreateSelect(greater, xv, cur), bp);
+                      llvm::Value *op_ = elem_ptr(out, dst(o, k, in));
+                      b_.CreateStore(b_.CreateSelect(greater, b_.CreateTrunc(k, b_.getInt32Ty()),
+                                                     b_.CreateLoad(b_.getInt32Ty(), op_)),
+                                     op_);
+                      return;
+                    }
+                    llvm::Value *prev = b_.CreateLoad(
+                        out.elem, elem_ptr(out, dst(o, scan ? b_.CreateSub(k, i64(1)) : k, in)));
+                    llvm::Value *next = round_to(t.elem(), combine(kind, t.elem(), prev, xv));
+                    // A float reduce-sum may associate freely (tl/ir/ir.h): let the vectorizer
+                    // split it.
+                    if (!scan && kind == "sum" &&
+                        (t.elem() == ScalarKind::F32 || t.elem() == ScalarKind::F64))
+                      llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+                    b_.CreateStore(next, elem_ptr(out, dst(o, k, in)));
+                  },
+                  "in");
+            },
+            "k");
+      },
+      "o");
 }
 
 } // namespace tl::llvm_cpu

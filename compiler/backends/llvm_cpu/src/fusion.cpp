@@ -71,8 +71,8 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     }
     for (const ir::Operation *op : f.ops) {
       if (!(op->flags() & ir::kElementwise)) { // a reshape: the same lanes
-        lane[op->result()] = lane.count(op->operand(0)) ? lane.at(op->operand(0))
-                                                         : lane_value(op->operand(0), i);
+        lane[op->result()] =
+            lane.count(op->operand(0)) ? lane.at(op->operand(0)) : lane_value(op->operand(0), i);
         continue;
       }
       std::vector<llvm::Value *> args;
@@ -90,9 +90,9 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   };
   if (plan::flag(store, plan::kNontemporal))
     stream_fused_store(store, out, n, value_at, done);
-  loop(n, [&](llvm::Value *i) {
-    b_.CreateStore(value_at(i), b_.CreateGEP(out.mem, out.base, i));
-  }, "fused");
+  loop(
+      n, [&](llvm::Value *i) { b_.CreateStore(value_at(i), b_.CreateGEP(out.mem, out.base, i)); },
+      "fused");
   b_.CreateBr(done);
   b_.SetInsertPoint(slow);
   for (const ir::Operation *l : f.loads)
@@ -116,8 +116,8 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
   const unsigned a = arg_index_.at(store.operand(0));
   llvm::Value *tensor_bytes =
       b_.CreateMul(b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
-  llvm::Value *aligned = b_.CreateICmpEQ(
-      b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
+  llvm::Value *aligned =
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
   llvm::Value *stream = b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes)));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
@@ -125,21 +125,27 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
   b_.SetInsertPoint(nt);
   Slot chunk = new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize}));
   auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / esize));
-  loop(n / kChunk, [&](llvm::Value *c) {
-    llvm::Value *first = b_.CreateMul(c, i64(kChunk));
-    loop(kChunk, [&](llvm::Value *j) {
-      b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
-    }, "lane");
-    for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
-      llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
-      llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base,
-                                     b_.CreateAdd(b_.CreateMul(first, i64(esize)), i64(v * 64)));
-      auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
-                                       llvm::Align(64));
-      st->setMetadata(llvm::LLVMContext::MD_nontemporal,
-                      llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
-    }
-  }, "chunk");
+  loop(
+      n / kChunk,
+      [&](llvm::Value *c) {
+        llvm::Value *first = b_.CreateMul(c, i64(kChunk));
+        loop(
+            kChunk,
+            [&](llvm::Value *j) {
+              b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
+            },
+            "lane");
+        for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
+          llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
+          llvm::Value *to = b_.CreateGEP(
+              b_.getInt8Ty(), out.base, b_.CreateAdd(b_.CreateMul(first, i64(esize)), i64(v * 64)));
+          auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
+                                           llvm::Align(64));
+          st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                          llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+        }
+      },
+      "chunk");
   // Non-temporal stores are weakly ordered: make them visible before the program ends.
   b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
   b_.CreateBr(done);
@@ -176,19 +182,22 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   if (n < 4 * kChunk || n % kChunk != 0)
     return loop(n, body);
   const int64_t chunks = n / kChunk;
-  loop(chunks, [&](llvm::Value *c) {
-    for (const Fetch &f : fetches) {
-      const int64_t lines = (f.bytes / 64 + chunks - 1) / chunks; // per chunk
-      for (int64_t l = 0; l < lines; ++l) {
-        llvm::Value *at = b_.CreateAdd(b_.CreateMul(c, i64(lines * 64)), i64(l * 64));
-        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                           {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),
-                            b_.getInt32(2), b_.getInt32(1)}); // into L2, data
-      }
-    }
-    loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,
-         "i");
-  }, "chunk");
+  loop(
+      chunks,
+      [&](llvm::Value *c) {
+        for (const Fetch &f : fetches) {
+          const int64_t lines = (f.bytes / 64 + chunks - 1) / chunks; // per chunk
+          for (int64_t l = 0; l < lines; ++l) {
+            llvm::Value *at = b_.CreateAdd(b_.CreateMul(c, i64(lines * 64)), i64(l * 64));
+            b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                               {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),
+                                b_.getInt32(2), b_.getInt32(1)}); // into L2, data
+          }
+        }
+        loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,
+             "i");
+      },
+      "chunk");
 }
 
 /// After load view `load`: the stores planned to be fetched for writing after it
@@ -202,8 +211,8 @@ void KernelCodegen::fetch_stores_after(const ir::Operation &load) {
     if (!after || op->opcode() != Opcode::Store || plan::group(*op, plan::kPrefetchAfter) != view)
       continue;
     const ir::Type &tile = op->operand(1 + op->operand(0)->type().rank())->type();
-    llvm::Value *at = block_base(arg_index_.at(op->operand(0)), block_offsets(*op),
-                                 storage_type(tile.elem()));
+    llvm::Value *at =
+        block_base(arg_index_.at(op->operand(0)), block_offsets(*op), storage_type(tile.elem()));
     streams_.push_back({at, tile_bytes(tile), &block, true});
   }
 }

@@ -4,21 +4,21 @@
 #include "tl/backends/llvm_cpu.h"
 
 #include "codegen.h"
-#include "vector_math.h"
-#include "tl_llvm_cpu_source_hash.h"
 #include "tl/ir/clone.h"
 #include "tl/ir/printer.h"
-#include "tl/support/blob_cache.h"
 #include "tl/passes/pass_manager.h"
 #include "tl/reference/numerics.h"
+#include "tl/support/blob_cache.h"
+#include "tl_llvm_cpu_source_hash.h"
+#include "vector_math.h"
 
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -83,11 +83,11 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
   }
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
-  const x86::Isa isa = tm.getTargetTriple().isX86() ? x86::isa_features(tm.getTargetFeatureString())
-                                                     : x86::Isa{};
+  const x86::Isa isa =
+      tm.getTargetTriple().isX86() ? x86::isa_features(tm.getTargetFeatureString()) : x86::Isa{};
   try {
     const std::string features = tm.getTargetFeatureString().str();
-    const unsigned vector_bits = isa.avx512f                                      ? 512
+    const unsigned vector_bits = isa.avx512f                                  ? 512
                                  : features.find("+avx") != std::string::npos ? 256
                                                                               : 128;
     lower_module(*planned, out, vector_bits, isa);
@@ -130,8 +130,8 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
 /// What besides the module decides the object: the CPU and features code is generated for, the
 /// optimization level, this code generator's sources and LLVM's version.
 std::string identity(llvm::TargetMachine &tm, const CompileOptions &o) {
-  return "llvm-cpu cpu=" + tm.getTargetCPU().str() + " features=" +
-         tm.getTargetFeatureString().str() + " O" + std::to_string(o.opt_level) +
+  return "llvm-cpu cpu=" + tm.getTargetCPU().str() +
+         " features=" + tm.getTargetFeatureString().str() + " O" + std::to_string(o.opt_level) +
          " source=" TL_LLVM_CPU_SOURCE_HASH " llvm=" LLVM_VERSION_STRING;
 }
 

@@ -41,8 +41,8 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   //    evaluated: needs 1-3).
   p.push_back({"cpu-plan-views", "let loads read their tensor in place", plan_views});
   // 5. Later stores of a view's block are fetched for writing during its lane loops.
-  p.push_back({"cpu-prefetch-stores", "fetch stores' blocks for writing after a view",
-               plan_prefetch});
+  p.push_back(
+      {"cpu-prefetch-stores", "fetch stores' blocks for writing after a view", plan_prefetch});
   // 6. Large fused stores not fetched for ownership stream with non-temporal stores (x86).
   if (kTargetIsX86)
     p.push_back({"cpu-stream-stores", "write large fused stores with non-temporal stores",

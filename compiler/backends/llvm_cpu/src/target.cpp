@@ -1,7 +1,7 @@
 // The llvm-cpu target's table entry.
 // SPDX-License-Identifier: Apache-2.0
-#include "tl/backends/llvm_cpu.h"
 #include "tl/backends/target.h"
+#include "tl/backends/llvm_cpu.h"
 
 namespace {
 

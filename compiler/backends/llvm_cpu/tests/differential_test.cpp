@@ -161,7 +161,8 @@ void expect_same(const std::string &text, const std::string &kernel,
   ASSERT_TRUE(k);
   Outcome a = run_interpreter(*k, tensors, scalars, grid, /*fp64=*/max_ulps < 0);
   Outcome b = run_llvm(*m, *k, tensors, scalars, grid);
-  ASSERT_EQ(a.error.empty(), b.error.empty()) << "interpreter: " << a.error << "\nllvm-cpu: " << b.error;
+  ASSERT_EQ(a.error.empty(), b.error.empty())
+      << "interpreter: " << a.error << "\nllvm-cpu: " << b.error;
   for (size_t t = 0; t < tensors.size(); ++t) {
     const HostTensor &x = a.tensors[t], &y = b.tensors[t];
     if (max_ulps < 0) {
@@ -181,7 +182,8 @@ void expect_same(const std::string &text, const std::string &kernel,
                               y.data() + i * interp::element_size(x.dtype()),
                               interp::element_size(x.dtype())),
                   0)
-            << kernel << " tensor " << t << " element " << i << ": " << x.get(i) << " vs " << y.get(i);
+            << kernel << " tensor " << t << " element " << i << ": " << x.get(i) << " vs "
+            << y.get(i);
       }
       continue;
     }
@@ -218,8 +220,8 @@ kernel @ndot(%a: tensor<?x?xT>, %b: tensor<?x?xT>, %c: tensor<?x?xf32>) {
     std::string k = text;
     for (size_t at; (at = k.find("xT>")) != std::string::npos;)
       k.replace(at + 1, 1, t);
-    const ScalarKind kind = std::string(t) == "bf16"   ? ScalarKind::BF16
-                            : std::string(t) == "f16"  ? ScalarKind::F16
+    const ScalarKind kind = std::string(t) == "bf16"     ? ScalarKind::BF16
+                            : std::string(t) == "f16"    ? ScalarKind::F16
                             : std::string(t) == "f8e4m3" ? ScalarKind::F8E4M3
                                                          : ScalarKind::F8E5M2;
     std::mt19937_64 rng(31);
@@ -240,13 +242,14 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
                 {}, {(n + 255) / 256, 1, 1});
     const int64_t M = 1 + rng() % 90, N = 1 + rng() % 90, K = 1 + rng() % 70;
     expect_same(read_kernel("gemm.tlir"), "gemm",
-                {random_tensor(ScalarKind::F32, {M, K}, rng), random_tensor(ScalarKind::F32, {K, N}, rng),
-                 HostTensor(ScalarKind::F32, {M, N})},
+                {random_tensor(ScalarKind::F32, {M, K}, rng),
+                 random_tensor(ScalarKind::F32, {K, N}, rng), HostTensor(ScalarKind::F32, {M, N})},
                 {}, {(M + 31) / 32, (N + 31) / 32, 1});
     // The CPU-tuned GEMM: full 8x32 micro-kernel blocks plus ragged remainders.
     const int64_t M2 = 100 + rng() % 200, N2 = 100 + rng() % 200, K2 = 1 + rng() % 150;
     expect_same(read_kernel("gemm_cpu.tlir"), "gemm_cpu",
-                {random_tensor(ScalarKind::F32, {M2, K2}, rng), random_tensor(ScalarKind::F32, {K2, N2}, rng),
+                {random_tensor(ScalarKind::F32, {M2, K2}, rng),
+                 random_tensor(ScalarKind::F32, {K2, N2}, rng),
                  HostTensor(ScalarKind::F32, {M2, N2})},
                 {}, {(M2 + 127) / 128, (N2 + 127) / 128, 1});
     const int64_t rows_cpu = 1 + rng() % 5, cols_cpu = 1 + rng() % 4096;
@@ -256,12 +259,14 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
                 {}, {rows_cpu, 1, 1}, /*normwise=*/-1e-6);
     const int64_t n_cpu = 1 + rng() % 20000;
     expect_same(read_kernel("vector_add_cpu.tlir"), "vector_add_cpu",
-                {random_tensor(ScalarKind::F32, {n_cpu}, rng), random_tensor(ScalarKind::F32, {n_cpu}, rng),
+                {random_tensor(ScalarKind::F32, {n_cpu}, rng),
+                 random_tensor(ScalarKind::F32, {n_cpu}, rng),
                  HostTensor(ScalarKind::F32, {n_cpu})},
                 {}, {(n_cpu + 8191) / 8192, 1, 1});
     const int64_t rows = 1 + rng() % 9, cols = 1 + rng() % 400;
     expect_same(read_kernel("softmax.tlir"), "softmax",
-                {random_tensor(ScalarKind::F32, {rows, cols}, rng), HostTensor(ScalarKind::F32, {rows, cols})},
+                {random_tensor(ScalarKind::F32, {rows, cols}, rng),
+                 HostTensor(ScalarKind::F32, {rows, cols})},
                 {}, {rows, 1, 1}, /*normwise=*/-1e-6);
   }
 }
@@ -435,7 +440,8 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
 }
 )";
   std::mt19937_64 rng(3);
-  expect_same(text, "math", {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {6 * 128})},
+  expect_same(text, "math",
+              {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {6 * 128})},
               {}, {1, 1, 1}, 2); // SLEEF within 1 ulp, the interpreter's f32 result within 0.5
 }
 
@@ -455,7 +461,8 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   %n = constant {value = 4096} : i32
   %off = mul %pid, %n : i32
   %t = load %x, %off : tile<4096xf32>
-  %e = )") + op + R"( %t : tile<4096xf32>
+  %e = )") +
+         op + R"( %t : tile<4096xf32>
   store %o, %off, %e
   return
 }
@@ -671,12 +678,14 @@ kernel @hmath(%x: tensor<?xf16>, %o: tensor<?xf16>) {
 )";
   std::mt19937_64 rng(8);
   auto m = parse_ok(text);
-  std::vector<HostTensor> t = {random_tensor(ScalarKind::F16, {64}, rng), HostTensor(ScalarKind::F16, {192})};
+  std::vector<HostTensor> t = {random_tensor(ScalarKind::F16, {64}, rng),
+                               HostTensor(ScalarKind::F16, {192})};
   Outcome a = run_interpreter(*m->kernels()[0], t, {}, {1, 1, 1});
   Outcome b = run_llvm(*m, *m->kernels()[0], t, {}, {1, 1, 1});
   for (int64_t i = 0; i < 192; ++i) // f32 math rounded to f16: at most one f16 ulp apart
     EXPECT_LE(std::abs(a.tensors[1].get(i) - b.tensors[1].get(i)),
-              std::abs(a.tensors[1].get(i)) * 0x1p-10 + 0x1p-24) << i;
+              std::abs(a.tensors[1].get(i)) * 0x1p-10 + 0x1p-24)
+        << i;
 }
 
 TEST(LlvmCpu, DirectedRoundingCastsAreBitExact) {
@@ -698,8 +707,9 @@ TEST(LlvmCpu, DirectedRoundingCastsAreBitExact) {
   text += "  return\n}\n";
   std::mt19937_64 rng(12);
   HostTensor x(ScalarKind::F32, {256}), d(ScalarKind::F64, {256});
-  const double specials[] = {0.0, -0.0, 65504.0, 65520.0, -65520.0, 1e-8, -1e-8, 3.0e38, -3.0e38,
-                             INFINITY, -INFINITY, NAN, 1.0 + 0x1p-8, -(1.0 + 0x1p-8)};
+  const double specials[] = {0.0,       -0.0,  65504.0,      65520.0,        -65520.0,
+                             1e-8,      -1e-8, 3.0e38,       -3.0e38,        INFINITY,
+                             -INFINITY, NAN,   1.0 + 0x1p-8, -(1.0 + 0x1p-8)};
   for (int i = 0; i < 256; ++i) {
     const double v = i < 14 ? specials[i]
                             : std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng),
@@ -716,9 +726,9 @@ TEST(LlvmCpu, DirectedRoundingCastsAreBitExact) {
 TEST(LlvmCpu, HalfPrecisionOpsAreBitExact) {
   std::mt19937_64 rng(4);
   expect_same(kHalfOps, "half",
-              {random_tensor(ScalarKind::F16, {50}, rng), random_tensor(ScalarKind::BF16, {60}, rng),
-               HostTensor(ScalarKind::F16, {100}), HostTensor(ScalarKind::BF16, {64}),
-               HostTensor(ScalarKind::F32, {128})},
+              {random_tensor(ScalarKind::F16, {50}, rng),
+               random_tensor(ScalarKind::BF16, {60}, rng), HostTensor(ScalarKind::F16, {100}),
+               HostTensor(ScalarKind::BF16, {64}), HostTensor(ScalarKind::F32, {128})},
               {1.7}, {1, 1, 1});
 }
 
@@ -800,11 +810,12 @@ kernel @views(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %z: tensor<?x?xf32>) {
 }
 )";
   std::mt19937_64 rng(5);
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4, 256}, {5, 256}, {3, 200}, {2, 300},
-                            {1, 256}, {6, 1000}}) {
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{4, 256}, {5, 256}, {3, 200}, {2, 300}, {1, 256}, {6, 1000}}) {
     expect_same(text, "views",
                 {random_tensor(ScalarKind::F32, {rows, cols}, rng),
-                 HostTensor(ScalarKind::F32, {rows, cols}), HostTensor(ScalarKind::F32, {rows, cols})},
+                 HostTensor(ScalarKind::F32, {rows, cols}),
+                 HostTensor(ScalarKind::F32, {rows, cols})},
                 {}, {(rows + 1) / 2, 1, 1}, /*normwise=*/-1e-6);
   }
 }
@@ -848,7 +859,8 @@ kernel @red(%a: tensor<?xf16>, %b: tensor<?xf16>, %i: tensor<?xi32>, %o: tensor<
   std::mt19937_64 rng(8);
   for (int trial = 0; trial < 4; ++trial) {
     const int64_t n = 250 + rng() % 100;
-    HostTensor a = random_tensor(ScalarKind::F16, {n}, rng), b = random_tensor(ScalarKind::F16, {n}, rng);
+    HostTensor a = random_tensor(ScalarKind::F16, {n}, rng),
+               b = random_tensor(ScalarKind::F16, {n}, rng);
     if (trial == 1)
       a.set(7, std::nan(""));
     if (trial == 2)
@@ -884,12 +896,13 @@ kernel @mm(%a: tensor<?xf32>, %b: tensor<?xf32>, %hi: tensor<?xf32>, %lo: tensor
   return
 }
 )";
-  const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), -std::nanf(""),
-                            1e-45f, -1e-45f, 3.4e38f, -3.4e38f};
+  const float specials[] = {0.0f,           -0.0f,  INFINITY, -INFINITY, std::nanf(""),
+                            -std::nanf(""), 1e-45f, -1e-45f,  3.4e38f,   -3.4e38f};
   std::mt19937_64 rng(21);
   for (int trial = 0; trial < 12; ++trial) {
     const int64_t n = trial < 6 ? 4096 : 1 + rng() % 4096;
-    HostTensor a = random_tensor(ScalarKind::F32, {n}, rng), b = random_tensor(ScalarKind::F32, {n}, rng);
+    HostTensor a = random_tensor(ScalarKind::F32, {n}, rng),
+               b = random_tensor(ScalarKind::F32, {n}, rng);
     for (int64_t i = 0; i < n; ++i) {
       if (rng() % 4 == 0)
         a.set(i, specials[rng() % std::size(specials)]);
@@ -935,7 +948,8 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
   auto prog = compile_and_load(*m, CompileOptions{}, &error);
   ASSERT_TRUE(prog) << error;
   for (auto [n, misalign] : {std::pair<int64_t, int64_t>{(int64_t(9) << 20) + 1000, 0},
-                             {(int64_t(9) << 20) + 1000, 1}, {100000, 0}}) {
+                             {(int64_t(9) << 20) + 1000, 1},
+                             {100000, 0}}) {
     std::vector<float> x(n), y(n), storage(n + 16, -1.0f);
     for (int64_t i = 0; i < n; ++i) {
       x[i] = float(i % 1000) * 0.25f;
@@ -977,7 +991,8 @@ kernel @shift(%x: tensor<?xf32>, %o: tensor<?xf32>) {
     auto prog = compile_and_load(*m, for_cpu(cpu), &error);
     ASSERT_TRUE(prog) << error;
     for (auto [n, misalign] : {std::pair<int64_t, int64_t>{(int64_t(9) << 20) + 1000, 0},
-                               {(int64_t(9) << 20) + 1000, 1}, {100000, 0}}) {
+                               {(int64_t(9) << 20) + 1000, 1},
+                               {100000, 0}}) {
       std::vector<float> x(n), storage(n + 16, -1.0f);
       for (int64_t i = 0; i < n; ++i)
         x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
@@ -991,7 +1006,8 @@ kernel @shift(%x: tensor<?xf32>, %o: tensor<?xf32>) {
         for (int64_t i = b; i < b + 4096; ++i)
           mn = std::min(mn, (i < e ? x[i] : 0.0f) - mx);
         for (int64_t i = b; i < e; ++i)
-          ASSERT_EQ(out[i], (x[i] - mx) - mn) << "n " << n << " misalign " << misalign << " at " << i;
+          ASSERT_EQ(out[i], (x[i] - mx) - mn)
+              << "n " << n << " misalign " << misalign << " at " << i;
       }
       EXPECT_EQ(out[n], -1.0f) << "wrote past the end";
     }
@@ -1014,11 +1030,15 @@ kernel @faults(%x: tensor<?xf32>, %d: i32) {
   // Gather past the end of a 5-element tensor: the index and lane are named.
   Outcome o = run_llvm(*m, *m->kernels()[0], {random_tensor(ScalarKind::F32, {5}, rng)},
                        {int64_t(1)}, {2, 1, 1});
-  EXPECT_NE(o.error.find("'gather' index out of bounds in dimension 0 (index 5, lane 5) in program (0, 0, 0)"),
-            std::string::npos) << o.error;
+  EXPECT_NE(
+      o.error.find(
+          "'gather' index out of bounds in dimension 0 (index 5, lane 5) in program (0, 0, 0)"),
+      std::string::npos)
+      << o.error;
   o = run_llvm(*m, *m->kernels()[0], {random_tensor(ScalarKind::F32, {8}, rng)}, {int64_t(0)},
                {1, 1, 1});
-  EXPECT_NE(o.error.find("test.tlir:7:3: error: integer division by zero"), std::string::npos) << o.error;
+  EXPECT_NE(o.error.find("test.tlir:7:3: error: integer division by zero"), std::string::npos)
+      << o.error;
 }
 
 TEST(LlvmCpu, Fp8StorageArithmeticAndCastsAreBitExact) {
@@ -1064,7 +1084,8 @@ TEST(LlvmCpu, UnsupportedCastsAreClearErrors) {
   std::string error;
   EXPECT_TRUE(compile_object(*m, CompileOptions{}, &error).empty());
   EXPECT_NE(error.find("test.tlir:4:3: error: llvm-cpu cannot lower 'cast': f64 to f16"),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
 }
 
 } // namespace

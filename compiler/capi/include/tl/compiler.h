@@ -44,7 +44,8 @@ TL_COMPILER_EXPORT void tl_cstatus_free(tl_cstatus status);
 TL_COMPILER_EXPORT void tl_compiler_free(void *ptr);
 TL_COMPILER_EXPORT uint32_t tl_compiler_api_version(void);
 
-/* ---- types ------------------------------------------------------------------------------------ */
+/* ---- types ------------------------------------------------------------------------------------
+ */
 
 /* Element types: tl_dtype (tl/dtype.h), the one enumeration the compiler, the executable format,
  * the HAL and the plugins share. */
@@ -56,16 +57,17 @@ typedef enum tl_ir_type_kind {
 } tl_ir_type_kind;
 
 typedef struct tl_ir_type {
-  uint32_t kind;  /* tl_ir_type_kind */
-  uint32_t dtype; /* tl_dtype */
-  uint32_t rank;  /* 0 for scalars */
+  uint32_t kind;                 /* tl_ir_type_kind */
+  uint32_t dtype;                /* tl_dtype */
+  uint32_t rank;                 /* 0 for scalars */
   int64_t shape[TL_IR_MAX_RANK]; /* tiles only; -1 for tensors */
 } tl_ir_type;
 
 /* "f32", "bf16", ...; NULL for an invalid dtype. */
 TL_COMPILER_EXPORT const char *tl_ir_dtype_name(uint32_t dtype);
 
-/* ---- handles ---------------------------------------------------------------------------------- */
+/* ---- handles ----------------------------------------------------------------------------------
+ */
 
 typedef struct tl_module_s *tl_module;
 typedef struct tl_kernel_s *tl_kernel;
@@ -73,7 +75,8 @@ typedef struct tl_ir_op_s *tl_ir_op;
 typedef struct tl_ir_block_s *tl_ir_block;
 typedef struct tl_ir_value_s *tl_ir_value;
 
-/* ---- modules ---------------------------------------------------------------------------------- */
+/* ---- modules ----------------------------------------------------------------------------------
+ */
 
 TL_COMPILER_EXPORT tl_cstatus tl_module_create(tl_module *out_module);
 TL_COMPILER_EXPORT void tl_module_destroy(tl_module module);
@@ -101,7 +104,8 @@ TL_COMPILER_EXPORT const char *tl_compiler_targets(void);
 TL_COMPILER_EXPORT tl_cstatus tl_compiler_target_for_device(const char *device_targets,
                                                             char *out_target, size_t out_size);
 
-/* ---- kernels ---------------------------------------------------------------------------------- */
+/* ---- kernels ----------------------------------------------------------------------------------
+ */
 
 TL_COMPILER_EXPORT tl_cstatus tl_kernel_create(tl_module module, const char *name,
                                                tl_kernel *out_kernel);
@@ -117,23 +121,28 @@ TL_COMPILER_EXPORT tl_cstatus tl_kernel_add_constexpr(tl_kernel kernel, const ch
 /* New ops are appended to `block` (NULL: the kernel body). */
 TL_COMPILER_EXPORT void tl_kernel_set_insertion_block(tl_kernel kernel, tl_ir_block block);
 
-/* ---- ops -------------------------------------------------------------------------------------- */
+/* ---- ops --------------------------------------------------------------------------------------
+ */
 
 typedef enum tl_ir_attr_kind {
-  TL_IR_ATTR_BOOL = 0, TL_IR_ATTR_INT, TL_IR_ATTR_FLOAT, TL_IR_ATTR_STRING, TL_IR_ATTR_INTS,
+  TL_IR_ATTR_BOOL = 0,
+  TL_IR_ATTR_INT,
+  TL_IR_ATTR_FLOAT,
+  TL_IR_ATTR_STRING,
+  TL_IR_ATTR_INTS,
   TL_IR_ATTR_TYPE,
 } tl_ir_attr_kind;
 
 /* One attribute, as in the text form (`{axis = 0, kind = "sum"}`). */
 typedef struct tl_ir_attr {
   const char *name;
-  uint32_t kind;      /* tl_ir_attr_kind */
-  int64_t i;          /* BOOL (0/1), INT */
-  double f;           /* FLOAT */
-  const char *s;      /* STRING */
-  const int64_t *ints;/* INTS */
+  uint32_t kind;       /* tl_ir_attr_kind */
+  int64_t i;           /* BOOL (0/1), INT */
+  double f;            /* FLOAT */
+  const char *s;       /* STRING */
+  const int64_t *ints; /* INTS */
   size_t ints_len;
-  tl_ir_type type;    /* TYPE */
+  tl_ir_type type; /* TYPE */
 } tl_ir_attr;
 
 /* Pass as result_count to let the builder infer the result types (every op whose result type
@@ -161,7 +170,8 @@ TL_COMPILER_EXPORT tl_cstatus tl_ir_if_add_result(tl_ir_op op, const tl_ir_type 
 TL_COMPILER_EXPORT size_t tl_ir_block_arg_count(tl_ir_block block);
 TL_COMPILER_EXPORT tl_ir_value tl_ir_block_arg(tl_ir_block block, size_t index);
 
-/* ---- values ----------------------------------------------------------------------------------- */
+/* ---- values -----------------------------------------------------------------------------------
+ */
 
 TL_COMPILER_EXPORT void tl_ir_value_type(tl_ir_value value, tl_ir_type *out_type);
 /* A name hint used by the printer. */

@@ -29,8 +29,8 @@ extern "C" {
 #define TL_TARGET_ABI_MINOR 0
 
 typedef struct tl_target_plugin {
-  size_t struct_size;  /* sizeof(tl_target_plugin) of the plugin's build */
-  uint32_t abi_major;  /* TL_TARGET_ABI_MAJOR the plugin was built with */
+  size_t struct_size; /* sizeof(tl_target_plugin) of the plugin's build */
+  uint32_t abi_major; /* TL_TARGET_ABI_MAJOR the plugin was built with */
   uint32_t abi_minor;
   const char *name;    /* the target: recorded in executables, accepted by devices ("tnpu") */
   const char *summary; /* one line for `tlc compile --help` */

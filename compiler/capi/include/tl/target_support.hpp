@@ -91,10 +91,14 @@ int32_t compile(const char *tlir, size_t tlir_size, const char *file, const char
 
 /// Defines the plugin's exported entry point for target `name` implemented by class `Target`.
 #define TL_DEFINE_COMPILER_TARGET(name, summary, Target)                                           \
-  extern "C" __attribute__((visibility("default"))) const tl_target_plugin *                     \
-  tl_target_plugin_entry(uint32_t) {                                                             \
-    static const tl_target_plugin table = {sizeof(tl_target_plugin), TL_TARGET_ABI_MAJOR,        \
-                                           TL_TARGET_ABI_MINOR, name, summary,                   \
-                                           &tl::sdk::detail::compile<Target>, &std::free};       \
-    return &table;                                                                               \
+  extern "C" __attribute__((visibility("default"))) const tl_target_plugin *                       \
+  tl_target_plugin_entry(uint32_t) {                                                               \
+    static const tl_target_plugin table = {sizeof(tl_target_plugin),                               \
+                                           TL_TARGET_ABI_MAJOR,                                    \
+                                           TL_TARGET_ABI_MINOR,                                    \
+                                           name,                                                   \
+                                           summary,                                                \
+                                           &tl::sdk::detail::compile<Target>,                      \
+                                           &std::free};                                            \
+    return &table;                                                                                 \
   }

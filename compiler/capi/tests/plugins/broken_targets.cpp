@@ -38,16 +38,17 @@ int32_t echo_compile(const char *tlir, size_t size, const char *file, const char
 extern "C" __attribute__((visibility("default"))) const tl_target_plugin *
 tl_target_plugin_entry(uint32_t) {
 #if BROKEN_KIND == 1 // another ABI major
-  static const tl_target_plugin t = {sizeof(tl_target_plugin), 99, 0, "future", "", echo_compile,
-                                     std::free};
+  static const tl_target_plugin t = {
+      sizeof(tl_target_plugin), 99, 0, "future", "", echo_compile, std::free};
 #elif BROKEN_KIND == 2 // no compile function
-  static const tl_target_plugin t = {sizeof(tl_target_plugin), TL_TARGET_ABI_MAJOR, 0, "hollow",
-                                     "", nullptr, std::free};
+  static const tl_target_plugin t = {
+      sizeof(tl_target_plugin), TL_TARGET_ABI_MAJOR, 0, "hollow", "", nullptr, std::free};
 #elif BROKEN_KIND == 3 // no table
   return nullptr;
-#else // 4: works: "echo"
-  static const tl_target_plugin t = {sizeof(tl_target_plugin), TL_TARGET_ABI_MAJOR, 0, "echo",
-                                     "echoes the module", echo_compile, std::free};
+#else                  // 4: works: "echo"
+  static const tl_target_plugin t = {
+      sizeof(tl_target_plugin), TL_TARGET_ABI_MAJOR, 0,        "echo",
+      "echoes the module",      echo_compile,        std::free};
 #endif
 #if BROKEN_KIND != 3
   return &t;

@@ -14,8 +14,8 @@ public:
     for (const auto &[key, value] : options)
       return "null: unknown target option '" + key + "'";
     for (const auto &kernel : module.kernels()) {
-      const std::string line = kernel->name() + " " +
-                               std::to_string(kernel->body()->arguments().size()) + "\n";
+      const std::string line =
+          kernel->name() + " " + std::to_string(kernel->body()->arguments().size()) + "\n";
       code.insert(code.end(), line.begin(), line.end());
     }
     return "";

@@ -27,8 +27,7 @@ struct Target {
   /// The target's planning steps, run after the default pipeline: passes that record their
   /// decisions as `<target>.*` attributes, so that `tlc opt --target` shows them. Returns "" or
   /// an error about the options. Null when the target plans nothing.
-  std::string (*planning_passes)(const TargetOptions &options,
-                                 std::vector<passes::PassInfo> &out);
+  std::string (*planning_passes)(const TargetOptions &options, std::vector<passes::PassInfo> &out);
   /// Lowers an optimized, verified (and planned) module into the target's code blob, kernel
   /// order kept. Returns "" or an error `file:line:col: error: <target>: ...`.
   std::string (*emit)(const ir::Module &module, const TargetOptions &options,
@@ -46,5 +45,4 @@ std::string check_option_names(const char *target, const TargetOptions &options,
 } // namespace tl::backends
 
 /// Defines the built-in target `id` (the folder name, an identifier) for the registry.
-#define TL_BUILTIN_TARGET(id)                                                                    \
-  const ::tl::backends::Target &tl_builtin_target_##id()
+#define TL_BUILTIN_TARGET(id) const ::tl::backends::Target &tl_builtin_target_##id()

@@ -32,8 +32,9 @@ std::string optimize(ir::Module &module, const std::string &target, const Target
 
 /// Packages a module optimize() has run over for `target` into `out` (code generation, kernel
 /// table, a read-back check); returns "" or an error.
-std::string package(const ir::Module &module, const std::string &target, const std::string &producer,
-                    exe::Executable &out, const TargetOptions &options = {});
+std::string package(const ir::Module &module, const std::string &target,
+                    const std::string &producer, exe::Executable &out,
+                    const TargetOptions &options = {});
 
 /// Runs optimize() then package() and serializes the executable. An empty result sets `error`.
 std::vector<uint8_t> build_executable(ir::Module &module, const std::string &target,

@@ -22,7 +22,8 @@
 //   rounded once to acc_type, over k in ascending order, starting from the acc operand (or zero).
 //   (Fused, as FMA units and tensor cores compute it.) input_precision "tf32"/"bf16" first rounds
 //   the inputs to that precision.
-// - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds' signedness);
+// - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds'
+// signedness);
 //   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.
 // - reduce and scan combine along one axis. Integer sums and max/min are exact in any order. A
 //   floating-point reduce "sum" may associate in any order (backends vectorize it; results agree

@@ -16,10 +16,20 @@ namespace tl::ir {
 /// Integers wrap around on overflow (two's complement); floats follow IEEE 754 with
 /// round-to-nearest-even; f8e4m3 is the OCP "fn" variant (no infinities, max 448).
 enum class ScalarKind : uint8_t {
-  I1 = TL_DTYPE_I1, I8 = TL_DTYPE_I8, I16 = TL_DTYPE_I16, I32 = TL_DTYPE_I32,
-  I64 = TL_DTYPE_I64, U8 = TL_DTYPE_U8, U16 = TL_DTYPE_U16, U32 = TL_DTYPE_U32,
-  F16 = TL_DTYPE_F16, BF16 = TL_DTYPE_BF16, F32 = TL_DTYPE_F32, F64 = TL_DTYPE_F64,
-  F8E4M3 = TL_DTYPE_F8E4M3, F8E5M2 = TL_DTYPE_F8E5M2,
+  I1 = TL_DTYPE_I1,
+  I8 = TL_DTYPE_I8,
+  I16 = TL_DTYPE_I16,
+  I32 = TL_DTYPE_I32,
+  I64 = TL_DTYPE_I64,
+  U8 = TL_DTYPE_U8,
+  U16 = TL_DTYPE_U16,
+  U32 = TL_DTYPE_U32,
+  F16 = TL_DTYPE_F16,
+  BF16 = TL_DTYPE_BF16,
+  F32 = TL_DTYPE_F32,
+  F64 = TL_DTYPE_F64,
+  F8E4M3 = TL_DTYPE_F8E4M3,
+  F8E5M2 = TL_DTYPE_F8E5M2,
 };
 static_assert(int(ScalarKind::F8E5M2) + 1 == TL_DTYPE_COUNT, "ScalarKind covers tl_dtype");
 

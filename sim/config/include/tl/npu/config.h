@@ -33,8 +33,8 @@ struct SramConfig {
 };
 
 struct MatrixConfig {
-  int rows = 0; ///< R: reduction depth of one pass (weights are R x C)
-  int cols = 0; ///< C: output columns of one pass
+  int rows = 0;        ///< R: reduction depth of one pass (weights are R x C)
+  int cols = 0;        ///< C: output columns of one pass
   int fp32_passes = 0; ///< streaming passes per row in f32 mode (bf16/f16/i8 take one)
 };
 
@@ -51,8 +51,8 @@ struct VectorConfig {
 };
 
 struct CoreConfig {
-  int queue_depth = 0;     ///< commands each unit queue holds before the command processor stalls
-  int issue_cycles = 0;    ///< cycles the command processor spends per instruction
+  int queue_depth = 0;      ///< commands each unit queue holds before the command processor stalls
+  int issue_cycles = 0;     ///< cycles the command processor spends per instruction
   uint64_t accumulator = 0; ///< bytes of accumulator SRAM per core
   DmaConfig dma;
   SramConfig sram;

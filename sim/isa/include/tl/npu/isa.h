@@ -161,14 +161,29 @@ constexpr int kNumSemaphores = 64;
 /// dma.atadd (f32 or i32), and what an out-of-bounds index does (0 fault, 1 pad / skip, 2 negative
 /// indices pad / skip and the others fault).
 enum class DmaField : uint8_t {
-  ESize, N0, N1, N2, HS1, HS2, LS1, LS2, V0, V1, V2, Pad, ISz, ADt, Oob, Count
+  ESize,
+  N0,
+  N1,
+  N2,
+  HS1,
+  HS2,
+  LS1,
+  LS2,
+  V0,
+  V1,
+  V2,
+  Pad,
+  ISz,
+  ADt,
+  Oob,
+  Count
 };
 /// Matrix unit configuration (mx.cfg): input mode (a DType value: bf16, f16, i8, f32), streamed
 /// rows m, reduction depth k, output columns n, and row strides in bytes of A, W and C.
 enum class MxField : uint8_t { Mode, M, K, N, Lda, Ldw, Ldc, Count };
 /// Vector unit configuration (v.cfg): elements per row n, rows, row strides in bytes of the
-/// destination and the two sources, the source / destination dtypes of v.cvt; then the element dtype
-/// of arithmetic `t`, unsigned integers `u`, the rounding direction of v.cvt `rm`, the third
+/// destination and the two sources, the source / destination dtypes of v.cvt; then the element
+/// dtype of arithmetic `t`, unsigned integers `u`, the rounding direction of v.cvt `rm`, the third
 /// source's row stride `sc`, and the element strides in bytes of v.scopy's source and destination.
 enum class VecField : uint8_t { N, Rows, Sd, Sa, Sb, Src, Dst, T, U, Rm, Sc, Ea, Ed, Count };
 

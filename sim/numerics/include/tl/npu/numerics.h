@@ -113,7 +113,8 @@ uint32_t f32_div(uint32_t a, uint32_t b);
 uint32_t f32_sqrt(uint32_t a);
 uint32_t f32_rsqrt(uint32_t a);
 
-// --- the matrix unit's multiply-accumulate --------------------------------------------------------
+// --- the matrix unit's multiply-accumulate
+// --------------------------------------------------------
 /// acc + a * b for inputs of type `in` (BF16, F16 or F32 bit patterns in the low bits), fused.
 uint32_t mac_f32(DType in, uint32_t a, uint32_t b, uint32_t acc);
 /// acc + a * b for int8 inputs, wrapping modulo 2^32.

@@ -14,8 +14,8 @@
 namespace tl::llvm_cpu {
 
 struct CompileOptions {
-  std::string cpu = "host";  // an LLVM CPU name, or "host"
-  std::string features;      // extra "+avx512f,..." features; host features when cpu is "host"
+  std::string cpu = "host"; // an LLVM CPU name, or "host"
+  std::string features;     // extra "+avx512f,..." features; host features when cpu is "host"
   int opt_level = 3;
 };
 

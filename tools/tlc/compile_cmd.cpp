@@ -49,16 +49,10 @@ int cmd_compile(int argc, char **argv) {
       "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)")(
       "emit-llvm", po::value(&emit_llvm),
       "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)");
-  po::positional_options_description pos;
-  pos.add("input", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: tlc compile --target T [options] <file.tlir | -> -o out.tlx\n"
-              << desc << compile::targets_help();
+  if (!parse_options(argc, argv, desc,
+                     "usage: tlc compile --target T [options] <file.tlir | -> -o out.tlx\n",
+                     compile::targets_help()))
     return 0;
-  }
   if (target_name.empty())
     throw std::runtime_error("no target (use --target; known targets: " + compile::known_targets() +
                              ")");

@@ -45,15 +45,8 @@ int cmd_inspect(int argc, char **argv) {
   po::options_description desc("tlc inspect options");
   desc.add_options()("help,h", "show this help")("input", po::value(&input), "input .tlx")(
       "code", po::bool_switch(&code), "write only the code blob, as is, to stdout");
-  po::positional_options_description pos;
-  pos.add("input", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: tlc inspect [--code] <file.tlx>\n" << desc;
+  if (!parse_options(argc, argv, desc, "usage: tlc inspect [--code] <file.tlx>\n"))
     return 0;
-  }
   if (input.empty())
     throw std::runtime_error("no input file");
   const exe::LoadResult r = exe::load_file(input);

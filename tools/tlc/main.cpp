@@ -5,12 +5,30 @@
 #include "tl/ir/parser.h"
 #include "tl/ir/verifier.h"
 
+#include <boost/program_options.hpp>
+
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 namespace tl::tlc {
+
+bool parse_options(int argc, char **argv, const boost::program_options::options_description &desc,
+                   const std::string &usage, const std::string &more_help, const char *rest) {
+  namespace po = boost::program_options;
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  if (rest)
+    pos.add(rest, -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count("help"))
+    return true;
+  std::cout << usage << desc << more_help;
+  return false;
+}
 
 std::optional<std::string> read_input(const std::string &path) {
   std::stringstream ss;

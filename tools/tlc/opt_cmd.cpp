@@ -33,15 +33,8 @@ int cmd_opt(int argc, char **argv) {
       "then run this target's planning passes (their decisions become attributes)")(
       "target-option", po::value(&target_options)->composing(),
       "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)");
-  po::positional_options_description pos;
-  pos.add("input", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: tlc opt [options] <file.tlir | ->\n" << desc;
+  if (!parse_options(argc, argv, desc, "usage: tlc opt [options] <file.tlir | ->\n"))
     return 0;
-  }
   if (input.empty())
     throw std::runtime_error("no input file (use - for standard input)");
   auto module = load_module(input);

@@ -186,17 +186,12 @@ std::optional<RunArgs> parse_run_args(int argc, char **argv) {
       "out,o", po::value(&r.out_dir),
       "write every tensor argument after the run as DIR/<name>.npy")(
       "args", po::value(&r.arg_specs)->multitoken(), "name=spec arguments");
-  po::positional_options_description pos;
-  pos.add("input", 1).add("args", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: tlc run [options] <file.tlir> name=spec...\n"
-                 "  spec: file.npy | AxBx... (random, --seed) | zeros:AxB | a number (scalars)\n"
-              << desc;
+  if (!parse_options(
+          argc, argv, desc,
+          "usage: tlc run [options] <file.tlir> name=spec...\n"
+          "  spec: file.npy | AxBx... (random, --seed) | zeros:AxB | a number (scalars)\n",
+          "", "args"))
     return std::nullopt;
-  }
   return r;
 }
 

@@ -10,7 +10,17 @@
 #include <string>
 #include <vector>
 
+namespace boost::program_options {
+class options_description;
+} // namespace boost::program_options
+
 namespace tl::tlc {
+
+/// Parses a subcommand's options, `input` (and `rest`, when named, for all further words) as
+/// positional; on --help prints `usage`, the options and `more_help`, and returns false.
+bool parse_options(int argc, char **argv, const boost::program_options::options_description &desc,
+                   const std::string &usage, const std::string &more_help = "",
+                   const char *rest = nullptr);
 
 /// Reads a whole file ("-" is standard input); prints an error and returns nothing on failure.
 std::optional<std::string> read_input(const std::string &path);

@@ -144,15 +144,9 @@ std::optional<CommonArgs> parse_args(int argc, char **argv, const char *what, bo
                        "treat '// -----' lines as separators of independent inputs")(
         "verify-diagnostics", po::bool_switch(&a.verify_diags),
         "check diagnostics against 'expected-error@+N {{...}}' comments");
-  po::positional_options_description pos;
-  pos.add("input", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "usage: tlc " << what << " [options] <file.tlir | ->\n" << desc;
+  if (!parse_options(argc, argv, desc,
+                     std::string("usage: tlc ") + what + " [options] <file.tlir | ->\n"))
     return std::nullopt;
-  }
   if (a.input.empty())
     throw std::runtime_error("no input file (use - for standard input)");
   return a;

@@ -69,18 +69,23 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const CompileOptions &o, std
   return std::move(*tm);
 }
 
-/// Plans (planning_passes, on a copy: the caller's module and its cache key stay as given),
-/// lowers and optimizes `module` into `out`; false with `error` set when lowering fails.
+/// Plans (planning_passes, on a copy: the caller's module and its cache key stay as given)
+/// unless `o.planned`, lowers and optimizes `module` into `out`; false with `error` set when
+/// lowering fails.
 bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptions &o,
            llvm::Module &out, std::string *error) {
-  const std::unique_ptr<ir::Module> planned = ir::clone(module);
-  passes::PassManager planner;
-  for (const passes::PassInfo &pass : planning_passes(o))
-    planner.add_pass(pass);
-  if (passes::Status s = planner.run(*planned); !s) {
-    *error = s.message;
-    return false;
+  std::unique_ptr<ir::Module> copy;
+  if (!o.planned) {
+    copy = ir::clone(module);
+    passes::PassManager planner;
+    for (const passes::PassInfo &pass : planning_passes(o))
+      planner.add_pass(pass);
+    if (passes::Status s = planner.run(*copy); !s) {
+      *error = s.message;
+      return false;
+    }
   }
+  const ir::Module *planned = copy ? copy.get() : &module;
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
   const x86::Isa isa =

@@ -10,7 +10,9 @@ std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions
   if (std::string e = tl::backends::check_option_names("llvm-cpu", options, {}); !e.empty())
     return e;
   std::string error;
-  code = tl::llvm_cpu::compile_object(module, tl::llvm_cpu::CompileOptions{}, &error);
+  tl::llvm_cpu::CompileOptions o;
+  o.planned = true; // compile::optimize ran the planning passes: the emitter only reads them
+  code = tl::llvm_cpu::compile_object(module, o, &error);
   return code.empty() ? error : std::string();
 }
 

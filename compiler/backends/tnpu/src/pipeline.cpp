@@ -48,7 +48,9 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &options) {
 
 std::string compile(const ir::Module &module, const CompileOptions &options,
                     std::vector<uint8_t> &code) {
-  const std::unique_ptr<ir::Module> planned = plan(module, options);
+  // The compiler's pipeline has planned the module already (options.planned); else plan a copy.
+  const std::unique_ptr<ir::Module> copy = options.planned ? nullptr : plan(module, options);
+  const ir::Module *planned = copy ? copy.get() : &module;
   std::unique_ptr<ir::Module> plain; // planned without persistent kernels, when one needs it
   CompileOptions plain_options = options;
   plain_options.persistent = false;

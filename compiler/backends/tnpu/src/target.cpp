@@ -39,6 +39,7 @@ std::string emit(const tl::ir::Module &module, const tl::backends::TargetOptions
   tl::tnpu::CompileOptions o;
   if (std::string e = options_for(options, o); !e.empty())
     return e;
+  o.planned = true; // compile::optimize ran the planning passes: the emitter only reads them
   try {
     return tl::tnpu::compile(module, o, code);
   } catch (const std::exception &e) {

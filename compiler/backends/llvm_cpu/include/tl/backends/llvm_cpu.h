@@ -17,6 +17,9 @@ struct CompileOptions {
   std::string cpu = "host"; // an LLVM CPU name, or "host"
   std::string features;     // extra "+avx512f,..." features; host features when cpu is "host"
   int opt_level = 3;
+  /// The module already carries planning_passes()' decisions (the compiler's pipeline ran them,
+  /// as for every target): lower it as it is instead of planning a copy first.
+  bool planned = false;
 };
 
 /// The backend's planning steps, in order, to run after the default passes: each records its

@@ -23,6 +23,9 @@ struct CompileOptions {
   /// A kernel without loops whose loads can be prefetched becomes one program per core that
   /// loops over the core's grid programs itself, pipelined like a loop (Kernel::persistent).
   bool persistent = true;
+  /// The module already carries planning_passes()' decisions for these options (the compiler's
+  /// pipeline ran them): lower it as it is instead of planning a copy first.
+  bool planned = false;
 };
 
 /// The options for the chip config at `path` (sim/configs/*.json): its scratchpad, accumulator,

@@ -32,6 +32,29 @@ compile::TargetOptions parse_target_options(const std::vector<std::string> &key_
   return options;
 }
 
+namespace {
+
+/// --emit-llvm: the optimized LLVM IR of a module the pipeline planned, to `path` ("-":
+/// stdout); "" or the code generator's error.
+std::string write_llvm_ir(const ir::Module &module, const std::string &path) {
+  llvm_cpu::CompileOptions options;
+  options.planned = true;
+  std::string error;
+  const std::string ir = llvm_cpu::emit_llvm_ir(module, options, &error);
+  if (!error.empty())
+    return error;
+  if (path == "-") {
+    std::cout << ir;
+    return {};
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << ir))
+    throw std::runtime_error("cannot write '" + path + "'");
+  return {};
+}
+
+} // namespace
+
 int cmd_compile(int argc, char **argv) {
   std::string input, output, target_name, emit_llvm, pipeline = passes::default_pipeline();
   std::vector<std::string> target_options;
@@ -82,18 +105,9 @@ int cmd_compile(int argc, char **argv) {
   if (!emit_llvm.empty()) {
     if (target_name != "llvm-cpu")
       throw std::runtime_error("--emit-llvm needs --target llvm-cpu");
-    std::string error;
-    std::string ir = llvm_cpu::emit_llvm_ir(*module, {}, &error);
-    if (!error.empty()) {
-      std::cerr << "tlc compile: error: " << error << "\n";
+    if (std::string e = write_llvm_ir(*module, emit_llvm); !e.empty()) {
+      std::cerr << "tlc compile: error: " << e << "\n";
       return 1;
-    }
-    if (emit_llvm == "-") {
-      std::cout << ir;
-    } else {
-      std::ofstream f(emit_llvm, std::ios::binary);
-      if (!(f << ir))
-        throw std::runtime_error("cannot write '" + emit_llvm + "'");
     }
   }
   exe::Executable executable;

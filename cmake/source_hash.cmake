@@ -1,7 +1,9 @@
 # Script mode: writes OUT, a header defining MACRO as the SHA-256 of every source file under
 # DIRS (';'-separated, recursive), so that a compile cache's key changes whenever that code does
-# (no version to bump). The header is rewritten only when the hash changes.
+# (no version to bump). The header is rewritten only when the hash changes. DIRS is
+# '|'-separated.
 # SPDX-License-Identifier: Apache-2.0
+string(REPLACE "|" ";" DIRS "${DIRS}")
 set(sources "")
 foreach(dir IN LISTS DIRS)
   file(GLOB_RECURSE found "${dir}/*.cpp" "${dir}/*.h" "${dir}/*.hpp" "${dir}/*.def"

@@ -139,7 +139,7 @@ int cmd_report(const std::vector<std::string> &args) {
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
   const std::string out = vm["out"].as<std::string>();
-  const int rc = write_outputs(out, true);
+  const int rc = write_outputs(out, true, /*rebuilt=*/true);
   if (vm.count("write-baseline")) {
     const json results = read_json(out + "/results.json");
     json b = {{"device", results["plugin"].value("name", "")},

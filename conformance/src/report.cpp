@@ -76,9 +76,12 @@ json load_log(const std::string &path) {
     if (j.value("type", "") == "run" && header.is_null())
       header = j;
     else if (j.value("type", "") == "result") {
+      // One result per test: a resumed run skips what is done, so a second line for a test is
+      // an edit of the log, never a newer result.
       const std::string id = j["id"];
-      if (!last.count(id))
-        order.push_back(id);
+      if (last.count(id))
+        throw std::runtime_error(path + ": a second result for test " + id);
+      order.push_back(id);
       last[id] = j;
     }
   }
@@ -125,6 +128,13 @@ json compute_verdict(const json &results, const json &manifest) {
       results["run"].value("suite_sha256", "") != sha256_hex(manifest.dump());
   if (suite_modified)
     core_ok = all_ok = false;
+  // A run that changed what the verdict rests on, or a package `report` rebuilt from a log,
+  // is never certified, whatever its results.
+  json non_standard = results["run"].value("non_standard", json::array());
+  if (results["run"].value("rebuilt_by_report", false))
+    non_standard.push_back("rebuilt by `tl-conform report` from results.jsonl");
+  if (!non_standard.empty())
+    core_ok = all_ok = false;
   json certified = json::array();
   if (core_ok)
     certified.push_back("core");
@@ -135,6 +145,7 @@ json compute_verdict(const json &results, const json &manifest) {
   verdict["failing"] = failing;
   verdict["missing"] = missing;
   verdict["suite_matches_manifest"] = !suite_modified;
+  verdict["non_standard"] = non_standard;
   return verdict;
 }
 
@@ -144,6 +155,14 @@ std::string verdict_line(const json &v) {
   if (v.value("certified", false)) {
     o << "CERTIFIED for profile " << profile;
     return o.str();
+  }
+  const json none = json::array();
+  const json &non_standard = v.contains("non_standard") ? v["non_standard"] : none;
+  if (!non_standard.empty()) {
+    o << "NON-STANDARD run, never certified (";
+    for (size_t i = 0; i < non_standard.size(); ++i)
+      o << (i ? "; " : "") << non_standard[i].get<std::string>();
+    o << "); ";
   }
   o << "NOT CERTIFIED for profile " << profile << ": " << v["failing"].size() << " failing test(s)";
   if (!v["missing"].empty())
@@ -244,8 +263,10 @@ std::string junit_xml(const json &results) {
   return o.str();
 }
 
-int write_outputs(const std::string &out_dir, bool print) {
-  const json log = load_log(out_dir + "/results.jsonl");
+int write_outputs(const std::string &out_dir, bool print, bool rebuilt) {
+  json log = load_log(out_dir + "/results.jsonl");
+  if (rebuilt)
+    log["header"]["rebuilt_by_report"] = true;
   const json manifest = read_json(out_dir + "/suite.json");
   const json results = build_results(log, manifest);
   std::ofstream(out_dir + "/results.json") << results.dump(2) << "\n";

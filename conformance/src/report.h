@@ -30,7 +30,9 @@ std::string html_report(const json &results);
 /// Writes results.json, junit.xml, report.html and the certification package into `out_dir`
 /// from its results.jsonl and suite.json; prints the summary. Returns the run's exit code:
 /// 0 when every result is as expected (pass, not-supported, or a listed expected failure).
-int write_outputs(const std::string &out_dir, bool print);
+/// `rebuilt`: `tl-conform report` regenerating the outputs of an earlier run; its package says so
+/// and is never certified.
+int write_outputs(const std::string &out_dir, bool print, bool rebuilt = false);
 
 /// The verdict in one line ("CERTIFIED for profile core" / "NOT CERTIFIED ...").
 std::string verdict_line(const json &verdict);

@@ -4,6 +4,7 @@
 
 #include "process.h"
 #include "report.h"
+#include "suite_pin.h"
 #include "worker.h"
 
 #include <chrono>
@@ -296,6 +297,8 @@ json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json 
                  {"started", std::time(nullptr)}};
   if (desc.plugin.contains("path"))
     header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
+  header["provenance"] = run_provenance(cfg.paths);
+  header["non_standard"] = header["provenance"]["non_standard"];
   return header;
 }
 

@@ -218,6 +218,55 @@ def tamper(args):
         check(p.returncode == 2, "a re-hashed forgery went unnoticed")
 
 
+def nonstandard(args):
+    # Each way a run can move its own verdict makes it NON-STANDARD, never certified, and says why.
+    filt = ["--device", "cpu", "--profile", "core", "--filter", "precision.add.f32.*"]
+    out = fresh(args, "standard")
+    p = run(args, ["run"] + filt + ["--out", out])
+    doc = results(out)
+    prov = doc["run"]["provenance"]
+    check(doc["verdict"]["non_standard"] == [] and "NON-STANDARD" not in p.stdout,
+          f"the kit's own files make a standard run: {doc['verdict']['non_standard']}")
+    check(prov["suite_files_sha256"] == prov["kit_suite_files_sha256"], "pinned hash differs")
+    loose = os.path.join(args.work, "loose-data")
+    shutil.rmtree(loose, ignore_errors=True)
+    shutil.copytree(prov["options"]["data_dir"], loose)
+    with open(os.path.join(loose, "tolerances.json"), "a") as f:
+        f.write(" ")  # one byte: a loosened table is no different to the kit
+    cases = {
+        "data": (["--data-dir", loose], {}, "tolerance table"),
+        "target": (["--target", "llvm-cpu"], {}, "--target llvm-cpu"),
+        "peak": ([], {"TL_CPU_PEAK_BANDWIDTH": "1e15"}, "TL_CPU_PEAK_BANDWIDTH is set"),
+    }
+    for name, (extra, env, reason) in cases.items():
+        out = fresh(args, "nonstandard_" + name)
+        p = run(args, ["run"] + filt + ["--out", out] + extra, env={**os.environ, **env})
+        doc = results(out)
+        reasons = doc["verdict"]["non_standard"]
+        check(any(reason in r for r in reasons), f"{name}: not marked non-standard: {reasons}")
+        check(not doc["verdict"]["certified"] and "NON-STANDARD" in p.stdout, f"{name}: verdict")
+        with tarfile.open([os.path.join(out, f) for f in os.listdir(out)
+                           if f.endswith(".tar")][0]) as t:
+            statement = t.extractfile("statement.txt").read().decode()
+        check("NON-STANDARD" in statement, f"{name}: the package's statement does not say so")
+    # `report` rebuilds the outputs of a run; its package is never certified.
+    rebuilt = fresh(args, "rebuilt")
+    shutil.copytree(os.path.join(args.work, "core"), rebuilt)
+    run(args, ["report", "--out", rebuilt])
+    reasons = results(rebuilt)["verdict"]["non_standard"]
+    check(any("rebuilt by" in r for r in reasons), f"a rebuilt package is not marked: {reasons}")
+    # A second result for a test in the log is an edit, never a newer result.
+    with open(os.path.join(rebuilt, "results.jsonl")) as f:
+        lines = f.read().splitlines()
+    forged = json.loads(next(l for l in lines if '"type": "result"' in l or '"type":"result"' in l))
+    forged["status"] = "pass"
+    with open(os.path.join(rebuilt, "results.jsonl"), "a") as f:
+        f.write(json.dumps(forged) + "\n")
+    p = run(args, ["report", "--out", rebuilt])
+    check(p.returncode == 2 and "a second result for test" in p.stderr,
+          f"an appended result was accepted: rc {p.returncode}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -227,7 +276,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
-                                     faulty_abi, resume, tamper]}
+                                     faulty_abi, resume, tamper, nonstandard]}
     tests[args.test](args)
     print("OK", args.test)
 

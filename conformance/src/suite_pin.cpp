@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "suite_pin.h"
 
+#include "tl_conform_cts_sha256.h"
 #include "tl_conform_suite_files_sha256.h"
 
 #include <algorithm>
@@ -64,8 +65,9 @@ json run_provenance(const Paths &paths) {
                       paths.data_dir + ", " + paths.corpus_dir + ") differ from the kit's");
   std::error_code ec;
   p["cts_sha256"] = std::filesystem::is_regular_file(paths.cts, ec) ? sha256_file(paths.cts) : "";
-  if (paths.cts != TL_CONFORM_CTS)
-    reasons.push_back("--cts " + paths.cts + " instead of the kit's conformance test program");
+  p["kit_cts_sha256"] = TL_CONFORM_CTS_SHA256;
+  if (p["cts_sha256"] != TL_CONFORM_CTS_SHA256)
+    reasons.push_back("the conformance test program " + paths.cts + " is not the kit's");
   if (!paths.target.empty())
     reasons.push_back("--target " + paths.target +
                       " instead of the compiler's choice for the device");

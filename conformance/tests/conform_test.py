@@ -233,8 +233,14 @@ def nonstandard(args):
     shutil.copytree(prov["options"]["data_dir"], loose)
     with open(os.path.join(loose, "tolerances.json"), "a") as f:
         f.write(" ")  # one byte: a loosened table is no different to the kit
+    cts = os.path.join(args.work, "edited_cts")
+    shutil.copyfile(prov["options"]["cts"], cts)
+    with open(cts, "ab") as f:
+        f.write(b"\0")  # still runs; no longer the kit's
+    os.chmod(cts, 0o755)
     cases = {
         "data": (["--data-dir", loose], {}, "tolerance table"),
+        "cts": (["--cts", cts], {}, "is not the kit's"),
         "target": (["--target", "llvm-cpu"], {}, "--target llvm-cpu"),
         "peak": ([], {"TL_CPU_PEAK_BANDWIDTH": "1e15"}, "TL_CPU_PEAK_BANDWIDTH is set"),
     }
@@ -267,6 +273,20 @@ def nonstandard(args):
           f"an appended result was accepted: rc {p.returncode}")
 
 
+def npusim_core_run(args):
+    # The simulated NPU's time is simulated, so every suite is deterministic: it must certify.
+    out = fresh(args, "npusim")
+    p = run(args, ["run", "--device", "npusim", "--profile", "core", "--out", out, "--jobs", "2",
+                   "--quiet"])
+    doc, pkg = check_outputs(out)
+    failing = [(r["id"], r["message"][:200]) for r in doc["results"]
+               if r["status"] in ("fail", "crash", "timeout")]
+    check(doc["verdict"]["certified"] and p.returncode == 0,
+          f"npusim not certified: {doc['verdict']['non_standard']} {failing[:5]}")
+    v = run(args, ["verify", pkg])
+    check(v.returncode == 0 and "intact" in v.stdout, "npusim's package does not verify")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -276,7 +296,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
-                                     faulty_abi, resume, tamper, nonstandard]}
+                                     faulty_abi, resume, tamper, nonstandard,
+                                     npusim_core_run]}
     tests[args.test](args)
     print("OK", args.test)
 

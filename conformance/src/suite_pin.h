@@ -12,8 +12,8 @@
 namespace tl::conform {
 
 /// SHA-256 over every file of `dirs` (in order; within a dir sorted by relative path) as
-/// "<relative path>\n<SHA-256 of the file>\n": cmake/tree_hash.cmake computes the same at build
-/// time. Empty when a dir cannot be read.
+/// "<relative path>\n<SHA-256 of the file>\n": cmake/hash_header.cmake (MODE=tree) computes the
+/// same at build time. Empty when a dir cannot be read.
 std::string tree_sha256(const std::vector<std::string> &dirs);
 
 /// The hash of the kit's own data and corpus (tolerance table, expected failures, baselines,

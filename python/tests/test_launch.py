@@ -177,3 +177,23 @@ def test_compile_cache_key_holds_the_chip_config(monkeypatch):
     assert edge != default
     monkeypatch.setenv("TL_NPUSIM_CONFIG", str(configs / "default.json"))
     assert tl.jit.compile_ir(text, "tnpu") == default
+
+
+def test_a_damaged_cache_file_is_recompiled_not_returned(tmp_path):
+    # Each compile in its own process, so that the second one reads the disk, not memory.
+    text = "kernel @k(%x: tensor<?xf32>) {\n  return\n}\n"
+    code = ("import sys, tl.jit; sys.stdout.buffer.write(tl.jit.compile_ir(sys.argv[1], 'tlir'))")
+    env = {**os.environ, "TL_CACHE_DIR": str(tmp_path)}
+
+    def compile_in_new_process():
+        return subprocess.run([sys.executable, "-c", code, text], env=env, check=True,
+                              capture_output=True).stdout
+
+    first = compile_in_new_process()
+    files = list((tmp_path / "executables").iterdir())
+    assert len(files) == 1
+    damaged = bytearray(files[0].read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF  # the container's hash no longer matches
+    files[0].write_bytes(bytes(damaged))
+    assert compile_in_new_process() == first
+    assert files[0].read_bytes() == first  # and the cache holds a good copy again

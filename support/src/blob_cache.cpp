@@ -74,11 +74,15 @@ std::vector<uint8_t> cache_get(const std::string &kind, const std::string &key) 
   return blob;
 }
 
-void cache_put(const std::string &kind, const std::string &key, const std::vector<uint8_t> &blob) {
+void cache_put(const std::string &kind, const std::string &key, const std::vector<uint8_t> &blob,
+               bool replace) {
   {
     MemoryCache &c = memory();
     std::lock_guard<std::mutex> lock(c.mutex);
-    c.blobs.emplace(kind + "/" + key, blob);
+    if (replace)
+      c.blobs[kind + "/" + key] = blob;
+    else
+      c.blobs.emplace(kind + "/" + key, blob);
   }
   const std::filesystem::path dir = cache_dir(kind);
   if (dir.empty())

@@ -22,7 +22,8 @@ namespace {
 /// build_executable through the compile cache (kind "executables"): keyed by the module as given,
 /// the target, the producer, the compiler's sources and what else decides the target's blob
 /// (its identity: the host CPU, the chip config's content). A hit still optimizes the module in
-/// place, as the API promises.
+/// place, as the API promises. A cached blob that does not load back (a damaged or foreign
+/// file in the cache directory) is ignored and replaced, never returned.
 std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &target,
                                     const std::string &producer, std::string *error) {
   const compile::RegisteredTarget *t = compile::find_target(target);
@@ -32,7 +33,13 @@ std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &targe
   }
   const std::string key = support::cache_key(
       {ir::print(module), target, producer, TL_COMPILER_SOURCE_HASH, t->identity({})});
-  if (std::vector<uint8_t> blob = support::cache_get("executables", key); !blob.empty()) {
+  std::vector<uint8_t> cached = support::cache_get("executables", key);
+  if (!cached.empty()) {
+    const exe::LoadResult check = exe::deserialize(cached.data(), cached.size());
+    if (!check.ok || check.exe.target != target)
+      cached.clear();
+  }
+  if (std::vector<uint8_t> blob = std::move(cached); !blob.empty()) {
     if (std::string e = compile::optimize(module, target, {}); !e.empty()) {
       *error = e;
       return {};
@@ -41,7 +48,7 @@ std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &targe
   }
   std::vector<uint8_t> blob = compile::build_executable(module, target, producer, error);
   if (!blob.empty())
-    support::cache_put("executables", key, blob);
+    support::cache_put("executables", key, blob, /*replace=*/true);
   return blob;
 }
 

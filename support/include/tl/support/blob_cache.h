@@ -26,7 +26,9 @@ std::filesystem::path cache_dir(const std::string &kind);
 std::vector<uint8_t> cache_get(const std::string &kind, const std::string &key);
 
 /// Stores `blob` in memory and, best effort, on disk (a temporary file renamed into place, so a
-/// reader never sees half a blob; an unwritable directory only means no disk cache).
-void cache_put(const std::string &kind, const std::string &key, const std::vector<uint8_t> &blob);
+/// reader never sees half a blob; an unwritable directory only means no disk cache). `replace`:
+/// overwrite what memory holds under `key` (a blob the caller found damaged).
+void cache_put(const std::string &kind, const std::string &key, const std::vector<uint8_t> &blob,
+               bool replace = false);
 
 } // namespace tl::support

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "device_run.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -69,6 +70,31 @@ std::string kernels_for_block(int64_t block) {
   return text;
 }
 
+/// After the timed runs: whether the destination holds what the operation must have written
+/// (a copy: the source's bytes, 0x01 each; the triad: b + 3c of those floats, within 2 ulp).
+/// "" or what is wrong: a plugin whose copies or launches skip the work cannot pass on speed.
+std::string check_output(const std::string &kind, const std::vector<char> &got) {
+  if (kind != "triad") {
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != 1)
+        return "byte " + std::to_string(i) + " of the destination is " +
+               std::to_string(int(got[i])) + " after the timed " + kind + ", not the source's 1";
+    return {};
+  }
+  float x;
+  const uint32_t bits = 0x01010101u;
+  std::memcpy(&x, &bits, 4);
+  const double want = double(x) + 3.0 * double(x);
+  for (size_t i = 0; i + 4 <= got.size(); i += 4) {
+    float v;
+    std::memcpy(&v, &got[i], 4);
+    if (!(std::fabs(double(v) - want) <= 2 * std::ldexp(std::fabs(want), -23)))
+      return "element " + std::to_string(i / 4) + " of the triad's output is " + std::to_string(v) +
+             " after the timed launches, not b + 3c = " + std::to_string(want);
+  }
+  return {};
+}
+
 std::vector<TestDef> list_bandwidth(const ListContext &) {
   std::vector<TestDef> out;
   for (const BandwidthCase &c : cases())
@@ -101,6 +127,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   std::memset(host.data(), 1, size); // touch every page before timing
   s.copy_to_device(host.data(), b, size);
   s.copy_to_device(host.data(), c, size);
+  s.synchronize(); // the uploads read `host`, which the d2h case overwrites below
   const bool kernel = kind == "copy" || kind == "triad";
   // a copy reads and writes `size` bytes; a = b + s * c reads two arrays and writes one
   const double counted = (kind == "triad" ? 3.0 : 2.0) * double(size);
@@ -136,7 +163,23 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
         };
       }
     }
+    // The destination starts as zeros, so an operation that writes nothing is seen afterwards.
+    std::vector<char> zeros(size, 0);
+    if (kind == "d2h")
+      std::memset(host.data(), 0, size);
+    else
+      s.copy_to_device(zeros.data(), a, size);
     const double t = best_seconds(dev, s, op, warmup, reps);
+    if (kind == "d2h") {
+      zeros.swap(host);
+    } else {
+      s.copy_to_host(a, zeros.data(), size);
+      s.synchronize();
+    }
+    if (std::string wrong = check_output(kind, zeros); !wrong.empty())
+      return Outcome::fail(wrong + (kernel ? " (block " + std::to_string(block) + ")" : ""));
+    if (kind == "d2h")
+      zeros.swap(host);
     if (kernel)
       per_block[std::to_string(block)] = t > 0 ? counted / t : 0;
     if (t > 0 && (best == 0 || t < best)) {

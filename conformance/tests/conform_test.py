@@ -127,6 +127,15 @@ def faulty_wrong(args):
     check("interpreter" in r["compiler.library_vector_add.ragged"]["message"], "names the ref")
 
 
+def faulty_noop(args):
+    # Launches that report success and do nothing would reach any bandwidth: the output checked
+    # after timing fails them.
+    r = faulty(args, "noop", ["bandwidth.kernel_copy", "bandwidth.kernel_triad"])
+    for k, v in r.items():
+        check(v["status"] == "fail" and "after the timed" in v["message"],
+              f"{k}: a no-op launch was not caught: {v['status']} {v['message'][:200]}")
+
+
 def faulty_abi(args):
     r = faulty(args, "abi", [])
     check(r["api.PluginLoads"]["status"] == "fail", "wrong ABI must fail")
@@ -296,7 +305,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
-                                     faulty_abi, resume, tamper, nonstandard,
+                                     faulty_abi, faulty_noop, resume, tamper, nonstandard,
                                      npusim_core_run]}
     tests[args.test](args)
     print("OK", args.test)

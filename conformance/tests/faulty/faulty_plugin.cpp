@@ -4,6 +4,7 @@
 //   HANG   after a launch, synchronizing a stream or an event never returns
 //   WRONG  launches complete, then every 97th float of every tensor argument is off by 2^-10
 //   ABI    the table reports vendor ABI 99 (the runtime must refuse the plugin)
+//   NOOP   launches report success and do nothing (timed outputs must be checked)
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/vendor.h"
 
@@ -69,6 +70,10 @@ void perturb(const tl_vendor_arg &a) {
 tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *launch) {
 #ifdef FAULTY_CRASH
   *reinterpret_cast<volatile int *>(uintptr_t(24)) = 1; // a wild store: SIGSEGV
+#endif
+#ifdef FAULTY_NOOP
+  // Reports success and does nothing: as fast as any peak, and wrong.
+  return nullptr;
 #endif
   tl_status s = real->stream_launch(stream, executable, launch);
 #ifdef FAULTY_HANG

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, run the library kernels (vector add, GEMM, softmax) on the
 # reference interpreter against the fp64 references, then run the certification kit tl-conform
-# on the simulated NPU (npusim) and on the CPU device.
+# on the simulated NPU (npusim) and on the CPU device, printing each verdict and fp32 error table.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +28,8 @@ for device in npusim cpu; do
   "$build/conformance/tl-conform" run --device "$device" --profile core --jobs 2 --out "$out" \
     | grep -v '^  fail (expected)' || status=${PIPESTATUS[0]}
   echo "reports: $out/report.html, $out/results.json, $out/junit.xml"
+  echo "== $device: fp32 errors against the fp64 references"
+  "$root/.venv/bin/python" "$root/ci/fp32_table.py" "$out"
   if [ "$device" = npusim ] && [ "$status" -ne 0 ]; then
     echo "main: npusim is not certified (status $status)" >&2
     exit 1

@@ -50,13 +50,8 @@ std::string compile_target(const tl_device_info &info, const Paths &paths) {
   if (!paths.target.empty())
     return std::find(targets.begin(), targets.end(), paths.target) != targets.end() ? paths.target
                                                                                     : "";
-  // The device's preference order: its preferred target first, then the rest it accepts.
-  std::vector<std::string> order{info.target};
-  for (const std::string &t : targets)
-    if (t != info.target)
-      order.push_back(t);
   std::string error;
-  return compile::target_for_device(order, &error);
+  return compile::target_for_device(info.target, info.targets, &error);
 }
 
 LoadedKernel load_kernel(WorkerContext &ctx, const std::string &tlir, const std::string &kernel) {

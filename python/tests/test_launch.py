@@ -141,13 +141,14 @@ def test_empty_kernel_and_targets():
 
 
 def test_target_for_device_is_the_compilers_one_choice():
-    assert tl.ir.target_for_device(["llvm-cpu", "tlir"]) == "llvm-cpu"
-    assert tl.ir.target_for_device(["nvptx", "tlir"]) == "tlir"  # the first the compiler has
+    # The preferred target wins over an earlier-listed one; else the first the compiler has.
+    assert tl.ir.target_for_device("llvm-cpu", ["tlir", "llvm-cpu"]) == "llvm-cpu"
+    assert tl.ir.target_for_device("nvptx", ["nvptx", "tnpu-x", "tlir"]) == "tlir"
     with pytest.raises(tl.CompileError, match="none of the device's targets \\(nvptx\\)"):
-        tl.ir.target_for_device(["nvptx"])
-    # A device's target the compiler lacks is an error, not a silent fallback to another device.
+        tl.ir.target_for_device("nvptx", ["nvptx"])
+    # A device that reports no target gets an error naming that, not a guess.
     with pytest.raises(tl.CompileError, match="none reported"):
-        tl.ir.target_for_device([])
+        tl.ir.target_for_device("", [])
 
 
 @pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime])

@@ -36,7 +36,7 @@ tl_cstatus tl_module_print(tl_module module, char **out_text);
 tl_cstatus tl_module_compile(tl_module module, const char *target, const char *producer,
                              void **out_data, size_t *out_size);
 const char *tl_compiler_targets(void);
-tl_cstatus tl_compiler_target_for_device(const char *device_targets, char *out_target, size_t out_size);
+tl_cstatus tl_compiler_target_for_device(const char *preferred, const char *targets, char *out_target, size_t out_size);
 tl_cstatus tl_kernel_create(tl_module module, const char *name, tl_kernel *out_kernel);
 void tl_kernel_set_location(tl_kernel kernel, const char *file, int32_t line, int32_t col);
 tl_cstatus tl_kernel_add_arg(tl_kernel kernel, const char *name, const tl_ir_type *type,

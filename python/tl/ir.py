@@ -259,9 +259,11 @@ def targets():
     return ffi.string(compiler().tl_compiler_targets()).decode().split(", ")
 
 
-def target_for_device(device_targets):
-    """The target to compile for a device whose targets are `device_targets` (preferred first):
-    the compiler's one choice (tl_compiler_target_for_device), shared with tlc and tl-conform."""
+def target_for_device(preferred, targets):
+    """The target to compile for a device that prefers `preferred` and accepts `targets` (as the
+    HAL reports them): the compiler's one choice (tl_compiler_target_for_device), shared with
+    tlc and tl-conform."""
     out = ffi.new("char[]", 256)
-    check(compiler().tl_compiler_target_for_device(",".join(device_targets).encode(), out, 256))
+    check(compiler().tl_compiler_target_for_device(preferred.encode(), ",".join(targets).encode(),
+                                                   out, 256))
     return ffi.string(out).decode()

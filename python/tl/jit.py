@@ -174,8 +174,7 @@ class Kernel:
         exe = c.executables.get((dev.name, target))
         if exe is None:
             if target is None:  # the device's preferred target the compiler has; no silent fallback
-                target_name = ir.target_for_device([dev.info["target"]] + [
-                    t for t in dev.info["targets"] if t != dev.info["target"]])
+                target_name = ir.target_for_device(dev.info["target"], dev.info["targets"])
             else:
                 target_name = target
             exe = dev.load(compile_ir(c.text, target_name))

@@ -118,20 +118,6 @@ void report(const std::string &name, const interp::HostTensor &t) {
   std::cout << (t.num_elements() > 8 ? ", ...]\n" : "]\n");
 }
 
-/// The target the compiler chooses for a device (tl_compiler_target_for_device's rule).
-std::string device_target(const tl_device_info &info) {
-  std::vector<std::string> order{info.target};
-  std::stringstream list(info.targets);
-  for (std::string t; std::getline(list, t, ',');)
-    if (!t.empty() && t != info.target)
-      order.push_back(t);
-  std::string error;
-  const std::string target = compile::target_for_device(order, &error);
-  if (target.empty())
-    throw std::runtime_error("device '" + std::string(info.name) + "': " + error);
-  return target;
-}
-
 /// Runs `kernel` of `module` on a HAL device: compiled for the target the compiler chooses for
 /// it, inputs copied in, outputs copied back into `tensors`.
 void run_on_device(const std::string &device_name, ir::Module *module, std::vector<uint8_t> blob,
@@ -141,8 +127,11 @@ void run_on_device(const std::string &device_name, ir::Module *module, std::vect
   hal::Runtime rt;
   hal::Device dev = rt.device(device_name);
   if (module) {
-    const std::string target = device_target(dev.info());
+    const tl_device_info info = dev.info();
     std::string error;
+    const std::string target = compile::target_for_device(info.target, info.targets, &error);
+    if (target.empty())
+      throw std::runtime_error("device '" + std::string(info.name) + "': " + error);
     blob = build_executable(*module, target, &error);
     if (blob.empty())
       throw std::runtime_error("cannot compile for " + target + ": " + error);

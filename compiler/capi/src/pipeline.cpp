@@ -2,8 +2,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/compiler/pipeline.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 
 namespace tl::compile {
@@ -25,18 +23,6 @@ exe::KernelInfo kernel_info(const ir::Kernel &kernel) {
           std::max(info.grid_rank, static_cast<int>(std::clamp<int64_t>(*axis, 0, 2)) + 1);
   });
   return info;
-}
-
-std::string parse_target_options(const std::string &json, TargetOptions &out) {
-  const nlohmann::json j = nlohmann::json::parse(json.empty() ? "{}" : json, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return "target options must be a JSON object of strings";
-  for (auto &[key, value] : j.items()) {
-    if (!value.is_string())
-      return "target option '" + key + "' must be a string";
-    out[key] = value.get<std::string>();
-  }
-  return {};
 }
 
 std::string add_planning_passes(passes::PassManager &pm, const std::string &target_name,

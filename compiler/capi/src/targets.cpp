@@ -16,6 +16,7 @@
 #include <mutex>
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -202,7 +203,16 @@ std::string targets_help() {
   return help;
 }
 
-std::string target_for_device(const std::vector<std::string> &device_targets, std::string *error) {
+std::string target_for_device(const std::string &preferred, const std::string &targets,
+                              std::string *error) {
+  // The device's order: its preferred target, then the others it accepts as it lists them.
+  std::vector<std::string> device_targets;
+  if (!preferred.empty())
+    device_targets.push_back(preferred);
+  std::stringstream list(targets);
+  for (std::string t; std::getline(list, t, ',');)
+    if (!t.empty() && t != preferred)
+      device_targets.push_back(t);
   for (const std::string &t : device_targets)
     if (find_target(t))
       return t;

@@ -15,19 +15,14 @@ extern "C" const char *tl_compiler_targets(void) {
   return targets.c_str();
 }
 
-extern "C" tl_cstatus tl_compiler_target_for_device(const char *device_targets, char *out_target,
-                                                    size_t out_size) {
-  if (!device_targets || !out_target || out_size == 0)
+extern "C" tl_cstatus tl_compiler_target_for_device(const char *preferred, const char *targets,
+                                                    char *out_target, size_t out_size) {
+  if (!preferred || !targets || !out_target || out_size == 0)
     return make_status("tl_compiler_target_for_device: null argument");
   out_target[0] = '\0';
   return guard("tl_compiler_target_for_device", [&]() -> tl_cstatus {
-    std::vector<std::string> targets;
-    std::stringstream in(device_targets);
-    for (std::string t; std::getline(in, t, ',');)
-      if (!t.empty())
-        targets.push_back(t);
     std::string error;
-    const std::string chosen = tl::compile::target_for_device(targets, &error);
+    const std::string chosen = tl::compile::target_for_device(preferred, targets, &error);
     if (chosen.empty())
       return make_status(error);
     if (chosen.size() + 1 > out_size)

@@ -25,9 +25,14 @@ std::string planning(const tl::backends::TargetOptions &options,
 }
 
 std::string identity(const tl::backends::TargetOptions &) {
-  std::string error;
-  const std::string id = tl::llvm_cpu::target_identity(tl::llvm_cpu::CompileOptions{}, &error);
-  return id.empty() ? "llvm-cpu: no target machine: " + error : id;
+  // The host does not change within a process: one target machine for the first compile, not
+  // one per cache lookup.
+  static const std::string id = [] {
+    std::string error;
+    const std::string s = tl::llvm_cpu::target_identity(tl::llvm_cpu::CompileOptions{}, &error);
+    return s.empty() ? "llvm-cpu: no target machine: " + error : s;
+  }();
+  return id;
 }
 
 } // namespace

@@ -96,13 +96,14 @@ TL_COMPILER_EXPORT tl_cstatus tl_module_compile(tl_module module, const char *ta
                                                 size_t *out_size);
 /* The known targets, comma-separated (static storage). */
 TL_COMPILER_EXPORT const char *tl_compiler_targets(void);
-/* The target to compile for a device: the first of `device_targets` (comma-separated, in the
- * device's preference order: tl_device_info's `target` first, then the rest of its `targets`)
- * that this compiler has. Writes it NUL-terminated into out_target (out_size bytes); an error
- * names the device's targets and the known ones when the compiler has none of them. Python, tlc
- * and tl-conform choose targets through this one call. */
-TL_COMPILER_EXPORT tl_cstatus tl_compiler_target_for_device(const char *device_targets,
-                                                            char *out_target, size_t out_size);
+/* The target to compile for a device, from tl_device_info's `target` (preferred) and `targets`
+ * (comma-separated): the preferred one when this compiler has it, else the first of the others
+ * it has. Writes it NUL-terminated into out_target (out_size bytes); an error names the device's
+ * targets and the known ones when the compiler has none of them. Python, tlc and tl-conform
+ * choose targets through this one rule. */
+TL_COMPILER_EXPORT tl_cstatus tl_compiler_target_for_device(const char *preferred,
+                                                            const char *targets, char *out_target,
+                                                            size_t out_size);
 
 /* ---- kernels ----------------------------------------------------------------------------------
  */

@@ -18,9 +18,6 @@ namespace tl::compile {
 /// program_id/num_programs axes anywhere in its body, onchip_memory_bytes 0.
 exe::KernelInfo kernel_info(const ir::Kernel &kernel);
 
-/// Reads target options from a JSON object of strings ({"chip": "edge.json"}); "" or an error.
-std::string parse_target_options(const std::string &json, TargetOptions &out);
-
 /// Appends `target`'s planning passes to `pm`; "" or an error (unknown target, bad options).
 std::string add_planning_passes(passes::PassManager &pm, const std::string &target,
                                 const TargetOptions &options);

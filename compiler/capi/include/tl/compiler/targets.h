@@ -47,9 +47,10 @@ std::string known_targets();
 /// One line per target with its summary (for --help), then the plugins that failed to load.
 std::string targets_help();
 
-/// The target a device should get: the first of `device_targets` (the device's own preference
-/// order, as the HAL reports it: preferred target first, then the rest) that the compiler knows.
-/// Returns "" and sets *error when none is known.
-std::string target_for_device(const std::vector<std::string> &device_targets, std::string *error);
+/// The target a device should get, from what the HAL reports of it (tl_device_info's `target`
+/// and comma-separated `targets`): its preferred target when the compiler has it, else the first
+/// of its other targets the compiler has. Returns "" and sets *error when it has none.
+std::string target_for_device(const std::string &preferred, const std::string &targets,
+                              std::string *error);
 
 } // namespace tl::compile

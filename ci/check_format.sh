@@ -5,9 +5,10 @@
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-clang_format=$(command -v clang-format || command -v clang-format-19 || true)
+# The version ci/setup.sh installs (Debian's clang-format): another version formats differently.
+clang_format=$(command -v clang-format || true)
 if [ -z "$clang_format" ]; then
-  echo "check_format: clang-format not found (Debian package clang-format)" >&2
+  echo "check_format: clang-format not found (ci/setup.sh installs Debian's clang-format)" >&2
   exit 1
 fi
 bad=()

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "device_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -134,6 +135,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   const int64_t n = static_cast<int64_t>(size / 4);
   if (kernel && compile_target(ctx.info, ctx.paths).empty())
     return Outcome::not_supported("no compiler backend for the device's targets");
+  std::vector<char> readback(kind == "d2h" ? 0 : size);
   double best = 0;
   json per_block = json::object();
   int64_t best_block = 0;
@@ -164,22 +166,21 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
       }
     }
     // The destination starts as zeros, so an operation that writes nothing is seen afterwards.
-    std::vector<char> zeros(size, 0);
-    if (kind == "d2h")
-      std::memset(host.data(), 0, size);
-    else
-      s.copy_to_device(zeros.data(), a, size);
-    const double t = best_seconds(dev, s, op, warmup, reps);
+    // d2h writes `host`; the others write `a`, read back into `readback` (the same stream orders
+    // the zeros' upload before the timed work and the read-back after it).
     if (kind == "d2h") {
-      zeros.swap(host);
+      std::memset(host.data(), 0, size);
     } else {
-      s.copy_to_host(a, zeros.data(), size);
+      std::fill(readback.begin(), readback.end(), 0);
+      s.copy_to_device(readback.data(), a, size);
+    }
+    const double t = best_seconds(dev, s, op, warmup, reps);
+    if (kind != "d2h") {
+      s.copy_to_host(a, readback.data(), size);
       s.synchronize();
     }
-    if (std::string wrong = check_output(kind, zeros); !wrong.empty())
+    if (std::string wrong = check_output(kind, kind == "d2h" ? host : readback); !wrong.empty())
       return Outcome::fail(wrong + (kernel ? " (block " + std::to_string(block) + ")" : ""));
-    if (kind == "d2h")
-      zeros.swap(host);
     if (kernel)
       per_block[std::to_string(block)] = t > 0 ? counted / t : 0;
     if (t > 0 && (best == 0 || t < best)) {

@@ -207,8 +207,9 @@ VerifyResult verify_package(const std::string &path) {
       problem("SHA256SUMS was changed");
   }
   try {
-    const json results = json::parse(files["results.json"]);
-    const json manifest = json::parse(files["suite.json"]);
+    v.results = json::parse(files["results.json"]);
+    v.manifest = json::parse(files["suite.json"]);
+    const json &results = v.results, &manifest = v.manifest;
     v.package = json::parse(files["package.json"]);
     v.verdict = compute_verdict(results, manifest);
     if (v.package["suite_sha256"] != sha256_hex(manifest.dump()))

@@ -74,6 +74,14 @@ std::string statement(const json &results, const json &pkg) {
     << "Verdict:  " << verdict_line(results["verdict"]) << "\n";
   for (const json &f : results["verdict"]["failing"])
     o << "  " << f["status"].get<std::string>() << "  " << f["id"].get<std::string>() << "\n";
+  const json none = json::array();
+  const json &exempt =
+      results["verdict"].contains("not_supported") ? results["verdict"]["not_supported"] : none;
+  if (!exempt.empty())
+    o << "\nNot supported, each exempted by the profile:\n";
+  for (const json &n : exempt)
+    o << "  " << n["id"].get<std::string>() << ": " << n.value("reason", "") << " ("
+      << n.value("exempt_because", "") << ")\n";
   o << "\nEvery member of this package is listed with its SHA-256 in SHA256SUMS;\n"
     << "`tl-conform verify <package>` checks them, re-derives the verdict from results.json\n"
     << "and suite.json, and detects any changed byte of the archive.\n";

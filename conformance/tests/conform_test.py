@@ -228,13 +228,29 @@ def tamper(args):
         check(p.returncode == 2 and "FAILED" in p.stdout, f"{name}: a changed byte went unnoticed")
     open(bad, "wb").write(good[:-700])
     check(run(args, ["verify", bad]).returncode == 2, "truncation went unnoticed")
-    # A forger who flips a failure to a pass and re-hashes the member still changes the verdict.
+    # A changed byte anywhere: 64 positions spread over the whole archive, each must fail.
+    for i in range(64):
+        data = bytearray(good)
+        off = (len(good) - 1) * i // 63
+        data[off] ^= 0x20
+        open(bad, "wb").write(bytes(data))
+        p = subprocess.run([args.tl_conform, "verify", bad], capture_output=True, text=True)
+        check(p.returncode == 2, f"a changed byte at {off} of {len(good)} went unnoticed")
+    # A forger who changes a result and re-hashes the member still changes the verdict: a
+    # failure flipped to a pass, or (when everything passed) a pass flipped to a failure.
     with tarfile.open(pkg) as t:
         files = {m.name: t.extractfile(m).read() for m in t.getmembers()}
     doc = json.loads(files["results.json"])
     failing = [r for r in doc["results"] if r["status"] in ("fail", "crash", "timeout")]
-    if failing:
-        failing[0]["status"] = "pass"
+    passing = [r for r in doc["results"] if r["status"] == "pass"]
+    original = files
+    for forged in [failing[:1], passing[:1]]:
+        if not forged:
+            continue
+        files = dict(original)
+        doc = json.loads(files["results.json"])
+        r = next(x for x in doc["results"] if x["id"] == forged[0]["id"])
+        r["status"] = "pass" if r["status"] != "pass" else "fail"
         files["results.json"] = (json.dumps(doc, indent=2) + "\n").encode()
         import hashlib
         sums = "".join(f"{hashlib.sha256(files[n]).hexdigest()}  {n}\n"
@@ -248,7 +264,8 @@ def tamper(args):
                 info.mode = 0o644
                 t.addfile(info, io.BytesIO(data))
         p = run(args, ["verify", bad])
-        check(p.returncode == 2, "a re-hashed forgery went unnoticed")
+        check(p.returncode == 2 and "verdict is not the one the results give" in p.stdout,
+              f"a re-hashed forgery of {r['id']} went unnoticed")
 
 
 def nonstandard(args):

@@ -8,6 +8,8 @@
 #include "suite_pin.h"
 #include "worker.h"
 
+#include "tl/compiler/targets.h"
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -283,6 +285,21 @@ bool run_tests(const RunConfig &cfg, const std::vector<TestDef> &pending, const 
   return false;
 }
 
+/// The compiler the tests use on this device: the target chosen for it and what decides that
+/// target's code (its identity: the LLVM version and target machine for llvm-cpu, ...).
+json compiler_used(const json &device, const Paths &paths) {
+  std::string error, target = paths.target;
+  if (target.empty())
+    target = compile::target_for_device(device.value("target", ""), device.value("targets", ""),
+                                        &error);
+  json c = {{"tl_version", TL_CONFORM_VERSION}, {"target", target}};
+  if (const compile::RegisteredTarget *t = target.empty() ? nullptr : compile::find_target(target))
+    c["identity"] = t->identity({});
+  else
+    c["error"] = target.empty() ? error : compile::unknown_target(target);
+  return c;
+}
+
 /// The log's first line: what ran, on what, with which suite (resume checks it).
 json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json &manifest,
                 size_t selected, size_t profile_tests) {
@@ -308,6 +325,7 @@ json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json 
   if (desc.plugin.contains("path"))
     header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
   header["provenance"] = run_provenance(cfg.paths);
+  header["provenance"]["compiler"] = compiler_used(desc.device, cfg.paths);
   header["non_standard"] = header["provenance"]["non_standard"];
   return header;
 }

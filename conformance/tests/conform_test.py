@@ -305,6 +305,8 @@ def nonstandard(args):
                            if f.endswith(".tar")][0]) as t:
             statement = t.extractfile("statement.txt").read().decode()
         check("NON-STANDARD" in statement, f"{name}: the package's statement does not say so")
+        for f in ["junit.xml", "report.html"]:
+            check("NON-STANDARD" in open(os.path.join(out, f)).read(), f"{name}: {f} hides it")
         if name == "data":  # verify names a package made with other data than this kit's
             v = run(args, ["verify", os.path.join(out, [f for f in os.listdir(out)
                                                         if f.endswith(".tar")][0])])

@@ -192,7 +192,8 @@ Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
     if (!p->type().is_tensor())
       continue;
     const interp::HostTensor &d = a.dev_t[ti];
-    const bool fp64 = ir::is_float(d.dtype()) && ("," + fp32_ref + ",").find("," + p->name() + ",") == std::string::npos;
+    const bool fp64 = ir::is_float(d.dtype()) &&
+                      ("," + fp32_ref + ",").find("," + p->name() + ",") == std::string::npos;
     const interp::HostTensor &r = fp64 ? a.ref64_t[ti] : a.ref_t[ti];
     ++ti;
     std::vector<double> dv(d.num_elements()), rv(r.num_elements());

@@ -10,7 +10,11 @@
 #include "tl/reference/metrics.h"
 #include "tl/reference/ops.h"
 
+#include <array>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <random>
 
 namespace tl::conform {
@@ -32,16 +36,23 @@ struct ContractCase {
 };
 
 // K up to 4096 and rows up to 8192 wide (4097: ragged against every tile); `full` goes larger.
-const std::vector<ContractCase> kCases = {
-    {"gemm", {64, 64, 4096}, true},       {"gemm", {128, 96, 1024}, true},
-    {"softmax", {8, 8192}, true},         {"softmax", {4, 4097}, true},
-    {"layernorm", {8, 8192}, true},       {"layernorm", {4, 4097}, true},
-    {"sum", {8192}, true},                {"sum", {65536}, true},
-    {"row_sum", {64, 8192}, true},        {"vector_add", {262147}, true},
-    {"gemm", {256, 256, 4096}, false},    {"gemm", {100, 300, 2049}, false},
-    {"softmax", {32, 16384}, false},      {"layernorm", {32, 16384}, false},
-    {"sum", {1048576}, false},            {"row_sum", {256, 16384}, false},
-    {"vector_add", {4194307}, false}};
+const std::vector<ContractCase> kCases = {{"gemm", {64, 64, 4096}, true},
+                                          {"gemm", {128, 96, 1024}, true},
+                                          {"softmax", {8, 8192}, true},
+                                          {"softmax", {4, 4097}, true},
+                                          {"layernorm", {8, 8192}, true},
+                                          {"layernorm", {4, 4097}, true},
+                                          {"sum", {8192}, true},
+                                          {"sum", {65536}, true},
+                                          {"row_sum", {64, 8192}, true},
+                                          {"vector_add", {262147}, true},
+                                          {"gemm", {256, 256, 4096}, false},
+                                          {"gemm", {100, 300, 2049}, false},
+                                          {"softmax", {32, 16384}, false},
+                                          {"layernorm", {32, 16384}, false},
+                                          {"sum", {1048576}, false},
+                                          {"row_sum", {256, 16384}, false},
+                                          {"vector_add", {4194307}, false}};
 
 /// Library kernels, relative to the TL source tree.
 std::string library_file(const std::string &op) {
@@ -146,8 +157,7 @@ Setup setup(const ContractCase &c, const Paths &paths, uint64_t seed) {
   const auto &d = c.shape;
   auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
   if (c.op == "gemm") {
-    s.tensors = {filled({d[0], d[2]}, u11), filled({d[2], d[1]}, u11),
-                 filled({d[0], d[1]}, zero)};
+    s.tensors = {filled({d[0], d[2]}, u11), filled({d[2], d[1]}, u11), filled({d[0], d[1]}, zero)};
     s.grid = {u(ceil_div(d[0], 32)), u(ceil_div(d[1], 32)), 1};
   } else if (c.op == "softmax") {
     s.tensors = {filled(d, [&] { return normal(0, 4); }), filled(d, zero)};
@@ -185,8 +195,8 @@ std::vector<double> independent_reference(const ContractCase &c, const Setup &s)
   const std::vector<double> x = values(s.tensors[0]);
   if (c.op == "gemm") {
     const std::vector<double> b = values(s.tensors[1]);
-    tl::ref::gemm(false, false, d[0], d[1], d[2], 1, x.data(), d[2], b.data(), d[1], 0,
-                  out.data(), d[1]);
+    tl::ref::gemm(false, false, d[0], d[1], d[2], 1, x.data(), d[2], b.data(), d[1], 0, out.data(),
+                  d[1]);
   } else if (c.op == "softmax") {
     tl::ref::softmax_rows(d[0], d[1], x.data(), out.data());
   } else if (c.op == "layernorm") {
@@ -247,9 +257,12 @@ Outcome run_contract(WorkerContext &ctx, const TestDef &t) {
   const std::vector<double> actual = values(out), ref = values(ref_t.back());
   const double ref_error =
       tl::ref::normwise_relative_error(int64_t(ref.size()), ref.data(), indep.data());
-  if (!(ref_error <= 1e-12))
-    return Outcome::fail("the kernel's fp64 run differs from reference/'s " + c->op + " by " +
-                         std::to_string(ref_error) + " normwise: the kernel is wrong, not the device");
+  if (!(ref_error <= 1e-12)) {
+    char e[32];
+    std::snprintf(e, sizeof e, "%.3g", ref_error);
+    return Outcome::fail("the kernel's fp64 run differs from reference/'s " + c->op + " by " + e +
+                         " normwise (> 1e-12): the kernel is wrong, not the device");
+  }
   CompareResult r = compare({ScalarKind::F32, &actual, &ref, nullptr, 1}, tol);
   r.metrics["op"] = "contract." + c->op;
   r.metrics["dtype"] = "f32";

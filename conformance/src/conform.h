@@ -34,6 +34,8 @@ struct TestDef {
   double timeout_s = 60;
   bool exclusive = false; // timing tests run alone, nothing else on the machine
   json params = json::object();
+  /// Set from the run's profile: why this test may be not-supported ("" : it must run).
+  std::string optional_because = "";
 };
 
 /// What a test produced. `metrics` are the numbers the reports chart (errors, bandwidths, ...).

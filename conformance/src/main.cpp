@@ -3,8 +3,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "conform.h"
 #include "package.h"
+#include "profiles.h"
 #include "report.h"
 #include "runner.h"
+#include "verify.h"
 #include "worker.h"
 
 #include <boost/program_options.hpp>
@@ -28,7 +30,8 @@ commands:
   run       run them, each in its own process; writes results.jsonl (as tests finish),
             results.json, junit.xml, report.html and a certification package into --out
   report    rewrite the outputs of --out from its results.jsonl (e.g. after a killed run)
-  verify    check a certification package: every byte, every hash, and the verdict
+  verify    check a certification package: every byte, every hash, the verdict, that its
+            suite is this kit's; --rerun --device D re-executes a sample of its tests on D
 
 )";
 
@@ -38,7 +41,7 @@ void add_selection(po::options_description &d) {
       "suite", po::value<std::vector<std::string>>()->composing(),
       "api, precision, compiler, bandwidth, performance (repeatable; default all)")(
       "profile", po::value<std::string>()->default_value("core"),
-      "core (required for certification) or full")(
+      "core, npu-core (core with f64/i64 exempted) or full: data/profiles.json")(
       "filter", po::value<std::vector<std::string>>()->composing(),
       "test id glob, '-glob' excludes (repeatable)")(
       "plugin-path", po::value<std::string>(), "extra plugin files or directories (':'-separated)")(
@@ -57,8 +60,6 @@ RunConfig config_from(const po::variables_map &vm) {
   RunConfig c;
   c.device = vm["device"].as<std::string>();
   c.profile = vm["profile"].as<std::string>();
-  if (c.profile != "core" && c.profile != "full")
-    throw std::runtime_error("--profile must be core or full");
   if (vm.count("suite"))
     c.suites = vm["suite"].as<std::vector<std::string>>();
   for (const std::string &s : c.suites)
@@ -69,6 +70,7 @@ RunConfig config_from(const po::variables_map &vm) {
   c.paths = {vm["data-dir"].as<std::string>(), vm["corpus-dir"].as<std::string>(),
              vm["source-dir"].as<std::string>(), vm["cts"].as<std::string>(),
              vm["target"].as<std::string>()};
+  load_profile(c.paths.data_dir, c.profile); // an unknown profile is a usage error, named
   if (vm.count("plugin-path")) {
     // Workers and the CTS inherit it: they see exactly the devices this run names.
     std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();
@@ -155,19 +157,41 @@ int cmd_report(const std::vector<std::string> &args) {
   return rc;
 }
 
+Paths kit_paths() {
+  return {TL_CONFORM_DATA_DIR, TL_CONFORM_CORPUS_DIR, TL_SOURCE_DIR, TL_CONFORM_CTS, ""};
+}
+
 int cmd_verify(const std::vector<std::string> &args) {
-  if (args.size() != 1) {
-    std::cerr << "usage: tl-conform verify PACKAGE.tar\n";
-    return 2;
+  po::options_description d("verify options");
+  d.add_options()("package", po::value<std::string>()->required(), "the certification package")(
+      "rerun", "re-execute a sample of the package's tests on --device and compare")(
+      "device", po::value<std::string>(), "the device to re-run on (with --rerun)")(
+      "sample", po::value<size_t>()->default_value(16),
+      "how many tests --rerun executes (0: all), drawn from the package's SHA-256")(
+      "out", po::value<std::string>()->default_value("conform-rerun"),
+      "where the re-run's outputs go")("jobs,j", po::value<int>()->default_value(1),
+                                      "tests re-run in parallel")(
+      "plugin-path", po::value<std::string>(), "extra plugin files or directories");
+  po::positional_options_description pos;
+  pos.add("package", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+  po::notify(vm);
+  const std::string path = vm["package"].as<std::string>();
+  if (vm.count("rerun") && !vm.count("device"))
+    throw std::runtime_error("--rerun needs --device: the device the package certifies");
+  if (vm.count("plugin-path")) {
+    std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();
+    setenv("TL_PLUGIN_PATH", p.c_str(), 1);
   }
-  VerifyResult v = verify_package(args[0]);
+  VerifyResult v = verify_package(path);
   if (!v.intact) {
-    std::cout << "verify: " << args[0] << " FAILED\n";
+    std::cout << "verify: " << path << " FAILED\n";
     for (const std::string &p : v.problems)
       std::cout << "  " << p << "\n";
     return 2;
   }
-  std::cout << "verify: " << args[0] << " intact (every member matches SHA256SUMS, canonical "
+  std::cout << "verify: " << path << " intact (every member matches SHA256SUMS, canonical "
             << "archive bytes)\n  plugin " << v.package["plugin"].value("name", "?") << " sha256 "
             << v.package["plugin"].value("sha256", "?") << "\n  suite "
             << v.package["suite_version"].get<std::string>() << " sha256 "
@@ -176,8 +200,41 @@ int cmd_verify(const std::vector<std::string> &args) {
   for (const json &f : v.verdict["failing"])
     std::cout << "  " << f["status"].get<std::string>() << "  " << f["id"].get<std::string>()
               << "\n";
+  bool ok = v.verdict.value("certified", false);
+  // A package is evidence only for the suite this kit defines: the same tests, parameters,
+  // tolerance table, profiles and corpus.
+  const auto kit = kit_differences(v.results, v.manifest, kit_paths());
+  if (kit.empty()) {
+    std::cout << "kit: the package's suite is this kit's canonical suite for its profile\n";
+  } else {
+    std::cout << "kit: the package was NOT made with this kit's suite:\n";
+    for (const std::string &k : kit)
+      std::cout << "  " << k << "\n";
+    ok = false;
+  }
   std::cout << "verdict: " << verdict_line(v.verdict) << "\n";
-  return v.verdict.value("certified", false) ? 0 : 1;
+  if (vm.count("rerun")) {
+    RerunOptions r;
+    r.device = vm["device"].as<std::string>();
+    r.sample = vm["sample"].as<size_t>();
+    r.out_dir = vm["out"].as<std::string>();
+    r.jobs = vm["jobs"].as<int>();
+    const auto ids = rerun_sample(v.results, sha256_file(path), r.sample);
+    std::cout << "rerun: " << ids.size() << " test(s) drawn from the package's SHA-256, on device "
+              << r.device << " (outputs in " << r.out_dir << ")\n";
+    json report;
+    const auto mismatches = rerun_and_compare(v.results, v.manifest, ids, r, kit_paths(), report);
+    std::ofstream(r.out_dir + "/rerun.json") << report.dump(2) << "\n";
+    if (mismatches.empty()) {
+      std::cout << "rerun: REPRODUCED: every re-run test gives the package's result\n";
+    } else {
+      std::cout << "rerun: NOT REPRODUCED (" << mismatches.size() << " mismatch(es)):\n";
+      for (const std::string &m : mismatches)
+        std::cout << "  " << m << "\n";
+      ok = false;
+    }
+  }
+  return ok ? 0 : 1;
 }
 
 int cmd_worker(const std::vector<std::string> &args) {

@@ -74,6 +74,14 @@ std::string statement(const json &results, const json &pkg) {
     << "Verdict:  " << verdict_line(results["verdict"]) << "\n";
   for (const json &f : results["verdict"]["failing"])
     o << "  " << f["status"].get<std::string>() << "  " << f["id"].get<std::string>() << "\n";
+  const json none = json::array();
+  const json &exempt =
+      results["verdict"].contains("not_supported") ? results["verdict"]["not_supported"] : none;
+  if (!exempt.empty())
+    o << "\nNot supported, each exempted by the profile:\n";
+  for (const json &n : exempt)
+    o << "  " << n["id"].get<std::string>() << ": " << n.value("reason", "") << " ("
+      << n.value("exempt_because", "") << ")\n";
   o << "\nEvery member of this package is listed with its SHA-256 in SHA256SUMS;\n"
     << "`tl-conform verify <package>` checks them, re-derives the verdict from results.json\n"
     << "and suite.json, and detects any changed byte of the archive.\n";
@@ -207,8 +215,9 @@ VerifyResult verify_package(const std::string &path) {
       problem("SHA256SUMS was changed");
   }
   try {
-    const json results = json::parse(files["results.json"]);
-    const json manifest = json::parse(files["suite.json"]);
+    v.results = json::parse(files["results.json"]);
+    v.manifest = json::parse(files["suite.json"]);
+    const json &results = v.results, &manifest = v.manifest;
     v.package = json::parse(files["package.json"]);
     v.verdict = compute_verdict(results, manifest);
     if (v.package["suite_sha256"] != sha256_hex(manifest.dump()))

@@ -28,7 +28,9 @@ struct VerifyResult {
   bool intact = false;
   std::vector<std::string> problems;
   json verdict;
-  json package; // package.json
+  json package;  // package.json
+  json results;  // results.json
+  json manifest; // suite.json
 };
 VerifyResult verify_package(const std::string &path);
 

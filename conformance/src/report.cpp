@@ -95,24 +95,43 @@ json load_log(const std::string &path) {
 
 json compute_verdict(const json &results, const json &manifest) {
   const std::string profile = results["run"]["profile"];
-  std::map<std::string, std::string> status;
+  std::map<std::string, json> by_id;
   for (const json &r : results["results"])
-    status[r["id"]] = r["status"];
+    by_id[r["id"]] = r;
   json verdict = {{"profile", profile}};
-  json failing = json::array(), missing = json::array();
+  json failing = json::array(), missing = json::array(), not_supported = json::array();
   bool core_ok = true, all_ok = true;
+  std::map<std::string, bool> suite_ok; // per suite: every test of the profile ran and passed
+  auto fails = [&](const std::string &suite, bool core) {
+    all_ok = false;
+    core_ok = core_ok && !core;
+    suite_ok[suite] = false;
+  };
   for (const json &t : manifest.value("tests", json::array())) {
     const std::string id = t["id"];
+    const std::string suite = id.substr(0, id.find('.'));
+    suite_ok.emplace(suite, true);
     const bool core = t.value("profile", "") == "core";
-    auto it = status.find(id);
-    if (it == status.end()) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
       missing.push_back(id);
-      all_ok = false;
-      core_ok = core_ok && !core;
-    } else if (is_failure(it->second)) {
-      failing.push_back({{"id", id}, {"status", it->second}});
-      all_ok = false;
-      core_ok = core_ok && !core;
+      fails(suite, core);
+      continue;
+    }
+    const std::string status = it->second["status"];
+    if (is_failure(status)) {
+      failing.push_back({{"id", id}, {"status", status}});
+      fails(suite, core);
+    } else if (status == "not-supported") {
+      // Only what the profile makes optional may be missing; the rest fails, whatever the log.
+      const std::string why = t.value("optional_because", "");
+      if (why.empty()) {
+        failing.push_back({{"id", id}, {"status", "not-supported, required by the profile"}});
+        fails(suite, core);
+      } else {
+        not_supported.push_back(
+            {{"id", id}, {"reason", it->second.value("message", "")}, {"exempt_because", why}});
+      }
     }
   }
   for (const json &r : results["results"]) // failures outside the manifest (a lost device)
@@ -122,38 +141,58 @@ json compute_verdict(const json &results, const json &manifest) {
       failing.push_back({{"id", r["id"]}, {"status", r["status"]}});
       core_ok = all_ok = false;
     }
-  if (!results["run"].value("device_ok", true))
-    core_ok = all_ok = false;
+  bool run_ok = results["run"].value("device_ok", true);
   const bool suite_modified =
       results["run"].value("suite_sha256", "") != sha256_hex(manifest.dump());
-  if (suite_modified)
-    core_ok = all_ok = false;
   // A run that changed what the verdict rests on, or a package `report` rebuilt from a log,
   // is never certified, whatever its results.
   json non_standard = results["run"].value("non_standard", json::array());
   if (results["run"].value("rebuilt_by_report", false))
     non_standard.push_back("rebuilt by `tl-conform report` from results.jsonl");
-  if (!non_standard.empty())
-    core_ok = all_ok = false;
+  run_ok = run_ok && !suite_modified && non_standard.empty();
+  core_ok = core_ok && run_ok;
+  all_ok = all_ok && run_ok;
   json certified = json::array();
-  if (core_ok)
+  if (all_ok)
+    certified.push_back(profile);
+  else if (core_ok && manifest.value("profile_definition", json::object()).value("tests", "") ==
+                          "full")
     certified.push_back("core");
-  if (all_ok && profile == "full")
-    certified.push_back("full");
+  json suites = json::array();
+  for (const auto &[suite, ok] : suite_ok)
+    if (ok && run_ok)
+      suites.push_back(suite);
   verdict["certified_profiles"] = certified;
-  verdict["certified"] = profile == "core" ? core_ok : all_ok;
+  verdict["certified"] = all_ok;
+  verdict["certified_suites"] = suites;
   verdict["failing"] = failing;
   verdict["missing"] = missing;
+  verdict["not_supported"] = not_supported;
   verdict["suite_matches_manifest"] = !suite_modified;
   verdict["non_standard"] = non_standard;
   return verdict;
 }
 
+/// "f64 (3 tests: exempted by npu-core: ...), u32 (2 tests: ...)": the not-supported tests,
+/// grouped by the reason that exempts them.
+std::string exemptions(const json &v) {
+  std::map<std::string, int> count;
+  for (const json &n : v.value("not_supported", json::array()))
+    ++count[n.value("exempt_because", "")];
+  std::string s;
+  for (const auto &[why, n] : count)
+    s += (s.empty() ? "" : "; ") + std::to_string(n) + " test(s) not supported, " + why;
+  return s;
+}
+
 std::string verdict_line(const json &v) {
   std::ostringstream o;
   const std::string profile = v["profile"];
+  const std::string exempt = exemptions(v);
   if (v.value("certified", false)) {
     o << "CERTIFIED for profile " << profile;
+    if (!exempt.empty())
+      o << " (" << exempt << ")";
     return o.str();
   }
   const json none = json::array();
@@ -171,6 +210,14 @@ std::string verdict_line(const json &v) {
     o << ", suite definition does not match its hash";
   for (const json &p : v["certified_profiles"])
     o << " (certified for profile " << p.get<std::string>() << ")";
+  if (v.contains("certified_suites") && !v["certified_suites"].empty()) {
+    o << " (suites passing in full:";
+    for (const json &s : v["certified_suites"])
+      o << " " << s.get<std::string>();
+    o << ")";
+  }
+  if (!exempt.empty())
+    o << " (" << exempt << ")";
   return o.str();
 }
 

@@ -3,6 +3,7 @@
 #include "runner.h"
 
 #include "process.h"
+#include "profiles.h"
 #include "report.h"
 #include "suite_pin.h"
 #include "worker.h"
@@ -147,6 +148,15 @@ json finish_record(const Running &r, int wait_status, const json &expected) {
                      file_tail(r.log_path, 1500);
     rec["metrics"] = json::object();
     rec["duration_s"] = dt.count();
+  }
+  // Not supported is an answer only for what the profile makes optional; a required dtype,
+  // capability or backend the device lacks fails the test.
+  if (rec["status"] == "not-supported" && r.test.optional_because.empty()) {
+    rec["status"] = "fail";
+    rec["message"] = "required by the profile, but not supported: " +
+                     rec["message"].get<std::string>();
+  } else if (rec["status"] == "not-supported") {
+    rec["optional_because"] = r.test.optional_because;
   }
   for (const json &e : expected)
     if (fnmatch(e.value("test", "").c_str(), r.test.id.c_str(), 0) == 0) {
@@ -368,9 +378,10 @@ std::vector<TestDef> list_all(const Paths &paths, const DeviceDescription &desc)
 }
 
 std::vector<TestDef> select_tests(const RunConfig &cfg, const std::vector<TestDef> &all) {
+  const Profile profile = load_profile(cfg.paths.data_dir, cfg.profile);
   std::vector<TestDef> out;
   for (const TestDef &t : all) {
-    if (cfg.profile == "core" && t.profile != "core")
+    if (!in_profile(profile, t))
       continue;
     if (!cfg.suites.empty() &&
         std::find(cfg.suites.begin(), cfg.suites.end(), t.suite) == cfg.suites.end())
@@ -378,6 +389,7 @@ std::vector<TestDef> select_tests(const RunConfig &cfg, const std::vector<TestDe
     if (!matches_filters(t.id, cfg.filters))
       continue;
     out.push_back(t);
+    out.back().optional_because = optional_because(profile, t);
     if (cfg.timeout_override > 0)
       out.back().timeout_s = cfg.timeout_override;
   }
@@ -387,16 +399,27 @@ std::vector<TestDef> select_tests(const RunConfig &cfg, const std::vector<TestDe
 json suite_manifest(const std::vector<TestDef> &profile_tests, const Paths &paths,
                     const std::string &plugin, const std::string &profile) {
   json tests = json::array();
-  for (const TestDef &t : profile_tests)
+  for (const TestDef &t : profile_tests) {
     tests.push_back({{"id", t.id}, {"profile", t.profile}, {"params", t.params}});
+    if (!t.optional_because.empty())
+      tests.back()["optional_because"] = t.optional_because;
+  }
   json data = json::object();
   for (const std::string &f :
-       {std::string("tolerances.json"), "expected-failures-" + plugin + ".json",
-        "baseline-" + plugin + ".json"}) {
+       {std::string("tolerances.json"), std::string("profiles.json"),
+        "expected-failures-" + plugin + ".json", "baseline-" + plugin + ".json"}) {
     const std::string p = paths.data_dir + "/" + f;
     data[f] = fs::exists(p) ? json(sha256_file(p)) : json(nullptr);
   }
-  return {{"suite_version", kSuiteVersion}, {"profile", profile}, {"data", data}, {"tests", tests}};
+  const Profile p = load_profile(paths.data_dir, profile);
+  json optional = json::object();
+  for (const auto &[item, why] : p.optional)
+    optional[item] = why;
+  return {{"suite_version", kSuiteVersion},
+          {"profile", profile},
+          {"profile_definition", {{"tests", p.tests}, {"about", p.about}, {"optional", optional}}},
+          {"data", data},
+          {"tests", tests}};
 }
 
 DeviceDescription describe_device(const RunConfig &cfg, const std::string &log_path) {

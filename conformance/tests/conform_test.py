@@ -78,8 +78,14 @@ def cpu_core_run(args):
             check(ok, f"{r['id']}: {r['message'][:300]}")
         else:
             check(r["status"] in ("pass", "fail") and r["metrics"], f"{r['id']} did not measure")
+    # The deterministic suites certify on cpu (the timing suites depend on a datasheet and a
+    # quiet machine).
+    certified = set(doc["verdict"]["certified_suites"])
+    check({"api", "precision", "compiler"} <= certified,
+          f"cpu's deterministic suites not certified: {sorted(certified)}")
     v = run(args, ["verify", pkg])
     check(v.returncode in (0, 1) and "intact" in v.stdout and "verdict:" in v.stdout, "verify")
+    check("this kit's canonical suite" in v.stdout, "verify does not check the package's suite")
 
 
 def faulty(args, kind, filters, extra=()):
@@ -134,6 +140,24 @@ def faulty_noop(args):
     for k, v in r.items():
         check(v["status"] == "fail" and "after the timed" in v["message"],
               f"{k}: a no-op launch was not caught: {v['status']} {v['message'][:200]}")
+
+
+def faulty_dropdtypes(args):
+    # Declaring no f16, bf16 or f64 turns those tests into not-supported: under core that is a
+    # failure (the profile requires them); npu-core exempts f64 by name, never f16 or bf16.
+    filters = ["precision.add.*.4099", "precision.cast.f64-f32.rne.4099"]
+    r = faulty(args, "dropdtypes", filters)
+    for t in ["add.f16", "add.bf16", "cast.f64-f32.rne"]:
+        v = r[f"precision.{t}.4099"]
+        check(v["status"] == "fail" and "required by the profile" in v["message"],
+              f"a dropped dtype was accepted ({t}): {v['status']} {v['message'][:200]}")
+    check(r["precision.add.f32.4099"]["status"] == "pass", "f32 still runs")
+    r = faulty(args, "dropdtypes", filters, ["--profile", "npu-core"])
+    f64 = r["precision.cast.f64-f32.rne.4099"]
+    check(f64["status"] == "not-supported" and "exempted by npu-core" in f64["optional_because"],
+          f"npu-core must exempt f64 by name: {f64}")
+    for dt in ["f16", "bf16"]:
+        check(r[f"precision.add.{dt}.4099"]["status"] == "fail", f"npu-core accepted no {dt}")
 
 
 def faulty_abi(args):
@@ -264,6 +288,11 @@ def nonstandard(args):
                            if f.endswith(".tar")][0]) as t:
             statement = t.extractfile("statement.txt").read().decode()
         check("NON-STANDARD" in statement, f"{name}: the package's statement does not say so")
+        if name == "data":  # verify names a package made with other data than this kit's
+            v = run(args, ["verify", os.path.join(out, [f for f in os.listdir(out)
+                                                        if f.endswith(".tar")][0])])
+            check(v.returncode == 1 and "NOT made with this kit's suite" in v.stdout,
+                  "verify accepted a package made with another tolerance table")
     # `report` rebuilds the outputs of a run; its package is never certified.
     rebuilt = fresh(args, "rebuilt")
     shutil.copytree(os.path.join(args.work, "core"), rebuilt)
@@ -282,18 +311,57 @@ def nonstandard(args):
           f"an appended result was accepted: rc {p.returncode}")
 
 
+def rerun(args):
+    # verify --rerun executes the package's tests again on the device: the device that made it
+    # reproduces it; a device that gives other results does not.
+    out = fresh(args, "rerun_source")
+    run(args, ["run", "--device", "cpu", "--out", out, "--filter", "precision.*.f32.4099",
+               "--filter", "compiler.library_*", "--jobs", "2", "--quiet"])
+    pkg = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".tar")][0]
+    again = fresh(args, "rerun_same")
+    p = run(args, ["verify", pkg, "--rerun", "--device", "cpu", "--sample", "0", "--out", again,
+                   "--jobs", "2"])
+    check(p.returncode == 1 and "REPRODUCED" in p.stdout and "NOT REPRODUCED" not in p.stdout,
+          "the device that made the package does not reproduce it (rc 1: a partial run)")
+    ids = [r["id"] for r in json.load(open(os.path.join(again, "rerun.json")))]
+    check(len(ids) == len(results(out)["results"]), "--sample 0 re-runs every test")
+    # The sample is drawn from the package's hash: the same package, the same tests.
+    picks = []
+    for i in range(2):
+        d = fresh(args, f"rerun_sample{i}")
+        run(args, ["verify", pkg, "--rerun", "--device", "cpu", "--sample", "3", "--out", d])
+        picks.append([r["id"] for r in json.load(open(os.path.join(d, "rerun.json")))])
+    check(picks[0] == picks[1] and len(picks[0]) == 3, f"the sample is not fixed: {picks}")
+    wrong = fresh(args, "rerun_wrong")
+    lib = os.path.join(args.faulty_dir, "libtl_plugin_faulty_wrong.so")
+    p = run(args, ["verify", pkg, "--rerun", "--device", "faulty_wrong", "--plugin-path", lib,
+                   "--sample", "0", "--out", wrong, "--jobs", "2"])
+    check(p.returncode == 1 and "NOT REPRODUCED" in p.stdout and
+          "the package says pass, the device gives fail" in p.stdout,
+          "results another device gives were not caught")
+
+
 def npusim_core_run(args):
-    # The simulated NPU's time is simulated, so every suite is deterministic: it must certify.
+    # The simulated NPU's time is simulated, so every suite is deterministic: it must certify,
+    # under npu-core (f64 and i64 exempted by name, each listed), and re-run to the same results.
     out = fresh(args, "npusim")
-    p = run(args, ["run", "--device", "npusim", "--profile", "core", "--out", out, "--jobs", "2",
-                   "--quiet"])
+    p = run(args, ["run", "--device", "npusim", "--profile", "npu-core", "--out", out,
+                   "--jobs", "2", "--quiet"])
     doc, pkg = check_outputs(out)
     failing = [(r["id"], r["message"][:200]) for r in doc["results"]
                if r["status"] in ("fail", "crash", "timeout")]
     check(doc["verdict"]["certified"] and p.returncode == 0,
           f"npusim not certified: {doc['verdict']['non_standard']} {failing[:5]}")
-    v = run(args, ["verify", pkg])
-    check(v.returncode == 0 and "intact" in v.stdout, "npusim's package does not verify")
+    exempt = doc["verdict"]["not_supported"]
+    check(all(e["exempt_because"] for e in exempt) and
+          any("exempted by npu-core" in e["exempt_because"] for e in exempt),
+          f"npusim's not-supported tests are not each exempted by the profile: {exempt[:3]}")
+    check("not supported, f64: exempted by npu-core" in p.stdout, "the verdict lists exemptions")
+    again = fresh(args, "npusim_rerun")
+    v = run(args, ["verify", pkg, "--rerun", "--device", "npusim", "--sample", "12", "--out",
+                   again, "--jobs", "2"])
+    check(v.returncode == 0 and "intact" in v.stdout and "REPRODUCED" in v.stdout,
+          "npusim's package does not verify and re-run")
 
 
 def faulty_imprecise(args):
@@ -332,8 +400,9 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
-                                     faulty_abi, faulty_noop, resume, tamper, nonstandard,
-                                     npusim_core_run, faulty_imprecise]}
+                                     faulty_abi, faulty_noop, faulty_dropdtypes, resume,
+                                     tamper, nonstandard, rerun, npusim_core_run,
+                                     faulty_imprecise]}
     tests[args.test](args)
     print("OK", args.test)
 

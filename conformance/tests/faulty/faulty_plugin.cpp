@@ -5,6 +5,7 @@
 //   WRONG  launches complete, then every 97th float of every tensor argument is off by 2^-10
 //   ABI    the table reports vendor ABI 99 (the runtime must refuse the plugin)
 //   NOOP   launches report success and do nothing (timed outputs must be checked)
+//   DROPDTYPES  declares no f16, bf16 or f64 (what a profile requires cannot be left out)
 //   IMPRECISE  every f32 tensor a launch used comes back to the host 16-64 ulp off (about 4e-6
 //          relative: inside the old n u cond bound of 2.6e-5, outside the 1e-6 fp32 contract)
 // SPDX-License-Identifier: Apache-2.0
@@ -40,6 +41,10 @@ tl_status device_query(void *device, tl_device_info *out_info) {
     std::snprintf(name, sizeof name, "%s (%s)", FAULTY_NAME, out_info->name);
     std::memcpy(out_info->name, name, sizeof name);
     std::snprintf(out_info->plugin, sizeof out_info->plugin, "%s", FAULTY_NAME);
+#ifdef FAULTY_DROPDTYPES
+    for (tl_dtype dt : {TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F64})
+      out_info->supported_dtypes &= ~(uint64_t(1) << dt);
+#endif
   }
   return s;
 }

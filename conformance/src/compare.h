@@ -21,9 +21,14 @@ namespace tl::conform {
 ///   roundoff of the accumulation format, cond = || |terms| sum || / || sum || (the condition of
 ///   the sum, computed by the reference on absolute values): the classical error bound.
 /// - exact: bit-for-bit (NaN matches any NaN).
+/// - combine: how normwise and gamma combine when both are set: "max" (the default: the looser
+///   holds) or "min" (the tighter: the fp32 contract where the classical bound is above it).
+/// - bound: the wording the README quotes for the rule (reported with the metrics).
 struct Tolerance {
   std::optional<double> ulp, normwise, gamma;
   bool exact = false;
+  bool combine_min = false;
+  std::string bound;  // wording of the rule, may be empty
   std::string source; // which table entry it came from, for messages
   json to_json() const;
 };

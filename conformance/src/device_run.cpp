@@ -79,7 +79,8 @@ void run_on_device(WorkerContext &ctx, const std::string &tlir, const std::strin
 }
 
 void run_on_interpreter(const std::string &tlir, const std::string &kernel,
-                        std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args) {
+                        std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args,
+                        bool fp64_reference) {
   auto m = parse_verified(tlir);
   const ir::Kernel *k = m->find_kernel(kernel);
   if (!k)
@@ -95,6 +96,7 @@ void run_on_interpreter(const std::string &tlir, const std::string &kernel,
   }
   interp::RunOptions opts;
   opts.grid = {int64_t(grid[0]), int64_t(grid[1]), int64_t(grid[2])};
+  opts.fp64_reference = fp64_reference;
   interp::RunResult r = interp::run(*k, values, opts);
   if (!r.ok)
     throw std::runtime_error("interpreter: " + r.error);

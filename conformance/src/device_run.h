@@ -33,9 +33,12 @@ using KernelArg = std::variant<interp::HostTensor *, int64_t, double>;
 void run_on_device(WorkerContext &ctx, const std::string &tlir, const std::string &kernel,
                    std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args);
 
-/// Runs the same kernel on the reference interpreter (the golden semantics).
+/// Runs the same kernel on the reference interpreter (the golden semantics). With
+/// `fp64_reference`, every float op is computed in fp64 without rounding (the ideal answer the
+/// fp32 contract is measured against); float tensors must then hold f64 storage.
 void run_on_interpreter(const std::string &tlir, const std::string &kernel,
-                        std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args);
+                        std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args,
+                        bool fp64_reference = false);
 
 /// Best-of-`reps` seconds of `op` queued on `stream`, after `warmup` untimed runs, measured
 /// between two device events (device timestamps) around each repetition.

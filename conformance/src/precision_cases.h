@@ -39,4 +39,9 @@ const std::vector<PrecisionCase> &precision_cases();
 std::string precision_kernel(const PrecisionCase &c);
 std::array<uint64_t, 3> precision_grid(const PrecisionCase &c);
 
+/// The fp32 contract cases (precision.contract.*, suite_contract.cpp): library kernels and
+/// blocked sums at user sizes against the interpreter's fp64 mode, normwise <= 1e-6.
+std::vector<TestDef> list_contract(const ListContext &ctx);
+Outcome run_contract(WorkerContext &ctx, const TestDef &t);
+
 } // namespace tl::conform

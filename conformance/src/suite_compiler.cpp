@@ -1,12 +1,16 @@
 // The compiler suite: a corpus of .tlir kernels compiled for the device's target and run
-// through the HAL, every tensor compared with the reference interpreter's run of the same IR.
+// through the HAL, every tensor compared with the reference interpreter's run of the same IR:
+// float tensors with its fp64 mode (the fp32 contract's reference), integer tensors exactly with
+// its normal mode (fp64 mode means nothing for them).
 //
 // A corpus file names its cases in comment lines:
 //   // conform-case: NAME kernel=K grid=X[,Y[,Z]] ARG=SPEC ...
 // SPEC: AxB (random: floats in [-1, 1), integers in [-100, 100]), zeros:AxB, iota:AxB,
 // int:LO:HI:AxB (random integers in [LO, HI)), or a number for a scalar. corpus/library.cases
 // names cases of the library kernels the same way, each line prefixed by the kernel file's
-// path in the source tree.
+// path in the source tree. fp32_ref=ARG[,ARG] compares those float arguments with the
+// interpreter's normal mode instead: outputs computed from the roundings the kernel asks for
+// (a cast with a rounding mode, then arithmetic on the rounding residual), which fp64 mode removes.
 // SPDX-License-Identifier: Apache-2.0
 #include "compare.h"
 #include "device_run.h"
@@ -139,18 +143,21 @@ interp::HostTensor case_tensor(ir::ScalarKind elem, const std::string &spec, std
   return h;
 }
 
-/// The same arguments twice: for the device and for the interpreter (tensors copied).
+/// The same arguments three times: for the device, the interpreter and its fp64 mode (tensors
+/// copied; floats in f64 storage for fp64 mode).
 struct CaseArgs {
-  std::vector<interp::HostTensor> dev_t, ref_t;
-  std::vector<KernelArg> dev_args, ref_args;
+  std::vector<interp::HostTensor> dev_t, ref_t, ref64_t;
+  std::vector<KernelArg> dev_args, ref_args, ref64_args;
 };
 
 /// Fills `a` with the kernel's arguments from the case's values; the error, or "".
 std::string make_case_args(const ir::Kernel &kernel, std::map<std::string, std::string> &kv,
                            uint64_t seed, CaseArgs &a) {
   std::mt19937_64 rng(seed);
-  a.dev_t.reserve(16);
-  a.ref_t.reserve(16);
+  const size_t n = kernel.body()->arguments().size();
+  a.dev_t.reserve(n);
+  a.ref_t.reserve(n);
+  a.ref64_t.reserve(n);
   for (const auto &p : kernel.body()->arguments()) {
     const std::string spec = kv[p->name()];
     if (spec.empty())
@@ -159,21 +166,24 @@ std::string make_case_args(const ir::Kernel &kernel, std::map<std::string, std::
       const bool f = ir::is_float(p->type().elem());
       a.dev_args.push_back(f ? KernelArg(std::stod(spec)) : KernelArg(int64_t(std::stoll(spec))));
       a.ref_args.push_back(a.dev_args.back());
+      a.ref64_args.push_back(a.dev_args.back());
       continue;
     }
     interp::HostTensor h = case_tensor(p->type().elem(), spec, rng);
     a.dev_t.push_back(h);
     a.ref_t.push_back(h);
+    a.ref64_t.push_back(ir::is_float(h.dtype()) ? h.converted(ir::ScalarKind::F64) : h);
     a.dev_args.push_back(&a.dev_t.back());
     a.ref_args.push_back(&a.ref_t.back());
+    a.ref64_args.push_back(&a.ref64_t.back());
   }
   return "";
 }
 
 /// Every tensor argument of the device's run against the interpreter's, within the compiler
-/// suite's tolerances.
-Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
-                             const CaseArgs &a) {
+/// suite's tolerances: floats against fp64 mode unless the case lists them in `fp32_ref`.
+Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel, const CaseArgs &a,
+                             const std::string &fp32_ref) {
   const auto table = ToleranceTable::load(ctx.paths.data_dir + "/tolerances.json");
   json per_tensor = json::array();
   std::string failure;
@@ -181,7 +191,10 @@ Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
   for (const auto &p : kernel.body()->arguments()) {
     if (!p->type().is_tensor())
       continue;
-    const interp::HostTensor &d = a.dev_t[ti], &r = a.ref_t[ti];
+    const interp::HostTensor &d = a.dev_t[ti];
+    const bool fp64 = ir::is_float(d.dtype()) &&
+                      ("," + fp32_ref + ",").find("," + p->name() + ",") == std::string::npos;
+    const interp::HostTensor &r = fp64 ? a.ref64_t[ti] : a.ref_t[ti];
     ++ti;
     std::vector<double> dv(d.num_elements()), rv(r.num_elements());
     for (size_t e = 0; e < dv.size(); ++e) {
@@ -192,13 +205,15 @@ Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
     CompareResult cr = compare({d.dtype(), &dv, &rv, nullptr, 1}, table.lookup("compiler", dt));
     cr.metrics.erase("ulp_histogram");
     cr.metrics["argument"] = p->name();
+    cr.metrics["reference"] = fp64 ? "interpreter fp64 mode" : "interpreter";
     per_tensor.push_back(cr.metrics);
     if (!cr.ok && failure.empty())
-      failure = "argument '" + p->name() + "': " + cr.message;
+      failure = std::string(fp64 ? "the interpreter's fp64 mode" : "the interpreter") +
+                ": argument '" + p->name() + "': " + cr.message;
   }
   json m = {{"tensors", per_tensor}};
   if (!failure.empty())
-    return Outcome::fail("device differs from the interpreter: " + failure, m);
+    return Outcome::fail("device differs from " + failure, m);
   return Outcome::pass(m);
 }
 
@@ -225,8 +240,9 @@ Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
   if (std::string error = make_case_args(*kernel, kv, ctx.seed, a); !error.empty())
     return Outcome::fail(error);
   run_on_interpreter(src, kv["kernel"], grid, a.ref_args);
+  run_on_interpreter(src, kv["kernel"], grid, a.ref64_args, /*fp64_reference=*/true);
   run_on_device(ctx, src, kv["kernel"], grid, a.dev_args);
-  return compare_case_tensors(ctx, *kernel, a);
+  return compare_case_tensors(ctx, *kernel, a, kv["fp32_ref"]);
 }
 
 } // namespace

@@ -363,14 +363,18 @@ Prepared prepare_dot(const PrecisionCase &c, Sampler &s) {
   return p;
 }
 
-std::vector<TestDef> list_precision(const ListContext &) {
+std::vector<TestDef> list_precision(const ListContext &ctx) {
   std::vector<TestDef> out;
   for (const PrecisionCase &c : precision_cases())
     out.push_back({c.id, "precision", c.core ? "core" : "full", 60, false, c.params()});
+  for (TestDef &t : list_contract(ctx))
+    out.push_back(std::move(t));
   return out;
 }
 
 Outcome run_precision(WorkerContext &ctx, const TestDef &t) {
+  if (t.id.rfind("precision.contract.", 0) == 0)
+    return run_contract(ctx, t);
   const PrecisionCase *c = nullptr;
   for (const PrecisionCase &pc : precision_cases())
     if (pc.id == t.id)

@@ -383,6 +383,33 @@ def npusim_core_run(args):
           "npusim's package does not verify and re-run")
 
 
+def faulty_imprecise(args):
+    # f32 outputs 16-64 ulp off (about 4e-6): inside the old n u cond bound (2.6e-5 for this dot),
+    # outside the fp32 contract. Contract tests and the f32 dot/sum fail on the 1e-6 bound;
+    # integer results and tests of other formats are untouched and pass.
+    contract = ["precision.contract.gemm.128x96x1024", "precision.contract.softmax.4x4097",
+                "precision.contract.layernorm.4x4097", "precision.contract.sum.8192",
+                "precision.dot.f32-f32.37x45x70", "precision.reduce_sum.f32.37x45.axis1",
+                "compiler.library_gemm.ragged"]
+    passing = ["precision.add.i32.4099", "precision.reduce_sum.f16.37x45.axis1"]
+    r = faulty(args, "imprecise", contract + passing)
+    for k in contract:
+        v = r[k]
+        check(v["status"] == "fail", f"{k}: 4e-6 errors were not caught: {v['status']}")
+        msg = v["message"]
+        check("normwise relative error" in msg and "> 1e-06" in msg,
+              f"{k}: the message must name the normwise error and the 1e-6 bound: {msg[:200]}")
+        errs = [v["metrics"]] if "normwise" in v["metrics"] else v["metrics"].get("tensors", [])
+        worst = max(float(m["normwise"]) for m in errs)
+        check(1e-6 < worst < 2.6e-5, f"{k}: normwise {worst} is not between the contract and the "
+              "old n u cond bound: the perturbation does not test what it should")
+    check("fp32 contract" in r["precision.contract.sum.8192"]["message"], "names the contract")
+    check(r["precision.dot.f32-f32.37x45x70"]["metrics"]["bound_used"] == "normwise",
+          "the dot's bound is the contract (min(1e-6, n u cond)), not n u cond")
+    for k in passing:
+        check(r[k]["status"] == "pass", f"{k}: only f32 results are perturbed: {r[k]['status']}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -393,7 +420,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
                                      faulty_abi, faulty_noop, faulty_dropdtypes, resume,
-                                     tamper, nonstandard, rerun, npusim_core_run]}
+                                     tamper, nonstandard, rerun, npusim_core_run,
+                                     faulty_imprecise]}
     tests[args.test](args)
     print("OK", args.test)
 

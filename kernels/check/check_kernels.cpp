@@ -90,6 +90,19 @@ Case softmax_case(std::mt19937_64 &rng) {
   return c;
 }
 
+Case layernorm_case(std::mt19937_64 &rng) {
+  const int64_t rows = pick(rng, 1, 40), cols = pick(rng, 1, 700);
+  Case c{std::to_string(rows) + "x" + std::to_string(cols), {}, 3, {rows, 1, 1}, {}};
+  c.args = {random_f32({rows, cols}, rng), random_f32({cols}, rng), random_f32({cols}, rng),
+            HostTensor(ScalarKind::F32, {rows, cols})};
+  for (int64_t i = 0; i < c.args[0].num_elements(); ++i) // an offset: the mean must matter
+    c.args[0].set(i, 2 + 3 * c.args[0].get(i));
+  auto x = to_doubles(c.args[0]), w = to_doubles(c.args[1]), b = to_doubles(c.args[2]);
+  c.expected.resize(rows * cols);
+  tl::ref::layernorm_rows(rows, cols, x.data(), w.data(), b.data(), 1e-5, c.expected.data());
+  return c;
+}
+
 struct KernelSpec {
   const char *name;
   const char *file;
@@ -154,7 +167,8 @@ int main(int argc, char **argv) {
   }
   const KernelSpec specs[] = {{"vector_add", "vector_add.tlir", vector_add_case},
                               {"gemm", "gemm.tlir", gemm_case},
-                              {"softmax", "softmax.tlir", softmax_case}};
+                              {"softmax", "softmax.tlir", softmax_case},
+                              {"layernorm", "layernorm.tlir", layernorm_case}};
   std::mt19937_64 rng(seed);
   int failures = 0, checked = 0;
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));

@@ -170,7 +170,7 @@ int cmd_verify(const std::vector<std::string> &args) {
       "how many tests --rerun executes (0: all), drawn from the package's SHA-256")(
       "out", po::value<std::string>()->default_value("conform-rerun"),
       "where the re-run's outputs go")("jobs,j", po::value<int>()->default_value(1),
-                                      "tests re-run in parallel")(
+                                       "tests re-run in parallel")(
       "plugin-path", po::value<std::string>(), "extra plugin files or directories");
   po::positional_options_description pos;
   pos.add("package", 1);

@@ -37,8 +37,8 @@ Profile load_profile(const std::string &data_dir, const std::string &name) {
   const json &j = all[name];
   Profile p{name, j.value("tests", ""), j.value("about", ""), {}};
   if (p.tests != "core" && p.tests != "full")
-    throw std::runtime_error(data_dir + "/profiles.json: profile '" + name +
-                             "' has tests \"" + p.tests + "\" (core or full)");
+    throw std::runtime_error(data_dir + "/profiles.json: profile '" + name + "' has tests \"" +
+                             p.tests + "\" (core or full)");
   const json optional = j.value("optional", json::object());
   for (const auto &[item, why] : optional.items())
     p.optional[item] = why.get<std::string>();

@@ -155,8 +155,8 @@ json compute_verdict(const json &results, const json &manifest) {
   json certified = json::array();
   if (all_ok)
     certified.push_back(profile);
-  else if (core_ok && manifest.value("profile_definition", json::object()).value("tests", "") ==
-                          "full")
+  else if (core_ok &&
+           manifest.value("profile_definition", json::object()).value("tests", "") == "full")
     certified.push_back("core");
   json suites = json::array();
   for (const auto &[suite, ok] : suite_ok)

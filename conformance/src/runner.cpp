@@ -155,8 +155,8 @@ json finish_record(const Running &r, int wait_status, const json &expected) {
   // capability or backend the device lacks fails the test.
   if (rec["status"] == "not-supported" && r.test.optional_because.empty()) {
     rec["status"] = "fail";
-    rec["message"] = "required by the profile, but not supported: " +
-                     rec["message"].get<std::string>();
+    rec["message"] =
+        "required by the profile, but not supported: " + rec["message"].get<std::string>();
   } else if (rec["status"] == "not-supported") {
     rec["optional_because"] = r.test.optional_because;
   }
@@ -290,8 +290,8 @@ bool run_tests(const RunConfig &cfg, const std::vector<TestDef> &pending, const 
 json compiler_used(const json &device, const Paths &paths) {
   std::string error, target = paths.target;
   if (target.empty())
-    target = compile::target_for_device(device.value("target", ""), device.value("targets", ""),
-                                        &error);
+    target =
+        compile::target_for_device(device.value("target", ""), device.value("targets", ""), &error);
   json c = {{"tl_version", TL_CONFORM_VERSION}, {"target", target}};
   if (const compile::RegisteredTarget *t = target.empty() ? nullptr : compile::find_target(target))
     c["identity"] = t->identity({});

@@ -135,7 +135,8 @@ std::vector<std::string> rerun_and_compare(const json &results, const json &mani
   for (const std::string &id : ids) {
     json rec = {{"id", id}};
     if (!before.count(id) || !after.count(id)) {
-      mismatches.push_back(id + ": " + (before.count(id) ? "did not run again" : "has no result in the package"));
+      mismatches.push_back(
+          id + ": " + (before.count(id) ? "did not run again" : "has no result in the package"));
       continue;
     }
     const json &b = before[id], &a = after[id];
@@ -151,8 +152,9 @@ std::vector<std::string> rerun_and_compare(const json &results, const json &mani
       rec["package_figure"] = was;
       rec["rerun_figure"] = now;
       if (why.empty() && now < 0.75 * was)
-        why = "the package's figure " + std::to_string(was) + " is not reproduced: " +
-              std::to_string(now) + " (" + std::to_string(int(100 * now / was)) + "%)";
+        why = "the package's figure " + std::to_string(was) +
+              " is not reproduced: " + std::to_string(now) + " (" +
+              std::to_string(int(100 * now / was)) + "%)";
     }
     rec["agrees"] = why.empty();
     if (!why.empty())

@@ -20,9 +20,9 @@ std::vector<std::string> kit_differences(const json &results, const json &manife
                                          const Paths &kit_paths);
 
 struct RerunOptions {
-  std::string device;   // the device to run on (as `run --device`)
-  size_t sample = 16;   // how many tests; 0: every test of the package
-  std::string out_dir;  // where the re-run's outputs go
+  std::string device;  // the device to run on (as `run --device`)
+  size_t sample = 16;  // how many tests; 0: every test of the package
+  std::string out_dir; // where the re-run's outputs go
   int jobs = 1;
 };
 

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runner.h"
 
+#include "datasheet.h"
 #include "process.h"
 #include "report.h"
 #include "suite_pin.h"
@@ -40,7 +41,8 @@ std::vector<std::string> worker_argv(const RunConfig &cfg, const std::string &mo
                                 "--corpus-dir", cfg.paths.corpus_dir,
                                 "--source-dir", cfg.paths.source_dir,
                                 "--cts",        cfg.paths.cts,
-                                "--target",     cfg.paths.target};
+                                "--target",     cfg.paths.target,
+                                "--datasheet",  cfg.paths.datasheet};
   if (!def.empty()) {
     a.push_back("--test-def");
     a.push_back(def);
@@ -299,6 +301,9 @@ json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json 
     header["plugin"]["sha256"] = sha256_file(desc.plugin["path"]);
   header["provenance"] = run_provenance(cfg.paths);
   header["non_standard"] = header["provenance"]["non_standard"];
+  // The figures the timing tests were judged against, with the file's bytes' SHA-256.
+  header["datasheet"] = datasheet_record(cfg.paths, desc.plugin.value("name", cfg.device),
+                                         desc.device.value("name", ""));
   return header;
 }
 

@@ -296,6 +296,87 @@ def npusim_core_run(args):
     check(v.returncode == 0 and "intact" in v.stdout, "npusim's package does not verify")
 
 
+def write_datasheet(args, name, device, memory, link):
+    path = os.path.join(args.work, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"device": device, "source": "conform_test.py " + name,
+                   "memory_bandwidth_bytes_per_s": memory, "link_bandwidth_bytes_per_s": link,
+                   "peak_flops": {"f32": 1e12}}, f)
+    return path
+
+
+def faulty_lowpeak(args):
+    # Declaring a 10x lower peak used to "pass" at 10x of it; judged on a datasheet, what the
+    # plugin declares no longer matters.
+    tests = ["bandwidth.h2d", "bandwidth.d2d"]
+    r = faulty(args, "lowpeak", tests)
+    for k, v in r.items():
+        check(v["status"] == "fail" and
+              "no datasheet for faulty_lowpeak: pass --datasheet FILE" in v["message"],
+              f"{k}: no datasheet must fail: {v['status']} {v['message'][:200]}")
+    dev = results(os.path.join(args.work, "faulty_lowpeak"))["device"]
+    declared = dev["peak_bandwidth_bytes_per_s"]
+    # A datasheet this host cannot reach: judged on it, below 85 %, whatever the plugin declares.
+    sheet = write_datasheet(args, "lowpeak-fast", dev["name"], 1e13, 1e13)
+    r = faulty(args, "lowpeak", tests, ["--datasheet", sheet])
+    for k, v in r.items():
+        m = v["metrics"]
+        check(v["status"] == "fail" and "(needs > 85%)" in v["message"], f"{k}: {v['message']}")
+        check(m["peak_bytes_per_s"] == 1e13 and m["datasheet"]["path"] == sheet,
+              f"{k}: not judged on the datasheet: {m.get('peak_bytes_per_s')}")
+        check(abs(m["fraction_of_peak"] - m["achieved_bytes_per_s"] / 1e13) < 1e-9, k)
+    # Its own lowered figure as the datasheet: the copies run near 10x it, which is implausible.
+    sheet = write_datasheet(args, "lowpeak-own", dev["name"], declared, declared)
+    r = faulty(args, "lowpeak", tests, ["--datasheet", sheet])
+    for k, v in r.items():
+        check(v["status"] == "fail" and v["message"].startswith("implausible:") and
+              "the datasheet's" in v["message"], f"{k}: {v['status']} {v['message'][:200]}")
+
+
+def faulty_fastclock(args):
+    # Events that report 1/10 of the elapsed time: the host's wall clock exposes them.
+    r = faulty(args, "fastclock", ["bandwidth.h2d", "bandwidth.d2d", "bandwidth.kernel_copy"])
+    for k, v in r.items():
+        msg = v["message"]
+        check(v["status"] == "fail" and msg.startswith("implausible:") and "wall clock" in msg,
+              f"{k}: a fast clock was not caught: {v['status']} {msg[:200]}")
+        check(len(v["metrics"].get("wall_s", [])) == 5, f"{k}: both clocks not recorded")
+
+
+def datasheet(args):
+    # cpu ships no datasheet: timing tests fail, never pass on the plugin's own figures.
+    base = ["run", "--device", "cpu", "--suite", "bandwidth", "--filter", "bandwidth.d2d",
+            "--suite", "performance", "--filter", "performance.vector_add*"]
+    out = fresh(args, "datasheet_none")
+    p = run(args, base + ["--out", out])
+    doc = results(out)
+    check(p.returncode == 1 and not doc["verdict"]["certified"], "no datasheet was certified")
+    for r in doc["results"]:
+        check(r["status"] == "fail" and "no datasheet for cpu: pass --datasheet FILE"
+              in r["message"], f"{r['id']}: {r['status']} {r['message'][:200]}")
+    check(any(r["suite"] == "performance" for r in doc["results"]), "no performance test ran")
+    check(not doc["run"]["datasheet"]["ok"], "the header records no datasheet")
+    # A datasheet for another device fails the timing tests and says whose it is.
+    sheet = write_datasheet(args, "other", "TNPU tnpu-edge (SystemC)", 1e10, 1e10)
+    out = fresh(args, "datasheet_other")
+    p = run(args, base + ["--out", out, "--datasheet", sheet])
+    doc = results(out)
+    name = doc["device"]["name"]
+    for r in doc["results"]:
+        check(r["status"] == "fail" and
+              f"is for TNPU tnpu-edge (SystemC), the device is {name}" in r["message"],
+              f"{r['id']}: {r['status']} {r['message'][:200]}")
+    # The file given is recorded: its bytes' SHA-256 and content in the header, the statement.
+    import hashlib
+    rec = doc["run"]["datasheet"]
+    check(rec["given"] and rec["sha256"] == hashlib.sha256(open(sheet, "rb").read()).hexdigest()
+          and rec["content"]["device"] == "TNPU tnpu-edge (SystemC)", f"header record {rec}")
+    with tarfile.open([os.path.join(out, f) for f in os.listdir(out) if f.endswith(".tar")][0]) as t:
+        statement = t.extractfile("statement.txt").read().decode()
+    check(rec["sha256"] in statement and "conform_test.py other" in statement,
+          "the statement does not show the datasheet and its source")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -306,7 +387,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
                                      faulty_abi, faulty_noop, resume, tamper, nonstandard,
-                                     npusim_core_run]}
+                                     npusim_core_run, faulty_lowpeak, faulty_fastclock,
+                                     datasheet]}
     tests[args.test](args)
     print("OK", args.test)
 

@@ -5,6 +5,9 @@
 //   WRONG  launches complete, then every 97th float of every tensor argument is off by 2^-10
 //   ABI    the table reports vendor ABI 99 (the runtime must refuse the plugin)
 //   NOOP   launches report success and do nothing (timed outputs must be checked)
+//   LOWPEAK  declares a peak bandwidth 10x lower than the cpu plugin's (judged on a datasheet,
+//            its declared peak must not matter)
+//   FASTCLOCK  event timestamps run at 1/10 of the real clock: every interval is 10x too short
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/vendor.h"
 
@@ -36,7 +39,19 @@ tl_status device_query(void *device, tl_device_info *out_info) {
     std::snprintf(name, sizeof name, "%s (%s)", FAULTY_NAME, out_info->name);
     std::memcpy(out_info->name, name, sizeof name);
     std::snprintf(out_info->plugin, sizeof out_info->plugin, "%s", FAULTY_NAME);
+#ifdef FAULTY_LOWPEAK
+    out_info->peak_bandwidth_bytes_per_s /= 10; // the old bar: "passes" at 10x its peak
+#endif
   }
+  return s;
+}
+
+tl_status event_timestamp_ns(void *event, uint64_t *out_ns) {
+  tl_status s = real->event_timestamp_ns(event, out_ns);
+#ifdef FAULTY_FASTCLOCK
+  if (!s)
+    *out_ns /= 10; // intervals read 1/10 of the time they took
+#endif
   return s;
 }
 
@@ -121,6 +136,7 @@ extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint3
     table.stream_launch = stream_launch;
     table.stream_synchronize = stream_synchronize;
     table.event_synchronize = event_synchronize;
+    table.event_timestamp_ns = event_timestamp_ns;
 #ifdef FAULTY_ABI
     table.abi_major = 99;
 #endif

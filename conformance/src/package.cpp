@@ -69,9 +69,11 @@ std::string datasheet_lines(const json &d) {
     return c.is_object() && c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : "?";
   };
   auto gb = [&](const char *k) {
-    return c.is_object() && c.contains(k) && c[k].is_number()
-               ? std::to_string(c[k].get<double>() / 1e9) + " GB/s"
-               : std::string("not declared");
+    if (!(c.is_object() && c.contains(k) && c[k].is_number()))
+      return std::string("not declared");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", c[k].get<double>() / 1e9);
+    return std::string(buf);
   };
   o << "Datasheet: " << d.value("path", "?") << (d.value("given", false) ? " (--datasheet)" : "")
     << "\n          SHA-256 " << d["sha256"].get<std::string>() << "\n          device "

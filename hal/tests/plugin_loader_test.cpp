@@ -28,7 +28,7 @@ TEST(PluginLoader, BrokenPluginsGetReasonsAndTheCpuDeviceStillWorks) {
       {"libtl_plugin_broken_no_entry.so", "does not export the entry point tl_vendor_plugin_entry"},
       {"libtl_plugin_broken_null_table.so", "returned no function table for ABI 1"},
       {"libtl_plugin_broken_wrong_major.so",
-       "plugin ABI 99.3 does not match the runtime's ABI 1.0"},
+       "plugin ABI 99.3 does not match the runtime's ABI 1.1"},
       {"libtl_plugin_broken_small_table.so", "function table is too small (16 bytes"},
       {"libtl_plugin_broken_missing_function.so", "function table lacks stream_launch"},
       {"libtl_plugin_broken_init_fails.so", "initialize failed: no accelerator attached"},

@@ -344,6 +344,14 @@ def faulty_fastclock(args):
         check(v["status"] == "fail" and msg.startswith("implausible:") and "wall clock" in msg,
               f"{k}: a fast clock was not caught: {v['status']} {msg[:200]}")
         check(len(v["metrics"].get("wall_s", [])) == 5, f"{k}: both clocks not recorded")
+    # Performance is timed through the same helper: with a datasheet to judge it on, the clock
+    # still fails it first.
+    name = results(os.path.join(args.work, "faulty_fastclock"))["device"]["name"]
+    sheet = write_datasheet(args, "fastclock", name, 1e13, 1e13)
+    r = faulty(args, "fastclock", ["performance.vector_add.f32.4M"], ["--datasheet", sheet])
+    v = r["performance.vector_add.f32.4M"]
+    check(v["status"] == "fail" and v["message"].startswith("implausible:") and
+          "wall clock" in v["message"], f"performance: {v['status']} {v['message'][:200]}")
 
 
 def datasheet(args):

@@ -175,7 +175,8 @@ std::set<std::string> resume_from(const std::string &log, const json &header) {
     }
     if (first) {
       first = false;
-      for (const char *k : {"device", "profile", "seed", "suite_sha256"})
+      // The datasheet too: results judged on other peaks are another run.
+      for (const char *k : {"device", "profile", "seed", "suite_sha256", "datasheet"})
         if (j.value(k, json()) != header[k])
           throw std::runtime_error("--resume: " + log + " is a run with another " + k + " (" +
                                    j.value(k, json()).dump() + " vs " + header[k].dump() + ")");

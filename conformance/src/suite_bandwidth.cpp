@@ -100,6 +100,12 @@ std::string check_output(const std::string &kind, const std::vector<char> &got) 
   return {};
 }
 
+/// Host copies cross the link; everything else moves through device memory.
+bool over_link(const std::string &kind) { return kind == "h2d" || kind == "d2h"; }
+const char *peak_figure(const std::string &kind) {
+  return over_link(kind) ? "link_bandwidth_bytes_per_s" : "memory_bandwidth_bytes_per_s";
+}
+
 std::vector<TestDef> list_bandwidth(const ListContext &) {
   std::vector<TestDef> out;
   for (const BandwidthCase &c : cases())
@@ -112,7 +118,10 @@ std::vector<TestDef> list_bandwidth(const ListContext &) {
                     {"size_mib", c.mib},
                     {"warmup", 1},
                     {"reps", 5},
-                    {"pass_fraction_of_peak", kPassFraction}}});
+                    {"pass_fraction_of_peak", kPassFraction},
+                    {"peak", std::string("datasheet.") + peak_figure(c.kind)},
+                    {"implausible_above_fraction", kImplausibleFraction},
+                    {"implausible_device_s_below", "0.5 * wall_s - 0.00025"}}});
   return out;
 }
 
@@ -134,7 +143,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   s.copy_to_device(host.data(), c, size);
   s.synchronize(); // the uploads read `host`, which the d2h case overwrites below
   const bool kernel = kind == "copy" || kind == "triad";
-  const bool link = kind == "h2d" || kind == "d2h";
+  const bool link = over_link(kind);
   // A host copy moves each byte across the link once; on the device a copy reads and writes
   // `size` bytes, and a = b + s * c reads two arrays and writes one.
   const double counted = (link ? 1.0 : kind == "triad" ? 3.0 : 2.0) * double(size);
@@ -201,7 +210,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
     }
   }
   const Datasheet ds = datasheet_for(ctx);
-  const char *figure = link ? "link_bandwidth_bytes_per_s" : "memory_bandwidth_bytes_per_s";
+  const char *figure = peak_figure(kind);
   const double peak = ds.ok ? (link ? ds.link_bandwidth : ds.memory_bandwidth) : 0;
   const double achieved = best > 0 ? counted / best : 0;
   json m = {{"kind", kind},

@@ -71,8 +71,11 @@ RunConfig config_from(const po::variables_map &vm) {
   c.paths = {vm["data-dir"].as<std::string>(), vm["corpus-dir"].as<std::string>(),
              vm["source-dir"].as<std::string>(), vm["cts"].as<std::string>(),
              vm["target"].as<std::string>()};
-  if (const std::string ds = vm["datasheet"].as<std::string>(); !ds.empty())
+  if (const std::string ds = vm["datasheet"].as<std::string>(); !ds.empty()) {
+    if (!std::filesystem::is_regular_file(ds))
+      throw std::runtime_error("--datasheet " + ds + ": no such file");
     c.paths.datasheet = std::filesystem::absolute(ds).string(); // workers run elsewhere
+  }
   if (vm.count("plugin-path")) {
     // Workers and the CTS inherit it: they see exactly the devices this run names.
     std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();

@@ -454,6 +454,10 @@ int run_command(const RunConfig &cfg) {
   std::vector<TestDef> tests = select_tests(cfg, all);
   const json header = run_header(cfg, desc, manifest, tests.size(), profile_tests.size());
   const std::set<std::string> done = open_log(cfg, log, header);
+  if (const json &ds = header["datasheet"]; ds.value("ok", false))
+    std::cout << "datasheet: " << ds["path"].get<std::string>() << "\n";
+  else
+    std::cout << "datasheet: none that applies: " << ds["reason"].get<std::string>() << "\n";
   if (!desc.ok)
     return finish_without_device(cfg, log, desc, done);
   const json expected = load_expected(cfg.paths, plugin);

@@ -386,6 +386,8 @@ def datasheet(args):
         statement = t.extractfile("statement.txt").read().decode()
     check(rec["sha256"] in statement and "conform_test.py other" in statement,
           "the statement does not show the datasheet and its source")
+    p = run(args, base + ["--out", out, "--datasheet", os.path.join(args.work, "no-such.json")])
+    check(p.returncode == 2 and "no such file" in p.stderr, "a missing --datasheet must be refused")
 
 
 def main():

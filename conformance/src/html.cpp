@@ -257,9 +257,14 @@ std::string html_report(const json &results) {
                           run.value("suite_sha256", ""));
   row("profile", run.value("profile", ""));
   row("seed", run["seed"].dump());
-  row("peak bandwidth", fmt(dev.value("peak_bandwidth_bytes_per_s", 0.0) / 1e9) + " GB/s");
-  row("peak f32",
-      fmt(dev.value("peak_flops", json::object()).value("f32", 0.0) / 1e9) + " GFLOP/s");
+  row("declared by the plugin",
+      fmt(dev.value("peak_bandwidth_bytes_per_s", 0.0) / 1e9) + " GB/s, f32 " +
+          fmt(dev.value("peak_flops", json::object()).value("f32", 0.0) / 1e9) +
+          " GFLOP/s (not what speed is judged on)");
+  const json ds = run.value("datasheet", json::object());
+  row("datasheet", ds.value("ok", false)
+                       ? ds.value("path", "") + ", sha256 " + ds.value("sha256", "")
+                       : "none that applies: " + ds.value("reason", "not recorded"));
   o << "</table>\n<h2>Summary</h2><table><tr><th>suite</th>";
   const char *sts[] = {"pass", "fail", "not-supported", "crash", "timeout"};
   for (const char *k : sts)

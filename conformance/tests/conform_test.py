@@ -386,6 +386,15 @@ def datasheet(args):
         statement = t.extractfile("statement.txt").read().decode()
     check(rec["sha256"] in statement and "conform_test.py other" in statement,
           "the statement does not show the datasheet and its source")
+    # A misspelt figure is an error naming it, never a figure silently "not declared".
+    typo = os.path.join(args.work, "typo.json")
+    with open(typo, "w") as f:
+        json.dump({"device": name, "source": "typo", "memory_bandwith_bytes_per_s": 1e10}, f)
+    out = fresh(args, "datasheet_typo")
+    run(args, base + ["--out", out, "--datasheet", typo])
+    for r in results(out)["results"]:
+        check(r["status"] == "fail" and "unknown field 'memory_bandwith_bytes_per_s'"
+              in r["message"], f"{r['id']}: {r['status']} {r['message'][:200]}")
     p = run(args, base + ["--out", out, "--datasheet", os.path.join(args.work, "no-such.json")])
     check(p.returncode == 2 and "no such file" in p.stderr, "a missing --datasheet must be refused")
 

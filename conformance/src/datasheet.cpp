@@ -73,9 +73,9 @@ Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
     return d;
   }
   try {
-    const std::string bytes = read_file(d.path);
-    d.sha256 = sha256_hex(bytes);
-    read_figures(json::parse(bytes), d);
+    d.text = read_file(d.path);
+    d.sha256 = sha256_hex(d.text);
+    read_figures(json::parse(d.text), d);
   } catch (const std::exception &e) {
     d.reason = "datasheet " + d.path + ": " + e.what();
     return d;
@@ -101,9 +101,9 @@ json datasheet_record(const Paths &paths, const std::string &plugin, const std::
             {"sha256", d.sha256}};
   if (!d.sha256.empty()) {
     try {
-      r["content"] = json::parse(read_file(d.path));
+      r["content"] = json::parse(d.text);
     } catch (const std::exception &) {
-      r["content"] = read_file(d.path); // kept as text: what was read is what is recorded
+      r["content"] = d.text; // not JSON: kept as text, what was read is what is recorded
     }
   }
   return r;

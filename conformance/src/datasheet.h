@@ -18,6 +18,7 @@ struct Datasheet {
   bool ok = false;
   std::string reason;
   std::string path, sha256, device, source;
+  std::string text;                 // the file's bytes as read (what sha256 is of)
   double memory_bandwidth = 0;      // bytes/s; 0 = not declared
   double link_bandwidth = 0;        // bytes/s, host<->device per direction; 0 = not declared
   json peak_flops = json::object(); // dtype name -> FLOP/s

@@ -382,7 +382,8 @@ def datasheet(args):
     rec = doc["run"]["datasheet"]
     check(rec["given"] and rec["sha256"] == hashlib.sha256(open(sheet, "rb").read()).hexdigest()
           and rec["content"]["device"] == "TNPU tnpu-edge (SystemC)", f"header record {rec}")
-    with tarfile.open([os.path.join(out, f) for f in os.listdir(out) if f.endswith(".tar")][0]) as t:
+    pkg = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".tar")][0]
+    with tarfile.open(pkg) as t:
         statement = t.extractfile("statement.txt").read().decode()
     check(rec["sha256"] in statement and "conform_test.py other" in statement,
           "the statement does not show the datasheet and its source")

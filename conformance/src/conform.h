@@ -62,6 +62,7 @@ struct Paths {
   std::string source_dir; // the TL source tree (library kernels), may be empty
   std::string cts;        // the HAL conformance test program (api suite)
   std::string target;     // force this compiler target ("" : the device's preferred one)
+  std::string datasheet;  // --datasheet FILE ("": the kit's data/datasheets/<plugin>.json)
 };
 
 /// What a worker knows while running one test.

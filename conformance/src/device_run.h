@@ -41,9 +41,25 @@ void run_on_interpreter(const std::string &tlir, const std::string &kernel,
                         bool fp64_reference = false);
 
 /// Best-of-`reps` seconds of `op` queued on `stream`, after `warmup` untimed runs, measured
-/// between two device events (device timestamps) around each repetition.
+/// between two device events (device timestamps) around each repetition; throws
+/// std::runtime_error when the device's clock is implausible (implausible_clock).
 double best_seconds(const hal::Device &device, const hal::Stream &stream,
                     const std::function<void()> &op, int warmup, int reps);
+
+/// Every repetition on both clocks: the device's events, and the host's steady_clock around
+/// record, op, record and the event's synchronize (which a device interval cannot beat).
+struct Timing {
+  double best_s = 0; // the shortest device interval
+  std::vector<double> device_s, wall_s;
+};
+Timing time_op(const hal::Device &device, const hal::Stream &stream,
+               const std::function<void()> &op, int warmup, int reps);
+
+/// "" or why the device's clock cannot be right: on a device with wall-time events, the
+/// repetition with the shortest wall time took less than 0.5 x that wall time - 0.25 ms on the
+/// device (room for launch overhead and queueing, none for a clock running 2x fast). Simulated
+/// time is exempt (TL_DEVICE_SIMULATED_TIME).
+std::string implausible_clock(const Timing &t, const tl_device_info &info);
 
 /// A ready-to-launch kernel with device buffers for timing loops.
 struct LoadedKernel {

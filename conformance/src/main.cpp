@@ -53,7 +53,9 @@ void add_selection(po::options_description &d) {
       "cts", po::value<std::string>()->default_value(TL_CONFORM_CTS),
       "the HAL conformance program (tl_hal_cts)")(
       "target", po::value<std::string>()->default_value(""),
-      "compile for this target (default: the device's preferred one)");
+      "compile for this target (default: the device's preferred one)")(
+      "datasheet", po::value<std::string>()->default_value(""),
+      "the device's declared peaks (JSON; default data/datasheets/<plugin>.json); recorded");
 }
 
 RunConfig config_from(const po::variables_map &vm) {
@@ -71,6 +73,11 @@ RunConfig config_from(const po::variables_map &vm) {
              vm["source-dir"].as<std::string>(), vm["cts"].as<std::string>(),
              vm["target"].as<std::string>()};
   load_profile(c.paths.data_dir, c.profile); // an unknown profile is a usage error, named
+  if (const std::string ds = vm["datasheet"].as<std::string>(); !ds.empty()) {
+    if (!std::filesystem::is_regular_file(ds))
+      throw std::runtime_error("--datasheet " + ds + ": no such file");
+    c.paths.datasheet = std::filesystem::absolute(ds).string(); // workers run elsewhere
+  }
   if (vm.count("plugin-path")) {
     // Workers and the CTS inherit it: they see exactly the devices this run names.
     std::string p = std::filesystem::absolute(vm["plugin-path"].as<std::string>()).string();
@@ -244,7 +251,8 @@ int cmd_worker(const std::vector<std::string> &args) {
       "test-def", po::value(&w.test_def))("seed", po::value(&w.seed))(
       "result", po::value(&w.result)->required())("data-dir", po::value(&w.paths.data_dir))(
       "corpus-dir", po::value(&w.paths.corpus_dir))("source-dir", po::value(&w.paths.source_dir))(
-      "cts", po::value(&w.paths.cts))("target", po::value(&w.paths.target));
+      "cts", po::value(&w.paths.cts))("target", po::value(&w.paths.target))(
+      "datasheet", po::value(&w.paths.datasheet));
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);

@@ -56,6 +56,39 @@ uint64_t parse_octal(const char *f, size_t width) {
 const char *kMembers[] = {"statement.txt", "package.json", "results.json", "suite.json",
                           "device.json",   "junit.xml",    "report.html",  "results.jsonl"};
 
+/// The declared spec the timing tests were judged against (datasheet.h), or why there was none.
+std::string datasheet_lines(const json &d) {
+  std::ostringstream o;
+  if (d.value("sha256", "").empty()) {
+    o << "Datasheet: none (" << d.value("reason", "not recorded") << ")\n";
+    return o.str();
+  }
+  const json c = d.value("content", json::object());
+  // The content is the file as read, valid or not: every field is checked before use.
+  auto str = [&](const char *k) {
+    return c.is_object() && c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : "?";
+  };
+  auto gb = [&](const char *k) {
+    if (!(c.is_object() && c.contains(k) && c[k].is_number()))
+      return std::string("not declared");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", c[k].get<double>() / 1e9);
+    return std::string(buf);
+  };
+  o << "Datasheet: " << d.value("path", "?") << (d.value("given", false) ? " (--datasheet)" : "")
+    << "\n          SHA-256 " << d["sha256"].get<std::string>() << "\n          device "
+    << str("device") << "\n          memory " << gb("memory_bandwidth_bytes_per_s") << ", link "
+    << gb("link_bandwidth_bytes_per_s") << "\n";
+  if (c.is_object() && c.contains("peak_flops") && c["peak_flops"].is_object())
+    for (auto it = c["peak_flops"].begin(); it != c["peak_flops"].end(); ++it)
+      if (it.value().is_number())
+        o << "          peak " << it.key() << " " << it.value().get<double>() / 1e9 << " GFLOP/s\n";
+  o << "          source: " << str("source") << "\n";
+  if (!d.value("ok", false))
+    o << "          not used: " << d.value("reason", "") << "\n";
+  return o.str();
+}
+
 std::string statement(const json &results, const json &pkg) {
   std::ostringstream o;
   const json &d = results["device"], &p = results["plugin"], &s = results["summary"];
@@ -66,8 +99,9 @@ std::string statement(const json &results, const json &pkg) {
     << "Tool:     tl-conform " << pkg["tool_version"].get<std::string>() << ", suite "
     << pkg["suite_version"].get<std::string>() << "\n          suite SHA-256 "
     << pkg["suite_sha256"].get<std::string>() << "\n"
-    << "Profile:  " << pkg["profile"].get<std::string>() << "\nSeed:     " << pkg["seed"]
-    << "\n\nResults:  " << s["total"] << " tests:";
+    << "Profile:  " << pkg["profile"].get<std::string>() << "\nSeed:     " << pkg["seed"] << "\n"
+    << datasheet_lines(results["run"].value("datasheet", json::object()))
+    << "\nResults:  " << s["total"] << " tests:";
   for (const char *k : {"pass", "fail", "not-supported", "crash", "timeout"})
     o << " " << s.value(k, 0) << " " << k << ";";
   o << " " << s["expected_failures"] << " of the failures are listed as expected\n\n"
@@ -213,6 +247,7 @@ VerifyResult verify_package(const std::string &path) {
       problem("SHA256SUMS lists members the archive lacks");
     if (v.problems.empty())
       problem("SHA256SUMS was changed");
+    return v; // a changed member is not read further: it need not even be well-formed
   }
   try {
     v.results = json::parse(files["results.json"]);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runner.h"
 
+#include "datasheet.h"
 #include "process.h"
 #include "profiles.h"
 #include "report.h"
@@ -43,7 +44,8 @@ std::vector<std::string> worker_argv(const RunConfig &cfg, const std::string &mo
                                 "--corpus-dir", cfg.paths.corpus_dir,
                                 "--source-dir", cfg.paths.source_dir,
                                 "--cts",        cfg.paths.cts,
-                                "--target",     cfg.paths.target};
+                                "--target",     cfg.paths.target,
+                                "--datasheet",  cfg.paths.datasheet};
   if (!def.empty()) {
     a.push_back("--test-def");
     a.push_back(def);
@@ -185,7 +187,8 @@ std::set<std::string> resume_from(const std::string &log, const json &header) {
     }
     if (first) {
       first = false;
-      for (const char *k : {"device", "profile", "seed", "suite_sha256"})
+      // The datasheet too: results judged on other peaks are another run.
+      for (const char *k : {"device", "profile", "seed", "suite_sha256", "datasheet"})
         if (j.value(k, json()) != header[k])
           throw std::runtime_error("--resume: " + log + " is a run with another " + k + " (" +
                                    j.value(k, json()).dump() + " vs " + header[k].dump() + ")");
@@ -327,6 +330,9 @@ json run_header(const RunConfig &cfg, const DeviceDescription &desc, const json 
   header["provenance"] = run_provenance(cfg.paths);
   header["provenance"]["compiler"] = compiler_used(desc.device, cfg.paths);
   header["non_standard"] = header["provenance"]["non_standard"];
+  // The figures the timing tests were judged against, with the file's bytes' SHA-256.
+  header["datasheet"] = datasheet_record(cfg.paths, desc.plugin.value("name", cfg.device),
+                                         desc.device.value("name", ""));
   return header;
 }
 
@@ -489,6 +495,10 @@ int run_command(const RunConfig &cfg) {
   std::vector<TestDef> tests = select_tests(cfg, all);
   const json header = run_header(cfg, desc, manifest, tests.size(), profile_tests.size());
   const std::set<std::string> done = open_log(cfg, log, header);
+  if (const json &ds = header["datasheet"]; ds.value("ok", false))
+    std::cout << "datasheet: " << ds["path"].get<std::string>() << "\n";
+  else
+    std::cout << "datasheet: none that applies: " << ds["reason"].get<std::string>() << "\n";
   if (!desc.ok)
     return finish_without_device(cfg, log, desc, done);
   const json expected = load_expected(cfg.paths, plugin);

@@ -2,6 +2,7 @@
 // placed on the roofline of the device's declared peaks, then held against a stored baseline
 // (data/baseline-<plugin>.json): a regression beyond the baseline's margin fails.
 // SPDX-License-Identifier: Apache-2.0
+#include "datasheet.h"
 #include "device_run.h"
 
 #include <algorithm>
@@ -144,10 +145,15 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
     return Outcome::fail("no performance case '" + t.id + "'");
   if (compile_target(ctx.info, ctx.paths).empty())
     return Outcome::not_supported("no compiler backend for the device's targets");
-  const double peak_flops = ctx.info.peak_flops[TL_DTYPE_F32];
-  const double peak_bw = ctx.info.peak_bandwidth_bytes_per_s;
-  if (peak_flops <= 0)
-    return Outcome::not_supported("the device declares no f32 peak");
+  // The peaks are the datasheet's (datasheet.h), never what the plugin declares.
+  const Datasheet ds = datasheet_for(ctx);
+  if (!ds.ok)
+    return Outcome::fail(ds.reason, {{"datasheet", ds.summary()}});
+  const double peak_flops = ds.flops("f32");
+  const double peak_bw = ds.memory_bandwidth;
+  if (peak_flops <= 0 || peak_bw <= 0)
+    return Outcome::fail("datasheet " + ds.path + " declares no peak_flops.f32 or " +
+                         "memory_bandwidth_bytes_per_s");
   const std::string src = read_file(ctx.paths.source_dir + "/kernels/tlir/" + c->kernel_file);
 
   hal::Device dev(ctx.device);
@@ -172,6 +178,10 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
             {"peak_bytes_per_s", peak_bw},
             {"roofline_flops_per_s", roof},
             {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
+  m["datasheet"] = ds.summary();
+  if (std::string why = implausible_fraction(achieved, roof, "the roofline of the datasheet");
+      !why.empty())
+    return Outcome::fail(why, m);
   return judge_against_baseline(ctx, t, achieved, roof, std::move(m));
 }
 

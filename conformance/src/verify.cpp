@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -116,6 +117,13 @@ std::vector<std::string> rerun_and_compare(const json &results, const json &mani
   cfg.paths = kit_paths;
   for (const std::string &id : ids)
     cfg.filters.push_back(exact_glob(id));
+  // Judged on the datasheet the package was: one the user gave travels in the package.
+  const json ds = results["run"].value("datasheet", json::object());
+  if (ds.value("given", false) && ds.contains("content") && ds["content"].is_object()) {
+    std::filesystem::create_directories(opts.out_dir);
+    cfg.paths.datasheet = std::filesystem::absolute(opts.out_dir + "/datasheet.json").string();
+    std::ofstream(cfg.paths.datasheet) << ds["content"].dump(2) << "\n";
+  }
   run_command(cfg);
   const json again = read_json(opts.out_dir + "/results.json");
   std::vector<std::string> mismatches;

@@ -51,7 +51,7 @@ def check_outputs(out, charts=False):
     junit = ET.parse(os.path.join(out, "junit.xml")).getroot()
     check(sum(int(s.get("tests")) for s in junit) == len(doc["results"]), "junit count")
     html = open(os.path.join(out, "report.html")).read()
-    check("<script" not in html and (not charts or html.count("<svg") == 3), "report charts")
+    check("<script" not in html and (not charts or html.count("<svg") == charts), "report charts")
     for bad in ["src=", "href=\"http", "@import", "url("]:
         check(bad not in html, f"report reaches out: {bad}")
     pkgs = [f for f in os.listdir(out) if f.startswith("certification-") and f.endswith(".tar")]
@@ -65,7 +65,8 @@ def cpu_core_run(args):
                    "--quiet"])
     check(p.returncode in (0, 1), f"run failed to complete: rc {p.returncode}")
     check("seed: 20240607" in p.stdout and "verdict:" in p.stdout, "summary lines")
-    doc, pkg = check_outputs(out, charts=True)
+    # No roofline chart: the cpu device has no datasheet (its timing tests fail, below).
+    doc, pkg = check_outputs(out, charts=2)
     manifest = json.load(open(os.path.join(out, "suite.json")))
     ids = by_id(doc)
     check(set(t["id"] for t in manifest["tests"]) == set(ids), "every core test has a result")
@@ -78,6 +79,8 @@ def cpu_core_run(args):
             check(ok, f"{r['id']}: {r['message'][:300]}")
         else:
             check(r["status"] in ("pass", "fail") and r["metrics"], f"{r['id']} did not measure")
+            check(r["status"] == "fail" and "no datasheet for cpu" in r["message"],
+                  f"{r['id']}: judged without a datasheet: {r['message'][:200]}")
     # The deterministic suites certify on cpu (the timing suites depend on a datasheet and a
     # quiet machine).
     certified = set(doc["verdict"]["certified_suites"])
@@ -410,6 +413,107 @@ def faulty_imprecise(args):
         check(r[k]["status"] == "pass", f"{k}: only f32 results are perturbed: {r[k]['status']}")
 
 
+def write_datasheet(args, name, device, memory, link):
+    path = os.path.join(args.work, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"device": device, "source": "conform_test.py " + name,
+                   "memory_bandwidth_bytes_per_s": memory, "link_bandwidth_bytes_per_s": link,
+                   "peak_flops": {"f32": 1e12}}, f)
+    return path
+
+
+def faulty_lowpeak(args):
+    # Declaring a 10x lower peak used to "pass" at 10x of it; judged on a datasheet, what the
+    # plugin declares no longer matters.
+    tests = ["bandwidth.h2d", "bandwidth.d2d"]
+    r = faulty(args, "lowpeak", tests)
+    for k, v in r.items():
+        check(v["status"] == "fail" and
+              "no datasheet for faulty_lowpeak: pass --datasheet FILE" in v["message"],
+              f"{k}: no datasheet must fail: {v['status']} {v['message'][:200]}")
+    dev = results(os.path.join(args.work, "faulty_lowpeak"))["device"]
+    declared = dev["peak_bandwidth_bytes_per_s"]
+    # A datasheet this host cannot reach: judged on it, below 85 %, whatever the plugin declares.
+    sheet = write_datasheet(args, "lowpeak-fast", dev["name"], 1e13, 1e13)
+    r = faulty(args, "lowpeak", tests, ["--datasheet", sheet])
+    for k, v in r.items():
+        m = v["metrics"]
+        check(v["status"] == "fail" and "(needs > 85%)" in v["message"], f"{k}: {v['message']}")
+        check(m["peak_bytes_per_s"] == 1e13 and m["datasheet"]["path"] == os.path.abspath(sheet),
+              f"{k}: not judged on the datasheet: {m.get('peak_bytes_per_s')}")
+        check(abs(m["fraction_of_peak"] - m["achieved_bytes_per_s"] / 1e13) < 1e-9, k)
+    # Its own lowered figure as the datasheet: the copies run near 10x it, which is implausible.
+    sheet = write_datasheet(args, "lowpeak-own", dev["name"], declared, declared)
+    r = faulty(args, "lowpeak", tests, ["--datasheet", sheet])
+    for k, v in r.items():
+        check(v["status"] == "fail" and v["message"].startswith("implausible:") and
+              "the datasheet's" in v["message"], f"{k}: {v['status']} {v['message'][:200]}")
+
+
+def faulty_fastclock(args):
+    # Events that report 1/10 of the elapsed time: the host's wall clock exposes them.
+    r = faulty(args, "fastclock", ["bandwidth.h2d", "bandwidth.d2d", "bandwidth.kernel_copy"])
+    for k, v in r.items():
+        msg = v["message"]
+        check(v["status"] == "fail" and msg.startswith("implausible:") and "wall clock" in msg,
+              f"{k}: a fast clock was not caught: {v['status']} {msg[:200]}")
+        check(len(v["metrics"].get("wall_s", [])) == 5, f"{k}: both clocks not recorded")
+    # Performance is timed through the same helper: with a datasheet to judge it on, the clock
+    # still fails it first.
+    name = results(os.path.join(args.work, "faulty_fastclock"))["device"]["name"]
+    sheet = write_datasheet(args, "fastclock", name, 1e13, 1e13)
+    r = faulty(args, "fastclock", ["performance.vector_add.f32.4M"], ["--datasheet", sheet])
+    v = r["performance.vector_add.f32.4M"]
+    check(v["status"] == "fail" and v["message"].startswith("implausible:") and
+          "wall clock" in v["message"], f"performance: {v['status']} {v['message'][:200]}")
+
+
+def datasheet(args):
+    # cpu ships no datasheet: timing tests fail, never pass on the plugin's own figures.
+    base = ["run", "--device", "cpu", "--suite", "bandwidth", "--filter", "bandwidth.d2d",
+            "--suite", "performance", "--filter", "performance.vector_add*"]
+    out = fresh(args, "datasheet_none")
+    p = run(args, base + ["--out", out])
+    doc = results(out)
+    check(p.returncode == 1 and not doc["verdict"]["certified"], "no datasheet was certified")
+    for r in doc["results"]:
+        check(r["status"] == "fail" and "no datasheet for cpu: pass --datasheet FILE"
+              in r["message"], f"{r['id']}: {r['status']} {r['message'][:200]}")
+    check(any(r["suite"] == "performance" for r in doc["results"]), "no performance test ran")
+    check(not doc["run"]["datasheet"]["ok"], "the header records no datasheet")
+    # A datasheet for another device fails the timing tests and says whose it is.
+    sheet = write_datasheet(args, "other", "TNPU tnpu-edge (SystemC)", 1e10, 1e10)
+    out = fresh(args, "datasheet_other")
+    p = run(args, base + ["--out", out, "--datasheet", sheet])
+    doc = results(out)
+    name = doc["device"]["name"]
+    for r in doc["results"]:
+        check(r["status"] == "fail" and
+              f"is for TNPU tnpu-edge (SystemC), the device is {name}" in r["message"],
+              f"{r['id']}: {r['status']} {r['message'][:200]}")
+    # The file given is recorded: its bytes' SHA-256 and content in the header, the statement.
+    import hashlib
+    rec = doc["run"]["datasheet"]
+    check(rec["given"] and rec["sha256"] == hashlib.sha256(open(sheet, "rb").read()).hexdigest()
+          and rec["content"]["device"] == "TNPU tnpu-edge (SystemC)", f"header record {rec}")
+    pkg = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".tar")][0]
+    with tarfile.open(pkg) as t:
+        statement = t.extractfile("statement.txt").read().decode()
+    check(rec["sha256"] in statement and "conform_test.py other" in statement,
+          "the statement does not show the datasheet and its source")
+    # A misspelt figure is an error naming it, never a figure silently "not declared".
+    typo = os.path.join(args.work, "typo.json")
+    with open(typo, "w") as f:
+        json.dump({"device": name, "source": "typo", "memory_bandwith_bytes_per_s": 1e10}, f)
+    out = fresh(args, "datasheet_typo")
+    run(args, base + ["--out", out, "--datasheet", typo])
+    for r in results(out)["results"]:
+        check(r["status"] == "fail" and "unknown field 'memory_bandwith_bytes_per_s'"
+              in r["message"], f"{r['id']}: {r['status']} {r['message'][:200]}")
+    p = run(args, base + ["--out", out, "--datasheet", os.path.join(args.work, "no-such.json")])
+    check(p.returncode == 2 and "no such file" in p.stderr, "a missing --datasheet must be refused")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -421,7 +525,8 @@ def main():
     tests = {f.__name__: f for f in [cpu_core_run, faulty_crash, faulty_hang, faulty_wrong,
                                      faulty_abi, faulty_noop, faulty_dropdtypes, resume,
                                      tamper, nonstandard, rerun, npusim_core_run,
-                                     faulty_imprecise]}
+                                     faulty_imprecise, faulty_lowpeak, faulty_fastclock,
+                                     datasheet]}
     tests[args.test](args)
     print("OK", args.test)
 

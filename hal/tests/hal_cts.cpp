@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <sstream>
@@ -68,6 +69,21 @@ TEST_P(Cts, QueryReportsCapabilities) {
   EXPECT_GT(i.peak_bandwidth_bytes_per_s, 0.0);
   EXPECT_GT(i.peak_flops[TL_DTYPE_F32], 0.0);
   EXPECT_TRUE(i.supported_dtypes & (1u << TL_DTYPE_F32));
+  // 1.1: a link figure is a rate or 0 (not modelled); only known flags are set.
+  EXPECT_TRUE(i.link_bandwidth_bytes_per_s >= 0 && std::isfinite(i.link_bandwidth_bytes_per_s));
+  EXPECT_EQ(i.flags & ~uint32_t(TL_DEVICE_SIMULATED_TIME), 0u) << "unknown tl_device_flags";
+}
+
+TEST_P(Cts, HalOneZeroInfoStructStillWorks) {
+  // A caller built against HAL 1.0: its struct ends before the 1.1 fields.
+  tl_device_info i;
+  std::memset(&i, 0xab, sizeof i);
+  i.struct_size = offsetof(tl_device_info, link_bandwidth_bytes_per_s);
+  ASSERT_EQ(tl_device_query(device().get(), &i), nullptr);
+  EXPECT_GT(std::strlen(i.name), 0u);
+  const auto *tail = reinterpret_cast<const unsigned char *>(&i) + i.struct_size;
+  for (size_t k = 0; k < sizeof(tl_device_info) - i.struct_size; ++k)
+    ASSERT_EQ(tail[k], 0xab) << "wrote byte " << k << " past a 1.0 caller's struct";
 }
 
 TEST_P(Cts, OlderSmallerInfoStructStillWorks) {

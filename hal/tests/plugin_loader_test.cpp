@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,7 +29,7 @@ TEST(PluginLoader, BrokenPluginsGetReasonsAndTheCpuDeviceStillWorks) {
       {"libtl_plugin_broken_no_entry.so", "does not export the entry point tl_vendor_plugin_entry"},
       {"libtl_plugin_broken_null_table.so", "returned no function table for ABI 1"},
       {"libtl_plugin_broken_wrong_major.so",
-       "plugin ABI 99.3 does not match the runtime's ABI 1.0"},
+       "plugin ABI 99.3 does not match the runtime's ABI 1.1"},
       {"libtl_plugin_broken_small_table.so", "function table is too small (16 bytes"},
       {"libtl_plugin_broken_missing_function.so", "function table lacks stream_launch"},
       {"libtl_plugin_broken_init_fails.so", "initialize failed: no accelerator attached"},
@@ -58,6 +59,21 @@ TEST(PluginLoader, BrokenPluginsGetReasonsAndTheCpuDeviceStillWorks) {
   s.copy_to_host(b, out.data(), 1200);
   s.synchronize();
   EXPECT_EQ(out, std::vector<float>(300, 3.0f));
+}
+
+TEST(PluginLoader, HalOneZeroPluginReadsTheNewFieldsAsZero) {
+  // A plugin built against 1.0 fills the shorter tl_device_info: it loads, its device works, and
+  // the 1.1 fields (link bandwidth, flags) read as 0, never as bytes it did not write.
+  Runtime rt(TL_HAL10_PLUGIN, 1);
+  auto plugins = by_file(rt);
+  const tl_plugin_info &p = plugins["libtl_plugin_hal10.so"];
+  ASSERT_TRUE(p.available) << p.reason;
+  EXPECT_EQ(p.abi_minor, 0u);
+  const tl_device_info i = rt.device("hal10").info();
+  EXPECT_GT(std::strlen(i.name), 0u);
+  EXPECT_GT(i.peak_bandwidth_bytes_per_s, 0.0);
+  EXPECT_EQ(i.link_bandwidth_bytes_per_s, 0.0);
+  EXPECT_EQ(i.flags, 0u);
 }
 
 TEST(PluginLoader, ManifestsAndMissingFiles) {

@@ -52,6 +52,12 @@ void print_text(const json &inv) {
                 d["memory_bytes"].get<double>() / (1 << 30),
                 d["onchip_memory_bytes"].get<double>() / 1024,
                 d["peak_bandwidth_bytes_per_s"].get<double>() / 1e9);
+    const double link = d["link_bandwidth_bytes_per_s"].get<double>();
+    const char *clock = d["simulated_time"].get<bool>() ? ", simulated time" : "";
+    if (link > 0)
+      std::printf("     host link %.1f GB/s%s\n", link / 1e9, clock);
+    else
+      std::printf("     host link not modelled%s\n", clock);
     for (auto &[dt, f] : d["peak_flops"].items())
       std::printf("     peak %-6s %.1f GFLOP/s\n", dt.c_str(), f.get<double>() / 1e9);
   }

@@ -8,6 +8,9 @@
 //   DROPDTYPES  declares no f16, bf16 or f64 (what a profile requires cannot be left out)
 //   IMPRECISE  every f32 tensor a launch used comes back to the host 16-64 ulp off (about 4e-6
 //          relative: inside the old n u cond bound of 2.6e-5, outside the 1e-6 fp32 contract)
+//   LOWPEAK  declares a peak bandwidth 10x lower than the cpu plugin's (judged on a datasheet,
+//            its declared peak must not matter)
+//   FASTCLOCK  event timestamps run at 1/10 of the real clock: every interval is 10x too short
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/vendor.h"
 
@@ -45,7 +48,19 @@ tl_status device_query(void *device, tl_device_info *out_info) {
     for (tl_dtype dt : {TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F64})
       out_info->supported_dtypes &= ~(uint64_t(1) << dt);
 #endif
+#ifdef FAULTY_LOWPEAK
+    out_info->peak_bandwidth_bytes_per_s /= 10; // the old bar: "passes" at 10x its peak
+#endif
   }
+  return s;
+}
+
+tl_status event_timestamp_ns(void *event, uint64_t *out_ns) {
+  tl_status s = real->event_timestamp_ns(event, out_ns);
+#ifdef FAULTY_FASTCLOCK
+  if (!s)
+    *out_ns /= 10; // intervals read 1/10 of the time they took
+#endif
   return s;
 }
 
@@ -172,6 +187,7 @@ extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint3
     table.stream_launch = stream_launch;
     table.stream_synchronize = stream_synchronize;
     table.event_synchronize = event_synchronize;
+    table.event_timestamp_ns = event_timestamp_ns;
 #ifdef FAULTY_ABI
     table.abi_major = 99;
 #endif

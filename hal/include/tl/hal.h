@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TL_HAL_API_VERSION_MAJOR 1
-#define TL_HAL_API_VERSION_MINOR 0
+#define TL_HAL_API_VERSION_MINOR 1
 #define TL_HAL_MAX_RANK 8
 
 #if defined(__GNUC__)
@@ -144,7 +144,17 @@ typedef struct tl_device_info {
   double peak_bandwidth_bytes_per_s;
   double peak_flops[TL_DTYPE_COUNT]; /* per input dtype; 0 where unsupported */
   uint64_t supported_dtypes;         /* bit (1 << tl_dtype) per supported dtype */
+  /* 1.1: a 1.0 plugin or caller has a shorter struct; these fields then read as 0. */
+  double link_bandwidth_bytes_per_s; /* host<->device link peak, per direction; 0 = unknown or
+                                        not modelled (e.g. device memory is host memory) */
+  uint32_t flags;                    /* tl_device_flags */
 } tl_device_info;
+
+typedef enum tl_device_flags {
+  /* Event timestamps are simulated time, not wall time (a simulator): a device interval may be
+   * shorter or longer than the host's wall clock for it. */
+  TL_DEVICE_SIMULATED_TIME = 1,
+} tl_device_flags;
 
 TL_HAL_EXPORT tl_status tl_device_query(tl_device device, tl_device_info *out_info);
 

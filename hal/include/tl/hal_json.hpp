@@ -33,7 +33,9 @@ inline nlohmann::json device_info_json(const tl_device_info &i) {
           {"max_grid", {i.max_grid[0], i.max_grid[1], i.max_grid[2]}},
           {"peak_bandwidth_bytes_per_s", i.peak_bandwidth_bytes_per_s},
           {"peak_flops", peaks},
-          {"supported_dtypes", dtypes}};
+          {"supported_dtypes", dtypes},
+          {"link_bandwidth_bytes_per_s", i.link_bandwidth_bytes_per_s},
+          {"simulated_time", (i.flags & TL_DEVICE_SIMULATED_TIME) != 0}};
 }
 
 inline nlohmann::json plugin_info_json(const tl_plugin_info &p) {

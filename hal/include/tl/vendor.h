@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TL_VENDOR_ABI_MAJOR 1
-#define TL_VENDOR_ABI_MINOR 0
+#define TL_VENDOR_ABI_MINOR 1 /* 1.1: tl_device_info's link bandwidth and flags */
 #define TL_VENDOR_ENTRY_POINT "tl_vendor_plugin_entry"
 
 /* Services the runtime offers to a plugin. */

@@ -183,6 +183,12 @@ ChipConfig parse_config(const std::string &json_text, const std::string &what) {
   c.hbm.latency = hbm.quantity("latency", kTime, "120 ns");
   c.hbm.interleave = hbm.bytes("interleave", "256 B", true);
   hbm.finish();
+  // Required, like every figure: h2d/d2h are certified against it, so it is declared, never
+  // a default nobody chose.
+  Reader link = r.object("host_link");
+  c.host_link.bandwidth = link.quantity("bandwidth", kBandwidth, "32 GB/s");
+  c.host_link.latency = link.quantity("latency", kTime, "1 us");
+  link.finish();
   r.finish();
   return c;
 }
@@ -224,6 +230,8 @@ std::string config_to_json(const ChipConfig &c) {
               {"bandwidth", quantity_json(c.hbm.bandwidth, "GB/s", 1e9)},
               {"latency", quantity_json(c.hbm.latency, "ns", 1e-9)},
               {"interleave", quantity_json(static_cast<double>(c.hbm.interleave), "B", 1)}};
+  j["host_link"] = {{"bandwidth", quantity_json(c.host_link.bandwidth, "GB/s", 1e9)},
+                    {"latency", quantity_json(c.host_link.latency, "ns", 1e-9)}};
   return j.dump(2);
 }
 

@@ -35,6 +35,10 @@ TEST(ChipConfig, ShippedConfigsLoad) {
   EXPECT_EQ(again.hbm.size, dc.hbm.size);
   EXPECT_DOUBLE_EQ(again.clock, dc.clock);
   EXPECT_DOUBLE_EQ(again.hbm.bandwidth, dc.hbm.bandwidth);
+  EXPECT_DOUBLE_EQ(d.host_link.bandwidth, 32e9);
+  EXPECT_DOUBLE_EQ(d.host_link.latency, 1e-6);
+  EXPECT_DOUBLE_EQ(again.host_link.bandwidth, dc.host_link.bandwidth);
+  EXPECT_DOUBLE_EQ(again.host_link.latency, dc.host_link.latency);
 }
 
 /// The default config with `from` replaced by `to`; expects an error containing `message`.
@@ -68,6 +72,11 @@ TEST(ChipConfig, ErrorsNameTheField) {
                "field 'hbm.interleave': must be a power of two");
   expect_error("\"name\": \"tnpu-default\",", "", "missing field 'name'");
   expect_error("{", "[", "not valid JSON");
+  // The host link is required: a config written before it existed says what is missing.
+  const std::string link =
+      ",\n  \"host_link\": { \"bandwidth\": \"32 GB/s\", \"latency\": \"1 us\" }";
+  expect_error(link, "", "bad.json: missing field 'host_link'");
+  expect_error("\"32 GB/s\"", "\"32 GHz\"", "field 'host_link.bandwidth': expected a positive");
 }
 
 TEST(ChipConfig, OptionalVectorPassesDefault) {

@@ -170,6 +170,9 @@ Error Device::query(tl_device_info &info) {
     info.peak_flops[dt] = f32;
   info.peak_flops[TL_DTYPE_F64] = f32 / 2;
   info.supported_dtypes = (uint64_t(1) << TL_DTYPE_COUNT) - 1;
+  // The device's memory is host memory: there is no link to model, and events are wall time.
+  info.link_bandwidth_bytes_per_s = 0;
+  info.flags = 0;
   return {};
 }
 

@@ -78,18 +78,25 @@ void Hbm::free(uint64_t address) {
 namespace {
 
 /// Simulated time of moving `bytes` through HBM `passes` times (a read, a write or both): the
-/// HBM latency plus the bytes at the configured bandwidth. The host link is not modeled.
+/// HBM latency plus the bytes at the configured bandwidth.
 double hbm_ns(const Device &d, uint64_t bytes, int passes) {
   return d.config.hbm.latency * 1e9 + double(bytes) * passes / d.config.hbm.bandwidth * 1e9;
+}
+
+/// Simulated time of a host copy: the bytes cross the host link once, streamed into (or out of)
+/// HBM as they arrive, so the slower of the two sets the rate after the link's latency.
+double link_ns(const Device &d, uint64_t bytes) {
+  const double rate = std::min(d.config.host_link.bandwidth, d.config.hbm.bandwidth);
+  return (d.config.host_link.latency + double(bytes) / rate) * 1e9;
 }
 
 } // namespace
 
 Error Device::enqueue_copy(WorkQueue &stream, char *dst, const char *src, uint64_t size,
-                           int passes) {
-  stream.enqueue([this, dst, src, size, passes] {
+                           double ns) {
+  stream.enqueue([this, dst, src, size, ns] {
     std::memcpy(dst, src, size);
-    advance(hbm_ns(*this, size, passes));
+    advance(ns);
     return Error{};
   });
   return {};
@@ -111,18 +118,19 @@ Error Device::allocate(const tl_buffer_desc &desc, std::unique_ptr<Buffer> &out)
 Error Device::copy_to_device(WorkQueue &stream, const void *src, Buffer &dst, uint64_t dst_offset,
                              uint64_t size) {
   return enqueue_copy(stream, hbm->at(dst.address + dst_offset), static_cast<const char *>(src),
-                      size, 1);
+                      size, link_ns(*this, size));
 }
 
 Error Device::copy_to_host(WorkQueue &stream, Buffer &src, uint64_t src_offset, void *dst,
                            uint64_t size) {
-  return enqueue_copy(stream, static_cast<char *>(dst), hbm->at(src.address + src_offset), size, 1);
+  return enqueue_copy(stream, static_cast<char *>(dst), hbm->at(src.address + src_offset), size,
+                      link_ns(*this, size));
 }
 
 Error Device::copy_buffer(WorkQueue &stream, Buffer &src, uint64_t src_offset, Buffer &dst,
                           uint64_t dst_offset, uint64_t size) {
   return enqueue_copy(stream, hbm->at(dst.address + dst_offset), hbm->at(src.address + src_offset),
-                      size, 2);
+                      size, hbm_ns(*this, size, 2));
 }
 
 Error Device::fill(WorkQueue &stream, Buffer &dst, uint64_t offset, uint64_t size,

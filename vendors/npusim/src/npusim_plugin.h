@@ -123,8 +123,8 @@ public:
   }
 
 private:
-  /// Queues a copy that moves `size` bytes through HBM `passes` times.
-  Error enqueue_copy(WorkQueue &stream, char *dst, const char *src, uint64_t size, int passes);
+  /// Queues a copy of `size` bytes that advances simulated time by `ns`.
+  Error enqueue_copy(WorkQueue &stream, char *dst, const char *src, uint64_t size, double ns);
 
   const Host *host_;
 };

@@ -77,6 +77,8 @@ Error Device::query(tl_device_info &info) {
   info.clock_mhz = static_cast<uint32_t>(c.clock / 1e6 + 0.5);
   info.max_grid[0] = info.max_grid[1] = info.max_grid[2] = (uint64_t(1) << 31) - 1;
   info.peak_bandwidth_bytes_per_s = c.hbm.bandwidth;
+  info.link_bandwidth_bytes_per_s = c.host_link.bandwidth;
+  info.flags = TL_DEVICE_SIMULATED_TIME; // events read the simulated timeline (memory.cpp)
   // The matrix units: R x C MACs per cycle per core (2 FLOPs each); f32 takes fp32_passes.
   const double mx = 2.0 * c.core.matrix.rows * c.core.matrix.cols * c.clock * c.cores;
   info.peak_flops[TL_DTYPE_BF16] = info.peak_flops[TL_DTYPE_F16] = mx;

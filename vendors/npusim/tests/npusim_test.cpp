@@ -97,6 +97,8 @@ TEST(Npusim, ListedWithTheChipConfigsCapabilities) {
   EXPECT_DOUBLE_EQ(i.peak_flops[TL_DTYPE_F32], 4 * 2.0 * 128 * 128 * 1e9 / 4);
   EXPECT_EQ(i.onchip_memory_bytes, 4u << 20);
   EXPECT_EQ(i.memory_bytes, (8ull << 30) - 4096);
+  EXPECT_DOUBLE_EQ(i.link_bandwidth_bytes_per_s, 32e9);
+  EXPECT_EQ(i.flags, uint32_t(TL_DEVICE_SIMULATED_TIME));
 }
 
 TEST(Npusim, CopiesTakeSimulatedTime) {
@@ -110,8 +112,8 @@ TEST(Npusim, CopiesTakeSimulatedTime) {
   s.copy_to_device(host.data(), buf, n);
   s.record(b);
   s.synchronize();
-  // One pass through HBM at 819.2 GB/s plus its 120 ns latency.
-  const double expect_ms = (120e-9 + double(n) / 819.2e9) * 1e3;
+  // Across the host link at 32 GB/s after its 1 us latency (sim/configs/default.json).
+  const double expect_ms = (1e-6 + double(n) / 32e9) * 1e3;
   EXPECT_NEAR(b.elapsed_ms_since(a), expect_ms, 1e-5);
 }
 

@@ -20,6 +20,12 @@ struct HbmConfig {
   uint64_t interleave = 0; ///< bytes per channel before the next channel (power of two)
 };
 
+/// The host<->device link (PCIe or similar): what host copies cross, per direction.
+struct HostLinkConfig {
+  double bandwidth = 0; ///< bytes/s one direction
+  double latency = 0;   ///< seconds before a transfer's first byte arrives
+};
+
 struct DmaConfig {
   int engines = 0;      ///< per core, each with its own queue (dma0..)
   double bandwidth = 0; ///< bytes/s one engine can issue
@@ -66,6 +72,7 @@ struct ChipConfig {
   double clock = 0; ///< Hz, one clock for every core and unit
   CoreConfig core;
   HbmConfig hbm;
+  HostLinkConfig host_link;
 
   double cycle_seconds() const { return 1.0 / clock; }
   /// Bytes per core cycle.

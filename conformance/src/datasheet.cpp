@@ -1,0 +1,121 @@
+// Datasheets (see datasheet.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "datasheet.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+namespace tl::conform {
+namespace {
+
+const std::set<std::string> kKeys = {
+    "device",    "source", "notes", "memory_bandwidth_bytes_per_s", "link_bandwidth_bytes_per_s",
+    "peak_flops"};
+
+double positive(const json &v, const std::string &field) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+    throw std::runtime_error("field '" + field + "' must be a positive number, got " + v.dump());
+  return v.get<double>();
+}
+
+std::string text(const json &j, const std::string &field) {
+  if (!j.contains(field) || !j[field].is_string() || j[field].get<std::string>().empty())
+    throw std::runtime_error("field '" + field + "' must be a non-empty string");
+  return j[field];
+}
+
+/// The figures of a parsed datasheet; throws naming the field that is wrong.
+void read_figures(const json &j, Datasheet &d) {
+  if (!j.is_object())
+    throw std::runtime_error("a datasheet must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!kKeys.count(it.key())) // a misspelt figure would silently be "not declared"
+      throw std::runtime_error("unknown field '" + it.key() + "'");
+  d.device = text(j, "device");
+  d.source = text(j, "source");
+  if (j.contains("memory_bandwidth_bytes_per_s"))
+    d.memory_bandwidth =
+        positive(j["memory_bandwidth_bytes_per_s"], "memory_bandwidth_bytes_per_s");
+  if (j.contains("link_bandwidth_bytes_per_s"))
+    d.link_bandwidth = positive(j["link_bandwidth_bytes_per_s"], "link_bandwidth_bytes_per_s");
+  if (j.contains("peak_flops")) {
+    if (!j["peak_flops"].is_object())
+      throw std::runtime_error("field 'peak_flops' must be an object of dtype: FLOP/s");
+    for (auto it = j["peak_flops"].begin(); it != j["peak_flops"].end(); ++it)
+      d.peak_flops[it.key()] = positive(it.value(), "peak_flops." + it.key());
+  }
+}
+
+} // namespace
+
+json Datasheet::summary() const {
+  return {{"path", path}, {"sha256", sha256}, {"device", device}, {"source", source}};
+}
+
+std::string datasheet_path(const Paths &paths, const std::string &plugin) {
+  if (!paths.datasheet.empty())
+    return paths.datasheet;
+  const std::string kit = paths.data_dir + "/datasheets/" + plugin + ".json";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(kit, ec) ? kit : "";
+}
+
+Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
+                         const std::string &device_name) {
+  Datasheet d;
+  d.path = datasheet_path(paths, plugin);
+  if (d.path.empty()) {
+    d.reason = "no datasheet for " + plugin + ": pass --datasheet FILE (a device cannot pass on " +
+               "speed without a declared spec)";
+    return d;
+  }
+  try {
+    d.text = read_file(d.path);
+    d.sha256 = sha256_hex(d.text);
+    read_figures(json::parse(d.text), d);
+  } catch (const std::exception &e) {
+    d.reason = "datasheet " + d.path + ": " + e.what();
+    return d;
+  }
+  if (d.device != device_name) {
+    d.reason = "datasheet " + d.path + " is for " + d.device + ", the device is " + device_name;
+    return d;
+  }
+  d.ok = true;
+  return d;
+}
+
+Datasheet datasheet_for(const WorkerContext &ctx) {
+  return load_datasheet(ctx.paths, ctx.plugin_name, ctx.info.name);
+}
+
+json datasheet_record(const Paths &paths, const std::string &plugin, const std::string &device) {
+  const Datasheet d = load_datasheet(paths, plugin, device);
+  json r = {{"path", d.path},
+            {"given", !paths.datasheet.empty()},
+            {"ok", d.ok},
+            {"reason", d.reason},
+            {"sha256", d.sha256}};
+  if (!d.sha256.empty()) {
+    try {
+      r["content"] = json::parse(d.text);
+    } catch (const std::exception &) {
+      r["content"] = d.text; // not JSON: kept as text, what was read is what is recorded
+    }
+  }
+  return r;
+}
+
+std::string implausible_fraction(double achieved, double peak, const std::string &what) {
+  if (!(peak > 0) || achieved <= kImplausibleFraction * peak)
+    return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3gx", achieved / peak);
+  return "implausible: " + std::string(buf) + " of " + what +
+         " (above 1.05x of a datasheet peak is no real measurement)";
+}
+
+} // namespace tl::conform

@@ -1,0 +1,49 @@
+// Datasheets: the declared spec (memory and link bandwidth, peak FLOP/s) the timing suites judge
+// a device against, from a file the plugin cannot move: the kit's pinned
+// data/datasheets/<plugin>.json or one the user passes with --datasheet (recorded in the run).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "conform.h"
+
+#include <string>
+
+namespace tl::conform {
+
+/// A measured rate above this fraction of its datasheet peak is implausible, not fast.
+inline constexpr double kImplausibleFraction = 1.05;
+
+/// A device's datasheet, or why there is none that applies (`reason`, when !ok).
+struct Datasheet {
+  bool ok = false;
+  std::string reason;
+  std::string path, sha256, device, source;
+  std::string text;                 // the file's bytes as read (what sha256 is of)
+  double memory_bandwidth = 0;      // bytes/s; 0 = not declared
+  double link_bandwidth = 0;        // bytes/s, host<->device per direction; 0 = not declared
+  json peak_flops = json::object(); // dtype name -> FLOP/s
+
+  double flops(const std::string &dtype) const { return peak_flops.value(dtype, 0.0); }
+  /// What a test's metrics record about it: path, SHA-256, device, source.
+  json summary() const;
+};
+
+/// The datasheet file a run uses: --datasheet's, else data/datasheets/<plugin>.json ("" when
+/// neither exists).
+std::string datasheet_path(const Paths &paths, const std::string &plugin);
+
+/// Reads and checks a datasheet file; its figures or why it is unusable (the file and field).
+/// `device_name` is the device's tl_device_info.name: a datasheet for another device is !ok.
+Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
+                         const std::string &device_name);
+
+/// The datasheet for the worker's device (what both timing suites read).
+Datasheet datasheet_for(const WorkerContext &ctx);
+
+/// The run header's record: the file, its SHA-256 and content, or why there is none.
+json datasheet_record(const Paths &paths, const std::string &plugin, const std::string &device);
+
+/// "" or why `achieved` cannot be real: above kImplausibleFraction of `peak` (`what` names it).
+std::string implausible_fraction(double achieved, double peak, const std::string &what);
+
+} // namespace tl::conform

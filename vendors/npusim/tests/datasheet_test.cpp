@@ -1,0 +1,30 @@
+// The npusim datasheet tl-conform judges against (conformance/data/datasheets/npusim.json) is
+// the default chip config restated: recomputed here, so the two cannot drift apart.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/npu/config.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace {
+
+TEST(NpusimDatasheet, MatchesTheChipConfig) {
+  const tl::npu::ChipConfig c = tl::npu::load_config(TL_NPUSIM_CONFIGS "/default.json");
+  std::ifstream f(TL_NPUSIM_DATASHEET);
+  ASSERT_TRUE(f) << "cannot read " << TL_NPUSIM_DATASHEET;
+  const nlohmann::json d = nlohmann::json::parse(f);
+  // The device name the plugin reports for this chip (plugin.cpp's query).
+  EXPECT_EQ(d.at("device"), "TNPU " + c.name + " (SystemC)");
+  EXPECT_DOUBLE_EQ(d.at("memory_bandwidth_bytes_per_s").get<double>(), c.hbm.bandwidth);
+  EXPECT_DOUBLE_EQ(d.at("link_bandwidth_bytes_per_s").get<double>(), c.host_link.bandwidth);
+  // R x C MACs per cycle per core, 2 FLOPs each; f32 streams fp32_passes times per row.
+  const double mx = 2.0 * c.core.matrix.rows * c.core.matrix.cols * c.clock * c.cores;
+  const nlohmann::json &p = d.at("peak_flops");
+  EXPECT_DOUBLE_EQ(p.at("f32").get<double>(), mx / c.core.matrix.fp32_passes);
+  for (const char *dt : {"bf16", "f16", "i8"})
+    EXPECT_DOUBLE_EQ(p.at(dt).get<double>(), mx) << dt;
+}
+
+} // namespace

@@ -291,8 +291,15 @@ def nonstandard(args):
     with open(cts, "ab") as f:
         f.write(b"\0")  # still runs; no longer the kit's
     os.chmod(cts, 0o755)
+    corpus = os.path.join(args.work, "edited-corpus")
+    shutil.rmtree(corpus, ignore_errors=True)
+    shutil.copytree(prov["options"]["corpus_dir"], corpus)
+    with open(os.path.join(corpus, "numerics.tlir"), "a") as f:
+        f.write("\n")  # a corpus with one more byte is not the kit's
     cases = {
         "data": (["--data-dir", loose], {}, "tolerance table"),
+        "corpus": (["--corpus-dir", corpus], {}, "corpus"),
+        "tlir": (["--target", "tlir"], {}, "--target tlir"),
         "cts": (["--cts", cts], {}, "is not the kit's"),
         "target": (["--target", "llvm-cpu"], {}, "--target llvm-cpu"),
         "peak": ([], {"TL_CPU_PEAK_BANDWIDTH": "1e15"}, "TL_CPU_PEAK_BANDWIDTH is set"),

@@ -12,14 +12,18 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace tl::conform {
 namespace {
 
-/// The fraction of the roofline bound a test must reach, per profile. Why these numbers:
-/// conformance/README.md (performance row).
-double floor_of(const std::string &profile) { return profile == "core" ? 0.5 : 0.5; }
+/// The fraction of the roofline bound a test must reach, by its profile (the full profile's larger
+/// and ragged sizes are as reachable as core's). Why 0.5: conformance/README.md.
+double floor_of(const std::string &profile) {
+  static const std::map<std::string, double> floors = {{"core", 0.5}, {"full", 0.5}};
+  return floors.at(profile);
+}
 
 /// fp32 contract for every output: normwise error against fp64 (conformance/README.md).
 constexpr double kNormwise = 1e-6;
@@ -33,7 +37,7 @@ struct PerfCase {
 const std::vector<PerfCase> &cases() {
   static const std::vector<PerfCase> c = {
       {"gemm.f32.1024", "gemm", {1024, 1024, 1024}, true},
-      {"softmax.f32.4096x4096", "softmax", {4096, 4096}, true},
+      {"softmax.f32.2048x4096", "softmax", {2048, 4096}, true},
       {"vector_add.f32.16M", "vector_add", {1 << 24}, true},
       {"gemm.f32.2048x2048x1024", "gemm", {2048, 2048, 1024}, false},
       {"gemm.f32.2047x1025x1000", "gemm", {2047, 1025, 1000}, false},
@@ -238,8 +242,8 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, const O
   const std::vector<int64_t> dims = t.params["dims"];
   hal::Device dev(ctx.device);
   hal::Stream s = dev.stream();
-  LoadedKernel k = load_kernel(ctx, read_file(ctx.paths.source_dir + "/" + cand["file"].get<std::string>()),
-                               cand["kernel"]);
+  LoadedKernel k = load_kernel(
+      ctx, read_file(ctx.paths.source_dir + "/" + cand["file"].get<std::string>()), cand["kernel"]);
   const auto grid = grid_of(kernel, dims, cand["tile"]);
   std::vector<float> out(ops.out_elems, std::numeric_limits<float>::quiet_NaN());
   s.copy_to_device(out.data(), ops.buffers.back(), out.size() * 4);
@@ -364,10 +368,10 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   const double bar = bar_of(ctx, t, roof, m);
   m["bar_flops_per_s"] = bar;
   if (!(achieved >= bar))
-    return Outcome::fail(gflops(achieved) + " (" + winner + ") = " +
-                             std::to_string(100 * achieved / roof) + "% of the roofline " +
-                             gflops(roof) + ", under the " + m["bar"].get<std::string>() +
-                             " bar " + gflops(bar) + " (" + m["bar_why"].get<std::string>() + ")",
+    return Outcome::fail(gflops(achieved) + " (" + winner +
+                             ") = " + std::to_string(100 * achieved / roof) + "% of the roofline " +
+                             gflops(roof) + ", under the " + m["bar"].get<std::string>() + " bar " +
+                             gflops(bar) + " (" + m["bar_why"].get<std::string>() + ")",
                          m);
   return Outcome::pass(m);
 }

@@ -49,7 +49,7 @@ const std::vector<PerfCase> &cases() {
 
 /// The kernels a case may run: the library kernel on every target, a target's tuned variant on
 /// that target. `tile`: the output each program covers (gemm: rows, cols of c; vector_add:
-/// elements; softmax: one row, unused); `max_dims`: limits the kernel asserts (0: none).
+/// elements; softmax: rows); `max_dims`: limits the kernel asserts (0: none).
 json candidates_of(const std::string &kernel) {
   auto cand = [](const std::string &file, const std::string &name, const std::string &target,
                  std::vector<int64_t> tile, std::vector<int64_t> max_dims) {
@@ -66,7 +66,7 @@ json candidates_of(const std::string &kernel) {
   if (kernel == "softmax")
     return {cand("softmax.tlir", "softmax", "*", {1}, {0, 0}),
             cand("softmax_cpu.tlir", "softmax_cpu", "llvm-cpu", {1}, {0, 4096}),
-            cand("softmax_tnpu.tlir", "softmax_tnpu", "tnpu", {1}, {0, 4096})};
+            cand("softmax_tnpu.tlir", "softmax_tnpu", "tnpu", {16}, {0, 4096})};
   return {cand("vector_add.tlir", "vector_add", "*", {256}, {0}),
           cand("vector_add_cpu.tlir", "vector_add_cpu", "llvm-cpu", {8192}, {0}),
           cand("vector_add_tnpu.tlir", "vector_add_tnpu", "tnpu", {65536}, {0})};
@@ -129,9 +129,7 @@ std::array<uint64_t, 3> grid_of(const std::string &kernel, const std::vector<int
   auto cdiv = [](int64_t a, int64_t b) { return static_cast<uint64_t>((a + b - 1) / b); };
   if (kernel == "gemm")
     return {cdiv(d[0], tile[0]), cdiv(d[1], tile[1]), 1};
-  if (kernel == "softmax")
-    return {uint64_t(d[0]), 1, 1};
-  return {cdiv(d[0], tile[0]), 1, 1};
+  return {cdiv(d[0], tile[0]), 1, 1}; // softmax: rows, vector_add: elements
 }
 
 /// The fp64 result of the case on the f32 inputs, row-major like the output.

@@ -13,7 +13,7 @@ namespace {
 
 const std::set<std::string> kKeys = {
     "device",    "source", "notes", "memory_bandwidth_bytes_per_s", "link_bandwidth_bytes_per_s",
-    "peak_flops"};
+    "peak_flops", "vector_ops_per_s", "exp_ops_per_s"};
 
 double positive(const json &v, const std::string &field) {
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
@@ -41,6 +41,10 @@ void read_figures(const json &j, Datasheet &d) {
         positive(j["memory_bandwidth_bytes_per_s"], "memory_bandwidth_bytes_per_s");
   if (j.contains("link_bandwidth_bytes_per_s"))
     d.link_bandwidth = positive(j["link_bandwidth_bytes_per_s"], "link_bandwidth_bytes_per_s");
+  if (j.contains("vector_ops_per_s"))
+    d.vector_ops = positive(j["vector_ops_per_s"], "vector_ops_per_s");
+  if (j.contains("exp_ops_per_s"))
+    d.exp_ops = positive(j["exp_ops_per_s"], "exp_ops_per_s");
   if (j.contains("peak_flops")) {
     if (!j["peak_flops"].is_object())
       throw std::runtime_error("field 'peak_flops' must be an object of dtype: FLOP/s");

@@ -22,6 +22,9 @@ struct Datasheet {
   double memory_bandwidth = 0;      // bytes/s; 0 = not declared
   double link_bandwidth = 0;        // bytes/s, host<->device per direction; 0 = not declared
   json peak_flops = json::object(); // dtype name -> FLOP/s
+  // The vector unit's ceilings for f32 elementwise work (0 = not declared: no such ceiling):
+  // simple operations (add, max, multiply, ...) and exponentials per second, all units together.
+  double vector_ops = 0, exp_ops = 0;
 
   double flops(const std::string &dtype) const { return peak_flops.value(dtype, 0.0); }
   /// What a test's metrics record about it: path, SHA-256, device, source.

@@ -153,7 +153,6 @@ int cmd_report(const std::vector<std::string> &args) {
     const json results = read_json(out + "/results.json");
     json b = {{"device", results["plugin"].value("name", "")},
               {"margin", 0.5},
-              {"min_fraction_of_roofline", 0.0},
               {"tests", json::object()}};
     for (const json &r : results["results"])
       if (r["suite"] == "performance" && r["metrics"].contains("achieved_flops_per_s"))

@@ -139,10 +139,12 @@ def faulty_wrong(args):
 def faulty_noop(args):
     # Launches that report success and do nothing would reach any bandwidth: the output checked
     # after timing fails them.
-    r = faulty(args, "noop", ["bandwidth.kernel_copy", "bandwidth.kernel_triad"])
+    r = faulty(args, "noop", ["bandwidth.kernel_copy", "bandwidth.kernel_triad",
+                              "performance.vector_add.*", "performance.softmax.*"])
     for k, v in r.items():
         check(v["status"] == "fail" and "after the timed" in v["message"],
               f"{k}: a no-op launch was not caught: {v['status']} {v['message'][:200]}")
+    check(sum(k.startswith("performance.") for k in r) == 2, "the performance tests did not run")
 
 
 def faulty_dropdtypes(args):
@@ -370,6 +372,51 @@ def rerun(args):
           "results another device gives were not caught")
 
 
+def perf_bar(args):
+    # Performance is judged on the profile's floor of the roofline; a stored baseline only raises
+    # the bar. Runs on copies of the data dir (non-standard runs, still judged).
+    ids = ["performance.vector_add.f32.16M", "performance.gemm.f32.1024"]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+    cases = {"none": None, "high": 1e30, "low": 1.0}
+    # The cpu device ships no datasheet: judged on one the test passes (generous figures: the
+    # bar logic is under test, not this machine).
+    probe = fresh(args, "perf_probe")
+    run(args, ["run", "--device", "cpu", "--filter", "api.PluginLoads", "--out", probe])
+    sheet = write_datasheet(args, "perf_bar", results(probe)["device"]["name"], 1e12, 1e12)
+    for name, base in cases.items():
+        data = os.path.join(args.work, "perf_data_" + name)
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.copytree(src, data)
+        os.remove(os.path.join(data, "baseline-cpu.json"))
+        if base is not None:
+            with open(os.path.join(data, "baseline-cpu.json"), "w") as f:
+                json.dump({"device": "cpu", "margin": 0.1,
+                           "tests": {i: {"achieved_flops_per_s": base} for i in ids}}, f)
+        out = fresh(args, "perf_" + name)
+        cmd = ["run", "--device", "cpu", "--suite", "performance", "--data-dir", data,
+               "--out", out, "--datasheet", sheet]
+        for i in ids if name == "none" else ids[:1]:
+            cmd += ["--filter", i]
+        run(args, cmd)
+        manifest = {t["id"]: t for t in json.load(open(os.path.join(out, "suite.json")))["tests"]}
+        for i, r in by_id(results(out)).items():
+            m, params = r["metrics"], manifest[i]["params"]
+            check(params["min_fraction_of_roofline"] >= 0.25 and len(params["candidates"]) >= 2,
+                  f"{i}: the floor and candidates are not in the manifest: {params}")
+            floor = params["min_fraction_of_roofline"] * m["roofline_flops_per_s"]
+            check(abs(m["floor_flops_per_s"] - floor) <= 1e-9 * floor, f"{i}: floor {m}")
+            want_bar = "baseline" if name == "high" else "floor"
+            check(m["bar"] == want_bar, f"{name} baseline: {i} judged on {m['bar']}")
+            passed = m["achieved_flops_per_s"] >= m["bar_flops_per_s"]
+            check(r["status"] == ("pass" if passed else "fail"), f"{i}: {r['status']} {m}")
+            check(passed or f"{want_bar} bar" in r["message"], f"{i}: {r['message']}")
+            if name == "high":
+                check(r["status"] == "fail", f"{i}: passed a baseline it cannot reach")
+            if name == "none":
+                check("no baseline" in m["bar_why"], f"{i}: {m['bar_why']}")
+            check(m["winner"] in [c["file"] for c in params["candidates"]], f"{i}: winner")
+
+
 def npusim_core_run(args):
     # The simulated NPU's time is simulated, so every suite is deterministic: it must certify,
     # under npu-core (f64 and i64 exempted by name, each listed), and re-run to the same results.
@@ -533,7 +580,7 @@ def main():
                                      faulty_abi, faulty_noop, faulty_dropdtypes, resume,
                                      tamper, nonstandard, rerun, npusim_core_run,
                                      faulty_imprecise, faulty_lowpeak, faulty_fastclock,
-                                     datasheet]}
+                                     datasheet, perf_bar]}
     tests[args.test](args)
     print("OK", args.test)
 

@@ -5,6 +5,8 @@
 #include "tl/npu/numerics.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <string>
 
 namespace tl::npu::model {
@@ -15,6 +17,16 @@ MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
     : Unit(name, core, "mx", track) {}
 
 namespace {
+float f32_of(DType t, uint32_t bits) {
+  if (t == DType::BF16)
+    bits = num::bf16_to_f32(static_cast<uint16_t>(bits));
+  else if (t == DType::F16)
+    bits = num::f16_to_f32(static_cast<uint16_t>(bits));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 DType mode_dtype(uint64_t mode) {
   if (mode != static_cast<uint64_t>(DType::BF16) && mode != static_cast<uint64_t>(DType::F16) &&
       mode != static_cast<uint64_t>(DType::I8) && mode != static_cast<uint64_t>(DType::F32))
@@ -40,6 +52,11 @@ void MatrixUnit::preload(const Command &c) {
       for (uint64_t j = 0; j < m.n; ++j)
         weights_[r * m.n + j] = num::load_bits(t, row, j);
     }
+  if (chip_.opts.compute_data && t != DType::I8) {
+    weights_f32_.resize(weights_.size());
+    for (size_t i = 0; i < weights_.size(); ++i)
+      weights_f32_[i] = f32_of(t, weights_[i]);
+  }
   wk_ = m.k;
   wn_ = m.n;
   wmode_ = m.mode;
@@ -56,6 +73,10 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
   if (!chip_.opts.compute_data)
     return;
+  if (t != DType::I8) {
+    multiply_float(c, accumulate);
+    return;
+  }
   std::vector<uint32_t> a(wk_);
   for (uint64_t i = 0; i < m.m; ++i) {
     const uint8_t *arow = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
@@ -63,19 +84,39 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
     for (uint64_t k = 0; k < wk_; ++k)
       a[k] = num::load_bits(t, arow, k);
     for (uint64_t j = 0; j < wn_; ++j) {
-      uint32_t acc = accumulate ? num::load_bits(DType::F32, crow, j) : 0;
-      if (t == DType::I8) {
-        int32_t s = static_cast<int32_t>(acc);
-        for (uint64_t k = 0; k < wk_; ++k)
-          s = num::mac_i8(static_cast<int8_t>(a[k]), static_cast<int8_t>(weights_[k * wn_ + j]), s);
-        acc = static_cast<uint32_t>(s);
-      } else {
-        if (!accumulate)
-          acc = num::kF32NegZero;
-        for (uint64_t k = 0; k < wk_; ++k)
-          acc = num::mac_f32(t, a[k], weights_[k * wn_ + j], acc);
-      }
-      num::store_bits(DType::F32, crow, j, acc);
+      int32_t s = accumulate ? static_cast<int32_t>(num::load_bits(DType::F32, crow, j)) : 0;
+      for (uint64_t k = 0; k < wk_; ++k)
+        s = num::mac_i8(static_cast<int8_t>(a[k]), static_cast<int8_t>(weights_[k * wn_ + j]), s);
+      num::store_bits(DType::F32, crow, j, static_cast<uint32_t>(s));
+    }
+  }
+}
+
+// The float modes: each output is the chain acc = fma(a[k], w[k][j], acc), k ascending, from -0
+// (or the accumulator), rounded once per step: num::mac_f32, which numerics_test checks bit for
+// bit against the host's fma. The host's fma on decoded floats, k outer and the columns inner,
+// gives the same bits per column at a fraction of the host time (f32 GEMMs took minutes).
+void MatrixUnit::multiply_float(const Command &c, bool accumulate) {
+  const MxCfg &m = c.mx;
+  const DType t = mode_dtype(m.mode);
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
+  std::vector<float> a(wk_), acc(wn_);
+  for (uint64_t i = 0; i < m.m; ++i) {
+    const uint8_t *arow = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
+    uint8_t *crow = core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
+    for (uint64_t k = 0; k < wk_; ++k)
+      a[k] = f32_of(t, num::load_bits(t, arow, k));
+    for (uint64_t j = 0; j < wn_; ++j)
+      acc[j] = accumulate ? f32_of(DType::F32, num::load_bits(DType::F32, crow, j)) : -0.0f;
+    for (uint64_t k = 0; k < wk_; ++k) {
+      const float ak = a[k], *w = &weights_f32_[k * wn_];
+      for (uint64_t j = 0; j < wn_; ++j)
+        acc[j] = std::fma(ak, w[j], acc[j]);
+    }
+    for (uint64_t j = 0; j < wn_; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, &acc[j], 4);
+      num::store_bits(DType::F32, crow, j, std::isnan(acc[j]) ? num::kF32CanonicalNaN : bits);
     }
   }
 }

@@ -24,8 +24,10 @@ private:
   double flops(const Command &c) const override;
   void preload(const Command &c);
   void multiply(const Command &c, bool accumulate);
+  void multiply_float(const Command &c, bool accumulate);
 
-  std::vector<uint32_t> weights_; // k x n bit patterns
+  std::vector<uint32_t> weights_;  // k x n bit patterns
+  std::vector<float> weights_f32_; // the same, as f32 values (float modes)
   uint64_t wk_ = 0, wn_ = 0, wmode_ = 0;
   bool loaded_ = false;
   // Pipelining: when the last command ended, whether the array was streaming, and its rows.

@@ -25,6 +25,11 @@ TEST(NpusimDatasheet, MatchesTheChipConfig) {
   EXPECT_DOUBLE_EQ(p.at("f32").get<double>(), mx / c.core.matrix.fp32_passes);
   for (const char *dt : {"bf16", "f16", "i8"})
     EXPECT_DOUBLE_EQ(p.at(dt).get<double>(), mx) << dt;
+  // The vector unit: `lanes` elements per cycle per core for a one-pass operation; exp takes
+  // exp_passes (sim/model/src/vector.cpp's passes()).
+  const double lanes = double(c.core.vector.lanes) * c.clock * c.cores;
+  EXPECT_DOUBLE_EQ(d.at("vector_ops_per_s").get<double>(), lanes);
+  EXPECT_DOUBLE_EQ(d.at("exp_ops_per_s").get<double>(), lanes / c.core.vector.exp_passes);
 }
 
 } // namespace

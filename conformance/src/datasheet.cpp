@@ -11,9 +11,14 @@
 namespace tl::conform {
 namespace {
 
-const std::set<std::string> kKeys = {
-    "device",    "source", "notes", "memory_bandwidth_bytes_per_s", "link_bandwidth_bytes_per_s",
-    "peak_flops", "vector_ops_per_s", "exp_ops_per_s"};
+const std::set<std::string> kKeys = {"device",
+                                     "source",
+                                     "notes",
+                                     "memory_bandwidth_bytes_per_s",
+                                     "link_bandwidth_bytes_per_s",
+                                     "peak_flops",
+                                     "vector_ops_per_s",
+                                     "exp_ops_per_s"};
 
 double positive(const json &v, const std::string &field) {
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)

@@ -47,8 +47,8 @@ double best_seconds(const hal::Device &device, const hal::Stream &stream,
                     const std::function<void()> &op, int warmup, int reps);
 
 /// Every repetition on both clocks (on a device with simulated time, repetitions stop once two
-/// in a row agree: the rest would repeat them): the device's events, and the host's steady_clock around
-/// record, op, record and the event's synchronize (which a device interval cannot beat).
+/// in a row agree: the rest would repeat them): the device's events, and the host's steady_clock
+/// around record, op, record and the event's synchronize (which a device interval cannot beat).
 struct Timing {
   double best_s = 0; // the shortest device interval
   std::vector<double> device_s, wall_s;

@@ -3,8 +3,8 @@
 // judged: each test passes only at its profile's floor fraction of the roofline bound, and a
 // stored baseline (data/baseline-<plugin>.json) can only raise that bar.
 // SPDX-License-Identifier: Apache-2.0
-#include "datasheet.h"
 #include "compare.h"
+#include "datasheet.h"
 #include "device_run.h"
 
 #include <algorithm>

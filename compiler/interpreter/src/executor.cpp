@@ -167,7 +167,7 @@ void Executor::exec_elementwise(const ir::Operation &op) {
   for (size_t i = 0; i < n; ++i)
     in[i] = &get(op.operand(i));
   RtValue r{op.result()->type(), std::vector<Lane>(op.result()->type().num_elements())};
-  Lane args[3];
+  Lane args[LaneOp::kMaxOperands] = {};
   for (size_t lane = 0; lane < r.lanes.size(); ++lane) {
     for (size_t i = 0; i < n; ++i)
       args[i] = in[i]->lanes[lane];

@@ -11,7 +11,9 @@ std::optional<ir::Attr> fold_scalar(const ir::Operation &op,
   if (!(op.flags() & ir::kElementwise) || op.num_results() != 1 ||
       operands.size() != op.num_operands() || !op.result()->type().is_scalar())
     return std::nullopt;
-  std::vector<Lane> lanes(operands.size());
+  if (operands.size() > LaneOp::kMaxOperands)
+    return std::nullopt;
+  std::vector<Lane> lanes(LaneOp::kMaxOperands); // apply() reads every slot (a fuzzer found it)
   for (size_t i = 0; i < operands.size(); ++i) {
     const ir::ScalarKind k = op.operand(i)->type().elem();
     if (auto *b = std::get_if<bool>(&operands[i]))

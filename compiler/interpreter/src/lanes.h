@@ -40,7 +40,9 @@ double float_max(double a, double b);
 class LaneOp {
 public:
   LaneOp(const ir::Operation &op, bool fp64_reference);
+  /// `args` holds kMaxOperands lanes whatever the op's arity (the unused ones are read, not used).
   Lane apply(const Lane *args) const;
+  static constexpr size_t kMaxOperands = 3;
   ir::ScalarKind in_type() const { return in_; }
   ir::ScalarKind out_type() const { return out_; }
 

@@ -45,8 +45,9 @@ class ControlFlowTracer:
             if is_const(v):
                 v = core.constant(v, core.dtype_of_code(t.dtype))
             if v.type != t:
-                raise self.fail(node, f"'{name}' changes type from {t} to {v.type} "
-                                      "(loop-carried and if-assigned values keep their type)")
+                raise self.fail(node, f"'{name}' changes type from {t} to {v.type}"
+                                      f"{core.f64_origin(v)} (loop-carried and if-assigned "
+                                      "values keep their type)")
             out.append(v)
         return out
 
@@ -209,8 +210,10 @@ class ControlFlowTracer:
             len(branches[0][n].offsets) if isinstance(branches[0][n], View) else 1)]
         for i, t in enumerate(types):
             if t is None:
-                raise self.fail(node, f"'{names[i]}' has type {yields[0][i].type} in one branch and "
-                                      f"{yields[1][i].type} in the other")
+                raise self.fail(node, f"'{names[i]}' has type {yields[0][i].type}"
+                                      f"{core.f64_origin(yields[0][i])} in one branch and "
+                                      f"{yields[1][i].type}{core.f64_origin(yields[1][i])} in "
+                                      "the other")
         for r in (0, 1):
             self.enter(op.region(r))
             self.b.op("yield", [v.value for v in yields[r]])

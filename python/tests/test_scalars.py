@@ -211,3 +211,27 @@ def test_documented_conversions(device, target):
     close(yf, r)
     np.testing.assert_array_equal(yi, np.trunc(xi / -3).astype(np.int32) + np.fmod(xi, -3))
     np.testing.assert_array_equal(yh, r.astype(np.float32).astype(np.float16))
+
+
+@tl.kernel
+def conversions_2d(x: tl.tensor, y: tl.tensor, flag):
+    v = tl.load(x + (0, 0), (4, 4))
+    r = tl.dot(v, v, acc=tl.full((4, 4), 2), acc_dtype=tl.float32)  # i32 acc to acc_dtype
+    if flag:                                     # an i32 condition: flag != 0
+        r = r + 1.0
+    r = tl.where(not flag, -r, r)                # not on i32: flag == 0
+    r = tl.where(flag and flag, r, r * 0.5)      # and: operands to i1
+    tl.store(y + (0, x.stride(0) - x.shape[1]), r)  # stride/shape cast to i32 offsets
+
+
+@on_devices
+@pytest.mark.parametrize("flag", [0, 3])
+def test_documented_conversions_2d(device, target, flag):
+    x = np.arange(16, dtype=np.float32).reshape(4, 4) / 8
+    y = np.full((4, 4), np.nan, np.float32)
+    text = conversions_2d.ir(x, y, flag)
+    assert "cast" in text and "tile<4x4xi32>" in text, text
+    conversions_2d[(1,)](x, y, flag, device=device, target=target)
+    r = x.astype(np.float64) @ x + 2
+    ref = r + 1 if flag else -r * 0.5
+    close(y, ref)

@@ -235,3 +235,29 @@ def test_documented_conversions_2d(device, target, flag):
     r = x.astype(np.float64) @ x + 2
     ref = r + 1 if flag else -r * 0.5
     close(y, ref)
+
+
+@tl.kernel
+def carried_scale(x: tl.tensor, y: tl.tensor, z: tl.tensor, s, n: tl.int32, BLOCK: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,))
+    k = s
+    t = 0.0
+    for i in tl.range(n):
+        k = k * 0.5                      # a scalar argument halved: still weak
+        t = t + tl.sum(v.to(tl.float32))  # a sum of an f32 tile: not weak
+    if n > 1:
+        k = k * 2.0                      # weak in both branches: weak after the if
+    tl.store(y + (0,), v * k)            # f16
+    tl.store(z + (0,), v * t)            # f32
+
+
+@on_devices
+def test_loop_carried_scalar_stays_weak(device, target):
+    # Before: k came out of the loop (and the if) as a plain f32 value and made v * k f32.
+    x = np.linspace(-1, 2, 16).astype(np.float16)
+    y, z = np.zeros_like(x), np.zeros(16, np.float32)
+    text = carried_scale.ir(x, y, z, 3.0, 2, BLOCK=16)
+    assert re.findall(r"= mul .*: tile<16x(\w+)>", text) == ["f16", "f32"], text
+    carried_scale[(1,)](x, y, z, 3.0, 2, BLOCK=16, device=device, target=target)
+    np.testing.assert_array_equal(y, x * np.float16(1.5))
+    close(z, x.astype(np.float64) * 2 * x.astype(np.float64).sum())

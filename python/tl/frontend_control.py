@@ -84,8 +84,10 @@ class ControlFlowTracer:
             carried.append(n)
             inits += self.flatten(self.vars[n], node, n)
         op = self.b.create("for", [lb.value, ub.value, step.value] + [v.value for v in inits])
-        outer = self._trace_loop_body(node, op, carried, inits)
-        results = [Tile(v) for v in op.results]
+        outer, new = self._trace_loop_body(node, op, carried, inits)
+        # A carried value is weak (README, "Implicit conversions") if it enters and leaves the
+        # body weak: a scalar argument scaled in a loop stays weak, a sum of tiles does not.
+        results = [Tile(v, i.weak and n.weak) for v, i, n in zip(op.results, inits, new)]
         for n in carried:
             self.vars[n], results = self.unflatten(outer[n], results)
 
@@ -129,9 +131,11 @@ class ControlFlowTracer:
 
     def _trace_loop_body(self, node, op, carried, inits):
         """Traces the body into `op`'s region and yields the carried names' new values; returns
-        the names' values before the loop (self.vars is restored to them)."""
+        the names' values before the loop (self.vars is restored to them) and the new values."""
         body = op.region(0)
         args_ = [Tile(v) for v in ir.Op.block_args(body)]
+        for a, i in zip(args_[1:], inits):
+            a.weak = i.weak
         outer = dict(self.vars)
         parent = self.enter(body)
         rest = args_[1:]
@@ -147,7 +151,7 @@ class ControlFlowTracer:
         self.b.op("yield", [v.value for v in new])
         self.enter(parent)
         self.vars = outer
-        return outer
+        return outer, new
 
     # ---- if ---------------------------------------------------------------------------------------
 
@@ -218,7 +222,8 @@ class ControlFlowTracer:
             self.enter(op.region(r))
             self.b.op("yield", [v.value for v in yields[r]])
         self.enter(parent)
-        results = [Tile(self.b.if_add_result(op, t)) for t in types]
+        results = [Tile(self.b.if_add_result(op, t), a.weak and b.weak)  # weak if both are
+                   for t, a, b in zip(types, *yields)]
         for n in keep:
             self.vars[n], results = self.unflatten(branches[0][n], results)
 

@@ -160,6 +160,15 @@ def f64_into_dot(a: tl.tensor, b: tl.tensor, s: tl.float64):
     tl.store(a + (0, 0), tl.dot(x, y))  # DOT
 
 
+def test_widening_to_f64_is_logged(caplog):
+    # TL_DEBUG=1 shows every widening to f64 (this one is legitimate: s is tl.float64).
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float64)
+    _, params, _ = scale_f64.specialize(scale_f64.bind((x, y, 0.5), {"BLOCK": 16}))
+    with caplog.at_level("DEBUG", logger="tl"):
+        scale_f64.trace(params)  # traced afresh (kernel.ir may come from the cache)
+    assert any("widened tile<16xf32> to f64" in r.getMessage() for r in caplog.records)
+
+
 def test_dot_type_error_names_where_f64_began():
     with pytest.raises(tl.CompileError, match="tl.dot operand types differ") as e:
         f64_into_dot[(1,)](np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32), 2.0)

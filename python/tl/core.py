@@ -1,6 +1,7 @@
 # The values a kernel body manipulates while it is traced (tiles, tensor arguments, views) and
 # the conversions between them: constants, dtype promotion, broadcasting, binary ops.
 # SPDX-License-Identifier: Apache-2.0
+import logging
 import threading
 
 from . import ir
@@ -263,6 +264,7 @@ def unify(a, b, dt=None):
                                   if isinstance(x, Tile) and x.dtype is not float64)
             here = builder().loc_str()
             origin = f"{origin or here}, which widened {narrow} to f64 at {here}"
+            logging.getLogger("tl").debug("%s: f64 since %s", here, origin)  # TL_DEBUG=1
     # A scalar narrowed to a tile's dtype (f32 -> f16) is narrowed after the splat, as a tile:
     # vector units such as tnpu's convert into 16-bit types only as tiles.
     a, b = (to_tile(x, None if isinstance(x, Tile) and x.dtype.bits > dt.bits else dt)

@@ -1,6 +1,7 @@
 # The values a kernel body manipulates while it is traced (tiles, tensor arguments, views) and
 # the conversions between them: constants, dtype promotion, broadcasting, binary ops.
 # SPDX-License-Identifier: Apache-2.0
+import logging
 import threading
 
 from . import ir
@@ -75,10 +76,18 @@ class Tile:
     ``x.sum(axis)``/``max``/``min``/``argmax``, ``x.T``, ``x.shape``, ``x.dtype`` and
     ``x[None, :]``-style dimension insertion.
     """
-    __slots__ = ("value",)
+    __slots__ = ("value", "weak", "origin")
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, value, weak=False, origin=None):
+        # weak: a scalar argument's value (or one computed only from such values and numbers):
+        # like a Python number, it takes the dtype of the tile it meets (README, "Implicit
+        # conversions"). origin: for an f64 value, where its f64 began (file:line:col and how),
+        # so that an op failing on mixed types can name it.
+        self.value, self.weak = value, weak
+        if origin is None and value.type.dtype == ir.F64:
+            b = getattr(_state, "builder", None)
+            origin = b.loc_str() if b is not None and b.loc else "<unknown>"
+        self.origin = origin
 
     @property
     def type(self):
@@ -141,13 +150,17 @@ def constant(x, dt=None):
         if isinstance(x, float):
             raise error(f"cannot convert float constant {x} to {dt}")
         v = int(x)
-    return Tile(builder().op("constant", attrs={"value": v}, result=ir.Type.scalar(dt.code)))
+    return Tile(builder().op("constant", attrs={"value": v}, result=ir.Type.scalar(dt.code)), True)
 
 
 def to_tile(x, dt=None):
     """A Tile for any traced value or Python constant."""
     if isinstance(x, Tile):
-        return x if dt is None or x.dtype is dt else cast(x, dt)
+        if dt is None or x.dtype is dt:
+            return x
+        y = cast(x, dt)
+        y.weak = x.weak
+        return y
     if is_const(x):
         return constant(x, dt)
     if isinstance(x, (TensorArg, View)):
@@ -161,6 +174,18 @@ def cast(x, dt, rounding="rne"):
         return x
     attrs = {"rounding": rounding} if rounding != "rne" else None
     return Tile(builder().op("cast", [x.value], attrs, result=x.type.with_dtype(dt.code)))
+
+
+def is_weak(x):
+    """A Python number, or a Tile computed only from scalar arguments and numbers."""
+    return is_const(x) or isinstance(x, Tile) and x.weak
+
+
+def f64_origin(x):
+    """' (f64 since file:line:col ...)' for an f64 Tile: where a mixed-type error should point."""
+    if isinstance(x, Tile) and x.dtype is float64 and x.origin:
+        return f" (f64 since {x.origin})"
+    return ""
 
 
 def promote(a, b):
@@ -196,44 +221,80 @@ def broadcast_to(x, shape):
         return x
     b = builder()
     if not x.shape:
-        return Tile(b.op("splat", [x.value], result=ir.Type.tile(x.type.dtype, shape)))
+        return Tile(b.op("splat", [x.value], result=ir.Type.tile(x.type.dtype, shape)), x.weak,
+                    x.origin)
     if broadcast_shape(x.shape, shape) != shape:
         raise error(f"shape mismatch: cannot broadcast {x.type} to {list(shape)}")
     while len(x.shape) < len(shape):
-        x = Tile(b.op("expand_dims", [x.value], {"axis": 0}))
+        x = Tile(b.op("expand_dims", [x.value], {"axis": 0}), x.weak, x.origin)
     if x.shape != shape:
-        x = Tile(b.op("broadcast", [x.value], result=ir.Type.tile(x.type.dtype, shape)))
+        x = Tile(b.op("broadcast", [x.value], result=ir.Type.tile(x.type.dtype, shape)), x.weak,
+                 x.origin)
     return x
 
 
+def _weak_dtype(x):
+    return const_dtype(x) if is_const(x) else to_tile(x).dtype
+
+
+def _strength(x):
+    """Python number < weak Tile < tile: the weaker operand takes the stronger one's dtype."""
+    return 0 if is_const(x) else 1 if is_weak(x) else 2
+
+
 def unify(a, b, dt=None):
-    """Two operands as tiles of one dtype and one shape (Python numbers adopt the other's dtype)."""
-    if is_const(a) and is_const(b):
-        dt = dt or promote(const_dtype(a), const_dtype(b))
-    elif dt is None:
-        if is_const(a) or is_const(b):
-            t, c = (b, a) if is_const(a) else (a, b)
-            t = to_tile(t)
-            dt = t.dtype
-            if isinstance(c, float) and not dt.is_float:
-                dt = float32
+    """Two operands as tiles of one dtype and one shape. A weak operand (a Python number or a
+    scalar argument) adopts the other's dtype, except that a float one turns an integer tile into
+    float32; two weak or two strong operands promote (promote())."""
+    if dt is None:
+        ra, rb = _strength(a), _strength(b)
+        if ra == rb:
+            dt = promote(_weak_dtype(a), _weak_dtype(b))
         else:
-            dt = promote(to_tile(a).dtype, to_tile(b).dtype)
-    a, b = to_tile(a, dt), to_tile(b, dt)
+            t, c = (a, b) if ra > rb else (b, a)
+            dt = to_tile(t).dtype
+            if _weak_dtype(c).is_float and not dt.is_float:
+                dt = float32
+    origin = None
+    if dt is float64:  # where this f64 began: an f64 operand's origin, and the widening here
+        src = [x for x in (a, b) if isinstance(x, Tile) and x.dtype is float64]
+        origin = src[0].origin if src else None
+        if any(isinstance(x, Tile) and x.dtype is not float64 for x in (a, b)):
+            narrow = " and ".join(str(x.type) for x in (a, b)
+                                  if isinstance(x, Tile) and x.dtype is not float64)
+            here = builder().loc_str()
+            origin = f"{origin or here}, which widened {narrow} to f64 at {here}"
+            logging.getLogger("tl").debug("%s: f64 since %s", here, origin)  # TL_DEBUG=1
+    # A scalar narrowed to a tile's dtype (f32 -> f16) is narrowed after the splat, as a tile:
+    # vector units such as tnpu's convert into 16-bit types only as tiles.
+    a, b = (to_tile(x, None if isinstance(x, Tile) and x.dtype.bits > dt.bits else dt)
+            for x in (a, b))
     shape = broadcast_shape(a.shape, b.shape)
     if shape is None:
         raise error(f"shape mismatch: {a.type} and {b.type}")
-    return broadcast_to(a, shape), broadcast_to(b, shape)
+    a, b = (to_tile(broadcast_to(x, shape), dt) for x in (a, b))
+    for x in (a, b):
+        if origin and x.dtype is float64:
+            x.origin = origin
+    return a, b
+
+
+def derived(value, *xs):
+    """The Tile of an op on `xs`: weak if they all are, its f64 origin the first f64 operand's."""
+    xs = [x for x in xs if isinstance(x, Tile)]
+    origin = next((x.origin for x in xs if x.dtype is float64 and x.origin), None)
+    return Tile(value, all(x.weak for x in xs), origin)
 
 
 def elementwise(name, *xs):
     b = builder()
-    return Tile(b.op(name, [to_tile(x).value for x in xs]))
+    xs = [to_tile(x) for x in xs]
+    return derived(b.op(name, [x.value for x in xs]), *xs)
 
 
 def binary(name, a, b, dt=None):
     a, b = unify(a, b, dt)
-    return Tile(builder().op(name, [a.value, b.value]))
+    return derived(builder().op(name, [a.value, b.value]), a, b)
 
 
 def compare(pred, a, b):

@@ -69,9 +69,10 @@ class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisi
     # ---- the kernel -------------------------------------------------------------------------------
 
     def build(self, params):
-        """`params`: (name, kind, payload) with kind 'tensor' (dtype, rank), 'scalar' (dtype) or
-        'constexpr' (Python value)."""
+        """`params`: (name, kind, payload) with kind 'tensor' (dtype, rank), 'scalar' (dtype,
+        weak) or 'constexpr' (Python value)."""
         self.block = None
+        self.locate(self.fn_ast)  # arguments (and an f64 one's origin) are at the def line
         for name, kind, payload in params:
             if kind == "constexpr":
                 self.vars[name] = payload
@@ -82,7 +83,8 @@ class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisi
                 dt, rank = payload
                 self.vars[name] = TensorArg(self.b.arg(name, ir.Type.tensor(dt.code, rank)), name)
             else:
-                self.vars[name] = Tile(self.b.arg(name, ir.Type.scalar(payload.code)))
+                dt, weak = payload
+                self.vars[name] = Tile(self.b.arg(name, ir.Type.scalar(dt.code)), weak)
         self.visit_body(self.fn_ast.body)
         self.locate(self.fn_ast.body[-1])
         self.b.op("return")

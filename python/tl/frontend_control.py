@@ -45,8 +45,9 @@ class ControlFlowTracer:
             if is_const(v):
                 v = core.constant(v, core.dtype_of_code(t.dtype))
             if v.type != t:
-                raise self.fail(node, f"'{name}' changes type from {t} to {v.type} "
-                                      "(loop-carried and if-assigned values keep their type)")
+                raise self.fail(node, f"'{name}' changes type from {t} to {v.type}"
+                                      f"{core.f64_origin(v)} (loop-carried and if-assigned "
+                                      "values keep their type)")
             out.append(v)
         return out
 
@@ -83,8 +84,10 @@ class ControlFlowTracer:
             carried.append(n)
             inits += self.flatten(self.vars[n], node, n)
         op = self.b.create("for", [lb.value, ub.value, step.value] + [v.value for v in inits])
-        outer = self._trace_loop_body(node, op, carried, inits)
-        results = [Tile(v) for v in op.results]
+        outer, new = self._trace_loop_body(node, op, carried, inits)
+        # A carried value is weak (README, "Implicit conversions") if it enters and leaves the
+        # body weak: a scalar argument scaled in a loop stays weak, a sum of tiles does not.
+        results = [Tile(v, i.weak and n.weak) for v, i, n in zip(op.results, inits, new)]
         for n in carried:
             self.vars[n], results = self.unflatten(outer[n], results)
 
@@ -128,9 +131,11 @@ class ControlFlowTracer:
 
     def _trace_loop_body(self, node, op, carried, inits):
         """Traces the body into `op`'s region and yields the carried names' new values; returns
-        the names' values before the loop (self.vars is restored to them)."""
+        the names' values before the loop (self.vars is restored to them) and the new values."""
         body = op.region(0)
         args_ = [Tile(v) for v in ir.Op.block_args(body)]
+        for a, i in zip(args_[1:], inits):
+            a.weak = i.weak
         outer = dict(self.vars)
         parent = self.enter(body)
         rest = args_[1:]
@@ -146,7 +151,7 @@ class ControlFlowTracer:
         self.b.op("yield", [v.value for v in new])
         self.enter(parent)
         self.vars = outer
-        return outer
+        return outer, new
 
     # ---- if ---------------------------------------------------------------------------------------
 
@@ -209,13 +214,16 @@ class ControlFlowTracer:
             len(branches[0][n].offsets) if isinstance(branches[0][n], View) else 1)]
         for i, t in enumerate(types):
             if t is None:
-                raise self.fail(node, f"'{names[i]}' has type {yields[0][i].type} in one branch and "
-                                      f"{yields[1][i].type} in the other")
+                raise self.fail(node, f"'{names[i]}' has type {yields[0][i].type}"
+                                      f"{core.f64_origin(yields[0][i])} in one branch and "
+                                      f"{yields[1][i].type}{core.f64_origin(yields[1][i])} in "
+                                      "the other")
         for r in (0, 1):
             self.enter(op.region(r))
             self.b.op("yield", [v.value for v in yields[r]])
         self.enter(parent)
-        results = [Tile(self.b.if_add_result(op, t)) for t in types]
+        results = [Tile(self.b.if_add_result(op, t), a.weak and b.weak)  # weak if both are
+                   for t, a, b in zip(types, *yields)]
         for n in keep:
             self.vars[n], results = self.unflatten(branches[0][n], results)
 

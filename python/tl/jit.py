@@ -40,7 +40,9 @@ def compile_ir(text, target):
 def _scalar_dtype(v):
     if isinstance(v, (bool, np.bool_)):
         return core.int1
-    if isinstance(v, np.generic):
+    if isinstance(v, (np.float64, np.int64)):  # numpy's defaults: as the Python number would
+        v = v.item()
+    elif isinstance(v, np.generic):
         return core.dtype_of_numpy(v.dtype)
     if isinstance(v, int):
         return core.int32 if -2**31 <= v < 2**31 else core.int64
@@ -142,13 +144,12 @@ class Kernel:
                 key.append((name, v if isinstance(v, (int, float, bool, str)) else repr(v)))
                 continue
             dt = _scalar_dtype(v)
-            ann = self.signature.parameters[name].annotation
-            if dt is not None and isinstance(ann, dtype):
-                dt = ann
             if dt is not None:
-                params.append((name, "scalar", dt))
-                launch.append(["scalar", dt.code, v.item() if isinstance(v, np.generic) else v])
-                key.append((name, dt.name))
+                dt, weak = self._scalar_type(name, v, dt)
+                params.append((name, "scalar", (dt, weak)))
+                # The HAL reads the value by the dtype, not by the Python type.
+                launch.append(["scalar", dt.code, float(v) if dt.is_float else int(v)])
+                key.append((name, dt.name, weak))
                 continue
             try:
                 arr = runtime.as_array(v)
@@ -160,6 +161,29 @@ class Kernel:
             launch.append(["tensor", arr, dt.code, v])
             key.append((name, dt.name, arr.ndim))
         return tuple(key), params, launch
+
+    def _scalar_type(self, name, v, dt):
+        """(dtype, weak) of scalar argument `name` = `v` whose value alone gives `dt`. A tl dtype
+        annotation decides and is strong (it promotes like a tile: the user asked for it). Else
+        the argument is weak, like a Python number: `float` means f32 as no annotation does,
+        `int` i32 (i64 if large), `bool` i1; np.float64 and np.int64 are taken as the Python
+        number, other numpy scalars keep their dtype. An integer annotation rejects a float."""
+        ann = self.signature.parameters[name].annotation
+        if isinstance(ann, dtype) or ann in (int, bool):
+            if (ann.is_int if isinstance(ann, dtype) else True) and dt.is_float:
+                raise TypeError(f"tl: argument '{name}' of {self.__name__} is annotated "
+                                f"{getattr(ann, '__name__', ann)}, got {type(v).__name__} {v!r}")
+        if isinstance(ann, dtype):
+            return ann, False
+        if ann in (float, int, bool):
+            if ann is bool and dt is not core.int1:
+                raise TypeError(f"tl: argument '{name}' of {self.__name__} is annotated bool, "
+                                f"got {type(v).__name__} {v!r}")
+            if ann is float:
+                return core.float32, True
+            if ann is int and dt is core.int1:
+                return core.int32, True
+        return dt, True
 
     def compiled(self, key, params):
         c = self.cache.get(key)

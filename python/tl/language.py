@@ -22,7 +22,7 @@ import functools
 from . import ir
 from .core import (Tile, TensorArg, View, builder, error, to_tile, cast as _cast, unify,
                    broadcast_to as _broadcast_to, broadcast_shape, elementwise, binary, is_const,
-                   int1, int32, int64, float32, float64, dtype)
+                   derived, f64_origin, int1, int32, int64, float32, float64, dtype)
 
 
 def builtin(fn):
@@ -91,6 +91,8 @@ def full(shape, value, dtype=None):
     """A tile of `shape` filled with `value` (a number: constant, or a scalar tile: splat)."""
     shape = _ints(shape, "shape")
     if isinstance(value, Tile):
+        if dtype is None and value.weak and value.dtype.is_float:
+            dtype = float32  # a weak float fills as a Python float does
         return _broadcast_to(value if dtype is None else _cast(value, dtype), shape)
     dt = dtype or (float32 if isinstance(value, float) else int1 if isinstance(value, bool) else int32)
     v = float(value) if dt.is_float else (bool(value) if dt is int1 else int(value))
@@ -273,7 +275,7 @@ def fma(a, b, c):
     a, b = unify(a, b)
     a, c = unify(a, c)
     a, b = unify(a, b)
-    return Tile(builder().op("fma", [a.value, b.value, c.value]))
+    return derived(builder().op("fma", [a.value, b.value, c.value]), a, b, c)
 
 
 @builtin
@@ -287,7 +289,7 @@ def where(cond, a, b):
     if shape is None:
         raise error(f"shape mismatch: condition {cond.type} and values {a.type}")
     cond, a, b = _broadcast_to(cond, shape), _broadcast_to(a, shape), _broadcast_to(b, shape)
-    return Tile(builder().op("select", [cond.value, a.value, b.value]))
+    return derived(builder().op("select", [cond.value, a.value, b.value]), a, b)
 
 
 @builtin
@@ -319,7 +321,8 @@ def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee"):
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise error(f"tl.dot needs rank-2 tiles, got {a.type} and {b.type}")
     if a.dtype is not b.dtype:
-        raise error(f"tl.dot operand types differ: {a.type} and {b.type}")
+        raise error(f"tl.dot operand types differ: {a.type}{f64_origin(a)} and "
+                    f"{b.type}{f64_origin(b)}")
     if a.shape[1] != b.shape[0]:
         raise error(f"tl.dot shape mismatch: {a.type} @ {b.type} (inner dimensions "
                     f"{a.shape[1]} and {b.shape[0]})")

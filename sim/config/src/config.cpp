@@ -87,11 +87,17 @@ public:
     return count(key, lo, hi);
   }
 
-  uint64_t bytes(const std::string &key, const char *example, bool power_of_two = false) {
+  /// A size in [min, max] bytes (no size is 0; none is larger than 1 PiB: what reads a config
+  /// adds and multiplies these without overflowing).
+  uint64_t bytes(const std::string &key, const char *example, bool power_of_two = false,
+                 uint64_t min = 1, uint64_t max = uint64_t(1) << 50) {
     double b = quantity(key, kSize, example);
     if (b != std::floor(b) || b > 9.2e18)
       fail_field(key, "must be a whole number of bytes");
     uint64_t n = static_cast<uint64_t>(b);
+    if (n < min || n > max)
+      fail_field(key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) +
+                          "] bytes, got " + std::to_string(n));
     if (power_of_two && (n & (n - 1)) != 0)
       fail_field(key, "must be a power of two bytes");
     return n;
@@ -177,7 +183,8 @@ ChipConfig parse_config(const std::string &json_text, const std::string &what) {
   c.clock = r.quantity("clock", kFrequency, "1 GHz");
   read_core(r.object("core"), c.core);
   Reader hbm = r.object("hbm");
-  c.hbm.size = hbm.bytes("size", "16 GiB");
+  // At least 1 MiB: a device reserves its first page, and a buffer needs room after it.
+  c.hbm.size = hbm.bytes("size", "16 GiB", false, uint64_t(1) << 20);
   c.hbm.channels = hbm.count("channels", 1, 1024);
   c.hbm.bandwidth = hbm.quantity("bandwidth", kBandwidth, "819 GB/s");
   c.hbm.latency = hbm.quantity("latency", kTime, "120 ns");

@@ -72,6 +72,11 @@ TEST(ChipConfig, ErrorsNameTheField) {
                "field 'hbm.interleave': must be a power of two");
   expect_error("\"name\": \"tnpu-default\",", "", "missing field 'name'");
   expect_error("{", "[", "not valid JSON");
+  // Sizes are bounded: a 1 KiB HBM (under the page a device reserves) or a 2 PiB SRAM is an
+  // error here, not an underflow or overflow in whatever reads the config.
+  expect_error("\"8 GiB\"", "\"1 KiB\"", "field 'hbm.size': must be in [1048576, ");
+  expect_error("\"4 MiB\"", "\"2048 TiB\"",
+               "field 'core.sram.size': must be in [1, 1125899906842624] bytes");
   // The host link is required: a config written before it existed says what is missing.
   const std::string link =
       ",\n  \"host_link\": { \"bandwidth\": \"32 GB/s\", \"latency\": \"1 us\" }";

@@ -35,6 +35,8 @@ Hbm::~Hbm() {
 }
 
 uint64_t Hbm::allocate(uint64_t bytes) {
+  if (bytes > size_) // also keeps the rounding below from wrapping around 2^64
+    return 0;
   const uint64_t need =
       (std::max<uint64_t>(bytes, 1) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
   std::lock_guard lock(mu_);

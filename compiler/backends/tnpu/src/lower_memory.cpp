@@ -17,10 +17,10 @@ uint64_t Lowering::const_bits(const ir::Operation &op, const ir::Attr *a, ir::Sc
   else if (auto *d = std::get_if<double>(a)) {
     fv = *d; // a float constant may be infinite or NaN: only an integer one converts
     if (ir::is_integer(e) && !(std::isfinite(*d) && std::fabs(*d) < 0x1p63))
-      fail(op, "the constant " + std::to_string(*d) + " is no " + std::string(ir::scalar_name(e)) + " value");
+      fail(op, "the constant " + std::to_string(*d) + " is no " + std::string(ir::scalar_name(e)) +
+                   " value");
     iv = std::isfinite(*d) && std::fabs(*d) < 0x1p63 ? int64_t(*d) : 0;
-  }
-  else if (auto *b = std::get_if<bool>(a))
+  } else if (auto *b = std::get_if<bool>(a))
     iv = *b, fv = *b;
   if (ir::is_integer(e) || e == ir::ScalarKind::I1)
     return uint64_t(iv);

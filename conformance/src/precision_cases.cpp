@@ -124,6 +124,9 @@ void add_cast_cases(std::vector<PrecisionCase> &out) {
       {ScalarKind::BF16, ScalarKind::F32, {""}},
       {ScalarKind::F32, ScalarKind::I32, {""}},
       {ScalarKind::I32, ScalarKind::F32, {""}},
+      // float -> int rounds by the mode, then saturates (ir.h); "" is the default, rtz
+      {ScalarKind::F32, ScalarKind::I32, {"rne", "rtz", "rd", "ru"}},
+      {ScalarKind::F32, ScalarKind::I8, {"", "rne", "rtz", "rd", "ru"}},
   };
   for (const CastSpec &s : casts)
     for (const std::string &m : s.modes) {

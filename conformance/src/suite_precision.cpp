@@ -173,9 +173,20 @@ double cast_input(const PrecisionCase &c, Sampler &s) {
     return double(s.integer(INT32_MIN, INT32_MAX));
   if (c.in == ScalarKind::F16 || c.in == ScalarKind::BF16)
     return num::decode(fmt(c.in), s.bits()); // every bit pattern, NaN and inf included
-  if (c.out == ScalarKind::I32) {
+  if (ir::is_integer(c.out)) {
+    // Specials, exact ties k + 0.5 (|k| < 2^22, so f32 holds them) on both sides of the range
+    // and near the integers, values a few ulp from an integer, and every binade past the range.
+    const int bits = ir::bit_width(c.out);
+    const int64_t k =
+        s.integer(-(int64_t(1) << std::min(bits, 22)), int64_t(1) << std::min(bits, 22));
     const double r = s.uniform(0, 1);
-    return r < 0.1 ? specials(ScalarKind::F32)[s.integer(0, 9)] : s.binades(-4, 33);
+    if (r < 0.1)
+      return specials(ScalarKind::F32)[s.integer(0, 9)];
+    if (r < 0.4)
+      return double(k) + 0.5;
+    if (r < 0.55)
+      return double(k) + (s.coin() ? 1 : -1) * 0x1p-10;
+    return s.binades(-4, bits + 1);
   }
   const num::FormatInfo &t = num::format_info(fmt(c.out));
   const double r = s.uniform(0, 1);
@@ -200,10 +211,12 @@ num::Rounding rounding_of(const std::string &m) {
 }
 
 double cast_ref(const PrecisionCase &c, double x) {
-  if (c.out == ScalarKind::I32) {
-    if (std::isnan(x))
-      return 0;
-    return std::clamp(std::trunc(x), double(INT32_MIN), double(INT32_MAX));
+  if (ir::is_integer(c.out)) { // rtz unless the case names a mode, as ir::cast_rounding
+    const int bits = ir::bit_width(c.out);
+    const double lo = ir::is_signed(c.out) ? -std::ldexp(1.0, bits - 1) : 0.0;
+    const double hi = std::ldexp(1.0, ir::is_signed(c.out) ? bits - 1 : bits) - 1;
+    return num::round_to_integer(
+        x, c.rounding.empty() ? num::Rounding::TowardZero : rounding_of(c.rounding), lo, hi);
   }
   return num::round_to(fmt(c.out), x, rounding_of(c.rounding));
 }

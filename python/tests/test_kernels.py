@@ -118,6 +118,42 @@ def test_casts(device, target):
     close(out, x / 4 + x, rtol=1e-12)
 
 
+@tl.kernel
+def quantize_kernel(x: tl.tensor, out: tl.tensor, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    v = tl.load(x + (0,), (BLOCK,))
+    if MODE == "":
+        tl.store(out + (0,), tl.cast(v, out.dtype))
+    else:
+        tl.store(out + (0,), tl.cast(v, out.dtype, MODE))
+
+
+# The mode is honoured on float -> int (rtz without one), then the result saturates, NaN -> 0.
+QUANTIZE_X = [33.66, 2.5, -2.5, 3.5, -3.5, 0.5, -0.5, -33.66, 126.5, 127.5, 300.0, -129.5,
+              -1e10, math.inf, -math.inf, math.nan]
+QUANTIZE_REF = {
+    "": [33, 2, -2, 3, -3, 0, 0, -33, 126, 127, 127, -128, -128, 127, -128, 0],
+    "rtz": [33, 2, -2, 3, -3, 0, 0, -33, 126, 127, 127, -128, -128, 127, -128, 0],
+    "rne": [34, 2, -2, 4, -4, 0, 0, -34, 126, 127, 127, -128, -128, 127, -128, 0],
+    "rd": [33, 2, -3, 3, -4, 0, -1, -34, 126, 127, 127, -128, -128, 127, -128, 0],
+    "ru": [34, 3, -2, 4, -3, 1, 0, -33, 127, 127, 127, -128, -128, 127, -128, 0],
+}
+
+
+@pytest.mark.parametrize("mode", list(QUANTIZE_REF))
+@pytest.mark.parametrize("dtype", [np.int8, np.int32])
+def test_cast_float_to_int_rounding(device, target, mode, dtype):
+    x = np.array(QUANTIZE_X, np.float32)
+    out = np.full(x.size, 99, dtype)
+    run(quantize_kernel, (1,), x, out, device=device, target=target, BLOCK=x.size, MODE=mode)
+    ref = np.array(QUANTIZE_REF[mode], np.int64)
+    if dtype == np.int32:  # the i8 range's saturations are in range for i32
+        wide = {300.0: 300, -129.5: {"rne": -130, "rd": -130}.get(mode, -129), -1e10: -2**31,
+                126.5: ref[8], 127.5: {"rne": 128, "ru": 128}.get(mode, 127),
+                math.inf: 2**31 - 1, -math.inf: -2**31}
+        ref = np.array([wide.get(v, r) for v, r in zip(QUANTIZE_X, ref)], np.int64)
+    np.testing.assert_array_equal(out.astype(np.int64), ref)
+
+
 # ---- rows: softmax, layernorm -------------------------------------------------------------------------
 
 @tl.kernel

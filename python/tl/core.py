@@ -168,11 +168,13 @@ def to_tile(x, dt=None):
     raise error(f"expected a tile or a number, got {type(x).__name__}")
 
 
-def cast(x, dt, rounding="rne"):
+def cast(x, dt, rounding=None):
     x = to_tile(x)
     if x.dtype is dt:
         return x
-    attrs = {"rounding": rounding} if rounding != "rne" else None
+    # None or the conversion's default (rtz float -> int, rne otherwise) adds no attribute.
+    default = "rtz" if x.dtype.is_float and not dt.is_float else "rne"
+    attrs = {"rounding": rounding} if rounding not in (None, default) else None
     return Tile(builder().op("cast", [x.value], attrs, result=x.type.with_dtype(dt.code)))
 
 

@@ -293,8 +293,24 @@ def where(cond, a, b):
 
 
 @builtin
-def cast(x, dtype, rounding="rne"):
-    """Converts to `dtype` (floats round to nearest even unless `rounding` says rtz/rd/ru)."""
+def cast(x, dtype, rounding=None):
+    """Converts to `dtype`, rounding by `rounding` ("rne", "rtz", "rd", "ru").
+
+    Without a mode, float results round to nearest even and float -> integer rounds toward zero
+    (as C and Triton); a mode applies to both, then the integer saturates and NaN becomes 0:
+
+    >>> import numpy as np, tl
+    >>> @tl.kernel
+    ... def quantize(x: tl.tensor, q: tl.tensor, t: tl.tensor):
+    ...     v = tl.load(x + (0,), (4,))
+    ...     tl.store(q + (0,), tl.cast(v, tl.int8, "rne"))
+    ...     tl.store(t + (0,), tl.cast(v, tl.int8))
+    >>> x = np.array([33.66, 2.5, -2.5, 300.0], np.float32)
+    >>> q = np.zeros(4, np.int8); t = np.zeros(4, np.int8)
+    >>> quantize[(1,)](x, q, t)
+    >>> q.tolist(), t.tolist()
+    ([34, 2, -2, 127], [33, 2, -2, 127])
+    """
     return _cast(x, dtype, rounding)
 
 

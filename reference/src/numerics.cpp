@@ -191,6 +191,29 @@ const char *format_name(FloatFormat f) {
   return "?";
 }
 
+double round_to_integer(double x, Rounding r, double lo, double hi) {
+  if (std::isnan(x))
+    return 0;
+  double t = x;
+  if (std::isfinite(x)) {
+    switch (r) {
+    case Rounding::NearestEven:
+      t = x - std::remainder(x, 1.0);
+      break;
+    case Rounding::TowardZero:
+      t = std::trunc(x);
+      break;
+    case Rounding::Down:
+      t = std::floor(x);
+      break;
+    case Rounding::Up:
+      t = std::ceil(x);
+      break;
+    }
+  }
+  return t < lo ? lo : t > hi ? hi : t;
+}
+
 double round_to(FloatFormat f, double x, Rounding r) {
   const FormatInfo &fi = format_info(f);
   if (std::isnan(x))

@@ -46,6 +46,29 @@ TEST(NumericsTest, FormatInfoMatchesDecodedPatterns) {
   EXPECT_EQ(format_info(FloatFormat::BF16).max_finite, 3.3895313892515355e38);
 }
 
+TEST(NumericsTest, RoundToIntegerRoundsByModeThenClamps) {
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Row {
+    double x;
+    double rne, rtz, rd, ru;
+  };
+  // Ties go to even under rne; the i8 range [-128, 127] clamps after rounding.
+  for (const Row &r : {Row{33.66, 34, 33, 33, 34}, Row{2.5, 2, 2, 2, 3}, Row{-2.5, -2, -2, -3, -2},
+                       Row{3.5, 4, 3, 3, 4}, Row{-0.5, 0, 0, -1, 0}, Row{126.5, 126, 126, 126, 127},
+                       Row{127.5, 127, 127, 127, 127}, Row{-128.5, -128, -128, -128, -128},
+                       Row{1e300, 127, 127, 127, 127}, Row{-inf, -128, -128, -128, -128}}) {
+    EXPECT_EQ(round_to_integer(r.x, Rounding::NearestEven, -128, 127), r.rne) << r.x;
+    EXPECT_EQ(round_to_integer(r.x, Rounding::TowardZero, -128, 127), r.rtz) << r.x;
+    EXPECT_EQ(round_to_integer(r.x, Rounding::Down, -128, 127), r.rd) << r.x;
+    EXPECT_EQ(round_to_integer(r.x, Rounding::Up, -128, 127), r.ru) << r.x;
+  }
+  EXPECT_EQ(round_to_integer(std::nan(""), Rounding::Up, -128, 127), 0);
+  EXPECT_EQ(round_to_integer(2147483647.5, Rounding::NearestEven, -2147483648.0, 2147483647.0),
+            2147483647.0);
+  EXPECT_EQ(round_to_integer(-2147483648.5, Rounding::NearestEven, -2147483648.0, 2147483647.0),
+            -2147483648.0);
+}
+
 TEST(NumericsTest, CanonicalNaNEncodings) {
   EXPECT_EQ(encode(FloatFormat::F64, kNaN), 0x7ff8000000000000u);
   EXPECT_EQ(encode(FloatFormat::F32, kNaN), 0x7fc00000u);

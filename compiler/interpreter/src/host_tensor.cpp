@@ -31,7 +31,7 @@ double HostTensor::get(int64_t i) const {
 void HostTensor::set(int64_t i, double v) {
   Lane in{0, v};
   write_element(bytes_.data(), dtype_, i,
-                convert(ir::ScalarKind::F64, dtype_, in, "rne", /*fp64_reference=*/false));
+                convert(ir::ScalarKind::F64, dtype_, in, "", /*fp64_reference=*/false));
 }
 
 HostTensor HostTensor::converted(ir::ScalarKind dtype) const {
@@ -39,7 +39,7 @@ HostTensor HostTensor::converted(ir::ScalarKind dtype) const {
   const int64_t n = num_elements();
   for (int64_t i = 0; i < n; ++i)
     write_element(out.data(), dtype, i,
-                  convert(dtype_, dtype, read_element(bytes_.data(), dtype_, i), "rne", false));
+                  convert(dtype_, dtype, read_element(bytes_.data(), dtype_, i), "", false));
   return out;
 }
 

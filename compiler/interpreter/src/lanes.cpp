@@ -43,8 +43,23 @@ num::Rounding rounding_of(std::string_view r) {
   return num::Rounding::NearestEven;
 }
 
-/// Saturating float -> integer conversion rounding toward zero; NaN becomes 0.
-int64_t float_to_int(ScalarKind to, double v) {
+/// `v` rounded to an integral value by mode "rne" (ties to even), "rtz", "rd" or "ru"; exact
+/// (v - floor(v) is exact in double), so independent of the host's floating-point environment.
+double round_integral(double v, std::string_view rounding) {
+  if (rounding == "rtz")
+    return std::trunc(v);
+  if (rounding == "rd")
+    return std::floor(v);
+  if (rounding == "ru")
+    return std::ceil(v);
+  const double f = std::floor(v), frac = v - f;
+  if (frac > 0.5 || (frac == 0.5 && std::fmod(f, 2.0) != 0))
+    return f + 1;
+  return f;
+}
+
+/// Saturating float -> integer conversion, rounding by `rounding` first; NaN becomes 0.
+int64_t float_to_int(ScalarKind to, double v, std::string_view rounding) {
   if (std::isnan(v))
     return 0;
   if (to == ScalarKind::I1)
@@ -58,7 +73,7 @@ int64_t float_to_int(ScalarKind to, double v) {
     lo = 0;
     hi = std::ldexp(1.0, bits);
   }
-  double t = std::trunc(v);
+  const double t = std::isinf(v) ? v : round_integral(v, rounding);
   if (t <= lo)
     return ir::is_signed(to) ? std::numeric_limits<int64_t>::min() >> (64 - bits) : 0;
   if (t >= hi)
@@ -120,6 +135,8 @@ double round_float(ScalarKind k, double v, std::string_view rounding) {
 
 Lane convert(ScalarKind from, ScalarKind to, Lane v, std::string_view rounding,
              bool fp64_reference) {
+  if (rounding.empty()) // the conversion's default, as ir::cast_rounding
+    rounding = ir::is_float(from) && !ir::is_float(to) ? "rtz" : "rne";
   Lane r;
   if (ir::is_float(to)) {
     double x = ir::is_float(from) ? v.f : static_cast<double>(v.i);
@@ -127,7 +144,7 @@ Lane convert(ScalarKind from, ScalarKind to, Lane v, std::string_view rounding,
       x = static_cast<double>(static_cast<uint64_t>(v.i));
     r.f = fp64_reference ? x : round_float(to, x, rounding);
   } else if (ir::is_float(from)) {
-    r.i = float_to_int(to, v.f);
+    r.i = float_to_int(to, v.f, rounding);
   } else {
     r.i = to == ScalarKind::I1 ? (v.i != 0) : wrap_int(to, v.i);
   }
@@ -157,7 +174,10 @@ LaneOp::LaneOp(const ir::Operation &op, bool fp64_reference)
     : code_(op.opcode()), fp64_reference_(fp64_reference) {
   in_ = op.operand(code_ == Opcode::Select ? 1 : 0)->type().elem();
   out_ = op.result()->type().elem();
-  if (const std::string *s = op.attr_as<std::string>(code_ == Opcode::Cmp ? "pred" : "rounding"))
+  if (code_ == Opcode::Cast)
+    mode_ = ir::cast_rounding(op);
+  else if (const std::string *s =
+               op.attr_as<std::string>(code_ == Opcode::Cmp ? "pred" : "rounding"))
     mode_ = *s;
   else
     mode_ = "rne";

@@ -26,7 +26,8 @@ struct LaneFault : std::runtime_error {
 int64_t wrap_int(ir::ScalarKind k, int64_t v);
 /// Rounds a double to float type `k` (identity for f64) with rounding mode "rne"/"rtz"/"rd"/"ru".
 double round_float(ir::ScalarKind k, double v, std::string_view rounding = "rne");
-/// Converts lane `v` of type `from` to type `to` per the cast rules in tl/ir/ir.h.
+/// Converts lane `v` of type `from` to type `to` per the cast rules in tl/ir/ir.h; `rounding`
+/// empty means the conversion's default (rtz float -> integer, rne otherwise).
 Lane convert(ir::ScalarKind from, ir::ScalarKind to, Lane v, std::string_view rounding,
              bool fp64_reference);
 /// Reinterprets the bits of `v` (type `from`) as type `to` of the same width.

@@ -165,6 +165,34 @@ TEST(Interpreter, CastRoundsToBf16NearestEvenAndOtherModes) {
   EXPECT_EQ(out[2], 1.0078125f);
 }
 
+TEST(Interpreter, FloatToIntCastHonoursRoundingThenSaturates) {
+  // Each mode on x in turn; no mode is rtz. Ties go to even under rne; 300 saturates to 127.
+  const std::vector<float> x = {33.66f, 2.5f, -2.5f, 3.5f, -0.5f, 300.0f, -1e10f, NAN};
+  const std::vector<std::pair<std::string, std::vector<int8_t>>> want = {
+      {"", {33, 2, -2, 3, 0, 127, -128, 0}},
+      {" {rounding = \"rtz\"}", {33, 2, -2, 3, 0, 127, -128, 0}},
+      {" {rounding = \"rne\"}", {34, 2, -2, 4, 0, 127, -128, 0}},
+      {" {rounding = \"rd\"}", {33, 2, -3, 3, -1, 127, -128, 0}},
+      {" {rounding = \"ru\"}", {34, 3, -2, 4, 0, 127, -128, 0}},
+  };
+  for (const auto &[attr, expected] : want) {
+    std::vector<float> in = x;
+    std::vector<int8_t> out(x.size(), 99);
+    auto r = run_text(R"(kernel @k(%x: tensor<?xf32>, %o: tensor<?xi8>) {
+  %z = constant {value = 0} : i32
+  %v = load %x, %z : tile<8xf32>
+  %q = cast %v)" + attr + R"( : tile<8xi8>
+  store %o, %z, %q
+  return
+}
+)",
+                      {tensor_of(in, ir::ScalarKind::F32, {8}),
+                       tensor_of(out, ir::ScalarKind::I8, {8})});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(out, expected) << "cast" << attr;
+  }
+}
+
 TEST(Interpreter, Fp32ArithmeticRoundsEachOpButReferenceModeDoesNot) {
   const char *text = R"(kernel @k(%o: tensor<?xf32>) {
   %a = constant {value = 1.0} : f32

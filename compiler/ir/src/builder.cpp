@@ -194,7 +194,8 @@ Value *Builder::cast(Value *value, ScalarKind to, std::string_view rounding) {
   if (!value)
     throw BuildError("'cast' given a null operand");
   std::vector<std::pair<std::string, Attr>> attrs;
-  if (rounding != "rne")
+  const bool float_to_int = is_float(value->type().elem()) && !is_float(to);
+  if (!rounding.empty() && rounding != (float_to_int ? "rtz" : "rne"))
     attrs.push_back({"rounding", std::string(rounding)});
   return create(Opcode::Cast, {value}, {value->type().with_elem(to)}, std::move(attrs))->result();
 }

@@ -153,4 +153,12 @@ Kernel *Module::add_kernel(std::string name, Location loc) {
   return kernels_.back().get();
 }
 
+std::string_view cast_rounding(const Operation &op) {
+  if (const std::string *r = op.attr_as<std::string>("rounding"))
+    return *r;
+  const bool float_to_int =
+      is_float(op.operand(0)->type().elem()) && !is_float(op.result()->type().elem());
+  return float_to_int ? "rtz" : "rne";
+}
+
 } // namespace tl::ir

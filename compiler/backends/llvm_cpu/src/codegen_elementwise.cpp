@@ -320,9 +320,17 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
       return round_to(to, v); // f8 -> f16/bf16: exact for e5m2->f16; rounds e4m3 only if needed
     return narrow(v, from, to, rne ? "rne" : *rounding);
   }
-  if (ir::is_float(from)) { // toward zero, saturating, NaN -> 0
+  if (ir::is_float(from)) { // rounded by the mode (default rtz), saturating, NaN -> 0
     if (to == ScalarKind::I1)
       return b_.CreateFCmpONE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    // Rounding to an integral value is exact in the source type (narrow types are held as f32),
+    // and the saturating conversion then truncates nothing; rtz is the conversion's own.
+    const std::string_view m = ir::cast_rounding(op);
+    if (m != "rtz")
+      v = b_.CreateUnaryIntrinsic(m == "rne"  ? llvm::Intrinsic::roundeven
+                                  : m == "rd" ? llvm::Intrinsic::floor
+                                              : llvm::Intrinsic::ceil,
+                                  v);
     return b_.CreateIntrinsic(ir::is_signed(to) ? llvm::Intrinsic::fptosi_sat
                                                 : llvm::Intrinsic::fptoui_sat,
                               {t, v->getType()}, {v});

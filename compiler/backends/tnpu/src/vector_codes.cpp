@@ -89,10 +89,8 @@ isa::Opcode compare_opcode(const std::string &pred) {
 }
 
 int rounding_code(const ir::Operation &op) {
-  const std::string *r = op.attr_as<std::string>("rounding");
-  if (!r || *r == "rne")
-    return 0;
-  return *r == "rtz" ? 1 : *r == "rd" ? 2 : 3;
+  const std::string_view r = ir::cast_rounding(op); // rtz for float -> int unless it says
+  return r == "rne" ? 0 : r == "rtz" ? 1 : r == "rd" ? 2 : 3;
 }
 
 } // namespace tl::tnpu::detail

@@ -15,7 +15,8 @@ isa::Opcode vector_opcode(Opcode op);
 /// The vector compare opcode of a `cmp` predicate (eq, ne, lt, le, gt, ge).
 isa::Opcode compare_opcode(const std::string &pred);
 
-/// The unit's rounding code (rne 0, rtz 1, rd 2, ru 3) of a cast's `rounding` attribute.
+/// The unit's rounding code (rne 0, rtz 1, rd 2, ru 3) of the mode a cast applies
+/// (ir::cast_rounding: its `rounding` attribute or the conversion's default).
 int rounding_code(const ir::Operation &op);
 
 /// The unit dtype that copies elements of `bytes` bytes unchanged.

@@ -91,8 +91,9 @@ void Lowering::convert(const ir::Operation &op, uint64_t dst, uint64_t src, ir::
   veci(F::Rows, 1);
   veci(F::Src, unit_dtype(op, from));
   veci(F::Dst, unit_dtype(op, to));
-  // Float -> integer truncates, as Tile IR's cast does; the integer side's signedness is `u`.
-  veci(F::Rm, ir::is_float(from) && !ir::is_float(to) ? 1 : rm);
+  // v.cvt rounds float -> integer by `rm` too (the caller passes rtz, the cast's default, unless
+  // the cast names a mode); the integer side's signedness is `u`.
+  veci(F::Rm, rm);
   veci(F::U, unsigned_int(ints || !ir::is_float(from) ? from : to) ? 1 : 0);
   const uint64_t sb = uint64_t(n * elem_bytes(op, from)), db = uint64_t(n * elem_bytes(op, to));
   vcmd(ints ? V::VIcvt : V::VCvt, {dst, src}, {{src, src + sb}}, {{dst, dst + db}});

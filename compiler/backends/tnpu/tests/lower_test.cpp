@@ -152,6 +152,38 @@ TEST(TnpuLower, ScratchpadOverflowNamesTheTile) {
   }
 }
 
+TEST(TnpuLower, FloatToIntCastsRoundByTheirModeOnTheConvert) {
+  // v.cvt's rm carries the cast's mode (rd 2, ru 3, rne 0); a cast without one truncates (rtz 1).
+  const std::string s = lower(R"(
+kernel @k(%x: tensor<?xf32>, %a: tensor<?xi32>, %b: tensor<?xi8>, %c: tensor<?xi8>,
+          %d: tensor<?xi32>) {
+  %z = constant {value = 0} : i32
+  %v = load %x, %z : tile<64xf32>
+  %p = cast %v {rounding = "rd"} : tile<64xi32>
+  store %a, %z, %p
+  %q = cast %v {rounding = "ru"} : tile<64xi8>
+  store %b, %z, %q
+  %r = cast %v {rounding = "rne"} : tile<64xi8>
+  store %c, %z, %r
+  %t = cast %v : tile<64xi32>
+  store %d, %z, %t
+  return
+}
+)");
+  // The rm each v.cvt runs with, in program order (the program may repeat the four casts).
+  std::string modes;
+  const std::regex cfg(R"(v\.cfgi rm, (\d)|v\.cvt )");
+  char rm = '?';
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), cfg); it != std::sregex_iterator(); ++it)
+    if ((*it)[1].matched)
+      rm = (*it)[1].str()[0];
+    else
+      modes += rm;
+  ASSERT_FALSE(modes.empty()) << s;
+  for (size_t i = 0; i < modes.size(); i += 4)
+    EXPECT_EQ(modes.substr(i, 4), "2301") << s;
+}
+
 TEST(TnpuLower, VectorConfigurationIsSetOnlyWhenItChanges) {
   // exp and add: one n / rows / t / u for both; the loop head forgets what is known.
   const std::string s = lower(kElementwise);

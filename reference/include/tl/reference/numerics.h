@@ -45,6 +45,11 @@ const char *format_name(FloatFormat f);
 /// Rounds `x` to the nearest value representable in `f` under `r` (see the header comment).
 double round_to(FloatFormat f, double x, Rounding r = Rounding::NearestEven);
 
+/// Float -> integer conversion: `x` rounded to an integral value under `r`, then clamped to
+/// [lo, hi] (infinities included); NaN gives 0. rne is x - remainder(x, 1), exact (IEEE
+/// remainder rounds its quotient to nearest even), so independent of the host's rounding mode.
+double round_to_integer(double x, Rounding r, double lo, double hi);
+
 /// Rounds, then returns the bit pattern (the low total_bits bits). NaN encodes as the canonical
 /// positive quiet NaN: F64 0x7ff8000000000000, F32 0x7fc00000, F16 0x7e00, BF16 0x7fc0,
 /// F8E5M2 0x7e, F8E4M3 0x7f.

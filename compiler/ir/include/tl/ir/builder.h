@@ -63,7 +63,9 @@ public:
   Value *elementwise(Opcode opcode, std::vector<Value *> operands);
   Value *cmp(std::string_view pred, Value *a, Value *b);
   Value *select(Value *cond, Value *a, Value *b);
-  Value *cast(Value *value, ScalarKind to, std::string_view rounding = "rne");
+  /// `rounding` empty or the conversion's default (rtz float -> int, rne otherwise) adds no
+  /// attribute; see cast_rounding() in ir.h.
+  Value *cast(Value *value, ScalarKind to, std::string_view rounding = "");
   Value *bitcast(Value *value, ScalarKind to);
 
   Value *dot(Value *a, Value *b, Value *acc, ScalarKind acc_type,

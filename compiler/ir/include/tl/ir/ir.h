@@ -10,9 +10,14 @@
 //   division rounds toward zero, and division by zero is a run-time error in the interpreter
 //   (backends may return any value). Signedness comes from the type (iN signed, uN unsigned).
 // - Floats follow IEEE 754 binary arithmetic, each op rounded to the result type with
-//   round-to-nearest-even; subnormals are kept. cast takes a rounding mode for float narrowing;
-//   float->int casts round toward zero and saturate, NaN becoming 0. f8e4m3 has no infinities:
-//   overflow becomes NaN. The sign and payload of a NaN result are unspecified.
+//   round-to-nearest-even; subnormals are kept. f8e4m3 has no infinities: overflow becomes NaN.
+//   The sign and payload of a NaN result are unspecified.
+// - cast's `rounding` ("rne", "rtz", "rd", "ru") applies to float narrowing (default rne) and to
+//   float->int casts (default rtz, as C and Triton): float->int first rounds to an integral value
+//   by the mode (rne: nearest, ties to even; rtz: toward zero; rd: floor; ru: ceil), then converts,
+//   saturating to the integer type's range (so out-of-range values, infinities included, become
+//   its min or max); NaN becomes 0. A cast to i1 is x != 0 (NaN: 0) whatever the mode.
+//   cast_rounding() gives the mode a cast applies.
 // - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
 //   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time
@@ -201,6 +206,10 @@ public:
 private:
   std::vector<std::unique_ptr<Kernel>> kernels_;
 };
+
+/// The rounding mode cast `op` applies: its `rounding` attribute, else the default of its
+/// conversion ("rtz" for float -> integer, "rne" otherwise).
+std::string_view cast_rounding(const Operation &op);
 
 /// Calls `fn(op)` on every op nested in `block`, parents before their regions' ops.
 template <class Fn> void walk(Block *block, Fn &&fn) {

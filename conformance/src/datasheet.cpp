@@ -18,7 +18,8 @@ const std::set<std::string> kKeys = {"device",
                                      "link_bandwidth_bytes_per_s",
                                      "peak_flops",
                                      "vector_ops_per_s",
-                                     "exp_ops_per_s"};
+                                     "exp_ops_per_s",
+                                     "simulated_time"};
 
 double positive(const json &v, const std::string &field) {
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
@@ -46,6 +47,11 @@ void read_figures(const json &j, Datasheet &d) {
         positive(j["memory_bandwidth_bytes_per_s"], "memory_bandwidth_bytes_per_s");
   if (j.contains("link_bandwidth_bytes_per_s"))
     d.link_bandwidth = positive(j["link_bandwidth_bytes_per_s"], "link_bandwidth_bytes_per_s");
+  if (j.contains("simulated_time")) {
+    if (!j["simulated_time"].is_boolean())
+      throw std::runtime_error("field 'simulated_time' must be true or false");
+    d.simulated_time = j["simulated_time"];
+  }
   if (j.contains("vector_ops_per_s"))
     d.vector_ops = positive(j["vector_ops_per_s"], "vector_ops_per_s");
   if (j.contains("exp_ops_per_s"))

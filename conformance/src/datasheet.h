@@ -25,6 +25,9 @@ struct Datasheet {
   // The vector unit's ceilings for f32 elementwise work (0 = not declared: no such ceiling):
   // simple operations (add, max, multiply, ...) and exponentials per second, all units together.
   double vector_ops = 0, exp_ops = 0;
+  // Its events count simulated time (a simulator): the host's wall clock bounds nothing then.
+  // Declared here, not by the plugin, which could claim it to escape the wall-clock check.
+  bool simulated_time = false;
 
   double flops(const std::string &dtype) const { return peak_flops.value(dtype, 0.0); }
   /// What a test's metrics record about it: path, SHA-256, device, source.

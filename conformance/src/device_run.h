@@ -40,12 +40,6 @@ void run_on_interpreter(const std::string &tlir, const std::string &kernel,
                         std::array<uint64_t, 3> grid, const std::vector<KernelArg> &args,
                         bool fp64_reference = false);
 
-/// Best-of-`reps` seconds of `op` queued on `stream`, after `warmup` untimed runs, measured
-/// between two device events (device timestamps) around each repetition; throws
-/// std::runtime_error when the device's clock is implausible (implausible_clock).
-double best_seconds(const hal::Device &device, const hal::Stream &stream,
-                    const std::function<void()> &op, int warmup, int reps);
-
 /// Every repetition on both clocks (on a device with simulated time, repetitions stop once two
 /// in a row agree: the rest would repeat them): the device's events, and the host's steady_clock
 /// around record, op, record and the event's synchronize (which a device interval cannot beat).
@@ -59,8 +53,9 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
 /// "" or why the device's clock cannot be right: on a device with wall-time events, the
 /// repetition with the shortest wall time took less than 0.5 x that wall time - 0.25 ms on the
 /// device (room for launch overhead and queueing, none for a clock running 2x fast). Simulated
-/// time is exempt (TL_DEVICE_SIMULATED_TIME).
-std::string implausible_clock(const Timing &t, const tl_device_info &info);
+/// time is exempt: `simulated_time` comes from the device's datasheet, never from the plugin's
+/// own TL_DEVICE_SIMULATED_TIME flag (a plugin could claim it to escape the check).
+std::string implausible_clock(const Timing &t, bool simulated_time);
 
 /// A ready-to-launch kernel with device buffers for timing loops.
 struct LoadedKernel {

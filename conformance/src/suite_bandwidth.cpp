@@ -198,7 +198,8 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
     }
     if (std::string wrong = check_output(kind, kind == "d2h" ? host : readback); !wrong.empty())
       return Outcome::fail(wrong + (kernel ? " (block " + std::to_string(block) + ")" : ""));
-    if (std::string why = implausible_clock(timing, ctx.info); !why.empty())
+    if (std::string why = implausible_clock(timing, datasheet_for(ctx).simulated_time);
+        !why.empty())
       return Outcome::fail(why + (kernel ? " (block " + std::to_string(block) + ")" : ""),
                            {{"device_s", timing.device_s}, {"wall_s", timing.wall_s}});
     if (kernel)

@@ -227,10 +227,10 @@ struct Measured {
 
 /// Best device seconds of `op` (device_run's time_op: both clocks; an implausible device clock
 /// throws, which the worker records as the test's failure); `ran`: repetitions run.
-double timed_best(const hal::Device &dev, const hal::Stream &s, const std::function<void()> &op,
-                  int warmup, int reps, int &ran) {
+double timed_best(const WorkerContext &ctx, const hal::Device &dev, const hal::Stream &s,
+                  const std::function<void()> &op, int warmup, int reps, int &ran) {
   const Timing t = time_op(dev, s, op, warmup, reps);
-  if (std::string why = implausible_clock(t, dev.info()); !why.empty())
+  if (std::string why = implausible_clock(t, datasheet_for(ctx).simulated_time); !why.empty())
     throw std::runtime_error(why);
   ran = static_cast<int>(t.device_s.size());
   return t.best_s;
@@ -250,7 +250,7 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   Measured r;
   int ran = 0;
   r.best_s = timed_best(
-      dev, s, [&] { s.launch(k.exe, k.index, grid, ops.args); }, t.params["warmup"],
+      ctx, dev, s, [&] { s.launch(k.exe, k.index, grid, ops.args); }, t.params["warmup"],
       t.params["reps"], ran);
   s.copy_to_host(ops.buffers.back(), out.data(), out.size() * 4);
   s.synchronize();

@@ -10,7 +10,8 @@
 //          relative: inside the old n u cond bound of 2.6e-5, outside the 1e-6 fp32 contract)
 //   LOWPEAK  declares a peak bandwidth 10x lower than the cpu plugin's (judged on a datasheet,
 //            its declared peak must not matter)
-//   FASTCLOCK  event timestamps run at 1/10 of the real clock: every interval is 10x too short
+//   FASTCLOCK  event timestamps run at 1/10 of the real clock: every interval is 10x too short;
+//            it also claims TL_DEVICE_SIMULATED_TIME (only a datasheet exempts a device)
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/vendor.h"
 
@@ -47,6 +48,9 @@ tl_status device_query(void *device, tl_device_info *out_info) {
 #ifdef FAULTY_DROPDTYPES
     for (tl_dtype dt : {TL_DTYPE_F16, TL_DTYPE_BF16, TL_DTYPE_F64})
       out_info->supported_dtypes &= ~(uint64_t(1) << dt);
+#endif
+#ifdef FAULTY_FASTCLOCK
+    out_info->flags |= TL_DEVICE_SIMULATED_TIME; // claims it, to escape the wall-clock check
 #endif
 #ifdef FAULTY_LOWPEAK
     out_info->peak_bandwidth_bytes_per_s /= 10; // the old bar: "passes" at 10x its peak

@@ -18,6 +18,7 @@ TEST(NpusimDatasheet, MatchesTheChipConfig) {
   // The device name the plugin reports for this chip (plugin.cpp's query).
   EXPECT_EQ(d.at("device"), "TNPU " + c.name + " (SystemC)");
   EXPECT_DOUBLE_EQ(d.at("memory_bandwidth_bytes_per_s").get<double>(), c.hbm.bandwidth);
+  EXPECT_EQ(d.at("simulated_time"), true); // npusim's events count simulated time
   EXPECT_DOUBLE_EQ(d.at("link_bandwidth_bytes_per_s").get<double>(), c.host_link.bandwidth);
   // R x C MACs per cycle per core, 2 FLOPs each; f32 streams fp32_passes times per row.
   const double mx = 2.0 * c.core.matrix.rows * c.core.matrix.cols * c.clock * c.cores;

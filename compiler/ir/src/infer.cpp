@@ -119,6 +119,9 @@ std::vector<Type> infer_result_types(Opcode opcode, const std::vector<Value *> &
   case Opcode::AtomicAdd: // the value operand, after the tensor and one index per dimension
     return {operand(static_cast<size_t>(operand(0).rank()) + 1)};
   case Opcode::Cmp:
+  case Opcode::IsNan:
+  case Opcode::IsInf:
+  case Opcode::IsFinite:
     return {operand(0).with_elem(ScalarKind::I1)};
   case Opcode::Select:
     return {operand(1)};

@@ -5,10 +5,11 @@
 namespace tl::ir::op_rules {
 namespace {
 
-/// Operands of each elementwise op: fma and select take 3, unary math and conversions 1.
+/// Operands of each elementwise op: fma, clamp and select take 3, unary math and conversions 1.
 size_t arity(Opcode code) {
   switch (code) {
   case Opcode::Fma:
+  case Opcode::Clamp:
   case Opcode::Select:
     return 3;
   case Opcode::Neg:
@@ -25,6 +26,24 @@ size_t arity(Opcode code) {
   case Opcode::Sigmoid:
   case Opcode::Sin:
   case Opcode::Cos:
+  case Opcode::Tan:
+  case Opcode::Asin:
+  case Opcode::Acos:
+  case Opcode::Atan:
+  case Opcode::Sinh:
+  case Opcode::Cosh:
+  case Opcode::Log1p:
+  case Opcode::Expm1:
+  case Opcode::Erfinv:
+  case Opcode::Rint:
+  case Opcode::Floor:
+  case Opcode::Ceil:
+  case Opcode::Trunc:
+  case Opcode::IsNan:
+  case Opcode::IsInf:
+  case Opcode::IsFinite:
+  case Opcode::Popcount:
+  case Opcode::Clz:
   case Opcode::Cast:
   case Opcode::Bitcast:
     return 1;
@@ -57,6 +76,15 @@ Error verify_cmp(const Operation &op, const Type &out) {
   return expect_string_attr(op, "pred", {"eq", "ne", "lt", "le", "gt", "ge"});
 }
 
+/// isnan, isinf and isfinite test float lanes and give i1 lanes of the operand's shape.
+Error verify_class_test(const Type &in, const Type &out) {
+  if (!is_float(in.elem()))
+    return "requires floating-point operands, got " + in.str();
+  if (out.elem() != ScalarKind::I1)
+    return "result must have element type i1, got " + out.str();
+  return {};
+}
+
 Error verify_select(const Operation &op, const Type &out) {
   if (op.operand(0)->type().elem() != ScalarKind::I1)
     return "condition must have element type i1, got " + op.operand(0)->type().str();
@@ -78,6 +106,8 @@ Error expect_elem_kind(Opcode code, ScalarKind e, const Type &out) {
   case Opcode::Shl:
   case Opcode::Shr:
   case Opcode::Rem:
+  case Opcode::Popcount:
+  case Opcode::Clz:
     if (!is_integer(e) || e == ScalarKind::I1)
       return "requires integer operands, got " + out.str();
     return {};
@@ -87,12 +117,13 @@ Error expect_elem_kind(Opcode code, ScalarKind e, const Type &out) {
   case Opcode::Div:
   case Opcode::Min:
   case Opcode::Max:
+  case Opcode::Clamp:
   case Opcode::Neg:
   case Opcode::Abs:
     if (e == ScalarKind::I1)
       return "requires numeric operands, got " + out.str();
     return {};
-  default: // pow, fma and transcendental math
+  default: // pow, fma, minnum/maxnum, rounding to integral values and transcendental math
     if (!is_float(e))
       return "requires floating-point operands, got " + out.str();
     return {};
@@ -124,6 +155,10 @@ Error verify_elementwise(const Operation &op) {
     return verify_cmp(op, out);
   case Opcode::Select:
     return verify_select(op, out);
+  case Opcode::IsNan:
+  case Opcode::IsInf:
+  case Opcode::IsFinite:
+    return verify_class_test(in, out);
   default:
     break;
   }

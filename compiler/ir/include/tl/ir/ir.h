@@ -18,6 +18,18 @@
 //   saturating to the integer type's range (so out-of-range values, infinities included, become
 //   its min or max); NaN becomes 0. A cast to i1 is x != 0 (NaN: 0) whatever the mode.
 //   cast_rounding() gives the mode a cast applies.
+// - Elementwise min/max propagate NaN (IEEE 754-2019 minimum/maximum, -0 < +0); minnum/maxnum
+//   ignore a NaN operand (minimumNumber/maximumNumber: NaN only when both are, -0 < +0).
+//   clamp(x, lo, hi) = min(max(x, lo), hi) for any numeric type (a NaN x or bound gives NaN).
+//   rint (nearest, ties to even), floor, ceil and trunc round to an integral value of the same
+//   float type; fmod(x, y) = x - trunc(x / y) * y computed exactly (the sign of x; NaN for y = 0);
+//   copysign(x, y) = |x| with y's sign bit. These, abs, neg and the class tests isnan, isinf and
+//   isfinite (float in, i1 out) are exact. Transcendental math (exp ... cos, tan, asin, acos, atan,
+//   atan2(y, x), sinh, cosh, log1p, expm1, erfinv) is within the ULP bound that tl-conform's
+//   tolerance table states per op and type, and exact at the C99 Annex F special values (e.g.
+//   log1p(-1) = -inf, erfinv(+-1) = +-inf, |x| > 1 gives NaN for asin/acos/erfinv).
+//   popcount and clz (integers, not i1) count set bits and leading zero bits (clz(0) = bit width)
+//   and return the operand's type.
 // - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
 //   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time

@@ -3,6 +3,7 @@
 #include "tlc.h"
 
 #include "tl/backends/llvm_cpu.h"
+#include "tl/backends/nvptx.h"
 #include "tl/compiler/pipeline.h"
 #include "tl/format/executable.h"
 #include "tl/passes/pass_manager.h"
@@ -53,10 +54,33 @@ std::string write_llvm_ir(const ir::Module &module, const std::string &path) {
   return {};
 }
 
+/// --emit-ptx: the PTX of a module the pipeline planned, for the first `arch` of the options,
+/// to `path` ("-": stdout); "" or the code generator's error.
+std::string write_ptx(const ir::Module &module, const compile::TargetOptions &target_options,
+                      const std::string &path) {
+  nvptx::CompileOptions options;
+  if (std::string e = nvptx::parse_options(target_options, options); !e.empty())
+    return e;
+  options.planned = true;
+  std::string error;
+  const std::string ptx = nvptx::emit_ptx(module, options, options.archs.front(), &error);
+  if (!error.empty())
+    return error;
+  if (path == "-") {
+    std::cout << ptx;
+    return {};
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << ptx))
+    throw std::runtime_error("cannot write '" + path + "'");
+  return {};
+}
+
 } // namespace
 
 int cmd_compile(int argc, char **argv) {
-  std::string input, output, target_name, emit_llvm, pipeline = passes::default_pipeline();
+  std::string input, output, target_name, emit_llvm, emit_ptx,
+      pipeline = passes::default_pipeline();
   std::vector<std::string> target_options;
   passes::PassManagerOptions pm_opts;
   po::options_description desc("tlc compile options");
@@ -71,7 +95,9 @@ int cmd_compile(int argc, char **argv) {
       "target-option", po::value(&target_options)->composing(),
       "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)")(
       "emit-llvm", po::value(&emit_llvm),
-      "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)");
+      "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)")(
+      "emit-ptx", po::value(&emit_ptx),
+      "nvptx only: also write the PTX (first arch= of the options) to this file (- for stdout)");
   if (!parse_options(argc, argv, desc,
                      "usage: tlc compile --target T [options] <file.tlir | -> -o out.tlx\n",
                      compile::targets_help()))
@@ -106,6 +132,14 @@ int cmd_compile(int argc, char **argv) {
     if (target_name != "llvm-cpu")
       throw std::runtime_error("--emit-llvm needs --target llvm-cpu");
     if (std::string e = write_llvm_ir(*module, emit_llvm); !e.empty()) {
+      std::cerr << "tlc compile: error: " << e << "\n";
+      return 1;
+    }
+  }
+  if (!emit_ptx.empty()) {
+    if (target_name != "nvptx")
+      throw std::runtime_error("--emit-ptx needs --target nvptx");
+    if (std::string e = write_ptx(*module, options, emit_ptx); !e.empty()) {
       std::cerr << "tlc compile: error: " << e << "\n";
       return 1;
     }

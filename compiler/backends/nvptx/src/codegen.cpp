@@ -1,0 +1,436 @@
+// nvptx lowering: kernel structure, arguments, control flow and the layout coordinates.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
+
+namespace tl::nvptx {
+using ir::Opcode;
+using ir::ScalarKind;
+
+namespace {
+constexpr unsigned kGlobal = 1, kShared = 3;
+} // namespace
+
+KernelEmitter::KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps)
+    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), num_warps_(num_warps) {
+}
+
+void KernelEmitter::unsupported(const ir::Operation &op, const std::string &what) {
+  throw LoweringError(op.loc().str() + ": error: nvptx: '" + std::string(op.name()) + "': " + what);
+}
+
+llvm::Value *KernelEmitter::special(const char *reg) {
+  static const std::pair<const char *, llvm::Intrinsic::ID> kRegs[] = {
+      {"tid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x},
+      {"ctaid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x},
+      {"ctaid.y", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y},
+      {"ctaid.z", llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
+      {"nctaid.x", llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x},
+      {"nctaid.y", llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y},
+      {"nctaid.z", llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
+  for (auto [name, id] : kRegs)
+    if (std::string_view(name) == reg)
+      return b_.CreateIntrinsic(id, {}, {});
+  throw LoweringError(std::string("nvptx: unknown special register ") + reg);
+}
+
+void KernelEmitter::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+KernelInfo KernelEmitter::run() {
+  KernelInfo info;
+  info.name = kernel_.name();
+  info.threads = 32u * static_cast<uint32_t>(num_warps_);
+  // Parameters: per tensor its data pointer, extents and strides (i64); per scalar its bits.
+  std::vector<llvm::Type *> params;
+  const ir::Block &body = *kernel_.body();
+  for (unsigned i = 0; i < body.arguments().size(); ++i) {
+    const ir::Type &t = body.argument(i)->type();
+    const uint16_t arg = static_cast<uint16_t>(i);
+    if (t.is_tensor()) {
+      params.push_back(llvm::PointerType::get(ctx_, kGlobal));
+      info.params.push_back({ParamSlot::Kind::Pointer, arg, 0, 8});
+      for (int d = 0; d < t.rank(); ++d) {
+        params.push_back(b_.getInt64Ty());
+        info.params.push_back({ParamSlot::Kind::Shape, arg, static_cast<uint8_t>(d), 8});
+      }
+      for (int d = 0; d < t.rank(); ++d) {
+        params.push_back(b_.getInt64Ty());
+        info.params.push_back({ParamSlot::Kind::Stride, arg, static_cast<uint8_t>(d), 8});
+      }
+    } else {
+      const ScalarKind k = t.elem();
+      if (k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2)
+        throw LoweringError(kernel_.loc().str() + ": error: nvptx: argument #" + std::to_string(i) +
+                            ": " + std::string(ir::scalar_name(k)) + " is not supported yet");
+      params.push_back(memory_type(k));
+      const int bytes = k == ScalarKind::I1 ? 1 : ir::bit_width(k) / 8;
+      info.params.push_back({ParamSlot::Kind::Scalar, arg, 0, static_cast<uint8_t>(bytes)});
+    }
+  }
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                               llvm::Function::ExternalLinkage, kernel_.name(), module_);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::NamedMDNode *annotations = module_.getOrInsertNamedMetadata("nvvm.annotations");
+  auto md = [&](const char *key, int value) {
+    llvm::Metadata *ops[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx_, key),
+                             llvm::ConstantAsMetadata::get(b_.getInt32(value))};
+    annotations->addOperand(llvm::MDNode::get(ctx_, ops));
+  };
+  md("kernel", 1);
+  md("maxntidx", static_cast<int>(info.threads));
+  // The dynamic shared memory every spill uses (its size is this kernel's launch parameter).
+  shared_ = module_.getGlobalVariable("tl_shared");
+  if (!shared_)
+    shared_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                       llvm::GlobalValue::ExternalLinkage, nullptr, "tl_shared",
+                                       nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+  shared_->setAlignment(llvm::Align(16));
+
+  llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  b_.SetInsertPoint(entry);
+  tid_ = b_.CreateZExt(special("tid.x"), b_.getInt64Ty(), "tid");
+  lane_ = b_.CreateAnd(tid_, b_.getInt64(31), "lane");
+  warp_ = b_.CreateLShr(tid_, b_.getInt64(5), "warp");
+  unsigned p = 0;
+  for (unsigned i = 0; i < body.arguments().size(); ++i) {
+    const ir::Value *a = body.argument(i);
+    const ir::Type &t = a->type();
+    if (t.is_tensor()) {
+      TensorArg ta;
+      ta.elem = t.elem();
+      ta.data = fn_->getArg(p++);
+      for (int d = 0; d < t.rank(); ++d)
+        ta.shape.push_back(fn_->getArg(p++));
+      for (int d = 0; d < t.rank(); ++d)
+        ta.strides.push_back(fn_->getArg(p++));
+      tensors_[a] = ta;
+    } else {
+      values_[a] = {from_memory(t.elem(), fn_->getArg(p++))};
+    }
+  }
+  lower_block(body);
+  if (!b_.GetInsertBlock()->getTerminator())
+    b_.CreateRetVoid();
+  info.shared_bytes = static_cast<uint32_t>(shared_bytes_);
+  return info;
+}
+
+void KernelEmitter::lower_block(const ir::Block &block) {
+  for (auto &op : block.ops()) {
+    if (op->opcode() == Opcode::Yield)
+      return; // the parent reads it
+    if (op->opcode() == Opcode::Return) {
+      b_.CreateRetVoid();
+      // Code after a return is unreachable; give it a block so lowering can continue.
+      b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "after.return", fn_));
+      return;
+    }
+    lower_op(*op);
+  }
+}
+
+void KernelEmitter::lower_op(const ir::Operation &op) {
+  switch (op.opcode()) {
+  case Opcode::ProgramId:
+  case Opcode::NumPrograms:
+  case Opcode::Constant:
+  case Opcode::Constexpr:
+  case Opcode::TensorDim:
+  case Opcode::TensorStride:
+  case Opcode::Arange:
+  case Opcode::Full:
+    return lower_source(op);
+  case Opcode::Splat:
+  case Opcode::Broadcast:
+  case Opcode::Reshape:
+  case Opcode::Transpose:
+  case Opcode::ExpandDims:
+    return lower_shape(op);
+  case Opcode::Load:
+  case Opcode::Store:
+    return lower_load_store(op);
+  case Opcode::Gather:
+  case Opcode::Scatter:
+  case Opcode::AtomicAdd:
+    return lower_indexed(op);
+  case Opcode::Dot:
+    return lower_dot(op);
+  case Opcode::Reduce:
+    return lower_reduce(op);
+  case Opcode::Scan:
+    return lower_scan(op);
+  case Opcode::For:
+    return lower_for(op);
+  case Opcode::If:
+    return lower_if(op);
+  case Opcode::Print:
+  case Opcode::Assert:
+    return lower_debug(op);
+  default:
+    break;
+  }
+  if (!(op.flags() & ir::kElementwise))
+    unsupported(op, "not supported yet");
+  Regs &out = values_[op.result()];
+  const size_t n = regs(op.operand(op.num_operands() - 1)).size();
+  out.resize(n);
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<llvm::Value *> a;
+    for (const ir::Value *v : op.operands())
+      a.push_back(regs(v)[r]);
+    out[r] = elementwise(op, a);
+  }
+}
+
+void KernelEmitter::lower_for(const ir::Operation &op) {
+  const ScalarKind ik = op.operand(0)->type().elem();
+  const bool is_signed = ir::is_signed(ik);
+  llvm::Value *lb = scalar(op.operand(0)), *ub = scalar(op.operand(1)),
+              *step = scalar(op.operand(2));
+  llvm::Value *bad_step = is_signed
+                              ? b_.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
+                              : b_.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
+  record_error(op, kErrorLoopStep, bad_step, b_.CreateSExt(step, b_.getInt64Ty()));
+  const ir::Block &body = *op.region(0);
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx_, "for.header", fn_);
+  llvm::BasicBlock *loop_body = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+  llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode *iv = b_.CreatePHI(lb->getType(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  std::vector<std::vector<llvm::PHINode *>> carried;
+  for (size_t i = 3; i < op.num_operands(); ++i) {
+    std::vector<llvm::PHINode *> phis;
+    for (llvm::Value *init : regs(op.operand(i))) {
+      llvm::PHINode *phi = b_.CreatePHI(init->getType(), 2);
+      phi->addIncoming(init, pre);
+      phis.push_back(phi);
+    }
+    carried.push_back(phis);
+  }
+  llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
+  b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
+  b_.SetInsertPoint(loop_body);
+  values_[body.argument(0)] = {iv};
+  for (size_t i = 0; i < carried.size(); ++i)
+    values_[body.argument(static_cast<unsigned>(i + 1))] =
+        Regs(carried[i].begin(), carried[i].end());
+  lower_block(body);
+  const ir::Operation *yield = body.terminator();
+  std::vector<Regs> yielded;
+  for (const ir::Value *v : yield->operands())
+    yielded.push_back(regs(v));
+  // The loop ends when iv + step would wrap (ir.h), after this iteration.
+  const llvm::Intrinsic::ID add_id =
+      is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+  llvm::Value *sum = b_.CreateBinaryIntrinsic(add_id, iv, step);
+  llvm::Value *next = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  b_.CreateCondBr(wrapped, exit, header);
+  iv->addIncoming(next, latch);
+  for (size_t i = 0; i < carried.size(); ++i)
+    for (size_t r = 0; r < carried[i].size(); ++r)
+      carried[i][r]->addIncoming(yielded[i][r], latch);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < carried.size(); ++i) {
+    Regs out;
+    for (size_t r = 0; r < carried[i].size(); ++r) {
+      llvm::PHINode *phi = b_.CreatePHI(carried[i][r]->getType(), 2);
+      phi->addIncoming(carried[i][r], header);
+      phi->addIncoming(yielded[i][r], latch);
+      out.push_back(phi);
+    }
+    values_[op.result(static_cast<unsigned>(i))] = out;
+  }
+}
+
+void KernelEmitter::lower_if(const ir::Operation &op) {
+  llvm::Value *cond = scalar(op.operand(0));
+  llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
+  llvm::BasicBlock *else_bb = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
+  llvm::BasicBlock *merge = llvm::BasicBlock::Create(ctx_, "if.end", fn_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  std::vector<Regs> from[2];
+  llvm::BasicBlock *ends[2];
+  for (unsigned r = 0; r < 2; ++r) {
+    b_.SetInsertPoint(r == 0 ? then_bb : else_bb);
+    if (r < op.num_regions()) {
+      const ir::Block &block = *op.region(r);
+      lower_block(block);
+      if (const ir::Operation *y = block.terminator(); y && y->opcode() == Opcode::Yield)
+        for (const ir::Value *v : y->operands())
+          from[r].push_back(regs(v));
+    }
+    ends[r] = b_.GetInsertBlock();
+    b_.CreateBr(merge);
+  }
+  b_.SetInsertPoint(merge);
+  for (unsigned i = 0; i < op.num_results(); ++i) {
+    Regs out;
+    for (size_t r = 0; r < from[0][i].size(); ++r) {
+      llvm::PHINode *phi = b_.CreatePHI(from[0][i][r]->getType(), 2);
+      phi->addIncoming(from[0][i][r], ends[0]);
+      phi->addIncoming(from[1][i][r], ends[1]);
+      out.push_back(phi);
+    }
+    values_[op.result(i)] = out;
+  }
+}
+
+KernelEmitter::Regs &KernelEmitter::regs(const ir::Value *v) {
+  auto it = values_.find(v);
+  if (it == values_.end())
+    throw LoweringError("nvptx: internal error: a value used before it is lowered");
+  return it->second;
+}
+
+llvm::Value *KernelEmitter::scalar(const ir::Value *v) { return regs(v).front(); }
+
+const Layout &KernelEmitter::layout_of(const ir::Value *v) {
+  auto it = layouts_.find(v);
+  if (it != layouts_.end())
+    return it->second;
+  Layout l;
+  const ir::Operation *def = v->def();
+  const std::string *text =
+      def && def->num_results() == 1 ? def->attr_as<std::string>("nvptx.layout") : nullptr;
+  if (!text || !Layout::parse(*text, l))
+    l = default_layout(v->type().shape(), num_warps_);
+  if (l.rank() != v->type().rank() || l.num_warps() != num_warps_)
+    throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) + ": error: nvptx: layout " +
+                        l.str() + " does not fit " + v->type().str() + " with " +
+                        std::to_string(num_warps_) + " warps");
+  return layouts_[v] = l;
+}
+
+KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<int64_t> &shape) {
+  std::string key = l.str();
+  for (int64_t s : shape)
+    key += "x" + std::to_string(s);
+  auto it = coords_.find(key);
+  if (it != coords_.end())
+    return it->second;
+  Coords c;
+  c.shape = shape;
+  c.layout = l;
+  // This thread's base coordinates, computed once at the kernel's entry.
+  llvm::IRBuilder<> at(&fn_->getEntryBlock(), fn_->getEntryBlock().getFirstNonPHIOrDbgOrAlloca());
+  if (auto *tid = llvm::dyn_cast<llvm::Instruction>(warp_))
+    at.SetInsertPoint(tid->getNextNode());
+  llvm::Value *lane = lane_, *warp = warp_;
+  c.base.assign(l.rank(), nullptr);
+  for (int64_t d : l.order) {
+    c.base[d] =
+        at.CreateMul(at.CreateURem(lane, at.getInt64(l.lanes[d])), at.getInt64(l.per_thread[d]));
+    lane = at.CreateUDiv(lane, at.getInt64(l.lanes[d]));
+  }
+  for (int64_t d : l.order) {
+    c.base[d] = at.CreateAdd(c.base[d], at.CreateMul(at.CreateURem(warp, at.getInt64(l.warps[d])),
+                                                     at.getInt64(l.lanes[d] * l.per_thread[d])));
+    warp = at.CreateUDiv(warp, at.getInt64(l.warps[d]));
+  }
+  const int64_t n = registers_per_thread(l, c.shape);
+  for (int64_t r = 0; r < n; ++r)
+    c.offset.push_back(register_offset(l, c.shape, r));
+  return coords_[key] = c;
+}
+
+llvm::Value *KernelEmitter::coord(const Coords &c, int64_t reg, int d) {
+  llvm::Value *v = b_.CreateAdd(c.base[d], b_.getInt64(c.offset[reg][d]));
+  // Shapes are powers of two: the wrap of a replicated layout is a mask.
+  return b_.CreateAnd(v, b_.getInt64(c.shape[d] - 1));
+}
+
+llvm::Value *KernelEmitter::linear_index(const Coords &c, int64_t reg) {
+  llvm::Value *index = b_.getInt64(0);
+  for (int d = 0; d < static_cast<int>(c.shape.size()); ++d)
+    index = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(c.shape[d])), coord(c, reg, d));
+  return index;
+}
+
+void KernelEmitter::record_error(const ir::Operation &op, ErrorCode code, llvm::Value *failed,
+                                 llvm::Value *detail) {
+  auto *record_t = llvm::ArrayType::get(b_.getInt32Ty(), 4);
+  llvm::GlobalVariable *g = module_.getGlobalVariable("tl_error");
+  if (!g)
+    g = new llvm::GlobalVariable(module_, record_t, false, llvm::GlobalValue::ExternalLinkage,
+                                 llvm::ConstantAggregateZero::get(record_t), "tl_error", nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, kGlobal);
+  guarded(failed, [&] {
+    // The first error wins: claim the record, then fill in where it happened.
+    llvm::Value *claim =
+        b_.CreateAtomicCmpXchg(g, b_.getInt32(0), b_.getInt32(code), llvm::MaybeAlign(4),
+                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    guarded(b_.CreateExtractValue(claim, 1), [&] {
+      auto field = [&](int i) { return b_.CreateConstInBoundsGEP2_32(record_t, g, 0, i); };
+      b_.CreateStore(b_.getInt32(op.loc().line), field(1));
+      b_.CreateStore(b_.getInt32(op.loc().col), field(2));
+      b_.CreateStore(b_.CreateTrunc(detail, b_.getInt32Ty()), field(3));
+    });
+  });
+}
+
+void KernelEmitter::guarded(llvm::Value *cond, const std::function<void()> &body) {
+  llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx_, "guard", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "guard.end", fn_);
+  b_.CreateCondBr(cond, then_bb, done);
+  b_.SetInsertPoint(then_bb);
+  body();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+llvm::Value *KernelEmitter::guarded_load(llvm::Value *cond, llvm::Type *t, llvm::Value *ptr,
+                                         llvm::Value *otherwise) {
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx_, "load", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "load.end", fn_);
+  b_.CreateCondBr(cond, then_bb, done);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value *v = b_.CreateLoad(t, ptr);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  llvm::PHINode *phi = b_.CreatePHI(t, 2);
+  phi->addIncoming(v, then_bb);
+  phi->addIncoming(otherwise, from);
+  return phi;
+}
+
+KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body) {
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
+  b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), head, done);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+  i->addIncoming(b_.getInt64(0), pre);
+  std::vector<llvm::PHINode *> phis;
+  Regs carried;
+  for (llvm::Value *v : init) {
+    phis.push_back(b_.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    carried.push_back(phis.back());
+  }
+  const Regs next_values = body(i, carried);
+  llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1));
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  i->addIncoming(next, latch);
+  for (size_t j = 0; j < phis.size(); ++j)
+    phis[j]->addIncoming(next_values[j], latch);
+  b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
+  b_.SetInsertPoint(done);
+  Regs out;
+  for (size_t j = 0; j < phis.size(); ++j) {
+    llvm::PHINode *phi = b_.CreatePHI(init[j]->getType(), 2);
+    phi->addIncoming(init[j], pre);
+    phi->addIncoming(next_values[j], latch);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+} // namespace tl::nvptx

@@ -1,0 +1,160 @@
+// Lowering of one Tile IR kernel to NVVM IR (LLVM IR for nvptx64-nvidia-cuda). A program is one
+// CUDA block of 32 * num_warps threads; every tile value lives in registers, spread over the
+// threads by its layout (layout.h, recorded as `nvptx.layout` by the planning pass); scalars are
+// uniform: every thread holds them. Where an op's result wants its elements on other threads
+// (broadcast, transpose, reduce, scan, dot operands) the tile goes through shared memory.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "layout.h"
+#include "tl/ir/ir.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tl::nvptx {
+
+/// An op the backend cannot lower; the message names the op and its location.
+struct LoweringError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Where a CUDA kernel parameter's value comes from (the launch convention of format/nvptx).
+struct ParamSlot {
+  enum class Kind : uint8_t { Pointer, Shape, Stride, Scalar };
+  Kind kind;
+  uint16_t arg;
+  uint8_t dim, size;
+};
+
+/// What the launcher needs besides the code: threads per program, dynamic shared memory, and the
+/// parameter slots in order.
+struct KernelInfo {
+  std::string name; ///< the .entry symbol
+  uint32_t threads = 0;
+  uint32_t shared_bytes = 0;
+  std::vector<ParamSlot> params;
+};
+
+/// Run-time errors of a kernel (an unmasked gather lane outside its tensor, a failed assert, a
+/// non-positive loop step) go to the module's global `tl_error` (tl_error_record in
+/// format/nvptx): the first error's code, the op's location line and column, and a detail.
+enum ErrorCode : uint32_t {
+  kErrorIndexOutOfBounds = 1,
+  kErrorAssert = 2,
+  kErrorLoopStep = 3,
+  kErrorDivisionByZero = 4
+};
+
+struct CompileOptions;
+/// emit_ptx (tl/backends/nvptx.h) that also returns each kernel's launch metadata.
+std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
+                               const std::string &arch, std::vector<KernelInfo> *infos,
+                               std::string *error);
+
+class KernelEmitter {
+public:
+  KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps);
+  KernelInfo run();
+
+private:
+  using Regs = std::vector<llvm::Value *>;
+  struct TensorArg {
+    llvm::Value *data; // ptr addrspace(1) to the first element
+    std::vector<llvm::Value *> shape, strides;
+    ir::ScalarKind elem;
+  };
+  struct Coords { // the element coordinates of a layout's registers, per thread
+    std::vector<int64_t> shape;
+    Layout layout;
+    std::vector<llvm::Value *> base;          // per dimension, this thread's (i64)
+    std::vector<std::vector<int64_t>> offset; // per register, per dimension
+  };
+
+  // Structure (codegen.cpp).
+  void lower_block(const ir::Block &block);
+  void lower_op(const ir::Operation &op);
+  void lower_for(const ir::Operation &op);
+  void lower_if(const ir::Operation &op);
+  Regs &regs(const ir::Value *v);
+  llvm::Value *scalar(const ir::Value *v);
+  const Layout &layout_of(const ir::Value *v);
+  Coords &coords(const Layout &layout, const std::vector<int64_t> &shape);
+  Coords &coords_of(const ir::Value *tile) { return coords(layout_of(tile), tile->type().shape()); }
+  /// Coordinate d of register r (i64), wrapped into the tile (replicated layouts).
+  llvm::Value *coord(const Coords &c, int64_t reg, int d);
+  llvm::Value *linear_index(const Coords &c, int64_t reg);
+  [[noreturn]] void unsupported(const ir::Operation &op, const std::string &what);
+  void record_error(const ir::Operation &op, ErrorCode code, llvm::Value *failed,
+                    llvm::Value *detail);
+  llvm::Value *special(const char *reg);
+  void barrier();
+
+  // Values and types (codegen_math.cpp). f16 and bf16 compute as f32 holding values exact in the
+  // type (each result rounded back), as llvm-cpu does; memory holds their storage bits.
+  llvm::Type *value_type(ir::ScalarKind k, const ir::Operation &where);
+  llvm::Type *memory_type(ir::ScalarKind k);
+  llvm::Value *to_memory(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *from_memory(ir::ScalarKind k, llvm::Value *bits);
+  llvm::Value *round_to(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *bf16_bits(llvm::Value *f32);
+  llvm::Value *bf16_from_f64(llvm::Value *d);
+  llvm::Value *constant(ir::ScalarKind k, const ir::Attr &a, const ir::Operation &where);
+  llvm::Value *elementwise(const ir::Operation &op, const std::vector<llvm::Value *> &a);
+  llvm::Value *float_op(const ir::Operation &op, ir::ScalarKind k,
+                        const std::vector<llvm::Value *> &a);
+  llvm::Value *int_op(const ir::Operation &op, ir::ScalarKind k,
+                      const std::vector<llvm::Value *> &a);
+  llvm::Value *cast(const ir::Operation &op, llvm::Value *v);
+  /// A float narrowing (f64 -> f32/f16/bf16, f32 -> f16/bf16, f16 <-> bf16) under `mode`.
+  llvm::Value *narrow(llvm::Value *v, ir::ScalarKind from, ir::ScalarKind to,
+                      const std::string &mode);
+  llvm::Value *libdevice(const char *name, ir::ScalarKind k, const std::vector<llvm::Value *> &a);
+  llvm::Value *float_min_max(bool is_max, bool propagate_nan, llvm::Value *x, llvm::Value *y);
+  llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
+
+  // Tiles (codegen_tile.cpp).
+  void lower_source(const ir::Operation &op);
+  void lower_shape(const ir::Operation &op);
+  void lower_load_store(const ir::Operation &op);
+  void lower_indexed(const ir::Operation &op);
+  void lower_reduce(const ir::Operation &op);
+  void lower_scan(const ir::Operation &op);
+  void lower_dot(const ir::Operation &op);
+  void lower_debug(const ir::Operation &op);
+  /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns
+  /// the base pointer. Ends with a barrier (readers may start).
+  llvm::Value *spill(const ir::Value *v, uint64_t offset = 0);
+  llvm::Value *shared_at(llvm::Value *base, llvm::Type *t, llvm::Value *index);
+  void need_shared(uint64_t bytes);
+  llvm::Value *element_address(const TensorArg &t, const std::vector<llvm::Value *> &index);
+  llvm::Value *in_bounds(const TensorArg &t, const std::vector<llvm::Value *> &index);
+  llvm::Value *guarded_load(llvm::Value *cond, llvm::Type *t, llvm::Value *ptr,
+                            llvm::Value *otherwise);
+  void guarded(llvm::Value *cond, const std::function<void()> &body);
+  /// A counted loop 0 <= i < n (i64) emitted as IR (not unrolled) carrying `init`: `body` gets
+  /// i and the carried values and returns the next ones (it may create blocks); returns the
+  /// values after the last iteration.
+  using LoopBody = std::function<Regs(llvm::Value *, const Regs &)>;
+  Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body);
+
+  const ir::Kernel &kernel_;
+  llvm::Module &module_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  int num_warps_;
+  llvm::Function *fn_ = nullptr;
+  llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
+  llvm::GlobalVariable *shared_ = nullptr;
+  uint64_t shared_bytes_ = 0;
+  bool shared_in_use_ = false; // a barrier must precede the next spill
+  std::unordered_map<const ir::Value *, Regs> values_;
+  std::unordered_map<const ir::Value *, TensorArg> tensors_;
+  std::unordered_map<std::string, Coords> coords_;
+  std::unordered_map<const ir::Value *, Layout> layouts_;
+};
+
+} // namespace tl::nvptx

@@ -1,0 +1,436 @@
+// nvptx lowering of tile ops: sources, shape changes, memory, reductions, scans and dot.
+// Ops that move elements between threads go through shared memory (spill): the tile is written
+// row-major, then each thread reads the elements its result layout gives it.
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+namespace tl::nvptx {
+using ir::Opcode;
+using ir::ScalarKind;
+
+namespace {
+constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_90)
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+} // namespace
+
+void KernelEmitter::need_shared(uint64_t bytes) { shared_bytes_ = std::max(shared_bytes_, bytes); }
+
+llvm::Value *KernelEmitter::shared_at(llvm::Value *base, llvm::Type *t, llvm::Value *index) {
+  return b_.CreateInBoundsGEP(t, base, index);
+}
+
+llvm::Value *KernelEmitter::spill(const ir::Value *v, uint64_t offset) {
+  const ir::Operation *where = v->def();
+  llvm::Type *t =
+      value_type(v->type().elem(), *(where ? where : kernel_.body()->ops().front().get()));
+  const uint64_t bytes = offset + static_cast<uint64_t>(v->type().num_elements()) *
+                                      module_.getDataLayout().getTypeAllocSize(t);
+  if (bytes > kMaxShared)
+    throw LoweringError((where ? where->loc().str() : kernel_.loc().str()) +
+                        ": error: nvptx: " + v->type().str() + " needs " + std::to_string(bytes) +
+                        " bytes of shared memory to change layout (at most " +
+                        std::to_string(kMaxShared) + ")");
+  need_shared(bytes);
+  if (offset == 0)
+    barrier(); // earlier readers of the buffer (this iteration's or the last's) are done
+  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(offset));
+  const Regs &r = regs(v);
+  if (v->type().is_tile()) {
+    Coords &c = coords_of(v);
+    for (size_t i = 0; i < r.size(); ++i)
+      b_.CreateStore(r[i], shared_at(base, t, linear_index(c, static_cast<int64_t>(i))));
+  } else {
+    b_.CreateStore(r[0], base);
+  }
+  shared_in_use_ = true;
+  return base;
+}
+
+void KernelEmitter::lower_source(const ir::Operation &op) {
+  const ir::Type &t = op.result()->type();
+  const size_t n = t.is_tile() ? registers_per_thread(layout_of(op.result()), t.shape()) : 1;
+  auto fill = [&](llvm::Value *v) { values_[op.result()] = Regs(n, v); };
+  switch (op.opcode()) {
+  case Opcode::ProgramId:
+  case Opcode::NumPrograms: {
+    static const char *kRegs[2][3] = {{"ctaid.x", "ctaid.y", "ctaid.z"},
+                                      {"nctaid.x", "nctaid.y", "nctaid.z"}};
+    const int64_t axis = *op.attr_as<int64_t>("axis");
+    llvm::Value *v = special(kRegs[op.opcode() == Opcode::NumPrograms][axis]);
+    return fill(b_.CreateZExtOrTrunc(v, value_type(t.elem(), op)));
+  }
+  case Opcode::Constant:
+  case Opcode::Full:
+    return fill(constant(t.elem(), *op.attr("value"), op));
+  case Opcode::Constexpr: {
+    const ir::ConstexprParam *p = kernel_.find_constexpr(*op.attr_as<std::string>("name"));
+    const ir::Attr a = std::visit([](auto v) { return ir::Attr(v); }, p->value);
+    return fill(constant(t.elem(), a, op));
+  }
+  case Opcode::TensorDim:
+  case Opcode::TensorStride: {
+    const TensorArg &ta = tensors_.at(op.operand(0));
+    const int64_t axis = *op.attr_as<int64_t>("axis");
+    return fill(op.opcode() == Opcode::TensorDim ? ta.shape[axis] : ta.strides[axis]);
+  }
+  case Opcode::Arange: {
+    const int64_t start = *op.attr_as<int64_t>("start");
+    Coords &c = coords_of(op.result());
+    Regs out;
+    for (size_t r = 0; r < n; ++r)
+      out.push_back(
+          b_.CreateTrunc(b_.CreateAdd(coord(c, static_cast<int64_t>(r), 0), b_.getInt64(start)),
+                         value_type(t.elem(), op)));
+    values_[op.result()] = out;
+    return;
+  }
+  default:
+    unsupported(op, "unknown source");
+  }
+}
+
+void KernelEmitter::lower_shape(const ir::Operation &op) {
+  const ir::Value *in = op.operand(0), *out = op.result();
+  const ir::Type &it = in->type(), &ot = out->type();
+  if (ot.is_scalar()) { // reshape of a one-element tile: every register holds the element
+    values_[out] = {regs(in).front()};
+    return;
+  }
+  const size_t n = registers_per_thread(layout_of(out), ot.shape());
+  if (op.opcode() == Opcode::Splat || it.is_scalar()) {
+    values_[out] = Regs(n, scalar(in));
+    return;
+  }
+  // out[c] = in[map(c)] on row-major indices: reshape and expand_dims keep them, broadcast
+  // reads dimension 0 of size-1 dimensions, transpose permutes.
+  std::vector<int64_t> src_stride_of_dim(ot.rank());
+  const std::vector<int64_t> in_strides = row_major_strides(it.shape());
+  bool keeps_order = op.opcode() == Opcode::Reshape || op.opcode() == Opcode::ExpandDims;
+  if (op.opcode() == Opcode::Broadcast) {
+    for (int d = 0; d < ot.rank(); ++d)
+      src_stride_of_dim[d] = it.shape()[d] == 1 ? 0 : in_strides[d];
+  } else if (op.opcode() == Opcode::Transpose) {
+    const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
+    for (int d = 0; d < ot.rank(); ++d)
+      src_stride_of_dim[d] = in_strides[perm[d]];
+  }
+  if (keeps_order) {
+    // The same elements on the same threads and registers: nothing moves (the planning pass
+    // marks these nvptx.convert = "none").
+    const ElementMap a = element_map(layout_of(in), it.shape());
+    const ElementMap b = element_map(layout_of(out), ot.shape());
+    if (a.registers == b.registers && a.linear == b.linear) {
+      values_[out] = regs(in);
+      return;
+    }
+  }
+  llvm::Type *t = value_type(ot.elem(), op);
+  llvm::Value *base = spill(in);
+  barrier();
+  Coords &c = coords_of(out);
+  Regs result;
+  const std::vector<int64_t> out_strides = row_major_strides(ot.shape());
+  for (size_t r = 0; r < n; ++r) {
+    llvm::Value *index = b_.getInt64(0);
+    for (int d = 0; d < ot.rank(); ++d)
+      index = b_.CreateAdd(
+          index, b_.CreateMul(coord(c, static_cast<int64_t>(r), d),
+                              b_.getInt64(keeps_order ? out_strides[d] : src_stride_of_dim[d])));
+    result.push_back(b_.CreateLoad(t, shared_at(base, t, index)));
+  }
+  values_[out] = result;
+}
+
+llvm::Value *KernelEmitter::element_address(const TensorArg &t,
+                                            const std::vector<llvm::Value *> &index) {
+  llvm::Value *offset = b_.getInt64(0);
+  for (size_t d = 0; d < index.size(); ++d)
+    offset = b_.CreateAdd(offset, b_.CreateMul(index[d], t.strides[d]));
+  return b_.CreateGEP(memory_type(t.elem), t.data, offset);
+}
+
+llvm::Value *KernelEmitter::in_bounds(const TensorArg &t, const std::vector<llvm::Value *> &index) {
+  llvm::Value *ok = b_.getTrue();
+  for (size_t d = 0; d < index.size(); ++d) // unsigned: a negative index is out too
+    ok = b_.CreateAnd(ok, b_.CreateICmpULT(index[d], t.shape[d]));
+  return ok;
+}
+
+void KernelEmitter::lower_load_store(const ir::Operation &op) {
+  const bool is_store = op.opcode() == Opcode::Store;
+  const TensorArg &ta = tensors_.at(op.operand(0));
+  const int rank = static_cast<int>(ta.shape.size());
+  std::vector<llvm::Value *> origin;
+  for (int d = 0; d < rank; ++d) {
+    const ir::Value *o = op.operand(1 + d);
+    origin.push_back(ir::is_signed(o->type().elem()) ? b_.CreateSExt(scalar(o), b_.getInt64Ty())
+                                                     : b_.CreateZExt(scalar(o), b_.getInt64Ty()));
+  }
+  const ir::Value *tile = is_store ? op.operand(1 + rank) : op.result();
+  const ScalarKind k = ta.elem;
+  llvm::Type *mt = memory_type(k);
+  if (tile->type().is_scalar()) { // a rank-0 access is not a thing: tiles only
+    unsupported(op, "scalar access");
+  }
+  Coords &c = coords_of(tile);
+  const int64_t n = registers_per_thread(c.layout, c.shape);
+  llvm::Value *pad = nullptr;
+  if (!is_store) {
+    const ir::Attr *p = op.attr("padding");
+    pad = p ? constant(k, *p, op) : constant(k, ir::Attr(int64_t(0)), op);
+  }
+  Regs out;
+  for (int64_t r = 0; r < n; ++r) {
+    std::vector<llvm::Value *> index;
+    for (int d = 0; d < rank; ++d)
+      index.push_back(b_.CreateAdd(origin[d], coord(c, r, d)));
+    llvm::Value *ok = in_bounds(ta, index);
+    llvm::Value *addr = element_address(ta, index);
+    if (is_store) {
+      llvm::Value *v = to_memory(k, regs(tile)[r]);
+      guarded(ok, [&] { b_.CreateStore(v, addr); });
+    } else {
+      out.push_back(from_memory(k, guarded_load(ok, mt, addr, to_memory(k, pad))));
+    }
+  }
+  if (!is_store)
+    values_[op.result()] = out;
+}
+
+void KernelEmitter::lower_indexed(const ir::Operation &op) {
+  const TensorArg &ta = tensors_.at(op.operand(0));
+  const int rank = static_cast<int>(ta.shape.size());
+  const bool has_value = op.opcode() != Opcode::Gather;
+  const size_t base_count = 1 + rank + (has_value ? 1 : 0);
+  const ir::Value *mask = op.num_operands() > base_count ? op.operand(base_count) : nullptr;
+  const ir::Value *lanes = op.operand(1);
+  const ScalarKind k = ta.elem;
+  llvm::Type *mt = memory_type(k);
+  const size_t n = regs(lanes).size();
+  Regs out;
+  llvm::Value *other = nullptr;
+  if (!has_value) {
+    const ir::Attr *o = op.attr("other");
+    other = o ? constant(k, *o, op) : constant(k, ir::Attr(int64_t(0)), op);
+  }
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<llvm::Value *> index;
+    for (int d = 0; d < rank; ++d) {
+      const ir::Value *iv = op.operand(1 + d);
+      llvm::Value *x = regs(iv)[r];
+      index.push_back(ir::is_signed(iv->type().elem()) ? b_.CreateSExt(x, b_.getInt64Ty())
+                                                       : b_.CreateZExt(x, b_.getInt64Ty()));
+    }
+    llvm::Value *active = mask ? regs(mask)[r] : b_.getTrue();
+    llvm::Value *ok = in_bounds(ta, index);
+    record_error(op, kErrorIndexOutOfBounds, b_.CreateAnd(active, b_.CreateNot(ok)), index[0]);
+    llvm::Value *go = b_.CreateAnd(active, ok);
+    llvm::Value *addr = element_address(ta, index);
+    if (op.opcode() == Opcode::Gather) {
+      out.push_back(from_memory(k, guarded_load(go, mt, addr, to_memory(k, other))));
+      continue;
+    }
+    llvm::Value *v = regs(op.operand(1 + rank))[r];
+    if (op.opcode() == Opcode::Scatter) {
+      // Replicated layouts hold an element on several threads: they write the same value.
+      guarded(go, [&] { b_.CreateStore(to_memory(k, v), addr); });
+      continue;
+    }
+    // atomic_add: only the first thread holding an element adds it.
+    if (!ir::is_float(k) && k != ScalarKind::I32 && k != ScalarKind::U32 && k != ScalarKind::I64)
+      unsupported(op, "atomic_add on " + std::string(ir::scalar_name(k)) + " is not supported yet");
+    if (k == ScalarKind::F16 || k == ScalarKind::BF16)
+      unsupported(op, "atomic_add on " + std::string(ir::scalar_name(k)) + " is not supported yet");
+    Coords &c = coords_of(lanes);
+    llvm::Value *owner = b_.getTrue();
+    // A thread owns its element when no lower thread id holds the same one: with wrap-around
+    // replication, that is when its unwrapped coordinates are inside the tile.
+    for (size_t d = 0; d < c.shape.size(); ++d)
+      owner =
+          b_.CreateAnd(owner, b_.CreateICmpULT(b_.CreateAdd(c.base[d], b_.getInt64(c.offset[r][d])),
+                                               b_.getInt64(c.shape[d])));
+    guarded(b_.CreateAnd(go, owner), [&] {
+      const auto rmw = ir::is_float(k) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+      b_.CreateAtomicRMW(rmw, addr, v, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+    });
+    out.push_back(v);
+  }
+  if (op.opcode() == Opcode::Gather)
+    values_[op.result()] = out;
+  else if (op.opcode() == Opcode::AtomicAdd && op.num_results())
+    values_[op.result()] = out;
+}
+
+void KernelEmitter::lower_reduce(const ir::Operation &op) {
+  const ir::Value *in = op.operand(0);
+  const ir::Type &it = in->type(), &ot = op.result()->type();
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  const std::string &kind = *op.attr_as<std::string>("kind");
+  const ScalarKind k = it.elem();
+  llvm::Type *t = value_type(k, op);
+  llvm::Value *base = spill(in);
+  barrier();
+  const std::vector<int64_t> strides = row_major_strides(it.shape());
+  const int64_t len = it.shape()[axis];
+  // Each result register: its coordinates in the input with the axis at 0, then a loop along it.
+  const size_t n = ot.is_tile() ? registers_per_thread(layout_of(op.result()), ot.shape()) : 1;
+  Regs out;
+  for (size_t r = 0; r < n; ++r) {
+    llvm::Value *start = b_.getInt64(0);
+    if (ot.is_tile()) {
+      Coords &c = coords_of(op.result());
+      for (int d = 0, o = 0; d < it.rank(); ++d)
+        if (d != axis)
+          start = b_.CreateAdd(
+              start, b_.CreateMul(coord(c, static_cast<int64_t>(r), o++), b_.getInt64(strides[d])));
+    }
+    llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
+    auto element = [&](llvm::Value *kk) {
+      return b_.CreateLoad(
+          t, shared_at(base, t, b_.CreateAdd(start, b_.CreateMul(kk, b_.getInt64(strides[axis])))));
+    };
+    if (kind == "argmax") {
+      Regs init = {first, b_.getInt64(0)};
+      Regs res = loop(b_.getInt64(len - 1), init, [&](llvm::Value *i, const Regs &acc) -> Regs {
+        llvm::Value *kk = b_.CreateAdd(i, b_.getInt64(1));
+        llvm::Value *x = element(kk);
+        llvm::Value *greater;
+        if (ir::is_float(k))
+          greater = b_.CreateAnd(b_.CreateFCmpORD(acc[0], acc[0]),
+                                 b_.CreateOr(b_.CreateFCmpUNO(x, x), b_.CreateFCmpOGT(x, acc[0])));
+        else
+          greater = ir::is_signed(k) ? b_.CreateICmpSGT(x, acc[0]) : b_.CreateICmpUGT(x, acc[0]);
+        return {b_.CreateSelect(greater, x, acc[0]), b_.CreateSelect(greater, kk, acc[1])};
+      });
+      out.push_back(b_.CreateTrunc(res[1], b_.getInt32Ty()));
+      continue;
+    }
+    Regs res = loop(b_.getInt64(len - 1), {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
+      return {combine(kind, k, acc[0], element(b_.CreateAdd(i, b_.getInt64(1))))};
+    });
+    out.push_back(res[0]);
+  }
+  values_[op.result()] = out;
+}
+
+void KernelEmitter::lower_scan(const ir::Operation &op) {
+  const ir::Value *in = op.operand(0);
+  const ir::Type &it = in->type();
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  const std::string &kind = *op.attr_as<std::string>("kind");
+  const ScalarKind k = it.elem();
+  llvm::Type *t = value_type(k, op);
+  llvm::Value *base = spill(in);
+  barrier();
+  const std::vector<int64_t> strides = row_major_strides(it.shape());
+  Coords &c = coords_of(op.result());
+  const size_t n = registers_per_thread(c.layout, c.shape);
+  Regs out;
+  for (size_t r = 0; r < n; ++r) {
+    // Element c: the prefix along the axis up to c, in ascending order (ir.h).
+    llvm::Value *start = b_.getInt64(0), *upto = nullptr;
+    for (int d = 0; d < it.rank(); ++d) {
+      llvm::Value *x = coord(c, static_cast<int64_t>(r), d);
+      if (d == axis)
+        upto = x;
+      else
+        start = b_.CreateAdd(start, b_.CreateMul(x, b_.getInt64(strides[d])));
+    }
+    llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
+    Regs res = loop(upto, {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
+      llvm::Value *at = b_.CreateAdd(
+          start, b_.CreateMul(b_.CreateAdd(i, b_.getInt64(1)), b_.getInt64(strides[axis])));
+      return {combine(kind, k, acc[0], b_.CreateLoad(t, shared_at(base, t, at)))};
+    });
+    out.push_back(res[0]);
+  }
+  values_[op.result()] = out;
+}
+
+void KernelEmitter::lower_dot(const ir::Operation &op) {
+  const ir::Value *a = op.operand(0), *bv = op.operand(1);
+  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const ScalarKind ak = a->type().elem(), acc = op.result()->type().elem();
+  llvm::Type *at = value_type(ak, op), *ct = value_type(acc, op);
+  const std::string *precision = op.attr_as<std::string>("input_precision");
+  const uint64_t a_bytes =
+      static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
+  // Both operands in shared memory, then each result element is one fma chain over k in
+  // ascending order (ir.h's exact order). Tensor cores come with the mma layouts.
+  llvm::Value *sa = spill(a);
+  llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
+  barrier();
+  Coords &c = coords_of(op.result());
+  const size_t n = registers_per_thread(c.layout, c.shape);
+  Regs init;
+  for (size_t r = 0; r < n; ++r)
+    init.push_back(op.num_operands() > 2 ? regs(op.operand(2))[r]
+                                         : constant(acc, ir::Attr(int64_t(0)), op));
+  auto round_input = [&](llvm::Value *x) -> llvm::Value * {
+    if (!precision || *precision == "ieee")
+      return x;
+    if (*precision == "bf16")
+      return round_to(ScalarKind::BF16, x);
+    // tf32: 10 fraction bits, to nearest even (NaN and infinities kept).
+    llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
+    llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
+    llvm::Value *r = b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0xfff))),
+                                  b_.getInt32(~0x1fff));
+    llvm::Value *special =
+        b_.CreateICmpEQ(b_.CreateAnd(bits, b_.getInt32(0x7f800000)), b_.getInt32(0x7f800000));
+    return b_.CreateBitCast(b_.CreateSelect(special, bits, r), b_.getFloatTy());
+  };
+  std::vector<llvm::Value *> row(n), col(n);
+  for (size_t r = 0; r < n; ++r) {
+    row[r] = coord(c, static_cast<int64_t>(r), 0);
+    col[r] = coord(c, static_cast<int64_t>(r), 1);
+  }
+  Regs res = loop(b_.getInt64(K), init, [&](llvm::Value *kk, const Regs &cur) -> Regs {
+    Regs next;
+    for (size_t r = 0; r < n; ++r) {
+      llvm::Value *x = b_.CreateLoad(
+          at, shared_at(sa, at, b_.CreateAdd(b_.CreateMul(row[r], b_.getInt64(K)), kk)));
+      llvm::Value *y = b_.CreateLoad(
+          at, shared_at(sb, at, b_.CreateAdd(b_.CreateMul(kk, b_.getInt64(N)), col[r])));
+      if (ir::is_float(acc)) {
+        x = round_input(x);
+        y = round_input(y);
+        if (ct != at) {
+          x = b_.CreateFPExt(x, ct);
+          y = b_.CreateFPExt(y, ct);
+        }
+        next.push_back(
+            round_to(acc, b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, y, cur[r]})));
+      } else {
+        const bool s = ir::is_signed(ak);
+        x = s ? b_.CreateSExt(x, ct) : b_.CreateZExt(x, ct);
+        y = s ? b_.CreateSExt(y, ct) : b_.CreateZExt(y, ct);
+        next.push_back(b_.CreateAdd(cur[r], b_.CreateMul(x, y)));
+      }
+    }
+    return next;
+  });
+  values_[op.result()] = res;
+}
+
+void KernelEmitter::lower_debug(const ir::Operation &op) {
+  if (op.opcode() == Opcode::Print)
+    unsupported(op, "print is not supported yet on nvptx");
+  // assert: every lane of the condition must hold.
+  const Regs &r = regs(op.operand(0));
+  llvm::Value *failed = b_.getFalse();
+  for (llvm::Value *v : r)
+    failed = b_.CreateOr(failed, b_.CreateNot(v));
+  record_error(op, kErrorAssert, failed, b_.getInt64(0));
+}
+
+} // namespace tl::nvptx

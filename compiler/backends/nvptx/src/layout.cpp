@@ -1,0 +1,160 @@
+// Blocked layouts (layout.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "layout.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tl::nvptx {
+namespace {
+
+std::string list(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+bool parse_list(std::istringstream &in, std::vector<int64_t> &out) {
+  char c;
+  if (!(in >> c) || c != '[')
+    return false;
+  for (;;) {
+    int64_t v;
+    if (!(in >> v))
+      return false;
+    out.push_back(v);
+    if (!(in >> c))
+      return false;
+    if (c == ']')
+      return true;
+    if (c != ',')
+      return false;
+  }
+}
+
+int64_t block_extent(const Layout &l, int d) { return l.per_thread[d] * l.lanes[d] * l.warps[d]; }
+
+} // namespace
+
+int Layout::num_warps() const {
+  int64_t n = 1;
+  for (int64_t w : warps)
+    n *= w;
+  return static_cast<int>(n);
+}
+
+std::string Layout::str() const {
+  return "blocked<thread=" + list(per_thread) + ", lanes=" + list(lanes) +
+         ", warps=" + list(warps) + ", order=" + list(order) + ">";
+}
+
+bool Layout::parse(const std::string &text, Layout &out) {
+  std::string t = text;
+  for (char &c : t)
+    if (c == '<' || c == '>' || c == '=')
+      c = ' ';
+  std::istringstream in(t);
+  std::string word;
+  if (!(in >> word) || word != "blocked")
+    return false;
+  Layout l;
+  for (auto [name, field] : {std::pair{"thread", &l.per_thread},
+                             {"lanes", &l.lanes},
+                             {"warps", &l.warps},
+                             {"order", &l.order}}) {
+    if (!(in >> word))
+      return false;
+    if (!word.empty() && word.back() == ',')
+      word.pop_back();
+    if (word != name || !parse_list(in, *field))
+      return false;
+    char c;
+    if (in >> c && c != ',')
+      in.putback(c);
+  }
+  const size_t r = l.order.size();
+  if (l.per_thread.size() != r || l.lanes.size() != r || l.warps.size() != r)
+    return false;
+  out = l;
+  return true;
+}
+
+Layout default_layout(const std::vector<int64_t> &shape, int num_warps, int64_t vector) {
+  const int r = static_cast<int>(shape.size());
+  Layout l;
+  l.per_thread.assign(r, 1);
+  l.lanes.assign(r, 1);
+  l.warps.assign(r, 1);
+  for (int d = r - 1; d >= 0; --d)
+    l.order.push_back(d);
+  if (r == 0)
+    return l;
+  l.per_thread[r - 1] = std::min(vector, shape[r - 1]);
+  int64_t lanes = 32, warps = num_warps;
+  for (int64_t d : l.order) {
+    const int64_t room = std::max<int64_t>(1, shape[d] / l.per_thread[d]);
+    l.lanes[d] = std::min(lanes, room);
+    lanes /= l.lanes[d];
+  }
+  l.lanes[l.order.front()] *= lanes; // threads left over replicate along the fastest dimension
+  for (int64_t d : l.order) {
+    const int64_t room = std::max<int64_t>(1, shape[d] / (l.per_thread[d] * l.lanes[d]));
+    l.warps[d] = std::min(warps, room);
+    warps /= l.warps[d];
+  }
+  l.warps[l.order.back()] *= warps; // warps left over replicate along the slowest dimension
+  return l;
+}
+
+int64_t registers_per_thread(const Layout &l, const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int d = 0; d < l.rank(); ++d)
+    n *= l.per_thread[d] * std::max<int64_t>(1, shape[d] / block_extent(l, d));
+  return n;
+}
+
+std::vector<int64_t> register_offset(const Layout &l, const std::vector<int64_t> &shape,
+                                     int64_t reg) {
+  std::vector<int64_t> off(l.rank());
+  for (int64_t d : l.order) {
+    const int64_t b = block_extent(l, static_cast<int>(d));
+    const int64_t n = l.per_thread[d] * std::max<int64_t>(1, shape[d] / b);
+    const int64_t rd = reg % n;
+    reg /= n;
+    off[d] = rd / l.per_thread[d] * b + rd % l.per_thread[d];
+  }
+  return off;
+}
+
+ElementMap element_map(const Layout &l, const std::vector<int64_t> &shape) {
+  ElementMap m;
+  m.shape = shape;
+  m.threads = 32LL * l.num_warps();
+  m.registers = registers_per_thread(l, shape);
+  m.linear.resize(m.threads * m.registers);
+  std::vector<std::vector<int64_t>> offsets;
+  for (int64_t r = 0; r < m.registers; ++r)
+    offsets.push_back(register_offset(l, shape, r));
+  for (int64_t t = 0; t < m.threads; ++t) {
+    int64_t lane = t % 32, warp = t / 32;
+    std::vector<int64_t> base(l.rank());
+    for (int64_t d : l.order) {
+      base[d] = (lane % l.lanes[d]) * l.per_thread[d];
+      lane /= l.lanes[d];
+    }
+    for (int64_t d : l.order) {
+      base[d] += (warp % l.warps[d]) * l.lanes[d] * l.per_thread[d];
+      warp /= l.warps[d];
+    }
+    for (int64_t r = 0; r < m.registers; ++r) {
+      int64_t index = 0;
+      for (int d = 0; d < l.rank(); ++d)
+        index = index * shape[d] + (base[d] + offsets[r][d]) % shape[d];
+      m.linear[t * m.registers + r] = index;
+    }
+  }
+  return m;
+}
+
+} // namespace tl::nvptx

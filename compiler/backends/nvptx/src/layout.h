@@ -1,0 +1,53 @@
+// Blocked layouts: how the elements of a tile are spread over the threads of one program (a CUDA
+// block). Each dimension d is cut into `per_thread[d]` consecutive elements of one thread, those
+// into `lanes[d]` threads of a warp and `warps[d]` warps (`order` lists the dimensions fastest
+// first: lane and warp ids count along it). A tile larger than one such block repeats it; a tile
+// smaller wraps around, so several threads hold the same element (replication).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tl::nvptx {
+
+struct Layout {
+  std::vector<int64_t> per_thread, lanes, warps, order;
+
+  int rank() const { return static_cast<int>(order.size()); }
+  int num_warps() const;
+  /// "blocked<thread=[1,4], lanes=[2,16], warps=[4,1], order=[1,0]>" (the IR attribute).
+  std::string str() const;
+  static bool parse(const std::string &text, Layout &out);
+  bool operator==(const Layout &) const = default;
+};
+
+/// The layout of a tile of `shape` (every dimension a power of two) for `num_warps` warps: up to
+/// `vector` consecutive elements per thread along the last dimension (one 16-byte access for
+/// 4-byte elements), lanes and then warps along the dimensions from last to first; threads left
+/// over replicate the tile.
+Layout default_layout(const std::vector<int64_t> &shape, int num_warps, int64_t vector = 4);
+
+/// Element coordinates of every register of every thread: coords(t, r)[d]. Registers per thread
+/// and the map are static, so the emitter and the tests both read them from here.
+struct ElementMap {
+  int64_t threads = 0, registers = 0;
+  std::vector<int64_t> shape;
+  /// For thread t (0 <= t < threads), register r: the row-major index of its element.
+  std::vector<int64_t> linear; // threads * registers
+  int64_t at(int64_t thread, int64_t reg) const { return linear[thread * registers + reg]; }
+};
+ElementMap element_map(const Layout &layout, const std::vector<int64_t> &shape);
+
+/// The per-thread part of a coordinate: coordinate d of register r of thread t is
+/// (thread_base(t)[d] + register_offset(r)[d]) mod shape[d]. Blocked layouts are affine in this
+/// sense, which is what lets the emitter compute one base per thread and constant offsets.
+std::vector<int64_t> register_offset(const Layout &layout, const std::vector<int64_t> &shape,
+                                     int64_t reg);
+int64_t registers_per_thread(const Layout &layout, const std::vector<int64_t> &shape);
+
+/// Whether `n` is a power of two (tile dimensions must be, as Triton's).
+inline bool is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+} // namespace tl::nvptx

@@ -40,3 +40,8 @@ except OSError:
     flags = []
 if "avx512f" in flags and "avx512dq" in flags and "avx512vl" in flags:
     config.available_features.add("x86-avx512")
+# nvptx tests that assemble their PTX need the CUDA toolkit's ptxas (no GPU).
+_cuda = os.environ.get("TL_CUDA_PATH") or "/usr/local/cuda"
+if os.access(os.path.join(_cuda, "bin", "ptxas"), os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", os.path.join(_cuda, "bin", "ptxas")))

@@ -296,6 +296,11 @@ const Layout &KernelEmitter::layout_of(const ir::Value *v) {
     return it->second;
   Layout l;
   const ir::Operation *def = v->def();
+  for (int64_t d : v->type().shape())
+    if (!is_pow2(d))
+      throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) + ": error: nvptx: " +
+                          v->type().str() +
+                          ": tile dimensions must be powers of two on this target");
   const std::string *text =
       def && def->num_results() == 1 ? def->attr_as<std::string>("nvptx.layout") : nullptr;
   if (!text || !Layout::parse(*text, l))
@@ -318,9 +323,8 @@ KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<
   c.shape = shape;
   c.layout = l;
   // This thread's base coordinates, computed once at the kernel's entry.
-  llvm::IRBuilder<> at(&fn_->getEntryBlock(), fn_->getEntryBlock().getFirstNonPHIOrDbgOrAlloca());
-  if (auto *tid = llvm::dyn_cast<llvm::Instruction>(warp_))
-    at.SetInsertPoint(tid->getNextNode());
+  auto *after = llvm::cast<llvm::Instruction>(warp_);
+  llvm::IRBuilder<> at(after->getParent(), std::next(after->getIterator()));
   llvm::Value *lane = lane_, *warp = warp_;
   c.base.assign(l.rank(), nullptr);
   for (int64_t d : l.order) {

@@ -109,3 +109,19 @@ def test_cuda_tensors_need_a_cuda_device():
 def scale_i16(x: tl.tensor, y: tl.tensor, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK
     tl.store(y + (i,), tl.load(x + (i,), (BLOCK,)))
+
+
+def test_torch_cuda_tensors_in_place():
+    """On a GPU machine: torch tensors in and out, no copies, on torch's current stream."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or "cuda" not in tl.devices():
+        pytest.skip("no CUDA device")
+    x = torch.arange(1000, dtype=torch.float32, device="cuda")
+    y = torch.zeros(1000, dtype=torch.float32, device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # TL must follow torch's current stream, not the default
+        scale[(32,)](x, y, 3.0, BLOCK=32)
+        z = y * 1  # queued after TL's kernel on the same stream
+    torch.cuda.synchronize()
+    assert torch.equal(z, x * 3)
+    assert tl.runtime.device("cuda:0").copied_bytes == 0

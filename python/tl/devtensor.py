@@ -48,7 +48,7 @@ class DeviceTensor:
     nbytes: int
     device_id: int
     owner: object
-    torch: bool = False
+    stream: object = None  # PyTorch's current CUstream (int; 0 = default) for torch tensors
 
     @property
     def ndim(self):
@@ -104,8 +104,7 @@ def _from_dlpack(x):
     # The capsule stays unconsumed and owned by `owner`: its destructor releases the producer's
     # reference when the launch is done with it.
     return DeviceTensor((t.data or 0) + t.byte_offset, shape, strides, dt,
-                        _span(shape, strides, itemsize), t.device.device_id, (x, cap),
-                        stream is not None)
+                        _span(shape, strides, itemsize), t.device.device_id, (x, cap), stream)
 
 
 def _from_cuda_array_interface(x):
@@ -122,7 +121,7 @@ def _from_cuda_array_interface(x):
     ptr = cai["data"][0] or 0
     # The interface names no device; the memory's own device is checked at import.
     return DeviceTensor(ptr, shape, strides, dt, _span(shape, strides, np_dtype.itemsize), -1, x,
-                        torch_stream(x) is not None)
+                        torch_stream(x))
 
 
 def device_tensor(x):

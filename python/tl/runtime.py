@@ -125,9 +125,8 @@ class Device:
     def _stream_for(self, args):
         """PyTorch's current stream when a torch tensor is among `args`, else the device's own."""
         for a in args:
-            if a[0] == "devtensor" and a[1].torch:
-                from .devtensor import torch_stream
-                return self.native_stream(torch_stream(a[1].owner[0]))
+            if a[0] == "devtensor" and a[1].stream is not None:
+                return self.native_stream(a[1].stream)
         return self.stream
 
     def launch(self, exe, grid, args, written, timed=False):

@@ -86,6 +86,11 @@ std::vector<uint8_t> serialize_code(const Code &code) {
       w.put<uint8_t>(0);
       w.put<uint16_t>(0);
     }
+    w.put<uint32_t>(static_cast<uint32_t>(k.asserts.size()));
+    for (const std::string &m : k.asserts) {
+      w.put<uint32_t>(static_cast<uint32_t>(m.size()));
+      w.bytes(m.data(), m.size());
+    }
   }
   return w.out;
 }
@@ -140,7 +145,7 @@ bool parse_code(const void *data, size_t size, Code &code, std::string &error) {
       s.size = r.get<uint8_t>("param size");
       r.get<uint8_t>("param reserved");
       r.get<uint16_t>("param reserved");
-      if (error.empty() && kind > static_cast<uint8_t>(Slot::Kind::Grid))
+      if (error.empty() && kind > static_cast<uint8_t>(Slot::Kind::Status))
         error = "kernel '" + k.name + "' param " + std::to_string(j) + " has unknown kind " +
                 std::to_string(kind);
       else if (error.empty() && (s.size == 0 || s.size > 8))
@@ -148,6 +153,12 @@ bool parse_code(const void *data, size_t size, Code &code, std::string &error) {
                 std::to_string(s.size) + " (1..8 bytes)";
       s.kind = static_cast<Slot::Kind>(kind);
       k.params.push_back(s);
+    }
+    const auto asserts = r.get<uint32_t>("assert count");
+    for (uint32_t j = 0; j < asserts && error.empty(); ++j) {
+      std::vector<uint8_t> m;
+      if (r.take(r.get<uint32_t>("assert message length"), m, "assert message"))
+        k.asserts.emplace_back(m.begin(), m.end());
     }
     if (error.empty() && (k.block[0] == 0 || k.block[1] == 0 || k.block[2] == 0))
       error = "kernel '" + k.name + "' has an empty block";

@@ -27,11 +27,10 @@ Code sample() {
   k.name = "add_kernel";
   k.block[0] = 128;
   k.dynamic_shared_bytes = 4096;
-  k.params = {{Slot::Kind::Pointer, 0, 0, 8},
-              {Slot::Kind::Shape, 0, 1, 4},
-              {Slot::Kind::Stride, 1, 2, 8},
-              {Slot::Kind::Scalar, 2, 0, 2},
-              {Slot::Kind::Grid, 0, 2, 4}};
+  k.params = {{Slot::Kind::Pointer, 0, 0, 8}, {Slot::Kind::Shape, 0, 1, 4},
+              {Slot::Kind::Stride, 1, 2, 8},  {Slot::Kind::Scalar, 2, 0, 2},
+              {Slot::Kind::Grid, 0, 2, 4},    {Slot::Kind::Status, 0, 0, 8}};
+  k.asserts = {"n must be positive", "i < n"};
   c.kernels.push_back(k);
   return c;
 }
@@ -52,7 +51,9 @@ TEST(NvptxCode, RoundTripKeepsEveryField) {
   EXPECT_EQ(k.name, "add_kernel");
   EXPECT_EQ(k.block[0], 128u);
   EXPECT_EQ(k.dynamic_shared_bytes, 4096u);
-  ASSERT_EQ(k.params.size(), 5u);
+  ASSERT_EQ(k.params.size(), 6u);
+  EXPECT_EQ(k.params[5].kind, Slot::Kind::Status);
+  EXPECT_EQ(k.asserts, (std::vector<std::string>{"n must be positive", "i < n"}));
   EXPECT_EQ(k.params[1].kind, Slot::Kind::Shape);
   EXPECT_EQ(k.params[1].dim, 1);
   EXPECT_EQ(k.params[1].size, 4);

@@ -52,12 +52,26 @@ struct Staging {
   bool used[2] = {false, false};
 };
 
+/// Status words of the launches queued since the last synchronize (nvptx Slot::Status): each
+/// launch with asserts gets a zeroed device u32, copied back to pinned `host` after the kernel.
+struct StatusWords {
+  static constexpr size_t kCount = 1024;
+  struct Launch {
+    std::string kernel;
+    std::vector<std::string> asserts;
+  };
+  CUdeviceptr device = 0;
+  uint32_t *host = nullptr;
+  std::vector<Launch> pending; ///< launch i uses word i
+};
+
 struct Stream {
   Device *device = nullptr;
   CUstream stream = nullptr;
   bool owned = true; ///< false: imported (tl_stream_import)
   std::mutex staging_mutex;
-  Staging staging; ///< allocated on the first host copy
+  Staging staging;    ///< allocated on the first host copy
+  StatusWords status; ///< allocated on the first launch of a kernel with asserts
 };
 
 struct Event {
@@ -86,5 +100,10 @@ void free_staging(Stream &s);
 Error load_executable(Device &d, const tl_vendor_executable_image &image,
                       std::unique_ptr<Executable> &out);
 Error launch(Stream &s, Executable &exe, const tl_vendor_launch &launch);
+/// Gives launch of `k` a zeroed status word (index in `out`).
+Error take_status_word(Stream &s, const nvptx::Kernel &k, int &out);
+/// Synchronizes when launches with status words are pending and reports the first failed
+/// assert among them as ABORTED (the stream stays usable: nothing trapped).
+Error check_status_words(Stream &s);
 
 } // namespace tl::cuda

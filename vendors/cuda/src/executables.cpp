@@ -88,6 +88,12 @@ Error check_slots(const nvptx::Kernel &k, const tl_vendor_kernel &meta) {
         return {TL_STATUS_DATA_LOSS, where + " reads grid axis " + std::to_string(s.dim)};
       continue;
     }
+    if (s.kind == Slot::Kind::Status) {
+      if (s.size != 8)
+        return {TL_STATUS_DATA_LOSS,
+                where + " (the status word's address) has size " + std::to_string(s.size)};
+      continue;
+    }
     if (s.arg >= meta.param_count)
       return {TL_STATUS_DATA_LOSS, where + " reads argument " + std::to_string(s.arg) + " of " +
                                        std::to_string(meta.param_count)};
@@ -191,11 +197,17 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   // One 8-byte cell per parameter; the driver reads each parameter's size from its cell's start.
   std::vector<uint64_t> cells(k.params.size());
   std::vector<void *> pointers(k.params.size());
+  int status = -1; // the stream's status word this launch reports through, if it has asserts
   for (size_t j = 0; j < k.params.size(); ++j) {
     const Slot &slot = k.params[j];
     uint64_t v = 0;
     if (slot.kind == Slot::Kind::Grid) {
       v = l.grid[slot.dim];
+    } else if (slot.kind == Slot::Kind::Status) {
+      if (status < 0)
+        if (Error e = take_status_word(s, k, status); !e.ok())
+          return e;
+      v = s.status.device + 4 * static_cast<uint64_t>(status);
     } else {
       const tl_vendor_arg &a = l.args[slot.arg];
       switch (slot.kind) {
@@ -229,6 +241,46 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
               static_cast<unsigned>(l.grid[2]), k.block[0], k.block[1], k.block[2],
               k.dynamic_shared_bytes, s.stream, pointers.empty() ? nullptr : pointers.data(),
               nullptr);
+  if (status >= 0) // brought back for stream_synchronize to read
+    TL_CU_CHECK("", cuMemcpyDtoHAsync, &s.status.host[status],
+                s.status.device + 4 * static_cast<uint64_t>(status), 4, s.stream);
+  return {};
+}
+
+Error take_status_word(Stream &s, const nvptx::Kernel &k, int &out) {
+  StatusWords &w = s.status;
+  if (!w.host) {
+    TL_CU_CHECK("", cuMemHostAlloc, reinterpret_cast<void **>(&w.host),
+                StatusWords::kCount * sizeof(uint32_t), 0);
+    TL_CU_CHECK("", cuMemAlloc, &w.device, StatusWords::kCount * sizeof(uint32_t));
+  }
+  if (w.pending.size() == StatusWords::kCount) // all in use: report them before reusing one
+    if (Error e = check_status_words(s); !e.ok())
+      return e;
+  out = static_cast<int>(w.pending.size());
+  w.pending.push_back({k.name, k.asserts});
+  w.host[out] = 0; // no copy into it is in flight (words are reused after a synchronize), and a
+                   // launch that fails to queue must not report an older launch's status
+  TL_CU_CHECK("", cuMemsetD32Async, w.device + 4 * static_cast<uint64_t>(out), 0, 1, s.stream);
+  return {};
+}
+
+Error check_status_words(Stream &s) {
+  StatusWords &w = s.status;
+  if (w.pending.empty())
+    return {};
+  TL_CU_CHECK("a queued copy or kernel failed", cuStreamSynchronize, s.stream);
+  std::vector<StatusWords::Launch> pending = std::move(w.pending);
+  w.pending.clear();
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const uint32_t v = w.host[i];
+    if (v == 0)
+      continue;
+    const auto &asserts = pending[i].asserts;
+    return {TL_STATUS_ABORTED, "kernel '" + pending[i].kernel + "': " +
+                                   (v <= asserts.size() ? "assert failed: " + asserts[v - 1]
+                                                        : "unknown status " + std::to_string(v))};
+  }
   return {};
 }
 

@@ -222,6 +222,10 @@ void stream_destroy(void *device, void *stream) {
     if (!s->device->bind().ok())
       return;
     free_staging(*s);
+    if (s->status.host)
+      driver().cuMemFreeHost(s->status.host);
+    if (s->status.device)
+      driver().cuMemFree(s->status.device);
     if (s->owned)
       driver().cuStreamDestroy(s->stream);
   });
@@ -233,7 +237,7 @@ tl_status stream_synchronize(void *stream) {
     if (Error e = s.device->bind(); !e.ok())
       return e;
     TL_CU_CHECK("a queued copy or kernel failed", cuStreamSynchronize, s.stream);
-    return Error{};
+    return check_status_words(s);
   });
 }
 

@@ -37,6 +37,10 @@ struct Slot {
     Stride = 2,  ///< stride `dim` of tensor `arg`, in elements; `size` 4 or 8
     Scalar = 3,  ///< scalar `arg` in its dtype's bits; `size` = the dtype's size (i1: 1 byte)
     Grid = 4,    ///< programs on grid axis `dim`; `size` 4 or 8
+    /// address of a zeroed device u32 (8 bytes): a failing assert i stores i + 1 there and ends
+    /// its program (no trap: a trap would poison the CUDA context); the device then reports
+    /// Kernel::asserts[i] as the launch's failure at the next synchronize
+    Status = 5,
   };
   Kind kind = Kind::Pointer;
   uint16_t arg = 0;
@@ -50,6 +54,7 @@ struct Kernel {
   uint32_t static_shared_bytes = 0;  ///< informational: declared .shared in the code
   uint32_t dynamic_shared_bytes = 0; ///< passed as cuLaunchKernel's sharedMemBytes
   std::vector<Slot> params;
+  std::vector<std::string> asserts; ///< messages of the kernel's asserts (see Slot::Status)
 };
 
 struct Code {
@@ -60,7 +65,8 @@ struct Code {
 /// The blob, little-endian: magic "TLNVPTX1", u32 version, u32 image count, per image u8 kind,
 /// u8 arch_specific, u16 reserved (0), u32 sm, u64 length and the bytes; u32 kernel count, per
 /// kernel u32 name length + name, u32 block[3], u32 static shared, u32 dynamic shared, u32 param
-/// count and per param u8 kind, u8 dim, u16 arg, u8 size, u8[3] reserved (0).
+/// count and per param u8 kind, u8 dim, u16 arg, u8 size, u8[3] reserved (0), then u32 assert
+/// count and per assert u32 length + message.
 std::vector<uint8_t> serialize_code(const Code &code);
 /// Reads a blob; on failure returns false and sets `error` (lower case, names what is wrong and
 /// where). A newer version is refused by number.

@@ -35,11 +35,18 @@ step() {
 }
 step tl-info
 step tl_plugin_cuda_tests
+# The device through the HAL with hand-written PTX: JIT, cubin, imports, asserts, copy bandwidth.
+step tl_cuda_device_tests
 step tl_nvptx_code_tests
 step tl_hal_import_tests
 # The CTS on every device; the cuda instances are the new ones.
 step tl_hal_cts --gtest_brief=1
+if ! python3 -c 'import cffi' 2>/dev/null && ls "$dest"/wheels/*.whl >/dev/null 2>&1; then
+  for w in "$dest"/wheels/*.whl; do python3 -m zipfile -e "$w" "$dest/py"; done
+  export PYTHONPATH="$dest/py${PYTHONPATH:+:$PYTHONPATH}"
+fi
 if python3 -c 'import cffi, numpy' 2>/dev/null; then
+  # test_zero_copy's torch test runs TL kernels on torch CUDA tensors (needs the nvptx target).
   step python3 -m pytest -q -p no:cacheprovider "$root/python/tests/test_zero_copy.py"
 else
   echo "=== python: cffi or numpy missing here, Python tests skipped"

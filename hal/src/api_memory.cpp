@@ -95,6 +95,39 @@ tl_status tl_buffer_create(tl_device device, const tl_buffer_desc *desc, tl_buff
   });
 }
 
+tl_status tl_buffer_import(tl_device device, const tl_buffer_import_desc *desc,
+                           tl_buffer *out_buffer) {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
+    if (!out_buffer)
+      return invalid(kFn, "out_buffer is null");
+    *out_buffer = nullptr;
+    Device *d;
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
+    TL_RETURN_IF_ERROR(check_struct(kFn, "desc", desc, sizeof(tl_buffer_import_desc)));
+    // Checked with validation off too: a null or empty import is never useful, and cheap to catch.
+    if (!desc->pointer)
+      return invalid(kFn, "pointer is null");
+    if (desc->size_bytes == 0)
+      return invalid(kFn, "size_bytes must be positive");
+    if (desc->flags & ~uint32_t(TL_BUFFER_DEVICE_LOCAL | TL_BUFFER_HOST_VISIBLE))
+      return invalid(kFn, "unknown flags 0x" + std::to_string(desc->flags));
+    auto import = TL_OPTIONAL_FN(vt(d), buffer_import);
+    if (!import)
+      return invalid(kFn,
+                     "device '" + std::string(d->info.name) + "' (plugin " + d->plugin->name +
+                         ") does not support importing external memory",
+                     TL_STATUS_UNIMPLEMENTED);
+    auto b = std::make_unique<Buffer>(Buffer{d, nullptr, desc->size_bytes, desc->flags});
+    b->imported = true;
+    TL_RETURN_IF_ERROR(from_plugin(kFn, import(d->object, desc, &b->object)));
+    b->handle = HandleTable::global().insert(HandleType::Buffer, b.get());
+    track(*d->runtime, d->runtime->buffers, b->handle);
+    *out_buffer = to_handle<tl_buffer>(b.release()->handle);
+    return nullptr;
+  });
+}
+
 tl_status tl_buffer_release(tl_buffer buffer) {
   const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
   return guard(kFn, [&]() -> tl_status {
@@ -150,6 +183,33 @@ tl_status tl_stream_create(tl_device device, tl_stream *out_stream) {
     auto s = std::make_shared<Stream>();
     s->device = d;
     TL_RETURN_IF_ERROR(from_plugin(kFn, vt(d).stream_create(d->object, &s->object)));
+    s->handle = HandleTable::global().insert(HandleType::Stream, s.get());
+    {
+      std::lock_guard<std::mutex> lock(d->runtime->mutex);
+      d->runtime->streams[s->handle] = s;
+    }
+    *out_stream = to_handle<tl_stream>(s->handle);
+    return nullptr;
+  });
+}
+
+tl_status tl_stream_import(tl_device device, void *native_stream, tl_stream *out_stream) {
+  const char *const kFn = __func__; // kFn inside the lambda would be "operator()"
+  return guard(kFn, [&]() -> tl_status {
+    if (!out_stream)
+      return invalid(kFn, "out_stream is null");
+    *out_stream = nullptr;
+    Device *d;
+    TL_RETURN_IF_ERROR(resolve(kFn, "device", device, HandleType::Device, &d));
+    auto import = TL_OPTIONAL_FN(vt(d), stream_import);
+    if (!import)
+      return invalid(kFn,
+                     "device '" + std::string(d->info.name) + "' (plugin " + d->plugin->name +
+                         ") has no native streams to import",
+                     TL_STATUS_UNIMPLEMENTED);
+    auto s = std::make_shared<Stream>();
+    s->device = d;
+    TL_RETURN_IF_ERROR(from_plugin(kFn, import(d->object, native_stream, &s->object)));
     s->handle = HandleTable::global().insert(HandleType::Stream, s.get());
     {
       std::lock_guard<std::mutex> lock(d->runtime->mutex);
@@ -397,6 +457,7 @@ tl_status tl_event_elapsed_ms(tl_event start, tl_event end, double *out_ms) {
     TL_RETURN_IF_ERROR(resolve(kFn, "end", end, HandleType::Event, &b));
     if (a->device != b->device)
       return invalid(kFn, "start and end belong to different devices");
+    auto elapsed = TL_OPTIONAL_FN(vt(a->device), event_elapsed_ms);
     uint64_t t0 = 0, t1 = 0;
     for (auto [e, t, name] : {std::tuple{a, &t0, "start"}, std::tuple{b, &t1, "end"}}) {
       int32_t done = 0;
@@ -407,8 +468,12 @@ tl_status tl_event_elapsed_ms(tl_event start, tl_event end, double *out_ms) {
       if (!done)
         return invalid(kFn, std::string(name) + " has not completed yet",
                        TL_STATUS_FAILED_PRECONDITION);
-      TL_RETURN_IF_ERROR(from_plugin(kFn, vt(e->device).event_timestamp_ns(e->object, t)));
+      if (!elapsed)
+        TL_RETURN_IF_ERROR(from_plugin(kFn, vt(e->device).event_timestamp_ns(e->object, t)));
     }
+    // Devices without absolute event timestamps (CUDA) measure the interval themselves.
+    if (elapsed)
+      return from_plugin(kFn, elapsed(a->object, b->object, out_ms));
     *out_ms = (static_cast<double>(t1) - static_cast<double>(t0)) / 1e6;
     return nullptr;
   });

@@ -150,12 +150,13 @@ void open_plugin(Plugin &p) {
         "entry point returned no function table for ABI " + std::to_string(TL_VENDOR_ABI_MAJOR);
     return;
   }
-  if (t->struct_size >= offsetof(tl_vendor_plugin, reserved)) {
+  // The 1.1 table ends before buffer_import; the 1.2 functions are optional (see optional_fn).
+  if (t->struct_size >= offsetof(tl_vendor_plugin, buffer_import)) {
     p.abi_major = t->abi_major;
     p.abi_minor = t->abi_minor;
   }
   p.reason = support::check_plugin_abi("runtime", t->struct_size,
-                                       offsetof(tl_vendor_plugin, reserved), t->abi_major,
+                                       offsetof(tl_vendor_plugin, buffer_import), t->abi_major,
                                        t->abi_minor, TL_VENDOR_ABI_MAJOR, TL_VENDOR_ABI_MINOR);
   if (!p.reason.empty())
     return;

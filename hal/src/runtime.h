@@ -7,6 +7,7 @@
 #include "tl/hal.h"
 #include "tl/vendor.h"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +27,11 @@ struct Plugin {
 };
 
 struct Runtime;
+
+/// A 1.2 table function of plugin table `t`, or null where the table ends before it (an older
+/// plugin) or leaves it null.
+#define TL_OPTIONAL_FN(t, field)                                                                   \
+  ((t).struct_size >= offsetof(tl_vendor_plugin, field) + sizeof((t).field) ? (t).field : nullptr)
 
 struct Device {
   Runtime *runtime = nullptr;
@@ -59,6 +65,7 @@ struct Buffer {
   uint64_t size;
   uint32_t flags;
   uint64_t handle = 0;
+  bool imported = false; // tl_buffer_import: the caller owns the memory
 };
 
 struct Stream {

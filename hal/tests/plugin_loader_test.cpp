@@ -29,7 +29,7 @@ TEST(PluginLoader, BrokenPluginsGetReasonsAndTheCpuDeviceStillWorks) {
       {"libtl_plugin_broken_no_entry.so", "does not export the entry point tl_vendor_plugin_entry"},
       {"libtl_plugin_broken_null_table.so", "returned no function table for ABI 1"},
       {"libtl_plugin_broken_wrong_major.so",
-       "plugin ABI 99.3 does not match the runtime's ABI 1.1"},
+       "plugin ABI 99.3 does not match the runtime's ABI 1.2"},
       {"libtl_plugin_broken_small_table.so", "function table is too small (16 bytes"},
       {"libtl_plugin_broken_missing_function.so", "function table lacks stream_launch"},
       {"libtl_plugin_broken_init_fails.so", "initialize failed: no accelerator attached"},
@@ -74,6 +74,22 @@ TEST(PluginLoader, HalOneZeroPluginReadsTheNewFieldsAsZero) {
   EXPECT_GT(i.peak_bandwidth_bytes_per_s, 0.0);
   EXPECT_EQ(i.link_bandwidth_bytes_per_s, 0.0);
   EXPECT_EQ(i.flags, 0u);
+  // Its table ends before the 1.2 functions (their slots hold poison): an import is refused as
+  // unsupported and elapsed times come from timestamps, never through those slots.
+  float mem[4];
+  tl_buffer_import_desc desc{sizeof desc, mem, sizeof mem, 0};
+  tl_buffer b = nullptr;
+  tl_status s = tl_buffer_import(rt.device("hal10").get(), &desc, &b);
+  EXPECT_EQ(tl_status_get_code(s), TL_STATUS_UNIMPLEMENTED) << tl_status_get_message(s);
+  tl_status_free(s);
+  Stream st = rt.device("hal10").stream();
+  Event e0 = rt.device("hal10").event(), e1 = rt.device("hal10").event();
+  check(tl_stream_record_event(st.get(), e0.get()));
+  check(tl_stream_record_event(st.get(), e1.get()));
+  st.synchronize();
+  double ms = -1;
+  check(tl_event_elapsed_ms(e0.get(), e1.get(), &ms));
+  EXPECT_GE(ms, 0.0);
 }
 
 TEST(PluginLoader, ManifestsAndMissingFiles) {

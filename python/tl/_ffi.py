@@ -91,6 +91,12 @@ tl_status tl_device_query(tl_device device, tl_device_info *out_info);
 typedef struct tl_buffer_desc { size_t struct_size; uint64_t size_bytes; uint32_t flags; } tl_buffer_desc;
 tl_status tl_buffer_create(tl_device device, const tl_buffer_desc *desc, tl_buffer *out_buffer);
 tl_status tl_buffer_release(tl_buffer buffer);
+typedef struct tl_buffer_import_desc {
+  size_t struct_size; void *pointer; uint64_t size_bytes; uint32_t flags;
+} tl_buffer_import_desc;
+tl_status tl_buffer_import(tl_device device, const tl_buffer_import_desc *desc,
+                           tl_buffer *out_buffer);
+tl_status tl_stream_import(tl_device device, void *native_stream, tl_stream *out_stream);
 tl_status tl_stream_create(tl_device device, tl_stream *out_stream);
 tl_status tl_stream_release(tl_stream stream);
 tl_status tl_stream_synchronize(tl_stream stream);

@@ -60,12 +60,15 @@ class Compiled:
 
 
 class Kernel:
-    """A TL kernel: ``kernel[grid](*args, device="cpu", target=None, **constexprs)``.
+    """A TL kernel: ``kernel[grid](*args, device=None, target=None, **constexprs)``.
 
     `grid` is a tuple of up to 3 program counts, or a callable taking the dict of bound
     arguments (constexprs included) and returning one. Arguments: numpy arrays or DLPack tensors
     for tensor parameters (written tensors are updated in place), Python or numpy numbers for
-    scalars, Python values for ``tl.constexpr`` parameters.
+    scalars, Python values for ``tl.constexpr`` parameters. `device`: "cpu", "npusim", "cuda",
+    "cuda:N"; None picks the GPU of the first CUDA tensor argument, else "cpu". CUDA tensors
+    (``__dlpack__`` / ``__cuda_array_interface__``, e.g. PyTorch's) are used in place, on
+    PyTorch's current stream; so are numpy arrays on the cpu device (TL_ZERO_COPY=0: copies).
     """
 
     def __init__(self, fn):
@@ -151,6 +154,12 @@ class Kernel:
                 launch.append(["scalar", dt.code, float(v) if dt.is_float else int(v)])
                 key.append((name, dt.name, weak))
                 continue
+            dv = runtime.device_tensor(v)
+            if dv is not None:  # GPU memory: imported by the launch, never copied
+                params.append((name, "tensor", (dv.dtype, dv.ndim)))
+                launch.append(["devtensor", dv, dv.dtype.code, v])
+                key.append((name, dv.dtype.name, dv.ndim))
+                continue
             try:
                 arr = runtime.as_array(v)
             except TypeError:
@@ -205,10 +214,13 @@ class Kernel:
             c.executables[(dev.name, target)] = exe
         return exe
 
-    def run(self, grid, *args, device="cpu", target=None, _timed=False, **kwargs):
+    def run(self, grid, *args, device=None, target=None, _timed=False, **kwargs):
         values = self.bind(args, kwargs)
         key, params, launch = self.specialize(values)
         c = self.compiled(key, params)
+        if device is None:  # the GPU of the first CUDA tensor argument, else the host
+            gpu = [a[1].device_id for a in launch if a[0] == "devtensor"]
+            device = "cpu" if not gpu else "cuda" if gpu[0] < 0 else f"cuda:{gpu[0]}"
         dev = runtime.device(device)
         exe = self.executable(c, dev, target)
         if callable(grid):
@@ -217,7 +229,7 @@ class Kernel:
         # Tensors travel as C-contiguous arrays; written ones are copied back into the caller's.
         originals = {}
         for i, a in enumerate(launch):
-            if a[0] == "tensor" and not a[1].flags.c_contiguous:
+            if a[0] == "tensor" and not a[1].flags.c_contiguous and not dev.zero_copy(a[1]):
                 originals[i] = a[1]
                 a[1] = np.ascontiguousarray(a[1])
         timed = _timed or self.profiling
@@ -327,7 +339,7 @@ class Autotuner:
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
 
-    def run(self, grid, *args, device="cpu", target=None, **kwargs):
+    def run(self, grid, *args, device=None, target=None, **kwargs):
         sig = self.kernel.signature
         names = [n for n in sig.parameters][:len(args)]
         values = dict(zip(names, args), **kwargs)

@@ -6,17 +6,22 @@
 >>> "cpu" in tl.devices()
 True
 """
+import os
 import threading
 
 import numpy as np
 
 from ._ffi import ffi, hal
+from .devtensor import DeviceTensor, device_tensor  # noqa: F401 (re-exported)
 from .errors import TLRuntimeError
 
 _lock = threading.Lock()
 _runtime = None
 _devices = {}
 TENSOR, SCALAR = 0, 1
+BUFFER_HOST_VISIBLE = 2
+# TL_ZERO_COPY=0 makes every launch copy its numpy arrays (to compare, or to rule imports out).
+ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
 
 
 def check(status, what=""):
@@ -78,6 +83,8 @@ class Device:
         s = ffi.new("tl_stream *")
         check(lib.tl_stream_create(self.handle, s), "tl_stream_create")
         self.stream = s[0]
+        self.native_streams = {}  # CUstream (int) -> imported tl_stream, kept for the process
+        self.copied_bytes = 0  # host<->device bytes the last launch copied (0: all zero-copy)
         self.events = []
         for _ in range(2):
             e = ffi.new("tl_event *")
@@ -90,20 +97,78 @@ class Device:
         check(hal().tl_executable_load(self.handle, blob, len(blob), out), "tl_executable_load")
         return out[0]
 
+    def zero_copy(self, arr):
+        """Whether numpy array `arr` is launched in place (imported, no copy): on the cpu device,
+        whose memory is host memory, for arrays with element-aligned data and strides."""
+        return (ZERO_COPY and self.info["plugin"] == "cpu" and arr.nbytes > 0
+                and all(st >= 0 and st % arr.itemsize == 0 for st in arr.strides)
+                and arr.ctypes.data % arr.itemsize == 0)
+
+    def _import(self, ptr, nbytes, what):
+        buf = ffi.new("tl_buffer *")
+        desc = ffi.new("tl_buffer_import_desc *",
+                       {"struct_size": ffi.sizeof("tl_buffer_import_desc"),
+                        "pointer": ffi.cast("void *", ptr), "size_bytes": nbytes, "flags": 0})
+        check(hal().tl_buffer_import(self.handle, desc, buf), f"tl_buffer_import of {what}")
+        return buf[0]
+
+    def native_stream(self, cu_stream):
+        """The tl_stream wrapping CUDA stream `cu_stream` (e.g. PyTorch's current stream)."""
+        s = self.native_streams.get(cu_stream)
+        if s is None:
+            out = ffi.new("tl_stream *")
+            check(hal().tl_stream_import(self.handle, ffi.cast("void *", cu_stream), out),
+                  "tl_stream_import")
+            s = self.native_streams.setdefault(cu_stream, out[0])
+        return s
+
+    def _stream_for(self, args):
+        """PyTorch's current stream when a torch tensor is among `args`, else the device's own."""
+        for a in args:
+            if a[0] == "devtensor" and a[1].stream is not None:
+                return self.native_stream(a[1].stream)
+        return self.stream
+
     def launch(self, exe, grid, args, written, timed=False):
-        """Runs kernel 0 of `exe` on `grid` with `args`: ('tensor', ndarray) or ('scalar', dtype
-        code, value); copies back the tensors whose indices are in `written`. Returns the launch's
-        device time in ms when `timed`."""
+        """Runs kernel 0 of `exe` on `grid` with `args`: ('tensor', ndarray, dtype code),
+        ('devtensor', DeviceTensor, dtype code) or ('scalar', dtype code, value). Device tensors
+        and, on the cpu device, numpy arrays are imported in place; other arrays are copied in,
+        and those whose indices are in `written` copied back. With torch tensors the launch runs
+        on torch's current stream. Returns the launch's device time in ms when `timed`."""
         lib = hal()
         n = len(args)
         c_args = ffi.new("tl_arg[]", max(n, 1))
-        buffers, keep = [], []
+        buffers, keep, copied = [], [], []  # copied: args whose buffer is a copy
+        stream = self._stream_for(args)
+        self.copied_bytes = 0
         try:
             for i, a in enumerate(args):
                 c = c_args[i]
                 c.struct_size = ffi.sizeof("tl_arg")
+                if a[0] == "devtensor":
+                    t = a[1]
+                    if self.info["plugin"] != "cuda":
+                        raise TypeError(f"tl: argument {i} is a CUDA tensor but the device is "
+                                        f"'{self.name}': launch with device='cuda'")
+                    c.kind, c.dtype, c.rank = TENSOR, a[2], t.ndim
+                    for d in range(t.ndim):
+                        c.shape[d], c.strides[d] = t.shape[d], t.strides[d]
+                    buffers.append(self._import(t.ptr, max(t.nbytes, 1), f"argument {i}"))
+                    c.buffer = buffers[-1]
+                    continue
+                if a[0] == "tensor" and self.zero_copy(a[1]):
+                    arr = a[1]
+                    c.kind, c.dtype, c.rank = TENSOR, a[2], arr.ndim
+                    for d in range(arr.ndim):
+                        c.shape[d], c.strides[d] = arr.shape[d], arr.strides[d] // arr.itemsize
+                    span = (sum((m - 1) * st for m, st in zip(arr.shape, arr.strides))
+                            + arr.itemsize)
+                    buffers.append(self._import(arr.ctypes.data, span, f"argument {i}"))
+                    c.buffer = buffers[-1]
+                    continue
                 if a[0] == "tensor":
                     arr = a[1]
+                    copied.append(i)
                     c.kind, c.dtype, c.rank = TENSOR, a[2], arr.ndim
                     buf = ffi.new("tl_buffer *")
                     desc = ffi.new("tl_buffer_desc *", {"struct_size": ffi.sizeof("tl_buffer_desc"),
@@ -118,8 +183,9 @@ class Device:
                     if arr.nbytes:
                         ptr = ffi.from_buffer(arr)
                         keep.append(ptr)
-                        check(lib.tl_stream_copy_to_device(self.stream, ptr, buf[0], 0, arr.nbytes),
+                        check(lib.tl_stream_copy_to_device(stream, ptr, buf[0], 0, arr.nbytes),
                               "tl_stream_copy_to_device")
+                        self.copied_bytes += arr.nbytes
                 else:
                     c.kind, c.dtype = SCALAR, a[1]
                     if isinstance(a[2], float):
@@ -133,21 +199,20 @@ class Device:
                 launch.grid[d] = grid[d] if d < len(grid) else 1
             launch.args, launch.arg_count = c_args, n
             if timed:
-                check(lib.tl_stream_record_event(self.stream, self.events[0]))
-            check(lib.tl_stream_launch(self.stream, exe, launch), "tl_stream_launch")
+                check(lib.tl_stream_record_event(stream, self.events[0]))
+            check(lib.tl_stream_launch(stream, exe, launch), "tl_stream_launch")
             if timed:
-                check(lib.tl_stream_record_event(self.stream, self.events[1]))
-            bi = 0
-            for i, a in enumerate(args):
-                if a[0] != "tensor":
-                    continue
-                if i in written and a[1].nbytes:
-                    ptr = ffi.from_buffer(a[1])
+                check(lib.tl_stream_record_event(stream, self.events[1]))
+            for i in copied:
+                arr = args[i][1]
+                if i in written and arr.nbytes:
+                    ptr = ffi.from_buffer(arr)
                     keep.append(ptr)
-                    check(lib.tl_stream_copy_to_host(self.stream, buffers[bi], 0, ptr, a[1].nbytes),
+                    check(lib.tl_stream_copy_to_host(stream, c_args[i].buffer, 0, ptr, arr.nbytes),
                           "tl_stream_copy_to_host")
-                bi += 1
-            check(lib.tl_stream_synchronize(self.stream), "kernel launch")
+                    self.copied_bytes += arr.nbytes
+            # Imported buffers are released below, which waits for the device anyway.
+            check(lib.tl_stream_synchronize(stream), "kernel launch")
             if timed:
                 ms = ffi.new("double *")
                 check(lib.tl_event_elapsed_ms(self.events[0], self.events[1], ms))
@@ -159,7 +224,8 @@ class Device:
 
 
 def device(name):
-    """The Device named `name` ("cpu", "npusim", ...), opened once per process."""
+    """The Device named `name` ("cpu", "npusim", "cuda", "cuda:1", ...), opened once per
+    process."""
     with _lock:
         d = _devices.get(name)
     if d is None:

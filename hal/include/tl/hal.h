@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TL_HAL_API_VERSION_MAJOR 1
-#define TL_HAL_API_VERSION_MINOR 1
+#define TL_HAL_API_VERSION_MINOR 2
 #define TL_HAL_MAX_RANK 8
 
 #if defined(__GNUC__)
@@ -180,12 +180,35 @@ TL_HAL_EXPORT tl_status tl_buffer_size(tl_buffer buffer, uint64_t *out_size_byte
  * only while no stream operation on the buffer is pending. */
 TL_HAL_EXPORT tl_status tl_buffer_map(tl_buffer buffer, void **out_host_ptr);
 
+/* 1.2: wraps memory the caller owns as a buffer, without a copy: a device address of `device`
+ * (cuda: a CUdeviceptr, e.g. a PyTorch tensor's data_ptr()) or, on devices whose memory is host
+ * memory (cpu), a host pointer (a numpy array's data). The buffer does not own the memory:
+ * releasing it leaves the memory alone; the memory must outlive the buffer and the work queued on
+ * it. The pointer must be aligned for the element types launched on it. Errors: INVALID_ARGUMENT
+ * (null pointer, zero size, unknown flags), UNIMPLEMENTED (the device cannot import, e.g. npusim,
+ * whose memory lives in the simulator). */
+typedef struct tl_buffer_import_desc {
+  size_t struct_size;
+  void *pointer;       /* start of the memory; not null */
+  uint64_t size_bytes; /* > 0 */
+  uint32_t flags;      /* tl_buffer_flags the memory has (HOST_VISIBLE: tl_buffer_map works) */
+} tl_buffer_import_desc;
+
+TL_HAL_EXPORT tl_status tl_buffer_import(tl_device device, const tl_buffer_import_desc *desc,
+                                         tl_buffer *out_buffer);
+
 /* ---- streams and events
  * --------------------------------------------------------------------------- */
 
 TL_HAL_EXPORT tl_status tl_stream_create(tl_device device, tl_stream *out_stream);
 /* Waits for pending work, then releases. */
 TL_HAL_EXPORT tl_status tl_stream_release(tl_stream stream);
+/* 1.2: wraps a native stream of `device` (cuda: a CUstream, e.g. PyTorch's
+ * torch.cuda.current_stream().cuda_stream) so TL work is ordered with the framework's.
+ * Releasing it synchronizes but does not destroy the native stream. UNIMPLEMENTED on devices
+ * without native streams (cpu, npusim). */
+TL_HAL_EXPORT tl_status tl_stream_import(tl_device device, void *native_stream,
+                                         tl_stream *out_stream);
 /* Waits for every operation queued so far; returns the first error any of them hit. */
 TL_HAL_EXPORT tl_status tl_stream_synchronize(tl_stream stream);
 

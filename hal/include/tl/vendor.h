@@ -29,7 +29,10 @@ extern "C" {
 #endif
 
 #define TL_VENDOR_ABI_MAJOR 1
-#define TL_VENDOR_ABI_MINOR 1 /* 1.1: tl_device_info's link bandwidth and flags */
+/* 1.1: tl_device_info's link bandwidth and flags. 1.2: buffer_import, stream_import and
+ * event_elapsed_ms, optional, in what were the first reserved slots (an older plugin's are null).
+ */
+#define TL_VENDOR_ABI_MINOR 2
 #define TL_VENDOR_ENTRY_POINT "tl_vendor_plugin_entry"
 
 /* Services the runtime offers to a plugin. */
@@ -138,7 +141,17 @@ typedef struct tl_vendor_plugin {
                                void **out_executable);
   void (*executable_free)(void *device, void *executable);
 
-  void *reserved[16];
+  /* 1.2, optional (null: the runtime answers UNIMPLEMENTED, or computes elapsed time from
+   * event_timestamp_ns). buffer_import wraps memory the caller owns (desc->pointer is a device
+   * address of this device, e.g. a CUdeviceptr, or a host pointer where device memory is host
+   * memory); buffer_free of such a buffer must leave the memory alone. stream_import wraps a
+   * native queue (e.g. a CUstream) that stream_destroy must not destroy. event_elapsed_ms is for
+   * devices whose events have no absolute timestamp (CUDA's cuEventElapsedTime). */
+  tl_status (*buffer_import)(void *device, const tl_buffer_import_desc *desc, void **out_buffer);
+  tl_status (*stream_import)(void *device, void *native_stream, void **out_stream);
+  tl_status (*event_elapsed_ms)(void *start, void *end, double *out_ms);
+
+  void *reserved[13];
 } tl_vendor_plugin;
 
 /* The one entry point: returns the plugin's table for the host's ABI major (or NULL). */

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tl::vendor {
@@ -48,6 +50,9 @@ namespace tl::vendor {
 ///                std::vector<uint8_t> pattern);        // size > 0, a multiple of the pattern
 ///     Error launch(WorkQueue &stream, Executable &exe, const tl_vendor_launch &launch);
 ///     Error load(const tl_vendor_executable_image &image, std::unique_ptr<Executable> &out);
+///     // optional (ABI 1.2): wrap memory the caller owns; without it tl_buffer_import is
+///     // UNIMPLEMENTED on the device. The Buffer must not free that memory.
+///     Error import(const tl_buffer_import_desc &desc, std::unique_ptr<Buffer> &out);
 ///   };
 ///   TL_DEFINE_VENDOR_PLUGIN(MyDevice)
 ///
@@ -63,6 +68,14 @@ template <size_t N> void copy_string(char (&dst)[N], const std::string &src) {
 struct Event {
   const Host *host;
   std::shared_ptr<EventState> state = std::make_shared<EventState>();
+};
+
+/// Whether device class D offers the optional `import` (tl_buffer_import).
+template <class D, class = void> struct HasImport : std::false_type {};
+template <class D>
+struct HasImport<D, std::void_t<decltype(std::declval<D &>().import(
+                        std::declval<const tl_buffer_import_desc &>(),
+                        std::declval<std::unique_ptr<typename D::Buffer> &>()))>> : std::true_type {
 };
 
 /// The plugin table's functions for device class D.
@@ -159,6 +172,18 @@ template <class D> struct PluginEntries {
     *out_buffer = nullptr;
     return guard(d.host(), [&] {
       return make_into<Buffer>(out_buffer, [&](auto &out) { return d.allocate(*desc, out); });
+    });
+  }
+
+  static tl_status buffer_import(void *device, const tl_buffer_import_desc *desc,
+                                 void **out_buffer) {
+    D &d = device_of(device);
+    *out_buffer = nullptr;
+    return guard(d.host(), [&] {
+      if constexpr (HasImport<D>::value)
+        return make_into<Buffer>(out_buffer, [&](auto &out) { return d.import(*desc, out); });
+      else
+        return Error{TL_STATUS_UNIMPLEMENTED, "importing external memory is not supported"};
     });
   }
 
@@ -377,6 +402,9 @@ template <class D> const tl_vendor_plugin *plugin_table() {
                                          E::event_timestamp_ns,
                                          E::executable_load,
                                          E::executable_free,
+                                         HasImport<D>::value ? E::buffer_import : nullptr,
+                                         nullptr, // stream_import: WorkQueue streams are not native
+                                         nullptr, // event_elapsed_ms: events have timestamps
                                          {}};
   return &table;
 }

@@ -4,6 +4,7 @@
 #include "tl/vendor.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -44,6 +45,13 @@ extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint3
     table.name = "hal10";
     table.abi_minor = 0;
     table.device_query = device_query;
+    // A table of before 1.2 ends where buffer_import begins; poison what follows, so that a
+    // runtime reading past struct_size crashes instead of passing.
+    table.struct_size = offsetof(tl_vendor_plugin, buffer_import);
+    const auto poison = reinterpret_cast<void *>(uintptr_t(1));
+    table.buffer_import = reinterpret_cast<decltype(table.buffer_import)>(poison);
+    table.stream_import = reinterpret_cast<decltype(table.stream_import)>(poison);
+    table.event_elapsed_ms = reinterpret_cast<decltype(table.event_elapsed_ms)>(poison);
   }
   return &table;
 }

@@ -34,10 +34,14 @@ public:
   struct Buffer {
     void *data = nullptr;
     uint64_t size = 0;
+    bool owned = true; // false: imported (tl_buffer_import), the caller frees it
     Buffer() = default;
     Buffer(const Buffer &) = delete;
     Buffer &operator=(const Buffer &) = delete;
-    ~Buffer() { std::free(data); }
+    ~Buffer() {
+      if (owned)
+        std::free(data);
+    }
   };
   /// Shared with queued launches, so that freeing the executable while they wait is safe.
   struct Executable {
@@ -59,6 +63,8 @@ public:
   // memory.cpp
   Error allocate(const tl_buffer_desc &desc, std::unique_ptr<Buffer> &out);
   void *map(Buffer &buffer) { return buffer.data; }
+  /// Wraps a host pointer (device memory is host memory): numpy arrays without a copy.
+  Error import(const tl_buffer_import_desc &desc, std::unique_ptr<Buffer> &out);
   Error copy_to_device(WorkQueue &stream, const void *src, Buffer &dst, uint64_t dst_offset,
                        uint64_t size);
   Error copy_to_host(WorkQueue &stream, Buffer &src, uint64_t src_offset, void *dst, uint64_t size);

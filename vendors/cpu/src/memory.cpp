@@ -98,6 +98,16 @@ Error Device::allocate(const tl_buffer_desc &desc, std::unique_ptr<Buffer> &out)
   return {};
 }
 
+Error Device::import(const tl_buffer_import_desc &desc, std::unique_ptr<Buffer> &out) {
+  // The runtime has checked the pointer, size and flags; any host pointer is device memory here.
+  auto buffer = std::make_unique<Buffer>();
+  buffer->data = desc.pointer;
+  buffer->size = desc.size_bytes;
+  buffer->owned = false;
+  out = std::move(buffer);
+  return {};
+}
+
 // ---- copies and fills --------------------------------------------------------------------------
 
 Error Device::copy_to_device(WorkQueue &stream, const void *src, Buffer &dst, uint64_t dst_offset,

@@ -38,10 +38,10 @@ llvm::Value *KernelEmitter::special(const char *reg) {
 
 void KernelEmitter::barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
-KernelInfo KernelEmitter::run() {
-  KernelInfo info;
+Kernel KernelEmitter::run() {
+  Kernel info;
   info.name = kernel_.name();
-  info.threads = 32u * static_cast<uint32_t>(num_warps_);
+  info.block[0] = 32u * static_cast<uint32_t>(num_warps_);
   // Parameters: per tensor its data pointer, extents and strides (i64); per scalar its bits.
   std::vector<llvm::Type *> params;
   const ir::Block &body = *kernel_.body();
@@ -50,14 +50,14 @@ KernelInfo KernelEmitter::run() {
     const uint16_t arg = static_cast<uint16_t>(i);
     if (t.is_tensor()) {
       params.push_back(llvm::PointerType::get(ctx_, kGlobal));
-      info.params.push_back({ParamSlot::Kind::Pointer, arg, 0, 8});
+      info.params.push_back({Slot::Kind::Pointer, arg, 0, 8});
       for (int d = 0; d < t.rank(); ++d) {
         params.push_back(b_.getInt64Ty());
-        info.params.push_back({ParamSlot::Kind::Shape, arg, static_cast<uint8_t>(d), 8});
+        info.params.push_back({Slot::Kind::Shape, arg, static_cast<uint8_t>(d), 8});
       }
       for (int d = 0; d < t.rank(); ++d) {
         params.push_back(b_.getInt64Ty());
-        info.params.push_back({ParamSlot::Kind::Stride, arg, static_cast<uint8_t>(d), 8});
+        info.params.push_back({Slot::Kind::Stride, arg, static_cast<uint8_t>(d), 8});
       }
     } else {
       const ScalarKind k = t.elem();
@@ -66,9 +66,13 @@ KernelInfo KernelEmitter::run() {
                             ": " + std::string(ir::scalar_name(k)) + " is not supported yet");
       params.push_back(memory_type(k));
       const int bytes = k == ScalarKind::I1 ? 1 : ir::bit_width(k) / 8;
-      info.params.push_back({ParamSlot::Kind::Scalar, arg, 0, static_cast<uint8_t>(bytes)});
+      info.params.push_back({Slot::Kind::Scalar, arg, 0, static_cast<uint8_t>(bytes)});
     }
   }
+  // The status word comes last (every kernel takes it: which ops can fail is known only after
+  // lowering, and one 8-byte parameter costs nothing).
+  params.push_back(llvm::PointerType::get(ctx_, kGlobal));
+  info.params.push_back({Slot::Kind::Status, 0, 0, 8});
   fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
                                llvm::Function::ExternalLinkage, kernel_.name(), module_);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
@@ -79,7 +83,7 @@ KernelInfo KernelEmitter::run() {
     annotations->addOperand(llvm::MDNode::get(ctx_, ops));
   };
   md("kernel", 1);
-  md("maxntidx", static_cast<int>(info.threads));
+  md("maxntidx", static_cast<int>(info.block[0]));
   // The dynamic shared memory every spill uses (its size is this kernel's launch parameter).
   shared_ = module_.getGlobalVariable("tl_shared");
   if (!shared_)
@@ -110,10 +114,12 @@ KernelInfo KernelEmitter::run() {
       values_[a] = {from_memory(t.elem(), fn_->getArg(p++))};
     }
   }
+  status_ = fn_->getArg(p);
   lower_block(body);
   if (!b_.GetInsertBlock()->getTerminator())
     b_.CreateRetVoid();
-  info.shared_bytes = static_cast<uint32_t>(shared_bytes_);
+  info.dynamic_shared_bytes = static_cast<uint32_t>(shared_bytes_);
+  info.asserts = errors_;
   return info;
 }
 
@@ -192,7 +198,7 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   llvm::Value *bad_step = is_signed
                               ? b_.CreateICmpSLE(step, llvm::ConstantInt::get(step->getType(), 0))
                               : b_.CreateICmpEQ(step, llvm::ConstantInt::get(step->getType(), 0));
-  record_error(op, kErrorLoopStep, bad_step, b_.CreateSExt(step, b_.getInt64Ty()));
+  record_error(op, "the step is not positive", bad_step);
   const ir::Block &body = *op.region(0);
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx_, "for.header", fn_);
@@ -298,8 +304,8 @@ const Layout &KernelEmitter::layout_of(const ir::Value *v) {
   const ir::Operation *def = v->def();
   for (int64_t d : v->type().shape())
     if (!is_pow2(d))
-      throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) + ": error: nvptx: " +
-                          v->type().str() +
+      throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) +
+                          ": error: nvptx: " + v->type().str() +
                           ": tile dimensions must be powers of two on this target");
   const std::string *text =
       def && def->num_results() == 1 ? def->attr_as<std::string>("nvptx.layout") : nullptr;
@@ -356,25 +362,13 @@ llvm::Value *KernelEmitter::linear_index(const Coords &c, int64_t reg) {
   return index;
 }
 
-void KernelEmitter::record_error(const ir::Operation &op, ErrorCode code, llvm::Value *failed,
-                                 llvm::Value *detail) {
-  auto *record_t = llvm::ArrayType::get(b_.getInt32Ty(), 4);
-  llvm::GlobalVariable *g = module_.getGlobalVariable("tl_error");
-  if (!g)
-    g = new llvm::GlobalVariable(module_, record_t, false, llvm::GlobalValue::ExternalLinkage,
-                                 llvm::ConstantAggregateZero::get(record_t), "tl_error", nullptr,
-                                 llvm::GlobalValue::NotThreadLocal, kGlobal);
-  guarded(failed, [&] {
-    // The first error wins: claim the record, then fill in where it happened.
-    llvm::Value *claim =
-        b_.CreateAtomicCmpXchg(g, b_.getInt32(0), b_.getInt32(code), llvm::MaybeAlign(4),
-                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-    guarded(b_.CreateExtractValue(claim, 1), [&] {
-      auto field = [&](int i) { return b_.CreateConstInBoundsGEP2_32(record_t, g, 0, i); };
-      b_.CreateStore(b_.getInt32(op.loc().line), field(1));
-      b_.CreateStore(b_.getInt32(op.loc().col), field(2));
-      b_.CreateStore(b_.CreateTrunc(detail, b_.getInt32Ty()), field(3));
-    });
+void KernelEmitter::record_error(const ir::Operation &op, const std::string &what,
+                                 llvm::Value *failed) {
+  errors_.push_back(op.loc().str() + ": " + std::string(op.name()) + ": " + what);
+  const uint32_t number = static_cast<uint32_t>(errors_.size());
+  guarded(failed, [&] { // the first error of the launch wins
+    b_.CreateAtomicCmpXchg(status_, b_.getInt32(0), b_.getInt32(number), llvm::MaybeAlign(4),
+                           llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
   });
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "layout.h"
+#include "tl/format/nvptx_code.h"
 #include "tl/ir/ir.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -22,43 +23,22 @@ struct LoweringError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Where a CUDA kernel parameter's value comes from (the launch convention of format/nvptx).
-struct ParamSlot {
-  enum class Kind : uint8_t { Pointer, Shape, Stride, Scalar };
-  Kind kind;
-  uint16_t arg;
-  uint8_t dim, size;
-};
-
-/// What the launcher needs besides the code: threads per program, dynamic shared memory, and the
-/// parameter slots in order.
-struct KernelInfo {
-  std::string name; ///< the .entry symbol
-  uint32_t threads = 0;
-  uint32_t shared_bytes = 0;
-  std::vector<ParamSlot> params;
-};
-
 /// Run-time errors of a kernel (an unmasked gather lane outside its tensor, a failed assert, a
-/// non-positive loop step) go to the module's global `tl_error` (tl_error_record in
-/// format/nvptx): the first error's code, the op's location line and column, and a detail.
-enum ErrorCode : uint32_t {
-  kErrorIndexOutOfBounds = 1,
-  kErrorAssert = 2,
-  kErrorLoopStep = 3,
-  kErrorDivisionByZero = 4
-};
+/// non-positive loop step, an integer division by zero) go to the launch's status word (the
+/// Status parameter of format/nvptx): the first error site's index + 1, whose message the device
+/// reports at the next synchronize. The program goes on with defined values (no trap: a trap
+/// poisons the CUDA context; no early exit: the other threads may wait at a barrier).
 
 struct CompileOptions;
 /// emit_ptx (tl/backends/nvptx.h) that also returns each kernel's launch metadata.
 std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
-                               const std::string &arch, std::vector<KernelInfo> *infos,
+                               const std::string &arch, std::vector<Kernel> *infos,
                                std::string *error);
 
 class KernelEmitter {
 public:
   KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps);
-  KernelInfo run();
+  Kernel run();
 
 private:
   using Regs = std::vector<llvm::Value *>;
@@ -88,8 +68,8 @@ private:
   llvm::Value *coord(const Coords &c, int64_t reg, int d);
   llvm::Value *linear_index(const Coords &c, int64_t reg);
   [[noreturn]] void unsupported(const ir::Operation &op, const std::string &what);
-  void record_error(const ir::Operation &op, ErrorCode code, llvm::Value *failed,
-                    llvm::Value *detail);
+  /// Records error site `what` of `op`: where `failed` holds, the status word gets its number.
+  void record_error(const ir::Operation &op, const std::string &what, llvm::Value *failed);
   llvm::Value *special(const char *reg);
   void barrier();
 
@@ -149,6 +129,8 @@ private:
   llvm::Function *fn_ = nullptr;
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
   llvm::GlobalVariable *shared_ = nullptr;
+  llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
+  std::vector<std::string> errors_; // the error sites' messages, in status order
   uint64_t shared_bytes_ = 0;
   bool shared_in_use_ = false; // a barrier must precede the next spill
   std::unordered_map<const ir::Value *, Regs> values_;

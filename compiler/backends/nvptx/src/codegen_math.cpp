@@ -323,7 +323,7 @@ llvm::Value *KernelEmitter::int_op(const ir::Operation &op, ScalarKind k,
     // a defined value (the divisor forced to 1). INT_MIN / -1 wraps as the interpreter's.
     llvm::Value *zero = llvm::ConstantInt::get(t, 0);
     llvm::Value *by_zero = b_.CreateICmpEQ(a[1], zero);
-    record_error(op, kErrorDivisionByZero, by_zero, b_.getInt64(0));
+    record_error(op, "integer division by zero", by_zero);
     llvm::Value *d = b_.CreateSelect(by_zero, llvm::ConstantInt::get(t, 1), a[1]);
     const bool div = op.opcode() == Opcode::Div;
     if (!s)

@@ -222,6 +222,7 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     const ir::Attr *o = op.attr("other");
     other = o ? constant(k, *o, op) : constant(k, ir::Attr(int64_t(0)), op);
   }
+  llvm::Value *outside = b_.getFalse(); // an unmasked lane of this thread outside the tensor
   for (size_t r = 0; r < n; ++r) {
     std::vector<llvm::Value *> index;
     for (int d = 0; d < rank; ++d) {
@@ -232,7 +233,7 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     }
     llvm::Value *active = mask ? regs(mask)[r] : b_.getTrue();
     llvm::Value *ok = in_bounds(ta, index);
-    record_error(op, kErrorIndexOutOfBounds, b_.CreateAnd(active, b_.CreateNot(ok)), index[0]);
+    outside = b_.CreateOr(outside, b_.CreateAnd(active, b_.CreateNot(ok)));
     llvm::Value *go = b_.CreateAnd(active, ok);
     llvm::Value *addr = element_address(ta, index);
     if (op.opcode() == Opcode::Gather) {
@@ -264,6 +265,7 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     });
     out.push_back(v);
   }
+  record_error(op, "an unmasked lane's index is outside the tensor", outside);
   if (op.opcode() == Opcode::Gather)
     values_[op.result()] = out;
   else if (op.opcode() == Opcode::AtomicAdd && op.num_results())
@@ -430,7 +432,7 @@ void KernelEmitter::lower_debug(const ir::Operation &op) {
   llvm::Value *failed = b_.getFalse();
   for (llvm::Value *v : r)
     failed = b_.CreateOr(failed, b_.CreateNot(v));
-  record_error(op, kErrorAssert, failed, b_.getInt64(0));
+  record_error(op, *op.attr_as<std::string>("message"), failed);
 }
 
 } // namespace tl::nvptx

@@ -1,19 +1,97 @@
-// The nvptx code blob: one PTX image per architecture and each kernel's launch metadata.
+// The nvptx code blob (format/nvptx): a PTX image per architecture, a cubin per architecture
+// where the toolkit's ptxas is installed, and each kernel's launch metadata.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/nvptx.h"
 
 #include "codegen.h"
+#include "tl/format/nvptx_code.h"
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <iterator>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 namespace tl::nvptx {
+namespace {
+
+std::string ptxas_path() {
+  const char *root = std::getenv("TL_CUDA_PATH");
+  return std::string(root && *root ? root : "/usr/local/cuda") + "/bin/ptxas";
+}
+
+/// The cubin of `ptx` for `arch` from the toolkit's ptxas; "" with `error` when ptxas fails
+/// (its messages included).
+std::string assemble(const std::string &ptx, const std::string &arch, std::string *error) {
+  char dir[] = "/tmp/tl-ptxas-XXXXXX";
+  if (!mkdtemp(dir)) {
+    *error = "nvptx: cannot make a temporary folder for ptxas";
+    return {};
+  }
+  const std::string in = std::string(dir) + "/k.ptx", out = std::string(dir) + "/k.cubin",
+                    log = std::string(dir) + "/log";
+  std::ofstream(in, std::ios::binary) << ptx;
+  const std::string tool = ptxas_path(), gpu = "-arch=" + arch;
+  const char *argv[] = {tool.c_str(), gpu.c_str(), "-O3", in.c_str(), "-o", out.c_str(), nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int status = -1;
+  const int rc = posix_spawn(&pid, tool.c_str(), &fa, nullptr, const_cast<char **>(argv), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0)
+    waitpid(pid, &status, 0);
+  std::ifstream cubin(out, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(cubin)), std::istreambuf_iterator<char>());
+  std::ifstream messages(log);
+  const std::string text((std::istreambuf_iterator<char>(messages)),
+                         std::istreambuf_iterator<char>());
+  for (const std::string &f : {in, out, log})
+    std::remove(f.c_str());
+  rmdir(dir);
+  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.empty()) {
+    *error = "nvptx: ptxas " + gpu + " failed: " + (rc ? std::string("cannot run ") + tool : text);
+    return {};
+  }
+  return bytes;
+}
+
+} // namespace
 
 std::vector<uint8_t> compile(const ir::Module &module, const CompileOptions &options,
                              std::string *error) {
-  // Until format/nvptx lands: PTX of the first architecture only.
-  std::vector<KernelInfo> infos;
-  const std::string ptx = emit_ptx_with_info(module, options, options.archs.front(), &infos, error);
-  if (ptx.empty())
-    return {};
-  return std::vector<uint8_t>(ptx.begin(), ptx.end());
+  Code code;
+  for (const std::string &arch : options.archs) {
+    std::vector<Kernel> kernels;
+    const std::string ptx = emit_ptx_with_info(module, options, arch, &kernels, error);
+    if (ptx.empty())
+      return {};
+    if (code.kernels.empty())
+      code.kernels = kernels; // the same for every architecture
+    Image image;
+    image.kind = Image::Kind::Ptx;
+    image.sm = static_cast<uint32_t>(std::stoul(arch.substr(3)));
+    image.arch_specific = arch.back() == 'a';
+    image.bytes.assign(ptx.begin(), ptx.end());
+    code.images.push_back(image);
+    // A cubin spares the driver's JIT at load; without the toolkit the PTX alone serves.
+    if (options.cubin == "off" ||
+        (options.cubin == "auto" && access(ptxas_path().c_str(), X_OK) != 0))
+      continue;
+    const std::string cubin = assemble(ptx, arch, error);
+    if (cubin.empty())
+      return {};
+    image.kind = Image::Kind::Cubin;
+    image.bytes.assign(cubin.begin(), cubin.end());
+    code.images.push_back(std::move(image));
+  }
+  return serialize_code(code);
 }
 
 } // namespace tl::nvptx

@@ -131,10 +131,15 @@ std::string parse_options(const std::map<std::string, std::string> &options, Com
       if (!end || *end || n < 1 || n > 32 || (n & (n - 1)))
         return "nvptx: target option num_warps: '" + value + "' is not a power of two in 1..32";
       out.num_warps = static_cast<int>(n);
+    } else if (key == "cubin") {
+      if (value != "auto" && value != "on" && value != "off")
+        return "nvptx: target option cubin: '" + value + "' is not auto, on or off";
+      out.cubin = value;
     } else if (key == "libdevice") {
       out.libdevice = value;
     } else {
-      return "nvptx: unknown target option '" + key + "' (known: arch, num_warps, libdevice)";
+      return "nvptx: unknown target option '" + key +
+             "' (known: arch, num_warps, cubin, libdevice)";
     }
   }
   return {};
@@ -152,7 +157,7 @@ std::string emit_ptx(const ir::Module &module, const CompileOptions &options,
 }
 
 std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
-                               const std::string &arch, std::vector<KernelInfo> *infos,
+                               const std::string &arch, std::vector<Kernel> *infos,
                                std::string *error) {
   std::unique_ptr<ir::Module> copy = options.planned ? nullptr : ir::clone(module);
   if (copy)
@@ -168,7 +173,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   m.setDataLayout(tm->createDataLayout());
   try {
     for (auto &k : planned.kernels()) {
-      KernelInfo info = KernelEmitter(*k, m, options.num_warps).run();
+      Kernel info = KernelEmitter(*k, m, options.num_warps).run();
       if (infos)
         infos->push_back(info);
     }
@@ -210,7 +215,8 @@ std::string target_identity(const CompileOptions &options) {
   const std::string lib = options.libdevice.empty() ? default_libdevice() : options.libdevice;
   std::error_code ec;
   const auto size = std::filesystem::file_size(lib, ec);
-  id += " libdevice " + lib + " " + (ec ? std::string("absent") : std::to_string(size));
+  id += " cubin " + options.cubin + " libdevice " + lib + " " +
+        (ec ? std::string("absent") : std::to_string(size));
   return id;
 }
 

@@ -19,6 +19,8 @@ struct CompileOptions {
   int num_warps = 4; ///< threads per program = 32 * num_warps
   /// libdevice bitcode; empty: $TL_CUDA_PATH or /usr/local/cuda, nvvm/libdevice/libdevice.10.bc.
   std::string libdevice;
+  /// Cubins next to the PTX: "auto" (when the toolkit's ptxas is installed), "on", "off".
+  std::string cubin = "auto";
   /// The module carries planning_passes()' decisions already.
   bool planned = false;
 };

@@ -27,7 +27,8 @@ mkdir -p "$stage/lib" "$stage/bin" "$stage/deps"
 cp -a "$build"/lib/*.so* "$stage/lib/"
 [ -e "$build/lib/tl-npusim-worker" ] && cp -a "$build/lib/tl-npusim-worker" "$stage/lib/"
 for exe in hal/tools/tl-info compiler/tools/tlc/tlc conformance/tl-conform \
-           vendors/cuda/tl_plugin_cuda_tests format/nvptx/tl_nvptx_code_tests \
+           vendors/cuda/tl_plugin_cuda_tests vendors/cuda/tl_cuda_device_tests \
+           format/nvptx/tl_nvptx_code_tests \
            hal/tests/tl_hal_cts hal/tests/tl_hal_import_tests bench/tl_hal_bench; do
   found=$(find "$build" -path "$build/cuda-pack" -prune -o -type f -name "$(basename "$exe")" \
           -perm -u+x -print -quit)
@@ -49,6 +50,14 @@ done | sort -u | while read -r name path; do
   [ -e "$stage/lib/$name" ] && continue
   cp -L "$path" "$stage/deps/$name"
 done
+
+# cffi (the Python package's FFI) for the GPU machine's Python, which may lack it and cannot
+# install it there; run_on_device.sh unpacks the wheels only if `import cffi` fails.
+py="${TL_PACK_PYTHON_VERSION:-3.12}"
+mkdir -p "$stage/wheels"
+"${TL_PYTHON:-$root/.venv/bin/python}" -m pip download -q cffi pycparser --only-binary=:all: \
+  --python-version "$py" --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+  -d "$stage/wheels" || echo "pack: no cffi wheels for Python $py (Python tests need cffi there)"
 
 cat > "$stage/MANIFEST" <<MANIFEST
 built: $(date -u +%FT%TZ) on $(uname -n), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)

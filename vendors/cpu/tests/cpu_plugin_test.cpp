@@ -21,11 +21,15 @@ TEST(CpuPluginTable, EntryReturnsVersionedTable) {
   EXPECT_EQ(t.abi_minor, uint32_t(TL_VENDOR_ABI_MINOR));
   EXPECT_STREQ(t.name, "cpu");
   EXPECT_STREQ(t.version, "0.1.0");
-  // Every function of ABI 1.0 is provided.
+  // Every function of ABI 1.0 is provided; of the optional 1.2 ones buffer_import (host memory
+  // is the device's), but no native streams and no event intervals.
   auto fns = reinterpret_cast<void *const *>(&t.initialize);
-  auto end = reinterpret_cast<void *const *>(&t.reserved);
+  auto end = reinterpret_cast<void *const *>(&t.buffer_import);
   for (auto f = fns; f != end; ++f)
     EXPECT_NE(*f, nullptr) << "function #" << (f - fns);
+  EXPECT_NE(t.buffer_import, nullptr);
+  EXPECT_EQ(t.stream_import, nullptr);
+  EXPECT_EQ(t.event_elapsed_ms, nullptr);
   for (void *r : t.reserved)
     EXPECT_EQ(r, nullptr);
 }

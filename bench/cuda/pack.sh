@@ -50,6 +50,11 @@ done | sort -u | while read -r name path; do
   [ -e "$stage/lib/$name" ] && continue
   cp -L "$path" "$stage/deps/$name"
 done
+# Loaded with dlopen, so ldd does not list them: the cpu device's vector math.
+for name in libsleef.so.3; do
+  path=$(ldconfig -p | awk -v n="$name" '$1 == n {print $NF; exit}')
+  if [ -n "$path" ]; then cp -L "$path" "$stage/deps/$name"; else echo "pack: no $name here"; fi
+done
 
 # cffi (the Python package's FFI) for the GPU machine's Python, which may lack it and cannot
 # install it there; run_on_device.sh unpacks the wheels only if `import cffi` fails.
@@ -67,8 +72,10 @@ MANIFEST
 
 mkdir -p "$(dirname "$out")"
 raw=$(du -sm "$stage" | cut -f1)
-# Debug info is most of the raw size and no use there.
-find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-debug {} + 2>/dev/null || true
+# Debug info is most of the raw size and no use there. The HAL CTS stays as built: tl-conform
+# pins its hash (a stripped copy would make every run there NON-STANDARD).
+find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) ! -name tl_hal_cts \
+  -exec strip --strip-debug {} + 2>/dev/null || true
 XZ_OPT="-9 -T${TL_JOBS:-2}" nice -n 10 tar -C "$stage" -cJf "$out" .
 size=$(stat -c %s "$out")
 echo "pack: $out: $((size / 1024 / 1024)) MiB compressed (${raw} MiB raw before strip)"

@@ -95,7 +95,15 @@ Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
     d.reason = "datasheet " + d.path + ": " + e.what();
     return d;
   }
-  if (d.device != device_name) {
+  // A plugin with several devices of one model names them "<model> (<plugin>:<n>)": one
+  // datasheet of the model covers each.
+  std::string model = device_name;
+  const std::string instance = " (" + plugin + ":";
+  if (const size_t at = model.rfind(instance);
+      at != std::string::npos && model.back() == ')' && at + instance.size() < model.size() - 1 &&
+      model.find_first_not_of("0123456789", at + instance.size()) == model.size() - 1)
+    model.resize(at);
+  if (d.device != device_name && d.device != model) {
     d.reason = "datasheet " + d.path + " is for " + d.device + ", the device is " + device_name;
     return d;
   }

@@ -101,6 +101,9 @@ private:
   void lower_shape(const ir::Operation &op);
   void lower_load_store(const ir::Operation &op);
   void lower_indexed(const ir::Operation &op);
+  /// One vector access of values.size() elements of memory type `t` at `addr` (aligned);
+  /// returns the loaded elements.
+  Regs vector_access(bool is_store, llvm::Value *addr, llvm::Type *t, const Regs &values);
   void lower_reduce(const ir::Operation &op);
   void lower_scan(const ir::Operation &op);
   void lower_dot(const ir::Operation &op);

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -188,22 +189,137 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
     const ir::Attr *p = op.attr("padding");
     pad = p ? constant(k, *p, op) : constant(k, ir::Attr(int64_t(0)), op);
   }
-  Regs out;
-  for (int64_t r = 0; r < n; ++r) {
+  auto index_of = [&](int64_t r) {
     std::vector<llvm::Value *> index;
     for (int d = 0; d < rank; ++d)
       index.push_back(b_.CreateAdd(origin[d], coord(c, r, d)));
+    return index;
+  };
+  // One element, bounds-checked: a padded load or a skipped store outside the tensor.
+  auto element = [&](int64_t r) -> llvm::Value * {
+    const std::vector<llvm::Value *> index = index_of(r);
     llvm::Value *ok = in_bounds(ta, index);
     llvm::Value *addr = element_address(ta, index);
     if (is_store) {
       llvm::Value *v = to_memory(k, regs(tile)[r]);
       guarded(ok, [&] { b_.CreateStore(v, addr); });
+      return nullptr;
+    }
+    return from_memory(k, guarded_load(ok, mt, addr, to_memory(k, pad)));
+  };
+  // A thread's consecutive elements along the last dimension move as one access of up to 16
+  // bytes when the run is inside the tensor, unit-stride and aligned (checked at run time; the
+  // element path serves the edges).
+  const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(mt);
+  const int64_t vec =
+      std::min<int64_t>({c.layout.per_thread[rank - 1], 16 / static_cast<int64_t>(bytes), 4});
+  const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
+  Regs out(is_store ? 0 : n);
+  for (int64_t g = 0; g < n; g += vectorize ? vec : 1) {
+    if (!vectorize) {
+      llvm::Value *v = element(g);
+      if (!is_store)
+        out[g] = v;
+      continue;
+    }
+    const std::vector<llvm::Value *> first = index_of(g);
+    llvm::Value *addr = element_address(ta, first);
+    llvm::Value *ok = in_bounds(ta, first);
+    ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
+                                           ta.shape[rank - 1]));
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1)));
+    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
+                                           b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
+    llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "access.vector", fn_);
+    llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "access.edge", fn_);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "access.end", fn_);
+    b_.CreateCondBr(ok, fast, slow);
+    b_.SetInsertPoint(fast);
+    Regs fast_values;
+    if (is_store) {
+      Regs bits;
+      for (int64_t j = 0; j < vec; ++j)
+        bits.push_back(to_memory(k, regs(tile)[g + j]));
+      vector_access(true, addr, mt, bits);
     } else {
-      out.push_back(from_memory(k, guarded_load(ok, mt, addr, to_memory(k, pad))));
+      for (llvm::Value *bits : vector_access(false, addr, mt, Regs(vec)))
+        fast_values.push_back(from_memory(k, bits));
+    }
+    llvm::BasicBlock *fast_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(slow);
+    Regs slow_values;
+    for (int64_t j = 0; j < vec; ++j)
+      slow_values.push_back(element(g + j));
+    llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    if (is_store)
+      continue;
+    for (int64_t j = 0; j < vec; ++j) {
+      llvm::PHINode *phi = b_.CreatePHI(fast_values[j]->getType(), 2);
+      phi->addIncoming(fast_values[j], fast_end);
+      phi->addIncoming(slow_values[j], slow_end);
+      out[g + j] = phi;
     }
   }
   if (!is_store)
     values_[op.result()] = out;
+}
+
+KernelEmitter::Regs KernelEmitter::vector_access(bool is_store, llvm::Value *addr, llvm::Type *t,
+                                                 const Regs &values) {
+  // Inline PTX, so that LLVM cannot split the access back into elements (it scalarizes vector
+  // loads whose uses are all extracts); the memory clobber keeps it ordered with other accesses.
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  const std::string type = t->isFloatTy()    ? "f32"
+                           : t->isDoubleTy() ? "f64"
+                                             : "b" + std::to_string(bits);
+  const char reg = t->isFloatTy()    ? 'f'
+                   : t->isDoubleTy() ? 'd'
+                   : bits == 64      ? 'l'
+                   : bits == 32      ? 'r'
+                                     : 'h';
+  const size_t n = values.size();
+  std::string list = "{";
+  for (size_t j = 0; j < n; ++j)
+    list += (j ? ", $" : "$") + std::to_string(is_store ? j + 1 : j);
+  list += "}";
+  const std::string v = "v" + std::to_string(n) + "." + type;
+  std::string constraints;
+  std::vector<llvm::Type *> in_types;
+  llvm::Type *ret = b_.getVoidTy();
+  if (is_store) {
+    constraints = "l";
+    in_types.push_back(addr->getType());
+    for (size_t j = 0; j < n; ++j) {
+      constraints += std::string(",") + reg;
+      in_types.push_back(t);
+    }
+  } else {
+    for (size_t j = 0; j < n; ++j)
+      constraints += std::string(j ? "," : "") + "=" + reg;
+    constraints += ",l";
+    in_types.push_back(addr->getType());
+    ret = llvm::StructType::get(ctx_, std::vector<llvm::Type *>(n, t));
+  }
+  constraints += ",~{memory}";
+  const std::string text = is_store
+                               ? "st.global." + v + " [$0], " + list + ";"
+                               : "ld.global." + v + " " + list + ", [$" + std::to_string(n) + "];";
+  auto *asm_fn =
+      llvm::InlineAsm::get(llvm::FunctionType::get(ret, in_types, false), text, constraints,
+                           /*hasSideEffects=*/true);
+  std::vector<llvm::Value *> args = {addr};
+  if (is_store)
+    args.insert(args.end(), values.begin(), values.end());
+  llvm::Value *r = b_.CreateCall(asm_fn, args);
+  Regs out;
+  if (!is_store)
+    for (size_t j = 0; j < n; ++j)
+      out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(j)));
+  return out;
 }
 
 void KernelEmitter::lower_indexed(const ir::Operation &op) {

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# On the GPU machine, inside run_on_device.sh's environment: the cuda device's tests, then
+# tl-conform's suites on the cuda device and the Python tests on every device, each bounded in
+# time, with their outputs under $OUT. Prints `name: value` lines and a last line naming failures.
+# SPDX-License-Identifier: Apache-2.0
+# usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
+#   suites: tests conform-compiler conform-precision conform-core python (default: all)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-/tmp/tl-gpu-out}
+mkdir -p "$out"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(tests conform-compiler conform-precision python)
+failed=()
+conform() { # suite name, extra args
+  local name=$1
+  shift
+  timeout 480 tl-conform run --device cuda --out "$out/$name" --jobs 8 \
+    --data-dir "$root/conformance/data" --corpus-dir "$root/conformance/corpus" \
+    --source-dir "$root" --cts "$(command -v tl_hal_cts)" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  grep -h '"status": "fail"\|"status":"fail"' "$out/$name/results.jsonl" 2>/dev/null | head -40 \
+    >"$out/$name.failures"
+  echo "$name: rc $rc, $(wc -l <"$out/$name.failures") failures listed in $name.failures"
+  [ $rc -eq 0 ] || failed+=("$name")
+}
+for s in "${steps[@]}"; do
+  echo "=== $s"
+  case $s in
+  tests)
+    for t in tl-info tl_plugin_cuda_tests tl_cuda_device_tests tl_nvptx_code_tests \
+             tl_hal_import_tests "tl_hal_cts --gtest_brief=1"; do
+      timeout 300 $t >"$out/$(echo $t | cut -d' ' -f1).log" 2>&1 || failed+=("$t")
+      tail -n 5 "$out/$(echo $t | cut -d' ' -f1).log"
+    done
+    ;;
+  conform-compiler) conform conform-compiler --suite compiler --profile core ;;
+  conform-precision) conform conform-precision --suite precision --profile core ;;
+  conform-core) conform conform-core --profile core ;;
+  python)
+    (cd "$root" && timeout 480 python3 -m pytest -q -p no:cacheprovider -x --timeout 120 \
+      python/tests -k cuda >"$out/python.log" 2>&1 ||
+      timeout 480 python3 -m pytest -q -p no:cacheprovider python/tests -k cuda >"$out/python.log" 2>&1)
+    rc=$?
+    tail -n 30 "$out/python.log"
+    [ $rc -eq 0 ] || failed+=(python)
+    ;;
+  *) echo "unknown step $s"; failed+=("$s") ;;
+  esac
+done
+echo "gpu_check: ${failed[*]:-all passed}"
+[ ${#failed[@]} -eq 0 ]

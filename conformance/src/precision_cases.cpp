@@ -81,6 +81,36 @@ void add_float_cases(std::vector<PrecisionCase> &out) {
   }
 }
 
+/// The ops of issue 19 at every float type, f64 included (the core profile requires it; npu-core
+/// lists it optional), and their integer forms at the widths each profile names.
+void add_issue19_cases(std::vector<PrecisionCase> &out) {
+  const ScalarKind floats[] = {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16, ScalarKind::F64};
+  const ScalarKind ints[] = {ScalarKind::I8, ScalarKind::I32, ScalarKind::I64, ScalarKind::U32};
+  auto add = [&](PrecisionKind kind, const std::string &op, const std::string &tol, ScalarKind in,
+                 ScalarKind o) {
+    PrecisionCase c = make_case(kind, op, tol, in, o);
+    c.id = op + "." + dt(in);
+    add_shapes(out, c, kElementwiseShapes);
+  };
+  for (const char *op : {"tan", "asin", "acos", "atan", "sinh", "cosh", "log1p", "expm1", "erfinv",
+                         "rint", "floor", "ceil", "trunc"})
+    for (ScalarKind f : floats)
+      add(PrecisionKind::Unary, op, op, f, f);
+  for (const char *op : {"minnum", "maxnum", "atan2", "fmod", "copysign"})
+    for (ScalarKind f : floats)
+      add(PrecisionKind::Binary, op, op, f, f);
+  for (const char *op : {"isnan", "isinf", "isfinite"})
+    for (ScalarKind f : floats)
+      add(PrecisionKind::ClassTest, op, op, f, ScalarKind::I1);
+  for (ScalarKind f : floats)
+    add(PrecisionKind::Clamp, "clamp", "clamp", f, f);
+  for (ScalarKind k : ints) {
+    add(PrecisionKind::Clamp, "clamp", "int", k, k);
+    add(PrecisionKind::IntUnary, "popcount", "int", k, k);
+    add(PrecisionKind::IntUnary, "clz", "int", k, k);
+  }
+}
+
 /// Integer ops: exact, wrapping.
 void add_int_cases(std::vector<PrecisionCase> &out) {
   for (const char *op :
@@ -195,6 +225,7 @@ std::vector<PrecisionCase> build() {
   add_cast_cases(out);
   add_axis_cases(out);
   add_dot_cases(out);
+  add_issue19_cases(out);
   return out;
 }
 
@@ -301,6 +332,7 @@ int PrecisionCase::arity() const {
   case PrecisionKind::IntBinary:
     return 2;
   case PrecisionKind::Fma:
+  case PrecisionKind::Clamp:
     return 3;
   default:
     return 1;

@@ -13,7 +13,20 @@
 
 namespace tl::conform {
 
-enum class PrecisionKind { Unary, Binary, Fma, IntUnary, IntBinary, Cast, Reduce, Scan, Dot };
+/// Clamp: clamp(x, lo, hi) of floats or integers; ClassTest: isnan/isinf/isfinite (float -> i1).
+enum class PrecisionKind {
+  Unary,
+  Binary,
+  Fma,
+  IntUnary,
+  IntBinary,
+  Cast,
+  Reduce,
+  Scan,
+  Dot,
+  Clamp,
+  ClassTest
+};
 
 struct PrecisionCase {
   std::string id;

@@ -9,6 +9,7 @@
 #include "tl/reference/numerics.h"
 #include "tl/reference/ops.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -61,6 +62,41 @@ private:
 
 bool narrow(ScalarKind k) { return k == ScalarKind::F16; }
 
+/// Inputs of the issue 19 math ops in their domains (NaN: not one of them): values near the
+/// ends of [-1, 1] for the inverse functions, exact halves for the rounding ops, the far tail
+/// and tiny arguments where log1p and expm1 differ from log and exp.
+double issue19_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
+  const bool f16 = narrow(k);
+  const num::FormatInfo &f = num::format_info(fmt(k));
+  const double emin = std::log2(f.min_subnormal), emax = std::log2(f.max_finite);
+  const int mant = f.mantissa_bits;
+  if (op == "asin" || op == "acos" || op == "erfinv") {
+    if (s.coin()) // 1 - 2^-j, j up to the format's precision
+      return (s.coin() ? -1 : 1) * (1 - std::exp2(-s.uniform(1, mant + 1)));
+    return s.uniform(-1, 1);
+  }
+  if (op == "tan")
+    return f16 ? s.uniform(-100, 100) : (s.coin() ? s.uniform(-25, 25) : s.binades(0, 20));
+  if (op == "atan" || op == "atan2")
+    return s.binades(f16 ? -12 : -30, f16 ? 15 : 30);
+  if (op == "sinh" || op == "cosh")
+    return f16 ? s.uniform(-11, 11) : s.uniform(-88, 88);
+  if (op == "log1p")
+    return s.coin() ? s.uniform(-1, 1) : s.binades(emin, emax, s.coin());
+  if (op == "expm1")
+    return s.coin() ? (f16 ? s.uniform(-17, 11) : s.uniform(-87, 88)) : s.binades(emin, 0);
+  if (op == "rint" || op == "floor" || op == "ceil" || op == "trunc") {
+    if (s.coin()) // exact halves and near-integers below 2^mant, then every binade
+      return double(
+                 s.integer(-(int64_t(1) << std::min(mant, 20)), int64_t(1) << std::min(mant, 20))) +
+             (s.coin() ? 0.5 : 0.25);
+    return s.binades(-4, std::min(emax, mant + 3.0));
+  }
+  if (op == "fmod")
+    return i == 0 ? s.binades(-10, f16 ? 15 : 40) : s.binades(-10, f16 ? 8 : 20);
+  return std::nan("");
+}
+
 /// A float operand value for `op` at dtype `k` (operand `i`), in the op's meaningful domain.
 double float_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
   const bool f16 = narrow(k);
@@ -80,8 +116,11 @@ double float_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
     return s.uniform(-30, 30);
   if (op == "sin" || op == "cos")
     return f16 ? s.uniform(-100, 100) : (s.coin() ? s.uniform(-25, 25) : s.binades(0, 20));
-  if (op == "abs" || op == "neg")
+  if (op == "abs" || op == "neg" || op == "copysign" || op == "minnum" || op == "maxnum" ||
+      op == "clamp")
     return s.binades(emin, emax);
+  if (const double v = issue19_input(op, k, i, s); !std::isnan(v))
+    return v;
   if (op == "pow")
     return i == 0 ? s.binades(f16 ? -2 : -4, f16 ? 2 : 4, false)
                   : s.uniform(f16 ? -3.5 : -10, f16 ? 3.5 : 10);
@@ -145,7 +184,20 @@ int64_t int_op(const std::string &op, ScalarKind k, int64_t x, int64_t y) {
     r = x < 0 ? static_cast<int64_t>(0 - ux) : x;
   else if (op == "not")
     r = ~x;
+  else if (op == "popcount")
+    r = std::popcount(ux & mask);
+  else if (op == "clz")
+    r = std::countl_zero(ux & mask) - (64 - w);
   return wrap(k, r);
+}
+
+/// min(max(x, lo), hi) in `k`'s order (unsigned lanes hold values below 2^w).
+int64_t int_clamp(ScalarKind k, int64_t x, int64_t lo, int64_t hi) {
+  if (ir::is_signed(k))
+    return std::min(std::max(x, lo), hi);
+  const uint64_t ux = static_cast<uint64_t>(x), ul = static_cast<uint64_t>(lo),
+                 uh = static_cast<uint64_t>(hi);
+  return static_cast<int64_t>(std::min(std::max(ux, ul), uh));
 }
 
 int64_t int_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
@@ -228,18 +280,32 @@ const std::map<std::string, tl::ref::UnaryMath> kUnary = {
     {"tanh", tl::ref::UnaryMath::Tanh},       {"erf", tl::ref::UnaryMath::Erf},
     {"sigmoid", tl::ref::UnaryMath::Sigmoid}, {"sin", tl::ref::UnaryMath::Sin},
     {"cos", tl::ref::UnaryMath::Cos},         {"abs", tl::ref::UnaryMath::Abs},
-    {"neg", tl::ref::UnaryMath::Neg}};
+    {"neg", tl::ref::UnaryMath::Neg},         {"tan", tl::ref::UnaryMath::Tan},
+    {"asin", tl::ref::UnaryMath::Asin},       {"acos", tl::ref::UnaryMath::Acos},
+    {"atan", tl::ref::UnaryMath::Atan},       {"sinh", tl::ref::UnaryMath::Sinh},
+    {"cosh", tl::ref::UnaryMath::Cosh},       {"log1p", tl::ref::UnaryMath::Log1p},
+    {"expm1", tl::ref::UnaryMath::Expm1},     {"erfinv", tl::ref::UnaryMath::Erfinv},
+    {"rint", tl::ref::UnaryMath::Rint},       {"floor", tl::ref::UnaryMath::Floor},
+    {"ceil", tl::ref::UnaryMath::Ceil},       {"trunc", tl::ref::UnaryMath::Trunc}};
 const std::map<std::string, tl::ref::BinaryMath> kBinary = {
-    {"add", tl::ref::BinaryMath::Add}, {"sub", tl::ref::BinaryMath::Sub},
-    {"mul", tl::ref::BinaryMath::Mul}, {"div", tl::ref::BinaryMath::Div},
-    {"pow", tl::ref::BinaryMath::Pow}, {"min", tl::ref::BinaryMath::Min},
-    {"max", tl::ref::BinaryMath::Max}};
+    {"add", tl::ref::BinaryMath::Add},       {"sub", tl::ref::BinaryMath::Sub},
+    {"mul", tl::ref::BinaryMath::Mul},       {"div", tl::ref::BinaryMath::Div},
+    {"pow", tl::ref::BinaryMath::Pow},       {"min", tl::ref::BinaryMath::Min},
+    {"max", tl::ref::BinaryMath::Max},       {"minnum", tl::ref::BinaryMath::MinNum},
+    {"maxnum", tl::ref::BinaryMath::MaxNum}, {"atan2", tl::ref::BinaryMath::Atan2},
+    {"fmod", tl::ref::BinaryMath::Fmod},     {"copysign", tl::ref::BinaryMath::Copysign}};
 
 std::vector<double> values(const HostTensor &t) {
   std::vector<double> v(t.num_elements());
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = t.get(i);
   return v;
+}
+
+bool is_issue19_binary(const PrecisionCase &c) {
+  return c.kind == PrecisionKind::Binary &&
+         (c.op == "minnum" || c.op == "maxnum" || c.op == "atan2" || c.op == "fmod" ||
+          c.op == "copysign");
 }
 
 /// Inputs, output and the fp64 reference (plus the reference on absolute values for sums).
@@ -265,7 +331,18 @@ Prepared prepare_elementwise(const PrecisionCase &c, Sampler &s) {
       else
         t.set(e, float_input(c.op, c.in, i, s));
     }
-    if (c.kind == PrecisionKind::Unary || c.kind == PrecisionKind::Binary) {
+    if (c.op == "clamp" && i > 0 && ir::is_float(c.in)) // lo <= 0 <= hi mostly, either sign
+      for (int64_t e = 0; e < n; ++e)
+        t.set(e, (i == 1 ? -1 : 1) * std::fabs(t.get(e)) * (s.integer(0, 15) ? 1 : -1));
+    if (is_issue19_binary(c) && n >= 128) {
+      // Every pair of specials (atan2's signed zeros and infinities, fmod by 0 and of inf, NaN
+      // on either side of minnum/maxnum) in the first lanes.
+      const auto sp = specials(c.in);
+      for (size_t j = 0; j < sp.size() * sp.size(); ++j)
+        t.set(int64_t(j), i == 0 ? sp[j / sp.size()] : sp[j % sp.size()]);
+    } else if (c.kind == PrecisionKind::Unary || c.kind == PrecisionKind::Binary ||
+               c.kind == PrecisionKind::ClassTest ||
+               (c.kind == PrecisionKind::Clamp && ir::is_float(c.in))) {
       const auto sp = specials(c.in);
       // Binary cases pair each special with a random partner; operand 1 keeps its samples
       // except in the lanes after the specials of operand 0.
@@ -290,6 +367,17 @@ Prepared prepare_elementwise(const PrecisionCase &c, Sampler &s) {
       break;
     case PrecisionKind::Fma:
       p.ref[e] = std::fma(x[0][e], x[1][e], x[2][e]);
+      break;
+    case PrecisionKind::Clamp:
+      p.ref[e] =
+          ir::is_float(c.in)
+              ? tl::ref::clamp(x[0][e], x[1][e], x[2][e])
+              : double(int_clamp(c.in, int64_t(x[0][e]), int64_t(x[1][e]), int64_t(x[2][e])));
+      break;
+    case PrecisionKind::ClassTest: // of the input as its type holds it (x[0] is that already)
+      p.ref[e] = c.op == "isnan"   ? std::isnan(x[0][e])
+                 : c.op == "isinf" ? std::isinf(x[0][e])
+                                   : std::isfinite(x[0][e]);
       break;
     case PrecisionKind::Cast:
       p.ref[e] = cast_ref(c, x[0][e]);
@@ -410,8 +498,10 @@ Outcome run_precision(WorkerContext &ctx, const TestDef &t) {
                    ? prepare_reduce(*c, s)
                    : prepare_elementwise(*c, s);
   // Poison the output so that lanes the device never writes are caught.
-  for (int64_t e = 0; e < p.output.num_elements(); ++e)
-    p.output.set(e, ir::is_float(c->out) ? std::nan("") : -77.0);
+  for (int64_t e = 0; e < p.output.num_elements(); ++e) // i1 (class tests): the wrong answer
+    p.output.set(e, ir::is_float(c->out)       ? std::nan("")
+                    : c->out == ScalarKind::I1 ? double(p.ref[e] == 0)
+                                               : -77.0);
   std::vector<KernelArg> args;
   for (auto &in : p.inputs)
     args.push_back(&in);

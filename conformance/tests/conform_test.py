@@ -178,7 +178,9 @@ def faulty_abi(args):
 def resume(args):
     out = fresh(args, "resume")
     os.makedirs(out)
-    cmd = [args.tl_conform, "run", "--device", "cpu", "--out", out, "--filter", "precision.*.4099",
+    # 32-bit cases only: every 4099 case (212 since suite 1.2) ran past the ctest timeout on a
+    # loaded 2-core host; what is tested is the resume, not the cases.
+    cmd = [args.tl_conform, "run", "--device", "cpu", "--out", out, "--filter", "precision.*32.4099",
            "--filter", "compiler.*", "--suite", "precision", "--suite", "compiler"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = os.path.join(out, "results.jsonl")
@@ -204,7 +206,7 @@ def resume(args):
     check(len(doc["results"]) > len(done), "the resumed run added nothing")
     manifest = json.load(open(os.path.join(out, "suite.json")))
     sel = [t["id"] for t in manifest["tests"]
-           if (t["id"].startswith("precision.") and t["id"].endswith(".4099"))
+           if (t["id"].startswith("precision.") and t["id"].endswith("32.4099"))
            or t["id"].startswith("compiler.")]
     check(set(sel) == set(ids), "the resumed run did not finish the selection")
 

@@ -20,7 +20,8 @@ from .language import (constexpr, tensor, program_id, num_programs, arange, full
                        expand_dims, broadcast_to, exp, exp2, log, log2, sqrt, rsqrt, tanh, erf,
                        sigmoid, sin, cos, abs, maximum, minimum, fma, where, cast, cdiv, dot, sum,
                        max, min, argmax, cumsum, cummax, cummin, print, device_assert, range,
-                       static_range)
+                       static_range, floor, ceil, clamp, PropagateNan)
+from . import math
 from .jit import kernel, Kernel, profile, profile_report, autotune, Config
 from .runtime import devices
 from .ir import targets

@@ -254,20 +254,107 @@ exp, exp2, log, log2, sqrt, rsqrt, tanh, erf, sigmoid, sin, cos = (
                        "sin", "cos"))
 
 
+# Triton's spellings (tl.floor, tl.ceil; tl.math.* and libdevice's names for the rest, tl/math.py).
+(tan, asin, acos, atan, sinh, cosh, log1p, expm1, erfinv, rint, floor, ceil, trunc) = (
+    _math(n) for n in ("tan", "asin", "acos", "atan", "sinh", "cosh", "log1p", "expm1", "erfinv",
+                       "rint", "floor", "ceil", "trunc"))
+
+
+def _class_test(name):
+    def fn(x):
+        x = to_tile(x)
+        if not x.dtype.is_float:
+            raise error(f"tl.math.{name} needs a floating-point operand, got {x.type}")
+        return Tile(builder().op(name, [x.value]))  # an i1 answer, never weak
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}: i1 lanes (the Tile IR op '{name}')."
+    return builtin(fn)
+
+
+isnan, isinf, isfinite = (_class_test(n) for n in ("isnan", "isinf", "isfinite"))
+
+
+def _bits(name):
+    def fn(x):
+        x = to_tile(x)
+        if not x.dtype.is_int or x.dtype is int1:
+            raise error(f"tl.math.{name} needs an integer operand (not i1), got {x.type}")
+        return elementwise(ir_name, x)
+    ir_name = {"popc": "popcount"}.get(name, name)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of the operand's bits, same type (Tile IR '{ir_name}')."
+    return builtin(fn)
+
+
+popc, clz = _bits("popc"), _bits("clz")
+
+
+def _float_binary(name):
+    def fn(a, b):
+        a, b = unify(a, b)
+        if not a.dtype.is_float:
+            raise error(f"tl.math.{name} needs floating-point operands, got {a.type}")
+        return derived(builder().op(name, [a.value, b.value]), a, b)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} (the Tile IR op '{name}'); weak scalars as in `+`."
+    return builtin(fn)
+
+
+atan2, fmod, copysign = (_float_binary(n) for n in ("atan2", "fmod", "copysign"))
+
+
+class PropagateNan:
+    """NaN handling of tl.minimum, tl.maximum and tl.clamp, as Triton's tl.PropagateNan: ALL
+    returns NaN when an operand is NaN (IEEE minimum/maximum); NONE ignores a NaN operand
+    (minimumNumber/maximumNumber). Both order -0 below +0."""
+    NONE = 0
+    ALL = 0xFFFF
+
+
+def _nan_mode(propagate_nan, what):
+    if propagate_nan not in (PropagateNan.NONE, PropagateNan.ALL):
+        raise error(f"{what}: propagate_nan must be tl.PropagateNan.ALL or NONE, got {propagate_nan!r}")
+    return propagate_nan == PropagateNan.ALL
+
+
+def _min_max(name, a, b, propagate):
+    a, b = unify(a, b)
+    op = name if propagate or not a.dtype.is_float else name + "num"  # integers have no NaN
+    return derived(builder().op(op, [a.value, b.value]), a, b)
+
+
 @builtin
 def abs(x):
     return elementwise("abs", to_tile(x))
 
 
 @builtin
-def maximum(a, b):
-    """Elementwise maximum (NaN propagates)."""
-    return binary("max", a, b)
+def maximum(a, b, propagate_nan=PropagateNan.ALL):
+    """Elementwise maximum; NaN propagates unless propagate_nan=tl.PropagateNan.NONE (maxnum).
+
+    The default is ALL (unlike Triton's NONE): TL's max has always propagated NaN."""
+    return _min_max("max", a, b, _nan_mode(propagate_nan, "tl.maximum"))
 
 
 @builtin
-def minimum(a, b):
-    return binary("min", a, b)
+def minimum(a, b, propagate_nan=PropagateNan.ALL):
+    """Elementwise minimum; NaN propagates unless propagate_nan=tl.PropagateNan.NONE (minnum)."""
+    return _min_max("min", a, b, _nan_mode(propagate_nan, "tl.minimum"))
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    """min(max(x, min), max) for any numeric type. As Triton's tl.clamp, a NaN `x` gives `min`
+    by default (NONE: minnum/maxnum); propagate_nan=tl.PropagateNan.ALL gives NaN (the IR's
+    clamp, which also propagates a NaN bound)."""
+    x, lo = unify(x, min)
+    x, hi = unify(x, max)
+    x, lo = unify(x, lo)
+    if x.dtype is int1:
+        raise error(f"tl.clamp needs numeric operands, got {x.type}")
+    if x.dtype.is_float and not _nan_mode(propagate_nan, "tl.clamp"):
+        return _min_max("min", _min_max("max", x, lo, False), hi, False)
+    return derived(builder().op("clamp", [x.value, lo.value, hi.value]), x, lo, hi)
 
 
 @builtin

@@ -97,5 +97,59 @@ TEST(ElementwiseTest, MinMaxPropagateNaNAndOrderZeros) {
   EXPECT_FALSE(std::signbit(binary(BinaryMath::Max, -0.0, 0.0)));
 }
 
+TEST(ElementwiseTest, RoundingToIntegralValues) {
+  EXPECT_EQ(unary(UnaryMath::Rint, 2.5), 2.0); // ties to even
+  EXPECT_EQ(unary(UnaryMath::Rint, 3.5), 4.0);
+  EXPECT_EQ(unary(UnaryMath::Rint, -2.5), -2.0);
+  EXPECT_EQ(unary(UnaryMath::Rint, 2.5000000000000004), 3.0);
+  EXPECT_TRUE(std::signbit(unary(UnaryMath::Rint, -0.3)));
+  EXPECT_TRUE(std::signbit(unary(UnaryMath::Rint, -0.5)));
+  EXPECT_EQ(unary(UnaryMath::Rint, 0x1p52 + 1), 0x1p52 + 1);
+  EXPECT_EQ(unary(UnaryMath::Floor, -1.5), -2.0);
+  EXPECT_EQ(unary(UnaryMath::Ceil, -1.5), -1.0);
+  EXPECT_EQ(unary(UnaryMath::Trunc, -1.5), -1.0);
+  EXPECT_EQ(unary(UnaryMath::Rint, kInf), kInf);
+  EXPECT_TRUE(std::isnan(unary(UnaryMath::Rint, kNaN)));
+}
+
+TEST(ElementwiseTest, ErfinvInvertsErfToFullPrecision) {
+  EXPECT_EQ(unary(UnaryMath::Erfinv, 1.0), kInf);
+  EXPECT_EQ(unary(UnaryMath::Erfinv, -1.0), -kInf);
+  EXPECT_TRUE(std::isnan(unary(UnaryMath::Erfinv, 1.0000001)));
+  EXPECT_TRUE(std::isnan(unary(UnaryMath::Erfinv, -kInf)));
+  EXPECT_TRUE(std::isnan(unary(UnaryMath::Erfinv, kNaN)));
+  EXPECT_TRUE(std::signbit(unary(UnaryMath::Erfinv, -0.0)));
+  EXPECT_NEAR(unary(UnaryMath::Erfinv, 0.5), 0.4769362762044699, 1e-16);
+  EXPECT_NEAR(unary(UnaryMath::Erfinv, -0.9), -1.1630871536766741, 4e-16);
+  // erf(erfinv(a)) = a near 0; in the tail erfc(erfinv(a)) = 1 - a (relative), down to 1 - a =
+  // 2^-53 where the initial approximation is far outside its range.
+  for (double a = 1e-300; a < 0.5; a *= 1.7)
+    EXPECT_NEAR(std::erf(unary(UnaryMath::Erfinv, a)) / a, 1.0, 4e-16) << a;
+  for (double step = 0.5; step >= 0x1p-53; step /= 1.37) {
+    const double a = 1.0 - step, t = 1.0 - a; // t exact
+    const double y = unary(UnaryMath::Erfinv, a);
+    // erfc's slope is -2y relative per unit y, so 1 ulp of y moves erfc by ~2y^2 ulp.
+    EXPECT_NEAR(std::erfc(y) / t, 1.0, 8e-16 * (1 + 2 * y * y)) << t;
+  }
+}
+
+TEST(ElementwiseTest, NumberMinMaxIgnoreNaNAndTheRestFollowLibm) {
+  EXPECT_EQ(binary(BinaryMath::MinNum, kNaN, 2.0), 2.0);
+  EXPECT_EQ(binary(BinaryMath::MaxNum, 2.0, kNaN), 2.0);
+  EXPECT_TRUE(std::isnan(binary(BinaryMath::MinNum, kNaN, kNaN)));
+  EXPECT_TRUE(std::signbit(binary(BinaryMath::MinNum, 0.0, -0.0)));
+  EXPECT_FALSE(std::signbit(binary(BinaryMath::MaxNum, -0.0, 0.0)));
+  EXPECT_EQ(binary(BinaryMath::MaxNum, 1.0, 3.0), 3.0);
+  EXPECT_EQ(binary(BinaryMath::Atan2, 0.0, -1.0), M_PI);
+  EXPECT_EQ(binary(BinaryMath::Atan2, -0.0, -1.0), -M_PI);
+  EXPECT_EQ(binary(BinaryMath::Fmod, -7.0, 2.0), -1.0);
+  EXPECT_TRUE(std::isnan(binary(BinaryMath::Fmod, 1.0, 0.0)));
+  EXPECT_EQ(binary(BinaryMath::Copysign, 3.0, -0.0), -3.0);
+  EXPECT_TRUE(std::isnan(clamp(kNaN, 0.0, 1.0)));
+  EXPECT_TRUE(std::isnan(clamp(0.5, kNaN, 1.0)));
+  EXPECT_EQ(clamp(5.0, 0.0, 1.0), 1.0);
+  EXPECT_TRUE(std::signbit(clamp(-0.0, -0.0, 0.0)));
+}
+
 } // namespace
 } // namespace tl::ref

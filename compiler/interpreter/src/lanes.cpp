@@ -3,6 +3,7 @@
 #include "lanes.h"
 
 #include "tl/reference/numerics.h"
+#include "tl/reference/ops.h"
 
 #include <bit>
 #include <cmath>
@@ -205,6 +206,17 @@ Lane LaneOp::apply(const Lane *a) const {
       r.i = compare(mode_, static_cast<uint64_t>(a[0].i), static_cast<uint64_t>(a[1].i));
     return r;
   }
+  case Opcode::IsNan:
+  case Opcode::IsInf:
+  case Opcode::IsFinite: {
+    // Of the operand as its type holds it, also in fp64 mode (as bitcast): a sum past f16's range
+    // is inf there, and the test's answer is about that value.
+    const double x = fp64_reference_ ? round_float(in_, a[0].f) : a[0].f;
+    return Lane{code_ == Opcode::IsNan   ? std::isnan(x)
+                : code_ == Opcode::IsInf ? std::isinf(x)
+                                         : std::isfinite(x),
+                0};
+  }
   default:
     return ir::is_float(in_) ? apply_float(a) : apply_int(a);
   }
@@ -273,6 +285,63 @@ Lane LaneOp::apply_float(const Lane *a) const {
     break;
   case Opcode::Cos:
     r = std::cos(x);
+    break;
+  case Opcode::Tan:
+    r = std::tan(x);
+    break;
+  case Opcode::Asin:
+    r = std::asin(x);
+    break;
+  case Opcode::Acos:
+    r = std::acos(x);
+    break;
+  case Opcode::Atan:
+    r = std::atan(x);
+    break;
+  case Opcode::Sinh:
+    r = std::sinh(x);
+    break;
+  case Opcode::Cosh:
+    r = std::cosh(x);
+    break;
+  case Opcode::Log1p:
+    r = std::log1p(x);
+    break;
+  case Opcode::Expm1:
+    r = std::expm1(x);
+    break;
+  case Opcode::Erfinv: // no libm function: the fp64 reference's
+    r = tl::ref::unary(tl::ref::UnaryMath::Erfinv, x);
+    break;
+  case Opcode::Rint: // ties to even whatever the host's rounding mode
+    r = tl::ref::unary(tl::ref::UnaryMath::Rint, x);
+    break;
+  case Opcode::Floor:
+    r = std::floor(x);
+    break;
+  case Opcode::Ceil:
+    r = std::ceil(x);
+    break;
+  case Opcode::Trunc:
+    r = std::trunc(x);
+    break;
+  case Opcode::MinNum:
+    r = tl::ref::binary(tl::ref::BinaryMath::MinNum, x, y);
+    break;
+  case Opcode::MaxNum:
+    r = tl::ref::binary(tl::ref::BinaryMath::MaxNum, x, y);
+    break;
+  case Opcode::Atan2:
+    r = std::atan2(x, y);
+    break;
+  case Opcode::Fmod: // exact in double, and so exact for every narrower type
+    r = std::fmod(x, y);
+    break;
+  case Opcode::Copysign:
+    r = std::copysign(x, y);
+    break;
+  case Opcode::Clamp:
+    r = float_min(float_max(x, y), a[2].f);
     break;
   case Opcode::Fma:
     // f32 inputs: the product is exact in double, so one rounding of the f64 fma's result to
@@ -349,6 +418,20 @@ Lane LaneOp::apply_int(const Lane *a) const {
   case Opcode::Abs:
     r = sign && x < 0 ? static_cast<int64_t>(0 - ux) : x;
     break;
+  case Opcode::Clamp: {
+    const int64_t lo = sign ? std::max(x, y) : static_cast<int64_t>(std::max(ux, uy));
+    r = sign ? std::min(lo, a[2].i)
+             : static_cast<int64_t>(
+                   std::min(static_cast<uint64_t>(lo), static_cast<uint64_t>(a[2].i)));
+    break;
+  }
+  case Opcode::Popcount:
+  case Opcode::Clz: {
+    // The operand's own bits (signed lanes are sign-extended in `i`).
+    const uint64_t v = bits == 64 ? ux : ux & ((uint64_t(1) << bits) - 1);
+    r = code_ == Opcode::Popcount ? std::popcount(v) : std::countl_zero(v) - (64 - bits);
+    break;
+  }
   default:
     throw LaneFault("op '" + std::string(ir::opcode_name(code_)) + "' has no integer semantics");
   }

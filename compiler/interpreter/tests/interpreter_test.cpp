@@ -1,6 +1,7 @@
 // Tests of the reference interpreter: dtype semantics, memory ops, control flow, run-time errors.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/interpreter/fold.h"
+#include "tl/interpreter/host_tensor.h"
 #include "tl/interpreter/interpreter.h"
 #include "tl/ir/parser.h"
 #include "tl/ir/verifier.h"
@@ -9,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace tl::interp {
@@ -315,6 +317,141 @@ TEST(Interpreter, RunawayLoopStopsWithError) {
   EXPECT_NE(r.error.find("execution limit"), std::string::npos) << r.error;
 }
 
+/// Runs `%r = <op> %x0[, %x1, %x2] : tile<n x out>` on the inputs (all of type `in`) and returns
+/// the result lanes as doubles.
+std::vector<double> run_op(const std::string &op, ir::ScalarKind in, ir::ScalarKind out,
+                           const std::vector<std::vector<double>> &xs, bool fp64 = false) {
+  const std::string n = std::to_string(xs[0].size()), ti = std::string(ir::scalar_name(in)),
+                    to = std::string(ir::scalar_name(out));
+  std::string text = "kernel @k(";
+  for (size_t i = 0; i < xs.size(); ++i)
+    text += "%x" + std::to_string(i) + ": tensor<?x" + ti + ">, ";
+  text += "%y: tensor<?x" + to + ">) {\n  %z = constant {value = 0} : i32\n";
+  for (size_t i = 0; i < xs.size(); ++i)
+    text += "  %a" + std::to_string(i) + " = load %x" + std::to_string(i) + ", %z : tile<" + n +
+            "x" + ti + ">\n";
+  text += "  %r = " + op + " %a0";
+  for (size_t i = 1; i < xs.size(); ++i)
+    text += ", %a" + std::to_string(i);
+  text += " : tile<" + n + "x" + to + ">\n  store %y, %z, %r\n  return\n}\n";
+  std::vector<HostTensor> ts;
+  std::vector<ArgValue> args;
+  for (const auto &x : xs) { // values of `in`; the fp64 mode takes them in f64 tensors
+    HostTensor t(in, {int64_t(x.size())});
+    for (size_t e = 0; e < x.size(); ++e)
+      t.set(int64_t(e), x[e]);
+    ts.push_back(fp64 && ir::is_float(in) ? t.converted(ir::ScalarKind::F64) : t);
+  }
+  ts.emplace_back(fp64 && ir::is_float(out) ? ir::ScalarKind::F64 : out,
+                  std::vector<int64_t>{int64_t(xs[0].size())});
+  for (auto &t : ts)
+    args.push_back(t.arg());
+  const RunResult r = run_text(text, args, {1, 1, 1}, fp64);
+  EXPECT_TRUE(r.ok) << op << ": " << r.error;
+  std::vector<double> y(xs[0].size());
+  for (size_t e = 0; e < y.size(); ++e)
+    y[e] = ts.back().get(int64_t(e));
+  return y;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::nan("");
+using ir::ScalarKind;
+
+/// Bitwise equality of doubles, so that -0 differs from +0 and NaN equals NaN.
+::testing::AssertionResult same(const std::vector<double> &got, const std::vector<double> &want) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(std::isnan(got[i]) && std::isnan(want[i])) &&
+        std::memcmp(&got[i], &want[i], sizeof(double)) != 0)
+      return ::testing::AssertionFailure()
+             << "lane " << i << ": got " << got[i] << ", want " << want[i];
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Interpreter, NewMathSpecialValuesAreExact) {
+  for (ScalarKind f : {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16}) {
+    SCOPED_TRACE(ir::scalar_name(f));
+    EXPECT_TRUE(same(run_op("log1p", f, f, {{-1, -2, 0, -0.0, kInf, kNaN}}),
+                     {-kInf, kNaN, 0, -0.0, kInf, kNaN}));
+    EXPECT_TRUE(same(run_op("expm1", f, f, {{-kInf, kInf, -0.0}}), {-1, kInf, -0.0}));
+    EXPECT_TRUE(same(run_op("erfinv", f, f, {{1, -1, 1.5, -0.0, 0, -kInf}}),
+                     {kInf, -kInf, kNaN, -0.0, 0, kNaN}));
+    // Values are rounded to the type: asin(1) = pi/2 rounded.
+    const double half_pi = run_op("add", f, f, {{M_PI_2}, {0}})[0];
+    EXPECT_TRUE(same(run_op("asin", f, f, {{2, -2, -0.0, 1}}), {kNaN, kNaN, -0.0, half_pi}));
+    EXPECT_TRUE(same(run_op("acos", f, f, {{1, 1.25}}), {0, kNaN}));
+    EXPECT_TRUE(same(run_op("tan", f, f, {{-0.0, kInf}}), {-0.0, kNaN}));
+    EXPECT_TRUE(same(run_op("sinh", f, f, {{-kInf, -0.0}}), {-kInf, -0.0}));
+    EXPECT_TRUE(same(run_op("cosh", f, f, {{-kInf, -0.0}}), {kInf, 1}));
+    EXPECT_TRUE(same(run_op("atan", f, f, {{kInf, -0.0}}), {half_pi, -0.0}));
+    EXPECT_TRUE(same(
+        run_op("atan2", f, f, {{0, -0.0, 0, -0.0, 1, kInf, kNaN}, {-0.0, -0.0, 0, 1, 0, kInf, 1}}),
+        {run_op("add", f, f, {{M_PI}, {0}})[0], -run_op("add", f, f, {{M_PI}, {0}})[0], 0, -0.0,
+         half_pi, run_op("add", f, f, {{M_PI_4}, {0}})[0], kNaN}));
+    EXPECT_TRUE(same(run_op("fmod", f, f, {{7, -7, 1, kInf, 5, -0.0}, {2, 2, 0, 1, kInf, 3}}),
+                     {1, -1, kNaN, kNaN, 5, -0.0}));
+    EXPECT_TRUE(same(run_op("copysign", f, f, {{3, 3, kNaN}, {-0.0, 1, -1}}), {-3, 3, -kNaN}));
+  }
+}
+
+TEST(Interpreter, RoundingToIntegralValuesAndClassTests) {
+  for (ScalarKind f : {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16, ScalarKind::F64}) {
+    SCOPED_TRACE(ir::scalar_name(f));
+    const std::vector<double> x = {2.5, 3.5, -2.5, -0.25, 1.75, -1.75, kInf, kNaN};
+    EXPECT_TRUE(same(run_op("rint", f, f, {x}), {2, 4, -2, -0.0, 2, -2, kInf, kNaN}));
+    EXPECT_TRUE(same(run_op("floor", f, f, {x}), {2, 3, -3, -1, 1, -2, kInf, kNaN}));
+    EXPECT_TRUE(same(run_op("ceil", f, f, {x}), {3, 4, -2, -0.0, 2, -1, kInf, kNaN}));
+    EXPECT_TRUE(same(run_op("trunc", f, f, {x}), {2, 3, -2, -0.0, 1, -1, kInf, kNaN}));
+    const std::vector<double> c = {0, -kInf, kInf, kNaN, 1e-30, -3};
+    EXPECT_TRUE(same(run_op("isnan", f, ScalarKind::I1, {c}), {0, 0, 0, 1, 0, 0}));
+    EXPECT_TRUE(same(run_op("isinf", f, ScalarKind::I1, {c}), {0, 1, 1, 0, 0, 0}));
+    EXPECT_TRUE(same(run_op("isfinite", f, ScalarKind::I1, {c}), {1, 0, 0, 0, 1, 1}));
+  }
+}
+
+TEST(Interpreter, MinNumMaxNumIgnoreNaNAndClampPropagatesIt) {
+  for (ScalarKind f : {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16, ScalarKind::F64}) {
+    SCOPED_TRACE(ir::scalar_name(f));
+    const std::vector<double> a = {kNaN, 1, kNaN, -0.0, 0, 2}, b = {1, kNaN, kNaN, 0, -0.0, -3};
+    EXPECT_TRUE(same(run_op("minnum", f, f, {a, b}), {1, 1, kNaN, -0.0, -0.0, -3}));
+    EXPECT_TRUE(same(run_op("maxnum", f, f, {a, b}), {1, 1, kNaN, 0, 0, 2}));
+    EXPECT_TRUE(
+        same(run_op("clamp", f, f,
+                    {{5, -5, 0.5, kNaN, 0.5, -0.0}, {0, 0, 0, 0, kNaN, 0}, {1, 1, 1, 1, 1, 0}}),
+             {1, 0, 0.5, kNaN, kNaN, 0}));
+  }
+  EXPECT_TRUE(
+      same(run_op("clamp", ScalarKind::I32, ScalarKind::I32, {{5, -5, 3}, {0, 0, 0}, {4, 4, 4}}),
+           {4, 0, 3}));
+  // Unsigned: 0xFFFFFFFF is the largest u32, not -1.
+  EXPECT_TRUE(
+      same(run_op("clamp", ScalarKind::U32, ScalarKind::U32, {{4294967295.0, 1}, {2, 2}, {7, 7}}),
+           {7, 2}));
+}
+
+TEST(Interpreter, PopcountAndClzCountTheTypesOwnBits) {
+  EXPECT_TRUE(
+      same(run_op("popcount", ScalarKind::I8, ScalarKind::I8, {{0, -1, 5, -128}}), {0, 8, 2, 1}));
+  EXPECT_TRUE(same(run_op("clz", ScalarKind::I8, ScalarKind::I8, {{0, -1, 1, 64}}), {8, 0, 7, 1}));
+  EXPECT_TRUE(
+      same(run_op("clz", ScalarKind::U32, ScalarKind::U32, {{0, 1, 4294967295.0}}), {32, 31, 0}));
+  EXPECT_TRUE(same(run_op("popcount", ScalarKind::I64, ScalarKind::I64, {{-1, 0x7fff}}), {64, 15}));
+  EXPECT_TRUE(same(run_op("clz", ScalarKind::I64, ScalarKind::I64, {{0, 1, -1}}), {64, 63, 0}));
+  EXPECT_TRUE(same(run_op("clz", ScalarKind::I16, ScalarKind::I16, {{0, 255}}), {16, 8}));
+}
+
+TEST(Interpreter, NewMathRoundsOnceAndReferenceModeDoesNot) {
+  // tan(1.5) = 14.10141994717172: f16 holds 14.1 (ulp 2^-6), fp64 mode keeps every digit.
+  const double t = std::tan(1.5);
+  const double t16 = run_op("tan", ScalarKind::F16, ScalarKind::F16, {{1.5}})[0];
+  EXPECT_EQ(t16, 14.1015625);
+  EXPECT_EQ(run_op("tan", ScalarKind::F16, ScalarKind::F16, {{1.5}}, true)[0], t);
+  EXPECT_EQ(run_op("erfinv", ScalarKind::F32, ScalarKind::F32, {{0.5}})[0],
+            double(float(0.4769362762044699)));
+  EXPECT_NEAR(run_op("erfinv", ScalarKind::F32, ScalarKind::F32, {{0.5}}, true)[0],
+              0.4769362762044699, 1e-16);
+}
+
 TEST(Fold, UsesInterpreterSemantics) {
   auto m = parse_ok(R"(kernel @k() {
   %a = constant {value = 100} : i8
@@ -338,6 +475,28 @@ TEST(Fold, UsesInterpreterSemantics) {
   EXPECT_EQ(std::get<double>(*z), double(0.1f + 0.2f));
   ++it;
   EXPECT_FALSE(fold_scalar(**it, {int64_t(1), int64_t(0)}));
+}
+
+TEST(Fold, FoldsTheNewOps) {
+  auto m = parse_ok(R"(kernel @k(%f: f32, %i: i8) {
+  %a = rint %f : f32
+  %b = isnan %f : i1
+  %c = clz %i : i8
+  %d = maxnum %f, %f : f32
+  %e = erfinv %f : f32
+  return
+}
+)");
+  auto it = m->kernels()[0]->body()->ops().begin();
+  EXPECT_EQ(std::get<double>(*fold_scalar(**it, {2.5})), 2.0);
+  ++it;
+  EXPECT_EQ(std::get<bool>(*fold_scalar(**it, {std::nan("")})), true);
+  ++it;
+  EXPECT_EQ(std::get<int64_t>(*fold_scalar(**it, {int64_t(1)})), 7);
+  ++it;
+  EXPECT_EQ(std::get<double>(*fold_scalar(**it, {std::nan(""), 3.0})), 3.0);
+  ++it;
+  EXPECT_EQ(std::get<double>(*fold_scalar(**it, {1.0})), std::numeric_limits<double>::infinity());
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 // llvm-cpu lowering of elementwise ops: arithmetic, comparisons, casts with rounding modes and
-// the narrow float types, and the inline f32 exp. Every op is exact against the reference
-// interpreter except transcendental math (SLEEF and the inline exp, within 1 ulp): no fast-math
-// flags, no FMA contraction.
+// the narrow float types, the inline f32 exp and erfinv. Every op is exact against the reference
+// interpreter except transcendental math (SLEEF and the inline exp, within 1 ulp; erfinv, within
+// ~1 ulp): no fast-math flags, no FMA contraction.
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
@@ -148,6 +148,64 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   }
   case Opcode::Fma:
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a[0], a[1], a[2]});
+  case Opcode::Tan:
+    return sleef("tan");
+  case Opcode::Asin:
+    return sleef("asin");
+  case Opcode::Acos:
+    return sleef("acos");
+  case Opcode::Atan:
+    return sleef("atan");
+  case Opcode::Atan2:
+    return sleef("atan2");
+  case Opcode::Sinh:
+    return sleef("sinh");
+  case Opcode::Cosh:
+    return sleef("cosh");
+  case Opcode::Log1p: {
+    // SLEEF's log1p overflows to inf near the top of the range (log1pf(3e38) = inf, found by
+    // the differential test); past 2^64 (f32) or 2^128 (f64) log(x) is log1p(x) to the last bit.
+    llvm::Value *big = b_.CreateFCmpOGT(
+        a[0], llvm::ConstantFP::get(t, t->getScalarType()->isFloatTy() ? 0x1p64 : 0x1p128));
+    return b_.CreateSelect(big, sleef("log"), sleef("log1p"));
+  }
+  case Opcode::Expm1:
+    return sleef("expm1");
+  case Opcode::Erfinv:
+    return erfinv(a[0]);
+  // Exact: IEEE operations the vector units have (roundeven ignores the rounding environment).
+  case Opcode::Rint:
+    return unary(llvm::Intrinsic::roundeven);
+  case Opcode::Floor:
+    return unary(llvm::Intrinsic::floor);
+  case Opcode::Ceil:
+    return unary(llvm::Intrinsic::ceil);
+  case Opcode::Trunc:
+    return unary(llvm::Intrinsic::trunc);
+  case Opcode::Copysign:
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
+  case Opcode::Fmod: // frem is C's fmod, exact
+    return b_.CreateFRem(a[0], a[1]);
+  case Opcode::IsNan:
+    return b_.CreateFCmpUNO(a[0], a[0]);
+  case Opcode::IsInf:
+    return b_.CreateFCmpOEQ(unary(llvm::Intrinsic::fabs), llvm::ConstantFP::getInfinity(t));
+  case Opcode::IsFinite:
+    return b_.CreateFCmpONE(unary(llvm::Intrinsic::fabs), llvm::ConstantFP::getInfinity(t));
+  case Opcode::MinNum:
+  case Opcode::MaxNum: {
+    // llvm.minnum leaves the order of -0 and +0 open; IEEE minimum orders them and the selects
+    // drop a NaN operand (NaN only when both are).
+    const bool is_min = op.opcode() == Opcode::MinNum;
+    llvm::Value *m = b_.CreateBinaryIntrinsic(
+        is_min ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum, a[0], a[1]);
+    m = b_.CreateSelect(b_.CreateFCmpUNO(a[1], a[1]), a[0], m);
+    return b_.CreateSelect(b_.CreateFCmpUNO(a[0], a[0]), a[1], m);
+  }
+  case Opcode::Clamp: // min(max(x, lo), hi), NaN-propagating
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum,
+                                    b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]),
+                                    a[2]);
   default:
     unsupported(op, "no floating-point form");
   }
@@ -190,6 +248,59 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   return b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
 }
 
+// erfinv (no SLEEF or libm function), computed in f64 for every type: Giles' single-precision
+// approximation (GPU Computing Gems, 2011; relative error ~1e-7 over f32's range), then Newton
+// steps as in reference/ (erfinv_positive): on erf(y) = a for a <= 0.5, on log(erfc(y)) =
+// log(1 - a) beyond (1 - a exact; near-quadratic in y, so the rough start of f64's far tail, 1 - a
+// down to 2^-53, converges). One step takes f32's 1e-7 to ~1e-13; f64 takes five (measured:
+// LlvmCpu differential tests against the reference). Both branches run on every lane (vector
+// code), the select picks one.
+llvm::Value *KernelCodegen::erfinv(llvm::Value *x) {
+  llvm::Type *t = x->getType(), *dt = b_.getDoubleTy();
+  const bool f64 = t->isDoubleTy();
+  if (t->isVectorTy())
+    dt = llvm::VectorType::get(dt, llvm::cast<llvm::VectorType>(t)->getElementCount());
+  auto c = [&](double v) { return llvm::ConstantFP::get(dt, v); };
+  auto math = [&](const char *fn, llvm::Value *v, const char *acc = "u10") {
+    return sleef_call(b_, module_, fn, {v}, vector_bits_, acc);
+  };
+  auto poly = [&](llvm::Value *w, std::initializer_list<double> coeffs) {
+    llvm::Value *p = nullptr;
+    for (double k : coeffs)
+      p = p ? b_.CreateFAdd(c(k), b_.CreateFMul(p, w)) : c(k);
+    return p;
+  };
+  llvm::Value *xd = f64 ? x : b_.CreateFPExt(x, dt);
+  llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
+  llvm::Value *one_minus = b_.CreateFSub(c(1), a);
+  llvm::Value *w = b_.CreateFNeg(math("log", b_.CreateFMul(one_minus, b_.CreateFAdd(c(1), a))));
+  llvm::Value *p_mid =
+      poly(b_.CreateFSub(w, c(2.5)),
+           {2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+            -0.00125372503, -0.00417768164, 0.246640727, 1.50140941});
+  llvm::Value *p_tail =
+      poly(b_.CreateFSub(b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, w), c(3.0)),
+           {-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+            -0.0076224613, 0.00943887047, 1.00167406, 2.83297682});
+  llvm::Value *y = b_.CreateFMul(b_.CreateSelect(b_.CreateFCmpOLT(w, c(5.0)), p_mid, p_tail), a);
+  llvm::Value *mid = b_.CreateFCmpOLE(a, c(0.5));
+  llvm::Value *log_one_minus = math("log", one_minus);
+  for (int i = 0; i < (f64 ? 5 : 1); ++i) {
+    llvm::Value *d = b_.CreateFMul(c(1.1283791670955126), // 2/sqrt(pi) e^(-y^2) = erf'(y)
+                                   math("exp", b_.CreateFNeg(b_.CreateFMul(y, y))));
+    llvm::Value *step_mid = b_.CreateFDiv(b_.CreateFSub(math("erf", y), a), d);
+    llvm::Value *ec = math("erfc", y, "u15");
+    llvm::Value *step_tail = b_.CreateFDiv(
+        b_.CreateFMul(b_.CreateFSub(math("log", ec), log_one_minus), ec), b_.CreateFNeg(d));
+    y = b_.CreateFSub(y, b_.CreateSelect(mid, step_mid, step_tail));
+  }
+  // +-1 -> +-inf; |x| > 1 and NaN -> NaN; +-0 stays +-0 (y = 0 there).
+  y = b_.CreateSelect(b_.CreateFCmpOLT(a, c(1)), y, llvm::ConstantFP::getNaN(dt));
+  y = b_.CreateSelect(b_.CreateFCmpOEQ(a, c(1)), llvm::ConstantFP::getInfinity(dt), y);
+  y = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, y, xd);
+  return f64 ? y : b_.CreateFPTrunc(y, t);
+}
+
 llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
                                      std::vector<llvm::Value *> a, llvm::Value *lane) {
   const bool s = ir::is_signed(k);
@@ -224,6 +335,15 @@ llvm::Value *KernelCodegen::int_lane(const ir::Operation &op, ScalarKind k,
     return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a[0], a[1]);
   case Opcode::Abs:
     return s ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse()) : a[0];
+  case Opcode::Clamp: {
+    llvm::Value *lo =
+        b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a[0], a[1]);
+    return b_.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, lo, a[2]);
+  }
+  case Opcode::Popcount:
+    return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a[0]);
+  case Opcode::Clz: // is_zero_poison = false: clz(0) is the bit width
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a[0], b_.getFalse());
   case Opcode::Div:
   case Opcode::Rem: {
     llvm::Value *zero = llvm::ConstantInt::get(t, 0);

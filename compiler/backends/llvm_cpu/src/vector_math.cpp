@@ -90,7 +90,8 @@ void finish_helpers(llvm::Module &m) {
 }
 
 llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
-                        llvm::ArrayRef<llvm::Value *> args, unsigned vector_bits) {
+                        llvm::ArrayRef<llvm::Value *> args, unsigned vector_bits,
+                        const char *accuracy) {
   llvm::Type *t = args[0]->getType();
   const bool f32 = t->isFloatTy();
   const std::string libm = std::string(fn) + (f32 ? "f" : "");
@@ -113,7 +114,7 @@ llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
       auto *vt = llvm::FixedVectorType::get(t, lanes);
       llvm::SmallVector<llvm::Type *, 2> vparams(args.size(), vt);
       const std::string name =
-          "Sleef_" + std::string(fn) + (f32 ? "f" : "d") + std::to_string(lanes) + "_u10";
+          "Sleef_" + std::string(fn) + (f32 ? "f" : "d") + std::to_string(lanes) + "_" + accuracy;
       auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(vt, vparams, false));
       variants.push_back({lanes, llvm::cast<llvm::Function>(callee.getCallee())});
     }

@@ -43,7 +43,9 @@ void finish_helpers(llvm::Module &m);
 /// `fn` of SLEEF ("log", "sin", "pow", ...) on `args` (one or two f32 or f64 values): scalar
 /// calls go to libm (logf / log, ...), vector ones to SLEEF's 1.0-ulp functions of the widths
 /// that `vector_bits` (128, 256, 512) allows.
+/// `accuracy` is SLEEF's suffix: "u10" (1.0 ulp), or "u15" where SLEEF has no 1.0-ulp form (erfc).
 llvm::Value *sleef_call(llvm::IRBuilder<> &b, llvm::Module &m, const char *fn,
-                        llvm::ArrayRef<llvm::Value *> args, unsigned vector_bits);
+                        llvm::ArrayRef<llvm::Value *> args, unsigned vector_bits,
+                        const char *accuracy = "u10");
 
 } // namespace tl::llvm_cpu

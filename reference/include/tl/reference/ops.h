@@ -36,15 +36,48 @@ void layernorm_rows(int64_t rows, int64_t cols, const double *x, const double *g
 void rmsnorm_rows(int64_t rows, int64_t cols, const double *x, const double *gamma, double eps,
                   double *y);
 
-/// Rsqrt is 1/sqrt(x); Sigmoid is 1/(1+exp(-x)), evaluated without overflow.
-enum class UnaryMath { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Erf, Sigmoid, Sin, Cos, Abs, Neg };
+/// Rsqrt is 1/sqrt(x); Sigmoid is 1/(1+exp(-x)), evaluated without overflow. Rint rounds to the
+/// nearest integral value, ties to even. Erfinv is the inverse of erf on [-1, 1] (+-inf at +-1,
+/// NaN outside), good to about 2 ulp of f64; the rest follow the C library.
+enum class UnaryMath {
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Erf,
+  Sigmoid,
+  Sin,
+  Cos,
+  Abs,
+  Neg,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Log1p,
+  Expm1,
+  Erfinv,
+  Rint,
+  Floor,
+  Ceil,
+  Trunc
+};
 double unary(UnaryMath op, double x);
 void unary(UnaryMath op, int64_t n, const double *x, double *y);
 
-/// Pow follows std::pow; Min/Max as in the header comment.
-enum class BinaryMath { Add, Sub, Mul, Div, Pow, Min, Max };
+/// Pow, Atan2 (y = a, x = b), Fmod and Copysign follow the C library; Min/Max as in the header
+/// comment; MinNum/MaxNum ignore a NaN operand (NaN only when both are) and order -0 below +0.
+enum class BinaryMath { Add, Sub, Mul, Div, Pow, Min, Max, MinNum, MaxNum, Atan2, Fmod, Copysign };
 double binary(BinaryMath op, double a, double b);
 void binary(BinaryMath op, int64_t n, const double *a, const double *b, double *y);
+
+/// min(max(x, lo), hi) with the NaN-propagating Min/Max.
+double clamp(double x, double lo, double hi);
 
 /// Reduction over one axis of a rows x cols matrix: axis 0 reduces over rows (out has cols
 /// entries), axis 1 over columns (out has rows entries). ArgMax writes the index as a double.

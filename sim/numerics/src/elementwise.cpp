@@ -229,7 +229,7 @@ bool defined_on(UnOp op, DType t) {
 
 uint32_t binary(BinOp op, DType t, uint32_t a, uint32_t b, bool is_unsigned) {
   assert(defined_on(op, t));
-  if (op >= BinOp::MaxNum)
+  if (op >= BinOp::MaxNum) // the later (float) operations are appended from MaxNum on
     return later_float_binary(op, t, a, b);
   return is_float(t) ? float_binary(op, t, a, b) : int_binary(op, t, a, b, is_unsigned);
 }
@@ -238,7 +238,7 @@ uint32_t unary(UnOp op, DType t, uint32_t a, bool is_unsigned) {
   assert(defined_on(op, t));
   if (op == UnOp::Popcount || op == UnOp::Clz)
     return bit_count(op, t, a);
-  if (op >= UnOp::Tan)
+  if (op >= UnOp::Tan) // the later float functions are appended from Tan on
     return later_float_unary(op, t, a);
   if (!is_float(t)) {
     const int64_t x = extend(t, a, is_unsigned);

@@ -170,6 +170,37 @@ void vector_new_ops() {
   expect_cycles(stat(r, "core0.vec.busy_cycles"), want, "vector div, tanh, csum, cumsum, clt");
 }
 
+/// Issue 19's vector commands on the edge chip: the math functions take transcendental_passes,
+/// v.fmod div_passes (a long division), the exact ones (rint, class tests, maxnum, copysign,
+/// popcount) one pass per element group.
+void vector_later_ops() {
+  ChipConfig cfg = chip("edge");
+  const double w = cfg.core.vector.lanes, d = cfg.core.vector.pipeline_depth;
+  const double groups = std::ceil(1000 / w), rows = 3;
+  const double one = d + rows * groups;
+  const double want = 2 * (d + rows * groups * cfg.core.vector.transcendental_passes) +
+                      (d + rows * groups * cfg.core.vector.div_passes) + 4 * one;
+  SimReport r = run_one(cfg, R"(
+    v.cfgi n, 1000
+    v.cfgi rows, 3
+    v.cfgi sd, 4000
+    v.cfgi sa, 4000
+    v.cfgi sb, 4000
+    li r1, 16384
+    li r2, 32768
+    v.erfinv r0, r1
+    v.atan2 r0, r1, r2
+    v.fmod r0, r1, r2
+    v.rint r0, r1
+    v.isnan r0, r1
+    v.maxnum r0, r1, r2
+    v.copysign r0, r1, r2
+    halt
+  )");
+  expect_cycles(stat(r, "core0.vec.busy_cycles"), want,
+                "vector erfinv, atan2, fmod, rint, isnan, maxnum, copysign");
+}
+
 /// A gather of n1 rows costs what a box load of the same n1 rows costs: setup, then one request
 /// per row (indices 0..15 from v.iota; the two commands run one after the other).
 void dma_gather() {
@@ -264,6 +295,7 @@ int sc_main(int argc, char **argv) {
                     {"vector-ops", vector_ops},
                     {"vector-exp-reduce", vector_exp_reduce},
                     {"vector-new-ops", vector_new_ops},
+                    {"vector-later-ops", vector_later_ops},
                     {"dma-gather", dma_gather},
                     {"multicore-contention", multicore_contention}},
                    argc, argv);

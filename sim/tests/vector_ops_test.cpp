@@ -6,6 +6,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops_harness.h"
 
+#include "tl/npu/numerics.h"
 #include "tl/reference/numerics.h"
 
 #include <algorithm>
@@ -433,6 +434,151 @@ void div_by_zero() {
                "v.div: integer division by zero (row 0, element 0)");
 }
 
+/// The later f32 instructions (issue 19) against the host's double functions rounded once, and
+/// the exact ones against <cmath>; erfinv against sim/numerics (its accuracy is tested there).
+std::vector<std::pair<std::string, F3>> later_f32_ops() {
+  auto d = [](double (*f)(double)) { return [f](float x, float, float) { return canon_d(f(x)); }; };
+  auto d2 = [](double (*f)(double, double)) {
+    return [f](float x, float y, float) { return canon_d(f(x, y)); };
+  };
+  auto num1 = [](num::UnOp op) {
+    return [op](float x, float, float) { return num::unary(op, num::DType::F32, bits(x)); };
+  };
+  auto nums = [](float x, float y, bool max) { // NaN only when both are; -0 < +0
+    if (std::isnan(x) && std::isnan(y))
+      return 0x7fc00000u;
+    if (std::isnan(x) || std::isnan(y))
+      return bits(std::isnan(x) ? y : x);
+    if (x == y)
+      return bits(max == std::signbit(x) ? y : x);
+    return bits(max ? std::max(x, y) : std::min(x, y));
+  };
+  const std::vector<std::pair<std::string, F3>> ops = {
+      {"v.tan r10, r1", d(std::tan)},
+      {"v.asin r10, r1", d(std::asin)},
+      {"v.acos r10, r1", d(std::acos)},
+      {"v.atan r10, r1", d(std::atan)},
+      {"v.sinh r10, r1", d(std::sinh)},
+      {"v.cosh r10, r1", d(std::cosh)},
+      {"v.log1p r10, r1", d(std::log1p)},
+      {"v.expm1 r10, r1", d(std::expm1)},
+      {"v.erfinv r10, r1", num1(num::UnOp::Erfinv)},
+      {"v.rint r10, r1", [](float x, float, float) { return canon(std::nearbyint(x)); }},
+      {"v.floor r10, r1", [](float x, float, float) { return canon(std::floor(x)); }},
+      {"v.ceil r10, r1", [](float x, float, float) { return canon(std::ceil(x)); }},
+      {"v.trunc r10, r1", [](float x, float, float) { return canon(std::trunc(x)); }},
+      {"v.atan2 r10, r1, r2", d2(std::atan2)},
+      {"v.fmod r10, r1, r2", [](float x, float y, float) { return canon(std::fmod(x, y)); }},
+      {"v.copysign r10, r1, r2",
+       [](float x, float y, float) {
+         return std::isnan(x) ? 0x7fc00000u : bits(std::copysign(x, y));
+       }},
+      {"v.maxnum r10, r1, r2", [=](float x, float y, float) { return nums(x, y, true); }},
+      {"v.minnum r10, r1, r2", [=](float x, float y, float) { return nums(x, y, false); }}};
+  return ops;
+}
+void later_f32() { check_f32_ops(later_f32_ops(), "", 11, -50, 50); }
+/// The domains of asin, acos, erfinv and log1p.
+void later_f32_unit() { check_f32_ops(later_f32_ops(), "", 12, -1.25f, 1.25f); }
+
+/// Class tests write byte masks; popcount / clz count i8 and i32 bits; t = f16 and bf16 round
+/// the later math once to the type.
+void later_masks_ints() {
+  const std::vector<uint32_t> x = {0,           0x80000000u, 0x7f800000u, 0xff800000u,
+                                   0x7fc00000u, 0xffc00001u, 0x00000001u, 0x7f7fffffu,
+                                   0x3fc00000u, 0xc0200000u, 0x00ff0000u, 0x0000ffffu};
+  const uint64_t n = x.size();
+  std::vector<uint16_t> h(n);
+  for (uint64_t i = 0; i < n; ++i)
+    h[i] = static_cast<uint16_t>(x[i] >> 16); // bf16 patterns, and f16 patterns too
+  Simulator &sim = make_sim();
+  put_local(sim, kA, x);
+  put_local(sim, kB, h);
+  run_ok(sim, R"(
+    v.cfgi n, 12
+    li r1, 0x1000
+    li r2, 0x3000
+    li r10, 0x10000
+    v.isnan r10, r1
+    li r10, 0x10100
+    v.isinf r10, r1
+    li r10, 0x10200
+    v.isfinite r10, r1
+    v.cfgi t, i32
+    li r10, 0x11000
+    v.popcnt r10, r1
+    li r10, 0x11100
+    v.clz r10, r1
+    v.cfgi t, i8
+    li r10, 0x11200
+    v.popcnt r10, r1
+    li r10, 0x11300
+    v.clz r10, r1
+    v.cfgi t, bf16
+    li r10, 0x12000
+    v.tan r10, r2
+    li r10, 0x12100
+    v.floor r10, r2
+    li r10, 0x12200
+    v.isnan r10, r2
+    v.cfgi t, f16
+    li r10, 0x12300
+    v.expm1 r10, r2
+    li r10, 0x12400
+    v.isinf r10, r2
+    halt
+  )");
+  std::vector<int8_t> isnan, isinf, isfin;
+  std::vector<uint32_t> pop, clz;
+  std::vector<uint8_t> pop8, clz8;
+  for (uint32_t v : x) {
+    const float f = f32(v);
+    isnan.push_back(std::isnan(f));
+    isinf.push_back(std::isinf(f));
+    isfin.push_back(std::isfinite(f));
+    pop.push_back(__builtin_popcount(v)); // C++17 here: no <bit> counts
+    clz.push_back(v == 0 ? 32 : __builtin_clz(v));
+  }
+  const auto bytes = get_local<uint8_t>(sim, kA, 4 * n); // i8 view of the same memory
+  for (uint64_t i = 0; i < n; ++i) {
+    pop8.push_back(__builtin_popcount(bytes[i]));
+    clz8.push_back(bytes[i] == 0 ? 8 : __builtin_clz(bytes[i]) - 24);
+  }
+  expect_equal(get_local<int8_t>(sim, 0x10000, n), isnan, "v.isnan f32");
+  expect_equal(get_local<int8_t>(sim, 0x10100, n), isinf, "v.isinf f32");
+  expect_equal(get_local<int8_t>(sim, 0x10200, n), isfin, "v.isfinite f32");
+  expect_equal(get_local<uint32_t>(sim, 0x11000, n), pop, "v.popcnt i32");
+  expect_equal(get_local<uint32_t>(sim, 0x11100, n), clz, "v.clz i32");
+  expect_equal(get_local<uint8_t>(sim, 0x11200, n), pop8, "v.popcnt i8");
+  expect_equal(get_local<uint8_t>(sim, 0x11300, n), clz8, "v.clz i8");
+  const ref::FloatFormat bf = ref::FloatFormat::BF16, hf = ref::FloatFormat::F16;
+  std::vector<uint16_t> tan, floor, expm1;
+  std::vector<int8_t> bnan, hinf;
+  for (uint16_t v : h) {
+    const double b = ref::decode(bf, v), e = ref::decode(hf, v);
+    tan.push_back(std::isnan(b) ? 0x7fc0 : static_cast<uint16_t>(ref::encode(bf, std::tan(b))));
+    floor.push_back(std::isnan(b) ? 0x7fc0 : static_cast<uint16_t>(ref::encode(bf, std::floor(b))));
+    bnan.push_back(std::isnan(b));
+    expm1.push_back(std::isnan(e) ? 0x7e00 : static_cast<uint16_t>(ref::encode(hf, std::expm1(e))));
+    hinf.push_back(std::isinf(e));
+  }
+  expect_equal(get_local<uint16_t>(sim, 0x12000, n), tan, "v.tan bf16");
+  expect_equal(get_local<uint16_t>(sim, 0x12100, n), floor, "v.floor bf16");
+  expect_equal(get_local<int8_t>(sim, 0x12200, n), bnan, "v.isnan bf16");
+  expect_equal(get_local<uint16_t>(sim, 0x12300, n), expm1, "v.expm1 f16");
+  expect_equal(get_local<int8_t>(sim, 0x12400, n), hinf, "v.isinf f16");
+}
+
+/// The later instructions on dtypes they are not defined on are program errors naming both
+/// (sim/numerics' defined_on covers the rest).
+void later_undefined_int() {
+  expect_error("  v.cfgi n, 4\n  v.popcnt r0, r0\n  halt\n", "v.popcnt is not defined on f32");
+}
+void later_undefined_class() {
+  expect_error("  v.cfgi t, i32\n  v.cfgi n, 4\n  v.isnan r0, r0\n  halt\n",
+               "v.isnan is not defined on i32");
+}
+
 } // namespace
 } // namespace tl::npu::test
 
@@ -446,6 +592,11 @@ int sc_main(int argc, char **argv) {
                     {"conversions", conversions},
                     {"bad-dtype", bad_dtype},
                     {"undefined-op", undefined_op},
-                    {"div-by-zero", div_by_zero}},
+                    {"div-by-zero", div_by_zero},
+                    {"later-f32", later_f32},
+                    {"later-f32-unit", later_f32_unit},
+                    {"later-masks-ints", later_masks_ints},
+                    {"later-undefined-int", later_undefined_int},
+                    {"later-undefined-class", later_undefined_class}},
                    argc, argv);
 }

@@ -32,7 +32,26 @@ VecKind vec_kind(Opcode op) {
   case Opcode::VSigmoid:
   case Opcode::VSin:
   case Opcode::VCos:
+  case Opcode::VTan:
+  case Opcode::VAsin:
+  case Opcode::VAcos:
+  case Opcode::VAtan:
+  case Opcode::VSinh:
+  case Opcode::VCosh:
+  case Opcode::VLog1p:
+  case Opcode::VExpm1:
+  case Opcode::VErfinv:
+  case Opcode::VRint:
+  case Opcode::VFloor:
+  case Opcode::VCeil:
+  case Opcode::VTrunc:
+  case Opcode::VPopcnt:
+  case Opcode::VClz:
     return VecKind::Unary;
+  case Opcode::VIsnan:
+  case Opcode::VIsinf:
+  case Opcode::VIsfinite:
+    return VecKind::Classify;
   case Opcode::VCeq:
   case Opcode::VCne:
   case Opcode::VClt:
@@ -104,6 +123,16 @@ num::BinOp bin_op(Opcode op) {
     return num::BinOp::Shl;
   case Opcode::VShr:
     return num::BinOp::Shr;
+  case Opcode::VMaxnum:
+    return num::BinOp::MaxNum;
+  case Opcode::VMinnum:
+    return num::BinOp::MinNum;
+  case Opcode::VAtan2:
+    return num::BinOp::Atan2;
+  case Opcode::VFmod:
+    return num::BinOp::Fmod;
+  case Opcode::VCopysign:
+    return num::BinOp::Copysign;
   default:
     return num::BinOp::Pow;
   }
@@ -137,6 +166,36 @@ num::UnOp un_op(Opcode op) {
     return num::UnOp::Sigmoid;
   case Opcode::VSin:
     return num::UnOp::Sin;
+  case Opcode::VTan:
+    return num::UnOp::Tan;
+  case Opcode::VAsin:
+    return num::UnOp::Asin;
+  case Opcode::VAcos:
+    return num::UnOp::Acos;
+  case Opcode::VAtan:
+    return num::UnOp::Atan;
+  case Opcode::VSinh:
+    return num::UnOp::Sinh;
+  case Opcode::VCosh:
+    return num::UnOp::Cosh;
+  case Opcode::VLog1p:
+    return num::UnOp::Log1p;
+  case Opcode::VExpm1:
+    return num::UnOp::Expm1;
+  case Opcode::VErfinv:
+    return num::UnOp::Erfinv;
+  case Opcode::VRint:
+    return num::UnOp::Rint;
+  case Opcode::VFloor:
+    return num::UnOp::Floor;
+  case Opcode::VCeil:
+    return num::UnOp::Ceil;
+  case Opcode::VTrunc:
+    return num::UnOp::Trunc;
+  case Opcode::VPopcnt:
+    return num::UnOp::Popcount;
+  case Opcode::VClz:
+    return num::UnOp::Clz;
   default:
     return num::UnOp::Cos;
   }
@@ -159,6 +218,12 @@ num::CmpOp cmp_op(Opcode op) {
   }
 }
 
+num::ClassOp class_op(Opcode op) {
+  return op == Opcode::VIsnan   ? num::ClassOp::IsNan
+         : op == Opcode::VIsinf ? num::ClassOp::IsInf
+                                : num::ClassOp::IsFinite;
+}
+
 /// Passes per element group (the config's figures for expensive operations).
 uint64_t passes(Opcode op, const VectorConfig &vc) {
   switch (op) {
@@ -168,6 +233,7 @@ uint64_t passes(Opcode op, const VectorConfig &vc) {
   case Opcode::VRem:
   case Opcode::VSqrt:
   case Opcode::VRsqrt:
+  case Opcode::VFmod: // a long division of the significands, like v.div
     return vc.div_passes;
   case Opcode::VPow:
   case Opcode::VExp2:
@@ -178,6 +244,16 @@ uint64_t passes(Opcode op, const VectorConfig &vc) {
   case Opcode::VSigmoid:
   case Opcode::VSin:
   case Opcode::VCos:
+  case Opcode::VTan:
+  case Opcode::VAsin:
+  case Opcode::VAcos:
+  case Opcode::VAtan:
+  case Opcode::VAtan2:
+  case Opcode::VSinh:
+  case Opcode::VCosh:
+  case Opcode::VLog1p:
+  case Opcode::VExpm1:
+  case Opcode::VErfinv:
     return vc.transcendental_passes;
   default:
     return 1;
@@ -220,6 +296,7 @@ DType elementwise_dtype(const Command &c, VecKind kind) {
                        std::to_string(c.vec.u));
   if (((kind == VecKind::Binary || kind == VecKind::Scalar) && !num::defined_on(bin_op(c.op), t)) ||
       (kind == VecKind::Unary && !num::defined_on(un_op(c.op), t)) ||
+      (kind == VecKind::Classify && !num::is_float(t)) ||
       (kind == VecKind::Iota && t != DType::F32 && num::is_float(t)))
     throw ProgramError(std::string(isa::op_info(c.op).mnemonic) + " is not defined on " +
                        num::dtype_name(t));
@@ -239,6 +316,8 @@ uint32_t element(const Command &c, VecKind kind, DType t, uint64_t i, uint32_t x
     return num::unary(un_op(c.op), t, x, u);
   case VecKind::Compare:
     return num::compare(cmp_op(c.op), t, x, y, u) ? 1 : 0;
+  case VecKind::Classify:
+    return num::classify(class_op(c.op), t, x) ? 1 : 0;
   case VecKind::Fma:
     return num::fma(t, x, y, z);
   case VecKind::Select:
@@ -263,7 +342,8 @@ void VectorUnit::elementwise(const Command &c) {
   const char *name = isa::op_info(c.op).mnemonic;
   const DType t = elementwise_dtype(c, kind);
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  const DType out_t = kind == VecKind::Compare ? DType::I8 : t; // masks are bytes
+  const DType out_t =
+      kind == VecKind::Compare || kind == VecKind::Classify ? DType::I8 : t; // masks are bytes
   const DType a_t = kind == VecKind::Select ? DType::I8 : t;
   const bool reads_a = kind != VecKind::Fill && kind != VecKind::Iota;
   const bool reads_b = kind == VecKind::Binary || kind == VecKind::Compare ||

@@ -46,6 +46,7 @@ enum class VecKind {
   RowReduce,
   ColumnReduce,
   Scan,
+  Classify, ///< byte mask d = class test of a (v.isnan v.isinf v.isfinite)
 };
 VecKind vec_kind(isa::Opcode op);
 /// A dtype field's value, or ProgramError naming the field.

@@ -84,20 +84,6 @@ uint32_t to_f32(DType t, uint32_t bits) {
   }
 }
 
-double to_double(DType t, uint32_t bits) {
-  const uint32_t f = to_f32(t, bits);
-  float x;
-  std::memcpy(&x, &f, 4);
-  return x; // exact
-}
-
-/// One rounding of a host double to t (no host rounding involved).
-uint32_t from_double(double v, Layout l) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, 8);
-  return pack(unpack_f64(bits), l);
-}
-
 /// Monotone in the value with -0 == +0; NaN excluded by the callers.
 int64_t value_key(uint32_t f32) {
   const int64_t mag = f32 & 0x7fffffff;
@@ -149,7 +135,7 @@ uint32_t int_binary(BinOp op, DType t, uint32_t a, uint32_t b, bool u) {
     return wrap(t, ux << shift);
   case BinOp::Shr: // x is sign- or zero-extended, so >> is arithmetic or logical accordingly
     return wrap(t, static_cast<uint64_t>(x >> shift));
-  case BinOp::Pow:
+  default: // the float operations
     break;
   }
   assert(false && "not an integer operation");
@@ -191,6 +177,19 @@ uint32_t float_binary(BinOp op, DType t, uint32_t a, uint32_t b) {
 
 } // namespace
 
+double detail::to_double(DType t, uint32_t bits) {
+  const uint32_t f = to_f32(t, bits);
+  float x;
+  std::memcpy(&x, &f, 4);
+  return x; // exact
+}
+
+uint32_t detail::from_double(double v, Layout l) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  return pack(unpack_f64(bits), l);
+}
+
 bool is_float(DType t) { return t == DType::BF16 || t == DType::F16 || t == DType::F32; }
 
 bool defined_on(BinOp op, DType t) {
@@ -203,6 +202,11 @@ bool defined_on(BinOp op, DType t) {
   case BinOp::Shr:
     return !is_float(t);
   case BinOp::Pow:
+  case BinOp::MaxNum:
+  case BinOp::MinNum:
+  case BinOp::Atan2:
+  case BinOp::Fmod:
+  case BinOp::Copysign:
     return is_float(t);
   default:
     return true;
@@ -215,6 +219,8 @@ bool defined_on(UnOp op, DType t) {
   case UnOp::Abs:
     return true;
   case UnOp::Not:
+  case UnOp::Popcount:
+  case UnOp::Clz:
     return !is_float(t);
   default:
     return is_float(t);
@@ -223,11 +229,17 @@ bool defined_on(UnOp op, DType t) {
 
 uint32_t binary(BinOp op, DType t, uint32_t a, uint32_t b, bool is_unsigned) {
   assert(defined_on(op, t));
+  if (op >= BinOp::MaxNum) // the later (float) operations are appended from MaxNum on
+    return later_float_binary(op, t, a, b);
   return is_float(t) ? float_binary(op, t, a, b) : int_binary(op, t, a, b, is_unsigned);
 }
 
 uint32_t unary(UnOp op, DType t, uint32_t a, bool is_unsigned) {
   assert(defined_on(op, t));
+  if (op == UnOp::Popcount || op == UnOp::Clz)
+    return bit_count(op, t, a);
+  if (op >= UnOp::Tan) // the later float functions are appended from Tan on
+    return later_float_unary(op, t, a);
   if (!is_float(t)) {
     const int64_t x = extend(t, a, is_unsigned);
     switch (op) {

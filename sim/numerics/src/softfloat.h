@@ -53,4 +53,15 @@ uint32_t fused(const Value &a, const Value &b, const Value &c, Layout l = kF32);
 /// floor(sqrt(n)).
 u128 isqrt(u128 n);
 
+/// A float t value as a host double (exact).
+double to_double(DType t, uint32_t bits);
+/// One rounding of a host double to `l` (integer rounding step, no host rounding).
+uint32_t from_double(double v, Layout l);
+
+// The later operations (elementwise_math.cpp); NaN operands handled there.
+uint32_t later_float_unary(UnOp op, DType t, uint32_t a);
+uint32_t later_float_binary(BinOp op, DType t, uint32_t a, uint32_t b);
+/// Popcount / Clz of an integer t's bits.
+uint32_t bit_count(UnOp op, DType t, uint32_t a);
+
 } // namespace tl::npu::num::detail

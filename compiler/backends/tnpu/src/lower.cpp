@@ -184,6 +184,9 @@ bool Lowering::lower_scalar(const ir::Operation &op) {
   case Opcode::Not:
   case Opcode::Abs:
   case Opcode::Select:
+  case Opcode::Clamp:
+  case Opcode::Popcount:
+  case Opcode::Clz:
     lower_scalar_int(op);
     return true;
   case Opcode::Cmp:

@@ -1,6 +1,6 @@
 // Integer scalar ops beyond add / sub / mul / bitwise / min / max (division with its run-time
-// error, shifts, unary ops, select), `if` with results, and `assert` on scalars and masks.
-// SPDX-License-Identifier: Apache-2.0
+// error, shifts, unary ops, select, clamp, popcount / clz), `if` with results, and `assert` on
+// scalars and masks. SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
 namespace tl::tnpu::detail {
@@ -77,6 +77,35 @@ void Lowering::lower_scalar_int(const ir::Operation &op) {
     emit(O::Max, d, a, kT0);
     wrap_scalar(d, e);
     return;
+  case Opcode::Popcount:
+  case Opcode::Clz: { // a loop over the bits of a zero-extended to the width (at most w turns)
+    emit(O::Mov, kT0, a);
+    if (bits < 64) {
+      emit(O::Shli, kT0, kT0, 0, 64 - bits);
+      emit(O::Shri, kT0, kT0, 0, 64 - bits);
+    }
+    const bool pop = op.opcode() == Opcode::Popcount;
+    li(d, pop ? 0 : uint64_t(bits)); // clz = w - the number of significant bits
+    const int body = pop ? 2 : 1;
+    emit(O::Beq, kT0, 0, 0, body + 3); // done: past the jmp
+    if (pop) {                         // clear the lowest set bit
+      emit(O::Addi, kT1, kT0, 0, -1);
+      emit(O::And, kT0, kT0, kT1);
+    } else {
+      emit(O::Shri, kT0, kT0, 0, 1);
+    }
+    emit(O::Addi, d, d, 0, pop ? 1 : -1);
+    emit(O::Jmp, 0, 0, 0, -(body + 2));
+    return;
+  }
+  case Opcode::Clamp: { // min(max(x, lo), hi); u8..u32 are zero-extended, so signed compares
+    if (!is_signed && bits > 32)
+      fail(op, "scalar clamp on " + op.result()->type().str() + " is not supported");
+    const uint8_t lo = scalar(op, op.operand(1)), hi = scalar(op, op.operand(2));
+    emit(O::Max, d, a, lo);
+    emit(O::Min, d, d, hi);
+    return;
+  }
   case Opcode::Select: { // d = a ? b : c (any scalar: registers hold the bits)
     const uint8_t b = scalar(op, op.operand(1)), c = scalar(op, op.operand(2)); // before the skip
     emit(O::Mov, d, c);

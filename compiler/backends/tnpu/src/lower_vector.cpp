@@ -65,7 +65,9 @@ bool Lowering::lower_vector(const ir::Operation &op) {
 
 void Lowering::lower_elementwise(const ir::Operation &op) {
   const isa::Opcode vop = vector_opcode(op.opcode());
-  const ir::ScalarKind e = op.result()->type().elem();
+  // A class test computes on its float operand's dtype and writes a byte mask.
+  const ir::ScalarKind e =
+      is_class_test(op.opcode()) ? op.operand(0)->type().elem() : op.result()->type().elem();
   const int t = unit_dtype(op, e);
   const int64_t n = op.result()->type().num_elements();
   std::vector<Range> reads;
@@ -90,7 +92,12 @@ void Lowering::lower_elementwise(const ir::Operation &op) {
   case 2:
     vcmd(vop, {d, a, tile(op, op.operand(1))}, reads, {w});
     return;
-  default: // fma: d = a * b + c; select: d = mask ? b : c
+  default: // fma: d = a * b + c; select: d = mask ? b : c; clamp: d = min(max(a, lo), hi)
+    if (op.opcode() == Opcode::Clamp) { // NaN-propagating max and min, as the IR defines
+      vcmd(V::VMax, {d, a, tile(op, op.operand(1))}, {reads[0], reads[1]}, {w});
+      vcmd(V::VMin, {d, d, tile(op, op.operand(2))}, {w, reads[2]}, {w});
+      return;
+    }
     vcmd(vop, {d, a, tile(op, op.operand(1)), tile(op, op.operand(2))}, reads, {w});
     return;
   }

@@ -99,7 +99,10 @@ void Lowering::lower_scalar_on_vec(const ir::Operation &op) {
   } else {
     vec_setup(1, 1, 2);
     const isa::Opcode vop = vector_opcode(op.opcode());
-    if (op.num_operands() == 1)
+    if (op.opcode() == Opcode::Clamp) { // min(max(x, lo), hi)
+      vcmd(V::VMax, {d, a[0], a[1]}, {reads[0], reads[1]}, {w});
+      vcmd(V::VMin, {d, d, a[2]}, {w, reads[2]}, {w});
+    } else if (op.num_operands() == 1)
       vcmd(vop, {d, a[0]}, reads, {w});
     else if (op.num_operands() == 2)
       vcmd(vop, {d, a[0], a[1]}, reads, {w});

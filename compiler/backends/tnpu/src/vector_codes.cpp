@@ -65,6 +65,54 @@ isa::Opcode vector_opcode(Opcode op) {
     return V::VSin;
   case Opcode::Cos:
     return V::VCos;
+  case Opcode::Tan:
+    return V::VTan;
+  case Opcode::Asin:
+    return V::VAsin;
+  case Opcode::Acos:
+    return V::VAcos;
+  case Opcode::Atan:
+    return V::VAtan;
+  case Opcode::Sinh:
+    return V::VSinh;
+  case Opcode::Cosh:
+    return V::VCosh;
+  case Opcode::Log1p:
+    return V::VLog1p;
+  case Opcode::Expm1:
+    return V::VExpm1;
+  case Opcode::Erfinv:
+    return V::VErfinv;
+  case Opcode::Rint:
+    return V::VRint;
+  case Opcode::Floor:
+    return V::VFloor;
+  case Opcode::Ceil:
+    return V::VCeil;
+  case Opcode::Trunc:
+    return V::VTrunc;
+  case Opcode::IsNan:
+    return V::VIsnan;
+  case Opcode::IsInf:
+    return V::VIsinf;
+  case Opcode::IsFinite:
+    return V::VIsfinite;
+  case Opcode::Popcount:
+    return V::VPopcnt;
+  case Opcode::Clz:
+    return V::VClz;
+  case Opcode::MaxNum:
+    return V::VMaxnum;
+  case Opcode::MinNum:
+    return V::VMinnum;
+  case Opcode::Atan2:
+    return V::VAtan2;
+  case Opcode::Fmod:
+    return V::VFmod;
+  case Opcode::Copysign:
+    return V::VCopysign;
+  case Opcode::Clamp: // v.max, then v.min (is_clamp: the callers emit both)
+    return V::VMax;
   case Opcode::Fma:
     return V::VFma;
   case Opcode::Select:

@@ -12,6 +12,11 @@ namespace tl::tnpu::detail {
 /// The vector opcode of an elementwise Tile IR op, or Nop.
 isa::Opcode vector_opcode(Opcode op);
 
+/// The class tests (isnan, isinf, isfinite): a float operand, a byte-mask result.
+inline bool is_class_test(Opcode op) {
+  return op == Opcode::IsNan || op == Opcode::IsInf || op == Opcode::IsFinite;
+}
+
 /// The vector compare opcode of a `cmp` predicate (eq, ne, lt, le, gt, ge).
 isa::Opcode compare_opcode(const std::string &pred);
 

@@ -136,7 +136,30 @@ namespace tl::npu::isa {
   X(Bgeu, "bgeu", "r,r,l")                                                                         \
   X(Divu, "divu", "r,r,r")                                                                         \
   X(Remu, "remu", "r,r,r")                                                                         \
-  X(Trap, "trap", "i")
+  X(Trap, "trap", "i")                                                                             \
+  X(VTan, "v.tan", "r,r")                                                                          \
+  X(VAsin, "v.asin", "r,r")                                                                        \
+  X(VAcos, "v.acos", "r,r")                                                                        \
+  X(VAtan, "v.atan", "r,r")                                                                        \
+  X(VSinh, "v.sinh", "r,r")                                                                        \
+  X(VCosh, "v.cosh", "r,r")                                                                        \
+  X(VLog1p, "v.log1p", "r,r")                                                                      \
+  X(VExpm1, "v.expm1", "r,r")                                                                      \
+  X(VErfinv, "v.erfinv", "r,r")                                                                    \
+  X(VRint, "v.rint", "r,r")                                                                        \
+  X(VFloor, "v.floor", "r,r")                                                                      \
+  X(VCeil, "v.ceil", "r,r")                                                                        \
+  X(VTrunc, "v.trunc", "r,r")                                                                      \
+  X(VIsnan, "v.isnan", "r,r")                                                                      \
+  X(VIsinf, "v.isinf", "r,r")                                                                      \
+  X(VIsfinite, "v.isfinite", "r,r")                                                                \
+  X(VPopcnt, "v.popcnt", "r,r")                                                                    \
+  X(VClz, "v.clz", "r,r")                                                                          \
+  X(VMaxnum, "v.maxnum", "r,r,r")                                                                  \
+  X(VMinnum, "v.minnum", "r,r,r")                                                                  \
+  X(VAtan2, "v.atan2", "r,r,r")                                                                    \
+  X(VFmod, "v.fmod", "r,r,r")                                                                      \
+  X(VCopysign, "v.copysign", "r,r,r")
 
 enum class Opcode : uint8_t {
 #define TL_NPU_ENUM(name, mnemonic, operands) name,

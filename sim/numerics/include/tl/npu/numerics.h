@@ -4,9 +4,9 @@
 // Semantics this header promises (SPEC.md has the full text):
 //  - Values travel as raw bit patterns (uint16_t for bf16/f16, uint32_t for f32); no host
 //    floating-point operation is used, so no result depends on the host's FPU or rounding mode —
-//    except the math functions log, log2, exp2, tanh, erf, sigmoid, sin, cos and pow, which round
-//    the host C library's double result once (bit-exact with the reference interpreter on the
-//    same host; SPEC.md bounds the error).
+//    except the math functions log, log2, exp2, tanh, erf, sigmoid, sin, cos, pow, tan, asin,
+//    acos, atan, atan2, sinh, cosh, log1p, expm1 and erfinv, which round the host C library's
+//    double result once (SPEC.md bounds the error; erfinv refines a host-double estimate).
 //  - The matrix unit's MAC is fused: the product of two inputs is exact, and product + accumulator
 //    is rounded once to f32, round-to-nearest-even. Integer MACs wrap modulo 2^32.
 //  - Subnormals are kept everywhere (no flush to zero), on inputs and outputs.
@@ -73,7 +73,27 @@ uint32_t int_resize(DType from, DType to, uint32_t bits, bool is_unsigned);
 // results are t's bit patterns in the low bits. Integer dtypes (I8, I32): operands are sign-
 // extended (zero-extended if `is_unsigned`), the operation is exact, the result wraps to t's width.
 
-enum class BinOp : uint8_t { Add, Sub, Mul, Div, Rem, Max, Min, And, Or, Xor, Shl, Shr, Pow };
+/// (MaxNum, MinNum, Atan2, Fmod, Copysign appended after the first release: floats only.)
+enum class BinOp : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Max,
+  Min,
+  And,
+  Or,
+  Xor,
+  Shl,
+  Shr,
+  Pow,
+  MaxNum,
+  MinNum,
+  Atan2,
+  Fmod,
+  Copysign
+};
 enum class UnOp : uint8_t {
   Neg,
   Abs,
@@ -88,9 +108,27 @@ enum class UnOp : uint8_t {
   Erf,
   Sigmoid,
   Sin,
-  Cos
+  Cos,
+  // Appended: floats only except Popcount and Clz (integers only).
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Log1p,
+  Expm1,
+  Erfinv,
+  Rint,
+  Floor,
+  Ceil,
+  Trunc,
+  Popcount,
+  Clz
 };
 enum class CmpOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+/// Class tests of a float (the vector unit writes them as byte masks, like compares).
+enum class ClassOp : uint8_t { IsNan, IsInf, IsFinite };
 
 bool is_float(DType t);
 /// Whether `op` is defined on dtype t (Rem and the bit operations are integer only, Pow and the
@@ -99,10 +137,15 @@ bool defined_on(BinOp op, DType t);
 bool defined_on(UnOp op, DType t);
 /// a op b. Integer Div / Rem by zero give all ones / a (the vector unit faults before that);
 /// INT_MIN / -1 wraps (remainder 0); Shl / Shr shift by b mod the width, Shr is arithmetic for
-/// signed and logical for unsigned operands. Float Max / Min as f32_max / f32_min; Pow and the
-/// math functions of UnOp are SPEC.md's "host double, rounded once" functions.
+/// signed and logical for unsigned operands. Float Max / Min as f32_max / f32_min; MaxNum /
+/// MinNum ignore one NaN operand; Fmod and Copysign are exact; Rint / Floor / Ceil / Trunc are
+/// exact (integer arithmetic on the bits); Erfinv is SPEC.md's Newton refinement; Pow, Atan2 and
+/// the other math functions of UnOp are SPEC.md's "host double, rounded once" functions.
+/// Popcount / Clz count the bits of t's width (Clz(0) = the width).
 uint32_t binary(BinOp op, DType t, uint32_t a, uint32_t b, bool is_unsigned = false);
 uint32_t unary(UnOp op, DType t, uint32_t a, bool is_unsigned = false);
+/// Whether float `a` of dtype t is in the class (t must be a float dtype).
+bool classify(ClassOp op, DType t, uint32_t a);
 /// a * b + c rounded once to t (integers: wrapping).
 uint32_t fma(DType t, uint32_t a, uint32_t b, uint32_t c);
 /// Float: IEEE comparisons (-0 == +0; with a NaN operand only Ne is true). Integer: signed or

@@ -100,6 +100,9 @@ std::string check_output(const std::string &kind, const std::vector<char> &got) 
   return {};
 }
 
+/// The shortest pass a bandwidth test times at the datasheet's peak (see run_bandwidth).
+constexpr double kMinPassSeconds = 5e-5;
+
 /// Host copies cross the link; everything else moves through device memory.
 bool over_link(const std::string &kind) { return kind == "h2d" || kind == "d2h"; }
 const char *peak_figure(const std::string &kind) {
@@ -116,6 +119,7 @@ std::vector<TestDef> list_bandwidth(const ListContext &) {
                    true,
                    {{"kind", c.kind},
                     {"size_mib", c.mib},
+                    {"min_pass_s", kMinPassSeconds},
                     {"warmup", 1},
                     {"reps", 5},
                     {"pass_fraction_of_peak", kPassFraction},
@@ -127,7 +131,17 @@ std::vector<TestDef> list_bandwidth(const ListContext &) {
 
 Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   const std::string kind = t.params["kind"];
-  const uint64_t size = t.params["size_mib"].get<uint64_t>() << 20;
+  uint64_t size = t.params["size_mib"].get<uint64_t>() << 20;
+  // STREAM's rule, sized by the datasheet: a pass moves at least min_pass_s of traffic at the
+  // declared peak, so that a fast memory is measured past its caches and the launch overhead
+  // (64 MiB is 13 us of an H200's HBM, about its L2); power-of-two MiB, never below size_mib.
+  if (const Datasheet sheet = datasheet_for(ctx); sheet.ok) {
+    const double peak = over_link(kind) ? sheet.link_bandwidth : sheet.memory_bandwidth;
+    const double want = peak * t.params["min_pass_s"].get<double>();
+    while (static_cast<double>(size) < want &&
+           size < (uint64_t(1) << 30)) // i32 offsets of the kernels
+      size *= 2;
+  }
   const int warmup = t.params["warmup"], reps = t.params["reps"];
   if (ctx.info.memory_bytes < 4 * size)
     return Outcome::not_supported("the device has less than 4x the " + std::to_string(size >> 20) +

@@ -105,6 +105,10 @@ private:
   /// returns the loaded elements.
   Regs vector_access(bool is_store, llvm::Value *addr, llvm::Type *t, const Regs &values);
   void lower_reduce(const ir::Operation &op);
+  /// reduce sum/max/min by registers, warp shuffles and shared memory across warps; false when
+  /// it does not apply (argmax), and lower_reduce's shared-memory loop runs instead.
+  bool reduce_in_registers(const ir::Operation &op);
+  llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
   void lower_scan(const ir::Operation &op);
   void lower_dot(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);

@@ -250,8 +250,6 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
     return unary(llvm::Intrinsic::trunc);
   case Opcode::Copysign:
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a[0], a[1]);
-  case Opcode::Fmod:
-    return b_.CreateFRem(a[0], a[1]); // exact, C fmod
   case Opcode::Sigmoid: {
     llvm::Value *e = libdevice("exp", k, {b_.CreateFNeg(a[0])});
     return b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
@@ -266,7 +264,7 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
       {Opcode::Tan, "tan"},     {Opcode::Asin, "asin"},   {Opcode::Acos, "acos"},
       {Opcode::Atan, "atan"},   {Opcode::Sinh, "sinh"},   {Opcode::Cosh, "cosh"},
       {Opcode::Log1p, "log1p"}, {Opcode::Expm1, "expm1"}, {Opcode::Erfinv, "erfinv"},
-      {Opcode::Atan2, "atan2"}};
+      {Opcode::Atan2, "atan2"}, {Opcode::Fmod, "fmod"}}; // fmod: exact, C's special values
   for (auto [code, name] : kLibdevice)
     if (code == op.opcode())
       return libdevice(name, k, a);

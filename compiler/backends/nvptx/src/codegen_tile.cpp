@@ -7,6 +7,7 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <map>
 
 namespace tl::nvptx {
 using ir::Opcode;
@@ -388,7 +389,143 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     values_[op.result()] = out;
 }
 
+llvm::Value *KernelEmitter::shuffle_xor(llvm::Value *v, int64_t mask) {
+  // shfl.sync.bfly moves 32 bits: wider values go in halves, narrower ones widened.
+  llvm::Type *t = v->getType();
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  auto shfl32 = [&](llvm::Value *x) {
+    return b_.CreateIntrinsic(
+        llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+        {b_.getInt32(-1), x, b_.getInt32(static_cast<int32_t>(mask)), b_.getInt32(31)});
+  };
+  if (bits == 64) {
+    llvm::Value *x = b_.CreateBitCast(v, b_.getInt64Ty());
+    llvm::Value *lo = shfl32(b_.CreateTrunc(x, b_.getInt32Ty()));
+    llvm::Value *hi = shfl32(b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty()));
+    llvm::Value *r = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()),
+                                 b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+    return b_.CreateBitCast(r, t);
+  }
+  if (t->isFloatTy())
+    return b_.CreateBitCast(shfl32(b_.CreateBitCast(v, b_.getInt32Ty())), t);
+  return b_.CreateTrunc(shfl32(b_.CreateZExt(v, b_.getInt32Ty())), t);
+}
+
+bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
+  // sum, max and min of a tile along one axis: each thread combines its own elements, then the
+  // lanes of a warp by butterfly shuffles, then the warps through shared memory; only the
+  // distinct copies of a replicated layout take part. A float sum may associate in any order
+  // (ir.h); max and min are exact in any order.
+  const ir::Value *in = op.operand(0);
+  const ir::Type &it = in->type(), &ot = op.result()->type();
+  const int64_t axis = *op.attr_as<int64_t>("axis");
+  const std::string &kind = *op.attr_as<std::string>("kind");
+  if (kind == "argmax" || !it.is_tile())
+    return false;
+  const ScalarKind k = it.elem();
+  llvm::Type *t = value_type(k, op);
+  Coords &c = coords_of(in);
+  const Layout &l = c.layout;
+  const int64_t size = it.shape()[axis];
+  const int64_t pt = l.per_thread[axis];
+  const int64_t lanes = std::min<int64_t>(l.lanes[axis], std::max<int64_t>(1, size / pt));
+  const int64_t warps =
+      std::min<int64_t>(l.warps[axis], std::max<int64_t>(1, size / (pt * l.lanes[axis])));
+  // 1. Registers with the same coordinates off the axis, in ascending axis order.
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> groups;
+  const Regs &x = regs(in);
+  for (size_t r = 0; r < x.size(); ++r) {
+    std::vector<int64_t> key = c.offset[r];
+    const int64_t along = key[axis];
+    key.erase(key.begin() + axis);
+    groups[key].push_back({along, static_cast<int64_t>(r)});
+  }
+  std::vector<std::vector<int64_t>> keys;
+  Regs partial;
+  for (auto &[key, members] : groups) {
+    std::sort(members.begin(), members.end());
+    llvm::Value *acc = x[members[0].second];
+    for (size_t i = 1; i < members.size(); ++i)
+      acc = combine(kind, k, acc, x[members[i].second]);
+    keys.push_back(key);
+    partial.push_back(acc);
+  }
+  // 2. Lanes along the axis: their bits in the lane id.
+  int64_t lane_stride = 1;
+  for (int64_t d : l.order) {
+    if (d == axis)
+      break;
+    lane_stride *= l.lanes[d];
+  }
+  for (int64_t m = 1; m < lanes; m *= 2)
+    for (llvm::Value *&p : partial)
+      p = combine(kind, k, p, shuffle_xor(p, m * lane_stride));
+  // The output coordinate of each partial, as a linear index of the result.
+  const std::vector<int64_t> out_shape = ot.is_tile() ? ot.shape() : std::vector<int64_t>{};
+  auto out_index = [&](size_t i) -> llvm::Value * {
+    llvm::Value *index = b_.getInt64(0);
+    for (int d = 0, o = 0; d < it.rank(); ++d) {
+      if (d == axis)
+        continue;
+      llvm::Value *cd = b_.CreateAnd(b_.CreateAdd(c.base[d], b_.getInt64(keys[i][o])),
+                                     b_.getInt64(it.shape()[d] - 1));
+      index = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(out_shape[o])), cd);
+      ++o;
+    }
+    return index;
+  };
+  const int64_t out_count = ot.is_tile() ? ot.num_elements() : 1;
+  const uint64_t elem_bytes = module_.getDataLayout().getTypeAllocSize(t);
+  // 3. Warps along the axis: partials through shared memory, combined in warp order.
+  if (warps > 1) {
+    const uint64_t bytes = static_cast<uint64_t>(warps * out_count) * elem_bytes;
+    if (bytes > kMaxShared)
+      return false;
+    need_shared(bytes);
+    barrier();
+    llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(0));
+    llvm::Value *slot = b_.CreateUDiv(b_.CreateAnd(c.base[axis], b_.getInt64(size - 1)),
+                                      b_.getInt64(pt * l.lanes[axis]));
+    for (size_t i = 0; i < partial.size(); ++i)
+      b_.CreateStore(partial[i], shared_at(base, t,
+                                           b_.CreateAdd(b_.CreateMul(slot, b_.getInt64(out_count)),
+                                                        out_index(i))));
+    barrier();
+    for (size_t i = 0; i < partial.size(); ++i) {
+      llvm::Value *index = out_index(i);
+      llvm::Value *acc = b_.CreateLoad(t, shared_at(base, t, index));
+      for (int64_t w = 1; w < warps; ++w)
+        acc = combine(
+            kind, k, acc,
+            b_.CreateLoad(t, shared_at(base, t, b_.CreateAdd(index, b_.getInt64(w * out_count)))));
+      partial[i] = acc;
+    }
+    shared_in_use_ = true;
+  }
+  if (!ot.is_tile()) {
+    values_[op.result()] = {partial.front()};
+    return true;
+  }
+  // 4. Into the result's layout: through shared memory by output index.
+  const uint64_t bytes = static_cast<uint64_t>(out_count) * elem_bytes;
+  need_shared(bytes);
+  barrier();
+  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(0));
+  for (size_t i = 0; i < partial.size(); ++i)
+    b_.CreateStore(partial[i], shared_at(base, t, out_index(i)));
+  barrier();
+  Coords &rc = coords_of(op.result());
+  Regs out;
+  for (size_t r = 0; r < rc.offset.size(); ++r)
+    out.push_back(b_.CreateLoad(t, shared_at(base, t, linear_index(rc, static_cast<int64_t>(r)))));
+  values_[op.result()] = out;
+  shared_in_use_ = true;
+  return true;
+}
+
 void KernelEmitter::lower_reduce(const ir::Operation &op) {
+  if (reduce_in_registers(op))
+    return;
   const ir::Value *in = op.operand(0);
   const ir::Type &it = in->type(), &ot = op.result()->type();
   const int64_t axis = *op.attr_as<int64_t>("axis");

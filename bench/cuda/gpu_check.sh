@@ -12,6 +12,12 @@ mkdir -p "$out"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(tests conform-compiler conform-precision python)
 failed=()
+# cffi for the Python steps, from the pack's wheels when the machine lacks it.
+dest="${TL_UNPACK_DIR:-${TMPDIR:-/tmp}/tl-cuda}"
+if ! python3 -c 'import cffi' 2>/dev/null && ls "$dest"/wheels/*.whl >/dev/null 2>&1; then
+  for w in "$dest"/wheels/*.whl; do python3 -m zipfile -e "$w" "$dest/py"; done
+  export PYTHONPATH="$dest/py${PYTHONPATH:+:$PYTHONPATH}"
+fi
 conform() { # suite name, extra args
   local name=$1
   shift
@@ -39,17 +45,19 @@ for s in "${steps[@]}"; do
   conform-precision) conform conform-precision --suite precision --profile core ;;
   conform-core) conform conform-core --profile core ;;
   python)
-    dest="${TL_UNPACK_DIR:-${TMPDIR:-/tmp}/tl-cuda}"
-    if ! python3 -c 'import cffi' 2>/dev/null && ls "$dest"/wheels/*.whl >/dev/null 2>&1; then
-      for w in "$dest"/wheels/*.whl; do python3 -m zipfile -e "$w" "$dest/py"; done
-      export PYTHONPATH="$dest/py${PYTHONPATH:+:$PYTHONPATH}"
-    fi
     (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \
       python/tests -k cuda >"$out/python.log" 2>&1 ||
       false)
     rc=$?
     tail -n 30 "$out/python.log"
     [ $rc -eq 0 ] || failed+=(python)
+    ;;
+  bench)
+    (cd "$root" && PYTHONPATH="${PYTHONPATH:-}" timeout 300 python3 bench/cuda/bench_rows.py \
+      >"$out/bench.log" 2>&1)
+    rc=$?
+    cat "$out/bench.log" | tail -n 40
+    [ $rc -eq 0 ] || failed+=(bench)
     ;;
   *) echo "unknown step $s"; failed+=("$s") ;;
   esac

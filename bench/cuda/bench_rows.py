@@ -1,0 +1,141 @@
+"""TL kernels on the cuda device against PyTorch on the same GPU, same run, same sizes.
+
+Prints `name: value` lines: row softmax and layernorm (f32) as bandwidth (2 bytes moved per
+element byte) and as a ratio to a device-to-device copy of the same tensor; fp32 GEMM as TFLOP/s
+and as a ratio to cuBLAS SGEMM (torch.matmul, TF32 off); launch overhead of an empty kernel from
+Python against an empty PyTorch op. Outputs are checked against float64 after the timing.
+Usage (GPU machine, inside run_on_device.sh's environment): python3 bench/cuda/bench_rows.py
+"""
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import torch  # noqa: E402
+import tl  # noqa: E402
+
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+@tl.kernel
+def softmax(x: tl.tensor, y: tl.tensor, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    v = tl.load(x + (row, 0), (1, BLOCK), other=-math.inf)
+    m = tl.max(v, axis=1)
+    e = tl.exp(v - m[:, None])
+    tl.store(y + (row, 0), e / tl.sum(e, axis=1)[:, None])
+
+
+@tl.kernel
+def layernorm(x: tl.tensor, w: tl.tensor, b: tl.tensor, y: tl.tensor, eps: tl.float32,
+              BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    n = x.shape[1]
+    v = tl.reshape(tl.load(x + (row, 0), (1, BLOCK)), (BLOCK,))
+    mean = tl.sum(v) / n
+    d = v - mean
+    var = tl.sum(d * d) / n
+    out = d * tl.rsqrt(var + eps) * tl.load(w + (0,), (BLOCK,)) + tl.load(b + (0,), (BLOCK,))
+    tl.store(y + (row, 0), tl.reshape(out, (1, BLOCK)))
+
+
+@tl.kernel
+def gemm(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+         BK: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    tl.store(c + (m0, n0), acc)
+
+
+@tl.kernel
+def empty(x: tl.tensor):
+    pass
+
+
+def timed(fn, reps=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best = float("inf")
+    for _ in range(reps):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    return best
+
+
+def main():
+    dev = torch.device("cuda")
+    print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
+    failed = []
+    for n in (4096, 8192):
+        x = torch.randn(n, n, device=dev)
+        y = torch.empty_like(x)
+        bytes_moved = 2 * x.numel() * 4
+        t_copy = timed(lambda: y.copy_(x))
+        print(f"copy_{n}x{n}_GBps: {bytes_moved / t_copy / 1e9:.1f}")
+        t_tl = timed(lambda: softmax[(n,)](x, y, BLOCK=n))
+        ref = torch.softmax(x.double(), dim=1)
+        err = ((y.double() - ref).norm() / ref.norm()).item()
+        t_torch = timed(lambda: torch.softmax(x, dim=1))
+        print(f"softmax_{n}x{n}_GBps: {bytes_moved / t_tl / 1e9:.1f}")
+        print(f"softmax_{n}x{n}_vs_copy: {t_copy / t_tl:.3f}")
+        print(f"softmax_{n}x{n}_torch_vs_copy: {t_copy / t_torch:.3f}")
+        print(f"softmax_{n}x{n}_normwise_error: {err:.2e}")
+        if not err < 1e-6:
+            failed.append(f"softmax {n}")
+        w, b = torch.randn(n, device=dev), torch.randn(n, device=dev)
+        t_tl = timed(lambda: layernorm[(n,)](x, w, b, y, 1e-5, BLOCK=n))
+        xd = x.double()
+        ref = torch.nn.functional.layer_norm(xd, (n,), w.double(), b.double(), 1e-5)
+        err = ((y.double() - ref).norm() / ref.norm()).item()
+        t_torch = timed(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5))
+        print(f"layernorm_{n}x{n}_GBps: {bytes_moved / t_tl / 1e9:.1f}")
+        print(f"layernorm_{n}x{n}_vs_copy: {t_copy / t_tl:.3f}")
+        print(f"layernorm_{n}x{n}_torch_vs_copy: {t_copy / t_torch:.3f}")
+        print(f"layernorm_{n}x{n}_normwise_error: {err:.2e}")
+        if not err < 1e-6:
+            failed.append(f"layernorm {n}")
+    n = 4096
+    a, bm = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    c = torch.empty(n, n, device=dev)
+    t_tl = timed(lambda: gemm[(n // 64, n // 64)](a, bm, c, BM=64, BN=64, BK=32), reps=5)
+    ref = a.double() @ bm.double()
+    err = ((c.double() - ref).norm() / ref.norm()).item()
+    t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
+    flops = 2 * n ** 3
+    print(f"gemm_f32_{n}_TFLOPs: {flops / t_tl / 1e12:.2f}")
+    print(f"gemm_f32_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
+    print(f"gemm_f32_{n}_vs_cublas: {t_blas / t_tl:.3f}")
+    print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
+    if not err < 1e-6:
+        failed.append("gemm")
+    e = torch.empty(1, device=dev)
+    empty[(1,)](e)
+    torch.cuda.synchronize()
+    import time
+    reps = 2000
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        empty[(1,)](e)
+    torch.cuda.synchronize()
+    t_tl = (time.perf_counter() - t0) / reps
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        e.add_(0)
+    torch.cuda.synchronize()
+    t_torch = (time.perf_counter() - t0) / reps
+    print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
+    print(f"launch_torch_add_us: {t_torch * 1e6:.2f}")
+    print(f"bench_rows: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,17 +5,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "test_support.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <mutex>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -99,13 +100,16 @@ struct Target {
   uint32_t kernel = 0;
 };
 
+constexpr size_t kMaxDevices = 8;
+
 struct Totals {
   std::atomic<uint64_t> launches{0}, checked_elements{0}, worker_errors{0}, kills{0};
+  std::atomic<uint64_t> per_device[kMaxDevices] = {}; // launches, indexed like the targets
 };
 
 /// One iteration: buffers, events and a second stream made and freed; x + y * scale checked
 /// element by element. Returns false when the launch failed because its simulator was killed.
-bool iterate(Target &t, Stream &a, Stream &b, std::mt19937 &rng, Totals &totals) {
+bool iterate(Target &t, size_t index, Stream &a, Stream &b, std::mt19937 &rng, Totals &totals) {
   const int64_t n = std::uniform_int_distribution<int64_t>(1, 5000)(rng);
   const float scale = std::ldexp(1.0f, std::uniform_int_distribution<int>(-3, 3)(rng));
   std::vector<float> x(n), y(n), out(n);
@@ -132,6 +136,7 @@ bool iterate(Target &t, Stream &a, Stream &b, std::mt19937 &rng, Totals &totals)
   b.record(done);
   b.copy_to_host(bo, out.data(), bytes);
   totals.launches++;
+  totals.per_device[index]++;
   try {
     done.synchronize();
     b.synchronize();
@@ -204,7 +209,7 @@ void round(std::vector<Target> &targets, const Options &o, double seconds, uint6
         try {
           Stream a = t.device.stream(), b = t.device.stream();
           for (int i = 0; Clock::now() < end; ++i) {
-            iterate(t, a, b, rng, totals);
+            iterate(t, d, a, b, rng, totals);
             if (i % 8 == 7) // streams come and go too
               b = t.device.stream();
           }
@@ -278,6 +283,8 @@ int run(int argc, char **argv) {
   const Options o = parse(argc, argv);
   Runtime rt(nullptr, /*validation=*/1);
   std::vector<Target> targets;
+  if (o.devices.empty() || o.devices.size() > kMaxDevices)
+    fail("--devices: 1 to 8 devices");
   for (const std::string &name : o.devices) {
     Target t{rt.device(name), {}, {}, 0};
     t.blob = compile(kVectorAdd, t.device.info().target);
@@ -327,6 +334,9 @@ int run(int argc, char **argv) {
   if (last.rss_mb > warm.rss_mb + o.rss_slack_mb)
     fail("RSS grew from " + std::to_string(warm.rss_mb) + " to " + std::to_string(last.rss_mb) +
          " MiB (more than --rss-slack-mb " + std::to_string(o.rss_slack_mb) + ")");
+  for (size_t d = 0; d < targets.size(); ++d)
+    std::printf("soak: %s: %llu launches\n", o.devices[d].c_str(),
+                (unsigned long long)totals.per_device[d].load());
   std::printf("soak: PASS\n");
   return 0;
 }

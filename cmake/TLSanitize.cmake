@@ -46,3 +46,13 @@ if(tl_san_flags)
   add_link_options(-Wl,-rpath,${tl_rtdir})
   message(STATUS "TL_SANITIZE=${TL_SANITIZE}: runtime for preloading ${TL_SANITIZER_PRELOAD}")
 endif()
+
+# Source files that call JIT-compiled llvm-cpu kernels through tl_cpu_kernel_fn: that code has no
+# UBSan function-type prefix, and -fsanitize=function reads the word before the callee, which
+# faults when a kernel starts a page (LlvmCpu.SleefMathIsWithinOneAndAHalfUlps did). Call it in
+# the directory that compiles them.
+function(tl_calls_jit_code)
+  if(TL_SANITIZE STREQUAL "address")
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS -fno-sanitize=function)
+  endif()
+endfunction()

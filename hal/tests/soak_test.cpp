@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -34,9 +35,11 @@ struct Options {
   std::vector<std::string> devices{"cpu", "npusim"};
 };
 
+/// Ends the process at once, from any thread: other threads may still be mid-launch.
 [[noreturn]] void fail(const std::string &what) {
-  std::cerr << "soak: FAIL: " << what << "\n";
-  std::exit(1);
+  std::fflush(stdout);
+  std::cerr << "soak: FAIL: " << what << std::endl;
+  std::_Exit(1);
 }
 
 size_t count_dir(const char *path) {

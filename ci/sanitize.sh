@@ -19,7 +19,7 @@ supp="$root/ci/sanitizers"
 # The folders whose tests each set runs; each folder's CMakeLists labels its tests
 # (set_property(DIRECTORY APPEND PROPERTY LABELS ...)), and `<folder>/all` builds them.
 tsan_dirs=(hal vendors/cpu vendors/npusim conformance)
-asan_subset_dirs=(support format hal vendors/cpu vendors/npusim conformance)
+asan_subset_dirs=(support format hal vendors/cpu vendors/npusim)
 
 case "$kind" in
 asan)

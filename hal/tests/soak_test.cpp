@@ -153,8 +153,9 @@ bool iterate(Target &t, size_t index, Stream &a, Stream &b, std::mt19937 &rng, T
   a.synchronize();
   for (int64_t i = 0; i < n; ++i)
     if (out[i] != x[i] + y[i] * scale)
-      fail("wrong result at " + std::to_string(i) + " of " + std::to_string(n) + ": " +
-           std::to_string(out[i]) + " instead of " + std::to_string(x[i] + y[i] * scale));
+      fail(std::string(t.device.info().name) + ": wrong result at " + std::to_string(i) + " of " +
+           std::to_string(n) + ": " + std::to_string(out[i]) + " instead of " +
+           std::to_string(x[i] + y[i] * scale));
   totals.checked_elements += uint64_t(n);
   return true;
 }

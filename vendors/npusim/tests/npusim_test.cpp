@@ -246,6 +246,20 @@ TEST(Npusim, RejectsTileIrPackagedAsTnpu) {
   tl_status_free(st);
 }
 
+TEST(NpusimEnv, FreeingABufferKeepsItsNeighboursInTheSamePage) {
+  // A fresh device: the first buffer starts a page, the second shares that page. Freeing the
+  // first gave its pages back with MADV_REMOVE, rounded up to the page: it zeroed the second.
+  hal::Runtime rt(nullptr, 1);
+  Device d = rt.device("npusim");
+  Buffer first = d.buffer(256), second = d.buffer(256);
+  auto *p = static_cast<uint8_t *>(second.map());
+  for (int i = 0; i < 256; ++i)
+    p[i] = static_cast<uint8_t>(i + 1);
+  first.release();
+  for (int i = 0; i < 256; ++i)
+    ASSERT_EQ(p[i], static_cast<uint8_t>(i + 1)) << "byte " << i << " of the neighbour";
+}
+
 TEST(NpusimEnv, SimulatorThatDiesBeforeReadingIsAnErrorNotASignal) {
   // A simulator process that exits without reading its request (here /bin/true; in life one
   // killed or crashed at start): the request is larger than a pipe holds, so the write meets a

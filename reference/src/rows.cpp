@@ -96,8 +96,9 @@ void reduce(ReduceKind kind, int64_t rows, int64_t cols, const double *x, int ax
       out[r] = reduce_strided(kind, cols, x + r * cols, 1);
     return;
   }
+  // With no rows x may be null, and null + c is undefined even when nothing is read.
   for (int64_t c = 0; c < cols; ++c)
-    out[c] = reduce_strided(kind, rows, x + c, cols);
+    out[c] = reduce_strided(kind, rows, rows == 0 ? x : x + c, cols);
 }
 
 } // namespace tl::ref

@@ -5,10 +5,13 @@
 #include "worker_protocol.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -139,6 +142,35 @@ std::vector<Instr> wrap(const tnpu::Kernel &k, const tl_vendor_launch &l, const 
   return out;
 }
 
+/// Writes the request with SIGPIPE blocked in this thread: a simulator process that died before
+/// reading it (killed, crashed at start) is an EPIPE for this launch, never a signal that ends
+/// the host process.
+bool send_request(int fd, const std::string &bytes) {
+  sigset_t pipe_only, old, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE);
+  const bool sent = wire::write_all(fd, bytes);
+  if (!sent && errno == EPIPE && !was_pending) {
+    const timespec zero{0, 0};
+    sigtimedwait(&pipe_only, nullptr, &zero); // the SIGPIPE this write raised, not the host's
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return sent;
+}
+
+/// How a simulator process ended, for the launch's error.
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended (wait status " + std::to_string(status) + ")";
+}
+
 /// Runs the request in a fresh simulator process.
 Error run_worker(const Device &d, const wire::Request &req, wire::Reply &reply) {
   int in[2], back[2];
@@ -172,15 +204,16 @@ Error run_worker(const Device &d, const wire::Request &req, wire::Reply &reply) 
     close(in[1]), close(back[0]);
     return {TL_STATUS_UNAVAILABLE, "cannot start " + path + ": " + std::strerror(rc)};
   }
-  const bool sent = wire::write_all(in[1], wire::encode(req));
+  const bool sent = send_request(in[1], wire::encode(req));
   close(in[1]);
   const std::string bytes = wire::read_all(back[0]);
   close(back[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (!sent || !wire::decode(bytes, reply))
-    return {TL_STATUS_INTERNAL, "the simulator process " + path + " failed (wait status " +
-                                    std::to_string(status) + ")"};
+    return {TL_STATUS_INTERNAL,
+            "the simulator process " + path + " " + describe_exit(status) + " before replying"};
   return {};
 }
 

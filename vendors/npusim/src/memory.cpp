@@ -60,8 +60,13 @@ void Hbm::free(uint64_t address) {
     return;
   uint64_t start = address, size = u->second;
   used_.erase(u);
-  // Give the pages back to the host, then merge with the free neighbours.
-  madvise(base_ + start, size, MADV_REMOVE);
+  // Give the whole pages inside the buffer back to the host, then merge with the free
+  // neighbours. MADV_REMOVE rounds its length up to a page: the buffer's own range would also
+  // zero the start of a live neighbour sharing its last page.
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t first = (start + page - 1) / page * page, last = (start + size) / page * page;
+  if (first < last)
+    madvise(base_ + first, last - first, MADV_REMOVE);
   auto next = free_.lower_bound(start);
   if (next != free_.end() && start + size == next->first) {
     size += next->second;

@@ -6,6 +6,7 @@
 // request on stdin and reads the reply from fd 4. Plain C++17: the worker includes it too.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -137,6 +138,8 @@ inline bool write_all(int fd, const std::string &s) {
   size_t off = 0;
   while (off < s.size()) {
     ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0)
       return false;
     off += static_cast<size_t>(n);
@@ -147,8 +150,12 @@ inline bool write_all(int fd, const std::string &s) {
 inline std::string read_all(int fd) {
   std::string out;
   char buf[65536];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-    out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno != EINTR)
+      break;
+    if (n > 0)
+      out.append(buf, static_cast<size_t>(n));
+  }
   return out;
 }
 

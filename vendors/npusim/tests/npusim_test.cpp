@@ -246,6 +246,48 @@ TEST(Npusim, RejectsTileIrPackagedAsTnpu) {
   tl_status_free(st);
 }
 
+TEST(NpusimEnv, FreeingABufferKeepsItsNeighboursInTheSamePage) {
+  // A fresh device: the first buffer starts a page, the second shares that page. Freeing the
+  // first gave its pages back with MADV_REMOVE, rounded up to the page: it zeroed the second.
+  hal::Runtime rt(nullptr, 1);
+  Device d = rt.device("npusim");
+  Buffer first = d.buffer(256), second = d.buffer(256);
+  auto *p = static_cast<uint8_t *>(second.map());
+  for (int i = 0; i < 256; ++i)
+    p[i] = static_cast<uint8_t>(i + 1);
+  first.release();
+  for (int i = 0; i < 256; ++i)
+    ASSERT_EQ(p[i], static_cast<uint8_t>(i + 1)) << "byte " << i << " of the neighbour";
+}
+
+TEST(NpusimEnv, SimulatorThatDiesBeforeReadingIsAnErrorNotASignal) {
+  // A simulator process that exits without reading its request (here /bin/true; in life one
+  // killed or crashed at start): the request is larger than a pipe holds, so the write meets a
+  // closed pipe. That must fail the launch, not raise SIGPIPE and end the host process.
+  setenv("TL_NPUSIM_WORKER", "/bin/true", 1);
+  {
+    hal::Runtime rt(nullptr, 1);
+    Device d = rt.device("npusim");
+    std::string text;
+    for (int i = 0; i < 20000; ++i)
+      text += "li r1, 0\n";
+    text += "halt\n";
+    tnpu::Kernel big = tnpu::assemble_kernel(text, "big.s", {});
+    auto blob = tnpu::package({{"big", {}, 1, 0}}, {big});
+    hal::Executable exe = d.load(blob.data(), blob.size());
+    hal::Stream s = d.stream();
+    s.launch(exe, 0, {1, 1, 1}, {});
+    try {
+      s.synchronize();
+      ADD_FAILURE() << "a launch without a simulator succeeded";
+    } catch (const hal::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("simulator process"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("exited with status 0"), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("TL_NPUSIM_WORKER");
+}
+
 TEST(NpusimEnv, TraceAndConfigFromTheEnvironment) {
   // Its own runtime: the device reads TL_NPUSIM_CONFIG and TL_NPUSIM_TRACE when opened.
   const auto dir =

@@ -17,20 +17,21 @@ cmake -S "$root" -B "$build" -G Ninja -DTL_FUZZ=ON -DBUILD_TESTING=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 >/dev/null
 
-# name, binary (under build-fuzz), seed files or folders (globs), seconds.
+# name, folder of its binary (under build-fuzz), seed files or folders (globs), seconds, the
+# largest input (the certification package seed is 100 KB).
 half=$(((seconds + 1) / 2))
 targets=(
-  "tlir_parse_fuzzer|compiler/fuzz|kernels/tlir compiler/**/*.tlir|$half"
-  "tlir_compile_fuzzer|compiler/fuzz|kernels/tlir compiler/**/*.tlir|$seconds"
-  "tlx_fuzzer|format/executable/fuzz|format/executable/fuzz/seeds|$half"
-  "tnpu_code_fuzzer|format/tnpu/fuzz|format/executable/fuzz/seeds|$half"
-  "npy_fuzzer|support/fuzz|support/fuzz/seeds|$half"
-  "chip_config_fuzzer|sim/config/fuzz|sim/configs sim/config/fuzz/seeds|$half"
-  "tnpu_binary_fuzzer|sim/isa/fuzz|sim/isa/fuzz/seeds|$half"
-  "tnpu_asm_fuzzer|sim/isa/fuzz|sim/tests/programs|$half"
-  "conform_package_fuzzer|conformance/src/fuzz|conformance/src/fuzz/seeds|$half"
-  "conform_log_fuzzer|conformance/src/fuzz|conformance/src/fuzz/seeds|$half"
-  "hal_api_fuzzer|hal/fuzz|hal/fuzz/seeds|$half"
+  "tlir_parse_fuzzer|compiler/fuzz|kernels/tlir compiler/**/*.tlir|$half|8192"
+  "tlir_compile_fuzzer|compiler/fuzz|kernels/tlir compiler/**/*.tlir|$seconds|8192"
+  "tlx_fuzzer|format/executable/fuzz|format/executable/fuzz/seeds|$half|8192"
+  "tnpu_code_fuzzer|format/tnpu/fuzz|format/executable/fuzz/seeds|$half|8192"
+  "npy_fuzzer|support/fuzz|support/fuzz/seeds|$half|8192"
+  "chip_config_fuzzer|sim/config/fuzz|sim/configs sim/config/fuzz/seeds sim/config/fuzz/regressions|$half|8192"
+  "tnpu_binary_fuzzer|sim/isa/fuzz|sim/isa/fuzz/seeds|$half|8192"
+  "tnpu_asm_fuzzer|sim/isa/fuzz|sim/tests/programs|$half|8192"
+  "conform_package_fuzzer|conformance/src/fuzz|conformance/src/fuzz/seeds|$half|262144"
+  "conform_log_fuzzer|conformance/src/fuzz|conformance/src/fuzz/seeds conformance/src/fuzz/regressions|$half|65536"
+  "hal_api_fuzzer|hal/fuzz|hal/fuzz/seeds|$half|8192"
 )
 wanted=("$@")
 selected=()
@@ -47,7 +48,7 @@ shopt -s globstar nullglob
 # -timeout catches hangs; -rss_limit_mb catches runaway allocation. Each target keeps its own
 # working corpus (new inputs it finds) in build-fuzz/corpus-<target>, seeded from the tree.
 for t in "${selected[@]}"; do
-  IFS='|' read -r name dir seeds secs <<<"$t"
+  IFS='|' read -r name dir seeds secs max_len <<<"$t"
   corpus="$build/seeds-$name"
   rm -rf "$corpus"
   mkdir -p "$corpus"
@@ -59,7 +60,7 @@ for t in "${selected[@]}"; do
   work="$build/corpus-$name"
   mkdir -p "$work"
   "$build/$dir/$name" "$work" "$corpus" -max_total_time="$secs" -timeout=20 \
-    -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
+    -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$build/crash-$name-" 2>&1 | tail -n 14
   echo "fuzz: $name: no crash in ${secs}s"
 done

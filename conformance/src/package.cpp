@@ -252,6 +252,7 @@ VerifyResult verify_package(const std::string &path) {
   try {
     v.results = json::parse(files["results.json"]);
     v.manifest = json::parse(files["suite.json"]);
+    check_results_document(v.results, v.manifest, "results.json");
     const json &results = v.results, &manifest = v.manifest;
     v.package = json::parse(files["package.json"]);
     v.verdict = compute_verdict(results, manifest);

@@ -58,6 +58,51 @@ bool is_failure(const std::string &status) {
 
 } // namespace
 
+namespace {
+/// Throws unless `doc` is an object whose `key` passes `is` (a type test, described by `type`).
+template <class Is>
+void require(const json &doc, const char *key, Is is, const char *type, const std::string &what) {
+  if (!doc.is_object())
+    throw std::runtime_error(what + ": not a JSON object");
+  if (!doc.contains(key) || !is(doc[key]))
+    throw std::runtime_error(what + ": '" + key + "' must be " + type);
+}
+bool is_string(const json &j) { return j.is_string(); }
+bool is_object(const json &j) { return j.is_object(); }
+bool is_array(const json &j) { return j.is_array(); }
+} // namespace
+
+void check_run_header(const json &header, const std::string &what) {
+  require(header, "profile", is_string, "a string", what);
+  require(
+      header, "seed", [](const json &j) { return j.is_number_unsigned(); }, "an unsigned integer",
+      what);
+}
+
+void check_result(const json &result, const std::string &what) {
+  for (const char *key : {"id", "suite", "status"})
+    require(result, key, is_string, "a string", what);
+  require(result, "metrics", is_object, "an object", what);
+  const json &m = result["metrics"];
+  if (m.contains("ulp_histogram") && !m.contains("max_ulp"))
+    throw std::runtime_error(what + ": metrics with an 'ulp_histogram' need its 'max_ulp'");
+}
+
+void check_results_document(const json &results, const json &manifest, const std::string &what) {
+  require(results, "run", is_object, "an object", what);
+  check_run_header(results["run"], what + ": run");
+  require(results["run"], "suite_sha256", is_string, "a string", what + ": run");
+  require(results, "results", is_array, "an array", what);
+  for (size_t i = 0; i < results["results"].size(); ++i)
+    check_result(results["results"][i], what + ": result " + std::to_string(i));
+  for (const char *key : {"plugin", "verdict"})
+    require(
+        results, key, [](const json &) { return true; }, "present", what);
+  require(manifest, "tests", is_array, "an array", what + ": manifest");
+  for (const json &t : manifest["tests"])
+    require(t, "id", is_string, "a string", what + ": manifest test");
+}
+
 json load_log(const std::string &path) {
   std::ifstream in(path);
   if (!in)
@@ -66,16 +111,21 @@ json load_log(const std::string &path) {
   std::vector<std::string> order;
   std::map<std::string, json> last;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int line_number = 1; std::getline(in, line); ++line_number) {
     json j;
     try {
       j = json::parse(line);
     } catch (const json::exception &) {
       continue;
     }
-    if (j.value("type", "") == "run" && header.is_null())
+    const std::string where = path + ":" + std::to_string(line_number);
+    if (!j.is_object())
+      continue; // not a record (a torn last line is skipped the same way)
+    if (j.value("type", "") == "run" && header.is_null()) {
+      check_run_header(j, where);
       header = j;
-    else if (j.value("type", "") == "result") {
+    } else if (j.value("type", "") == "result") {
+      check_result(j, where);
       // One result per test: a resumed run skips what is done, so a second line for a test is
       // an edit of the log, never a newer result.
       const std::string id = j["id"];

@@ -13,7 +13,21 @@ namespace tl::conform {
 /// "(expected)", or a skipped JUnit case).
 bool expected_failure(const json &result);
 
-/// Reads a results log: the run header and the last result of each test, in log order.
+/// What the reports read from a run header: an object with a string `profile` and an unsigned
+/// `seed`. Throws std::runtime_error naming `what` and the field otherwise.
+void check_run_header(const json &header, const std::string &what);
+/// What the reports read from a result: an object with string `id`, `suite` and `status` and an
+/// object `metrics` (an `ulp_histogram` in it needs its `max_ulp`). Throws std::runtime_error
+/// naming `what` and the field otherwise.
+void check_result(const json &result, const std::string &what);
+/// A results document (results.json) and its manifest (suite.json) as compute_verdict reads
+/// them: check_run_header of `run` (with a `suite_sha256`), check_result of every result, a
+/// `plugin` and a `verdict`; the manifest's `tests` objects with string ids.
+void check_results_document(const json &results, const json &manifest, const std::string &what);
+
+/// Reads a results log: the run header and the last result of each test, in log order. Every
+/// record is checked (check_run_header, check_result); a malformed one is an error naming its
+/// line.
 json load_log(const std::string &jsonl_path);
 
 /// The results document: run header, summary, verdict and results. `manifest` is the suite

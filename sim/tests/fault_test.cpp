@@ -17,7 +17,7 @@ SimReport run(const std::string &program, SimOptions opts, const std::string &co
   sim->load_program(0, assemble_text(program));
   if (keep != nullptr)
     *keep = sim;
-  SimReport r = sim->run();
+  SimReport r = run_checked(*sim);
   std::printf("status %s: %s (%llu cycles)\n", status_name(r.status), r.message.c_str(),
               static_cast<unsigned long long>(r.cycles));
   return r;

@@ -23,7 +23,7 @@ GemmRun run_gemm(const ChipConfig &cfg, GemmProblem p, const std::vector<uint8_t
   sim.load_program(-1, assemble_file(program_path("gemm.s"), p.defines(cfg)));
   sim.write_hbm(p.a_addr, a.data(), a.size());
   sim.write_hbm(p.b_addr, b.data(), b.size());
-  GemmRun r{sim.run(), std::vector<uint32_t>(static_cast<size_t>(p.M) * p.N)};
+  GemmRun r{run_checked(sim), std::vector<uint32_t>(static_cast<size_t>(p.M) * p.N)};
   TNPU_CHECK(r.report.status == SimStatus::Ok, r.report.message);
   sim.read_hbm(p.c_addr, r.c.data(), r.c.size() * 4);
   return r;

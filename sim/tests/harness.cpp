@@ -82,6 +82,29 @@ std::string in_child(const std::function<std::string()> &body) {
   return out;
 }
 
+SimReport run_checked(Simulator &sim) {
+  // status, message, cycles and the stats JSON (every statistic), one per line.
+  auto summary = [](const SimReport &r) {
+    return std::string(status_name(r.status)) + "\n" + r.message + "\n" + std::to_string(r.cycles) +
+           "\n" + r.stats_json;
+  };
+  const std::string off = in_child([&] {
+    sim.set_compute_data(false);
+    return summary(sim.run());
+  });
+  SimReport r = sim.run();
+  const std::string on = summary(r);
+  if (on != off) {
+    size_t i = 0;
+    while (i < on.size() && i < off.size() && on[i] == off[i])
+      ++i;
+    const size_t from = i > 200 ? i - 200 : 0;
+    fail("arithmetic on and off differ at byte " + std::to_string(i) + ":\n--- on:\n" +
+         on.substr(from, 400) + "\n--- off:\n" + off.substr(from, 400));
+  }
+  return r;
+}
+
 double stat(const SimReport &r, const std::string &name) {
   auto j = nlohmann::json::parse(r.stats_json);
   if (!j["stats"].contains(name))

@@ -39,6 +39,12 @@ std::string program_path(const std::string &name);
 /// the parent's scenario too).
 std::string in_child(const std::function<std::string()> &body);
 
+/// Runs `sim` (loaded, not yet run) in both modes: a forked child with arithmetic off
+/// (SimOptions::compute_data = false), then this process as constructed; fails the scenario
+/// unless both end with the same status, message, cycles and statistics. Returns this process's
+/// report, so the scenario goes on to check its results.
+SimReport run_checked(Simulator &sim);
+
 /// A stat's value from a report's stats JSON ("core0.mx.busy_cycles").
 double stat(const SimReport &r, const std::string &name);
 

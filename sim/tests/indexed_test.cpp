@@ -170,7 +170,7 @@ void atomic_add() {
 done:
     halt
   )"));
-  SimReport r = sim.run();
+  SimReport r = run_checked(sim);
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   std::vector<int32_t> sums(8);
   sim.read_hbm(0x100000, sums.data(), 32);

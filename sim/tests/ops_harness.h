@@ -35,7 +35,7 @@ template <class T> std::vector<T> get_local(Simulator &s, uint64_t addr, size_t 
 inline SimReport run_program(Simulator &s, const std::string &program,
                              const std::map<std::string, int64_t> &defines = {}) {
   s.load_program(0, assemble_text(program, defines));
-  SimReport r = s.run();
+  SimReport r = run_checked(s);
   std::printf("status %s: %s (%llu cycles)\n", status_name(r.status), r.message.c_str(),
               static_cast<unsigned long long>(r.cycles));
   return r;

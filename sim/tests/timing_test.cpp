@@ -14,7 +14,7 @@ SimReport run_one(const ChipConfig &cfg, const std::string &program,
                   const std::map<std::string, int64_t> &defines = {}) {
   Simulator sim(cfg, SimOptions{});
   sim.load_program(0, assemble_text(program, defines));
-  SimReport r = sim.run();
+  SimReport r = run_checked(sim);
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   return r;
 }
@@ -249,7 +249,7 @@ std::string contention_run(int active, uint64_t bytes) {
 done: halt
   )",
                                  {{"ACTIVE", active}, {"HALF", static_cast<int64_t>(bytes / 2)}}));
-  SimReport r = sim.run();
+  SimReport r = run_checked(sim);
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   double worst = 0;
   for (int c = 0; c < active; ++c)

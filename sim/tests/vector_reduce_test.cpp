@@ -209,7 +209,7 @@ void softmax_program() {
   sim.load_program(
       0, assemble_file(program_path("softmax.s"),
                        {{"M", M}, {"N", N}, {"X", 0x100000}, {"Y", 0x200000}, {"TR", 16}}));
-  SimReport r = sim.run();
+  SimReport r = run_checked(sim);
   TNPU_CHECK(r.status == SimStatus::Ok, r.message);
   std::vector<float> y(M * N);
   sim.read_hbm(0x200000, y.data(), y.size() * 4);

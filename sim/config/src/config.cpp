@@ -173,7 +173,7 @@ ChipConfig parse_config(const std::string &json_text, const std::string &what) {
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) { // a syntax error, or a number out of range (1e999)
     throw ConfigError(what + ": not valid JSON: " + e.what());
   }
   Reader r(j, "", what);

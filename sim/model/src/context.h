@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace tl::npu::model {
 
@@ -22,7 +23,7 @@ public:
       : cfg(config), opts(options), trace(options.trace), ps_per_cycle(1e12 / config.clock) {}
 
   const ChipConfig cfg;
-  const SimOptions opts;
+  SimOptions opts; ///< fixed once run() starts (Simulator::set_compute_data changes it before)
   StatRegistry stats;
   Trace trace;
   const double ps_per_cycle;
@@ -47,17 +48,46 @@ public:
     sc_core::sc_stop();
   }
   bool failed() const { return status != SimStatus::Ok; }
+
+  /// Arithmetic-off mode: which 64-byte HBM granules may hold stale bytes (LocalMemory's
+  /// track_stale says why). A clean write clears only the granules it covers whole.
+  static constexpr uint64_t kStaleGranule = 64;
+  void set_hbm_stale(uint64_t address, uint64_t bytes, bool stale) {
+    if (opts.compute_data || bytes == 0)
+      return;
+    if (stale && hbm_stale.empty())
+      hbm_stale.assign(cfg.hbm.size / kStaleGranule + 1, false);
+    if (hbm_stale.empty())
+      return;
+    const uint64_t first = address / kStaleGranule, last = (address + bytes - 1) / kStaleGranule;
+    for (uint64_t g = first; g <= last && g < hbm_stale.size(); ++g)
+      if (stale || (g * kStaleGranule >= address && (g + 1) * kStaleGranule <= address + bytes))
+        hbm_stale[g] = stale;
+  }
+  bool hbm_any_stale(uint64_t address, uint64_t bytes) const {
+    if (hbm_stale.empty() || bytes == 0)
+      return false;
+    const uint64_t first = address / kStaleGranule, last = (address + bytes - 1) / kStaleGranule;
+    for (uint64_t g = first; g <= last && g < hbm_stale.size(); ++g)
+      if (hbm_stale[g])
+        return true;
+    return false;
+  }
   /// A unit finished a command or the command processor dispatched one.
   void progress() { last_progress_ps = now_ps(); }
 
   SimStatus status = SimStatus::Ok;
   std::string message;
   uint64_t last_progress_ps = 0;
+  std::vector<bool> hbm_stale;
 };
 
 struct CoreState {
   CoreState(ChipContext &chip, int id)
-      : chip(chip), id(id), mem(chip.cfg.core.sram.size, chip.cfg.core.accumulator) {}
+      : chip(chip), id(id), mem(chip.cfg.core.sram.size, chip.cfg.core.accumulator) {
+    if (!chip.opts.compute_data)
+      mem.track_stale();
+  }
   ChipContext &chip;
   const int id;
   LocalMemory mem;

@@ -252,8 +252,13 @@ void Core::exec_memory(const isa::Instr &in) {
   if (!load) {
     const uint64_t v = regs[in.slot[0]];
     std::memcpy(p, &v, bytes); // little-endian host
+    state.mem.set_stale(addr, bytes, false);
     return;
   }
+  if (state.mem.any_stale(addr, bytes)) // a register value steers control flow and addresses
+    throw ProgramError(std::string(isa::op_info(in.op).mnemonic) +
+                       ": the value loaded depends on matrix arithmetic that "
+                       "arithmetic-off mode skipped (run with compute_data on)");
   uint64_t v = 0;
   std::memcpy(&v, p, bytes);
   if (bytes < 8) // sign-extend

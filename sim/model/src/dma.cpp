@@ -50,6 +50,16 @@ void DmaEngine::transfer_row(bool load, uint64_t hbm, uint8_t *local, uint64_t b
   }
 }
 
+void DmaEngine::carry_stale(bool load, uint64_t hbm, uint64_t local, uint64_t local_bytes,
+                            uint64_t valid) {
+  if (chip_.opts.compute_data)
+    return;
+  if (load)
+    core_.mem.set_stale(local, local_bytes, chip_.hbm_any_stale(hbm, valid));
+  else
+    chip_.set_hbm_stale(hbm, valid, core_.mem.any_stale(local, valid));
+}
+
 uint64_t DmaEngine::execute(const Command &c) {
   if (c.op != isa::Opcode::DmaLd && c.op != isa::Opcode::DmaSt)
     return execute_indexed(c);
@@ -71,6 +81,7 @@ uint64_t DmaEngine::execute(const Command &c) {
       const uint64_t valid = (i1 < d.v[1] && i2 < d.v[2]) ? valid0 : 0;
       uint8_t *row = core_.mem.span(la, load ? row_bytes : valid, isa::op_info(c.op).mnemonic);
       transfer_row(load, ha, row, valid);
+      carry_stale(load, ha, la, load ? row_bytes : valid, valid);
       if (load) // pad the out-of-bounds tail of the row
         for (uint64_t b = valid; b < row_bytes; b += d.esize)
           std::memcpy(row + b, &d.pad, d.esize);
@@ -128,6 +139,11 @@ uint64_t DmaEngine::execute_indexed(const Command &c) {
   uint64_t moved = 0;
   for (uint64_t e = 0; e < d.n[1]; ++e) {
     const uint8_t *ip = core_.mem.span(index_base + e * d.isz, d.isz, name);
+    if (core_.mem.any_stale(index_base + e * d.isz, d.isz))
+      throw ProgramError(std::string(name) + ": entry " + std::to_string(e) +
+                         " of the index tile depends on matrix arithmetic that arithmetic-off "
+                         "mode skipped; its value, and so the time, is unknown (run with "
+                         "compute_data on)");
     int64_t k;
     if (d.isz == 4) {
       int32_t k32;
@@ -155,8 +171,12 @@ uint64_t DmaEngine::execute_indexed(const Command &c) {
     if (atomic) {
       atomic_add_row(d, ha, row, valid / 4);
       moved += 2 * valid;
+      const bool stale = core_.mem.any_stale(la, valid) || chip_.hbm_any_stale(ha, valid);
+      core_.mem.set_stale(la, valid, stale); // both sides now depend on both
+      chip_.set_hbm_stale(ha, valid, stale);
     } else {
       transfer_row(gather, ha, row, valid);
+      carry_stale(gather, ha, la, gather ? row_bytes : valid, valid);
       moved += valid;
     }
     if (gather)

@@ -30,6 +30,9 @@ private:
   /// One row: `bytes` between HBM `hbm` and local pointer `local`; advances the issue clock and
   /// the completion time.
   void transfer_row(bool load, uint64_t hbm, uint8_t *local, uint64_t bytes);
+  /// Arithmetic off: a moved row carries its source's staleness (LocalMemory::track_stale) to
+  /// the destination; `local_bytes` of the local side, `valid` of HBM.
+  void carry_stale(bool load, uint64_t hbm, uint64_t local, uint64_t local_bytes, uint64_t valid);
 
   tlm::tlm_generic_payload trans_;
   double ps_per_byte_;

@@ -46,12 +46,12 @@ void MatrixUnit::preload(const Command &c) {
                        std::to_string(mc.cols) + " array");
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
   weights_.resize(m.k * m.n);
-  if (chip_.opts.compute_data)
-    for (uint64_t r = 0; r < m.k; ++r) {
-      const uint8_t *row = core_.mem.span(c.a + r * m.ldw, m.n * es, "mx.pre weights");
+  for (uint64_t r = 0; r < m.k; ++r) { // the bounds checks hold with arithmetic off too
+    const uint8_t *row = core_.mem.span(c.a + r * m.ldw, m.n * es, "mx.pre weights");
+    if (chip_.opts.compute_data)
       for (uint64_t j = 0; j < m.n; ++j)
         weights_[r * m.n + j] = num::load_bits(t, row, j);
-    }
+  }
   if (chip_.opts.compute_data && t != DType::I8) {
     weights_f32_.resize(weights_.size());
     for (size_t i = 0; i < weights_.size(); ++i)
@@ -71,8 +71,15 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
     throw ProgramError("mode differs from the preloaded weights'");
   const DType t = mode_dtype(m.mode);
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  if (!chip_.opts.compute_data)
+  if (!chip_.opts.compute_data) {
+    // Arithmetic off: the same bounds checks, and C's rows hold stale values from now on.
+    for (uint64_t i = 0; i < m.m; ++i) {
+      core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
+      core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
+      core_.mem.set_stale(c.a + i * m.ldc, wn_ * 4, true);
+    }
     return;
+  }
   if (t != DType::I8) {
     multiply_float(c, accumulate);
     return;

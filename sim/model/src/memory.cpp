@@ -31,7 +31,48 @@ const uint8_t *LocalMemory::span(uint64_t address, uint64_t bytes, const char *w
       << " bytes)";
     throw ProgramError(s.str());
   }
+  if (recording_)
+    touched_.emplace_back(address, bytes);
   return region.data() + offset;
+}
+
+void LocalMemory::track_stale() {
+  stale_sram_.assign(sram_.size() + 1, 0); // + 1: non-empty even for a zero-sized region
+  stale_acc_.assign(acc_.size() + 1, 0);
+}
+
+void LocalMemory::set_stale(uint64_t address, uint64_t bytes, bool stale) {
+  if (!tracking())
+    return;
+  std::vector<uint8_t> &flags = is_acc(address) ? stale_acc_ : stale_sram_;
+  const uint64_t offset = is_acc(address) ? address - isa::kAccBase : address;
+  std::fill_n(flags.begin() + static_cast<std::ptrdiff_t>(offset), bytes, stale ? 1 : 0);
+}
+
+bool LocalMemory::any_stale(uint64_t address, uint64_t bytes) const {
+  if (!tracking())
+    return false;
+  const std::vector<uint8_t> &flags = is_acc(address) ? stale_acc_ : stale_sram_;
+  const uint64_t offset = is_acc(address) ? address - isa::kAccBase : address;
+  const auto first = flags.begin() + static_cast<std::ptrdiff_t>(offset);
+  return std::find(first, first + static_cast<std::ptrdiff_t>(bytes), 1) !=
+         first + static_cast<std::ptrdiff_t>(bytes);
+}
+
+void LocalMemory::begin_command() {
+  touched_.clear();
+  recording_ = tracking();
+}
+
+void LocalMemory::end_command() {
+  recording_ = false;
+  bool stale = false;
+  for (const auto &[a, n] : touched_)
+    stale = stale || any_stale(a, n);
+  if (stale)
+    for (const auto &[a, n] : touched_)
+      set_stale(a, n, true);
+  touched_.clear();
 }
 
 HbmStore::HbmStore(uint64_t size) : size_(size), pages_((size >> kPageBits) + 1) {}

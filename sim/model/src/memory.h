@@ -30,8 +30,25 @@ public:
   const uint8_t *span(uint64_t address, uint64_t bytes, const char *what) const;
   static bool is_acc(uint64_t address);
 
+  /// Arithmetic-off mode (SimOptions::compute_data = false) skips the matrix unit's arithmetic,
+  /// so the bytes it should have written hold old values: "stale". Tracking marks them so that
+  /// nothing whose timing depends on values (index tiles, scalar loads) reads them unnoticed.
+  void track_stale();
+  bool tracking() const { return !stale_sram_.empty() || !stale_acc_.empty(); }
+  /// Marks a range that span() accepted (no-op unless tracking).
+  void set_stale(uint64_t address, uint64_t bytes, bool stale);
+  bool any_stale(uint64_t address, uint64_t bytes) const;
+  /// Between these two calls every span() is recorded; if any recorded range was stale, all of
+  /// them become stale (a command's output depends on its inputs; its inputs are marked too,
+  /// which is conservative: it can only reject more, never time wrong).
+  void begin_command();
+  void end_command();
+
 private:
   std::vector<uint8_t> sram_, acc_;
+  std::vector<uint8_t> stale_sram_, stale_acc_; ///< one flag per byte, empty unless tracking
+  mutable bool recording_ = false;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> touched_;
 };
 
 /// HBM contents, allocated in 1 MiB pages on first write (a 96 GiB chip costs nothing untouched).

@@ -78,6 +78,14 @@ uint64_t Simulator::reg(int core, int index) const {
   return impl_->chip.cores.at(core)->regs[index];
 }
 
+void Simulator::set_compute_data(bool on) {
+  sc_assert(!impl_->ran && "set_compute_data comes before run()");
+  impl_->ctx.opts.compute_data = on;
+  for (auto &c : impl_->chip.cores)
+    if (!on && !c->state.mem.tracking())
+      c->state.mem.track_stale();
+}
+
 SimReport Simulator::run() {
   sc_assert(!impl_->ran && "a Simulator runs once per process");
   impl_->ran = true;

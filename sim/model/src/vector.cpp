@@ -400,27 +400,30 @@ void VectorUnit::convert(const Command &c) {
 uint64_t VectorUnit::execute(const Command &c) {
   const auto &vc = chip_.cfg.core.vector;
   const VecKind kind = vec_kind(c.op);
-  if (chip_.opts.compute_data) {
-    switch (kind) {
-    case VecKind::Convert:
-      convert(c);
-      break;
-    case VecKind::Copy:
-      strided_copy(c);
-      break;
-    case VecKind::RowReduce:
-      row_reduce(c);
-      break;
-    case VecKind::ColumnReduce:
-      column_reduce(c);
-      break;
-    case VecKind::Scan:
-      scan(c);
-      break;
-    default:
-      elementwise(c);
-    }
+  // Vector commands compute in both modes: they are cheap next to the matrix unit's m·k·n, and
+  // they compute the index tiles and addresses that timing depends on. With arithmetic off, an
+  // output that depends on a stale input is stale too (LocalMemory::end_command).
+  core_.mem.begin_command();
+  switch (kind) {
+  case VecKind::Convert:
+    convert(c);
+    break;
+  case VecKind::Copy:
+    strided_copy(c);
+    break;
+  case VecKind::RowReduce:
+    row_reduce(c);
+    break;
+  case VecKind::ColumnReduce:
+    column_reduce(c);
+    break;
+  case VecKind::Scan:
+    scan(c);
+    break;
+  default:
+    elementwise(c);
   }
+  core_.mem.end_command();
   const uint64_t groups = (c.vec.n + vc.lanes - 1) / vc.lanes;
   int tree = 0;
   while ((1 << tree) < vc.lanes)

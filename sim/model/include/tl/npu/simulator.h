@@ -47,8 +47,11 @@ struct SimOptions {
   bool trace = false;                      ///< collect the Chrome/Perfetto trace
   uint64_t hang_timeout_cycles = 10000000; ///< no unit progress for this long is a hang
   uint64_t max_instructions = 1000000000;  ///< per core; beyond it the run stops
-  /// false skips the matrix and vector arithmetic (data moves still happen). Timing never depends
-  /// on data, so cycles are unchanged: this is for performance studies of large problems.
+  /// false (arithmetic off) skips the matrix unit's multiply-accumulate, the cost that grows as
+  /// m·k·n; data moves and vector commands still happen, and every bounds check is kept. Timing
+  /// depends on data only through addresses (index tiles, scalar loads); reading a value the
+  /// skipped arithmetic should have produced there ends the run with a program error instead of
+  /// a wrong time. Otherwise cycles are identical: for performance studies of large problems.
   bool compute_data = true;
   std::vector<Fault> faults;
 };
@@ -83,6 +86,10 @@ public:
   void read_local(int core, uint64_t address, void *data, size_t bytes) const;
   /// Scalar register of a core after the run.
   uint64_t reg(int core, int index) const;
+
+  /// Before run(): switches SimOptions::compute_data (tests run one loaded simulation forked
+  /// into both modes and compare them).
+  void set_compute_data(bool on);
 
   /// Runs to completion once; a second call is a bug.
   SimReport run();

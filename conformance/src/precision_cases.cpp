@@ -101,7 +101,9 @@ void add_issue19_cases(std::vector<PrecisionCase> &out) {
       add(PrecisionKind::Binary, op, op, f, f);
   for (const char *op : {"isnan", "isinf", "isfinite"})
     for (ScalarKind f : floats)
-      add(PrecisionKind::ClassTest, op, op, f, ScalarKind::I1);
+      // Stored as i8 (0 or 1): the test is of the op, not of i1 tensors, which not every
+      // device stores.
+      add(PrecisionKind::ClassTest, op, op, f, ScalarKind::I8);
   for (ScalarKind f : floats)
     add(PrecisionKind::Clamp, "clamp", "clamp", f, f);
   for (ScalarKind k : ints) {
@@ -262,11 +264,14 @@ std::string elementwise_kernel(const PrecisionCase &c) {
     // Lanes past the tensor read 1: valid for every op (no division by zero, no log of 0).
     k << "  %a" << i << " = load %x" << i << ", " << offs << " {padding = 1} : " << tile1(c, c.in)
       << "\n";
-  k << "  %r = " << c.op << " %a0";
+  const bool class_test = c.kind == PrecisionKind::ClassTest; // i1 lanes, stored as i8
+  k << "  %" << (class_test ? "t" : "r") << " = " << c.op << " %a0";
   for (int i = 1; i < n; ++i)
     k << ", %a" << i;
   if (!c.rounding.empty())
     k << " {rounding = \"" << c.rounding << "\"}";
+  if (class_test)
+    k << " : " << tile1(c, ScalarKind::I1) << "\n  %r = cast %t";
   k << " : " << tile1(c, c.out) << "\n  store %y, " << offs << ", %r\n  return\n}\n";
   return k.str();
 }

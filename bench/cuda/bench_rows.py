@@ -44,9 +44,15 @@ def gemm(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.cons
          BK: tl.constexpr):
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
+    # K in chunks of 256, each summed on its own, as the library GEMM does: the error of one
+    # long fma chain over K = 4096 is above the fp32 contract.
     acc = tl.zeros((BM, BN), tl.float32)
-    for k in tl.range(0, a.shape[1], BK):
-        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    for k0 in tl.range(0, a.shape[1], 256):
+        part = tl.zeros((BM, BN), tl.float32)
+        for k in tl.range(k0, k0 + 256, BK):
+            part = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)),
+                          acc=part)
+        acc = acc + part
     tl.store(c + (m0, n0), acc)
 
 

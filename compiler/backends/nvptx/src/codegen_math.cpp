@@ -266,8 +266,13 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
       {Opcode::Log1p, "log1p"}, {Opcode::Expm1, "expm1"}, {Opcode::Erfinv, "erfinv"},
       {Opcode::Atan2, "atan2"}, {Opcode::Fmod, "fmod"}}; // fmod: exact, C's special values
   for (auto [code, name] : kLibdevice)
-    if (code == op.opcode())
-      return libdevice(name, k, a);
+    if (code == op.opcode()) {
+      llvm::Value *r = libdevice(name, k, a);
+      // fmod's result has x's sign, zeros included (libdevice gives +0 for fmod(-2, 2)).
+      return op.opcode() == Opcode::Fmod
+                 ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, a[0])
+                 : r;
+    }
   unsupported(op, "no floating-point form");
 }
 

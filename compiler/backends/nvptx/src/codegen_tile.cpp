@@ -444,9 +444,19 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   Regs partial;
   for (auto &[key, members] : groups) {
     std::sort(members.begin(), members.end());
-    llvm::Value *acc = x[members[0].second];
-    for (size_t i = 1; i < members.size(); ++i)
-      acc = combine(kind, k, acc, x[members[i].second]);
+    // Pairwise: a thread's sum of m elements errs by log2(m) roundings, not m.
+    Regs level;
+    for (const auto &member : members)
+      level.push_back(x[member.second]);
+    while (level.size() > 1) {
+      Regs next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(combine(kind, k, level[i], level[i + 1]));
+      if (level.size() % 2)
+        next.push_back(level.back());
+      level = next;
+    }
+    llvm::Value *acc = level.front();
     keys.push_back(key);
     partial.push_back(acc);
   }

@@ -59,7 +59,9 @@ for t in "${selected[@]}"; do
   done
   work="$build/corpus-$name"
   mkdir -p "$work"
-  "$build/$dir/$name" "$work" "$corpus" -max_total_time="$secs" -timeout=20 \
+  # -timeout: a hang is over 60 s (the 64K-element library tiles take ~16 s through nvptx's O3
+  # and ptxas for two architectures, several times that under ASan on a loaded machine).
+  "$build/$dir/$name" "$work" "$corpus" -max_total_time="$secs" -timeout=60 \
     -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$build/crash-$name-" 2>&1 | tail -n 14
   echo "fuzz: $name: no crash in ${secs}s"

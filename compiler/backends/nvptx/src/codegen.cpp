@@ -311,6 +311,15 @@ const Layout &KernelEmitter::layout_of(const ir::Value *v) {
       def && def->num_results() == 1 ? def->attr_as<std::string>("nvptx.layout") : nullptr;
   if (!text || !Layout::parse(*text, l))
     l = default_layout(v->type().shape(), num_warps_);
+  // Every element of a tile is a register of its thread, and the code is straight-line over
+  // them: past this many, code size and compile time explode (and registers spill anyway).
+  constexpr int64_t kMaxElementsPerThread = 512;
+  if (const int64_t n = registers_per_thread(l, v->type().shape()); n > kMaxElementsPerThread)
+    throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) +
+                        ": error: nvptx: " + v->type().str() + " puts " + std::to_string(n) +
+                        " elements on each of " + std::to_string(32 * num_warps_) +
+                        " threads (at most " + std::to_string(kMaxElementsPerThread) +
+                        "): use a smaller tile, or more warps (target option num_warps)");
   if (l.rank() != v->type().rank() || l.num_warps() != num_warps_)
     throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) + ": error: nvptx: layout " +
                         l.str() + " does not fit " + v->type().str() + " with " +

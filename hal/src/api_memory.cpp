@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api_util.h"
 
+#include <utility>
+
 using namespace tl::hal;
 
 namespace {
@@ -53,7 +55,6 @@ void drain_device(Device &device) {
     if (s->destroyed) // released meanwhile: nothing queued on it any more
       continue;
     if (tl_status err = vt(&device).stream_synchronize(s->object)) {
-      std::lock_guard<std::mutex> lock(s->error_mutex);
       if (!s->deferred_error)
         s->deferred_error = err;
       else
@@ -225,8 +226,8 @@ tl_status tl_stream_synchronize(tl_stream stream) {
   return guard(kFn, [&]() -> tl_status {
     Stream *s;
     TL_RETURN_IF_ERROR(resolve(kFn, "stream", stream, HandleType::Stream, &s));
+    std::lock_guard<std::mutex> use(s->use_mutex);
     tl_status err = vt(s->device).stream_synchronize(s->object);
-    std::lock_guard<std::mutex> lock(s->error_mutex);
     if (s->deferred_error) { // the earlier error is the one the caller has not seen yet
       tl_status_free(err);
       err = s->deferred_error;
@@ -257,11 +258,10 @@ tl_status tl_stream_release(tl_stream stream) {
       err = vt(s->device).stream_synchronize(s->object);
       vt(s->device).stream_destroy(s->device->object, s->object);
       s->destroyed = true;
-    }
-    if (s->deferred_error) {
-      tl_status_free(err);
-      err = s->deferred_error;
-      s->deferred_error = nullptr;
+      if (s->deferred_error) {
+        tl_status_free(err);
+        err = std::exchange(s->deferred_error, nullptr);
+      }
     }
     return from_plugin(kFn, err);
   });

@@ -72,9 +72,12 @@ struct Stream {
   Device *device;
   void *object;
   uint64_t handle = 0;
-  std::mutex error_mutex;
-  tl_status deferred_error = nullptr; // an error met while synchronizing for a release
-  std::mutex use_mutex; // held while the plugin object is used by drain_device or destroyed
+  // Held around every synchronize of the plugin stream and what is done with its error
+  // (tl_stream_synchronize, drain_device, tl_stream_release) and while the object is destroyed:
+  // a plugin reports a launch's error once, so taking it and storing or returning it must be one
+  // step, or a concurrent caller sees neither the error nor the deferred copy.
+  std::mutex use_mutex;
+  tl_status deferred_error = nullptr; // an error a drain took, for the stream's next synchronize
   bool destroyed = false;
 };
 

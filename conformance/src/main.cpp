@@ -121,10 +121,12 @@ int cmd_run(const std::vector<std::string> &args) {
   d.add_options()("jobs,j", po::value<int>()->default_value(1), "tests run in parallel")(
       "seed", po::value<uint64_t>()->default_value(kDefaultSeed), "the run's random seed")(
       "resume", "continue the run in --out: finished tests are not repeated")(
-      "out", po::value<std::string>()->default_value("conform-out"),
-      "output directory")("timeout", po::value<double>()->default_value(0),
-                          "per-test timeout in seconds (0: each "
-                          "test's own)")("quiet,q", "print only the progress and the summary");
+      "out", po::value<std::string>()->default_value("conform-out"), "output directory")(
+      "timeout", po::value<double>()->default_value(0),
+      "per-test timeout in seconds (0: each "
+      "test's own)")("timeout-scale", po::value<double>()->default_value(1),
+                     "multiplies each test's own timeout (for slow hosts, e.g. sanitizer builds)")(
+      "quiet,q", "print only the progress and the summary");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
@@ -134,6 +136,10 @@ int cmd_run(const std::vector<std::string> &args) {
   cfg.resume = vm.count("resume") > 0;
   cfg.out_dir = vm["out"].as<std::string>();
   cfg.timeout_override = vm["timeout"].as<double>();
+  cfg.timeout_scale = vm["timeout-scale"].as<double>();
+  if (!(cfg.timeout_scale > 0) || cfg.timeout_scale > 1000)
+    throw std::runtime_error("--timeout-scale must be in (0, 1000], not " +
+                             std::to_string(cfg.timeout_scale));
   cfg.quiet = vm.count("quiet") > 0;
   return run_command(cfg);
 }
@@ -271,7 +277,7 @@ int main(int argc, char **argv) {
     po::options_description d(cmd + " options");
     add_selection(d);
     std::cout << kUsage << d << "\nrun also takes --jobs N, --seed S (default " << kDefaultSeed
-              << "), --resume, --out DIR, --timeout S, --quiet\n";
+              << "), --resume, --out DIR, --timeout S, --timeout-scale F, --quiet\n";
     return 0;
   }
   try {

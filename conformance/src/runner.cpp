@@ -373,6 +373,7 @@ std::vector<TestDef> profile_tests_of(const RunConfig &cfg, const std::vector<Te
   profile_only.suites.clear();
   profile_only.filters.clear();
   profile_only.timeout_override = 0;
+  profile_only.timeout_scale = 1;
   return select_tests(profile_only, all);
 }
 
@@ -416,6 +417,8 @@ std::vector<TestDef> select_tests(const RunConfig &cfg, const std::vector<TestDe
     out.back().optional_because = optional_because(profile, t);
     if (cfg.timeout_override > 0)
       out.back().timeout_s = cfg.timeout_override;
+    else
+      out.back().timeout_s *= cfg.timeout_scale;
   }
   return out;
 }

@@ -21,6 +21,7 @@ struct RunConfig {
   bool resume = false;
   std::string out_dir = "conform-out";
   double timeout_override = 0; // seconds; 0 keeps each test's own
+  double timeout_scale = 1;    // multiplies each test's own limit (sanitizer builds are slower)
   bool quiet = false;
   Paths paths;
 };

@@ -15,7 +15,14 @@ import xml.etree.ElementTree as ET
 STATUSES = {"pass", "fail", "not-supported", "crash", "timeout"}
 
 
+# Sanitizer builds run several times slower (conformance/tests/CMakeLists.txt sets this): each
+# test's time limit grows by this factor, the checks stay the same.
+TIMEOUT_SCALE = float(os.environ.get("TL_CONFORM_TIMEOUT_SCALE", "1"))
+
+
 def run(args, cmd, **kw):
+    if cmd and cmd[0] == "run" and TIMEOUT_SCALE != 1 and "--timeout" not in cmd:
+        cmd = cmd + ["--timeout-scale", str(TIMEOUT_SCALE)]
     print("$", " ".join(cmd), flush=True)
     p = subprocess.run([args.tl_conform] + cmd, capture_output=True, text=True, **kw)
     print(p.stdout[-6000:], p.stderr[-3000:], sep="\n", flush=True)
@@ -120,7 +127,7 @@ def faulty_crash(args):
 
 def faulty_hang(args):
     r = faulty(args, "hang", ["api.Cts.QueryReportsCapabilities*", "precision.add.f32.4099",
-                              "compiler.library_gemm.tiny"], ["--timeout", "6"])
+                              "compiler.library_gemm.tiny"], ["--timeout", str(6 * TIMEOUT_SCALE)])
     check(r["precision.add.f32.4099"]["status"] == "timeout", "hang -> timeout")
     check(r["compiler.library_gemm.tiny"]["status"] == "timeout", "hang -> timeout")
     check(all(v["status"] == "pass" for k, v in r.items() if "QueryReports" in k), "query ok")

@@ -81,6 +81,11 @@ private:
   llvm::Value *from_memory(ir::ScalarKind k, llvm::Value *bits);
   llvm::Value *round_to(ir::ScalarKind k, llvm::Value *v);
   llvm::Value *bf16_bits(llvm::Value *f32);
+  /// fp8 (held as f32 in registers, one byte in memory): the value of `v` (f32 or f64) rounded
+  /// once to the format by `mode`, as f32; the byte of an exact f8 value; the value of a byte.
+  llvm::Value *f8_round(ir::ScalarKind k, llvm::Value *v, const std::string &mode);
+  llvm::Value *f8_encode(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *f8_decode(ir::ScalarKind k, llvm::Value *bits);
   llvm::Value *bf16_from_f64(llvm::Value *d);
   llvm::Value *constant(ir::ScalarKind k, const ir::Attr &a, const ir::Operation &where);
   llvm::Value *elementwise(const ir::Operation &op, const std::vector<llvm::Value *> &a);

@@ -8,6 +8,9 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include <cmath>
+#include <limits>
+
 namespace tl::nvptx {
 using ir::Opcode;
 using ir::ScalarKind;
@@ -27,6 +30,8 @@ llvm::Type *KernelEmitter::value_type(ScalarKind k, const ir::Operation &where) 
     return b_.getInt32Ty();
   case ScalarKind::I64:
     return b_.getInt64Ty();
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
   case ScalarKind::F16:
   case ScalarKind::BF16:
   case ScalarKind::F32:
@@ -63,6 +68,9 @@ llvm::Value *KernelEmitter::from_memory(ScalarKind k, llvm::Value *bits) {
   case ScalarKind::BF16: // bf16 is the high half of an f32
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
                             b_.getFloatTy());
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
+    return f8_decode(k, bits);
   default:
     return bits;
   }
@@ -76,6 +84,9 @@ llvm::Value *KernelEmitter::to_memory(ScalarKind k, llvm::Value *v) {
     return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
   case ScalarKind::BF16:
     return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
+    return f8_encode(k, v);
   default:
     return v;
   }
@@ -107,7 +118,123 @@ llvm::Value *KernelEmitter::bf16_from_f64(llvm::Value *d) {
   return round_to(ScalarKind::BF16, b_.CreateBitCast(bits, b_.getFloatTy()));
 }
 
+namespace {
+
+/// An fp8 format as reference/numerics describes it: `m` fraction bits, exponent bias, no
+/// infinities for e4m3 (the OCP "fn" variant: all ones is NaN, max 448).
+struct F8Format {
+  int m, bias;
+  bool has_inf;
+  double max_finite;
+  uint32_t nan_bits;
+};
+
+F8Format f8_format(ScalarKind k) {
+  return k == ScalarKind::F8E4M3 ? F8Format{3, 7, false, 448.0, 0x7f}
+                                 : F8Format{2, 15, true, 57344.0, 0x7e};
+}
+
+} // namespace
+
+llvm::Value *KernelEmitter::f8_round(ScalarKind k, llvm::Value *v, const std::string &mode) {
+  // In f64, where every step below is exact: the quantum q of x's binade in the format
+  // (subnormals share the smallest normal binade's), x / q rounded to an integer by the mode, times
+  // q. Then infinities, NaN and overflow as reference/numerics round_to says.
+  const F8Format f = f8_format(k);
+  const int emin = 1 - f.bias;
+  llvm::Type *d = b_.getDoubleTy(), *i64 = b_.getInt64Ty();
+  llvm::Value *x = v->getType()->isDoubleTy() ? v : b_.CreateFPExt(v, d);
+  llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *e = b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(a, i64), 52), b_.getInt64(1023));
+  e = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, e, b_.getInt64(emin));
+  llvm::Value *q =
+      b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt64(1023 - f.m)), b_.getInt64(52)), d);
+  const llvm::Intrinsic::ID id = mode == "rtz"  ? llvm::Intrinsic::trunc
+                                 : mode == "rd" ? llvm::Intrinsic::floor
+                                 : mode == "ru" ? llvm::Intrinsic::ceil
+                                                : llvm::Intrinsic::rint;
+  llvm::Value *r = b_.CreateFMul(b_.CreateUnaryIntrinsic(id, b_.CreateFDiv(x, q)), q);
+  llvm::Value *negative = b_.CreateICmpSLT(b_.CreateBitCast(x, i64), b_.getInt64(0));
+  // Overflow: toward a finite value (rtz; rd of a positive, ru of a negative) gives the largest
+  // finite value, else infinity (e5m2) or NaN (e4m3).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double big = f.has_inf ? std::numeric_limits<double>::infinity() : nan;
+  llvm::Value *toward_finite = mode == "rtz"  ? b_.getTrue()
+                               : mode == "rd" ? b_.CreateNot(negative)
+                               : mode == "ru" ? negative
+                                              : b_.getFalse();
+  llvm::Value *over_mag = b_.CreateSelect(toward_finite, llvm::ConstantFP::get(d, f.max_finite),
+                                          llvm::ConstantFP::get(d, big));
+  llvm::Value *over =
+      b_.CreateSelect(negative, b_.CreateFNeg(over_mag), over_mag); // -NaN is still NaN
+  llvm::Value *too_big = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, r),
+                                          llvm::ConstantFP::get(d, f.max_finite));
+  r = b_.CreateSelect(too_big, over, r);
+  // An infinite x: itself where the format has infinities, else NaN; NaN stays NaN.
+  llvm::Value *is_inf = b_.CreateFCmpOEQ(a, llvm::ConstantFP::getInfinity(d));
+  r = b_.CreateSelect(is_inf, f.has_inf ? x : llvm::ConstantFP::get(d, nan), r);
+  r = b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantFP::get(d, nan), r);
+  return b_.CreateFPTrunc(r, b_.getFloatTy()); // exact: an f8 value
+}
+
+llvm::Value *KernelEmitter::f8_encode(ScalarKind k, llvm::Value *v) {
+  // v is an f8 value held as f32 (a normal f32 unless zero, infinite or NaN).
+  const F8Format f = f8_format(k);
+  const int emin = 1 - f.bias;
+  llvm::Type *i32 = b_.getInt32Ty();
+  llvm::Value *bits = b_.CreateBitCast(v, i32);
+  llvm::Value *sign = b_.CreateAnd(b_.CreateLShr(bits, 24), b_.getInt32(0x80));
+  llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+  llvm::Value *abits = b_.CreateBitCast(a, i32);
+  llvm::Value *e = b_.CreateSub(b_.CreateLShr(abits, 23), b_.getInt32(127));
+  llvm::Value *normal =
+      b_.CreateOr(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(f.bias)), b_.getInt32(f.m)),
+                  b_.CreateAnd(b_.CreateLShr(abits, 23 - f.m), b_.getInt32((1 << f.m) - 1)));
+  // Below the normal range: a whole number of the smallest subnormal (0 included).
+  llvm::Value *sub = b_.CreateFPToUI(
+      b_.CreateFMul(a, llvm::ConstantFP::get(b_.getFloatTy(), std::ldexp(1.0, f.m - emin))), i32);
+  llvm::Value *mag = b_.CreateSelect(b_.CreateICmpSLT(e, b_.getInt32(emin)), sub, normal);
+  if (f.has_inf)
+    mag = b_.CreateSelect(b_.CreateFCmpOEQ(a, llvm::ConstantFP::getInfinity(b_.getFloatTy())),
+                          b_.getInt32(0x7c), mag);
+  llvm::Value *out = b_.CreateOr(sign, mag);
+  out = b_.CreateSelect(b_.CreateFCmpUNO(v, v), b_.getInt32(f.nan_bits), out);
+  return b_.CreateTrunc(out, b_.getInt8Ty());
+}
+
+llvm::Value *KernelEmitter::f8_decode(ScalarKind k, llvm::Value *byte) {
+  const F8Format f = f8_format(k);
+  const int emin = 1 - f.bias, ebits = 7 - f.m;
+  llvm::Type *i32 = b_.getInt32Ty(), *fl = b_.getFloatTy();
+  llvm::Value *bits = b_.CreateZExt(byte, i32);
+  llvm::Value *field = b_.CreateAnd(b_.CreateLShr(bits, f.m), b_.getInt32((1 << ebits) - 1));
+  llvm::Value *frac = b_.CreateAnd(bits, b_.getInt32((1 << f.m) - 1));
+  // Normal: rebias the exponent into f32's; subnormal: frac smallest-subnormals.
+  llvm::Value *normal = b_.CreateBitCast(
+      b_.CreateOr(b_.CreateShl(b_.CreateAdd(field, b_.getInt32(127 - f.bias)), b_.getInt32(23)),
+                  b_.CreateShl(frac, b_.getInt32(23 - f.m))),
+      fl);
+  llvm::Value *sub = b_.CreateFMul(b_.CreateUIToFP(frac, fl),
+                                   llvm::ConstantFP::get(fl, std::ldexp(1.0, emin - f.m)));
+  llvm::Value *mag = b_.CreateSelect(b_.CreateICmpEQ(field, b_.getInt32(0)), sub, normal);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  llvm::Value *all_ones = b_.CreateICmpEQ(field, b_.getInt32((1 << ebits) - 1));
+  if (f.has_inf) // e5m2: exponent all ones is infinity (frac 0) or NaN
+    mag = b_.CreateSelect(all_ones,
+                          b_.CreateSelect(b_.CreateICmpEQ(frac, b_.getInt32(0)),
+                                          llvm::ConstantFP::getInfinity(fl),
+                                          llvm::ConstantFP::get(fl, nan)),
+                          mag);
+  else // e4m3fn: only all ones is NaN
+    mag = b_.CreateSelect(b_.CreateAnd(all_ones, b_.CreateICmpEQ(frac, b_.getInt32(7))),
+                          llvm::ConstantFP::get(fl, nan), mag);
+  llvm::Value *negative = b_.CreateICmpNE(b_.CreateAnd(bits, b_.getInt32(0x80)), b_.getInt32(0));
+  return b_.CreateSelect(negative, b_.CreateFNeg(mag), mag);
+}
+
 llvm::Value *KernelEmitter::round_to(ScalarKind k, llvm::Value *v) {
+  if (k == ScalarKind::F8E4M3 || k == ScalarKind::F8E5M2)
+    return f8_round(k, v, "rne");
   if (k == ScalarKind::F16)
     return b_.CreateFPExt(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getFloatTy());
   if (k == ScalarKind::BF16)
@@ -127,6 +254,10 @@ llvm::Value *KernelEmitter::constant(ScalarKind k, const ir::Attr &a, const ir::
       d = numerics::round_to(numerics::FloatFormat::BF16, d);
     else if (k == ScalarKind::F32)
       d = numerics::round_to(numerics::FloatFormat::F32, d);
+    else if (k == ScalarKind::F8E4M3)
+      d = numerics::round_to(numerics::FloatFormat::F8E4M3, d);
+    else if (k == ScalarKind::F8E5M2)
+      d = numerics::round_to(numerics::FloatFormat::F8E5M2, d);
     return llvm::ConstantFP::get(t, d);
   }
   const int64_t v = std::holds_alternative<bool>(a)     ? int64_t(std::get<bool>(a))
@@ -351,7 +482,10 @@ llvm::Value *KernelEmitter::cast(const ir::Operation &op, llvm::Value *v) {
   if (to == ScalarKind::I1) // x != 0 whatever the mode (NaN: 0)
     return ir::is_float(from) ? b_.CreateFCmpONE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                               : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  const bool to_f8 = to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2;
   if (ir::is_float(from) && ir::is_float(to)) {
+    if (to_f8) // one rounding from the source, whatever its width (f8 <-> f8 included)
+      return from == to ? v : f8_round(to, v, mode);
     if (to == ScalarKind::F64)
       return b_.CreateFPExt(v, t);
     if (from != ScalarKind::F64 && ir::bit_width(to) >= ir::bit_width(from) &&
@@ -371,6 +505,10 @@ llvm::Value *KernelEmitter::cast(const ir::Operation &op, llvm::Value *v) {
   }
   if (ir::is_float(to)) { // integer -> float: one rounding to the target type
     const bool s = ir::is_signed(from);
+    if (to_f8) // exact in f64 up to 2^53; anything larger overflows f8 in any rounding
+      return f8_round(
+          to, s ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy()),
+          "rne");
     if (to == ScalarKind::F16) {
       llvm::Value *h = s ? b_.CreateSIToFP(v, b_.getHalfTy()) : b_.CreateUIToFP(v, b_.getHalfTy());
       return b_.CreateFPExt(h, t);

@@ -126,6 +126,28 @@ def test_print_and_debug_log(tmp_path):
     assert "tl: traced show" in r.stderr and "tl: launched show grid=(2,) on cpu" in r.stderr
 
 
+def test_print_on_cuda(tmp_path):
+    # The device's printf: one line per scalar and per tile element, flushed at synchronize.
+    if "cuda" not in tl.devices():
+        pytest.skip("no cuda device here")
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import numpy as np, tl\n"
+        "@tl.kernel\n"
+        "def show(x: tl.tensor):\n"
+        "    tl.print('pid', tl.program_id(0), tl.load(x + (0,), (2,)) * 2.5)\n"
+        "show[(2,)](np.array([7, 8], np.float32), device='cuda')\n")
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(tl.__file__).parents[1]))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = set(r.stdout.splitlines())
+    for pid in (0, 1):
+        assert f"program ({pid}, 0, 0): pid {pid}" in lines, r.stdout
+        assert f"program ({pid}, 0, 0): pid [0] 17.5" in lines, r.stdout
+        assert f"program ({pid}, 0, 0): pid [1] 20" in lines, r.stdout
+
+
 def test_unknown_device():
     with pytest.raises(tl.TLRuntimeError, match="no-such-device"):
         scale[(1,)](np.ones(4, np.float32), np.ones(4, np.float32), 1.0, BLOCK=4,

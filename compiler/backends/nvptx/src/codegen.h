@@ -117,6 +117,7 @@ private:
   void lower_scan(const ir::Operation &op);
   void lower_dot(const ir::Operation &op);
   void lower_debug(const ir::Operation &op);
+  void lower_print(const ir::Operation &op);
   /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns
   /// the base pointer. Ends with a barrier (readers may start).
   llvm::Value *spill(const ir::Value *v, uint64_t offset = 0);

@@ -689,7 +689,7 @@ void KernelEmitter::lower_dot(const ir::Operation &op) {
 
 void KernelEmitter::lower_debug(const ir::Operation &op) {
   if (op.opcode() == Opcode::Print)
-    unsupported(op, "print is not supported yet on nvptx");
+    return lower_print(op);
   // assert: every lane of the condition must hold.
   const Regs &r = regs(op.operand(0));
   llvm::Value *failed = b_.getFalse();

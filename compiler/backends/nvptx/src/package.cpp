@@ -6,7 +6,9 @@
 #include "codegen.h"
 #include "tl/format/nvptx_code.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
@@ -27,9 +29,14 @@ std::string ptxas_path() {
 /// The cubin of `ptx` for `arch` from the toolkit's ptxas; "" with `error` when ptxas fails
 /// (its messages included).
 std::string assemble(const std::string &ptx, const std::string &arch, std::string *error) {
-  char dir[] = "/tmp/tl-ptxas-XXXXXX";
-  if (!mkdtemp(dir)) {
-    *error = "nvptx: cannot make a temporary folder for ptxas";
+  // $TMPDIR where set (a sandbox or a read-only /tmp), as ptxas itself does.
+  const char *tmp = std::getenv("TMPDIR");
+  const std::string root = tmp && *tmp ? tmp : "/tmp";
+  std::string templ = root + "/tl-ptxas-XXXXXX";
+  char *dir = mkdtemp(templ.data());
+  if (!dir) {
+    *error = "nvptx: cannot make a temporary folder for ptxas in " + root + " (" +
+             std::strerror(errno) + ")";
     return {};
   }
   const std::string in = std::string(dir) + "/k.ptx", out = std::string(dir) + "/k.cubin",

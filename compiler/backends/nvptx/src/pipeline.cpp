@@ -126,10 +126,15 @@ std::string parse_options(const std::map<std::string, std::string> &options, Com
         start = comma + 1;
       }
     } else if (key == "num_warps") {
+      if (value == "auto") {
+        out.num_warps = 0;
+        continue;
+      }
       char *end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (!end || *end || n < 1 || n > 32 || (n & (n - 1)))
-        return "nvptx: target option num_warps: '" + value + "' is not a power of two in 1..32";
+        return "nvptx: target option num_warps: '" + value +
+               "' is not auto or a power of two in 1..32";
       out.num_warps = static_cast<int>(n);
     } else if (key == "cubin") {
       if (value != "auto" && value != "on" && value != "off")
@@ -173,7 +178,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   m.setDataLayout(tm->createDataLayout());
   try {
     for (auto &k : planned.kernels()) {
-      Kernel info = KernelEmitter(*k, m, options.num_warps).run();
+      Kernel info = KernelEmitter(*k, m, choose_num_warps(*k, options.num_warps)).run();
       if (infos)
         infos->push_back(info);
     }
@@ -209,7 +214,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
 
 std::string target_identity(const CompileOptions &options) {
   std::string id = "nvptx llvm " LLVM_VERSION_STRING " src " TL_NVPTX_SOURCE_HASH " warps " +
-                   std::to_string(options.num_warps) + " archs";
+                   (options.num_warps ? std::to_string(options.num_warps) : "auto") + " archs";
   for (const std::string &a : options.archs)
     id += " " + a;
   const std::string lib = options.libdevice.empty() ? default_libdevice() : options.libdevice;

@@ -76,10 +76,32 @@ def timed(fn, reps=20, warmup=3):
     return best
 
 
+def transfer_anchors(dev):
+    """What the machine's own tools reach, for the bandwidth suite's judgement: a d2d copy by
+    torch (cudaMemcpyAsync) at several sizes, and pinned/pageable host copies by torch."""
+    for mib in (64, 256, 1024):
+        n = mib << 18
+        x = torch.randn(n, device=dev)
+        y = torch.empty_like(x)
+        t = timed(lambda: y.copy_(x), reps=20)
+        print(f"copy_d2d_{mib}MiB_GBps: {2 * n * 4 / t / 1e9:.1f}")
+        del x, y
+    n = 256 << 18
+    d = torch.empty(n, device=dev)
+    for pinned in (True, False):
+        h = torch.ones(n, pin_memory=pinned)
+        name = "pinned" if pinned else "pageable"
+        t = timed(lambda: d.copy_(h, non_blocking=pinned), reps=5)
+        print(f"torch_h2d_{name}_256MiB_GBps: {n * 4 / t / 1e9:.1f}")
+        t = timed(lambda: h.copy_(d, non_blocking=pinned), reps=5)
+        print(f"torch_d2h_{name}_256MiB_GBps: {n * 4 / t / 1e9:.1f}")
+
+
 def main():
     dev = torch.device("cuda")
     print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
     failed = []
+    transfer_anchors(dev)
     for n in (4096, 8192):
         x = torch.randn(n, n, device=dev)
         y = torch.empty_like(x)

@@ -4,7 +4,8 @@
 # time, with their outputs under $OUT. Prints `name: value` lines and a last line naming failures.
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
-#   suites: tests conform-compiler conform-precision conform-core python (default: all)
+#   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
+#   bench launch (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
@@ -44,6 +45,11 @@ for s in "${steps[@]}"; do
   conform-compiler) conform conform-compiler --suite compiler --profile core ;;
   conform-precision) conform conform-precision --suite precision --profile core ;;
   conform-core) conform conform-core --profile core ;;
+  conform-bandwidth) conform conform-bandwidth --suite bandwidth --profile full ;;
+  launch)
+    timeout 120 tl_cuda_launch_bench >"$out/launch.log" 2>&1 || failed+=(launch)
+    cat "$out/launch.log"
+    ;;
   python)
     (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \
       python/tests -k cuda >"$out/python.log" 2>&1 ||

@@ -112,6 +112,12 @@ void KernelEmitter::lower_shape(const ir::Operation &op) {
     values_[out] = Regs(n, scalar(in));
     return;
   }
+  // A one-element tile is on every thread (layouts replicate it): broadcasting or reshaping it
+  // moves nothing (softmax's row max and sum, m[:, None]).
+  if (it.num_elements() == 1 && op.opcode() != Opcode::Transpose) {
+    values_[out] = Regs(n, regs(in).front());
+    return;
+  }
   // out[c] = in[map(c)] on row-major indices: reshape and expand_dims keep them, broadcast
   // reads dimension 0 of size-1 dimensions, transpose permutes.
   std::vector<int64_t> src_stride_of_dim(ot.rank());
@@ -523,6 +529,13 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   }
   if (!ot.is_tile()) {
     values_[op.result()] = {partial.front()};
+    return true;
+  }
+  // A one-element result (a whole row's max or sum): every thread holds it already (lanes by the
+  // butterfly, warps by step 3), and every register of its layout is that element.
+  if (out_count == 1 && partial.size() == 1) {
+    values_[op.result()] =
+        Regs(registers_per_thread(layout_of(op.result()), ot.shape()), partial.front());
     return true;
   }
   // 4. Into the result's layout: through shared memory by output index.

@@ -5,7 +5,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
 #   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
-#   bench launch (default: tests conform-compiler conform-precision python)
+#   zero-copy bench launch (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
@@ -57,6 +57,13 @@ for s in "${steps[@]}"; do
     rc=$?
     tail -n 30 "$out/python.log"
     [ $rc -eq 0 ] || failed+=(python)
+    ;;
+  zero-copy) # torch tensors in and out, asynchronous launches on torch's stream
+    (cd "$root" && timeout 120 python3 -m pytest -q -p no:cacheprovider \
+      python/tests/test_zero_copy.py >"$out/zero-copy.log" 2>&1)
+    rc=$?
+    tail -n 15 "$out/zero-copy.log"
+    [ $rc -eq 0 ] || failed+=(zero-copy)
     ;;
   bench)
     (cd "$root" && PYTHONPATH="${PYTHONPATH:-}" timeout 300 python3 bench/cuda/bench_rows.py \

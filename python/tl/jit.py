@@ -239,8 +239,9 @@ class Kernel:
                 orig[...] = launch[i][1]
         if ms is not None and self.profiling:
             self.timings.setdefault(device, []).append(ms)
-        log.debug("launched %s grid=%s on %s%s", self.__name__, grid, device,
-                  f" in {ms:.3f} ms" if ms is not None else "")
+        if log.isEnabledFor(logging.DEBUG):  # not formatted on every launch
+            log.debug("launched %s grid=%s on %s%s", self.__name__, grid, device,
+                      f" in {ms:.3f} ms" if ms is not None else "")
         return ms if _timed else None
 
     def ir(self, *args, **kwargs):

@@ -23,6 +23,7 @@ TENSOR, SCALAR = 0, 1
 BUFFER_HOST_VISIBLE = 2
 # TL_ZERO_COPY=0 makes every launch copy its numpy arrays (to compare, or to rule imports out).
 ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
+_ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # per launch
 IMPORT_CACHE_SIZE = 64  # imported device-tensor wrappers kept per device (Device.imports)
 
 
@@ -171,7 +172,7 @@ class Device:
         try:
             for i, a in enumerate(args):
                 c = c_args[i]
-                c.struct_size = ffi.sizeof("tl_arg")
+                c.struct_size = _ARG_SIZE
                 if a[0] == "devtensor":
                     t = a[1]
                     if self.info["plugin"] != "cuda":
@@ -219,7 +220,7 @@ class Device:
                     else:
                         c.i = int(a[2])
             launch = ffi.new("tl_launch_desc *")
-            launch.struct_size = ffi.sizeof("tl_launch_desc")
+            launch.struct_size = _LAUNCH_SIZE
             launch.kernel = 0
             for d in range(3):
                 launch.grid[d] = grid[d] if d < len(grid) else 1

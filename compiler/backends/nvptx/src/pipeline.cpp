@@ -27,6 +27,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -40,6 +42,26 @@ std::string default_libdevice() {
   const char *root = std::getenv("TL_CUDA_PATH");
   return std::string(root && *root ? root : "/usr/local/cuda") + "/nvvm/libdevice/libdevice.10.bc";
 }
+
+/// TL_NVPTX_TIMES=1: each stage's wall time on stderr ("nvptx-time: <stage> <ms>"), to profile
+/// cold compiles.
+class StageTimer {
+public:
+  StageTimer() : on_(std::getenv("TL_NVPTX_TIMES") != nullptr), t_(Clock::now()) {}
+  void lap(const char *stage) {
+    if (!on_)
+      return;
+    const auto now = Clock::now();
+    std::fprintf(stderr, "nvptx-time: %s %.2f ms\n", stage,
+                 std::chrono::duration<double, std::milli>(now - t_).count());
+    t_ = now;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  Clock::time_point t_;
+};
 
 std::unique_ptr<llvm::TargetMachine> target_machine(const std::string &arch, std::string *error) {
   static std::once_flag once;
@@ -164,6 +186,7 @@ std::string emit_ptx(const ir::Module &module, const CompileOptions &options,
 std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
                                const std::string &arch, std::vector<Kernel> *infos,
                                std::string *error) {
+  StageTimer timer;
   std::unique_ptr<ir::Module> copy = options.planned ? nullptr : ir::clone(module);
   if (copy)
     for (auto &k : copy->kernels())
@@ -186,6 +209,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     *error = e.what();
     return {};
   }
+  timer.lap("target+lower");
   if (uses_libdevice(m)) {
     if (std::string e =
             link_libdevice(m, options.libdevice.empty() ? default_libdevice() : options.libdevice);
@@ -200,7 +224,9 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     *error = "nvptx: internal error: invalid NVVM IR: " + verify;
     return {};
   }
+  timer.lap("libdevice+verify");
   optimize(m, *tm);
+  timer.lap("O3");
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;
@@ -209,6 +235,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     return {};
   }
   pm.run(m);
+  timer.lap("emit-ptx");
   return std::string(ptx.str());
 }
 

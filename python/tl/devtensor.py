@@ -148,7 +148,7 @@ def _from_torch(x):
     if dt is None:
         return _from_dlpack(x)  # its error names the type
     shape, strides = tuple(x.shape), x.stride()
-    index = x.device.index if x.device.index is not None else torch.cuda.current_device()
+    index = x.get_device()  # the ordinal, without a torch.device object
     return DeviceTensor(x.data_ptr(), shape, strides, dt, _span(shape, strides, x.element_size()),
                         index, x, _current_raw_stream(torch, index))
 

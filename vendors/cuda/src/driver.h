@@ -54,7 +54,9 @@ using vendor::Error;
   X(cuModuleUnload)                                                                                \
   X(cuModuleGetFunction)                                                                           \
   X(cuFuncSetAttribute)                                                                            \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                                                \
+  X(cuMemHostRegister)                                                                             \
+  X(cuMemHostUnregister)
 
 /// The resolved driver; `ok()` false with `reason` when the plugin can list no device.
 struct Driver {

@@ -46,10 +46,9 @@ for s in "${steps[@]}"; do
   conform-precision) conform conform-precision --suite precision --profile core ;;
   conform-core) conform conform-core --profile core ;;
   conform-bandwidth) conform conform-bandwidth --suite bandwidth --profile full ;;
-  staging) # host copies for staging chunk sizes (MiB):copy threads, and `pin` (pinned in place)
-    for cfg in ${TL_STAGING_CONFIGS:-8:8 32:8 32:16 64:16 pin}; do
-      (if [ "$cfg" = pin ]; then export TL_CUDA_HOST_REGISTER=1; else
-         export TL_CUDA_STAGING_MIB=${cfg%:*} TL_CUDA_COPY_THREADS=${cfg#*:}; fi
+  staging) # host copies for staging chunk sizes (MiB):copy threads
+    for cfg in ${TL_STAGING_CONFIGS:-8:8 32:8 32:16 64:16}; do
+      (export TL_CUDA_STAGING_MIB=${cfg%:*} TL_CUDA_COPY_THREADS=${cfg#*:}
        conform "staging-${cfg/:/-}" --suite bandwidth --profile full --filter 'bandwidth.h2d*' \
          --filter 'bandwidth.d2h*' >/dev/null
        echo "staging $cfg:"; grep -h "achieved" "$out/staging-${cfg/:/-}.log" | sort -u)

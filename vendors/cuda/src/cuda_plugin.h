@@ -46,7 +46,7 @@ struct Buffer {
 /// Pinned host memory that host copies go through, two chunks so that filling one overlaps the
 /// DMA of the other (memory.cpp).
 struct Staging {
-  /// Bytes per chunk: 8 MiB, or TL_CUDA_STAGING_MIB (1..256) to tune on a given machine.
+  /// Bytes per chunk: 32 MiB, or TL_CUDA_STAGING_MIB (1..256) to tune on a given machine.
   static uint64_t chunk_bytes();
   void *chunk[2] = {nullptr, nullptr};
   CUevent done[2] = {nullptr, nullptr}; ///< the last DMA out of or into chunk i

@@ -54,9 +54,7 @@ using vendor::Error;
   X(cuModuleUnload)                                                                                \
   X(cuModuleGetFunction)                                                                           \
   X(cuFuncSetAttribute)                                                                            \
-  X(cuLaunchKernel)                                                                                \
-  X(cuMemHostRegister)                                                                             \
-  X(cuMemHostUnregister)
+  X(cuLaunchKernel)
 
 /// The resolved driver; `ok()` false with `reason` when the plugin can list no device.
 struct Driver {

@@ -62,12 +62,16 @@ def empty(x: tl.tensor):
 
 
 def timed(fn, reps=20, warmup=3):
+    """The best device time of `fn` between two events. The stream is kept busy (a spin kernel)
+    while the host queues the events and `fn`, so that the interval holds the device's work
+    only, not the host's launch latency (launch overhead is measured on its own below)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     best = float("inf")
     for _ in range(reps):
+        torch.cuda._sleep(400_000)  # ~0.2 ms at the H200's clock, past any host launch cost
         start.record()
         fn()
         end.record()
@@ -76,10 +80,32 @@ def timed(fn, reps=20, warmup=3):
     return best
 
 
+def transfer_anchors(dev):
+    """What the machine's own tools reach, for the bandwidth suite's judgement: a d2d copy by
+    torch (cudaMemcpyAsync) at several sizes, and pinned/pageable host copies by torch."""
+    for mib in (64, 256, 1024):
+        n = mib << 18
+        x = torch.randn(n, device=dev)
+        y = torch.empty_like(x)
+        t = timed(lambda: y.copy_(x), reps=20)
+        print(f"copy_d2d_{mib}MiB_GBps: {2 * n * 4 / t / 1e9:.1f}")
+        del x, y
+    n = 256 << 18
+    d = torch.empty(n, device=dev)
+    for pinned in (True, False):
+        h = torch.ones(n, pin_memory=pinned)
+        name = "pinned" if pinned else "pageable"
+        t = timed(lambda: d.copy_(h, non_blocking=pinned), reps=5)
+        print(f"torch_h2d_{name}_256MiB_GBps: {n * 4 / t / 1e9:.1f}")
+        t = timed(lambda: h.copy_(d, non_blocking=pinned), reps=5)
+        print(f"torch_d2h_{name}_256MiB_GBps: {n * 4 / t / 1e9:.1f}")
+
+
 def main():
     dev = torch.device("cuda")
     print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
     failed = []
+    transfer_anchors(dev)
     for n in (4096, 8192):
         x = torch.randn(n, n, device=dev)
         y = torch.empty_like(x)
@@ -138,6 +164,13 @@ def main():
     torch.cuda.synchronize()
     t_torch = (time.perf_counter() - t0) / reps
     print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
+    if os.environ.get("TL_BENCH_PROFILE_LAUNCH"):  # where the Python launch's time goes
+        import cProfile
+        import pstats
+        cProfile.runctx("for _ in range(2000): empty[(1,)](e)", globals(), {"empty": empty, "e": e},
+                        "/tmp/tl-launch.prof")
+        torch.cuda.synchronize()
+        pstats.Stats("/tmp/tl-launch.prof").sort_stats("tottime").print_stats(14)
     print(f"launch_torch_add_us: {t_torch * 1e6:.2f}")
     print(f"bench_rows: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")
     return 1 if failed else 0

@@ -4,7 +4,8 @@
 # time, with their outputs under $OUT. Prints `name: value` lines and a last line naming failures.
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
-#   suites: tests conform-compiler conform-precision conform-core python (default: all)
+#   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
+#   zero-copy bench launch staging ncu compile (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
@@ -44,6 +45,33 @@ for s in "${steps[@]}"; do
   conform-compiler) conform conform-compiler --suite compiler --profile core ;;
   conform-precision) conform conform-precision --suite precision --profile core ;;
   conform-core) conform conform-core --profile core ;;
+  conform-bandwidth) conform conform-bandwidth --suite bandwidth --profile full ;;
+  staging) # host copies for staging chunk sizes (MiB):copy threads
+    for cfg in ${TL_STAGING_CONFIGS:-8:8 32:8 32:16 64:16}; do
+      (export TL_CUDA_STAGING_MIB=${cfg%:*} TL_CUDA_COPY_THREADS=${cfg#*:}
+       conform "staging-${cfg/:/-}" --suite bandwidth --profile full --filter 'bandwidth.h2d*' \
+         --filter 'bandwidth.d2h*' >/dev/null
+       echo "staging $cfg:"; grep -h "achieved" "$out/staging-${cfg/:/-}.log" | sort -u)
+    done
+    ;;
+  ncu) # where the row kernels' time goes (hardware counters; clocks left alone)
+    (cd "$root" && timeout 120 ncu --clock-control none --section SpeedOfLight \
+      --section Occupancy --section WarpStateStats -k 'regex:softmax|layernorm' \
+      python3 bench/cuda/ncu_rows.py >"$out/ncu.log" 2>&1)
+    grep -E "^  [a-z]|Duration|Throughput|Occupancy|Registers Per|Block Size|Stall|Cycles Per" \
+      "$out/ncu.log" | head -60
+    ;;
+  compile) # cold compile of the GEMM kernels to cubins, fresh process, no disk cache
+    for i in 1 2 3; do
+      (cd "$root" && TL_CACHE_DIR= TL_NVPTX_TIMES=1 timeout 60 python3 bench/cuda/cold_compile.py \
+        2>&1 | tr '\n' ' ' | sed 's/nvptx-time: //g')
+      echo
+    done
+    ;;
+  launch)
+    timeout 120 tl_cuda_launch_bench >"$out/launch.log" 2>&1 || failed+=(launch)
+    cat "$out/launch.log"
+    ;;
   python)
     (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \
       python/tests -k cuda >"$out/python.log" 2>&1 ||
@@ -51,6 +79,13 @@ for s in "${steps[@]}"; do
     rc=$?
     tail -n 30 "$out/python.log"
     [ $rc -eq 0 ] || failed+=(python)
+    ;;
+  zero-copy) # torch tensors in and out, asynchronous launches on torch's stream
+    (cd "$root" && timeout 120 python3 -m pytest -q -p no:cacheprovider \
+      python/tests/test_zero_copy.py >"$out/zero-copy.log" 2>&1)
+    rc=$?
+    tail -n 15 "$out/zero-copy.log"
+    [ $rc -eq 0 ] || failed+=(zero-copy)
     ;;
   bench)
     (cd "$root" && PYTHONPATH="${PYTHONPATH:-}" timeout 300 python3 bench/cuda/bench_rows.py \

@@ -29,7 +29,8 @@ cp -a "$build"/lib/*.so* "$stage/lib/"
 for exe in hal/tools/tl-info compiler/tools/tlc/tlc conformance/tl-conform \
            vendors/cuda/tl_plugin_cuda_tests vendors/cuda/tl_cuda_device_tests \
            format/nvptx/tl_nvptx_code_tests \
-           hal/tests/tl_hal_cts hal/tests/tl_hal_import_tests bench/tl_hal_bench; do
+           hal/tests/tl_hal_cts hal/tests/tl_hal_import_tests bench/tl_hal_bench \
+           bench/tl_cuda_launch_bench; do
   found=$(find "$build" -path "$build/cuda-pack" -prune -o -type f -name "$(basename "$exe")" \
           -perm -u+x -print -quit)
   if [ -n "$found" ]; then cp "$found" "$stage/bin/"; else echo "pack: no $exe in the build (skipped)"; fi

@@ -221,3 +221,24 @@ def test_a_damaged_cache_file_is_recompiled_not_returned(tmp_path):
     files[0].write_bytes(bytes(damaged))
     assert compile_in_new_process() == first
     assert files[0].read_bytes() == first  # and the cache holds a good copy again
+
+
+def test_bind_fast_path_agrees_with_inspect():
+    """Kernel.bind's direct path gives what inspect.Signature.bind gives, in parameter order,
+    and leaves every mistake to inspect's error."""
+    import inspect
+
+    def f(x, y, s=2.0, BLOCK=4):
+        pass
+    k = tl.kernel(f)
+    sig = inspect.signature(f)
+    for args, kwargs in [((1, 2), {}), ((1,), {"y": 2}), ((1, 2, 3.0), {"BLOCK": 8}),
+                         ((), {"BLOCK": 8, "y": 2, "x": 1}), ((1, 2, 3.0, 16), {})]:
+        b = sig.bind(*args, **kwargs)
+        b.apply_defaults()
+        got = k.bind(args, kwargs)
+        assert list(got.items()) == list(b.arguments.items())
+    for args, kwargs in [((1,), {}), ((1, 2), {"x": 1}), ((1, 2), {"z": 1}),
+                         ((1, 2, 3, 4, 5), {})]:
+        with pytest.raises(TypeError):
+            k.bind(args, kwargs)

@@ -125,3 +125,60 @@ def test_torch_cuda_tensors_in_place():
     torch.cuda.synchronize()
     assert torch.equal(z, x * 3)
     assert tl.runtime.device("cuda:0").copied_bytes == 0
+
+
+def _torch_cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or "cuda" not in tl.devices():
+        pytest.skip("no CUDA device")
+    return torch
+
+
+def test_torch_launch_is_ordered_without_a_sync():
+    """A chain of TL launches on torch tensors, then torch ops on the result, no explicit sync:
+    correct only if TL runs on torch's current stream (a launch on another stream races)."""
+    torch = _torch_cuda()
+    n = 1 << 24
+    x = torch.rand(n, device="cuda") + 1.0
+    y = torch.empty_like(x)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            y.fill_(-1.0)  # poison: a TL kernel not ordered after it leaves -1s or a mix
+            scale[(n // 1024,)](x, y, 2.0, BLOCK=1024)
+            scale[(n // 1024,)](y, y, 1.5, BLOCK=1024)
+        total = (y - x * 3.0).abs().max().item()  # .item() waits for `side` only
+    assert total == 0.0
+
+
+def test_torch_launch_does_not_wait_for_the_gpu():
+    """The launch returns while the GPU is still busy with earlier torch work (it used to
+    synchronize: ~140 us per launch)."""
+    torch = _torch_cuda()
+    x = torch.ones(1024, device="cuda")
+    y = torch.zeros_like(x)
+    scale[(1,)](x, y, 2.0, BLOCK=1024)  # compiled and loaded
+    torch.cuda.synchronize()
+    torch.cuda._sleep(200_000_000)  # ~0.1 s of spinning on the current stream
+    scale[(1,)](x, y, 2.0, BLOCK=1024)
+    done = torch.cuda.Event()
+    done.record()
+    assert not done.query(), "the TL launch waited for the stream"
+    torch.cuda.synchronize()
+    assert torch.equal(y, x * 2)
+
+
+@tl.kernel
+def check_positive(x: tl.tensor, BLOCK: tl.constexpr):
+    tl.device_assert(tl.load(x + (0,), (BLOCK,)) > 0, "x must be positive")
+
+
+def test_torch_launch_assert_reported_at_synchronize():
+    torch = _torch_cuda()
+    x = -torch.ones(64, device="cuda")
+    check_positive[(1,)](x, BLOCK=64)
+    with pytest.raises(TLRuntimeError, match="x must be positive"):
+        tl.synchronize()
+    tl.synchronize()  # reported once; the stream goes on
+    check_positive[(1,)](x.abs(), BLOCK=64)
+    tl.synchronize()

@@ -23,7 +23,7 @@ from .language import (constexpr, tensor, program_id, num_programs, arange, full
                        static_range, floor, ceil, clamp, PropagateNan)
 from . import math
 from .jit import kernel, Kernel, profile, profile_report, autotune, Config
-from .runtime import devices
+from .runtime import devices, synchronize
 from .ir import targets
 
 __version__ = "0.1.0"

@@ -124,11 +124,42 @@ def _from_cuda_array_interface(x):
                         torch_stream(x))
 
 
+_TORCH_DTYPES = None  # torch dtype -> tl dtype, filled at the first torch tensor
+
+
+def _current_raw_stream(torch, index):
+    """Torch's current CUstream on device `index` as an int: the raw query Triton uses (no
+    Stream object), else the public API."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw else torch.cuda.current_stream(index).cuda_stream
+
+
+def _from_torch(x):
+    """A torch CUDA tensor read from its own attributes: what DLPack gives, without a capsule or
+    a stream handshake per launch (the launch runs on torch's current stream anyway)."""
+    global _TORCH_DTYPES
+    import torch  # only when given a torch tensor
+    if _TORCH_DTYPES is None:
+        _TORCH_DTYPES = {torch.float32: core.float32, torch.float16: core.float16,
+                         torch.bfloat16: core.bfloat16, torch.float64: core.float64,
+                         torch.int8: core.int8, torch.int16: core.int16, torch.int32: core.int32,
+                         torch.int64: core.int64, torch.uint8: core.uint8, torch.bool: core.int1}
+    dt = _TORCH_DTYPES.get(x.dtype)
+    if dt is None:
+        return _from_dlpack(x)  # its error names the type
+    shape, strides = tuple(x.shape), x.stride()
+    index = x.get_device()  # the ordinal, without a torch.device object
+    return DeviceTensor(x.data_ptr(), shape, strides, dt, _span(shape, strides, x.element_size()),
+                        index, x, _current_raw_stream(torch, index))
+
+
 def device_tensor(x):
     """A DeviceTensor for a GPU tensor (DLPack with a CUDA device, else
     __cuda_array_interface__), or None for anything else (numpy arrays, CPU tensors)."""
     if isinstance(x, np.ndarray):
         return None
+    if type(x).__module__.startswith("torch") and getattr(x, "is_cuda", False):
+        return _from_torch(x)
     if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
         return _from_dlpack(x)
     if hasattr(x, "__cuda_array_interface__"):

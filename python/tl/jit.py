@@ -77,6 +77,11 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self.signature = inspect.signature(fn)
         self.constexprs = {n for n, p in self.signature.parameters.items() if p.annotation is constexpr}
+        params = self.signature.parameters.values()
+        # For bind's fast path: plain parameters (no *args/**kwargs) in order, their defaults.
+        self._names = tuple(p.name for p in params)
+        self._defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self._plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
         self.cache = {}
         self.profiling = False
         self.timings = {}  # device -> [ms per launch]
@@ -134,6 +139,22 @@ class Kernel:
     # ---- launching ----------------------------------------------------------------------------
 
     def bind(self, args, kwargs):
+        """The argument values by parameter, in order: directly for plain parameters (a few
+        microseconds less per launch than inspect's bind), else, and for every error, by
+        inspect."""
+        names = self._names
+        if self._plain and len(args) <= len(names) and all(k in names for k in kwargs):
+            values = dict(zip(names, args))
+            for n in names[len(args):]:
+                if n in kwargs:
+                    values[n] = kwargs[n]
+                elif n in self._defaults:
+                    values[n] = self._defaults[n]
+                else:
+                    break  # missing: inspect says which
+            else:
+                if not any(k in values and names.index(k) < len(args) for k in kwargs):
+                    return values
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return bound.arguments
@@ -239,8 +260,9 @@ class Kernel:
                 orig[...] = launch[i][1]
         if ms is not None and self.profiling:
             self.timings.setdefault(device, []).append(ms)
-        log.debug("launched %s grid=%s on %s%s", self.__name__, grid, device,
-                  f" in {ms:.3f} ms" if ms is not None else "")
+        if log.isEnabledFor(logging.DEBUG):  # not formatted on every launch
+            log.debug("launched %s grid=%s on %s%s", self.__name__, grid, device,
+                      f" in {ms:.3f} ms" if ms is not None else "")
         return ms if _timed else None
 
     def ir(self, *args, **kwargs):

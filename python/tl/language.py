@@ -487,7 +487,8 @@ def print(prefix, *values):
 
 @builtin
 def device_assert(cond, msg=""):
-    """Fails the launch (a tl.TLRuntimeError at the launch) where `cond` is false."""
+    """Fails the launch where `cond` is false: a tl.TLRuntimeError at the launch, or for a launch
+    on torch tensors alone (asynchronous) at the next tl.synchronize()."""
     cond = to_tile(cond)
     if cond.dtype is not int1:
         raise error(f"tl.device_assert needs an i1 condition, got {cond.type}")

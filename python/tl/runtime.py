@@ -6,6 +6,7 @@
 >>> "cpu" in tl.devices()
 True
 """
+import collections
 import os
 import threading
 
@@ -22,6 +23,8 @@ TENSOR, SCALAR = 0, 1
 BUFFER_HOST_VISIBLE = 2
 # TL_ZERO_COPY=0 makes every launch copy its numpy arrays (to compare, or to rule imports out).
 ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
+_ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # per launch
+IMPORT_CACHE_SIZE = 64  # imported device-tensor wrappers kept per device (Device.imports)
 
 
 def check(status, what=""):
@@ -84,6 +87,11 @@ class Device:
         check(lib.tl_stream_create(self.handle, s), "tl_stream_create")
         self.stream = s[0]
         self.native_streams = {}  # CUstream (int) -> imported tl_stream, kept for the process
+        # (pointer, bytes) -> imported tl_buffer of device tensors, most recent last. Importing
+        # is cheap, but releasing a buffer waits for the device: cached wrappers let launches on
+        # torch tensors return without waiting. A wrapper holds only the address: it is used
+        # again only for a live tensor at that address and span, and is released on eviction.
+        self.imports = collections.OrderedDict()
         self.copied_bytes = 0  # host<->device bytes the last launch copied (0: all zero-copy)
         self.events = []
         for _ in range(2):
@@ -111,6 +119,26 @@ class Device:
                         "pointer": ffi.cast("void *", ptr), "size_bytes": nbytes, "flags": 0})
         check(hal().tl_buffer_import(self.handle, desc, buf), f"tl_buffer_import of {what}")
         return buf[0]
+
+    def _import_device_tensor(self, t, what):
+        key = (t.ptr, max(t.nbytes, 1))
+        buf = self.imports.get(key)
+        if buf is not None:
+            self.imports.move_to_end(key)
+            return buf
+        buf = self._import(t.ptr, key[1], what)
+        self.imports[key] = buf
+        if len(self.imports) > IMPORT_CACHE_SIZE:
+            _, old = self.imports.popitem(last=False)
+            hal().tl_buffer_release(old)
+        return buf
+
+    def synchronize(self):
+        """Waits for the launches on this device's streams (its own and torch's it launched on)
+        and reports a failed device assert of any of them."""
+        check(hal().tl_stream_synchronize(self.stream), "synchronize")
+        for s in self.native_streams.values():
+            check(hal().tl_stream_synchronize(s), "synchronize")
 
     def native_stream(self, cu_stream):
         """The tl_stream wrapping CUDA stream `cu_stream` (e.g. PyTorch's current stream)."""
@@ -144,7 +172,7 @@ class Device:
         try:
             for i, a in enumerate(args):
                 c = c_args[i]
-                c.struct_size = ffi.sizeof("tl_arg")
+                c.struct_size = _ARG_SIZE
                 if a[0] == "devtensor":
                     t = a[1]
                     if self.info["plugin"] != "cuda":
@@ -153,8 +181,7 @@ class Device:
                     c.kind, c.dtype, c.rank = TENSOR, a[2], t.ndim
                     for d in range(t.ndim):
                         c.shape[d], c.strides[d] = t.shape[d], t.strides[d]
-                    buffers.append(self._import(t.ptr, max(t.nbytes, 1), f"argument {i}"))
-                    c.buffer = buffers[-1]
+                    c.buffer = self._import_device_tensor(t, f"argument {i}")
                     continue
                 if a[0] == "tensor" and self.zero_copy(a[1]):
                     arr = a[1]
@@ -193,7 +220,7 @@ class Device:
                     else:
                         c.i = int(a[2])
             launch = ffi.new("tl_launch_desc *")
-            launch.struct_size = ffi.sizeof("tl_launch_desc")
+            launch.struct_size = _LAUNCH_SIZE
             launch.kernel = 0
             for d in range(3):
                 launch.grid[d] = grid[d] if d < len(grid) else 1
@@ -211,8 +238,11 @@ class Device:
                     check(lib.tl_stream_copy_to_host(stream, c_args[i].buffer, 0, ptr, arr.nbytes),
                           "tl_stream_copy_to_host")
                     self.copied_bytes += arr.nbytes
-            # Imported buffers are released below, which waits for the device anyway.
-            check(lib.tl_stream_synchronize(stream), "kernel launch")
+            # Launches on device tensors alone are asynchronous on torch's stream, as torch's own
+            # ops: the next op there sees the results; a failed device assert is reported by the
+            # next synchronize (tl.synchronize()). Host arrays need the results now.
+            if buffers or copied or timed or stream == self.stream:
+                check(lib.tl_stream_synchronize(stream), "kernel launch")
             if timed:
                 ms = ffi.new("double *")
                 check(lib.tl_event_elapsed_ms(self.events[0], self.events[1], ms))
@@ -233,6 +263,19 @@ def device(name):
         with _lock:
             d = _devices.setdefault(name, d)
     return d
+
+
+def synchronize(name=None):
+    """Waits for TL's launches on device `name` (every opened device when None), including the
+    asynchronous ones on torch tensors, and raises for a failed device assert among them.
+
+    >>> import tl
+    >>> tl.synchronize()
+    """
+    with _lock:
+        devs = [d for n, d in _devices.items() if name is None or n == name]
+    for d in devs:
+        d.synchronize()
 
 
 def as_array(x):

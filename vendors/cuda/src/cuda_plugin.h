@@ -46,7 +46,8 @@ struct Buffer {
 /// Pinned host memory that host copies go through, two chunks so that filling one overlaps the
 /// DMA of the other (memory.cpp).
 struct Staging {
-  static constexpr uint64_t kChunk = uint64_t(8) << 20;
+  /// Bytes per chunk: 32 MiB, or TL_CUDA_STAGING_MIB (1..256) to tune on a given machine.
+  static uint64_t chunk_bytes();
   void *chunk[2] = {nullptr, nullptr};
   CUevent done[2] = {nullptr, nullptr}; ///< the last DMA out of or into chunk i
   bool used[2] = {false, false};

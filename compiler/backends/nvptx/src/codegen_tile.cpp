@@ -112,6 +112,12 @@ void KernelEmitter::lower_shape(const ir::Operation &op) {
     values_[out] = Regs(n, scalar(in));
     return;
   }
+  // A one-element tile is on every thread (layouts replicate it): broadcasting or reshaping it
+  // moves nothing (softmax's row max and sum, m[:, None]).
+  if (it.num_elements() == 1 && op.opcode() != Opcode::Transpose) {
+    values_[out] = Regs(n, regs(in).front());
+    return;
+  }
   // out[c] = in[map(c)] on row-major indices: reshape and expand_dims keep them, broadcast
   // reads dimension 0 of size-1 dimensions, transpose permutes.
   std::vector<int64_t> src_stride_of_dim(ot.rank());
@@ -209,61 +215,70 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
     return from_memory(k, guarded_load(ok, mt, addr, to_memory(k, pad)));
   };
   // A thread's consecutive elements along the last dimension move as one access of up to 16
-  // bytes when the run is inside the tensor, unit-stride and aligned (checked at run time; the
-  // element path serves the edges).
+  // bytes when its runs are inside the tensor, unit-stride and aligned (checked at run time; the
+  // element path serves the edges). One check covers all of the thread's runs, so that the fast
+  // path is one block of independent accesses the hardware can keep in flight together.
   const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(mt);
   const int64_t vec =
       std::min<int64_t>({c.layout.per_thread[rank - 1], 16 / static_cast<int64_t>(bytes), 4});
   const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
   Regs out(is_store ? 0 : n);
-  for (int64_t g = 0; g < n; g += vectorize ? vec : 1) {
-    if (!vectorize) {
+  if (!vectorize) {
+    for (int64_t g = 0; g < n; ++g) {
       llvm::Value *v = element(g);
       if (!is_store)
         out[g] = v;
-      continue;
     }
+    if (!is_store)
+      values_[op.result()] = out;
+    return;
+  }
+  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1));
+  std::vector<llvm::Value *> addrs;
+  for (int64_t g = 0; g < n; g += vec) {
     const std::vector<llvm::Value *> first = index_of(g);
     llvm::Value *addr = element_address(ta, first);
-    llvm::Value *ok = in_bounds(ta, first);
+    addrs.push_back(addr);
+    ok = b_.CreateAnd(ok, in_bounds(ta, first));
     ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
                                            ta.shape[rank - 1]));
-    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1)));
     llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
                                            b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
     ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
-    llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "access.vector", fn_);
-    llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "access.edge", fn_);
-    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "access.end", fn_);
-    b_.CreateCondBr(ok, fast, slow);
-    b_.SetInsertPoint(fast);
-    Regs fast_values;
+  }
+  llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "access.vector", fn_);
+  llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "access.edge", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "access.end", fn_);
+  b_.CreateCondBr(ok, fast, slow);
+  b_.SetInsertPoint(fast);
+  Regs fast_values;
+  for (int64_t g = 0; g < n; g += vec) {
     if (is_store) {
       Regs bits;
       for (int64_t j = 0; j < vec; ++j)
         bits.push_back(to_memory(k, regs(tile)[g + j]));
-      vector_access(true, addr, mt, bits);
+      vector_access(true, addrs[g / vec], mt, bits);
     } else {
-      for (llvm::Value *bits : vector_access(false, addr, mt, Regs(vec)))
+      for (llvm::Value *bits : vector_access(false, addrs[g / vec], mt, Regs(vec)))
         fast_values.push_back(from_memory(k, bits));
     }
-    llvm::BasicBlock *fast_end = b_.GetInsertBlock();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(slow);
-    Regs slow_values;
-    for (int64_t j = 0; j < vec; ++j)
-      slow_values.push_back(element(g + j));
-    llvm::BasicBlock *slow_end = b_.GetInsertBlock();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-    if (is_store)
-      continue;
-    for (int64_t j = 0; j < vec; ++j) {
-      llvm::PHINode *phi = b_.CreatePHI(fast_values[j]->getType(), 2);
-      phi->addIncoming(fast_values[j], fast_end);
-      phi->addIncoming(slow_values[j], slow_end);
-      out[g + j] = phi;
-    }
+  }
+  llvm::BasicBlock *fast_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(slow);
+  Regs slow_values;
+  for (int64_t g = 0; g < n; ++g)
+    slow_values.push_back(element(g));
+  llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  if (is_store)
+    return;
+  for (int64_t g = 0; g < n; ++g) {
+    llvm::PHINode *phi = b_.CreatePHI(fast_values[g]->getType(), 2);
+    phi->addIncoming(fast_values[g], fast_end);
+    phi->addIncoming(slow_values[g], slow_end);
+    out[g] = phi;
   }
   if (!is_store)
     values_[op.result()] = out;
@@ -514,6 +529,13 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   }
   if (!ot.is_tile()) {
     values_[op.result()] = {partial.front()};
+    return true;
+  }
+  // A one-element result (a whole row's max or sum): every thread holds it already (lanes by the
+  // butterfly, warps by step 3), and every register of its layout is that element.
+  if (out_count == 1 && partial.size() == 1) {
+    values_[op.result()] =
+        Regs(registers_per_thread(layout_of(op.result()), ot.shape()), partial.front());
     return true;
   }
   // 4. Into the result's layout: through shared memory by output index.

@@ -27,6 +27,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -40,6 +42,26 @@ std::string default_libdevice() {
   const char *root = std::getenv("TL_CUDA_PATH");
   return std::string(root && *root ? root : "/usr/local/cuda") + "/nvvm/libdevice/libdevice.10.bc";
 }
+
+/// TL_NVPTX_TIMES=1: each stage's wall time on stderr ("nvptx-time: <stage> <ms>"), to profile
+/// cold compiles.
+class StageTimer {
+public:
+  StageTimer() : on_(std::getenv("TL_NVPTX_TIMES") != nullptr), t_(Clock::now()) {}
+  void lap(const char *stage) {
+    if (!on_)
+      return;
+    const auto now = Clock::now();
+    std::fprintf(stderr, "nvptx-time: %s %.2f ms\n", stage,
+                 std::chrono::duration<double, std::milli>(now - t_).count());
+    t_ = now;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  Clock::time_point t_;
+};
 
 std::unique_ptr<llvm::TargetMachine> target_machine(const std::string &arch, std::string *error) {
   static std::once_flag once;
@@ -126,10 +148,15 @@ std::string parse_options(const std::map<std::string, std::string> &options, Com
         start = comma + 1;
       }
     } else if (key == "num_warps") {
+      if (value == "auto") {
+        out.num_warps = 0;
+        continue;
+      }
       char *end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (!end || *end || n < 1 || n > 32 || (n & (n - 1)))
-        return "nvptx: target option num_warps: '" + value + "' is not a power of two in 1..32";
+        return "nvptx: target option num_warps: '" + value +
+               "' is not auto or a power of two in 1..32";
       out.num_warps = static_cast<int>(n);
     } else if (key == "cubin") {
       if (value != "auto" && value != "on" && value != "off")
@@ -159,6 +186,7 @@ std::string emit_ptx(const ir::Module &module, const CompileOptions &options,
 std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
                                const std::string &arch, std::vector<Kernel> *infos,
                                std::string *error) {
+  StageTimer timer;
   std::unique_ptr<ir::Module> copy = options.planned ? nullptr : ir::clone(module);
   if (copy)
     for (auto &k : copy->kernels())
@@ -173,7 +201,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   m.setDataLayout(tm->createDataLayout());
   try {
     for (auto &k : planned.kernels()) {
-      Kernel info = KernelEmitter(*k, m, options.num_warps).run();
+      Kernel info = KernelEmitter(*k, m, choose_num_warps(*k, options.num_warps)).run();
       if (infos)
         infos->push_back(info);
     }
@@ -181,6 +209,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     *error = e.what();
     return {};
   }
+  timer.lap("target+lower");
   if (uses_libdevice(m)) {
     if (std::string e =
             link_libdevice(m, options.libdevice.empty() ? default_libdevice() : options.libdevice);
@@ -195,7 +224,9 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     *error = "nvptx: internal error: invalid NVVM IR: " + verify;
     return {};
   }
+  timer.lap("libdevice+verify");
   optimize(m, *tm);
+  timer.lap("O3");
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;
@@ -204,12 +235,13 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     return {};
   }
   pm.run(m);
+  timer.lap("emit-ptx");
   return std::string(ptx.str());
 }
 
 std::string target_identity(const CompileOptions &options) {
   std::string id = "nvptx llvm " LLVM_VERSION_STRING " src " TL_NVPTX_SOURCE_HASH " warps " +
-                   std::to_string(options.num_warps) + " archs";
+                   (options.num_warps ? std::to_string(options.num_warps) : "auto") + " archs";
   for (const std::string &a : options.archs)
     id += " " + a;
   const std::string lib = options.libdevice.empty() ? default_libdevice() : options.libdevice;

@@ -5,9 +5,36 @@
 
 #include "layout.h"
 
+#include <algorithm>
+
 namespace tl::nvptx {
 
-bool plan_layouts(ir::Kernel &kernel, int num_warps) {
+int choose_num_warps(const ir::Kernel &kernel, int requested) {
+  if (requested > 0)
+    return requested;
+  // Every element of a tile is a register of its thread: a whole-row tile of 8192 f32 over 4
+  // warps is 64 registers per tile value, ~190 in all, and 2 programs per SM, too few loads in
+  // flight to stream memory. At most 16 elements per thread keep registers low and occupancy up.
+  constexpr int64_t kElementsPerThread = 16;
+  constexpr int kMinWarps = 4, kMaxWarps = 16;
+  int64_t largest = 0;
+  bool has_dot = false;
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    has_dot |= op->opcode() == ir::Opcode::Dot;
+    for (unsigned i = 0; i < op->num_results(); ++i)
+      if (op->result(i)->type().is_tile())
+        largest = std::max(largest, op->result(i)->type().num_elements());
+  });
+  if (has_dot)
+    return kMinWarps;
+  int warps = kMinWarps;
+  while (warps < kMaxWarps && largest > 32 * warps * kElementsPerThread)
+    warps *= 2;
+  return warps;
+}
+
+bool plan_layouts(ir::Kernel &kernel, int requested_warps) {
+  const int num_warps = choose_num_warps(kernel, requested_warps);
   bool changed = false;
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->num_results() != 1 || !op->result()->type().is_tile())

@@ -16,7 +16,8 @@ namespace tl::nvptx {
 struct CompileOptions {
   /// GPU architectures to build PTX for ("sm_80", "sm_90a", ...): one image each.
   std::vector<std::string> archs = {"sm_80", "sm_90a"};
-  int num_warps = 4; ///< threads per program = 32 * num_warps
+  /// Threads per program = 32 * num_warps; 0 ("auto"): chosen per kernel from its largest tile.
+  int num_warps = 0;
   /// libdevice bitcode; empty: $TL_CUDA_PATH or /usr/local/cuda, nvvm/libdevice/libdevice.10.bc.
   std::string libdevice;
   /// Cubins next to the PTX: "auto" (when the toolkit's ptxas is installed), "on", "off".
@@ -25,7 +26,8 @@ struct CompileOptions {
   bool planned = false;
 };
 
-/// Parses the target options (arch=sm_80,sm_90a; num_warps=4; libdevice=PATH) into `out`;
+/// Parses the target options (arch=sm_80,sm_90a; num_warps=auto|N;
+/// libdevice=PATH) into `out`;
 /// returns "" or the error.
 std::string parse_options(const std::map<std::string, std::string> &options, CompileOptions &out);
 

@@ -117,7 +117,8 @@ def test_print_and_debug_log(tmp_path):
         "def show(x: tl.tensor):\n"
         "    tl.print('pid', tl.program_id(0), tl.load(x + (0,), (2,)))\n"
         "show[(2,)](np.array([7, 8], np.int32))\n")
-    env = dict(os.environ, TL_DEBUG="1", PYTHONPATH=str(pathlib.Path(tl.__file__).parents[1]))
+    path = [str(pathlib.Path(tl.__file__).parents[1])] + sys.path  # tl and what it imports
+    env = dict(os.environ, TL_DEBUG="1", PYTHONPATH=os.pathsep.join(path))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                        timeout=60)
     assert r.returncode == 0, r.stderr
@@ -137,7 +138,8 @@ def test_print_on_cuda(tmp_path):
         "def show(x: tl.tensor):\n"
         "    tl.print('pid', tl.program_id(0), tl.load(x + (0,), (2,)) * 2.5)\n"
         "show[(2,)](np.array([7, 8], np.float32), device='cuda')\n")
-    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(tl.__file__).parents[1]))
+    path = [str(pathlib.Path(tl.__file__).parents[1])] + sys.path  # tl and what it imports
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 0, r.stderr

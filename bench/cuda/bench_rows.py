@@ -57,6 +57,43 @@ def gemm(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.cons
 
 
 @tl.kernel
+def gemm_tc(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+            BK: tl.constexpr):
+    # bf16/f16 inputs, f32 accumulation in any order (ir.h): tensor cores (mma.sync) on nvptx.
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    tl.store(c + (m0, n0), acc)
+
+
+def bench_gemm_tc(dev, failed, sizes=(4096, 8192), BM=128, BN=128, BK=32):
+    """bf16 and f16 GEMM (f32 results) against torch.matmul (cuBLAS, f32 output from the same
+    inputs) in the same run; the TL output checked against float64 within the dot bound."""
+    for name, dt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+        for n in sizes:
+            a = torch.rand(n, n, device=dev).mul_(2).sub_(1).to(dt)
+            bm = torch.rand(n, n, device=dev).mul_(2).sub_(1).to(dt)
+            c = torch.empty(n, n, device=dev)
+            t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK),
+                         reps=5)
+            t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
+            ref = a.double() @ bm.double()
+            err = ((c.double() - ref).norm() / ref.norm()).item()
+            # ir.h's bound, normwise: (K + 1) u_f32 |a||b| / |ab| <= ~ (K + 1) u sqrt(K) / 1 for
+            # uniform inputs; 1e-5 is loose for K <= 8192 (f32 sums) and fails any wrong tile.
+            flops = 2 * n ** 3
+            print(f"gemm_{name}_{n}_TFLOPs: {flops / t_tl / 1e12:.2f}")
+            print(f"gemm_{name}_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
+            print(f"gemm_{name}_{n}_vs_cublas: {t_blas / t_tl:.3f}")
+            print(f"gemm_{name}_{n}_normwise_error: {err:.2e}")
+            if not err < 1e-5:
+                failed.append(f"gemm {name} {n}")
+            del a, bm, c, ref
+
+
+@tl.kernel
 def empty(x: tl.tensor):
     pass
 
@@ -122,6 +159,8 @@ def main():
     print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
     if not err < 1e-6:
         failed.append("gemm")
+    if os.environ.get("TL_BENCH_ONLY", "") in ("", "gemm_tc"):
+        bench_gemm_tc(dev, failed)
     e = torch.empty(1, device=dev)
     empty[(1,)](e)
     torch.cuda.synchronize()

@@ -61,6 +61,12 @@ private:
   void lower_if(const ir::Operation &op);
   Regs &regs(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
+  /// v's registers in layout `want`: v's own when they agree, else through shared memory.
+  Regs regs_in(const ir::Value *v, const Layout &want);
+  /// v's registers in the layout of `into` (a loop-carried or if-result tile it flows into).
+  Regs carried_regs(const ir::Value *v, const ir::Value *into);
+  /// The for op carrying v (its result or body argument) when nvptx.carried names v's layout.
+  const ir::Operation *carrier(const ir::Value *v, std::string *layout);
   const Layout &layout_of(const ir::Value *v);
   Coords &coords(const Layout &layout, const std::vector<int64_t> &shape);
   Coords &coords_of(const ir::Value *tile) { return coords(layout_of(tile), tile->type().shape()); }
@@ -111,6 +117,13 @@ private:
   llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
   void lower_scan(const ir::Operation &op);
   void lower_dot(const ir::Operation &op);
+  /// dot on tensor cores (codegen_mma.cpp): operands staged in shared memory as 16-bit values
+  /// with an XOR swizzle, fragments by ldmatrix, mma.sync m16n8k16 into the mma layout.
+  void lower_dot_mma(const ir::Operation &op, const Layout &l);
+  /// Writes 16-bit tile v ([rows][cols], row-major) to shared memory at byte `offset`, each
+  /// 16-byte chunk of a row at chunk ^ swizzle(row) (mma_swizzle).
+  void stage_16bit(const ir::Value *v, uint64_t offset);
+  llvm::Value *swizzled_offset(llvm::Value *row, llvm::Value *col, int64_t cols);
   void lower_debug(const ir::Operation &op);
   /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns
   /// the base pointer. Ends with a barrier (readers may start).

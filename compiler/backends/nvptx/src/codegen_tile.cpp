@@ -339,16 +339,20 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     const ir::Attr *o = op.attr("other");
     other = o ? constant(k, *o, op) : constant(k, ir::Attr(int64_t(0)), op);
   }
+  // Index, value and mask tiles in the first index tile's layout.
+  std::vector<Regs> in;
+  for (size_t i = 1; i < op.num_operands(); ++i)
+    in.push_back(regs_in(op.operand(static_cast<unsigned>(i)), layout_of(lanes)));
   llvm::Value *outside = b_.getFalse(); // an unmasked lane of this thread outside the tensor
   for (size_t r = 0; r < n; ++r) {
     std::vector<llvm::Value *> index;
     for (int d = 0; d < rank; ++d) {
       const ir::Value *iv = op.operand(1 + d);
-      llvm::Value *x = regs(iv)[r];
+      llvm::Value *x = in[d][r];
       index.push_back(ir::is_signed(iv->type().elem()) ? b_.CreateSExt(x, b_.getInt64Ty())
                                                        : b_.CreateZExt(x, b_.getInt64Ty()));
     }
-    llvm::Value *active = mask ? regs(mask)[r] : b_.getTrue();
+    llvm::Value *active = mask ? in[base_count - 1][r] : b_.getTrue();
     llvm::Value *ok = in_bounds(ta, index);
     outside = b_.CreateOr(outside, b_.CreateAnd(active, b_.CreateNot(ok)));
     llvm::Value *go = b_.CreateAnd(active, ok);
@@ -357,7 +361,7 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
       out.push_back(from_memory(k, guarded_load(go, mt, addr, to_memory(k, other))));
       continue;
     }
-    llvm::Value *v = regs(op.operand(1 + rank))[r];
+    llvm::Value *v = in[rank][r];
     if (op.opcode() == Opcode::Scatter) {
       // Replicated layouts hold an element on several threads: they write the same value.
       guarded(go, [&] { b_.CreateStore(to_memory(k, v), addr); });
@@ -369,7 +373,9 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     if (k == ScalarKind::F16 || k == ScalarKind::BF16)
       unsupported(op, "atomic_add on " + std::string(ir::scalar_name(k)) + " is not supported yet");
     Coords &c = coords_of(lanes);
-    llvm::Value *owner = b_.getTrue();
+    // Warps past an mma layout's wm x wn repeat the first ones: not owners.
+    llvm::Value *owner =
+        c.layout.mma ? b_.CreateICmpULT(warp_, b_.getInt64(c.layout.num_warps())) : b_.getTrue();
     // A thread owns its element when no lower thread id holds the same one: with wrap-around
     // replication, that is when its unwrapped coordinates are inside the tile.
     for (size_t d = 0; d < c.shape.size(); ++d)
@@ -420,8 +426,8 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   const ir::Type &it = in->type(), &ot = op.result()->type();
   const int64_t axis = *op.attr_as<int64_t>("axis");
   const std::string &kind = *op.attr_as<std::string>("kind");
-  if (kind == "argmax" || !it.is_tile())
-    return false;
+  if (kind == "argmax" || !it.is_tile() || layout_of(in).mma)
+    return false; // mma layouts take the shared-memory path
   const ScalarKind k = it.elem();
   llvm::Type *t = value_type(k, op);
   Coords &c = coords_of(in);
@@ -627,19 +633,22 @@ void KernelEmitter::lower_dot(const ir::Operation &op) {
   const ScalarKind ak = a->type().elem(), acc = op.result()->type().elem();
   llvm::Type *at = value_type(ak, op), *ct = value_type(acc, op);
   const std::string *precision = op.attr_as<std::string>("input_precision");
+  const std::string *order = op.attr_as<std::string>("order");
+  const Layout &rl = layout_of(op.result());
+  if (rl.mma && (ak == ScalarKind::BF16 || ak == ScalarKind::F16) && acc == ScalarKind::F32 &&
+      !(order && *order == "exact"))
+    return lower_dot_mma(op, rl);
   const uint64_t a_bytes =
       static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
   // Both operands in shared memory, then each result element is one fma chain over k in
-  // ascending order (ir.h's exact order). Tensor cores come with the mma layouts.
+  // ascending order (ir.h's exact order; the relaxed contract allows it too).
   llvm::Value *sa = spill(a);
   llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
   barrier();
   Coords &c = coords_of(op.result());
   const size_t n = registers_per_thread(c.layout, c.shape);
-  Regs init;
-  for (size_t r = 0; r < n; ++r)
-    init.push_back(op.num_operands() > 2 ? regs(op.operand(2))[r]
-                                         : constant(acc, ir::Attr(int64_t(0)), op));
+  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
+                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
   auto round_input = [&](llvm::Value *x) -> llvm::Value * {
     if (!precision || *precision == "ieee")
       return x;

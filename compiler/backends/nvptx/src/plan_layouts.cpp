@@ -1,11 +1,76 @@
-// nvptx-plan-layouts: the layout of every tile an op defines (`nvptx.layout`), and for shape
-// changes whether the elements move between threads (`nvptx.convert` = "none" or "shared").
+// nvptx-plan-layouts: the layout of every tile an op defines (`nvptx.layout`), for shape changes
+// whether the elements move between threads (`nvptx.convert` = "none" or "shared"), and for
+// loops the layouts of their carried tiles (`nvptx.carried`).
 // SPDX-License-Identifier: Apache-2.0
 #include "plan_layouts.h"
 
 #include "layout.h"
 
+#include <cstdlib>
+#include <optional>
+
 namespace tl::nvptx {
+namespace {
+
+/// The mma layout of a dot the tensor cores compute: bf16/f16 inputs into f32 in any order
+/// (ir.h), whole 16 x 8 x 16 instruction tiles on every warp. The most warps that fit (the rest
+/// replicate), and of those grids the one whose warp block is squarest (fewest fragment loads
+/// per mma), more warps along M on ties.
+std::optional<Layout> mma_for(const ir::Operation &dot, int num_warps) {
+  const ir::Type &a = dot.operand(0)->type(), &r = dot.result()->type();
+  const std::string *order = dot.attr_as<std::string>("order");
+  if ((a.elem() != ir::ScalarKind::BF16 && a.elem() != ir::ScalarKind::F16) ||
+      r.elem() != ir::ScalarKind::F32 || (order && *order == "exact"))
+    return std::nullopt;
+  const int64_t M = r.shape()[0], N = r.shape()[1], K = a.shape()[1];
+  if (K % 16)
+    return std::nullopt;
+  std::optional<Layout> best;
+  int64_t best_score = 0;
+  for (int64_t warps = num_warps; warps >= 1 && !best; warps /= 2)
+    for (int64_t wm = warps; wm >= 1; wm /= 2) {
+      const int64_t wn = warps / wm;
+      if (M % (16 * wm) || N % (8 * wn))
+        continue;
+      int64_t score = 0; // |log2(rows) - log2(cols)| of a warp's block
+      for (int64_t rows = M / wm, cols = N / wn; rows != cols; score++)
+        rows > cols ? rows /= 2 : cols /= 2;
+      if (!best || score < best_score) {
+        best = mma_layout(wm, wn);
+        best_score = score;
+      }
+    }
+  return best;
+}
+
+/// A for op's carried tile stays in its dot's mma layout when the body feeds the carried
+/// argument to a dot as its accumulator and yields that dot's result (the GEMM K loop): no
+/// conversion per iteration.
+void plan_carried(ir::Operation &loop) {
+  const ir::Block &body = *loop.region(0);
+  const ir::Operation *yield = body.terminator();
+  if (!yield)
+    return;
+  std::string carried;
+  bool any = false;
+  for (unsigned i = 0; i < yield->num_operands(); ++i) {
+    const ir::Operation *def = yield->operand(i)->def();
+    const std::string *l = def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
+                                   def->operand(2) == body.argument(i + 1)
+                               ? def->attr_as<std::string>("nvptx.layout")
+                               : nullptr;
+    Layout layout;
+    const bool mma = l && Layout::parse(*l, layout) && layout.mma;
+    any |= mma;
+    carried += (i ? ";" : "") + (mma ? *l : std::string("default"));
+    if (mma && loop.num_results() == 1)
+      loop.set_attr("nvptx.layout", *l);
+  }
+  if (any)
+    loop.set_attr("nvptx.carried", carried);
+}
+
+} // namespace
 
 bool plan_layouts(ir::Kernel &kernel, int num_warps) {
   bool changed = false;
@@ -13,10 +78,13 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
     if (op->num_results() != 1 || !op->result()->type().is_tile())
       return;
     const ir::Type &t = op->result()->type();
-    const Layout l = default_layout(t.shape(), num_warps);
+    Layout l = default_layout(t.shape(), num_warps);
+    const ir::Opcode code = op->opcode();
+    if (code == ir::Opcode::Dot)
+      if (std::optional<Layout> m = mma_for(*op, num_warps))
+        l = *m;
     op->set_attr("nvptx.layout", l.str());
     changed = true;
-    const ir::Opcode code = op->opcode();
     if (code == ir::Opcode::Reshape || code == ir::Opcode::ExpandDims) {
       const ir::Type &in = op->operand(0)->type();
       bool same = false;
@@ -30,6 +98,10 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
                code == ir::Opcode::Reduce || code == ir::Opcode::Scan || code == ir::Opcode::Dot) {
       op->set_attr("nvptx.convert", std::string("shared"));
     }
+  });
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    if (op->opcode() == ir::Opcode::For)
+      plan_carried(*op);
   });
   return changed;
 }

@@ -135,7 +135,8 @@ void KernelEmitter::lower_block(const ir::Block &block) {
       b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "after.return", fn_));
       return;
     }
-    lower_op(*op);
+    if (!prefetched_.count(op.get()))
+      lower_op(*op);
   }
 }
 
@@ -213,7 +214,37 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   std::vector<Regs> inits;
   for (size_t i = 3; i < op.num_operands(); ++i)
     inits.push_back(carried_regs(op.operand(i), op.region(0)->argument(i - 2)));
-  pre = b_.GetInsertBlock(); // a conversion may have added blocks
+  // Loads marked nvptx.prefetch: iteration lb's before the loop, then each iteration issues the
+  // next one's (past the end they read padding) before its own dot, carried in registers.
+  std::vector<const ir::Operation *> slice, loads;
+  for (auto &o : body.ops())
+    if (o->attr("nvptx.prefetch"))
+      loads.push_back(o.get());
+  // The loads and the scalar ops their indices need, operands first.
+  std::function<void(const ir::Operation *)> need = [&](const ir::Operation *o) {
+    if (std::find(slice.begin(), slice.end(), o) != slice.end())
+      return;
+    for (const ir::Value *v : o->operands())
+      if (v->def() && v->owner() == &body)
+        need(v->def());
+    slice.push_back(o);
+  };
+  for (const ir::Operation *l : loads)
+    need(l);
+  auto ahead = [&](llvm::Value *at) {
+    values_[body.argument(0)] = {at};
+    for (const ir::Operation *o : slice)
+      lower_op(*o);
+    std::vector<Regs> out;
+    for (const ir::Operation *l : loads)
+      out.push_back(values_.at(l->result()));
+    for (const ir::Operation *o : slice)
+      values_.erase(o->result());
+    values_.erase(body.argument(0));
+    return out;
+  };
+  const std::vector<Regs> first = ahead(lb);
+  pre = b_.GetInsertBlock(); // a conversion or a load may have added blocks
   b_.CreateBr(header);
   header->moveAfter(pre);
   b_.SetInsertPoint(header);
@@ -228,9 +259,23 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     }
     carried.push_back(phis);
   }
+  std::vector<std::vector<llvm::PHINode *>> fetched;
+  for (const Regs &r : first) {
+    std::vector<llvm::PHINode *> phis;
+    for (llvm::Value *v : r) {
+      phis.push_back(b_.CreatePHI(v->getType(), 2));
+      phis.back()->addIncoming(v, pre);
+    }
+    fetched.push_back(phis);
+  }
   llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
   b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
   b_.SetInsertPoint(loop_body);
+  const std::vector<Regs> next = ahead(b_.CreateAdd(iv, step));
+  for (size_t i = 0; i < loads.size(); ++i) {
+    values_[loads[i]->result()] = Regs(fetched[i].begin(), fetched[i].end());
+    prefetched_.insert(loads[i]);
+  }
   values_[body.argument(0)] = {iv};
   for (size_t i = 0; i < carried.size(); ++i)
     values_[body.argument(static_cast<unsigned>(i + 1))] =
@@ -244,10 +289,13 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   const llvm::Intrinsic::ID add_id =
       is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
   llvm::Value *sum = b_.CreateBinaryIntrinsic(add_id, iv, step);
-  llvm::Value *next = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
+  llvm::Value *next_iv = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
   llvm::BasicBlock *latch = b_.GetInsertBlock();
   b_.CreateCondBr(wrapped, exit, header);
-  iv->addIncoming(next, latch);
+  iv->addIncoming(next_iv, latch);
+  for (size_t i = 0; i < fetched.size(); ++i)
+    for (size_t r = 0; r < fetched[i].size(); ++r)
+      fetched[i][r]->addIncoming(next[i][r], latch);
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t r = 0; r < carried[i].size(); ++r)
       carried[i][r]->addIncoming(yielded[i][r], latch);

@@ -15,6 +15,7 @@
 
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tl::nvptx {
 
@@ -157,6 +158,7 @@ private:
   std::unordered_map<const ir::Value *, TensorArg> tensors_;
   std::unordered_map<std::string, Coords> coords_;
   std::unordered_map<const ir::Value *, Layout> layouts_;
+  std::unordered_set<const ir::Operation *> prefetched_; // loads lowered ahead (lower_for)
 };
 
 } // namespace tl::nvptx

@@ -1,6 +1,7 @@
 // nvptx-plan-layouts: the layout of every tile an op defines (`nvptx.layout`), for shape changes
-// whether the elements move between threads (`nvptx.convert` = "none" or "shared"), and for
-// loops the layouts of their carried tiles (`nvptx.carried`).
+// whether the elements move between threads (`nvptx.convert` = "none" or "shared"), for loops
+// the layouts of their carried tiles (`nvptx.carried`), and the loads of a K loop issued one
+// iteration ahead (`nvptx.prefetch`).
 // SPDX-License-Identifier: Apache-2.0
 #include "plan_layouts.h"
 
@@ -70,6 +71,42 @@ void plan_carried(ir::Operation &loop) {
     loop.set_attr("nvptx.carried", carried);
 }
 
+/// Whether op (in `body`) is computable one iteration ahead: a pure scalar op without regions
+/// whose operands are the induction variable, values from outside the loop or such ops.
+bool ahead(const ir::Operation &op, const ir::Block &body) {
+  for (const ir::Value *v : op.operands()) {
+    if (v == body.argument(0) || v->owner() != &body)
+      continue;
+    const ir::Operation *def = v->def();
+    if (!def || !(def->flags() & ir::kPure) || def->num_regions() || !v->type().is_scalar() ||
+        !ahead(*def, body))
+      return false;
+  }
+  return true;
+}
+
+/// The K loop's software pipeline: a load feeding a dot operand whose indices are known one
+/// iteration ahead gets nvptx.prefetch = "next"; the emitter issues the next iteration's load
+/// before this iteration's dot, so the global load's latency overlaps the mma. Only in loops
+/// that write no memory (the load must read what it would have read a step later).
+void plan_prefetch(ir::Operation &loop) {
+  ir::Block &body = *loop.region(0);
+  bool writes = false;
+  ir::walk(&body, [&](ir::Operation *op) { writes |= (op->flags() & ir::kWritesMemory) != 0; });
+  if (writes)
+    return;
+  for (auto &op : body.ops()) {
+    if (op->opcode() != ir::Opcode::Dot)
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      ir::Operation *load = op->operand(i)->def();
+      if (load && load->opcode() == ir::Opcode::Load && load->parent() == &body &&
+          ahead(*load, body))
+        load->set_attr("nvptx.prefetch", std::string("next"));
+    }
+  }
+}
+
 } // namespace
 
 bool plan_layouts(ir::Kernel &kernel, int num_warps) {
@@ -100,8 +137,10 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
     }
   });
   ir::walk(kernel.body(), [&](ir::Operation *op) {
-    if (op->opcode() == ir::Opcode::For)
+    if (op->opcode() == ir::Opcode::For) {
       plan_carried(*op);
+      plan_prefetch(*op);
+    }
   });
   return changed;
 }

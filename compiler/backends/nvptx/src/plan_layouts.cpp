@@ -109,6 +109,17 @@ void plan_prefetch(ir::Operation &loop) {
 
 } // namespace
 
+int kernel_warps(const ir::Kernel &kernel, int num_warps) {
+  int warps = num_warps;
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    if (op->opcode() != ir::Opcode::Dot || !mma_for(*op, warps))
+      return;
+    while (warps < 16 && op->result()->type().num_elements() > 64 * 32 * warps)
+      warps *= 2;
+  });
+  return warps;
+}
+
 bool plan_layouts(ir::Kernel &kernel, int num_warps) {
   bool changed = false;
   ir::walk(kernel.body(), [&](ir::Operation *op) {

@@ -235,9 +235,13 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     values_[body.argument(0)] = {at};
     for (const ir::Operation *o : slice)
       lower_op(*o);
+    // Carried as memory bits: a conversion (bf16 -> f32) would wait for the load right away.
     std::vector<Regs> out;
-    for (const ir::Operation *l : loads)
-      out.push_back(values_.at(l->result()));
+    for (const ir::Operation *l : loads) {
+      auto bits = load_bits_.find(l->result());
+      out.push_back(bits != load_bits_.end() ? bits->second : values_.at(l->result()));
+      load_bits_.erase(l->result());
+    }
     for (const ir::Operation *o : slice)
       values_.erase(o->result());
     values_.erase(body.argument(0));
@@ -273,7 +277,13 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   b_.SetInsertPoint(loop_body);
   const std::vector<Regs> next = ahead(b_.CreateAdd(iv, step));
   for (size_t i = 0; i < loads.size(); ++i) {
-    values_[loads[i]->result()] = Regs(fetched[i].begin(), fetched[i].end());
+    const ScalarKind k = loads[i]->result()->type().elem();
+    Regs v;
+    for (llvm::PHINode *phi : fetched[i])
+      v.push_back(phi->getType() == memory_type(k) && phi->getType() != value_type(k, *loads[i])
+                      ? from_memory(k, phi)
+                      : phi);
+    values_[loads[i]->result()] = v;
     prefetched_.insert(loads[i]);
   }
   values_[body.argument(0)] = {iv};

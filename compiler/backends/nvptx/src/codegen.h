@@ -108,6 +108,14 @@ private:
   void lower_shape(const ir::Operation &op);
   void lower_load_store(const ir::Operation &op);
   void lower_indexed(const ir::Operation &op);
+  /// A load whose runs of `vec` elements are vector accesses: one bounds and alignment test
+  /// for the whole tile, the loads back to back. Records the memory bits in load_bits_.
+  void load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
+                 const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                 const std::function<llvm::Value *(int64_t)> &element);
+  size_t regs_count(const ir::Value *tile) {
+    return static_cast<size_t>(registers_per_thread(layout_of(tile), tile->type().shape()));
+  }
   /// One vector access of values.size() elements of memory type `t` at `addr` (aligned);
   /// returns the loaded elements.
   Regs vector_access(bool is_store, llvm::Value *addr, llvm::Type *t, const Regs &values);
@@ -158,7 +166,8 @@ private:
   std::unordered_map<const ir::Value *, TensorArg> tensors_;
   std::unordered_map<std::string, Coords> coords_;
   std::unordered_map<const ir::Value *, Layout> layouts_;
-  std::unordered_set<const ir::Operation *> prefetched_; // loads lowered ahead (lower_for)
+  std::unordered_set<const ir::Operation *> prefetched_;  // loads lowered ahead (lower_for)
+  std::unordered_map<const ir::Value *, Regs> load_bits_; // a load's memory bits (load_tile)
 };
 
 } // namespace tl::nvptx

@@ -215,6 +215,8 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   const int64_t vec =
       std::min<int64_t>({c.layout.per_thread[rank - 1], 16 / static_cast<int64_t>(bytes), 4});
   const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
+  if (!is_store && vectorize)
+    return load_tile(op, ta, vec, index_of, element);
   Regs out(is_store ? 0 : n);
   for (int64_t g = 0; g < n; g += vectorize ? vec : 1) {
     if (!vectorize) {
@@ -267,6 +269,62 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   }
   if (!is_store)
     values_[op.result()] = out;
+}
+
+void KernelEmitter::load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
+                              const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                              const std::function<llvm::Value *(int64_t)> &element) {
+  // One test for the whole tile: when every run of `vec` elements is inside the tensor,
+  // unit-stride and aligned, the vector loads issue back to back with nothing between them
+  // that waits for one (a branch per run would put each load's first use, the phi or a
+  // conversion, before the next load: one full memory latency per run). Else element by element.
+  const ScalarKind k = ta.elem;
+  llvm::Type *mt = memory_type(k);
+  const int rank = static_cast<int>(ta.shape.size());
+  const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(mt);
+  const int64_t n = static_cast<int64_t>(regs_count(op.result()));
+  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1));
+  std::vector<llvm::Value *> addrs;
+  for (int64_t g = 0; g < n; g += vec) {
+    const std::vector<llvm::Value *> first = index_of(g);
+    llvm::Value *addr = element_address(ta, first);
+    ok = b_.CreateAnd(ok, in_bounds(ta, first));
+    ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
+                                           ta.shape[rank - 1]));
+    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
+                                           b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
+    addrs.push_back(addr);
+  }
+  llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "load.vector", fn_);
+  llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "load.edge", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "load.end", fn_);
+  b_.CreateCondBr(ok, fast, slow);
+  b_.SetInsertPoint(fast);
+  Regs fast_bits;
+  for (llvm::Value *addr : addrs)
+    for (llvm::Value *bits : vector_access(false, addr, mt, Regs(vec)))
+      fast_bits.push_back(bits);
+  llvm::BasicBlock *fast_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(slow);
+  Regs slow_bits;
+  for (int64_t r = 0; r < n; ++r)
+    slow_bits.push_back(to_memory(k, element(r)));
+  llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  Regs bits, out;
+  for (int64_t r = 0; r < n; ++r) {
+    llvm::PHINode *phi = b_.CreatePHI(mt, 2);
+    phi->addIncoming(fast_bits[r], fast_end);
+    phi->addIncoming(slow_bits[r], slow_end);
+    bits.push_back(phi);
+  }
+  for (llvm::Value *phi : bits) // after every phi (phis head their block)
+    out.push_back(from_memory(k, phi));
+  load_bits_[op.result()] = bits;
+  values_[op.result()] = out;
 }
 
 KernelEmitter::Regs KernelEmitter::vector_access(bool is_store, llvm::Value *addr, llvm::Type *t,

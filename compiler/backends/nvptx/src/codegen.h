@@ -129,9 +129,9 @@ private:
   /// dot on tensor cores (codegen_mma.cpp): operands staged in shared memory as 16-bit values
   /// with an XOR swizzle, fragments by ldmatrix, mma.sync m16n8k16 into the mma layout.
   void lower_dot_mma(const ir::Operation &op, const Layout &l);
-  /// Writes 16-bit tile v ([rows][cols], row-major) to shared memory at byte `offset`, each
+  /// Writes 16-bit tile v ([rows][cols], row-major) to shared `buffer` at byte `offset`, each
   /// 16-byte chunk of a row at chunk ^ swizzle(row) (mma_swizzle).
-  void stage_16bit(const ir::Value *v, uint64_t offset);
+  void stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset);
   llvm::Value *swizzled_offset(llvm::Value *row, llvm::Value *col, int64_t cols);
   void lower_debug(const ir::Operation &op);
   /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns

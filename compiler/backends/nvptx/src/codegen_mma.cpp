@@ -11,6 +11,8 @@ using ir::ScalarKind;
 
 namespace {
 constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_90)
+// A dot's own double buffer is static shared memory (48 KiB at most with the dynamic part).
+constexpr uint64_t kMaxDoubleBuffer = 32 * 1024;
 
 int64_t log2_of(int64_t n) {
   int64_t l = 0;
@@ -33,7 +35,7 @@ llvm::Value *KernelEmitter::swizzled_offset(llvm::Value *row, llvm::Value *col, 
                       b_.CreateShl(b_.CreateAnd(col, 7), 1));
 }
 
-void KernelEmitter::stage_16bit(const ir::Value *v, uint64_t offset) {
+void KernelEmitter::stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset) {
   const int64_t cols = v->type().shape()[1];
   const ScalarKind k = v->type().elem();
   Coords &c = coords_of(v);
@@ -46,7 +48,7 @@ void KernelEmitter::stage_16bit(const ir::Value *v, uint64_t offset) {
   for (int64_t g = 0; g < static_cast<int64_t>(r.size()); g += run) {
     llvm::Value *at = b_.CreateAdd(b_.getInt64(static_cast<int64_t>(offset)),
                                    swizzled_offset(coord(c, g, 0), coord(c, g, 1), cols));
-    llvm::Value *ptr = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, at);
+    llvm::Value *ptr = b_.CreateInBoundsGEP(b_.getInt8Ty(), buffer, at);
     if (run == 1) {
       b_.CreateStore(to_memory(k, r[g]), ptr);
       continue;
@@ -69,12 +71,34 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
   if (bytes > kMaxShared)
     unsupported(op, "operands need " + std::to_string(bytes) + " bytes of shared memory (at most " +
                         std::to_string(kMaxShared) + ")");
-  need_shared(bytes);
-  barrier(); // earlier readers of the buffer are done
-  stage_16bit(a, 0);
-  stage_16bit(bv, b_offset);
+  llvm::Value *buffer = shared_;
+  if (2 * bytes <= kMaxDoubleBuffer) {
+    // Two buffers of its own, alternating per execution (a phase variable that mem2reg turns
+    // into a loop phi): execution i writes buffer i % 2 after the barrier of execution i - 1,
+    // which every warp reaches only after its reads of execution i - 2 (the same buffer), so
+    // the barrier before the writes goes; one per K step is left.
+    auto *buffers = new llvm::GlobalVariable(
+        module_, llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes), false,
+        llvm::GlobalValue::InternalLinkage,
+        llvm::UndefValue::get(llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes)), "tl_mma", nullptr,
+        llvm::GlobalValue::NotThreadLocal, 3);
+    buffers->setAlignment(llvm::Align(16));
+    auto *after = llvm::cast<llvm::Instruction>(warp_);
+    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+    llvm::AllocaInst *phase = entry.CreateAlloca(b_.getInt64Ty());
+    entry.CreateStore(entry.getInt64(0), phase);
+    llvm::Value *p = b_.CreateLoad(b_.getInt64Ty(), phase);
+    b_.CreateStore(b_.CreateXor(p, 1), phase);
+    buffer = b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers,
+                                  b_.CreateMul(p, b_.getInt64(static_cast<int64_t>(bytes))));
+  } else {
+    need_shared(bytes);
+    barrier(); // earlier readers of the buffer are done
+    shared_in_use_ = true;
+  }
+  stage_16bit(a, buffer, 0);
+  stage_16bit(bv, buffer, b_offset);
   barrier();
-  shared_in_use_ = true;
   const int64_t n = registers_per_thread(l, op.result()->type().shape());
   Regs acc = op.num_operands() > 2 ? regs_in(op.operand(2), l)
                                    : Regs(n, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
@@ -86,7 +110,7 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
   llvm::Value *lrow = b_.CreateAdd(b_.CreateAnd(lane_, 7),
                                    b_.CreateShl(b_.CreateAnd(b_.CreateLShr(lane_, 3), 1), 3));
   llvm::Value *lcol = b_.CreateShl(b_.CreateLShr(lane_, 4), 3);
-  llvm::Value *base = b_.CreatePtrToInt(shared_, b_.getInt64Ty());
+  llvm::Value *base = b_.CreatePtrToInt(buffer, b_.getInt64Ty());
   llvm::Type *i32 = b_.getInt32Ty();
   auto ldmatrix = [&](int count, bool trans, llvm::Value *byte_offset) {
     llvm::Value *addr = b_.CreateTrunc(b_.CreateAdd(base, byte_offset), i32);

@@ -42,7 +42,8 @@
 //   allows additions that truncate, as tensor cores' do), as reduce sum. Integer dots wrap and
 //   are exact in any order. `order = "exact"` asks for one fused multiply-add per step instead,
 //   acc = fma(a, b, acc) rounded once to acc_type over k in ascending order (the interpreter,
-//   llvm-cpu and tnpu compute every dot so; nvptx keeps such a dot on CUDA cores). input_precision "tf32"/"bf16" first rounds the inputs to that precision.
+//   llvm-cpu and tnpu compute every dot so; nvptx keeps such a dot on CUDA cores). input_precision
+//   "tf32"/"bf16" first rounds the inputs to that precision.
 // - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds'
 // signedness);
 //   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.

@@ -120,6 +120,12 @@ Kernel KernelEmitter::run() {
   lower_block(body);
   if (!b_.GetInsertBlock()->getTerminator())
     b_.CreateRetVoid();
+  // Past 48 KiB of static + dynamic shared memory a launch needs the dynamic size opted in, which
+  // the cuda device does when the dynamic size alone is past 48 KiB: ask for that much then.
+  constexpr uint64_t kDefaultShared = 48 * 1024;
+  if (static_shared_bytes_ && shared_bytes_ &&
+      static_shared_bytes_ + shared_bytes_ > kDefaultShared)
+    shared_bytes_ = std::max<uint64_t>(shared_bytes_, kDefaultShared + 16);
   info.dynamic_shared_bytes = static_cast<uint32_t>(shared_bytes_);
   info.asserts = errors_;
   return info;

@@ -161,7 +161,8 @@ private:
   llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
   std::vector<std::string> errors_; // the error sites' messages, in status order
   uint64_t shared_bytes_ = 0;
-  bool shared_in_use_ = false; // a barrier must precede the next spill
+  uint64_t static_shared_bytes_ = 0; // the tensor-core dots' own buffers (codegen_mma.cpp)
+  bool shared_in_use_ = false;       // a barrier must precede the next spill
   std::unordered_map<const ir::Value *, Regs> values_;
   std::unordered_map<const ir::Value *, TensorArg> tensors_;
   std::unordered_map<std::string, Coords> coords_;

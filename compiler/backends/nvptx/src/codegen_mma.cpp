@@ -11,7 +11,7 @@ using ir::ScalarKind;
 
 namespace {
 constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_90)
-// A dot's own double buffer is static shared memory (48 KiB at most with the dynamic part).
+// The dots' own double buffers are static shared memory (48 KiB at most in all): 32 KiB of them.
 constexpr uint64_t kMaxDoubleBuffer = 32 * 1024;
 
 int64_t log2_of(int64_t n) {
@@ -72,7 +72,7 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
     unsupported(op, "operands need " + std::to_string(bytes) + " bytes of shared memory (at most " +
                         std::to_string(kMaxShared) + ")");
   llvm::Value *buffer = shared_;
-  if (2 * bytes <= kMaxDoubleBuffer) {
+  if (static_shared_bytes_ + 2 * bytes <= kMaxDoubleBuffer) { // static: 48 KiB in all
     // Two buffers of its own, alternating per execution (a phase variable that mem2reg turns
     // into a loop phi): execution i writes buffer i % 2 after the barrier of execution i - 1,
     // which every warp reaches only after its reads of execution i - 2 (the same buffer), so
@@ -83,6 +83,7 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
         llvm::UndefValue::get(llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes)), "tl_mma", nullptr,
         llvm::GlobalValue::NotThreadLocal, 3);
     buffers->setAlignment(llvm::Align(16));
+    static_shared_bytes_ += 2 * bytes;
     auto *after = llvm::cast<llvm::Instruction>(warp_);
     llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
     llvm::AllocaInst *phase = entry.CreateAlloca(b_.getInt64Ty());

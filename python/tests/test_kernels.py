@@ -244,6 +244,45 @@ def test_dot_f64_transpose(device, target):
     close(c, a @ b + a.T, rtol=1e-13)
 
 
+@tl.kernel
+def gemm_half(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr, EXACT: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc,
+                     exact_order=EXACT)
+    tl.store(c + (m0, n0), acc)
+
+
+def test_gemm_f16_any_order_within_bound(device, target):
+    # A dot in any order (tensor cores on cuda): against fp64 within ir.h's bound,
+    # |err| <= 2 (K + 1) u sum_k |a b| elementwise (u = 2^-24), not bit for bit.
+    M, N, K = 128, 128, 256
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    run(gemm_half, (M // 64, N // 64), a, b, c, device=device, target=target, BM=64, BN=64,
+        BK=32, EXACT=False)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    bound = 2 * (K + 1) * 2.0**-24 * (np.abs(a64) @ np.abs(b64))
+    assert (np.abs(c - a64 @ b64) <= bound).all()
+
+
+def test_gemm_f16_exact_order_matches_cpu(device, target):
+    # exact_order=True: one fma per k in ascending order on every backend, so bit for bit.
+    M, N, K = 64, 64, 64
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c, want = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    run(gemm_half, (1, 1), a, b, c, device=device, target=target, BM=64, BN=64, BK=32,
+        EXACT=True)
+    run(gemm_half, (1, 1), a, b, want, device="cpu", target=None, BM=64, BN=64, BK=32,
+        EXACT=True)
+    np.testing.assert_array_equal(c, want)
+
+
 # ---- reductions, scans -----------------------------------------------------------------------------
 
 @tl.kernel

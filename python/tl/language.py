@@ -416,10 +416,12 @@ def cdiv(a, b):
 # ---- contractions and reductions --------------------------------------------------------------
 
 @builtin
-def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee"):
-    """Matrix product of two rank-2 tiles, accumulated (fused multiply-add per step) in
-    `acc_dtype` (default: float32 for float inputs up to 32 bits, float64 for float64, int32 for
-    integers) starting from `acc` when given."""
+def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee", exact_order=False):
+    """Matrix product of two rank-2 tiles, accumulated in `acc_dtype` (default: float32 for float
+    inputs up to 32 bits, float64 for float64, int32 for integers) starting from `acc` when given.
+    The summation order is unspecified, within the error bound ir.h states (tensor cores add
+    several products per step); `exact_order=True` asks for one fused multiply-add per k in
+    ascending order, bit-reproducible across backends (on CUDA cores on nvptx)."""
     a, b = to_tile(a), to_tile(b)
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise error(f"tl.dot needs rank-2 tiles, got {a.type} and {b.type}")
@@ -440,6 +442,8 @@ def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee"):
     attrs = {"acc_type": ir.Type.scalar(acc_dtype.code)}
     if input_precision != "ieee":
         attrs["input_precision"] = input_precision
+    if exact_order:
+        attrs["order"] = "exact"
     return Tile(builder().op("dot", ops, attrs))
 
 

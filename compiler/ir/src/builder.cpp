@@ -206,13 +206,15 @@ Value *Builder::bitcast(Value *value, ScalarKind to) {
 }
 
 Value *Builder::dot(Value *a, Value *b, Value *acc, ScalarKind acc_type,
-                    std::string_view input_precision) {
+                    std::string_view input_precision, bool exact_order) {
   std::vector<Value *> operands = {a, b};
   if (acc)
     operands.push_back(acc);
   std::vector<std::pair<std::string, Attr>> attrs = {{"acc_type", Type::scalar(acc_type)}};
   if (input_precision != "ieee")
     attrs.push_back({"input_precision", std::string(input_precision)});
+  if (exact_order)
+    attrs.push_back({"order", std::string("exact")});
   return create_inferred(Opcode::Dot, std::move(operands), std::move(attrs))->result();
 }
 Value *Builder::reduce(std::string_view kind, Value *tile, int axis) {

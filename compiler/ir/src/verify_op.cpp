@@ -38,7 +38,7 @@ std::vector<std::string_view> allowed_attrs(Opcode code) {
   case Opcode::Cast:
     return {"rounding"};
   case Opcode::Dot:
-    return {"acc_type", "input_precision"};
+    return {"acc_type", "input_precision", "order"};
   case Opcode::Reduce:
   case Opcode::Scan:
     return {"axis", "kind"};

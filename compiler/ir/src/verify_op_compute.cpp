@@ -37,6 +37,10 @@ Error verify_dot(const Operation &op) {
       return "input_precision \"" + *op.attr_as<std::string>("input_precision") +
              "\" applies to f32 inputs only, got " + a.str();
   }
+  // "any" is the default contract (ir.h); "exact" pins the ascending-k fma chain.
+  if (op.attr("order"))
+    if (Error e = expect_string_attr(op, "order", {"any", "exact"}))
+      return e;
   return {};
 }
 

@@ -199,7 +199,8 @@ void expect_same(const std::string &text, const std::string &kernel,
 
 TEST(LlvmCpu, NarrowFloatDotsWithF32AccumulatorsAreBitExact) {
   // bf16 / f16 / f8 inputs with an f32 accumulator run the register-blocked micro-kernel (the
-  // values are held as f32): 24x40 @ 40x72 covers whole 8x32 blocks, the 8 columns and the rows
+  // values are held as f32; the dots ask for order = "exact", so bit for bit is the contract):
+  // 24x40 @ 40x72 covers whole 8x32 blocks, the 8 columns and the rows
   // the blocks leave, with a loop-carried accumulator across two k blocks.
   for (const char *t : {"bf16", "f16", "f8e4m3", "f8e5m2"}) {
     SCOPED_TRACE(t);
@@ -209,10 +210,10 @@ kernel @ndot(%a: tensor<?x?xT>, %b: tensor<?x?xT>, %c: tensor<?x?xf32>) {
   %k1 = constant {value = 40} : i32
   %x0 = load %a, %z, %z : tile<24x40xT>
   %y0 = load %b, %z, %z : tile<40x72xT>
-  %d0 = dot %x0, %y0 {acc_type = f32} : tile<24x72xf32>
+  %d0 = dot %x0, %y0 {order = "exact", acc_type = f32} : tile<24x72xf32>
   %x1 = load %a, %z, %k1 : tile<24x40xT>
   %y1 = load %b, %k1, %z : tile<40x72xT>
-  %d1 = dot %x1, %y1, %d0 {acc_type = f32} : tile<24x72xf32>
+  %d1 = dot %x1, %y1, %d0 {order = "exact", acc_type = f32} : tile<24x72xf32>
   store %c, %z, %z, %d1
   return
 }
@@ -369,9 +370,9 @@ kernel @float_ops(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %d: tensor<?x?xf64>,
   %f = fma %t, %q, %cb : tile<8x16xf32>
   %mx = max %f, %t : tile<8x16xf32>
   %s = sqrt %mx : tile<8x16xf32>
-  %dot0 = dot %t, %tt {acc_type = f32} : tile<8x8xf32>
-  %dot1 = dot %t, %tt, %dot0 {acc_type = f32, input_precision = "tf32"} : tile<8x8xf32>
-  %dot = dot %t, %tt, %dot1 {acc_type = f32, input_precision = "bf16"} : tile<8x8xf32>
+  %dot0 = dot %t, %tt {order = "exact", acc_type = f32} : tile<8x8xf32>
+  %dot1 = dot %t, %tt, %dot0 {order = "exact", acc_type = f32, input_precision = "tf32"} : tile<8x8xf32>
+  %dot = dot %t, %tt, %dot1 {order = "exact", acc_type = f32, input_precision = "bf16"} : tile<8x8xf32>
   %dr = reshape %dot : tile<4x16xf32>
   %am = reduce %t {axis = 1, kind = "argmax"} : tile<8xi32>
   %amx = reduce %t {axis = 0, kind = "min"} : tile<16xf32>
@@ -649,7 +650,7 @@ kernel @half(%h: tensor<?xf16>, %b: tensor<?xbf16>, %oh: tensor<?xf16>, %ob: ten
   %m = full {value = 1.0} : tile<8x8xbf16>
   %xr = reshape %x : tile<8x8xf16>
   %xrb = cast %xr : tile<8x8xbf16>
-  %d = dot %xrb, %m {acc_type = f32} : tile<8x8xf32>
+  %d = dot %xrb, %m {order = "exact", acc_type = f32} : tile<8x8xf32>
   %dr = reshape %d : tile<64xf32>
   %c64 = constant {value = 64} : i32
   store %of, %c64, %dr

@@ -5,6 +5,8 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <algorithm>
+
 namespace tl::nvptx {
 using ir::Opcode;
 using ir::ScalarKind;
@@ -118,6 +120,12 @@ Kernel KernelEmitter::run() {
   lower_block(body);
   if (!b_.GetInsertBlock()->getTerminator())
     b_.CreateRetVoid();
+  // Past 48 KiB of static + dynamic shared memory a launch needs the dynamic size opted in, which
+  // the cuda device does when the dynamic size alone is past 48 KiB: ask for that much then.
+  constexpr uint64_t kDefaultShared = 48 * 1024;
+  if (static_shared_bytes_ && shared_bytes_ &&
+      static_shared_bytes_ + shared_bytes_ > kDefaultShared)
+    shared_bytes_ = std::max<uint64_t>(shared_bytes_, kDefaultShared + 16);
   info.dynamic_shared_bytes = static_cast<uint32_t>(shared_bytes_);
   info.asserts = errors_;
   return info;
@@ -133,7 +141,8 @@ void KernelEmitter::lower_block(const ir::Block &block) {
       b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "after.return", fn_));
       return;
     }
-    lower_op(*op);
+    if (!prefetched_.count(op.get()))
+      lower_op(*op);
   }
 }
 
@@ -179,15 +188,18 @@ void KernelEmitter::lower_op(const ir::Operation &op) {
   }
   if (!(op.flags() & ir::kElementwise))
     unsupported(op, "not supported yet");
-  Regs &out = values_[op.result()];
-  const size_t n = regs(op.operand(op.num_operands() - 1)).size();
-  out.resize(n);
-  for (size_t r = 0; r < n; ++r) {
+  // Operands in the result's layout (a dot's mma result meeting a blocked tile converts).
+  std::vector<Regs> in;
+  for (const ir::Value *v : op.operands())
+    in.push_back(op.result()->type().is_tile() ? regs_in(v, layout_of(op.result())) : regs(v));
+  Regs out(in.back().size());
+  for (size_t r = 0; r < out.size(); ++r) {
     std::vector<llvm::Value *> a;
-    for (const ir::Value *v : op.operands())
-      a.push_back(regs(v)[r]);
+    for (const Regs &x : in)
+      a.push_back(x[r]);
     out[r] = elementwise(op, a);
   }
+  values_[op.result()] = out;
 }
 
 void KernelEmitter::lower_for(const ir::Operation &op) {
@@ -204,23 +216,82 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx_, "for.header", fn_);
   llvm::BasicBlock *loop_body = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
   llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  std::vector<std::vector<llvm::PHINode *>> carried;
+  std::vector<Regs> inits;
+  for (size_t i = 3; i < op.num_operands(); ++i)
+    inits.push_back(carried_regs(op.operand(i), op.region(0)->argument(i - 2)));
+  // Loads marked nvptx.prefetch: iteration lb's before the loop, then each iteration issues the
+  // next one's (past the end they read padding) before its own dot, carried in registers.
+  std::vector<const ir::Operation *> slice, loads;
+  for (auto &o : body.ops())
+    if (o->attr("nvptx.prefetch"))
+      loads.push_back(o.get());
+  // The loads and the scalar ops their indices need, operands first.
+  std::function<void(const ir::Operation *)> need = [&](const ir::Operation *o) {
+    if (std::find(slice.begin(), slice.end(), o) != slice.end())
+      return;
+    for (const ir::Value *v : o->operands())
+      if (v->def() && v->owner() == &body)
+        need(v->def());
+    slice.push_back(o);
+  };
+  for (const ir::Operation *l : loads)
+    need(l);
+  auto ahead = [&](llvm::Value *at) {
+    values_[body.argument(0)] = {at};
+    for (const ir::Operation *o : slice)
+      lower_op(*o);
+    // Carried as memory bits: a conversion (bf16 -> f32) would wait for the load right away.
+    std::vector<Regs> out;
+    for (const ir::Operation *l : loads) {
+      auto bits = load_bits_.find(l->result());
+      out.push_back(bits != load_bits_.end() ? bits->second : values_.at(l->result()));
+      load_bits_.erase(l->result());
+    }
+    for (const ir::Operation *o : slice)
+      values_.erase(o->result());
+    values_.erase(body.argument(0));
+    return out;
+  };
+  const std::vector<Regs> first = ahead(lb);
+  pre = b_.GetInsertBlock(); // a conversion or a load may have added blocks
   b_.CreateBr(header);
+  header->moveAfter(pre);
   b_.SetInsertPoint(header);
   llvm::PHINode *iv = b_.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
-  std::vector<std::vector<llvm::PHINode *>> carried;
   for (size_t i = 3; i < op.num_operands(); ++i) {
     std::vector<llvm::PHINode *> phis;
-    for (llvm::Value *init : regs(op.operand(i))) {
+    for (llvm::Value *init : inits[i - 3]) {
       llvm::PHINode *phi = b_.CreatePHI(init->getType(), 2);
       phi->addIncoming(init, pre);
       phis.push_back(phi);
     }
     carried.push_back(phis);
   }
+  std::vector<std::vector<llvm::PHINode *>> fetched;
+  for (const Regs &r : first) {
+    std::vector<llvm::PHINode *> phis;
+    for (llvm::Value *v : r) {
+      phis.push_back(b_.CreatePHI(v->getType(), 2));
+      phis.back()->addIncoming(v, pre);
+    }
+    fetched.push_back(phis);
+  }
   llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
   b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
   b_.SetInsertPoint(loop_body);
+  const std::vector<Regs> next = ahead(b_.CreateAdd(iv, step));
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const ScalarKind k = loads[i]->result()->type().elem();
+    Regs v;
+    for (llvm::PHINode *phi : fetched[i])
+      v.push_back(phi->getType() == memory_type(k) && phi->getType() != value_type(k, *loads[i])
+                      ? from_memory(k, phi)
+                      : phi);
+    values_[loads[i]->result()] = v;
+    prefetched_.insert(loads[i]);
+  }
   values_[body.argument(0)] = {iv};
   for (size_t i = 0; i < carried.size(); ++i)
     values_[body.argument(static_cast<unsigned>(i + 1))] =
@@ -228,16 +299,19 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   lower_block(body);
   const ir::Operation *yield = body.terminator();
   std::vector<Regs> yielded;
-  for (const ir::Value *v : yield->operands())
-    yielded.push_back(regs(v));
+  for (unsigned i = 0; i < yield->num_operands(); ++i)
+    yielded.push_back(carried_regs(yield->operand(i), body.argument(i + 1)));
   // The loop ends when iv + step would wrap (ir.h), after this iteration.
   const llvm::Intrinsic::ID add_id =
       is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
   llvm::Value *sum = b_.CreateBinaryIntrinsic(add_id, iv, step);
-  llvm::Value *next = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
+  llvm::Value *next_iv = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
   llvm::BasicBlock *latch = b_.GetInsertBlock();
   b_.CreateCondBr(wrapped, exit, header);
-  iv->addIncoming(next, latch);
+  iv->addIncoming(next_iv, latch);
+  for (size_t i = 0; i < fetched.size(); ++i)
+    for (size_t r = 0; r < fetched[i].size(); ++r)
+      fetched[i][r]->addIncoming(next[i][r], latch);
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t r = 0; r < carried[i].size(); ++r)
       carried[i][r]->addIncoming(yielded[i][r], latch);
@@ -268,8 +342,8 @@ void KernelEmitter::lower_if(const ir::Operation &op) {
       const ir::Block &block = *op.region(r);
       lower_block(block);
       if (const ir::Operation *y = block.terminator(); y && y->opcode() == Opcode::Yield)
-        for (const ir::Value *v : y->operands())
-          from[r].push_back(regs(v));
+        for (unsigned i = 0; i < y->num_operands(); ++i)
+          from[r].push_back(carried_regs(y->operand(i), op.result(i)));
     }
     ends[r] = b_.GetInsertBlock();
     b_.CreateBr(merge);
@@ -309,6 +383,9 @@ const Layout &KernelEmitter::layout_of(const ir::Value *v) {
                           ": tile dimensions must be powers of two on this target");
   const std::string *text =
       def && def->num_results() == 1 ? def->attr_as<std::string>("nvptx.layout") : nullptr;
+  std::string carried;
+  if (const ir::Operation *loop = carrier(v, &carried); loop)
+    text = &carried;
   if (!text || !Layout::parse(*text, l))
     l = default_layout(v->type().shape(), num_warps_);
   // Every element of a tile is a register of its thread, and the code is straight-line over
@@ -320,11 +397,58 @@ const Layout &KernelEmitter::layout_of(const ir::Value *v) {
                         " elements on each of " + std::to_string(32 * num_warps_) +
                         " threads (at most " + std::to_string(kMaxElementsPerThread) +
                         "): use a smaller tile, or more warps (target option num_warps)");
-  if (l.rank() != v->type().rank() || l.num_warps() != num_warps_)
+  if (l.rank() != v->type().rank() ||
+      (l.mma ? num_warps_ % l.num_warps() != 0 : l.num_warps() != num_warps_))
     throw LoweringError((def ? def->loc().str() : kernel_.loc().str()) + ": error: nvptx: layout " +
                         l.str() + " does not fit " + v->type().str() + " with " +
                         std::to_string(num_warps_) + " warps");
   return layouts_[v] = l;
+}
+
+const ir::Operation *KernelEmitter::carrier(const ir::Value *v, std::string *layout) {
+  // A loop-carried tile (the for's result or its body's argument) in the layout the planning
+  // pass chose for it: nvptx.carried lists one per carried value, ';'-separated.
+  const ir::Operation *loop = v->def();
+  int64_t index = -1;
+  if (loop && loop->opcode() == Opcode::For) {
+    index = v->index();
+  } else if (!loop && v->owner() && v->owner()->parent() &&
+             v->owner()->parent()->opcode() == Opcode::For) {
+    loop = v->owner()->parent();
+    index = static_cast<int64_t>(v->index()) - 1; // argument 0 is the induction variable
+  }
+  const std::string *all = index >= 0 ? loop->attr_as<std::string>("nvptx.carried") : nullptr;
+  if (!all)
+    return nullptr;
+  size_t start = 0;
+  for (int64_t i = 0; i < index && start != std::string::npos; ++i)
+    start =
+        all->find(';', start) == std::string::npos ? std::string::npos : all->find(';', start) + 1;
+  if (start == std::string::npos)
+    return nullptr;
+  *layout = all->substr(start, all->find(';', start) - start);
+  return loop;
+}
+
+KernelEmitter::Regs KernelEmitter::carried_regs(const ir::Value *v, const ir::Value *into) {
+  return into->type().is_tile() ? regs_in(v, layout_of(into)) : regs(v);
+}
+
+KernelEmitter::Regs KernelEmitter::regs_in(const ir::Value *v, const Layout &want) {
+  Regs &have = regs(v);
+  if (!v->type().is_tile() || layout_of(v) == want)
+    return have;
+  const int64_t n = registers_per_thread(want, v->type().shape());
+  if (std::all_of(have.begin(), have.end(), [&](llvm::Value *x) { return x == have.front(); }))
+    return Regs(n, have.front()); // a splat (full, zeros) is the same in every layout
+  llvm::Value *base = spill(v);
+  barrier();
+  llvm::Type *t = have.front()->getType();
+  Coords &c = coords(want, v->type().shape());
+  Regs out;
+  for (int64_t r = 0; r < n; ++r)
+    out.push_back(b_.CreateLoad(t, shared_at(base, t, linear_index(c, r))));
+  return out;
 }
 
 KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<int64_t> &shape) {
@@ -342,12 +466,22 @@ KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<
   llvm::IRBuilder<> at(after->getParent(), std::next(after->getIterator()));
   llvm::Value *lane = lane_, *warp = warp_;
   c.base.assign(l.rank(), nullptr);
-  for (int64_t d : l.order) {
+  if (l.mma) { // layout.h: warp block (w / wn, w % wn), then rows l/4, columns 2(l%4)
+    llvm::Value *wn = at.getInt64(l.warps[1]);
+    warp = at.CreateURem(warp, at.getInt64(l.num_warps())); // extra warps replicate
+    c.base[0] =
+        at.CreateAdd(at.CreateMul(at.CreateUDiv(warp, wn), at.getInt64(shape[0] / l.warps[0])),
+                     at.CreateLShr(lane, at.getInt64(2)));
+    c.base[1] =
+        at.CreateAdd(at.CreateMul(at.CreateURem(warp, wn), at.getInt64(shape[1] / l.warps[1])),
+                     at.CreateShl(at.CreateAnd(lane, at.getInt64(3)), at.getInt64(1)));
+  }
+  for (int64_t d : l.mma ? std::vector<int64_t>{} : l.order) {
     c.base[d] =
         at.CreateMul(at.CreateURem(lane, at.getInt64(l.lanes[d])), at.getInt64(l.per_thread[d]));
     lane = at.CreateUDiv(lane, at.getInt64(l.lanes[d]));
   }
-  for (int64_t d : l.order) {
+  for (int64_t d : l.mma ? std::vector<int64_t>{} : l.order) {
     c.base[d] = at.CreateAdd(c.base[d], at.CreateMul(at.CreateURem(warp, at.getInt64(l.warps[d])),
                                                      at.getInt64(l.lanes[d] * l.per_thread[d])));
     warp = at.CreateUDiv(warp, at.getInt64(l.warps[d]));

@@ -15,6 +15,7 @@
 
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tl::nvptx {
 
@@ -61,6 +62,12 @@ private:
   void lower_if(const ir::Operation &op);
   Regs &regs(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
+  /// v's registers in layout `want`: v's own when they agree, else through shared memory.
+  Regs regs_in(const ir::Value *v, const Layout &want);
+  /// v's registers in the layout of `into` (a loop-carried or if-result tile it flows into).
+  Regs carried_regs(const ir::Value *v, const ir::Value *into);
+  /// The for op carrying v (its result or body argument) when nvptx.carried names v's layout.
+  const ir::Operation *carrier(const ir::Value *v, std::string *layout);
   const Layout &layout_of(const ir::Value *v);
   Coords &coords(const Layout &layout, const std::vector<int64_t> &shape);
   Coords &coords_of(const ir::Value *tile) { return coords(layout_of(tile), tile->type().shape()); }
@@ -106,6 +113,17 @@ private:
   void lower_shape(const ir::Operation &op);
   void lower_load_store(const ir::Operation &op);
   void lower_indexed(const ir::Operation &op);
+  /// A load whose runs of `vec` elements are vector accesses: one bounds and alignment test
+  /// for the whole tile, the loads back to back. Records the memory bits in load_bits_.
+  llvm::Value *vector_runs(const TensorArg &ta, int64_t vec, int64_t n,
+                           const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                           std::vector<llvm::Value *> &addrs);
+  void load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
+                 const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                 const std::function<llvm::Value *(int64_t)> &element);
+  size_t regs_count(const ir::Value *tile) {
+    return static_cast<size_t>(registers_per_thread(layout_of(tile), tile->type().shape()));
+  }
   /// One vector access of values.size() elements of memory type `t` at `addr` (aligned);
   /// returns the loaded elements.
   Regs vector_access(bool is_store, llvm::Value *addr, llvm::Type *t, const Regs &values);
@@ -116,6 +134,13 @@ private:
   llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
   void lower_scan(const ir::Operation &op);
   void lower_dot(const ir::Operation &op);
+  /// dot on tensor cores (codegen_mma.cpp): operands staged in shared memory as 16-bit values
+  /// with an XOR swizzle, fragments by ldmatrix, mma.sync m16n8k16 into the mma layout.
+  void lower_dot_mma(const ir::Operation &op, const Layout &l);
+  /// Writes 16-bit tile v ([rows][cols], row-major) to shared `buffer` at byte `offset`, each
+  /// 16-byte chunk of a row at chunk ^ swizzle(row) (mma_swizzle).
+  void stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset);
+  llvm::Value *swizzled_offset(llvm::Value *row, llvm::Value *col, int64_t cols);
   void lower_debug(const ir::Operation &op);
   void lower_print(const ir::Operation &op);
   /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns
@@ -145,11 +170,14 @@ private:
   llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
   std::vector<std::string> errors_; // the error sites' messages, in status order
   uint64_t shared_bytes_ = 0;
-  bool shared_in_use_ = false; // a barrier must precede the next spill
+  uint64_t static_shared_bytes_ = 0; // the tensor-core dots' own buffers (codegen_mma.cpp)
+  bool shared_in_use_ = false;       // a barrier must precede the next spill
   std::unordered_map<const ir::Value *, Regs> values_;
   std::unordered_map<const ir::Value *, TensorArg> tensors_;
   std::unordered_map<std::string, Coords> coords_;
   std::unordered_map<const ir::Value *, Layout> layouts_;
+  std::unordered_set<const ir::Operation *> prefetched_;  // loads lowered ahead (lower_for)
+  std::unordered_map<const ir::Value *, Regs> load_bits_; // a load's memory bits (load_tile)
 };
 
 } // namespace tl::nvptx

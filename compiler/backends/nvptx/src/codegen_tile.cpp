@@ -222,6 +222,8 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   const int64_t vec =
       std::min<int64_t>({c.layout.per_thread[rank - 1], 16 / static_cast<int64_t>(bytes), 4});
   const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
+  if (!is_store && vectorize)
+    return load_tile(op, ta, vec, index_of, element);
   Regs out(is_store ? 0 : n);
   if (!vectorize) {
     for (int64_t g = 0; g < n; ++g) {
@@ -233,19 +235,8 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
       values_[op.result()] = out;
     return;
   }
-  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1));
   std::vector<llvm::Value *> addrs;
-  for (int64_t g = 0; g < n; g += vec) {
-    const std::vector<llvm::Value *> first = index_of(g);
-    llvm::Value *addr = element_address(ta, first);
-    addrs.push_back(addr);
-    ok = b_.CreateAnd(ok, in_bounds(ta, first));
-    ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
-                                           ta.shape[rank - 1]));
-    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
-                                           b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
-    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
-  }
+  llvm::Value *ok = vector_runs(ta, vec, n, index_of, addrs);
   llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "access.vector", fn_);
   llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "access.edge", fn_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "access.end", fn_);
@@ -282,6 +273,72 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   }
   if (!is_store)
     values_[op.result()] = out;
+}
+
+llvm::Value *
+KernelEmitter::vector_runs(const TensorArg &ta, int64_t vec, int64_t n,
+                           const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                           std::vector<llvm::Value *> &addrs) {
+  // Whether every run of `vec` elements (registers g, g + vec, ...) is inside the tensor,
+  // unit-stride and aligned to its size; `addrs` receives each run's address.
+  const int rank = static_cast<int>(ta.shape.size());
+  const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(memory_type(ta.elem));
+  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1));
+  for (int64_t g = 0; g < n; g += vec) {
+    const std::vector<llvm::Value *> first = index_of(g);
+    llvm::Value *addr = element_address(ta, first);
+    ok = b_.CreateAnd(ok, in_bounds(ta, first));
+    ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
+                                           ta.shape[rank - 1]));
+    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
+                                           b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
+    ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
+    addrs.push_back(addr);
+  }
+  return ok;
+}
+
+void KernelEmitter::load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
+                              const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
+                              const std::function<llvm::Value *(int64_t)> &element) {
+  // One test for the whole tile: when every run of `vec` elements is inside the tensor,
+  // unit-stride and aligned, the vector loads issue back to back with nothing between them
+  // that waits for one (a branch per run would put each load's first use, the phi or a
+  // conversion, before the next load: one full memory latency per run). Else element by element.
+  const ScalarKind k = ta.elem;
+  llvm::Type *mt = memory_type(k);
+  const int64_t n = static_cast<int64_t>(regs_count(op.result()));
+  std::vector<llvm::Value *> addrs;
+  llvm::Value *ok = vector_runs(ta, vec, n, index_of, addrs);
+  llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "load.vector", fn_);
+  llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "load.edge", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "load.end", fn_);
+  b_.CreateCondBr(ok, fast, slow);
+  b_.SetInsertPoint(fast);
+  Regs fast_bits;
+  for (llvm::Value *addr : addrs)
+    for (llvm::Value *bits : vector_access(false, addr, mt, Regs(vec)))
+      fast_bits.push_back(bits);
+  llvm::BasicBlock *fast_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(slow);
+  Regs slow_bits;
+  for (int64_t r = 0; r < n; ++r)
+    slow_bits.push_back(to_memory(k, element(r)));
+  llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  Regs bits, out;
+  for (int64_t r = 0; r < n; ++r) {
+    llvm::PHINode *phi = b_.CreatePHI(mt, 2);
+    phi->addIncoming(fast_bits[r], fast_end);
+    phi->addIncoming(slow_bits[r], slow_end);
+    bits.push_back(phi);
+  }
+  for (llvm::Value *phi : bits) // after every phi (phis head their block)
+    out.push_back(from_memory(k, phi));
+  load_bits_[op.result()] = bits;
+  values_[op.result()] = out;
 }
 
 KernelEmitter::Regs KernelEmitter::vector_access(bool is_store, llvm::Value *addr, llvm::Type *t,
@@ -354,16 +411,20 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     const ir::Attr *o = op.attr("other");
     other = o ? constant(k, *o, op) : constant(k, ir::Attr(int64_t(0)), op);
   }
+  // Index, value and mask tiles in the first index tile's layout.
+  std::vector<Regs> in;
+  for (size_t i = 1; i < op.num_operands(); ++i)
+    in.push_back(regs_in(op.operand(static_cast<unsigned>(i)), layout_of(lanes)));
   llvm::Value *outside = b_.getFalse(); // an unmasked lane of this thread outside the tensor
   for (size_t r = 0; r < n; ++r) {
     std::vector<llvm::Value *> index;
     for (int d = 0; d < rank; ++d) {
       const ir::Value *iv = op.operand(1 + d);
-      llvm::Value *x = regs(iv)[r];
+      llvm::Value *x = in[d][r];
       index.push_back(ir::is_signed(iv->type().elem()) ? b_.CreateSExt(x, b_.getInt64Ty())
                                                        : b_.CreateZExt(x, b_.getInt64Ty()));
     }
-    llvm::Value *active = mask ? regs(mask)[r] : b_.getTrue();
+    llvm::Value *active = mask ? in[base_count - 1][r] : b_.getTrue();
     llvm::Value *ok = in_bounds(ta, index);
     outside = b_.CreateOr(outside, b_.CreateAnd(active, b_.CreateNot(ok)));
     llvm::Value *go = b_.CreateAnd(active, ok);
@@ -372,7 +433,7 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
       out.push_back(from_memory(k, guarded_load(go, mt, addr, to_memory(k, other))));
       continue;
     }
-    llvm::Value *v = regs(op.operand(1 + rank))[r];
+    llvm::Value *v = in[rank][r];
     if (op.opcode() == Opcode::Scatter) {
       // Replicated layouts hold an element on several threads: they write the same value.
       guarded(go, [&] { b_.CreateStore(to_memory(k, v), addr); });
@@ -384,7 +445,9 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     if (k == ScalarKind::F16 || k == ScalarKind::BF16)
       unsupported(op, "atomic_add on " + std::string(ir::scalar_name(k)) + " is not supported yet");
     Coords &c = coords_of(lanes);
-    llvm::Value *owner = b_.getTrue();
+    // Warps past an mma layout's wm x wn repeat the first ones: not owners.
+    llvm::Value *owner =
+        c.layout.mma ? b_.CreateICmpULT(warp_, b_.getInt64(c.layout.num_warps())) : b_.getTrue();
     // A thread owns its element when no lower thread id holds the same one: with wrap-around
     // replication, that is when its unwrapped coordinates are inside the tile.
     for (size_t d = 0; d < c.shape.size(); ++d)
@@ -435,8 +498,8 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   const ir::Type &it = in->type(), &ot = op.result()->type();
   const int64_t axis = *op.attr_as<int64_t>("axis");
   const std::string &kind = *op.attr_as<std::string>("kind");
-  if (kind == "argmax" || !it.is_tile())
-    return false;
+  if (kind == "argmax" || !it.is_tile() || layout_of(in).mma)
+    return false; // mma layouts take the shared-memory path
   const ScalarKind k = it.elem();
   llvm::Type *t = value_type(k, op);
   Coords &c = coords_of(in);
@@ -649,19 +712,22 @@ void KernelEmitter::lower_dot(const ir::Operation &op) {
   const ScalarKind ak = a->type().elem(), acc = op.result()->type().elem();
   llvm::Type *at = value_type(ak, op), *ct = value_type(acc, op);
   const std::string *precision = op.attr_as<std::string>("input_precision");
+  const std::string *order = op.attr_as<std::string>("order");
+  const Layout &rl = layout_of(op.result());
+  if (rl.mma && (ak == ScalarKind::BF16 || ak == ScalarKind::F16) && acc == ScalarKind::F32 &&
+      !(order && *order == "exact"))
+    return lower_dot_mma(op, rl);
   const uint64_t a_bytes =
       static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
   // Both operands in shared memory, then each result element is one fma chain over k in
-  // ascending order (ir.h's exact order). Tensor cores come with the mma layouts.
+  // ascending order (ir.h's exact order; the relaxed contract allows it too).
   llvm::Value *sa = spill(a);
   llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
   barrier();
   Coords &c = coords_of(op.result());
   const size_t n = registers_per_thread(c.layout, c.shape);
-  Regs init;
-  for (size_t r = 0; r < n; ++r)
-    init.push_back(op.num_operands() > 2 ? regs(op.operand(2))[r]
-                                         : constant(acc, ir::Attr(int64_t(0)), op));
+  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
+                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
   auto round_input = [&](llvm::Value *x) -> llvm::Value * {
     if (!precision || *precision == "ieee")
       return x;

@@ -45,6 +45,8 @@ int Layout::num_warps() const {
 }
 
 std::string Layout::str() const {
+  if (mma)
+    return "mma<v2, warps=" + list(warps) + ", instr=" + list(instr) + ">";
   return "blocked<thread=" + list(per_thread) + ", lanes=" + list(lanes) +
          ", warps=" + list(warps) + ", order=" + list(order) + ">";
 }
@@ -56,7 +58,21 @@ bool Layout::parse(const std::string &text, Layout &out) {
       c = ' ';
   std::istringstream in(t);
   std::string word;
-  if (!(in >> word) || word != "blocked")
+  if (!(in >> word))
+    return false;
+  if (word == "mma") { // mma v2, warps [a,b], instr [16,8]
+    std::vector<int64_t> warps, instr;
+    if (!(in >> word) || word != "v2," || !(in >> word) || word != "warps" ||
+        !parse_list(in, warps) || warps.size() != 2)
+      return false;
+    char c;
+    if (!(in >> c) || c != ',' || !(in >> word) || word != "instr" || !parse_list(in, instr) ||
+        instr != std::vector<int64_t>{16, 8})
+      return false;
+    out = mma_layout(warps[0], warps[1]);
+    return true;
+  }
+  if (word != "blocked")
     return false;
   Layout l;
   for (auto [name, field] : {std::pair{"thread", &l.per_thread},
@@ -107,7 +123,20 @@ Layout default_layout(const std::vector<int64_t> &shape, int num_warps, int64_t 
   return l;
 }
 
+Layout mma_layout(int64_t warps_m, int64_t warps_n) {
+  Layout l;
+  l.mma = true;
+  l.per_thread = {1, 2};
+  l.lanes = {8, 4};
+  l.warps = {warps_m, warps_n};
+  l.order = {1, 0};
+  l.instr = {16, 8};
+  return l;
+}
+
 int64_t registers_per_thread(const Layout &l, const std::vector<int64_t> &shape) {
+  if (l.mma) // 4 per 16 x 8 instruction tile of the warp's block
+    return shape[0] / (16 * l.warps[0]) * (shape[1] / (8 * l.warps[1])) * 4;
   int64_t n = 1;
   for (int d = 0; d < l.rank(); ++d)
     n *= l.per_thread[d] * std::max<int64_t>(1, shape[d] / block_extent(l, d));
@@ -116,6 +145,11 @@ int64_t registers_per_thread(const Layout &l, const std::vector<int64_t> &shape)
 
 std::vector<int64_t> register_offset(const Layout &l, const std::vector<int64_t> &shape,
                                      int64_t reg) {
+  if (l.mma) { // register (tm * TN + tn) * 4 + e: c0, c1 on row l/4, c2, c3 eight rows down
+    const int64_t tiles_n = shape[1] / (8 * l.warps[1]);
+    const int64_t e = reg % 4, tile = reg / 4;
+    return {tile / tiles_n * 16 + e / 2 * 8, tile % tiles_n * 8 + e % 2};
+  }
   std::vector<int64_t> off(l.rank());
   for (int64_t d : l.order) {
     const int64_t b = block_extent(l, static_cast<int>(d));
@@ -125,6 +159,15 @@ std::vector<int64_t> register_offset(const Layout &l, const std::vector<int64_t>
     off[d] = rd / l.per_thread[d] * b + rd % l.per_thread[d];
   }
   return off;
+}
+
+std::vector<int64_t> mma_base(const Layout &l, const std::vector<int64_t> &shape, int64_t lane,
+                              int64_t warp) {
+  if (!l.mma)
+    return std::vector<int64_t>(l.rank(), 0);
+  warp %= l.warps[0] * l.warps[1];
+  return {warp / l.warps[1] * (shape[0] / l.warps[0]) + lane / 4,
+          warp % l.warps[1] * (shape[1] / l.warps[1]) + lane % 4 * 2};
 }
 
 ElementMap element_map(const Layout &l, const std::vector<int64_t> &shape) {
@@ -138,14 +181,16 @@ ElementMap element_map(const Layout &l, const std::vector<int64_t> &shape) {
     offsets.push_back(register_offset(l, shape, r));
   for (int64_t t = 0; t < m.threads; ++t) {
     int64_t lane = t % 32, warp = t / 32;
-    std::vector<int64_t> base(l.rank());
-    for (int64_t d : l.order) {
-      base[d] = (lane % l.lanes[d]) * l.per_thread[d];
-      lane /= l.lanes[d];
-    }
-    for (int64_t d : l.order) {
-      base[d] += (warp % l.warps[d]) * l.lanes[d] * l.per_thread[d];
-      warp /= l.warps[d];
+    std::vector<int64_t> base = mma_base(l, shape, lane, warp);
+    if (!l.mma) {
+      for (int64_t d : l.order) {
+        base[d] = (lane % l.lanes[d]) * l.per_thread[d];
+        lane /= l.lanes[d];
+      }
+      for (int64_t d : l.order) {
+        base[d] += (warp % l.warps[d]) * l.lanes[d] * l.per_thread[d];
+        warp /= l.warps[d];
+      }
     }
     for (int64_t r = 0; r < m.registers; ++r) {
       int64_t index = 0;

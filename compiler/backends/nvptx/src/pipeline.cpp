@@ -175,7 +175,7 @@ std::string parse_options(const std::map<std::string, std::string> &options, Com
 std::vector<passes::PassInfo> planning_passes(const CompileOptions &options) {
   const int warps = options.num_warps;
   return {{"nvptx-plan-layouts", "nvptx: the thread layout of every tile (nvptx.layout)",
-           [warps](ir::Kernel &k) { return plan_layouts(k, warps); }}};
+           [warps](ir::Kernel &k) { return plan_layouts(k, choose_num_warps(k, warps)); }}};
 }
 
 std::string emit_ptx(const ir::Module &module, const CompileOptions &options,
@@ -190,7 +190,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   std::unique_ptr<ir::Module> copy = options.planned ? nullptr : ir::clone(module);
   if (copy)
     for (auto &k : copy->kernels())
-      plan_layouts(*k, options.num_warps);
+      plan_layouts(*k, choose_num_warps(*k, options.num_warps));
   const ir::Module &planned = copy ? *copy : module;
   std::unique_ptr<llvm::TargetMachine> tm = target_machine(arch, error);
   if (!tm)

@@ -1,20 +1,132 @@
-// nvptx-plan-layouts: the layout of every tile an op defines (`nvptx.layout`), and for shape
-// changes whether the elements move between threads (`nvptx.convert` = "none" or "shared").
+// nvptx-plan-layouts: the layout of every tile an op defines (`nvptx.layout`), for shape changes
+// whether the elements move between threads (`nvptx.convert` = "none" or "shared"), for loops
+// the layouts of their carried tiles (`nvptx.carried`), and the loads of a K loop issued one
+// iteration ahead (`nvptx.prefetch`).
 // SPDX-License-Identifier: Apache-2.0
 #include "plan_layouts.h"
 
 #include "layout.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 namespace tl::nvptx {
+namespace {
 
-int choose_num_warps(const ir::Kernel &kernel, int requested) {
-  if (requested > 0)
-    return requested;
-  // Every element of a tile is a register of its thread: a whole-row tile of 8192 f32 over 4
-  // warps is 64 registers per tile value, ~190 in all, and 2 programs per SM, too few loads in
-  // flight to stream memory. At most 16 elements per thread keep registers low and occupancy up.
+/// The mma layout of a dot the tensor cores compute: bf16/f16 inputs into f32 in any order
+/// (ir.h), whole 16 x 8 x 16 instruction tiles on every warp. The most warps that fit (the rest
+/// replicate), and of those grids the one whose warp block is squarest (fewest fragment loads
+/// per mma), more warps along M on ties.
+std::optional<Layout> mma_for(const ir::Operation &dot, int num_warps) {
+  const ir::Type &a = dot.operand(0)->type(), &r = dot.result()->type();
+  const std::string *order = dot.attr_as<std::string>("order");
+  if ((a.elem() != ir::ScalarKind::BF16 && a.elem() != ir::ScalarKind::F16) ||
+      r.elem() != ir::ScalarKind::F32 || (order && *order == "exact"))
+    return std::nullopt;
+  const int64_t M = r.shape()[0], N = r.shape()[1], K = a.shape()[1];
+  if (K % 16)
+    return std::nullopt;
+  std::optional<Layout> best;
+  int64_t best_score = 0;
+  for (int64_t warps = num_warps; warps >= 1 && !best; warps /= 2)
+    for (int64_t wm = warps; wm >= 1; wm /= 2) {
+      const int64_t wn = warps / wm;
+      if (M % (16 * wm) || N % (8 * wn))
+        continue;
+      int64_t score = 0; // |log2(rows) - log2(cols)| of a warp's block
+      for (int64_t rows = M / wm, cols = N / wn; rows != cols; score++)
+        rows > cols ? rows /= 2 : cols /= 2;
+      if (!best || score < best_score) {
+        best = mma_layout(wm, wn);
+        best_score = score;
+      }
+    }
+  return best;
+}
+
+/// A for op's carried tile stays in its dot's mma layout when the body feeds the carried
+/// argument to a dot as its accumulator and yields that dot's result (the GEMM K loop): no
+/// conversion per iteration.
+void plan_carried(ir::Operation &loop) {
+  const ir::Block &body = *loop.region(0);
+  const ir::Operation *yield = body.terminator();
+  if (!yield)
+    return;
+  std::string carried;
+  bool any = false;
+  for (unsigned i = 0; i < yield->num_operands(); ++i) {
+    const ir::Operation *def = yield->operand(i)->def();
+    const std::string *l = def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
+                                   def->operand(2) == body.argument(i + 1)
+                               ? def->attr_as<std::string>("nvptx.layout")
+                               : nullptr;
+    Layout layout;
+    const bool mma = l && Layout::parse(*l, layout) && layout.mma;
+    any |= mma;
+    carried += (i ? ";" : "") + (mma ? *l : std::string("default"));
+    if (mma && loop.num_results() == 1)
+      loop.set_attr("nvptx.layout", *l);
+  }
+  if (any)
+    loop.set_attr("nvptx.carried", carried);
+}
+
+/// Whether op (in `body`) is computable one iteration ahead: a pure scalar op without regions
+/// whose operands are the induction variable, values from outside the loop or such ops.
+bool ahead(const ir::Operation &op, const ir::Block &body) {
+  for (const ir::Value *v : op.operands()) {
+    if (v == body.argument(0) || v->owner() != &body)
+      continue;
+    const ir::Operation *def = v->def();
+    if (!def || !(def->flags() & ir::kPure) || def->num_regions() || !v->type().is_scalar() ||
+        !ahead(*def, body))
+      return false;
+  }
+  return true;
+}
+
+/// The K loop's software pipeline: a load feeding a dot operand whose indices are known one
+/// iteration ahead gets nvptx.prefetch = "next"; the emitter issues the next iteration's load
+/// before this iteration's dot, so the global load's latency overlaps the mma. Only in loops
+/// that write no memory (the load must read what it would have read a step later).
+void plan_prefetch(ir::Operation &loop) {
+  ir::Block &body = *loop.region(0);
+  bool writes = false;
+  ir::walk(&body, [&](ir::Operation *op) { writes |= (op->flags() & ir::kWritesMemory) != 0; });
+  if (writes)
+    return;
+  for (auto &op : body.ops()) {
+    if (op->opcode() != ir::Opcode::Dot)
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      ir::Operation *load = op->operand(i)->def();
+      if (load && load->opcode() == ir::Opcode::Load && load->parent() == &body &&
+          ahead(*load, body))
+        load->set_attr("nvptx.prefetch", std::string("next"));
+    }
+  }
+}
+
+/// `num_warps`, doubled (up to 16) while a tensor-core dot's accumulator would put more than 64
+/// elements on each thread (a 128 x 128 f32 accumulator on 4 warps takes 128 registers a thread
+/// and spills).
+int mma_warps(const ir::Kernel &kernel, int num_warps) {
+  int warps = num_warps;
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    if (op->opcode() != ir::Opcode::Dot || !mma_for(*op, warps))
+      return;
+    while (warps < 16 && op->result()->type().num_elements() > 64 * 32 * warps)
+      warps *= 2;
+  });
+  return warps;
+}
+
+/// Without a num_warps option: every element of a tile is a register of its thread, so a
+/// whole-row tile of 8192 f32 over 4 warps is 64 registers per tile value, ~190 in all, and 2
+/// programs per SM, too few loads in flight to stream memory. At most 16 elements per thread
+/// keep registers low and occupancy up. Kernels with a dot start from 4 (mma_warps may raise it).
+int auto_warps(const ir::Kernel &kernel) {
   constexpr int64_t kElementsPerThread = 16;
   constexpr int kMinWarps = 4, kMaxWarps = 16;
   int64_t largest = 0;
@@ -33,17 +145,25 @@ int choose_num_warps(const ir::Kernel &kernel, int requested) {
   return warps;
 }
 
-bool plan_layouts(ir::Kernel &kernel, int requested_warps) {
-  const int num_warps = choose_num_warps(kernel, requested_warps);
+} // namespace
+
+int choose_num_warps(const ir::Kernel &kernel, int requested) {
+  return mma_warps(kernel, requested > 0 ? requested : auto_warps(kernel));
+}
+
+bool plan_layouts(ir::Kernel &kernel, int num_warps) {
   bool changed = false;
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->num_results() != 1 || !op->result()->type().is_tile())
       return;
     const ir::Type &t = op->result()->type();
-    const Layout l = default_layout(t.shape(), num_warps);
+    Layout l = default_layout(t.shape(), num_warps);
+    const ir::Opcode code = op->opcode();
+    if (code == ir::Opcode::Dot)
+      if (std::optional<Layout> m = mma_for(*op, num_warps))
+        l = *m;
     op->set_attr("nvptx.layout", l.str());
     changed = true;
-    const ir::Opcode code = op->opcode();
     if (code == ir::Opcode::Reshape || code == ir::Opcode::ExpandDims) {
       const ir::Type &in = op->operand(0)->type();
       bool same = false;
@@ -56,6 +176,12 @@ bool plan_layouts(ir::Kernel &kernel, int requested_warps) {
     } else if (code == ir::Opcode::Broadcast || code == ir::Opcode::Transpose ||
                code == ir::Opcode::Reduce || code == ir::Opcode::Scan || code == ir::Opcode::Dot) {
       op->set_attr("nvptx.convert", std::string("shared"));
+    }
+  });
+  ir::walk(kernel.body(), [&](ir::Operation *op) {
+    if (op->opcode() == ir::Opcode::For) {
+      plan_carried(*op);
+      plan_prefetch(*op);
     }
   });
   return changed;

@@ -22,7 +22,7 @@ for f in "$root"/kernels/tlir/*.tlir "$root"/conformance/corpus/*.tlir; do
       if "$tlc" compile --target nvptx --target-option arch=$arch "$f" -o "$work/x.tlx" 2>"$work/err"; then
         echo "FAIL: $name compiled for nvptx; expected the shared-memory error"; exit 1
       fi
-      grep -qE "bytes of shared memory to change layout|elements on each of" "$work/err" || { cat "$work/err"; exit 1; }
+      grep -qE "bytes of shared memory to change layout|operands need [0-9]+ bytes of shared memory|elements on each of" "$work/err" || { cat "$work/err"; exit 1; }
       continue
     fi
     "$tlc" compile --target nvptx --target-option arch=$arch "$f" -o "$work/x.tlx" \

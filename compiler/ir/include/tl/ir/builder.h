@@ -68,8 +68,9 @@ public:
   Value *cast(Value *value, ScalarKind to, std::string_view rounding = "");
   Value *bitcast(Value *value, ScalarKind to);
 
+  /// `exact_order` adds `order = "exact"` (ir.h: one fma per k in ascending order).
   Value *dot(Value *a, Value *b, Value *acc, ScalarKind acc_type,
-             std::string_view input_precision = "ieee");
+             std::string_view input_precision = "ieee", bool exact_order = false);
   Value *reduce(std::string_view kind, Value *tile, int axis);
   Value *scan(std::string_view kind, Value *tile, int axis);
 

@@ -35,10 +35,15 @@
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time
 //   error naming the program and index. Lanes of one scatter that hit the same element are written
 //   in row-major lane order (the last wins).
-// - dot accumulates in `acc_type` with one fused multiply-add per step: acc = fma(a, b, acc)
-//   rounded once to acc_type, over k in ascending order, starting from the acc operand (or zero).
-//   (Fused, as FMA units and tensor cores compute it.) input_precision "tf32"/"bf16" first rounds
-//   the inputs to that precision.
+// - dot c[i,j] = acc[i,j] + sum_k a[i,k] * b[k,j] (acc: the acc operand, or zero) in `acc_type`,
+//   in an unspecified order and grouping (tensor cores add several products per step): each
+//   product is exact or rounded once to acc_type, and the float result errs from the exact sum by
+//   at most 2 (K + 1) u (sum_k |a[i,k] b[k,j]| + |acc[i,j]|) (u: acc_type's unit roundoff; the 2
+//   allows additions that truncate, as tensor cores' do), as reduce sum. Integer dots wrap and
+//   are exact in any order. `order = "exact"` asks for one fused multiply-add per step instead,
+//   acc = fma(a, b, acc) rounded once to acc_type over k in ascending order (the interpreter,
+//   llvm-cpu and tnpu compute every dot so; nvptx keeps such a dot on CUDA cores). input_precision
+//   "tf32"/"bf16" first rounds the inputs to that precision.
 // - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds'
 // signedness);
 //   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.

@@ -67,6 +67,9 @@ json candidates_of(const std::string &kernel) {
   if (kernel == "softmax")
     return {cand("softmax.tlir", "softmax", "*", {1}, {0, 0}),
             cand("softmax_cpu.tlir", "softmax_cpu", "llvm-cpu", {1}, {0, 4096}),
+            // The same one-pass whole-row kernel: on a GPU a 4096-wide row is 16 f32 a thread
+            // over 8 warps, read once (the library kernel reads it twice, 128 columns a step).
+            cand("softmax_cpu.tlir", "softmax_cpu", "nvptx", {1}, {0, 4096}),
             cand("softmax_tnpu.tlir", "softmax_tnpu", "tnpu", {16}, {0, 4096})};
   return {cand("vector_add.tlir", "vector_add", "*", {256}, {0}),
           cand("vector_add_cpu.tlir", "vector_add_cpu", "llvm-cpu", {8192}, {0}),

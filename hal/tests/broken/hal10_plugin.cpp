@@ -1,12 +1,12 @@
 // A plugin as built against HAL 1.0 (vendor ABI 1.0): it wraps the cpu plugin and fills only the
 // 1.0 tl_device_info, as the 1.0 SDK did. The runtime must load it and read the 1.1 fields as 0.
 // SPDX-License-Identifier: Apache-2.0
+#include "cpu_plugin.h"
 #include "tl/vendor.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <dlfcn.h>
 
 namespace {
 
@@ -34,11 +34,7 @@ tl_status device_query(void *device, tl_device_info *out_info) {
 
 extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint32_t host_major) {
   if (!real) {
-    void *lib = dlopen(TL_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    auto entry =
-        lib ? reinterpret_cast<tl_vendor_plugin_entry_fn>(dlsym(lib, TL_VENDOR_ENTRY_POINT))
-            : nullptr;
-    real = entry ? entry(host_major) : nullptr;
+    real = load_cpu_plugin(host_major);
     if (!real)
       return nullptr;
     table = *real;

@@ -4,11 +4,11 @@
 // would. The runtime must still hand that error to the caller of tl_stream_synchronize when
 // another thread's drain (a buffer release) was the one that took it.
 // SPDX-License-Identifier: Apache-2.0
+#include "cpu_plugin.h"
 #include "tl/vendor.h"
 
 #include <atomic>
 #include <chrono>
-#include <dlfcn.h>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -51,11 +51,7 @@ tl_status stream_synchronize(void *stream) {
 
 extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint32_t host_major) {
   if (!real) {
-    void *lib = dlopen(TL_CPU_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    auto entry =
-        lib ? reinterpret_cast<tl_vendor_plugin_entry_fn>(dlsym(lib, TL_VENDOR_ENTRY_POINT))
-            : nullptr;
-    real = entry ? entry(host_major) : nullptr;
+    real = load_cpu_plugin(host_major);
     if (!real)
       return nullptr;
     table = *real;

@@ -68,7 +68,7 @@ def gemm_tc(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.c
     tl.store(c + (m0, n0), acc)
 
 
-def bench_gemm_tc(dev, failed, sizes=(4096, 8192), configs=((128, 128, 32), (128, 128, 64))):
+def bench_gemm_tc(dev, failed, sizes=(4096, 8192), configs=((128, 128, 64), (64, 128, 64), (128, 256, 64))):
     """bf16 and f16 GEMM (f32 results) against torch.matmul (cuBLAS, same inputs) in the same
     run, each TL tile config timed and the best reported; every TL output checked against
     float64 (normwise; ir.h's dot bound allows ~K u, 1e-5 fails any wrong tile)."""

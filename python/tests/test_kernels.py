@@ -270,6 +270,26 @@ def test_gemm_f16_any_order_within_bound(device, target):
     assert (np.abs(c - a64 @ b64) <= bound).all()
 
 
+@pytest.mark.parametrize("shape,tiles", [
+    ((200, 136, 120), (64, 64, 32)),    # partial tiles: rows, columns and K zero-filled
+    ((130, 72, 136), (128, 64, 64)),    # two warpgroups (wgmma on sm_90a), K past its end
+    ((70, 45, 100), (64, 32, 32)),      # rows not 16-byte multiples: the element-wise copies
+])
+def test_gemm_f16_pipelined_edges(device, target, shape, tiles):
+    # The K loop's operands go through cp.async rings on cuda (plan_pipeline): every edge case
+    # (tiles past the tensor, unaligned rows) against fp64 within ir.h's bound; a wrong zero
+    # fill, a stale ring slot or a misplaced fragment is off by O(|a||b|), far outside it.
+    (M, N, K), (BM, BN, BK) = shape, tiles
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    run(gemm_half, (tl.cdiv(M, BM), tl.cdiv(N, BN)), a, b, c, device=device, target=target,
+        BM=BM, BN=BN, BK=BK, EXACT=False)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    bound = 2 * (K + 1) * 2.0**-24 * (np.abs(a64) @ np.abs(b64))
+    assert (np.abs(c - a64 @ b64) <= bound).all()
+
+
 def test_gemm_f16_exact_order_matches_cpu(device, target):
     # exact_order=True: one fma per k in ascending order on every backend, so bit for bit.
     M, N, K = 64, 64, 64

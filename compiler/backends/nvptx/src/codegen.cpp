@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -15,9 +16,10 @@ namespace {
 constexpr unsigned kGlobal = 1, kShared = 3;
 } // namespace
 
-KernelEmitter::KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps)
-    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), num_warps_(num_warps) {
-}
+KernelEmitter::KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps,
+                             std::string arch)
+    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), num_warps_(num_warps),
+      arch_(std::move(arch)) {}
 
 void KernelEmitter::unsupported(const ir::Operation &op, const std::string &what) {
   throw LoweringError(op.loc().str() + ": error: nvptx: '" + std::string(op.name()) + "': " + what);
@@ -92,10 +94,16 @@ Kernel KernelEmitter::run() {
     shared_ = new llvm::GlobalVariable(module_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
                                        llvm::GlobalValue::ExternalLinkage, nullptr, "tl_shared",
                                        nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
-  shared_->setAlignment(llvm::Align(16));
+  rings_end_ = plan_rings(body, 0);
+  // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-byte boundary (one
+  // declaration serves every kernel of the module: the largest alignment stays).
+  shared_->setAlignment(std::max(shared_->getAlign().valueOrOne(),
+                                 llvm::Align(rings_end_ ? 1024 : 16)));
+  shared_bytes_ = rings_end_;
 
   llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   b_.SetInsertPoint(entry);
+  scratch_ = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(rings_end_), "scratch");
   tid_ = b_.CreateZExt(special("tid.x"), b_.getInt64Ty(), "tid");
   lane_ = b_.CreateAnd(tid_, b_.getInt64(31), "lane");
   warp_ = b_.CreateLShr(tid_, b_.getInt64(5), "warp");
@@ -222,21 +230,78 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     inits.push_back(carried_regs(op.operand(i), op.region(0)->argument(i - 2)));
   // Loads marked nvptx.prefetch: iteration lb's before the loop, then each iteration issues the
   // next one's (past the end they read padding) before its own dot, carried in registers.
-  std::vector<const ir::Operation *> slice, loads;
+  // Loads marked "async" (plan_pipeline) are copied into the ring of the loop's dot instead.
+  std::vector<const ir::Operation *> slice, loads, async_slice, async_loads;
   for (auto &o : body.ops())
-    if (o->attr("nvptx.prefetch"))
-      loads.push_back(o.get());
+    if (const std::string *p = o->attr_as<std::string>("nvptx.prefetch"))
+      (*p == "async" ? async_loads : loads).push_back(o.get());
   // The loads and the scalar ops their indices need, operands first.
-  std::function<void(const ir::Operation *)> need = [&](const ir::Operation *o) {
-    if (std::find(slice.begin(), slice.end(), o) != slice.end())
-      return;
-    for (const ir::Value *v : o->operands())
-      if (v->def() && v->owner() == &body)
-        need(v->def());
-    slice.push_back(o);
-  };
+  std::function<void(const ir::Operation *, std::vector<const ir::Operation *> &)> need =
+      [&](const ir::Operation *o, std::vector<const ir::Operation *> &into) {
+        if (std::find(into.begin(), into.end(), o) != into.end())
+          return;
+        for (const ir::Value *v : o->operands())
+          if (v->def() && v->owner() == &body)
+            need(v->def(), into);
+        into.push_back(o);
+      };
   for (const ir::Operation *l : loads)
-    need(l);
+    need(l, slice);
+  for (const ir::Operation *l : async_loads)
+    need(l, async_slice);
+  const ir::Operation *ring_dot = async_loads.empty() ? nullptr : pipelined_dot(body);
+  const Ring ring = ring_dot ? rings_.at(ring_dot) : Ring{};
+  // How many iterations ahead the ring is filled: stages - 1, or stages - 2 when wgmma keeps one
+  // group in flight past its iteration (its slot is refilled an iteration later).
+  const bool in_flight = ring_dot && wgmma_in_flight(*ring_dot);
+  const int64_t distance = ring.stages - (in_flight ? 2 : 1);
+  // Iteration `at`'s operand tiles into ring slot `slot` (i64) when `valid`; one commit group
+  // per call either way, so that "all but the newest stages - 2 groups" names an iteration.
+  auto issue = [&](llvm::Value *at, llvm::Value *valid, llvm::Value *slot) {
+    guarded(valid, [&] {
+      values_[body.argument(0)] = {at};
+      for (const ir::Operation *o : async_slice)
+        if (o->opcode() != Opcode::Load)
+          lower_op(*o);
+      llvm::Value *base = b_.CreateInBoundsGEP(
+          b_.getInt8Ty(), shared_,
+          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(ring.offset)),
+                       b_.CreateMul(slot, b_.getInt64(static_cast<int64_t>(ring.slot_bytes)))));
+      copy_tile_async(*ring_dot->operand(0)->def(), base, 0);
+      copy_tile_async(*ring_dot->operand(1)->def(), base, ring.b_offset);
+      for (const ir::Operation *o : async_slice)
+        if (o->num_results())
+          values_.erase(o->result());
+      values_.erase(body.argument(0));
+    });
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  };
+  // Whether iteration lb + n step exists: no wrap on the way and below ub.
+  auto exists = [&](llvm::Value *from, llvm::Value *from_ok, llvm::Value *&at) {
+    const llvm::Intrinsic::ID id =
+        is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
+    llvm::Value *sum = b_.CreateBinaryIntrinsic(id, from, step);
+    at = b_.CreateExtractValue(sum, 0);
+    llvm::Value *below = is_signed ? b_.CreateICmpSLT(at, ub) : b_.CreateICmpULT(at, ub);
+    return b_.CreateAnd(b_.CreateAnd(from_ok, b_.CreateNot(b_.CreateExtractValue(sum, 1))),
+                        below);
+  };
+  llvm::AllocaInst *read_slot = nullptr;
+  if (ring_dot) {
+    // Prologue: iterations lb .. lb + (distance - 1) step into slots 0 .. distance - 1.
+    llvm::Value *at = lb;
+    llvm::Value *ok = b_.CreateAnd(is_signed ? b_.CreateICmpSLT(lb, ub) : b_.CreateICmpULT(lb, ub),
+                                   b_.CreateNot(bad_step));
+    for (int64_t s = 0; s < distance; ++s) {
+      if (s)
+        ok = exists(at, ok, at);
+      issue(at, ok, b_.getInt64(s));
+    }
+    auto *after = llvm::cast<llvm::Instruction>(warp_);
+    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+    read_slot = entry.CreateAlloca(b_.getInt64Ty());
+    b_.CreateStore(b_.getInt64(0), read_slot);
+  }
   auto ahead = [&](llvm::Value *at) {
     values_[body.argument(0)] = {at};
     for (const ir::Operation *o : slice)
@@ -292,6 +357,39 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     values_[loads[i]->result()] = v;
     prefetched_.insert(loads[i]);
   }
+  if (ring_dot) {
+    // This iteration's slot is complete once all but the newest distance - 1 groups are; the
+    // barrier makes every thread's copies visible and ends every read of the slot refilled
+    // next (distance iterations ahead: the slot of iteration i + distance - stages, whose
+    // mma.sync reads or wgmma group are done). wgmma reads through the async proxy: a fence.
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
+                       {b_.getInt32(static_cast<int32_t>(distance - 1))});
+    if (arch_.rfind("sm_9", 0) == 0)
+      b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
+                                         "fence.proxy.async.shared::cta;", "~{memory}", true));
+    barrier();
+    llvm::Value *slot = b_.CreateLoad(b_.getInt64Ty(), read_slot);
+    auto plus = [&](int64_t n) { // (slot + n) mod stages, 0 < n < stages
+      llvm::Value *sum = b_.CreateAdd(slot, b_.getInt64(n));
+      return b_.CreateSelect(b_.CreateICmpSGE(sum, b_.getInt64(ring.stages)),
+                             b_.CreateSub(sum, b_.getInt64(ring.stages)), sum);
+    };
+    llvm::Value *fill = plus(distance);
+    b_.CreateStore(plus(1), read_slot);
+    llvm::Value *at = iv, *ok = b_.getTrue();
+    for (int64_t s = 0; s < distance; ++s)
+      ok = exists(at, ok, at);
+    issue(at, ok, fill);
+    llvm::Value *base = b_.CreateInBoundsGEP(
+        b_.getInt8Ty(), shared_,
+        b_.CreateAdd(b_.getInt64(static_cast<int64_t>(ring.offset)),
+                     b_.CreateMul(slot, b_.getInt64(static_cast<int64_t>(ring.slot_bytes)))));
+    staged_[ring_dot->operand(0)] = base;
+    staged_[ring_dot->operand(1)] =
+        b_.CreateInBoundsGEP(b_.getInt8Ty(), base, b_.getInt64(static_cast<int64_t>(ring.b_offset)));
+    for (const ir::Operation *l : async_loads)
+      prefetched_.insert(l);
+  }
   values_[body.argument(0)] = {iv};
   for (size_t i = 0; i < carried.size(); ++i)
     values_[body.argument(static_cast<unsigned>(i + 1))] =
@@ -325,6 +423,15 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
       out.push_back(phi);
     }
     values_[op.result(static_cast<unsigned>(i))] = out;
+  }
+  if (in_flight) // the last wgmma group, before anything reads the accumulator
+    for (unsigned i = 0; i < yield->num_operands(); ++i)
+      if (yield->operand(i) == ring_dot->result())
+        values_[op.result(i)] = wgmma_wait(values_[op.result(i)]);
+  if (ring_dot) { // the ring's last groups are empty, but a later loop may reuse its memory
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
+    barrier();
+    staged_.clear();
   }
 }
 

@@ -38,7 +38,8 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
 
 class KernelEmitter {
 public:
-  KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps);
+  /// `arch` (sm_80, sm_90a, ...) picks the instructions: wgmma on sm_90a.
+  KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps, std::string arch);
   Kernel run();
 
 private:
@@ -137,10 +138,43 @@ private:
   /// dot on tensor cores (codegen_mma.cpp): operands staged in shared memory as 16-bit values
   /// with an XOR swizzle, fragments by ldmatrix, mma.sync m16n8k16 into the mma layout.
   void lower_dot_mma(const ir::Operation &op, const Layout &l);
-  /// Writes 16-bit tile v ([rows][cols], row-major) to shared `buffer` at byte `offset`, each
-  /// 16-byte chunk of a row at chunk ^ swizzle(row) (mma_swizzle).
+  /// Writes 16-bit tile v ([rows][cols]) to shared `buffer` at byte `offset` (operand_offset).
   void stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset);
-  llvm::Value *swizzled_offset(llvm::Value *row, llvm::Value *col, int64_t cols);
+  /// Byte offset of element (row, col) of a 16-bit [rows][cols] operand in shared memory:
+  /// columns in atoms of W = min(cols, 64) ([cols / W][rows][W]), each row's 16-byte chunks
+  /// XOR-swizzled by the row (the canonical 128/64/32-byte swizzles of wgmma's K-major A and
+  /// N-major B; the 8 rows an ldmatrix reads hit 8 distinct bank groups).
+  llvm::Value *operand_offset(llvm::Value *row, llvm::Value *col, int64_t rows, int64_t cols);
+
+  // Pipelined K loops (plan_pipeline; codegen_pipeline.cpp): the operand loads of a dot marked
+  // nvptx.stages are cp.async copies into a ring of shared-memory slots.
+  struct Ring {
+    int64_t stages = 0;
+    uint64_t offset = 0;     // in the dynamic shared memory
+    uint64_t b_offset = 0;   // B's place in a slot (A at 0)
+    uint64_t slot_bytes = 0; // 1024-aligned (the 128-byte swizzle's period)
+  };
+  /// Ring offsets of every pipelined dot (nested loops get disjoint rings); returns the end.
+  uint64_t plan_rings(const ir::Block &block, uint64_t base);
+  /// The pipelined dot in loop body `body`, or null.
+  const ir::Operation *pipelined_dot(const ir::Block &body);
+  /// Issues the cp.async copies of load `op` (its indices lowered for the iteration wanted)
+  /// into the slot at shared pointer `slot` + `offset`: 16-byte chunks, zero-filled outside the
+  /// tensor; element by element (synchronous stores) when the tile is not 16-byte aligned.
+  void copy_tile_async(const ir::Operation &op, llvm::Value *slot, uint64_t offset);
+  /// The slot of a cp.async'd dot operand in this iteration (set by lower_for).
+  std::unordered_map<const ir::Value *, llvm::Value *> staged_;
+  /// Whether pipelined `dot` runs on wgmma (sm_90a, the warps-along-M layout of its shape).
+  bool uses_wgmma(const ir::Operation &dot);
+  /// Whether its wgmma group may stay in flight past its iteration (wait_group 1): the result
+  /// feeds only the loop's yield and the ring has 3 stages or more.
+  bool wgmma_in_flight(const ir::Operation &dot);
+  /// `acc` after wgmma.wait_group 0 (tied through, so nothing reads it earlier).
+  Regs wgmma_wait(const Regs &acc);
+  /// wgmma m64nNk16 (sm_90a) on operands in a ring slot, accumulating into `acc`.
+  void wgmma_dot(const ir::Operation &op, const Layout &l, llvm::Value *a, llvm::Value *b,
+                 Regs &acc);
+
   void lower_debug(const ir::Operation &op);
   void lower_print(const ir::Operation &op);
   /// Writes tile `v` to shared memory at `offset` bytes, row-major, in its value type; returns
@@ -164,9 +198,13 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   int num_warps_;
+  std::string arch_;
   llvm::Function *fn_ = nullptr;
   llvm::Value *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
-  llvm::GlobalVariable *shared_ = nullptr;
+  llvm::GlobalVariable *shared_ = nullptr; // dynamic shared memory: the rings, then scratch_
+  llvm::Value *scratch_ = nullptr;         // spills and conversions (tl_shared + rings_end_)
+  uint64_t rings_end_ = 0;
+  std::unordered_map<const ir::Operation *, Ring> rings_; // by dot
   llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
   std::vector<std::string> errors_; // the error sites' messages, in status order
   uint64_t shared_bytes_ = 0;

@@ -14,26 +14,7 @@ constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_9
 // The dots' own double buffers are static shared memory (48 KiB at most in all): 32 KiB of them.
 constexpr uint64_t kMaxDoubleBuffer = 32 * 1024;
 
-int64_t log2_of(int64_t n) {
-  int64_t l = 0;
-  while ((int64_t(1) << l) < n)
-    ++l;
-  return l;
-}
 } // namespace
-
-llvm::Value *KernelEmitter::swizzled_offset(llvm::Value *row, llvm::Value *col, int64_t cols) {
-  // ldmatrix reads one 16-byte chunk from each of 8 consecutive rows: XOR-ing the chunk index
-  // with bits of the row puts those 8 chunks in 8 distinct 16-byte bank groups (128 bytes).
-  const int64_t chunks = cols / 8;
-  llvm::Value *chunk = b_.CreateLShr(col, 3);
-  llvm::Value *x =
-      chunks >= 8 ? b_.CreateAnd(row, 7)
-                  : b_.CreateAnd(b_.CreateLShr(row, log2_of(8 / chunks)), b_.getInt64(chunks - 1));
-  llvm::Value *phys = b_.CreateXor(chunk, x);
-  return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(row, b_.getInt64(cols * 2)), b_.CreateShl(phys, 4)),
-                      b_.CreateShl(b_.CreateAnd(col, 7), 1));
-}
 
 void KernelEmitter::stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset) {
   const int64_t cols = v->type().shape()[1];
@@ -45,9 +26,10 @@ void KernelEmitter::stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_
   int64_t run = std::min<int64_t>(c.layout.per_thread[1], 8);
   if (run < 1 || static_cast<int64_t>(r.size()) % run)
     run = 1;
+  const int64_t rows = v->type().shape()[0];
   for (int64_t g = 0; g < static_cast<int64_t>(r.size()); g += run) {
     llvm::Value *at = b_.CreateAdd(b_.getInt64(static_cast<int64_t>(offset)),
-                                   swizzled_offset(coord(c, g, 0), coord(c, g, 1), cols));
+                                   operand_offset(coord(c, g, 0), coord(c, g, 1), rows, cols));
     llvm::Value *ptr = b_.CreateInBoundsGEP(b_.getInt8Ty(), buffer, at);
     if (run == 1) {
       b_.CreateStore(to_memory(k, r[g]), ptr);
@@ -71,8 +53,25 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
   if (bytes > kMaxShared)
     unsupported(op, "operands need " + std::to_string(bytes) + " bytes of shared memory (at most " +
                         std::to_string(kMaxShared) + ")");
-  llvm::Value *buffer = shared_;
-  if (static_shared_bytes_ + 2 * bytes <= kMaxDoubleBuffer) { // static: 48 KiB in all
+  llvm::Value *buffer = scratch_;
+  Regs acc;
+  auto init_acc = [&] {
+    const int64_t n = registers_per_thread(l, op.result()->type().shape());
+    acc = op.num_operands() > 2 ? regs_in(op.operand(2), l)
+                                : Regs(n, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+  };
+  auto staged = staged_.find(a);
+  uint64_t b_at = b_offset;
+  if (staged != staged_.end()) { // in a ring slot already (lower_for waited for it)
+    init_acc();
+    if (uses_wgmma(op)) {
+      wgmma_dot(op, l, staged->second, staged_.at(bv), acc);
+      values_[op.result()] = acc;
+      return;
+    }
+    buffer = staged->second;
+    b_at = rings_.at(&op).b_offset;
+  } else if (static_shared_bytes_ + 2 * bytes <= kMaxDoubleBuffer) { // static: 48 KiB in all
     // Two buffers of its own, alternating per execution (a phase variable that mem2reg turns
     // into a loop phi): execution i writes buffer i % 2 after the barrier of execution i - 1,
     // which every warp reaches only after its reads of execution i - 2 (the same buffer), so
@@ -97,12 +96,12 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
     barrier(); // earlier readers of the buffer are done
     shared_in_use_ = true;
   }
-  stage_16bit(a, buffer, 0);
-  stage_16bit(bv, buffer, b_offset);
-  barrier();
-  const int64_t n = registers_per_thread(l, op.result()->type().shape());
-  Regs acc = op.num_operands() > 2 ? regs_in(op.operand(2), l)
-                                   : Regs(n, llvm::ConstantFP::get(b_.getFloatTy(), 0.0));
+  if (staged == staged_.end()) {
+    stage_16bit(a, buffer, 0);
+    stage_16bit(bv, buffer, b_at);
+    barrier();
+    init_acc();
+  }
   // Per lane: ldmatrix gives lane l the address of row (l % 8) + 8 ((l / 8) % 2) of the 16-row
   // block, at column offset 8 (l / 16): matrices 0..3 are (rows 0-7 | 8-15) x (cols 0-7 | 8-15).
   llvm::Value *warp = b_.CreateURem(warp_, b_.getInt64(l.num_warps())); // extra warps replicate
@@ -147,7 +146,7 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
     std::vector<Regs> af(TM), bf(TN);
     for (int64_t tm = 0; tm < TM; ++tm) {
       llvm::Value *row = b_.CreateAdd(row_block, b_.CreateAdd(lrow, b_.getInt64(tm * 16)));
-      af[tm] = ldmatrix(4, false, swizzled_offset(row, b_.CreateAdd(lcol, b_.getInt64(k0)), K));
+      af[tm] = ldmatrix(4, false, operand_offset(row, b_.CreateAdd(lcol, b_.getInt64(k0)), M, K));
     }
     // B is [K][N] row-major: transposed 8x8 loads give the "col" fragment; one x4 covers two
     // n8 tiles (matrices 2 and 3 at columns + 8).
@@ -156,14 +155,14 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
       llvm::Value *col = b_.CreateAdd(col_block, b_.getInt64(tn * 8));
       if (tn + 1 < TN) {
         Regs r = ldmatrix(4, true,
-                          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_offset)),
-                                       swizzled_offset(krow, b_.CreateAdd(col, lcol), N)));
+                          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_at)),
+                                       operand_offset(krow, b_.CreateAdd(col, lcol), K, N)));
         bf[tn] = {r[0], r[1]};
         bf[tn + 1] = {r[2], r[3]};
       } else { // x2: lanes 0-15 give the addresses
         bf[tn] = ldmatrix(2, true,
-                          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_offset)),
-                                       swizzled_offset(krow, col, N)));
+                          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_at)),
+                                       operand_offset(krow, col, K, N)));
       }
     }
     for (int64_t tm = 0; tm < TM; ++tm)

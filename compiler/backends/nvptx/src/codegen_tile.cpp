@@ -24,7 +24,9 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape) {
 }
 } // namespace
 
-void KernelEmitter::need_shared(uint64_t bytes) { shared_bytes_ = std::max(shared_bytes_, bytes); }
+void KernelEmitter::need_shared(uint64_t bytes) {
+  shared_bytes_ = std::max(shared_bytes_, rings_end_ + bytes); // scratch_ follows the rings
+}
 
 llvm::Value *KernelEmitter::shared_at(llvm::Value *base, llvm::Type *t, llvm::Value *index) {
   return b_.CreateInBoundsGEP(t, base, index);
@@ -44,7 +46,7 @@ llvm::Value *KernelEmitter::spill(const ir::Value *v, uint64_t offset) {
   need_shared(bytes);
   if (offset == 0)
     barrier(); // earlier readers of the buffer (this iteration's or the last's) are done
-  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(offset));
+  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, b_.getInt64(offset));
   const Regs &r = regs(v);
   if (v->type().is_tile()) {
     Coords &c = coords_of(v);
@@ -571,7 +573,7 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
       return false;
     need_shared(bytes);
     barrier();
-    llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(0));
+    llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, b_.getInt64(0));
     llvm::Value *slot = b_.CreateUDiv(b_.CreateAnd(c.base[axis], b_.getInt64(size - 1)),
                                       b_.getInt64(pt * l.lanes[axis]));
     for (size_t i = 0; i < partial.size(); ++i)
@@ -605,7 +607,7 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   const uint64_t bytes = static_cast<uint64_t>(out_count) * elem_bytes;
   need_shared(bytes);
   barrier();
-  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), shared_, b_.getInt64(0));
+  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, b_.getInt64(0));
   for (size_t i = 0; i < partial.size(); ++i)
     b_.CreateStore(partial[i], shared_at(base, t, out_index(i)));
   barrier();

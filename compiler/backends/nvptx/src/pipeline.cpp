@@ -201,7 +201,7 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   m.setDataLayout(tm->createDataLayout());
   try {
     for (auto &k : planned.kernels()) {
-      Kernel info = KernelEmitter(*k, m, choose_num_warps(*k, options.num_warps)).run();
+      Kernel info = KernelEmitter(*k, m, choose_num_warps(*k, options.num_warps), arch).run();
       if (infos)
         infos->push_back(info);
     }

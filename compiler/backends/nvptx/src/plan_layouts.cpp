@@ -8,6 +8,7 @@
 #include "layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -102,21 +103,106 @@ void plan_prefetch(ir::Operation &loop) {
     for (unsigned i = 0; i < 2; ++i) {
       ir::Operation *load = op->operand(i)->def();
       if (load && load->opcode() == ir::Opcode::Load && load->parent() == &body &&
-          ahead(*load, body))
+          ahead(*load, body) && !load->attr("nvptx.prefetch"))
         load->set_attr("nvptx.prefetch", std::string("next"));
     }
   }
 }
 
+/// The shared-memory ring of a pipelined K loop (plan_pipeline): at most this many bytes (of
+/// 163 KiB a block on sm_80, 227 on sm_90; the 128 x 128 accumulator's registers keep one block per SM
+/// anyway), and at most 4 stages.
+constexpr int64_t kRingBudget = 160 * 1024;
+
+/// Whether `load` reads a 2-D 16-bit tile whose only use is operand `use` of `dot`, with zero
+/// padding (what a cp.async zero fill gives past the tensor's end).
+bool async_operand(const ir::Operation &load, const ir::Operation &dot, const ir::Block &body) {
+  const ir::Type &t = load.result()->type();
+  if (t.rank() != 2 || ir::bit_width(t.elem()) != 16 || t.shape()[1] % 8)
+    return false;
+  if (const ir::Attr *pad = load.attr("padding")) { // +0 only: a zero fill's bits
+    const int64_t *i = std::get_if<int64_t>(pad);
+    const double *d = std::get_if<double>(pad);
+    if (!(i && *i == 0) && !(d && *d == 0.0 && !std::signbit(*d)))
+      return false;
+  }
+  int uses = 0;
+  ir::walk(const_cast<ir::Block *>(&body), [&](ir::Operation *op) {
+    for (const ir::Value *v : op->operands())
+      uses += v == load.result();
+  });
+  return uses == 1 && dot.operand(0) != dot.operand(1);
+}
+
+/// The ring depth of `dot` when its K loop can be pipelined (see plan_pipeline), else 0: it is
+/// in a for body that writes no memory, both operands are loads there whose indices are known
+/// ahead and whose tiles cp.async can copy, and two slots at least fit the ring budget.
+int64_t pipeline_stages(const ir::Operation &dot) {
+  const ir::Block &body = *dot.parent();
+  if (!body.parent() || body.parent()->opcode() != ir::Opcode::For)
+    return 0;
+  bool writes = false;
+  ir::walk(const_cast<ir::Block *>(&body),
+           [&](ir::Operation *op) { writes |= (op->flags() & ir::kWritesMemory) != 0; });
+  if (writes)
+    return 0;
+  for (unsigned i = 0; i < 2; ++i) {
+    const ir::Operation *load = dot.operand(i)->def();
+    if (!load || load->opcode() != ir::Opcode::Load || load->parent() != &body ||
+        !ahead(*load, body) || !async_operand(*load, dot, body))
+      return 0;
+  }
+  const int64_t M = dot.result()->type().shape()[0], N = dot.result()->type().shape()[1],
+                K = dot.operand(0)->type().shape()[1];
+  const int64_t stages = std::min<int64_t>(4, kRingBudget / ((M * K + K * N) * 2));
+  return stages >= 2 && K % 16 == 0 ? stages : 0;
+}
+
+/// Whether a pipelined dot's result fits wgmma's fragment on `num_warps` warps: M = 16 x
+/// num_warps (a warpgroup of 4 warps per 64 rows), N a multiple of 16 up to 256.
+bool wgmma_shaped(const ir::Operation &dot, int num_warps) {
+  const int64_t M = dot.result()->type().shape()[0], N = dot.result()->type().shape()[1];
+  return num_warps % 4 == 0 && M == 16 * num_warps && N % 16 == 0 && N <= 256;
+}
+
+/// The K loop on the tensor cores (`for k: acc = dot(load a_k, load b_k, acc)`, no memory
+/// written in the loop): both operand loads are copied by cp.async straight into a ring of
+/// `nvptx.stages` shared-memory slots, the slot of iteration k + stages - 1 filling while the
+/// dot of iteration k runs, so that global latency hides behind the tensor cores and the
+/// operands take no registers. The dot's result gets the warps-along-M mma layout when its
+/// shape allows (M = 16 x num_warps, a multiple of 4 warps, N a multiple of 16 up to 256): the
+/// fragment of Hopper's wgmma (m64nNk16 per group of 4 warps), which sm_90a uses.
+void plan_pipeline(ir::Operation &loop, int num_warps) {
+  for (auto &op : loop.region(0)->ops()) {
+    Layout l;
+    const std::string *layout = op->attr_as<std::string>("nvptx.layout");
+    if (op->opcode() != ir::Opcode::Dot || !layout || !Layout::parse(*layout, l) || !l.mma)
+      continue;
+    const int64_t stages = pipeline_stages(*op);
+    if (!stages)
+      continue;
+    for (unsigned i = 0; i < 2; ++i)
+      op->operand(i)->def()->set_attr("nvptx.prefetch", std::string("async"));
+    op->set_attr("nvptx.stages", stages);
+    if (wgmma_shaped(*op, num_warps))
+      op->set_attr("nvptx.layout", mma_layout(num_warps, 1).str());
+  }
+}
+
 /// `num_warps`, doubled (up to 16) while a tensor-core dot's accumulator would put more than 64
 /// elements on each thread (a 128 x 128 f32 accumulator on 4 warps takes 128 registers a thread
-/// and spills).
+/// and spills with mma.sync's fragments beside it); a pipelined dot stops at the first count
+/// wgmma's fragment fits with up to 128 (wgmma reads its operands from shared memory: a
+/// 128 x 256 tile on 8 warps, as peers run it).
 int mma_warps(const ir::Kernel &kernel, int num_warps) {
   int warps = num_warps;
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->opcode() != ir::Opcode::Dot || !mma_for(*op, warps))
       return;
-    while (warps < 16 && op->result()->type().num_elements() > 64 * 32 * warps)
+    const int64_t elements = op->result()->type().num_elements();
+    const bool pipelined = pipeline_stages(*op) > 0;
+    while (warps < 16 && elements > 64 * 32 * warps &&
+           !(pipelined && wgmma_shaped(*op, warps) && elements <= 128 * 32 * warps))
       warps *= 2;
   });
   return warps;
@@ -180,6 +266,7 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
   });
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->opcode() == ir::Opcode::For) {
+      plan_pipeline(*op, num_warps);
       plan_carried(*op);
       plan_prefetch(*op);
     }

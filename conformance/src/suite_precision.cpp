@@ -202,11 +202,11 @@ int64_t int_clamp(ScalarKind k, int64_t x, int64_t lo, int64_t hi) {
 
 int64_t int_input(const std::string &op, ScalarKind k, int i, Sampler &s) {
   const int w = ir::bit_width(k);
-  int64_t lo = ir::is_signed(k) ? -(int64_t(1) << (w - 1)) : 0;
-  int64_t hi = ir::is_signed(k) ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
-  if (w == 64) {
-    lo = std::numeric_limits<int64_t>::min();
-    hi = std::numeric_limits<int64_t>::max();
+  // 64-bit lanes take the whole int64_t range (their bounds do not fit the shifts below).
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  if (w < 64) {
+    lo = ir::is_signed(k) ? -(int64_t(1) << (w - 1)) : 0;
+    hi = ir::is_signed(k) ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
   }
   if ((op == "shl" || op == "shr") && i == 1)
     return s.integer(0, 2 * w); // amounts past the width wrap modulo w

@@ -1,0 +1,230 @@
+# The fast launch path (tl/fastlaunch.py): taken for a repeated signature, same results and errors
+# as the full path, and the full path for every call that differs from the plans.
+# SPDX-License-Identifier: Apache-2.0
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tl
+import tl.fastlaunch
+import tl.runtime
+from util import DEVICES
+
+
+def _kernel():
+    # A fresh kernel per test: its plans and launch counts start empty.
+    @tl.kernel
+    def axpy(x: tl.tensor, y: tl.tensor, a: tl.float32, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK
+        m = tl.arange(0, BLOCK) + i < n
+        tl.store(y + (i,), tl.load(x + (i,), (BLOCK,)) * a + n + tl.load(y + (i,), (BLOCK,)))
+        tl.device_assert(m | (n >= 0), "n must not be negative")
+    return axpy
+
+
+def _launches(k, dt=np.float32, device="cpu"):
+    """A sequence of launches of `k` and their outputs (fresh arrays each time)."""
+    outs = []
+    big = 2**31 + 5 if device == "cpu" else 9  # an i64 scalar (tnpu has no i64 tiles)
+    for step, (a, n, block) in enumerate([(2.0, 3, 32), (0.5, 7, 32), (-1.0, big, 32),
+                                          (3.0, 1, 64), (3.0, 1, 64)]):
+        x = np.arange(128, dtype=dt) + step
+        y = np.full(128, step, dt)
+        k[(128 // block,)](x, y, a, n, BLOCK=block, device=device)
+        outs.append(y)
+    return outs
+
+
+def test_repeated_launch_takes_the_fast_path():
+    k = _kernel()
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    k[(2,)](x, y, 2.0, 1, BLOCK=32)
+    assert k.launch_counts == {"full": 1, "fast": 0}
+    k[(2,)](x, y, 3.0, 2, BLOCK=32)  # new values, same signature
+    assert k.launch_counts == {"full": 1, "fast": 1}
+    np.testing.assert_array_equal(y, (x * 2 + 1) + x * 3 + 2)
+    assert tl.runtime.device("cpu").copied_bytes == 0
+
+
+@pytest.mark.parametrize("device", [d for d in ("cpu", "npusim") if d in DEVICES])
+def test_fast_and_full_paths_agree(monkeypatch, device):
+    fast = _kernel()
+    got = _launches(fast, device=device)
+    monkeypatch.setattr(tl.fastlaunch, "ENABLED", False)
+    full = _kernel()
+    ref = _launches(full, device=device)
+    assert full.launch_counts["fast"] == 0
+    for g, r in zip(got, ref):
+        np.testing.assert_array_equal(g, r)
+    # The i64 n and the BLOCK change each take the full path once; the cpu device launches its
+    # arrays in place, so the repeats are fast there. npusim copies arrays: no plans.
+    expected_fast = 2 if device == "cpu" else 0
+    assert fast.launch_counts == {"full": 5 - expected_fast, "fast": expected_fast}
+
+
+def test_signature_changes_fall_back_and_compile():
+    k = _kernel()
+    for dt in (np.float32, np.float16, np.float32, np.float16):
+        x, y = np.arange(64, dtype=dt), np.zeros(64, dt)
+        k[(2,)](x, y, 2.0, 1, BLOCK=32)
+        np.testing.assert_array_equal(y, (x * 2 + 1).astype(dt))
+    # f32 then f16 compile; their plans are both kept, so the repeats are fast
+    assert k.launch_counts == {"full": 2, "fast": 2} and len(k.cache) == 2
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    calls = [
+        lambda: k[(2,)](x, y, 2.0, 1.5, BLOCK=32),  # n: float instead of int
+        lambda: k[(2,)](x, y, 2, 1, BLOCK=32),  # a: int given to a float annotation
+        lambda: k[(1,)](x, y, 2.0, 1, BLOCK=64),  # constexpr value
+        lambda: k[(2,)](x, y, 2.0, True, BLOCK=32),  # bool is not int
+        lambda: k[(2,)](x, y, 2.0, np.int32(1), BLOCK=32),  # numpy scalar type
+        lambda: k[(2,)](x[::2].copy(), y[:32], 2.0, 1, BLOCK=32),  # same: fast (new arrays)
+        lambda: k[(2,)](x.reshape(8, 8)[0], y, 2.0, 1, BLOCK=32),  # a view: fast too
+        lambda: k[(2,)](x, y, a=2.0, n=1, BLOCK=32),  # keywords instead of positions
+        lambda: k[(2,)](x, y, 2.0, 1, BLOCK=32, device="cpu"),  # device= given
+        lambda: k[lambda m: (2,)](x, y, 2.0, 1, BLOCK=32),  # a callable grid
+    ]
+    paths = []
+    for call in calls:
+        k[(2,)](x, y, 2.0, 1, BLOCK=32)  # the base signature's plan first (fast or new)
+        before = dict(k.launch_counts)
+        call()
+        paths.append("fast" if k.launch_counts["fast"] > before["fast"] else "full")
+    assert paths == ["full", "full", "full", "full", "full", "fast", "fast", "full", "full",
+                     "full"]
+
+
+def test_arrays_that_must_be_copied_take_the_full_path(monkeypatch):
+    k = _kernel()
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    raw = np.zeros(64 * 4 + 1, np.uint8)
+    xm = np.frombuffer(raw.data, np.float32, 64, offset=1)  # misaligned: copied
+    k[(2,)](xm, y, 1.0, 0, BLOCK=32)
+    assert k.launch_counts == {"full": 2, "fast": 0}
+    assert tl.runtime.device("cpu").copied_bytes == 64 * 4
+    monkeypatch.setattr(tl.runtime, "ZERO_COPY", False)  # TL_ZERO_COPY=0 copies every array
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    assert k.launch_counts == {"full": 3, "fast": 0}
+    assert tl.runtime.device("cpu").copied_bytes == 3 * 64 * 4
+
+
+def test_errors_are_the_full_paths():
+    k = _kernel()
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    messages = []
+    for fast in (True, False):
+        tl.fastlaunch.ENABLED = fast
+        try:
+            for bad in [lambda: k[(2,)](x, y, 1.0, BLOCK=32),  # missing n
+                        lambda: k[(2,)](x, y, 1.0, 0, 5, BLOCK=32),  # one too many
+                        lambda: k[(2,)](x, "y", 1.0, 0, BLOCK=32),  # not a tensor
+                        lambda: k[(2,)](x, y, 1.0, 0, BLOCK=32, device="nodev"),
+                        lambda: k[(2,)](x, y, 1.0, -1, BLOCK=32)]:  # device assert fails
+                with pytest.raises(Exception) as e:
+                    bad()
+                messages.append((type(e.value), str(e.value)))
+        finally:
+            tl.fastlaunch.ENABLED = True
+    half = len(messages) // 2
+    assert messages[:half] == messages[half:]
+    assert "n must not be negative" in messages[half - 1][1]
+
+
+def test_device_assert_on_the_fast_path_raises():
+    k = _kernel()
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    with pytest.raises(tl.TLRuntimeError, match="n must not be negative"):
+        k[(2,)](x, y, 1.0, -3, BLOCK=32)
+    assert k.launch_counts == {"full": 1, "fast": 1}  # the failing launch was a fast one
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)  # and the device recovers
+    assert k.launch_counts == {"full": 1, "fast": 2}
+
+
+def test_a_busy_plan_leaves_the_call_to_the_full_path():
+    k = _kernel()
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    (plan,) = k._plans
+    with plan.lock:  # another thread is launching with it
+        k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    assert k.launch_counts == {"full": 2, "fast": 0}
+
+
+def test_profiling_and_timed_launches_take_the_full_path():
+    k = tl.profile(_kernel())
+    x, y = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    for _ in range(3):
+        k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    assert k.launch_counts == {"full": 3, "fast": 0} and len(k.timings["cpu"]) == 3
+
+
+def test_debug_log_names_fast_launches(tmp_path):
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import numpy as np, tl\n"
+        "@tl.kernel\n"
+        "def nop(x: tl.tensor): pass\n"
+        "for _ in range(3): nop[(2,)](np.zeros(2, np.int32))\n"
+        "assert nop.launch_counts == {'full': 1, 'fast': 2}, nop.launch_counts\n")
+    path = [str(pathlib.Path(tl.__file__).parents[1])] + sys.path
+    env = dict(os.environ, TL_DEBUG="1", PYTHONPATH=os.pathsep.join(path))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("tl: launched nop grid=(2,) on cpu") == 3
+
+
+def _torch_cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or "cuda" not in tl.devices():
+        pytest.skip("no CUDA device")
+    return torch
+
+
+def test_cuda_torch_launches_take_the_fast_path():
+    torch = _torch_cuda()
+    k = _kernel()
+    x = torch.arange(128, dtype=torch.float32, device="cuda")
+    ys = [torch.full((128,), float(i), device="cuda") for i in range(3)]
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # plans follow torch's current stream too
+        for i, y in enumerate(ys):
+            k[(4,)](x, y, 2.0, i, BLOCK=32)
+    side.synchronize()
+    assert k.launch_counts == {"full": 1, "fast": 2}
+    for i, y in enumerate(ys):
+        assert torch.equal(y, x * 2 + i + i)
+    # f16 falls back and compiles, then f32 is fast again; 2-D views are another rank
+    xh, yh = x.half(), torch.zeros(128, dtype=torch.float16, device="cuda")
+    k[(4,)](xh, yh, 2.0, 1, BLOCK=32)
+    k[(4,)](x, ys[0], 2.0, 0, BLOCK=32)
+    torch.cuda.synchronize()
+    assert k.launch_counts == {"full": 2, "fast": 3}
+    assert torch.equal(yh, (xh * 2 + 1))
+    assert tl.runtime.device("cuda:0").copied_bytes == 0
+
+
+def test_cuda_fast_path_errors_match():
+    torch = _torch_cuda()
+    k = _kernel()
+    x, y = torch.ones(64, device="cuda"), torch.zeros(64, device="cuda")
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    with pytest.raises(TypeError, match="is a CUDA tensor but the device is 'cpu'"):
+        k[(2,)](x, y, 1.0, 0, BLOCK=32, device="cpu")
+    with pytest.raises(TypeError, match="argument 'y'"):
+        k[(2,)](x, np.zeros(64, np.float32).tolist(), 1.0, 0, BLOCK=32)
+    k[(2,)](x, y, 1.0, 0, BLOCK=32)
+    torch.cuda.synchronize()
+    assert k.launch_counts["fast"] == 1
+
+
+def test_docstring_example():
+    import doctest
+    r = doctest.testmod(tl.fastlaunch)
+    assert r.attempted > 0 and r.failed == 0

@@ -1,0 +1,250 @@
+# The fast launch path: a launch whose arguments match one of a kernel's recent signatures skips
+# binding, specializing and the cache lookups, and fills a tl_arg array kept from the last time.
+# SPDX-License-Identifier: Apache-2.0
+"""Launch plans: what a repeated ``kernel[grid](...)`` does instead of the full path.
+
+The full path (``Kernel.run``: bind, specialize, compile cache, ``Device.launch``) stays the
+reference. After it launches, it makes a plan of that launch when every argument is of a kind the
+plan can check cheaply: PyTorch CUDA tensors, numpy arrays launched in place on the cpu device,
+Python and numpy scalars, and constexprs of plain types. A later launch matches the plan when it
+passes the same number of positional arguments, the same keyword names, the same device= and
+target=, and per argument the same type, dtype and rank (a torch tensor also on the same GPU,
+an integer in the same i32/i64 class, a constexpr equal in type and value). Anything else,
+and every error, takes the full path, which compiles and caches as always and makes a new plan.
+TL_FAST_LAUNCH=0 (or ``tl.fastlaunch.ENABLED = False``) turns plans off.
+
+>>> import numpy as np, tl
+>>> @tl.kernel
+... def fill(out: tl.tensor, value: tl.float32, BLOCK: tl.constexpr):
+...     tl.store(out + (tl.program_id(0) * BLOCK,), tl.full((BLOCK,), value))
+>>> y = np.zeros(8, np.float32)
+>>> for v in (1.0, 2.0):
+...     fill[(2,)](y, v, BLOCK=4)
+>>> y.tolist() == [2.0] * 8, fill.launch_counts
+(True, {'full': 1, 'fast': 1})
+"""
+import os
+import threading
+
+import numpy as np
+
+from . import runtime
+from ._ffi import ffi, hal
+from .runtime import SCALAR, TENSOR, check
+
+ENABLED = os.environ.get("TL_FAST_LAUNCH", "1") != "0"
+MAX_PLANS = 4  # plans kept per kernel, most recent first: a few signatures alternating stay fast
+_CONSTEXPR_TYPES = (int, float, bool, str, type(None))
+_I32 = (-2**31, 2**31)
+_CONST, _SCALAR, _TORCH, _NUMPY = range(4)
+_ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")
+
+
+def _scalar_range_class(v):
+    """Whether a Python or numpy integer is i32-sized (it decides i32 or i64), else None."""
+    if type(v) in (int, np.int64):
+        return _I32[0] <= v < _I32[1]
+    return None
+
+
+def make(kernel, args, kwargs, device, target, values, launch, dev, exe):
+    """A plan of the full-path launch just made, or None when some argument is of a kind plans
+    do not check (DLPack or __cuda_array_interface__ tensors, copied arrays, other constexprs)."""
+    if not ENABLED or not kernel._plain:
+        return None
+    names = kernel._names
+    slots = []  # (kind, index into the launch values, expected..., launch position or None)
+    kwnames = tuple(kwargs)
+    li = 0  # position among launch arguments (non-constexpr parameters)
+    for name, v in values.items():
+        if names.index(name) < len(args):
+            src = names.index(name)
+        elif name in kwargs:
+            src = len(args) + kwnames.index(name)
+        else:
+            src = None  # a default: fixed, checked once by the full path
+        if name in kernel.constexprs:
+            if src is not None:
+                if type(v) not in _CONSTEXPR_TYPES:
+                    return None
+                slots.append((_CONST, src, type(v), v, None, None))
+            continue
+        a = launch[li]
+        if a[0] == "scalar":
+            if src is None:
+                slots.append((_SCALAR, None, None, None, None, li))
+            else:  # the HAL reads the value by the dtype: as a double for floats
+                slots.append((_SCALAR, src, type(v), _scalar_range_class(v),
+                              isinstance(a[2], float), li))
+        elif a[0] == "devtensor" and src is not None and a[3] is a[1].owner:
+            # a torch tensor read from its attributes (devtensor._from_torch)
+            slots.append((_TORCH, src, type(v), v.dtype, (a[1].ndim, a[1].device_id), li))
+        elif (a[0] == "tensor" and src is not None and type(v) is np.ndarray
+              and dev.info["plugin"] == "cpu" and dev.zero_copy(v)):
+            slots.append((_NUMPY, src, np.ndarray, v.dtype, v.ndim, li))
+        else:
+            return None
+        li += 1
+    return Plan(len(args), frozenset(kwnames), kwnames, device, target, slots, launch, dev, exe)
+
+
+class Plan:
+    """One specialization's launch: the checks a call must pass, and its reused C arguments."""
+
+    def __init__(self, nargs, kwset, kwnames, device, target, slots, launch, dev, exe):
+        self.nargs, self.kwset, self.kwnames = nargs, kwset, kwnames
+        self.device, self.target = device, target
+        self.dev, self.exe, self.lib = dev, exe, hal()
+        self.lock = threading.Lock()  # the C arrays are shared: a concurrent launch goes full
+        n = len(launch)
+        self.c_args = ffi.new("tl_arg[]", max(n, 1))
+        self.desc = ffi.new("tl_launch_desc *")
+        self.desc.struct_size, self.desc.kernel = _LAUNCH_SIZE, 0
+        self.desc.args, self.desc.arg_count = self.c_args, n
+        for i, a in enumerate(launch):  # what never changes: kind, dtype, rank, default scalars
+            c = self.c_args[i]
+            c.struct_size = _ARG_SIZE
+            if a[0] == "scalar":
+                c.kind, c.dtype = SCALAR, a[1]
+                if isinstance(a[2], float):
+                    c.f = a[2]
+                else:
+                    c.i = int(a[2])
+            else:
+                c.kind, c.dtype, c.rank = TENSOR, a[2], a[1].ndim
+        self.slots = [s for s in slots if s[1] is not None]
+        self.checks = (nargs, kwset, device, target, tuple(s[:5] for s in self.slots))
+        # torch tensors launch on torch's current stream of the first one's GPU
+        torch_slots = [s for s in self.slots if s[0] == _TORCH]
+        self.torch_index = torch_slots[0][4][1] if torch_slots else None
+        self.raw_stream = None
+        if self.torch_index is not None:
+            import torch  # a torch tensor was launched, so torch is there
+            from .devtensor import _current_raw_stream
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            self.raw_stream = raw or (lambda i: _current_raw_stream(torch, i))
+
+    def same_checks(self, other):
+        """Whether `other` matches exactly the calls this plan matches (it is then replaced)."""
+        return self.checks == other.checks
+
+    def grid_of(self, grid):
+        """The grid as the launch read it (for the debug log)."""
+        return tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+
+    def launch(self, grid, args, kwargs, device, target):
+        """Launches and returns True when the call matches this plan; else returns False having
+        done nothing (the full path then takes the call)."""
+        if (len(args) != self.nargs or device != self.device or target != self.target
+                or kwargs.keys() != self.kwset or callable(grid)):
+            return False
+        if not self.lock.acquire(False):
+            return False
+        try:
+            return self._launch(grid, args + tuple(kwargs[k] for k in self.kwnames)
+                                if self.kwnames else args)
+        finally:
+            self.lock.release()
+
+    def _launch(self, grid, vals):
+        c_args = self.c_args
+        tensors = []  # (launch position, tensor, address of an array): imported once all match
+        for kind, src, t, e1, e2, li in self.slots:
+            v = vals[src]
+            if type(v) is not t:
+                return False
+            if kind == _TORCH:  # e1: torch dtype, e2: (rank, GPU)
+                if v.dtype is not e1 or (v.dim(), v.get_device()) != e2:
+                    return False
+                tensors.append((li, v, None))
+            elif kind == _SCALAR:
+                if e1 is not None and (_I32[0] <= v < _I32[1]) != e1:
+                    return False
+            elif kind == _NUMPY:
+                if v.dtype is not e1 or v.ndim != e2:
+                    return False
+                addr = _in_place_address(v)
+                if addr is None:
+                    return False
+                tensors.append((li, v, addr))
+            elif v != e1:  # a constexpr
+                return False
+        g = grid if isinstance(grid, (tuple, list)) else (grid,)
+        if len(g) > 3:
+            return False
+        desc = self.desc
+        for d in range(3):
+            desc.grid[d] = int(g[d]) if d < len(g) else 1
+        for kind, src, t, e1, e2, li in self.slots:  # scalar values (full path: specialize)
+            if kind == _SCALAR:
+                v = vals[src]
+                if e2:
+                    c_args[li].f = float(v)
+                else:
+                    c_args[li].i = int(v)
+        return self._run(tensors)
+
+    def _run(self, tensors):
+        lib, dev, c_args = self.lib, self.dev, self.c_args
+        imports = dev.imports
+        buffers = []
+        stream = dev.stream
+        dev.copied_bytes = 0
+        try:
+            for li, v, addr in tensors:
+                c = c_args[li]
+                if addr is None:  # a torch tensor: its import is cached by (address, span)
+                    shape, strides = v.shape, v.stride()
+                    last = 0
+                    for d in range(len(shape)):
+                        c.shape[d], c.strides[d] = shape[d], strides[d]
+                        last += (shape[d] - 1) * strides[d]
+                    span = 0 if 0 in shape else (last + 1) * v.element_size()
+                    key = (v.data_ptr(), max(span, 1))
+                    buf = imports.get(key)
+                    if buf is None:
+                        buf = dev._import_device_tensor(_Span(key[0], span), f"argument {li}")
+                    else:
+                        imports.move_to_end(key)
+                    c.buffer = buf
+                else:
+                    shape, strides, item = v.shape, v.strides, v.itemsize
+                    span = item
+                    for d in range(len(shape)):
+                        c.shape[d], c.strides[d] = shape[d], strides[d] // item
+                        span += (shape[d] - 1) * strides[d]
+                    buffers.append(dev._import(addr, span, f"argument {li}"))
+                    c.buffer = buffers[-1]
+            if self.torch_index is not None:
+                stream = dev.native_stream(self.raw_stream(self.torch_index))
+            check(lib.tl_stream_launch(stream, self.exe, self.desc), "tl_stream_launch")
+            if buffers or stream == dev.stream:
+                check(lib.tl_stream_synchronize(stream), "kernel launch")
+            return True
+        finally:
+            for b in buffers:
+                lib.tl_buffer_release(b)
+
+
+def _in_place_address(arr):
+    """The address of numpy array `arr` when Device.zero_copy launches it in place (same test),
+    else None. ffi.from_buffer reads a C-contiguous array's address faster than arr.ctypes."""
+    item = arr.itemsize
+    if not runtime.ZERO_COPY or arr.nbytes == 0:
+        return None
+    for st in arr.strides:
+        if st < 0 or st % item:
+            return None
+    try:
+        addr = int(ffi.cast("intptr_t", ffi.from_buffer(arr)))
+    except (ValueError, TypeError, BufferError):  # not C-contiguous, or no buffer interface
+        addr = arr.ctypes.data
+    return addr if addr % item == 0 else None
+
+
+class _Span:
+    """What Device._import_device_tensor reads of a device tensor: address and byte span."""
+    __slots__ = ("ptr", "nbytes")
+
+    def __init__(self, ptr, nbytes):
+        self.ptr, self.nbytes = ptr, nbytes

@@ -76,8 +76,10 @@ def make(kernel, args, kwargs, device, target, values, launch, dev, exe):
             else:  # the HAL reads the value by the dtype: as a double for floats
                 slots.append((_SCALAR, src, type(v), _scalar_range_class(v),
                               isinstance(a[2], float), li))
-        elif a[0] == "devtensor" and src is not None and a[3] is a[1].owner:
-            # a torch tensor read from its attributes (devtensor._from_torch)
+        elif (a[0] == "devtensor" and src is not None and a[3] is a[1].owner
+              and type(v).__module__.startswith("torch")):
+            # a torch tensor read from its attributes (devtensor._from_torch; its DLPack
+            # fallback keeps a capsule as owner, and __cuda_array_interface__ is never torch's)
             slots.append((_TORCH, src, type(v), v.dtype, (a[1].ndim, a[1].device_id), li))
         elif (a[0] == "tensor" and src is not None and type(v) is np.ndarray
               and dev.info["plugin"] == "cpu" and dev.zero_copy(v)):
@@ -101,6 +103,9 @@ class Plan:
         self.desc = ffi.new("tl_launch_desc *")
         self.desc.struct_size, self.desc.kernel = _LAUNCH_SIZE, 0
         self.desc.args, self.desc.arg_count = self.c_args, n
+        self.import_desc = ffi.new("tl_buffer_import_desc *")  # numpy arrays, imported per launch
+        self.import_desc.struct_size = ffi.sizeof("tl_buffer_import_desc")
+        self.import_out = ffi.new("tl_buffer *")
         for i, a in enumerate(launch):  # what never changes: kind, dtype, rank, default scalars
             c = self.c_args[i]
             c.struct_size = _ARG_SIZE
@@ -141,7 +146,7 @@ class Plan:
         if not self.lock.acquire(False):
             return False
         try:
-            return self._launch(grid, args + tuple(kwargs[k] for k in self.kwnames)
+            return self._launch(grid, args + tuple(map(kwargs.__getitem__, self.kwnames))
                                 if self.kwnames else args)
         finally:
             self.lock.release()
@@ -186,7 +191,7 @@ class Plan:
 
     def _run(self, tensors):
         lib, dev, c_args = self.lib, self.dev, self.c_args
-        imports = dev.imports
+        imports, imp, out = dev.imports, self.import_desc, self.import_out
         buffers = []
         stream = dev.stream
         dev.copied_bytes = 0
@@ -213,8 +218,12 @@ class Plan:
                     for d in range(len(shape)):
                         c.shape[d], c.strides[d] = shape[d], strides[d] // item
                         span += (shape[d] - 1) * strides[d]
-                    buffers.append(dev._import(addr, span, f"argument {li}"))
-                    c.buffer = buffers[-1]
+                    imp.pointer, imp.size_bytes = ffi.cast("void *", addr), span
+                    st = lib.tl_buffer_import(dev.handle, imp, out)
+                    if st != ffi.NULL:  # the full path's message (Device._import)
+                        check(st, f"tl_buffer_import of argument {li}")
+                    buffers.append(out[0])
+                    c.buffer = out[0]
             if self.torch_index is not None:
                 stream = dev.native_stream(self.raw_stream(self.torch_index))
             check(lib.tl_stream_launch(stream, self.exe, self.desc), "tl_stream_launch")

@@ -88,7 +88,7 @@ class Kernel:
         self.timings = {}  # device -> [ms per launch]
         self._ast = None
         self._plans = []  # fastlaunch.Plan of recent launches, most recent first
-        self.launch_counts = {"full": 0, "fast": 0}  # launches made by each path (tests, benchmarks)
+        self.launch_counts = {"full": 0, "fast": 0}  # launches made by each path (tests, bench)
 
     def __repr__(self):
         return f"<tl.kernel {self.__name__}>"

@@ -215,10 +215,20 @@ def test_cuda_fast_path_errors_match():
     k = _kernel()
     x, y = torch.ones(64, device="cuda"), torch.zeros(64, device="cuda")
     k[(2,)](x, y, 1.0, 0, BLOCK=32)
-    with pytest.raises(TypeError, match="is a CUDA tensor but the device is 'cpu'"):
-        k[(2,)](x, y, 1.0, 0, BLOCK=32, device="cpu")
-    with pytest.raises(TypeError, match="argument 'y'"):
-        k[(2,)](x, np.zeros(64, np.float32).tolist(), 1.0, 0, BLOCK=32)
+    messages = []
+    for fast in (True, False):
+        tl.fastlaunch.ENABLED = fast
+        try:
+            for bad in [lambda: k[(2,)](x, y, 1.0, 0, BLOCK=32, device="cpu"),  # wrong device
+                        lambda: k[(2,)](x, y.tolist(), 1.0, 0, BLOCK=32),  # not a tensor
+                        lambda: k[(2,)](x, y, 1.0, BLOCK=32)]:  # n missing
+                with pytest.raises(Exception) as e:
+                    bad()
+                messages.append((type(e.value), str(e.value)))
+        finally:
+            tl.fastlaunch.ENABLED = True
+    assert messages[:3] == messages[3:]
+    assert "argument 'y'" in messages[1][1]
     k[(2,)](x, y, 1.0, 0, BLOCK=32)
     torch.cuda.synchronize()
     assert k.launch_counts["fast"] == 1

@@ -118,6 +118,10 @@ class Plan:
             else:
                 c.kind, c.dtype, c.rank = TENSOR, a[2], a[1].ndim
         self.slots = [s for s in slots if s[1] is not None]
+        self.cs = [self.c_args[i] for i in range(n)]  # the elements, indexed once
+        self.last = [None] * n  # torch tensors: (span, shape, strides) last written to c_args
+        self.scalars = [(s[1], s[4], s[5]) for s in self.slots if s[0] == _SCALAR]
+        self.grid = None  # the grid tuple desc.grid holds
         self.checks = (nargs, kwset, device, target, tuple(s[:5] for s in self.slots))
         # torch tensors launch on torch's current stream of the first one's GPU
         torch_slots = [s for s in self.slots if s[0] == _TORCH]
@@ -139,94 +143,107 @@ class Plan:
 
     def launch(self, grid, args, kwargs, device, target):
         """Launches and returns True when the call matches this plan; else returns False having
-        done nothing (the full path then takes the call)."""
-        if (len(args) != self.nargs or device != self.device or target != self.target
-                or kwargs.keys() != self.kwset or callable(grid)):
+        done nothing the full path could tell (it then takes the call). One function: a Python
+        call costs as much as several tl_arg fields."""
+        if len(args) != self.nargs or device != self.device or target != self.target:
             return False
-        if not self.lock.acquire(False):
+        if kwargs:
+            if kwargs.keys() != self.kwset:
+                return False
+            vals = args + tuple(map(kwargs.__getitem__, self.kwnames))
+        elif self.kwset:
             return False
+        else:
+            vals = args
+        if callable(grid) or not self.lock.acquire(False):  # busy: shared C arrays
+            return False
+        dev, cs, last = self.dev, self.cs, self.last
+        imports = dev.imports
         try:
-            return self._launch(grid, args + tuple(map(kwargs.__getitem__, self.kwnames))
-                                if self.kwnames else args)
+            # Checks; torch tensors' fields and cached imports (no effect the full path sees)
+            pending = []  # (launch position, tensor, address or None): imported once all match
+            for kind, src, t, e1, e2, li in self.slots:
+                v = vals[src]
+                if type(v) is not t:
+                    return False
+                if kind == _TORCH:  # e1: torch dtype, e2: (rank, GPU)
+                    if v.dtype is not e1 or (v.dim(), v.get_device()) != e2:
+                        return False
+                    shape, strides, prev = v.shape, v.stride(), last[li]
+                    if prev is None or shape != prev[1] or strides != prev[2]:
+                        n, c = 0, cs[li]
+                        cshape, cstrides = c.shape, c.strides
+                        for d in range(len(shape)):
+                            cshape[d], cstrides[d] = shape[d], strides[d]
+                            n += (shape[d] - 1) * strides[d]
+                        span = 0 if 0 in shape else (n + 1) * v.element_size()
+                        last[li] = prev = (span, shape, strides)
+                    key = (v.data_ptr(), prev[0] or 1)
+                    buf = imports.get(key)
+                    if buf is None:
+                        pending.append((li, key[0], prev[0]))
+                    else:
+                        imports.move_to_end(key)
+                        cs[li].buffer = buf
+                elif kind == _SCALAR:
+                    if e1 is not None and (_I32[0] <= v < _I32[1]) != e1:
+                        return False
+                elif kind == _NUMPY:
+                    if v.dtype is not e1 or v.ndim != e2:
+                        return False
+                    addr = _in_place_address(v)
+                    if addr is None:
+                        return False
+                    pending.append((li, v, addr))
+                elif v != e1:  # a constexpr
+                    return False
+            if type(grid) is not tuple or grid != self.grid:  # converted as the full path does
+                g = grid if isinstance(grid, (tuple, list)) else (grid,)
+                if len(g) > 3:
+                    return False
+                self.grid, dims = None, self.desc.grid
+                for d in range(3):
+                    dims[d] = int(g[d]) if d < len(g) else 1
+                self.grid = grid if type(grid) is tuple else None
+            for src, is_float, li in self.scalars:  # the values (full path: specialize)
+                if is_float:
+                    cs[li].f = float(vals[src])
+                else:
+                    cs[li].i = int(vals[src])
+            return self._launch(pending)
         finally:
             self.lock.release()
 
-    def _launch(self, grid, vals):
-        c_args = self.c_args
-        tensors = []  # (launch position, tensor, address of an array): imported once all match
-        for kind, src, t, e1, e2, li in self.slots:
-            v = vals[src]
-            if type(v) is not t:
-                return False
-            if kind == _TORCH:  # e1: torch dtype, e2: (rank, GPU)
-                if v.dtype is not e1 or (v.dim(), v.get_device()) != e2:
-                    return False
-                tensors.append((li, v, None))
-            elif kind == _SCALAR:
-                if e1 is not None and (_I32[0] <= v < _I32[1]) != e1:
-                    return False
-            elif kind == _NUMPY:
-                if v.dtype is not e1 or v.ndim != e2:
-                    return False
-                addr = _in_place_address(v)
-                if addr is None:
-                    return False
-                tensors.append((li, v, addr))
-            elif v != e1:  # a constexpr
-                return False
-        g = grid if isinstance(grid, (tuple, list)) else (grid,)
-        if len(g) > 3:
-            return False
-        desc = self.desc
-        for d in range(3):
-            desc.grid[d] = int(g[d]) if d < len(g) else 1
-        for kind, src, t, e1, e2, li in self.slots:  # scalar values (full path: specialize)
-            if kind == _SCALAR:
-                v = vals[src]
-                if e2:
-                    c_args[li].f = float(v)
-                else:
-                    c_args[li].i = int(v)
-        return self._run(tensors)
-
-    def _run(self, tensors):
-        lib, dev, c_args = self.lib, self.dev, self.c_args
-        imports, imp, out = dev.imports, self.import_desc, self.import_out
-        buffers = []
-        stream = dev.stream
+    def _launch(self, pending):
+        lib, dev, cs = self.lib, self.dev, self.cs
+        buffers = []  # numpy arrays' imports, released after the launch as the full path does
         dev.copied_bytes = 0
         try:
-            for li, v, addr in tensors:
-                c = c_args[li]
-                if addr is None:  # a torch tensor: its import is cached by (address, span)
-                    shape, strides = v.shape, v.stride()
-                    last = 0
-                    for d in range(len(shape)):
-                        c.shape[d], c.strides[d] = shape[d], strides[d]
-                        last += (shape[d] - 1) * strides[d]
-                    span = 0 if 0 in shape else (last + 1) * v.element_size()
-                    key = (v.data_ptr(), max(span, 1))
-                    buf = imports.get(key)
-                    if buf is None:
-                        buf = dev._import_device_tensor(_Span(key[0], span), f"argument {li}")
-                    else:
-                        imports.move_to_end(key)
-                    c.buffer = buf
-                else:
-                    shape, strides, item = v.shape, v.strides, v.itemsize
-                    span = item
-                    for d in range(len(shape)):
-                        c.shape[d], c.strides[d] = shape[d], strides[d] // item
-                        span += (shape[d] - 1) * strides[d]
-                    imp.pointer, imp.size_bytes = ffi.cast("void *", addr), span
-                    st = lib.tl_buffer_import(dev.handle, imp, out)
-                    if st != ffi.NULL:  # the full path's message (Device._import)
-                        check(st, f"tl_buffer_import of argument {li}")
-                    buffers.append(out[0])
-                    c.buffer = out[0]
-            if self.torch_index is not None:
-                stream = dev.native_stream(self.raw_stream(self.torch_index))
-            check(lib.tl_stream_launch(stream, self.exe, self.desc), "tl_stream_launch")
+            for li, v, addr in pending:
+                c = cs[li]
+                if type(v) is int:  # a torch tensor's first launch at this address and span
+                    c.buffer = dev._import_device_tensor(_Span(v, addr), f"argument {li}")
+                    continue
+                shape, strides, item = v.shape, v.strides, v.itemsize
+                span = item
+                cshape, cstrides = c.shape, c.strides
+                for d in range(len(shape)):
+                    cshape[d], cstrides[d] = shape[d], strides[d] // item
+                    span += (shape[d] - 1) * strides[d]
+                imp, out = self.import_desc, self.import_out
+                imp.pointer, imp.size_bytes = ffi.cast("void *", addr), span
+                st = lib.tl_buffer_import(dev.handle, imp, out)
+                if st:  # the full path's message (Device._import)
+                    check(st, f"tl_buffer_import of argument {li}")
+                buffers.append(out[0])
+                c.buffer = out[0]
+            stream = dev.stream
+            if self.raw_stream is not None:  # torch's current stream
+                s = self.raw_stream(self.torch_index)
+                stream = dev.native_streams.get(s) or dev.native_stream(s)
+            st = lib.tl_stream_launch(stream, self.exe, self.desc)
+            if st:
+                check(st, "tl_stream_launch")
             if buffers or stream == dev.stream:
                 check(lib.tl_stream_synchronize(stream), "kernel launch")
             return True

@@ -167,9 +167,10 @@ class Plan:
                 if type(v) is not t:
                     return False
                 if kind == _TORCH:  # e1: torch dtype, e2: (rank, GPU)
-                    if v.dtype is not e1 or (v.dim(), v.get_device()) != e2:
+                    shape = v.shape  # each torch method call costs ~0.2-0.4 us: the fewest
+                    if v.dtype is not e1 or (len(shape), v.get_device()) != e2:
                         return False
-                    shape, strides, prev = v.shape, v.stride(), last[li]
+                    strides, prev = v.stride(), last[li]
                     if prev is None or shape != prev[1] or strides != prev[2]:
                         n, c = 0, cs[li]
                         cshape, cstrides = c.shape, c.strides

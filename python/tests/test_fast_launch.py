@@ -238,3 +238,92 @@ def test_docstring_example():
     import doctest
     r = doctest.testmod(tl.fastlaunch)
     assert r.attempted > 0 and r.failed == 0
+
+
+class _FakeTorchTensor:
+    """Stands in for a torch CUDA tensor (the methods a plan reads), to test the torch branch of
+    a plan where no GPU is."""
+    __module__ = "torch"
+
+    def __init__(self, ptr, shape, strides, gpu=0, dtype="f32"):
+        self.ptr, self.shape, self.strides, self.gpu, self.dtype = ptr, shape, strides, gpu, dtype
+
+    def get_device(self):
+        return self.gpu
+
+    def stride(self):
+        return self.strides
+
+    def data_ptr(self):
+        return self.ptr
+
+    def element_size(self):
+        return 4
+
+
+class _FakeCudaDevice:
+    """The Device attributes a plan uses, recording imports."""
+
+    def __init__(self):
+        from tl._ffi import ffi
+        self.ffi = ffi
+        self.imports, self.imported = tl.runtime.collections.OrderedDict(), []
+        self.stream, self.native_streams = ffi.cast("tl_stream", 1), {}
+        self.copied_bytes = None
+
+    def native_stream(self, s):
+        return self.native_streams.setdefault(s, self.ffi.cast("tl_stream", 100 + s))
+
+    def _import_device_tensor(self, t, what):
+        self.imported.append((t.ptr, t.nbytes, what))
+        buf = self.ffi.cast("tl_buffer", 1000 + len(self.imported))
+        self.imports[(t.ptr, max(t.nbytes, 1))] = buf
+        return buf
+
+
+def test_torch_branch_of_a_plan(monkeypatch):
+    import types
+    from tl._ffi import ffi
+    torch = types.ModuleType("torch")
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 7 + i)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    dev, launched = _FakeCudaDevice(), []
+
+    class Lib:
+        @staticmethod
+        def tl_stream_launch(stream, exe, desc):
+            a = desc.args[0]
+            launched.append((int(ffi.cast("intptr_t", stream)), tuple(desc.grid),
+                             list(a.shape[0:a.rank]), list(a.strides[0:a.rank]),
+                             int(ffi.cast("intptr_t", a.buffer))))
+            return ffi.NULL
+
+        @staticmethod
+        def tl_stream_synchronize(stream):
+            raise AssertionError("a launch on torch tensors must not synchronize")
+
+    x = _FakeTorchTensor(4096, (4, 8), (8, 1))
+    launch = [["devtensor", types.SimpleNamespace(ndim=2, device_id=0), tl.float32.code, x]]
+    slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (2, 0), 0)]
+    plan = tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch, dev, ffi.NULL)
+    plan.lib = Lib
+    assert plan.launch((3, 2), (x,), {}, None, None)
+    assert dev.imported == [(4096, 4 * 8 * 4, "argument 0")]
+    assert launched[-1] == (107, (3, 2, 1), [4, 8], [8, 1], 1001)  # torch's stream, not dev's
+    assert plan.launch((3, 2), (x,), {}, None, None)  # the cached import, same fields
+    assert len(dev.imported) == 1 and launched[-1] == launched[-2]
+    y = _FakeTorchTensor(8192, (4, 3), (16, 2))  # another shape and strides, same rank
+    assert plan.launch((1,), (y,), {}, None, None)
+    assert dev.imported[-1] == (8192, ((4 - 1) * 16 + (3 - 1) * 2 + 1) * 4, "argument 0")
+    assert launched[-1] == (107, (1, 1, 1), [4, 3], [16, 2], 1002)
+    assert plan.launch((3, 2), (x,), {}, None, None)  # back to x: its fields are written again
+    assert launched[-1] == launched[0] and len(dev.imported) == 2
+    z = _FakeTorchTensor(4096, (0, 8), (8, 1))  # empty: span 0, imported as 1 byte
+    assert plan.launch((1,), (z,), {}, None, None)
+    assert dev.imported[-1] == (4096, 0, "argument 0")
+    n = len(launched)
+    for other in (_FakeTorchTensor(4096, (4, 8), (8, 1), dtype="f16"),
+                  _FakeTorchTensor(4096, (4, 8), (8, 1), gpu=1),
+                  _FakeTorchTensor(4096, (32,), (1,))):
+        assert not plan.launch((1,), (other,), {}, None, None)  # the full path's call
+    assert len(launched) == n

@@ -230,10 +230,17 @@ def launch_rows(dev):
     tl.fastlaunch.ENABLED = False
     t_full = per_launch(lambda: empty[(1,)](e))
     tl.fastlaunch.ENABLED = True
+    t_c = None
+    if tl.fastlaunch.C is not None:  # the plans' hot case in C (TL_FAST_LAUNCH_C=1)
+        use_c, tl.fastlaunch.USE_C, empty._plans = tl.fastlaunch.USE_C, True, []
+        t_c = per_launch(lambda: empty[(1,)](e))
+        tl.fastlaunch.USE_C, empty._plans = use_c, []
     t_torch = per_launch(lambda: e.add_(0))
     print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
     print(f"launch_empty_python_fast_path_launches: {fast} of {reps + 1}")
     print(f"launch_empty_python_full_path_us: {t_full * 1e6:.2f}")
+    if t_c is not None:
+        print(f"launch_empty_python_c_launcher_us: {t_c * 1e6:.2f}")
     if os.environ.get("TL_BENCH_PROFILE_LAUNCH"):  # where the Python launch's time goes
         import cProfile
         import pstats

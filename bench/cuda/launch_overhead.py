@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Usage: launch_overhead.py [--device cpu|cuda] [--reps N] [--profile]
 
-Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's), microseconds per launch:
+Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's; fast_c: a plan's hot case in C,
+TL_FAST_LAUNCH_C=1, when _tl_launch is built), microseconds per launch:
 - `launch_<dev>_<path>_us`: REPS launches then one synchronize (cuda: queued on torch's stream);
 - `launch_<dev>_<path>_python_us`: the same with the HAL's tl_stream_launch and
   tl_stream_synchronize replaced by no-ops, i.e. the Python side alone (the imports of buffers
@@ -85,6 +86,11 @@ def main():
                 return 1
             print(f"launch_{dev}_{path}{'_python' if stub else ''}_us: {us:.2f}")
             tl.runtime.hal = tl.fastlaunch.hal = lambda: real_hal  # noqa: E731
+    if tl.fastlaunch.C is not None and dev == "cuda":  # plans in C (python/ext/tl_launch.c)
+        tl.fastlaunch.ENABLED, tl.fastlaunch.USE_C, empty._plans = True, True, []
+        empty[(1,)](x)
+        print(f"launch_{dev}_fast_c_us: {per_launch(x, opt.reps, sync):.2f}")
+        tl.fastlaunch.USE_C = False
     if opt.profile:
         import cProfile
         import pstats

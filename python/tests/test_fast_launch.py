@@ -327,3 +327,111 @@ def test_torch_branch_of_a_plan(monkeypatch):
                   _FakeTorchTensor(4096, (32,), (1,))):
         assert not plan.launch((1,), (other,), {}, None, None)  # the full path's call
     assert len(launched) == n
+
+
+def test_c_launcher_hot_case(monkeypatch):
+    """The C launcher (python/ext/tl_launch.c) launches only what the Python plan launched last
+    (same grid, shapes, strides, cached imports and stream) and leaves every other call to it."""
+    import types
+    from tl._ffi import ffi
+    if tl.fastlaunch.C is None:
+        pytest.skip("_tl_launch is not built (no Python headers)")
+    torch = types.ModuleType("torch")
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 7 + i)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    real = tl.runtime.hal()
+    launched, fail = [], []
+
+    def on_launch(stream, exe, desc):
+        a, s, c = desc.args[0], desc.args[1], desc.args[2]
+        launched.append((int(ffi.cast("intptr_t", stream)), tuple(desc.grid),
+                         list(a.shape[0:a.rank]), int(ffi.cast("intptr_t", a.buffer)), s.f, c.i))
+        # an error status, made by the real HAL, when the test asks for one
+        return real.tl_stream_synchronize(ffi.NULL) if fail else ffi.NULL
+
+    callback = ffi.callback("tl_status(tl_stream, tl_executable, const tl_launch_desc *)",
+                            on_launch)
+    monkeypatch.setattr(tl.fastlaunch, "hal", lambda: types.SimpleNamespace(
+        tl_stream_launch=callback))
+    monkeypatch.setattr(tl.fastlaunch, "USE_C", True)
+    dev = _FakeCudaDevice()
+    x = _FakeTorchTensor(4096, (4, 8), (8, 1))
+    launch = [["devtensor", types.SimpleNamespace(ndim=2, device_id=0), tl.float32.code, x],
+              ["scalar", tl.float32.code, 0.0], ["scalar", tl.int32.code, 0]]
+    slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (2, 0), 0),
+             (tl.fastlaunch._SCALAR, 1, float, None, True, 1),
+             (tl.fastlaunch._SCALAR, 2, int, True, False, 2),
+             (tl.fastlaunch._CONST, 3, int, 16, None, None)]
+    plan = tl.fastlaunch.Plan(4, frozenset(), (), None, None, slots, launch, dev, ffi.NULL)
+    assert plan.c_state is not None
+    C = tl.fastlaunch.C
+
+    def c_launch(*args, grid=(3, 2)):
+        return C.launch(plan.c_state, grid, args, {}, None, None)
+
+    assert c_launch(x, 1.5, 7, 16) is None  # no grid kept yet: the Python plan's call
+    assert plan.launch((3, 2), (x, 1.5, 7, 16), {}, None, None) and len(launched) == 1
+    assert c_launch(x, 2.5, 9, 16) is True
+    assert launched[-1] == (107, (3, 2, 1), [4, 8], 1001, 2.5, 9)
+    assert not plan.lock.locked()
+    y = _FakeTorchTensor(8192, (2, 8), (8, 1))
+    nothing = [c_launch(y, 1.0, 1, 16),  # new shape and address
+               c_launch(_FakeTorchTensor(4096, (8, 4), (4, 1)), 1.0, 1, 16),  # same bytes,
+               c_launch(_FakeTorchTensor(4096, (3, 16), (8, 1)), 1.0, 1, 16),  # same span
+               c_launch(x, 1.0, 1, 16, grid=(1,)),  # another grid
+               c_launch(x, 1.0, 2**31, 16),  # n in another integer class
+               c_launch(x, 1.0, 1, 32),  # another constexpr
+               c_launch(x, 1, 1, 16),  # an int for the float
+               c_launch(_FakeTorchTensor(4096, (4, 8), (8, 1), dtype="f16"), 1.0, 1, 16),
+               c_launch(_FakeTorchTensor(4096, (4, 8), (8, 1), gpu=1), 1.0, 1, 16),
+               C.launch(plan.c_state, (3, 2), (x, 1.0, 1), {"BLOCK": 16}, None, None),
+               C.launch(plan.c_state, (3, 2), (x, 1.0, 1, 16), {}, "cuda:0", None)]
+    assert nothing == [None] * len(nothing) and len(launched) == 2
+    assert plan.launch((3, 2), (y, 1.0, 1, 16), {}, None, None)  # the Python plan imports y
+    assert c_launch(y, 3.0, 4, 16) is True
+    assert launched[-1] == (107, (3, 2, 1), [2, 8], 1002, 3.0, 4)
+    del dev.imports[(8192, 2 * 8 * 4)]  # evicted (and released) by the device: never used again
+    assert c_launch(y, 3.0, 4, 16) is None
+    with plan.lock:  # busy
+        assert c_launch(x, 1.0, 1, 16) is None
+    assert plan.launch((3, 2), (y, 3.0, 4, 16), {}, None, None)  # imported again
+    assert launched[-1][3] == 1003 and c_launch(y, 3.0, 4, 16) is True
+    fail.append(1)  # a failed launch raises the HAL's error, as the Python plan does
+    with pytest.raises(tl.TLRuntimeError, match="tl_stream_launch: ") as e:
+        c_launch(y, 3.0, 4, 16)
+    with pytest.raises(tl.TLRuntimeError) as e2:
+        plan.launch((3, 2), (y, 3.0, 4, 16), {}, None, None)
+    assert str(e.value) == str(e2.value) and not plan.lock.locked()
+
+
+def test_c_launcher_through_kernel_launches(monkeypatch):
+    """kernel[grid](...) with TL_FAST_LAUNCH_C=1 takes the C launcher for the hot case and the
+    Python plan for the rest, counting both as fast launches."""
+    import types
+    from tl._ffi import ffi
+    if tl.fastlaunch.C is None:
+        pytest.skip("_tl_launch is not built (no Python headers)")
+    torch = types.ModuleType("torch")
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 0)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    grids = []
+    callback = ffi.callback("tl_status(tl_stream, tl_executable, const tl_launch_desc *)",
+                            lambda s, e, d: grids.append(tuple(d.grid)) or ffi.NULL)
+    monkeypatch.setattr(tl.fastlaunch, "hal", lambda: types.SimpleNamespace(
+        tl_stream_launch=callback))
+    monkeypatch.setattr(tl.fastlaunch, "USE_C", True)
+    x = _FakeTorchTensor(4096, (4,), (1,))
+    launch = [["devtensor", types.SimpleNamespace(ndim=1, device_id=0), tl.float32.code, x]]
+    slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (1, 0), 0)]
+    plan = tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch, _FakeCudaDevice(),
+                              ffi.NULL)
+    k = _kernel()
+    k._plans = [plan]
+    calls = []
+    monkeypatch.setattr(plan, "launch", lambda *a: calls.append(a) or tl.fastlaunch.Plan.launch(
+        plan, *a))
+    for g in [(2,), (2,), (2,), (3,)]:
+        k[g](x)
+    assert grids == [(2, 1, 1)] * 3 + [(3, 1, 1)]
+    assert k.launch_counts == {"full": 0, "fast": 4}
+    assert len(calls) == 2  # the first launch and the new grid: the Python plan; else C

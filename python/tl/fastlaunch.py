@@ -33,11 +33,38 @@ from ._ffi import ffi, hal
 from .runtime import SCALAR, TENSOR, check
 
 ENABLED = os.environ.get("TL_FAST_LAUNCH", "1") != "0"
+# The plans' hot case in C (python/ext/tl_launch.c), for plans of torch tensors, scalars and
+# constexprs; opt-in while it is unmeasured on a GPU: TL_FAST_LAUNCH_C=1.
+USE_C = os.environ.get("TL_FAST_LAUNCH_C", "0") == "1"
 MAX_PLANS = 4  # plans kept per kernel, most recent first: a few signatures alternating stay fast
 _CONSTEXPR_TYPES = (int, float, bool, str, type(None))
 _I32 = (-2**31, 2**31)
 _CONST, _SCALAR, _TORCH, _NUMPY = range(4)
 _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")
+
+
+def _load_c():
+    """The _tl_launch extension from the directories the libraries come from, or None."""
+    import importlib.util
+    from ._ffi import lib_dirs
+    for d in lib_dirs():
+        path = d / "_tl_launch.abi3.so"
+        if path.exists():
+            try:
+                spec = importlib.util.spec_from_file_location("tl._tl_launch", path)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                return mod
+            except ImportError:
+                return None
+    return None
+
+
+C = _load_c()
+
+
+def _address(cdata):
+    return int(ffi.cast("uintptr_t", cdata))
 
 
 def _scalar_range_class(v):
@@ -132,6 +159,27 @@ class Plan:
             from .devtensor import _current_raw_stream
             raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
             self.raw_stream = raw or (lambda i: _current_raw_stream(torch, i))
+        self.c_state = None  # the C launcher's view of this plan (_tl_launch.launch)
+        self.addrs, self.stream_addrs = {}, {}  # what the C launcher reads of cdata handles
+        if (USE_C and C is not None and self.raw_stream is not None
+                and isinstance(self.lib.tl_stream_launch, ffi.CData)  # not a stand-in
+                and all(s[0] in (_CONST, _SCALAR, _TORCH) for s in self.slots)):
+            self.c_state = (
+                tuple(self.slots), nargs, kwnames, device, target, self.lock, self.last,
+                self.addrs, dev.imports, self.stream_addrs, self.raw_stream, self.torch_index,
+                _address(self.c_args), _address(self.desc), _address(exe),
+                _address(self.lib.tl_stream_launch), self, dev)
+
+    def _remember(self, key, buf):
+        """Keeps the address of torch import `buf` for the C launcher, which uses it only while
+        Device.imports still holds `buf` under `key`."""
+        if len(self.addrs) >= 4 * runtime.IMPORT_CACHE_SIZE:  # stale keys: dropped together
+            self.addrs.clear()
+        self.addrs[key] = (buf, _address(buf))
+
+    def _raise_status(self, addr):
+        """The error of a tl_stream_launch the C launcher made, as the Python path raises it."""
+        check(ffi.cast("tl_status", addr), "tl_stream_launch")
 
     def same_checks(self, other):
         """Whether `other` matches exactly the calls this plan matches (it is then replaced)."""
@@ -186,6 +234,8 @@ class Plan:
                     else:
                         imports.move_to_end(key)
                         cs[li].buffer = buf
+                        if self.c_state is not None and key not in self.addrs:
+                            self._remember(key, buf)
                 elif kind == _SCALAR:
                     if e1 is not None and (_I32[0] <= v < _I32[1]) != e1:
                         return False
@@ -223,7 +273,10 @@ class Plan:
             for li, v, addr in pending:
                 c = cs[li]
                 if type(v) is int:  # a torch tensor's first launch at this address and span
-                    c.buffer = dev._import_device_tensor(_Span(v, addr), f"argument {li}")
+                    key = (v, max(addr, 1))
+                    c.buffer = buf = dev._import_device_tensor(_Span(v, addr), f"argument {li}")
+                    if self.c_state is not None:
+                        self._remember(key, buf)
                     continue
                 shape, strides, item = v.shape, v.strides, v.itemsize
                 span = item
@@ -242,6 +295,8 @@ class Plan:
             if self.raw_stream is not None:  # torch's current stream
                 s = self.raw_stream(self.torch_index)
                 stream = dev.native_streams.get(s) or dev.native_stream(s)
+                if self.c_state is not None and s not in self.stream_addrs:
+                    self.stream_addrs[s] = _address(stream)
             st = lib.tl_stream_launch(stream, self.exe, self.desc)
             if st:
                 check(st, "tl_stream_launch")

@@ -240,9 +240,12 @@ class Kernel:
 
     def run(self, grid, *args, device=None, target=None, _timed=False, **kwargs):
         if fastlaunch.ENABLED and not (_timed or self.profiling):  # see fastlaunch.py
+            c = fastlaunch.C if fastlaunch.USE_C else None
             for plan in self._plans:
                 try:
-                    done = plan.launch(grid, args, kwargs, device, target)
+                    done = ((c is not None and plan.c_state is not None
+                             and c.launch(plan.c_state, grid, args, kwargs, device, target))
+                            or plan.launch(grid, args, kwargs, device, target))
                 except BaseException:  # a matched launch that failed (e.g. a device assert)
                     self.launch_counts["fast"] += 1
                     raise

@@ -9,7 +9,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = pathlib.Path(__file__).resolve().parent
-LIBS = ("libtl_compiler.so*", "libtl_hal.so*", "libtl_plugin_*.so")
+LIBS = ("libtl_compiler.so*", "libtl_hal.so*", "libtl_plugin_*.so",
+        "_tl_launch.abi3.so")  # the C launch path (python/ext), when built
 
 
 class BuildPyWithLibs(build_py):

@@ -149,6 +149,19 @@ def main():
     dev = torch.device("cuda")
     print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
     failed = []
+    # TL_BENCH_ONLY=none: the launch rows alone (skips the bandwidth, softmax, layernorm and gemm
+    # rows); gemm_tc: those rows and the tensor-core gemm.
+    heavy = os.environ.get("TL_BENCH_ONLY", "") != "none"
+    if heavy:
+        heavy_rows(dev, failed)
+    if os.environ.get("TL_BENCH_ONLY", "") in ("", "gemm_tc"):
+        bench_gemm_tc(dev, failed)
+    launch_rows(dev)
+    print(f"bench_rows: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")
+    return 1 if failed else 0
+
+
+def heavy_rows(dev, failed):
     transfer_anchors(dev)
     for n in (4096, 8192):
         x = torch.randn(n, n, device=dev)
@@ -192,24 +205,42 @@ def main():
     print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
     if not err < 1e-6:
         failed.append("gemm")
-    if os.environ.get("TL_BENCH_ONLY", "") in ("", "gemm_tc"):
-        bench_gemm_tc(dev, failed)
-    e = torch.empty(1, device=dev)
-    empty[(1,)](e)
-    torch.cuda.synchronize()
+
+
+def launch_rows(dev):
+    """Per-launch time of an empty kernel on a torch tensor (2000 launches, one synchronize):
+    TL's fast path (tl/fastlaunch.py), TL's full path (TL_FAST_LAUNCH=0's), torch's add_."""
     import time
+    import tl.fastlaunch
+    e = torch.empty(1, device=dev)
     reps = 2000
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        empty[(1,)](e)
-    torch.cuda.synchronize()
-    t_tl = (time.perf_counter() - t0) / reps
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        e.add_(0)
-    torch.cuda.synchronize()
-    t_torch = (time.perf_counter() - t0) / reps
+
+    def per_launch(fn):
+        fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / reps
+
+    fast_before = empty.launch_counts["fast"]
+    t_tl = per_launch(lambda: empty[(1,)](e))
+    fast = empty.launch_counts["fast"] - fast_before
+    tl.fastlaunch.ENABLED = False
+    t_full = per_launch(lambda: empty[(1,)](e))
+    tl.fastlaunch.ENABLED = True
+    t_c = None
+    if tl.fastlaunch.C is not None:  # the plans' hot case in C (TL_FAST_LAUNCH_C=1)
+        use_c, tl.fastlaunch.USE_C, empty._plans = tl.fastlaunch.USE_C, True, []
+        t_c = per_launch(lambda: empty[(1,)](e))
+        tl.fastlaunch.USE_C, empty._plans = use_c, []
+    t_torch = per_launch(lambda: e.add_(0))
     print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
+    print(f"launch_empty_python_fast_path_launches: {fast} of {reps + 1}")
+    print(f"launch_empty_python_full_path_us: {t_full * 1e6:.2f}")
+    if t_c is not None:
+        print(f"launch_empty_python_c_launcher_us: {t_c * 1e6:.2f}")
     if os.environ.get("TL_BENCH_PROFILE_LAUNCH"):  # where the Python launch's time goes
         import cProfile
         import pstats
@@ -218,8 +249,6 @@ def main():
         torch.cuda.synchronize()
         pstats.Stats("/tmp/tl-launch.prof").sort_stats("tottime").print_stats(14)
     print(f"launch_torch_add_us: {t_torch * 1e6:.2f}")
-    print(f"bench_rows: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 # autotuning.
 # SPDX-License-Identifier: Apache-2.0
 import ast
+import functools
 import inspect
 import logging
 import os
@@ -11,7 +12,7 @@ import time
 
 import numpy as np
 
-from . import core, ir, runtime
+from . import core, fastlaunch, ir, runtime
 from .core import dtype
 from .errors import CompileError
 from .frontend import CodeGen
@@ -86,6 +87,8 @@ class Kernel:
         self.profiling = False
         self.timings = {}  # device -> [ms per launch]
         self._ast = None
+        self._plans = []  # fastlaunch.Plan of recent launches, most recent first
+        self.launch_counts = {"full": 0, "fast": 0}  # launches made by each path (tests, bench)
 
     def __repr__(self):
         return f"<tl.kernel {self.__name__}>"
@@ -94,7 +97,7 @@ class Kernel:
         raise TypeError(f"launch a kernel with a grid: {self.__name__}[grid](...)")
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
+        return functools.partial(self.run, grid)  # a C-level call, cheaper than a lambda
 
     # ---- tracing ------------------------------------------------------------------------------
 
@@ -236,6 +239,28 @@ class Kernel:
         return exe
 
     def run(self, grid, *args, device=None, target=None, _timed=False, **kwargs):
+        if fastlaunch.ENABLED and not (_timed or self.profiling):  # see fastlaunch.py
+            c = fastlaunch.C if fastlaunch.USE_C else None
+            for plan in self._plans:
+                try:
+                    done = ((c is not None and plan.c_state is not None
+                             and c.launch(plan.c_state, grid, args, kwargs, device, target))
+                            or plan.launch(grid, args, kwargs, device, target))
+                except BaseException:  # a matched launch that failed (e.g. a device assert)
+                    self.launch_counts["fast"] += 1
+                    raise
+                if done:
+                    self.launch_counts["fast"] += 1
+                    if log.isEnabledFor(logging.DEBUG):
+                        log.debug("launched %s grid=%s on %s", self.__name__,
+                                  plan.grid_of(grid), plan.dev.name)
+                    return None
+        return self._run_full(grid, args, kwargs, device, target, _timed)
+
+    def _run_full(self, grid, args, kwargs, device, target, _timed):
+        """The reference launch path: bind, specialize, compile cache, Device.launch; then a
+        launch plan for the next call with the same signature."""
+        device_arg = device
         values = self.bind(args, kwargs)
         key, params, launch = self.specialize(values)
         c = self.compiled(key, params)
@@ -254,10 +279,16 @@ class Kernel:
                 originals[i] = a[1]
                 a[1] = np.ascontiguousarray(a[1])
         timed = _timed or self.profiling
+        self.launch_counts["full"] += 1
         ms = dev.launch(exe, grid, [tuple(a[:3]) for a in launch], c.written, timed)
         for i, orig in originals.items():
             if i in c.written:
                 orig[...] = launch[i][1]
+        if fastlaunch.ENABLED:
+            plan = fastlaunch.make(self, args, kwargs, device_arg, target, values, launch, dev, exe)
+            if plan is not None:
+                self._plans = [plan] + [p for p in self._plans if not plan.same_checks(p)]
+                del self._plans[fastlaunch.MAX_PLANS:]
         if ms is not None and self.profiling:
             self.timings.setdefault(device, []).append(ms)
         if log.isEnabledFor(logging.DEBUG):  # not formatted on every launch

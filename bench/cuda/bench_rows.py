@@ -68,7 +68,27 @@ def gemm_tc(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.c
     tl.store(c + (m0, n0), acc)
 
 
-def bench_gemm_tc(dev, failed, sizes=(4096, 8192), configs=((128, 128, 64), (64, 128, 64), (128, 256, 64))):
+@tl.kernel
+def gemm_tc_grouped(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr,
+                    BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    # gemm_tc with Triton's tutorial order of the programs: GROUP row blocks share each column
+    # block in turn, so that a wave of programs reuses its A and B panels from L2.
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(a.shape[0], BM)
+    width = GROUP * tl.cdiv(b.shape[1], BN)
+    first_m = (pid // width) * GROUP
+    size_m = tl.minimum(num_m - first_m, GROUP)
+    m0 = (first_m + (pid % width) % size_m) * BM
+    n0 = ((pid % width) // size_m) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    tl.store(c + (m0, n0), acc)
+
+
+def bench_gemm_tc(dev, failed, sizes=(4096, 8192),
+                  configs=((128, 128, 64, 0), (128, 256, 64, 0), (256, 128, 64, 0),
+                           (128, 128, 64, 8), (128, 256, 64, 8))):
     """bf16 and f16 GEMM (f32 results) against torch.matmul (cuBLAS, same inputs) in the same
     run, each TL tile config timed and the best reported; every TL output checked against
     float64 (normwise; ir.h's dot bound allows ~K u, 1e-5 fails any wrong tile)."""
@@ -81,17 +101,22 @@ def bench_gemm_tc(dev, failed, sizes=(4096, 8192), configs=((128, 128, 64), (64,
             t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
             flops = 2 * n ** 3
             best = None
-            for BM, BN, BK in configs:
+            for BM, BN, BK, G in configs:
                 c.fill_(float("nan"))
-                t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK),
-                             reps=5)
+                if G:
+                    t_tl = timed(lambda: gemm_tc_grouped[((n // BM) * (n // BN),)](
+                        a, bm, c, BM=BM, BN=BN, BK=BK, GROUP=G), reps=5)
+                else:
+                    t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN,
+                                                                      BK=BK), reps=5)
                 err = ((c.double() - ref).norm() / ref.norm()).item()
-                print(f"gemm_{name}_{n}_{BM}x{BN}x{BK}_TFLOPs: {flops / t_tl / 1e12:.2f} "
+                cfg = f"{BM}x{BN}x{BK}" + (f"_group{G}" if G else "")
+                print(f"gemm_{name}_{n}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} "
                       f"(error {err:.2e})")
                 if not err < 1e-5:
-                    failed.append(f"gemm {name} {n} {BM}x{BN}x{BK}")
+                    failed.append(f"gemm {name} {n} {cfg}")
                 if best is None or t_tl < best[0]:
-                    best = (t_tl, f"{BM}x{BN}x{BK}", err)
+                    best = (t_tl, cfg, err)
             t_tl, config, err = best
             print(f"gemm_{name}_{n}_TFLOPs: {flops / t_tl / 1e12:.2f} ({config})")
             print(f"gemm_{name}_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
@@ -150,11 +175,11 @@ def main():
     print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
     failed = []
     # TL_BENCH_ONLY=none: the launch rows alone (skips the bandwidth, softmax, layernorm and gemm
-    # rows); gemm_tc: those rows and the tensor-core gemm.
-    heavy = os.environ.get("TL_BENCH_ONLY", "") != "none"
-    if heavy:
+    # rows); gemm_tc: those rows and the tensor-core gemm; tc: the tensor-core gemm and launches.
+    only = os.environ.get("TL_BENCH_ONLY", "")
+    if only not in ("none", "tc"):
         heavy_rows(dev, failed)
-    if os.environ.get("TL_BENCH_ONLY", "") in ("", "gemm_tc"):
+    if only in ("", "gemm_tc", "tc"):
         bench_gemm_tc(dev, failed)
     launch_rows(dev)
     print(f"bench_rows: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")

@@ -97,8 +97,8 @@ Kernel KernelEmitter::run() {
   rings_end_ = plan_rings(body, 0);
   // wgmma's 128-byte swizzle repeats every 1024 bytes, from a 1024-byte boundary (one
   // declaration serves every kernel of the module: the largest alignment stays).
-  shared_->setAlignment(std::max(shared_->getAlign().valueOrOne(),
-                                 llvm::Align(rings_end_ ? 1024 : 16)));
+  shared_->setAlignment(
+      std::max(shared_->getAlign().valueOrOne(), llvm::Align(rings_end_ ? 1024 : 16)));
   shared_bytes_ = rings_end_;
 
   llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
@@ -283,8 +283,7 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     llvm::Value *sum = b_.CreateBinaryIntrinsic(id, from, step);
     at = b_.CreateExtractValue(sum, 0);
     llvm::Value *below = is_signed ? b_.CreateICmpSLT(at, ub) : b_.CreateICmpULT(at, ub);
-    return b_.CreateAnd(b_.CreateAnd(from_ok, b_.CreateNot(b_.CreateExtractValue(sum, 1))),
-                        below);
+    return b_.CreateAnd(b_.CreateAnd(from_ok, b_.CreateNot(b_.CreateExtractValue(sum, 1))), below);
   };
   llvm::AllocaInst *read_slot = nullptr;
   if (ring_dot) {
@@ -385,8 +384,8 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
         b_.CreateAdd(b_.getInt64(static_cast<int64_t>(ring.offset)),
                      b_.CreateMul(slot, b_.getInt64(static_cast<int64_t>(ring.slot_bytes)))));
     staged_[ring_dot->operand(0)] = base;
-    staged_[ring_dot->operand(1)] =
-        b_.CreateInBoundsGEP(b_.getInt8Ty(), base, b_.getInt64(static_cast<int64_t>(ring.b_offset)));
+    staged_[ring_dot->operand(1)] = b_.CreateInBoundsGEP(
+        b_.getInt8Ty(), base, b_.getInt64(static_cast<int64_t>(ring.b_offset)));
     for (const ir::Operation *l : async_loads)
       prefetched_.insert(l);
   }

@@ -160,9 +160,9 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
         bf[tn] = {r[0], r[1]};
         bf[tn + 1] = {r[2], r[3]};
       } else { // x2: lanes 0-15 give the addresses
-        bf[tn] = ldmatrix(2, true,
-                          b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_at)),
-                                       operand_offset(krow, col, K, N)));
+        bf[tn] = ldmatrix(
+            2, true,
+            b_.CreateAdd(b_.getInt64(static_cast<int64_t>(b_at)), operand_offset(krow, col, K, N)));
       }
     }
     for (int64_t tm = 0; tm < TM; ++tm)

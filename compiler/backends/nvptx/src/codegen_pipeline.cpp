@@ -108,8 +108,7 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
       if ((j + 1) * threads <= chunks)
         body(row, col);
       else
-        guarded(b_.CreateICmpULT(b_.CreateAdd(tid_, b_.getInt64(j * threads)),
-                                 b_.getInt64(chunks)),
+        guarded(b_.CreateICmpULT(b_.CreateAdd(tid_, b_.getInt64(j * threads)), b_.getInt64(chunks)),
                 [&] { body(row, col); });
     }
   };
@@ -124,8 +123,8 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
     llvm::Value *inside = in_bounds(ta, index);
     // Outside: nothing is read (source size 0) and the 16 bytes are zero-filled.
     llvm::Value *src = b_.CreateSelect(inside, element_address(ta, index), ta.data);
-    llvm::Value *dst = b_.CreateInBoundsGEP(b_.getInt8Ty(), base,
-                                            operand_offset(row, col, rows, cols));
+    llvm::Value *dst =
+        b_.CreateInBoundsGEP(b_.getInt8Ty(), base, operand_offset(row, col, rows, cols));
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
                        {dst, src, b_.CreateSelect(inside, b_.getInt32(16), b_.getInt32(0))});
   });
@@ -140,10 +139,9 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
                                        element_address(ta, index), b_.getInt16(0));
       vec = b_.CreateInsertElement(vec, bits, e);
     }
-    b_.CreateAlignedStore(vec,
-                          b_.CreateInBoundsGEP(b_.getInt8Ty(), base,
-                                               operand_offset(row, col, rows, cols)),
-                          llvm::Align(16));
+    b_.CreateAlignedStore(
+        vec, b_.CreateInBoundsGEP(b_.getInt8Ty(), base, operand_offset(row, col, rows, cols)),
+        llvm::Align(16));
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
@@ -188,8 +186,9 @@ KernelEmitter::Regs KernelEmitter::wgmma_wait(const Regs &acc) {
     constraints += std::to_string(r) + (r + 1 < acc.size() ? "," : "");
   llvm::Type *f32 = b_.getFloatTy();
   auto *fn = llvm::InlineAsm::get(
-      llvm::FunctionType::get(llvm::StructType::get(ctx_, std::vector<llvm::Type *>(acc.size(), f32)),
-                              std::vector<llvm::Type *>(acc.size(), f32), false),
+      llvm::FunctionType::get(
+          llvm::StructType::get(ctx_, std::vector<llvm::Type *>(acc.size(), f32)),
+          std::vector<llvm::Type *>(acc.size(), f32), false),
       "wgmma.wait_group.sync.aligned 0;", constraints + ",~{memory}", /*hasSideEffects=*/true);
   llvm::Value *d = b_.CreateCall(fn, acc);
   Regs out;
@@ -220,21 +219,20 @@ void KernelEmitter::wgmma_dot(const ir::Operation &op, const Layout &l, llvm::Va
   };
   const int64_t wa = std::min<int64_t>(K, 64), wb = std::min<int64_t>(N, 64);
   llvm::Value *group = b_.CreateLShr(warp_, 2);
-  llvm::Value *a_base = b_.CreateAdd(b_.CreatePtrToInt(a, i64),
-                                     b_.CreateMul(group, b_.getInt64(64 * wa * 2)));
+  llvm::Value *a_base =
+      b_.CreateAdd(b_.CreatePtrToInt(a, i64), b_.CreateMul(group, b_.getInt64(64 * wa * 2)));
   llvm::Value *b_base = b_.CreatePtrToInt(b, i64);
   std::vector<llvm::Value *> descs;
   for (int64_t k0 = 0; k0 < K; k0 += 16) {
     // A: the 16 columns at k0 lie in atom k0 / wa ([K / wa][M][wa]), 2 (k0 % wa) bytes into
     // each swizzled row; rows 8 apart are 16 wa bytes apart (SBO).
-    llvm::Value *a_at = b_.CreateAdd(
-        a_base, b_.getInt64((k0 / wa) * M * wa * 2 + (k0 % wa) * 2));
+    llvm::Value *a_at = b_.CreateAdd(a_base, b_.getInt64((k0 / wa) * M * wa * 2 + (k0 % wa) * 2));
     descs.push_back(descriptor(a_at, 16, static_cast<uint64_t>(16 * wa), wa));
     // B: rows k0 .. k0 + 15 of every column atom ([N / wb][K][wb]): atoms K wb 2 bytes apart
     // (LBO), groups of 8 rows 16 wb bytes apart (SBO).
     llvm::Value *b_at = b_.CreateAdd(b_base, b_.getInt64(k0 * wb * 2));
-    descs.push_back(descriptor(b_at, static_cast<uint64_t>(K * wb * 2),
-                               static_cast<uint64_t>(16 * wb), wb));
+    descs.push_back(
+        descriptor(b_at, static_cast<uint64_t>(K * wb * 2), static_cast<uint64_t>(16 * wb), wb));
   }
   // One asm statement: fence, the K / 16 wgmmas, commit and wait, the accumulators tied in and
   // out, so that LLVM cannot touch them while the tensor cores own them.

@@ -110,11 +110,11 @@ void plan_prefetch(ir::Operation &loop) {
 }
 
 /// The shared-memory ring of a pipelined K loop (plan_pipeline): at most this many bytes (of
-/// 163 KiB a block on sm_80, 227 on sm_90; the 128 x 128 accumulator's registers keep one block per SM
-/// anyway), and at most 4 stages.
+/// 163 KiB a block on sm_80, 227 on sm_90; a 128 x 128 accumulator's registers keep one block
+/// per SM anyway), and at most 4 stages.
 constexpr int64_t kRingBudget = 160 * 1024;
 
-/// Whether `load` reads a 2-D 16-bit tile whose only use is operand `use` of `dot`, with zero
+/// Whether `load` reads a 2-D 16-bit tile whose only use is an operand of `dot`, with zero
 /// padding (what a cp.async zero fill gives past the tensor's end).
 bool async_operand(const ir::Operation &load, const ir::Operation &dot, const ir::Block &body) {
   const ir::Type &t = load.result()->type();

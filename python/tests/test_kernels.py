@@ -290,6 +290,39 @@ def test_gemm_f16_pipelined_edges(device, target, shape, tiles):
     assert (np.abs(c - a64 @ b64) <= bound).all()
 
 
+@tl.kernel
+def gemm_two_ways(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    # Two K loops one after the other (the second reuses the first's ring: its last copies must
+    # be done), the second with two dots (one ring per loop: the other keeps registers).
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    half = (a.shape[1] // (2 * BK)) * BK
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, half, BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+    acc2 = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(half, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc)
+        acc2 = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc2)
+    tl.store(c + (m0, n0), acc + acc2)
+
+
+def test_gemm_f16_two_pipelined_loops(device, target):
+    # c = A B + (the second half of K of A B): a slot refilled too early or left to the next loop
+    # gives wrong sums, far outside the bound.
+    M, N, K = 128, 64, 192
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    run(gemm_two_ways, (M // 64, N // 64), a, b, c, device=device, target=target, BM=64, BN=64,
+        BK=32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = a64 @ b64 + a64[:, 96:] @ b64[96:]
+    bound = 2 * (K + 1) * 2.0**-24 * (np.abs(a64) @ np.abs(b64)) * 2
+    assert (np.abs(c - want) <= bound).all()
+
+
 def test_gemm_f16_exact_order_matches_cpu(device, target):
     # exact_order=True: one fma per k in ascending order on every backend, so bit for bit.
     M, N, K = 64, 64, 64

@@ -186,6 +186,7 @@ void plan_pipeline(ir::Operation &loop, int num_warps) {
     op->set_attr("nvptx.stages", stages);
     if (wgmma_shaped(*op, num_warps))
       op->set_attr("nvptx.layout", mma_layout(num_warps, 1).str());
+    return; // one ring per loop: another dot in it keeps the register prefetch
   }
 }
 

@@ -161,6 +161,9 @@ TL_HAL_EXPORT tl_status tl_device_query(tl_device device, tl_device_info *out_in
 /* ---- buffers ------------------------------------------------------------------------------------
  */
 
+/* HOST_VISIBLE alone asks for host memory the device reaches (on a GPU, pinned memory): host
+ * copies from or to its mapped memory then run at the link's speed. With DEVICE_LOCAL too, the
+ * memory suits the device first and is still mappable (on a GPU, managed memory). */
 typedef enum tl_buffer_flags {
   TL_BUFFER_DEVICE_LOCAL = 1, /* fastest for the device */
   TL_BUFFER_HOST_VISIBLE = 2, /* can be mapped into host memory */

@@ -8,6 +8,7 @@
 #include "tl/vendor_support.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,12 @@ struct Device {
   CUevent base = nullptr; ///< recorded at open: event timestamps count from it
   CUstream base_stream = nullptr;
   tl_device_info info{}; ///< filled at open (device_info.cpp)
+  /// The pinned host memory of its host-visible buffers, by start address: host copies from or
+  /// to it are one DMA each, at link speed, with no staging (memory.cpp).
+  mutable std::mutex pinned_mutex;
+  std::map<uintptr_t, uint64_t> pinned;
+  /// Whether [p, p + size) lies inside one of `pinned`.
+  bool is_pinned(const void *p, uint64_t size) const;
 
   ~Device();
   /// Makes the primary context current on the calling thread (each entry point may come from
@@ -40,7 +47,9 @@ struct Buffer {
   CUdeviceptr ptr = 0;
   uint64_t size = 0;
   bool owned = true;         ///< false: imported (tl_buffer_import), the caller frees it
-  bool host_visible = false; ///< managed memory: tl_buffer_map returns ptr itself
+  bool host_visible = false; ///< tl_buffer_map works: it returns `host`, else ptr (managed)
+  /// Pinned host memory mapped into the device (HOST_VISIBLE without DEVICE_LOCAL), or null.
+  void *host = nullptr;
 };
 
 /// Pinned host memory that host copies go through, two chunks so that filling one overlaps the

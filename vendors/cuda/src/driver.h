@@ -31,6 +31,7 @@ using vendor::Error;
   X(cuMemFree)                                                                                     \
   X(cuMemHostAlloc)                                                                                \
   X(cuMemFreeHost)                                                                                 \
+  X(cuMemHostGetDevicePointer)                                                                     \
   X(cuMemcpyHtoDAsync)                                                                             \
   X(cuMemcpyDtoHAsync)                                                                             \
   X(cuMemcpyDtoDAsync)                                                                             \

@@ -146,9 +146,23 @@ void free_staging(Stream &s) {
   s.staging = Staging{};
 }
 
+bool Device::is_pinned(const void *p, uint64_t size) const {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(pinned_mutex);
+  auto it = pinned.upper_bound(at);
+  if (it == pinned.begin())
+    return false;
+  --it;
+  return at - it->first <= it->second && size <= it->second - (at - it->first);
+}
+
 Error copy_to_device(Stream &s, const void *src, Buffer &dst, uint64_t offset, uint64_t size) {
   if (Error e = s.device->bind(); !e.ok())
     return e;
+  if (s.device->is_pinned(src, size)) { // a host-visible buffer's memory: one DMA, no staging
+    TL_CU_CHECK("", cuMemcpyHtoDAsync, dst.ptr + offset, src, size, s.stream);
+    return {};
+  }
   std::lock_guard lock(s.staging_mutex);
   if (Error e = ensure_staging(s); !e.ok())
     return e;
@@ -173,6 +187,10 @@ Error copy_to_device(Stream &s, const void *src, Buffer &dst, uint64_t offset, u
 Error copy_to_host(Stream &s, Buffer &src, uint64_t offset, void *dst, uint64_t size) {
   if (Error e = s.device->bind(); !e.ok())
     return e;
+  if (s.device->is_pinned(dst, size)) { // done when the stream reaches it (a synchronize)
+    TL_CU_CHECK("", cuMemcpyDtoHAsync, dst, src.ptr + offset, size, s.stream);
+    return {};
+  }
   std::lock_guard lock(s.staging_mutex);
   if (Error e = ensure_staging(s); !e.ok())
     return e;

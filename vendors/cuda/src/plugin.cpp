@@ -107,15 +107,28 @@ tl_status buffer_allocate(void *device, const tl_buffer_desc *desc, void **out_b
     auto b = std::make_unique<Buffer>();
     b->device = &d;
     b->size = desc->size_bytes;
-    // Host-visible buffers are managed memory (the driver migrates pages on access), so that
-    // tl_buffer_map works; device-local ones, what launches with host arguments use, are plain
-    // device memory.
+    // Device-local ones are device memory; host-visible and device-local, managed memory (the
+    // driver migrates pages on access); host-visible alone, pinned host memory mapped into the
+    // device (as Vulkan's HOST_VISIBLE without DEVICE_LOCAL): kernels reach it over the link,
+    // and host copies from or to it are one DMA at link speed (the staging buffers' own kind).
     b->host_visible = (desc->flags & TL_BUFFER_HOST_VISIBLE) != 0;
+    const bool local = (desc->flags & TL_BUFFER_DEVICE_LOCAL) != 0;
     const std::string what = "allocating " + std::to_string(desc->size_bytes) + " bytes";
-    if (b->host_visible)
+    if (b->host_visible && local) {
       TL_CU_CHECK(what, cuMemAllocManaged, &b->ptr, desc->size_bytes, CU_MEM_ATTACH_GLOBAL);
-    else
+    } else if (b->host_visible) {
+      TL_CU_CHECK(what + " of pinned host memory", cuMemHostAlloc, &b->host, desc->size_bytes,
+                  CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+      if (CUresult r = driver().cuMemHostGetDevicePointer(&b->ptr, b->host, 0); r != CUDA_SUCCESS) {
+        driver().cuMemFreeHost(b->host);
+        return Error{TL_STATUS_INTERNAL,
+                     "mapping pinned host memory into the device: " + driver().name(r)};
+      }
+      std::lock_guard lock(d.pinned_mutex);
+      d.pinned[reinterpret_cast<uintptr_t>(b->host)] = desc->size_bytes;
+    } else {
       TL_CU_CHECK(what, cuMemAlloc, &b->ptr, desc->size_bytes);
+    }
     *out_buffer = b.release();
     return Error{};
   });
@@ -160,8 +173,16 @@ void buffer_free(void *device, void *buffer) {
   guard_void(*dev(device).host, "buffer_free", [&] {
     std::unique_ptr<Buffer> b(&buf(buffer));
     // The runtime drained the device's streams first, so no queued work uses the memory.
-    if (b->owned && b->device->bind().ok())
+    if (b->host) {
+      {
+        std::lock_guard lock(b->device->pinned_mutex);
+        b->device->pinned.erase(reinterpret_cast<uintptr_t>(b->host));
+      }
+      if (b->device->bind().ok())
+        driver().cuMemFreeHost(b->host);
+    } else if (b->owned && b->device->bind().ok()) {
       driver().cuMemFree(b->ptr);
+    }
   });
 }
 
@@ -171,7 +192,7 @@ tl_status buffer_map(void *device, void *buffer, void **out_host_ptr) {
   if (!b.host_visible) // the runtime checks the flag; an import without it lands here
     return dev(device).host->status(TL_STATUS_FAILED_PRECONDITION,
                                     "the buffer is device memory, not managed memory");
-  *out_host_ptr = reinterpret_cast<void *>(static_cast<uintptr_t>(b.ptr));
+  *out_host_ptr = b.host ? b.host : reinterpret_cast<void *>(static_cast<uintptr_t>(b.ptr));
   return nullptr;
 }
 

@@ -34,7 +34,7 @@ from .runtime import SCALAR, TENSOR, check
 
 ENABLED = os.environ.get("TL_FAST_LAUNCH", "1") != "0"
 # The plans' hot case in C (python/ext/tl_launch.c), for plans of torch tensors, scalars and
-# constexprs; opt-in while it is unmeasured on a GPU: TL_FAST_LAUNCH_C=1.
+# constexprs; opt-in (TL_FAST_LAUNCH_C=1): on the H200 it saves 0.1-1.8 us of ~7-11.
 USE_C = os.environ.get("TL_FAST_LAUNCH_C", "0") == "1"
 MAX_PLANS = 4  # plans kept per kernel, most recent first: a few signatures alternating stay fast
 _CONSTEXPR_TYPES = (int, float, bool, str, type(None))

@@ -44,8 +44,13 @@ void run_on_interpreter(const std::string &tlir, const std::string &kernel,
 /// in a row agree: the rest would repeat them): the device's events, and the host's steady_clock
 /// around record, op, record and the event's synchronize (which a device interval cannot beat).
 struct Timing {
-  double best_s = 0; // the shortest device interval
+  double best_s = 0; // the shortest device interval of either kind below
+  /// Per repetition: one op between two events on an idle stream (the host's launch latency
+  /// inside) and the host's wall clock around it (what implausible_clock compares).
   std::vector<double> device_s, wall_s;
+  /// Per repetition, on wall-clock devices: the same op queued behind a leading one, so that
+  /// the stream is busy while the host queues the events and the op: the device's time alone.
+  std::vector<double> queued_s;
 };
 Timing time_op(const hal::Device &device, const hal::Stream &stream,
                const std::function<void()> &op, int warmup, int reps);

@@ -253,6 +253,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
             {"best_s", best},
             {"reps", reps},
             {"device_s", best_timing.device_s},
+            {"queued_s", best_timing.queued_s},
             {"wall_s", best_timing.wall_s},
             {"achieved_bytes_per_s", achieved},
             {"peak_bytes_per_s", peak},

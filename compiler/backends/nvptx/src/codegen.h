@@ -172,8 +172,7 @@ private:
   /// `acc` after wgmma.wait_group 0 (tied through, so nothing reads it earlier).
   Regs wgmma_wait(const Regs &acc);
   /// wgmma m64nNk16 (sm_90a) on operands in a ring slot, accumulating into `acc`.
-  void wgmma_dot(const ir::Operation &op, const Layout &l, llvm::Value *a, llvm::Value *b,
-                 Regs &acc);
+  void wgmma_dot(const ir::Operation &op, llvm::Value *a, llvm::Value *b, Regs &acc);
 
   void lower_debug(const ir::Operation &op);
   void lower_print(const ir::Operation &op);

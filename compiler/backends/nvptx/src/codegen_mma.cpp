@@ -65,7 +65,7 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
   if (staged != staged_.end()) { // in a ring slot already (lower_for waited for it)
     init_acc();
     if (uses_wgmma(op)) {
-      wgmma_dot(op, l, staged->second, staged_.at(bv), acc);
+      wgmma_dot(op, staged->second, staged_.at(bv), acc);
       values_[op.result()] = acc;
       return;
     }

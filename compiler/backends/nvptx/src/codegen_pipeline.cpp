@@ -197,17 +197,15 @@ KernelEmitter::Regs KernelEmitter::wgmma_wait(const Regs &acc) {
   return out;
 }
 
-void KernelEmitter::wgmma_dot(const ir::Operation &op, const Layout &l, llvm::Value *a,
-                              llvm::Value *b, Regs &acc) {
+void KernelEmitter::wgmma_dot(const ir::Operation &op, llvm::Value *a, llvm::Value *b, Regs &acc) {
   // Warpgroup g (warps 4g .. 4g + 3) computes rows [64 g, 64 g + 64): one m64nNk16 per 16 of K,
   // A K-major, B N-major (imm-trans-b 1), both read from shared memory through descriptors.
   // Fragment of D: warp w % 4 holds rows 16 (w % 4) + lane / 4 (+ 8), columns 8 i + 2 (lane % 4)
-  // (+ 1): the mma.sync m16n8 accumulator tile repeated along N, which is the layout `l`
+  // (+ 1): the mma.sync m16n8 accumulator tile repeated along N, which the dot's layout
   // (warps = [num_warps, 1]) gives every warp.
   const ir::Value *av = op.operand(0), *bv = op.operand(1);
   const int64_t M = av->type().shape()[0], K = av->type().shape()[1], N = bv->type().shape()[1];
   const bool bf16 = av->type().elem() == ir::ScalarKind::BF16;
-  (void)l;
   llvm::Type *i64 = b_.getInt64Ty(), *f32 = b_.getFloatTy();
   auto swizzle_mode = [](int64_t w) -> uint64_t { return w == 64 ? 1 : w == 32 ? 2 : 3; };
   auto descriptor = [&](llvm::Value *addr, uint64_t lbo, uint64_t sbo, int64_t w) {

@@ -41,15 +41,15 @@ def layernorm(x: tl.tensor, w: tl.tensor, b: tl.tensor, y: tl.tensor, eps: tl.fl
 
 @tl.kernel
 def gemm(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
-         BK: tl.constexpr):
+         BK: tl.constexpr, CHUNK: tl.constexpr):
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
-    # K in chunks of 256, each summed on its own, as the library GEMM does: the error of one
-    # long fma chain over K = 4096 is above the fp32 contract.
+    # K in chunks of CHUNK, each summed on its own, as the library GEMM does: one long fma chain
+    # over K = 8192 errs more.
     acc = tl.zeros((BM, BN), tl.float32)
-    for k0 in tl.range(0, a.shape[1], 256):
+    for k0 in tl.range(0, a.shape[1], CHUNK):
         part = tl.zeros((BM, BN), tl.float32)
-        for k in tl.range(k0, k0 + 256, BK):
+        for k in tl.range(k0, k0 + CHUNK, BK):
             part = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)),
                           acc=part)
         acc = acc + part
@@ -59,7 +59,8 @@ def gemm(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.cons
 @tl.kernel
 def gemm_tc(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
             BK: tl.constexpr):
-    # bf16/f16 inputs, f32 accumulation in any order (ir.h): tensor cores (mma.sync) on nvptx.
+    # bf16/f16 inputs, f32 accumulation in any order (ir.h): tensor cores on nvptx; f32 inputs:
+    # one fma chain per element over all of K (CUDA cores).
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     acc = tl.zeros((BM, BN), tl.float32)
@@ -175,10 +176,13 @@ def main():
     print(f"gpu: {torch.cuda.get_device_name()}; torch {torch.__version__}; cuda {torch.version.cuda}")
     failed = []
     # TL_BENCH_ONLY=none: the launch rows alone (skips the bandwidth, softmax, layernorm and gemm
-    # rows); gemm_tc: those rows and the tensor-core gemm; tc: the tensor-core gemm and launches.
+    # rows); gemm_tc: those rows and the tensor-core gemm; tc: the tensor-core gemm and launches;
+    # f32: the fp32 gemm and launches.
     only = os.environ.get("TL_BENCH_ONLY", "")
-    if only not in ("none", "tc"):
+    if only not in ("none", "tc", "f32"):
         heavy_rows(dev, failed)
+    if only in ("", "gemm_tc", "f32"):
+        bench_gemm_f32(dev, failed)
     if only in ("", "gemm_tc", "tc"):
         bench_gemm_tc(dev, failed)
     launch_rows(dev)
@@ -216,20 +220,44 @@ def heavy_rows(dev, failed):
         print(f"layernorm_{n}x{n}_normwise_error: {err:.2e}")
         if not err < 1e-6:
             failed.append(f"layernorm {n}")
-    n = 4096
-    a, bm = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
-    c = torch.empty(n, n, device=dev)
-    t_tl = timed(lambda: gemm[(n // 64, n // 64)](a, bm, c, BM=64, BN=64, BK=32), reps=5)
-    ref = a.double() @ bm.double()
-    err = ((c.double() - ref).norm() / ref.norm()).item()
-    t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
-    flops = 2 * n ** 3
-    print(f"gemm_f32_{n}_TFLOPs: {flops / t_tl / 1e12:.2f}")
-    print(f"gemm_f32_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
-    print(f"gemm_f32_{n}_vs_cublas: {t_blas / t_tl:.3f}")
-    print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
-    if not err < 1e-6:
-        failed.append("gemm")
+
+
+def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
+                   configs=((64, 64, 32, 256), (128, 128, 16, 256), (128, 128, 32, 256),
+                            (128, 128, 16, 0), (128, 64, 16, 256), (64, 128, 16, 256))):
+    """fp32 GEMM (fp32 contract: one fma chain per element on CUDA cores) against cuBLAS SGEMM
+    with TF32 off, same inputs, same run; each config (BM x BN x BK, K summed in chunks of
+    CHUNK, 0: one chain) timed and the best reported; every output checked against float64
+    (normwise 1e-6: a wrong tile or a TF32 product fails)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for n in sizes:
+        a, bm = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+        c = torch.empty(n, n, device=dev)
+        ref = a.double() @ bm.double()
+        t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
+        flops = 2 * n ** 3
+        best = None
+        for BM, BN, BK, CHUNK in configs:
+            c.fill_(float("nan"))
+            if CHUNK:
+                t_tl = timed(lambda: gemm[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK,
+                                                              CHUNK=CHUNK), reps=5)
+            else:
+                t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK),
+                             reps=5)
+            err = ((c.double() - ref).norm() / ref.norm()).item()
+            cfg = f"{BM}x{BN}x{BK}_chunk{CHUNK}"
+            print(f"gemm_f32_{n}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} (error {err:.2e})")
+            if not err < 1e-6:
+                failed.append(f"gemm f32 {n} {cfg}")
+            if best is None or t_tl < best[0]:
+                best = (t_tl, cfg, err)
+        t_tl, config, err = best
+        print(f"gemm_f32_{n}_TFLOPs: {flops / t_tl / 1e12:.2f} ({config})")
+        print(f"gemm_f32_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
+        print(f"gemm_f32_{n}_vs_cublas: {t_blas / t_tl:.3f}")
+        print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
+        del a, bm, c, ref
 
 
 def launch_rows(dev):

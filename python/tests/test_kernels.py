@@ -336,6 +336,41 @@ def test_gemm_f16_exact_order_matches_cpu(device, target):
     np.testing.assert_array_equal(c, want)
 
 
+@tl.kernel
+def gemm_f32(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+             BK: tl.constexpr, PRECISION: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc,
+                     input_precision=PRECISION, exact_order=True)
+    tl.store(c + (m0, n0), acc)
+
+
+@pytest.mark.parametrize("tiles", [(128, 128, 16), (64, 64, 32), (32, 128, 8), (16, 16, 4),
+                                   (128, 32, 64)])
+@pytest.mark.parametrize("precision", ["ieee", "tf32"])
+def test_gemm_f32_exact_order_matches_cpu(device, target, tiles, precision):
+    # f32 dots on CUDA cores (nvptx: A transposed and swizzled in shared memory, 16-byte reads,
+    # 4 x 4 a thread) are one fma per k in ascending order: bit for bit the cpu device's, at
+    # every tile shape (layouts with 1 to 16 elements a thread, replicated or not) and past
+    # every edge (M, N, K not multiples of the tiles).
+    BM, BN, BK = tiles
+    M, N, K = 2 * BM + 3, BN + 5, 3 * BK + 1
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    c, want = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
+    grid = (tl.cdiv(M, BM), tl.cdiv(N, BN))
+    run(gemm_f32, grid, a, b, c, device=device, target=target, BM=BM, BN=BN, BK=BK,
+        PRECISION=precision)
+    run(gemm_f32, grid, a, b, want, device="cpu", target=None, BM=BM, BN=BN, BK=BK,
+        PRECISION=precision)
+    np.testing.assert_array_equal(c, want)
+    if precision == "ieee":  # and both near fp64: a wrong element (or a lost tile) fails here
+        close(c, a.astype(np.float64) @ b, rtol=1e-5)
+
+
 # ---- reductions, scans -----------------------------------------------------------------------------
 
 @tl.kernel

@@ -19,6 +19,9 @@
 
 namespace tl::nvptx {
 
+/// Shared memory a block may use on H100/H200 (opt-in, sm_90).
+constexpr uint64_t kMaxShared = 227 * 1024;
+
 /// An op the backend cannot lower; the message names the op and its location.
 struct LoweringError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -134,7 +137,16 @@ private:
   bool reduce_in_registers(const ir::Operation &op);
   llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
   void lower_scan(const ir::Operation &op);
+  // dot (codegen_dot.cpp; tensor cores in codegen_mma.cpp).
   void lower_dot(const ir::Operation &op);
+  /// An f32 dot on CUDA cores in a blocked layout: A transposed in shared memory, B row-major,
+  /// each thread's rows and columns read at one k as 16-byte vectors, one fma chain per element.
+  void lower_dot_fma(const ir::Operation &op);
+  /// The shared memory for a dot's operands (`bytes`): two static buffers of its own used in
+  /// turn when they fit (no barrier before the writes), else the scratch after a barrier.
+  llvm::Value *dot_buffer(uint64_t bytes);
+  /// x (f32) rounded to a dot's input_precision ("tf32", "bf16"; none or "ieee": x).
+  llvm::Value *round_dot_input(const std::string *precision, llvm::Value *x);
   /// dot on tensor cores (codegen_mma.cpp): operands staged in shared memory as 16-bit values
   /// with an XOR swizzle, fragments by ldmatrix, mma.sync m16n8k16 into the mma layout.
   void lower_dot_mma(const ir::Operation &op, const Layout &l);

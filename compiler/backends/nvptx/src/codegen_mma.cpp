@@ -9,12 +9,7 @@
 namespace tl::nvptx {
 using ir::ScalarKind;
 
-namespace {
-constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_90)
-// The dots' own double buffers are static shared memory (48 KiB at most in all): 32 KiB of them.
-constexpr uint64_t kMaxDoubleBuffer = 32 * 1024;
-
-} // namespace
+namespace {} // namespace
 
 void KernelEmitter::stage_16bit(const ir::Value *v, llvm::Value *buffer, uint64_t offset) {
   const int64_t cols = v->type().shape()[1];
@@ -71,30 +66,8 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
     }
     buffer = staged->second;
     b_at = rings_.at(&op).b_offset;
-  } else if (static_shared_bytes_ + 2 * bytes <= kMaxDoubleBuffer) { // static: 48 KiB in all
-    // Two buffers of its own, alternating per execution (a phase variable that mem2reg turns
-    // into a loop phi): execution i writes buffer i % 2 after the barrier of execution i - 1,
-    // which every warp reaches only after its reads of execution i - 2 (the same buffer), so
-    // the barrier before the writes goes; one per K step is left.
-    auto *buffers = new llvm::GlobalVariable(
-        module_, llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes), false,
-        llvm::GlobalValue::InternalLinkage,
-        llvm::UndefValue::get(llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes)), "tl_mma", nullptr,
-        llvm::GlobalValue::NotThreadLocal, 3);
-    buffers->setAlignment(llvm::Align(16));
-    static_shared_bytes_ += 2 * bytes;
-    auto *after = llvm::cast<llvm::Instruction>(warp_);
-    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
-    llvm::AllocaInst *phase = entry.CreateAlloca(b_.getInt64Ty());
-    entry.CreateStore(entry.getInt64(0), phase);
-    llvm::Value *p = b_.CreateLoad(b_.getInt64Ty(), phase);
-    b_.CreateStore(b_.CreateXor(p, 1), phase);
-    buffer = b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers,
-                                  b_.CreateMul(p, b_.getInt64(static_cast<int64_t>(bytes))));
   } else {
-    need_shared(bytes);
-    barrier(); // earlier readers of the buffer are done
-    shared_in_use_ = true;
+    buffer = dot_buffer(bytes);
   }
   if (staged == staged_.end()) {
     stage_16bit(a, buffer, 0);

@@ -1,4 +1,4 @@
-// nvptx lowering of tile ops: sources, shape changes, memory, reductions, scans and dot.
+// nvptx lowering of tile ops: sources, shape changes, memory, reductions and scans.
 // Ops that move elements between threads go through shared memory (spill): the tile is written
 // row-major, then each thread reads the elements its result layout gives it.
 // SPDX-License-Identifier: Apache-2.0
@@ -14,7 +14,6 @@ using ir::Opcode;
 using ir::ScalarKind;
 
 namespace {
-constexpr uint64_t kMaxShared = 227 * 1024; // H100/H200 per block, opt-in (sm_90)
 
 std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
@@ -706,75 +705,6 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
     out.push_back(res[0]);
   }
   values_[op.result()] = out;
-}
-
-void KernelEmitter::lower_dot(const ir::Operation &op) {
-  const ir::Value *a = op.operand(0), *bv = op.operand(1);
-  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
-  const ScalarKind ak = a->type().elem(), acc = op.result()->type().elem();
-  llvm::Type *at = value_type(ak, op), *ct = value_type(acc, op);
-  const std::string *precision = op.attr_as<std::string>("input_precision");
-  const std::string *order = op.attr_as<std::string>("order");
-  const Layout &rl = layout_of(op.result());
-  if (rl.mma && (ak == ScalarKind::BF16 || ak == ScalarKind::F16) && acc == ScalarKind::F32 &&
-      !(order && *order == "exact"))
-    return lower_dot_mma(op, rl);
-  const uint64_t a_bytes =
-      static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
-  // Both operands in shared memory, then each result element is one fma chain over k in
-  // ascending order (ir.h's exact order; the relaxed contract allows it too).
-  llvm::Value *sa = spill(a);
-  llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
-  barrier();
-  Coords &c = coords_of(op.result());
-  const size_t n = registers_per_thread(c.layout, c.shape);
-  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
-                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
-  auto round_input = [&](llvm::Value *x) -> llvm::Value * {
-    if (!precision || *precision == "ieee")
-      return x;
-    if (*precision == "bf16")
-      return round_to(ScalarKind::BF16, x);
-    // tf32: 10 fraction bits, to nearest even (NaN and infinities kept).
-    llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
-    llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
-    llvm::Value *r = b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0xfff))),
-                                  b_.getInt32(~0x1fff));
-    llvm::Value *special =
-        b_.CreateICmpEQ(b_.CreateAnd(bits, b_.getInt32(0x7f800000)), b_.getInt32(0x7f800000));
-    return b_.CreateBitCast(b_.CreateSelect(special, bits, r), b_.getFloatTy());
-  };
-  std::vector<llvm::Value *> row(n), col(n);
-  for (size_t r = 0; r < n; ++r) {
-    row[r] = coord(c, static_cast<int64_t>(r), 0);
-    col[r] = coord(c, static_cast<int64_t>(r), 1);
-  }
-  Regs res = loop(b_.getInt64(K), init, [&](llvm::Value *kk, const Regs &cur) -> Regs {
-    Regs next;
-    for (size_t r = 0; r < n; ++r) {
-      llvm::Value *x = b_.CreateLoad(
-          at, shared_at(sa, at, b_.CreateAdd(b_.CreateMul(row[r], b_.getInt64(K)), kk)));
-      llvm::Value *y = b_.CreateLoad(
-          at, shared_at(sb, at, b_.CreateAdd(b_.CreateMul(kk, b_.getInt64(N)), col[r])));
-      if (ir::is_float(acc)) {
-        x = round_input(x);
-        y = round_input(y);
-        if (ct != at) {
-          x = b_.CreateFPExt(x, ct);
-          y = b_.CreateFPExt(y, ct);
-        }
-        next.push_back(
-            round_to(acc, b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, y, cur[r]})));
-      } else {
-        const bool s = ir::is_signed(ak);
-        x = s ? b_.CreateSExt(x, ct) : b_.CreateZExt(x, ct);
-        y = s ? b_.CreateSExt(y, ct) : b_.CreateZExt(y, ct);
-        next.push_back(b_.CreateAdd(cur[r], b_.CreateMul(x, y)));
-      }
-    }
-    return next;
-  });
-  values_[op.result()] = res;
 }
 
 void KernelEmitter::lower_debug(const ir::Operation &op) {

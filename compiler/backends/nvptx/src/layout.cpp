@@ -123,6 +123,41 @@ Layout default_layout(const std::vector<int64_t> &shape, int num_warps, int64_t 
   return l;
 }
 
+Layout fma_layout(int64_t M, int64_t N, int num_warps) {
+  Layout l;
+  l.per_thread = {1, 1};
+  l.lanes = {1, 1};
+  l.warps = {1, 1};
+  l.order = {1, 0};
+  // Doubling the shorter side of a block keeps it square; a side that would pass the tile's
+  // edge stays (whatever is left over then replicates along the other).
+  auto grow = [&](std::vector<int64_t> &v, const std::vector<int64_t> &unit, int64_t times) {
+    for (; times > 1; times /= 2) {
+      const int64_t rows = v[0] * unit[0], cols = v[1] * unit[1];
+      const bool room_m = 2 * rows <= M, room_n = 2 * cols <= N;
+      if (room_m && (rows < cols || !room_n))
+        v[0] *= 2;
+      else if (room_n)
+        v[1] *= 2;
+      else
+        v[0] *= 2; // replicated rows
+    }
+  };
+  const int64_t threads = 32LL * num_warps;
+  const int64_t each = std::clamp<int64_t>(M * N / threads, 1, 16);
+  for (int64_t n = 1; n < each; n *= 2) { // per thread: up to 4 x 4, inside the tile
+    if (l.per_thread[1] <= l.per_thread[0] && l.per_thread[1] < 4 && 2 * l.per_thread[1] <= N)
+      l.per_thread[1] *= 2;
+    else if (l.per_thread[0] < 4 && 2 * l.per_thread[0] <= M)
+      l.per_thread[0] *= 2;
+    else if (l.per_thread[1] < 4 && 2 * l.per_thread[1] <= N)
+      l.per_thread[1] *= 2;
+  }
+  grow(l.lanes, l.per_thread, 32);
+  grow(l.warps, {l.per_thread[0] * l.lanes[0], l.per_thread[1] * l.lanes[1]}, num_warps);
+  return l;
+}
+
 Layout mma_layout(int64_t warps_m, int64_t warps_n) {
   Layout l;
   l.mma = true;

@@ -37,6 +37,13 @@ struct Layout {
 /// over replicate the tile.
 Layout default_layout(const std::vector<int64_t> &shape, int num_warps, int64_t vector = 4);
 
+/// The layout of an M x N dot result computed on CUDA cores (an fma chain per element): up to
+/// 4 x 4 adjacent elements per thread (fewer when the tile has fewer elements per thread), so a
+/// thread reads its rows of A and its columns of B at one k as 16-byte vectors; lanes and warps
+/// make each warp's and the program's block as square as the tile allows (fewest operand reads
+/// per fma); the block repeats over the rest of the tile.
+Layout fma_layout(int64_t M, int64_t N, int num_warps);
+
 /// The mma accumulator layout of an M x N tile over `warps_m` x `warps_n` warps (M a multiple of
 /// 16 warps_m, N of 8 warps_n).
 Layout mma_layout(int64_t warps_m, int64_t warps_n);

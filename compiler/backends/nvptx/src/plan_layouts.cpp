@@ -46,6 +46,14 @@ std::optional<Layout> mma_for(const ir::Operation &dot, int num_warps) {
   return best;
 }
 
+/// Whether a dot is computed on CUDA cores as one fma chain per element in f32 (f32 inputs, f32
+/// accumulator), in fma_layout.
+bool fma_dot(const ir::Operation &dot) {
+  return dot.operand(0)->type().elem() == ir::ScalarKind::F32 &&
+         dot.operand(1)->type().elem() == ir::ScalarKind::F32 &&
+         dot.result()->type().elem() == ir::ScalarKind::F32;
+}
+
 /// A for op's carried tile stays in its dot's mma layout when the body feeds the carried
 /// argument to a dot as its accumulator and yields that dot's result (the GEMM K loop): no
 /// conversion per iteration.
@@ -63,10 +71,10 @@ void plan_carried(ir::Operation &loop) {
                                ? def->attr_as<std::string>("nvptx.layout")
                                : nullptr;
     Layout layout;
-    const bool mma = l && Layout::parse(*l, layout) && layout.mma;
-    any |= mma;
-    carried += (i ? ";" : "") + (mma ? *l : std::string("default"));
-    if (mma && loop.num_results() == 1)
+    const bool keep = l && Layout::parse(*l, layout) && (layout.mma || fma_dot(*def));
+    any |= keep;
+    carried += (i ? ";" : "") + (keep ? *l : std::string("default"));
+    if (keep && loop.num_results() == 1)
       loop.set_attr("nvptx.layout", *l);
   }
   if (any)
@@ -190,17 +198,22 @@ void plan_pipeline(ir::Operation &loop, int num_warps) {
   }
 }
 
-/// `num_warps`, doubled (up to 16) while a tensor-core dot's accumulator would put more than 64
-/// elements on each thread (a 128 x 128 f32 accumulator on 4 warps takes 128 registers a thread
-/// and spills with mma.sync's fragments beside it); a pipelined dot stops at the first count
-/// wgmma's fragment fits with up to 128 (wgmma reads its operands from shared memory: a
+/// `num_warps`, doubled (up to 16) while a tensor-core or f32 CUDA-core dot's accumulator would
+/// put more than 64 elements on each thread (a 128 x 128 f32 accumulator on 4 warps takes 128
+/// registers a thread and spills with mma.sync's fragments beside it); a pipelined dot stops at the
+/// first count wgmma's fragment fits with up to 128 (wgmma reads its operands from shared memory: a
 /// 128 x 256 tile on 8 warps, as peers run it).
 int mma_warps(const ir::Kernel &kernel, int num_warps) {
   int warps = num_warps;
   ir::walk(kernel.body(), [&](ir::Operation *op) {
-    if (op->opcode() != ir::Opcode::Dot || !mma_for(*op, warps))
+    if (op->opcode() != ir::Opcode::Dot)
       return;
     const int64_t elements = op->result()->type().num_elements();
+    if (!mma_for(*op, warps)) {
+      while (fma_dot(*op) && warps < 16 && elements > 64 * 32 * warps)
+        warps *= 2; // 64 accumulators a thread beside its operands, as for mma
+      return;
+    }
     const bool pipelined = pipeline_stages(*op) > 0;
     while (warps < 16 && elements > 64 * 32 * warps &&
            !(pipelined && wgmma_shaped(*op, warps) && elements <= 128 * 32 * warps))
@@ -249,6 +262,8 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
     if (code == ir::Opcode::Dot)
       if (std::optional<Layout> m = mma_for(*op, num_warps))
         l = *m;
+      else if (fma_dot(*op) && t.rank() == 2)
+        l = fma_layout(t.shape()[0], t.shape()[1], num_warps);
     op->set_attr("nvptx.layout", l.str());
     changed = true;
     if (code == ir::Opcode::Reshape || code == ir::Opcode::ExpandDims) {

@@ -1,0 +1,214 @@
+// nvptx lowering of dot off the tensor cores: one fused multiply-add chain per result element
+// over k in ascending order (ir.h's exact order, which the relaxed contract allows too).
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <map>
+
+namespace tl::nvptx {
+using ir::ScalarKind;
+
+namespace {
+// The dots' own double buffers are static shared memory (48 KiB at most in all): 32 KiB of them.
+constexpr uint64_t kMaxDoubleBuffer = 32 * 1024;
+} // namespace
+
+llvm::Value *KernelEmitter::dot_buffer(uint64_t bytes) {
+  if (static_shared_bytes_ + 2 * bytes <= kMaxDoubleBuffer) {
+    // Two buffers of its own, alternating per execution (a phase variable that mem2reg turns
+    // into a loop phi): execution i writes buffer i % 2 after the barrier of execution i - 1,
+    // which every warp reaches only after its reads of execution i - 2 (the same buffer), so
+    // the barrier before the writes goes; one per K step is left.
+    auto *buffers = new llvm::GlobalVariable(
+        module_, llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes), false,
+        llvm::GlobalValue::InternalLinkage,
+        llvm::UndefValue::get(llvm::ArrayType::get(b_.getInt8Ty(), 2 * bytes)), "tl_mma", nullptr,
+        llvm::GlobalValue::NotThreadLocal, 3);
+    buffers->setAlignment(llvm::Align(16));
+    static_shared_bytes_ += 2 * bytes;
+    auto *after = llvm::cast<llvm::Instruction>(warp_);
+    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+    llvm::AllocaInst *phase = entry.CreateAlloca(b_.getInt64Ty());
+    entry.CreateStore(entry.getInt64(0), phase);
+    llvm::Value *p = b_.CreateLoad(b_.getInt64Ty(), phase);
+    b_.CreateStore(b_.CreateXor(p, 1), phase);
+    return b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers,
+                                b_.CreateMul(p, b_.getInt64(static_cast<int64_t>(bytes))));
+  }
+  need_shared(bytes);
+  barrier(); // earlier readers of the buffer are done
+  shared_in_use_ = true;
+  return scratch_;
+}
+
+llvm::Value *KernelEmitter::round_dot_input(const std::string *precision, llvm::Value *x) {
+  if (!precision || *precision == "ieee")
+    return x;
+  if (*precision == "bf16")
+    return round_to(ScalarKind::BF16, x);
+  // tf32: 10 fraction bits, to nearest even (NaN and infinities kept).
+  llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());
+  llvm::Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 13), b_.getInt32(1));
+  llvm::Value *r =
+      b_.CreateAnd(b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0xfff))), b_.getInt32(~0x1fff));
+  llvm::Value *special =
+      b_.CreateICmpEQ(b_.CreateAnd(bits, b_.getInt32(0x7f800000)), b_.getInt32(0x7f800000));
+  return b_.CreateBitCast(b_.CreateSelect(special, bits, r), b_.getFloatTy());
+}
+
+void KernelEmitter::lower_dot(const ir::Operation &op) {
+  const ir::Value *a = op.operand(0), *bv = op.operand(1);
+  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const ScalarKind ak = a->type().elem(), acc = op.result()->type().elem();
+  llvm::Type *at = value_type(ak, op), *ct = value_type(acc, op);
+  const std::string *precision = op.attr_as<std::string>("input_precision");
+  const std::string *order = op.attr_as<std::string>("order");
+  const Layout &rl = layout_of(op.result());
+  if (rl.mma && (ak == ScalarKind::BF16 || ak == ScalarKind::F16) && acc == ScalarKind::F32 &&
+      !(order && *order == "exact"))
+    return lower_dot_mma(op, rl);
+  if (!rl.mma && rl.rank() == 2 && ak == ScalarKind::F32 && bv->type().elem() == ScalarKind::F32 &&
+      acc == ScalarKind::F32)
+    return lower_dot_fma(op);
+  const uint64_t a_bytes =
+      static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
+  // Other types: both operands in shared memory row-major, then each result element is one
+  // fma chain over k in ascending order, scalar loads.
+  llvm::Value *sa = spill(a);
+  llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
+  barrier();
+  Coords &c = coords_of(op.result());
+  const size_t n = registers_per_thread(c.layout, c.shape);
+  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
+                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
+  std::vector<llvm::Value *> row(n), col(n);
+  for (size_t r = 0; r < n; ++r) {
+    row[r] = coord(c, static_cast<int64_t>(r), 0);
+    col[r] = coord(c, static_cast<int64_t>(r), 1);
+  }
+  Regs res = loop(b_.getInt64(K), init, [&](llvm::Value *kk, const Regs &cur) -> Regs {
+    Regs next;
+    for (size_t r = 0; r < n; ++r) {
+      llvm::Value *x = b_.CreateLoad(
+          at, shared_at(sa, at, b_.CreateAdd(b_.CreateMul(row[r], b_.getInt64(K)), kk)));
+      llvm::Value *y = b_.CreateLoad(
+          at, shared_at(sb, at, b_.CreateAdd(b_.CreateMul(kk, b_.getInt64(N)), col[r])));
+      if (ir::is_float(acc)) {
+        x = round_dot_input(precision, x);
+        y = round_dot_input(precision, y);
+        if (ct != at) {
+          x = b_.CreateFPExt(x, ct);
+          y = b_.CreateFPExt(y, ct);
+        }
+        next.push_back(
+            round_to(acc, b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {x, y, cur[r]})));
+      } else {
+        const bool s = ir::is_signed(ak);
+        x = s ? b_.CreateSExt(x, ct) : b_.CreateZExt(x, ct);
+        y = s ? b_.CreateSExt(y, ct) : b_.CreateZExt(y, ct);
+        next.push_back(b_.CreateAdd(cur[r], b_.CreateMul(x, y)));
+      }
+    }
+    return next;
+  });
+  values_[op.result()] = res;
+}
+
+void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
+  const ir::Value *a = op.operand(0), *bv = op.operand(1);
+  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const std::string *precision = op.attr_as<std::string>("input_precision");
+  const uint64_t b_offset = (static_cast<uint64_t>(M * K) * 4 + 15) / 16 * 16;
+  const uint64_t bytes = b_offset + static_cast<uint64_t>(K * N) * 4;
+  if (bytes > kMaxShared)
+    unsupported(op, "operands need " + std::to_string(bytes) + " bytes of shared memory (at most " +
+                        std::to_string(kMaxShared) + ")");
+  Coords &c = coords_of(op.result());
+  const Layout &l = c.layout;
+  // A thread's rows (columns) come in aligned runs of per_thread: 4 of them are one 16-byte read.
+  const int64_t va = l.per_thread[0] % 4 == 0 ? 4 : 1, vb = l.per_thread[1] % 4 == 0 ? 4 : 1;
+  // A^T: element (m, k) at k M + m, its 16-byte chunks XOR-swizzled by k / 4, so that a warp
+  // storing 8 consecutive groups of 4 k of one row of A hits 8 bank groups (the reads, all at one
+  // k, see a permutation of the chunks).
+  const int64_t swizzle = va == 4 ? std::min<int64_t>(8, M / 4) - 1 : 0;
+  auto a_index = [&](llvm::Value *m, llvm::Value *k) {
+    llvm::Value *row = b_.CreateMul(k, b_.getInt64(M));
+    if (!swizzle)
+      return b_.CreateAdd(row, m);
+    llvm::Value *chunk =
+        b_.CreateXor(b_.CreateLShr(m, 2), b_.CreateAnd(b_.CreateLShr(k, 2), b_.getInt64(swizzle)));
+    return b_.CreateAdd(row, b_.CreateAdd(b_.CreateShl(chunk, 2), b_.CreateAnd(m, 3)));
+  };
+  llvm::Type *f32 = b_.getFloatTy();
+  llvm::Value *sa = dot_buffer(bytes);
+  llvm::Value *sb =
+      b_.CreateInBoundsGEP(b_.getInt8Ty(), sa, b_.getInt64(static_cast<int64_t>(b_offset)));
+  {
+    Coords &ca = coords_of(a);
+    const Regs &ra = regs(a);
+    for (size_t r = 0; r < ra.size(); ++r)
+      b_.CreateStore(ra[r], shared_at(sa, f32,
+                                      a_index(coord(ca, static_cast<int64_t>(r), 0),
+                                              coord(ca, static_cast<int64_t>(r), 1))));
+    Coords &cb = coords_of(bv);
+    const Regs &rb = regs(bv);
+    for (size_t r = 0; r < rb.size(); ++r)
+      b_.CreateStore(rb[r], shared_at(sb, f32, linear_index(cb, static_cast<int64_t>(r))));
+  }
+  barrier();
+  const int64_t n = registers_per_thread(l, c.shape);
+  const Regs init =
+      op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
+  // The thread's distinct row (column) runs, and each register's run and place in it.
+  std::map<int64_t, int64_t> row_runs, col_runs;
+  std::vector<std::pair<int64_t, int64_t>> at_row(n), at_col(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t dm = c.offset[r][0], dn = c.offset[r][1];
+    row_runs.emplace(dm - dm % va, static_cast<int64_t>(row_runs.size()));
+    col_runs.emplace(dn - dn % vb, static_cast<int64_t>(col_runs.size()));
+    at_row[r] = {row_runs.at(dm - dm % va), dm % va};
+    at_col[r] = {col_runs.at(dn - dn % vb), dn % vb};
+  }
+  std::vector<llvm::Value *> run_m(row_runs.size()), run_n(col_runs.size());
+  for (auto [off, i] : row_runs)
+    run_m[i] = b_.CreateAnd(b_.CreateAdd(c.base[0], b_.getInt64(off)), b_.getInt64(M - 1));
+  for (auto [off, i] : col_runs)
+    run_n[i] = b_.CreateAnd(b_.CreateAdd(c.base[1], b_.getInt64(off)), b_.getInt64(N - 1));
+  auto read = [&](llvm::Value *base, llvm::Value *index, int64_t width) {
+    std::vector<llvm::Value *> out;
+    llvm::Value *ptr = shared_at(base, f32, index);
+    if (width == 1) {
+      out.push_back(round_dot_input(precision, b_.CreateLoad(f32, ptr)));
+      return out;
+    }
+    llvm::Value *v =
+        b_.CreateAlignedLoad(llvm::FixedVectorType::get(f32, width), ptr, llvm::Align(4 * width));
+    for (int64_t j = 0; j < width; ++j)
+      out.push_back(round_dot_input(precision, b_.CreateExtractElement(v, j)));
+    return out;
+  };
+  // Unrolled by up to 8 k a trip: the reads of a step issue ahead of the previous step's fmas.
+  const int64_t unroll = std::min<int64_t>(K, 8);
+  Regs res = loop(b_.getInt64(K / unroll), init, [&](llvm::Value *i, const Regs &cur) -> Regs {
+    Regs acc = cur;
+    for (int64_t u = 0; u < unroll; ++u) {
+      llvm::Value *k = b_.CreateAdd(b_.CreateMul(i, b_.getInt64(unroll)), b_.getInt64(u));
+      std::vector<std::vector<llvm::Value *>> x(run_m.size()), y(run_n.size());
+      for (size_t j = 0; j < run_m.size(); ++j)
+        x[j] = read(sa, a_index(run_m[j], k), va);
+      for (size_t j = 0; j < run_n.size(); ++j)
+        y[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
+      for (int64_t r = 0; r < n; ++r)
+        acc[r] = b_.CreateIntrinsic(
+            llvm::Intrinsic::fma, {f32},
+            {x[at_row[r].first][at_row[r].second], y[at_col[r].first][at_col[r].second], acc[r]});
+    }
+    return acc;
+  });
+  values_[op.result()] = res;
+}
+
+} // namespace tl::nvptx

@@ -540,13 +540,26 @@ KernelEmitter::Regs KernelEmitter::carried_regs(const ir::Value *v, const ir::Va
   return into->type().is_tile() ? regs_in(v, layout_of(into)) : regs(v);
 }
 
+bool KernelEmitter::uniform(const ir::Value *v) {
+  // Not "every register is the same value": a row broadcast holds one value per thread too.
+  const ir::Operation *def = v->def();
+  if (!def || !(def->flags() & ir::kPure))
+    return false;
+  if (def->opcode() == Opcode::Full || def->opcode() == Opcode::Splat)
+    return true;
+  if (!(def->flags() & ir::kElementwise) || def->num_regions())
+    return false;
+  return std::all_of(def->operands().begin(), def->operands().end(),
+                     [&](const ir::Value *x) { return x->type().is_scalar() || uniform(x); });
+}
+
 KernelEmitter::Regs KernelEmitter::regs_in(const ir::Value *v, const Layout &want) {
   Regs &have = regs(v);
   if (!v->type().is_tile() || layout_of(v) == want)
     return have;
   const int64_t n = registers_per_thread(want, v->type().shape());
-  if (std::all_of(have.begin(), have.end(), [&](llvm::Value *x) { return x == have.front(); }))
-    return Regs(n, have.front()); // a splat (full, zeros) is the same in every layout
+  if (uniform(v)) // the same in every layout
+    return Regs(n, have.front());
   llvm::Value *base = spill(v);
   barrier();
   llvm::Type *t = have.front()->getType();

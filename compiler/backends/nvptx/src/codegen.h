@@ -66,6 +66,9 @@ private:
   void lower_if(const ir::Operation &op);
   Regs &regs(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
+  /// Whether tile v has one value on every thread and register (full, splat, elementwise ops
+  /// of those and scalars).
+  bool uniform(const ir::Value *v);
   /// v's registers in layout `want`: v's own when they agree, else through shared memory.
   Regs regs_in(const ir::Value *v, const Layout &want);
   /// v's registers in the layout of `into` (a loop-carried or if-result tile it flows into).
@@ -142,6 +145,8 @@ private:
   /// An f32 dot on CUDA cores in a blocked layout: A transposed in shared memory, B row-major,
   /// each thread's rows and columns read at one k as 16-byte vectors, one fma chain per element.
   void lower_dot_fma(const ir::Operation &op);
+  /// lower_dot_fma on operands in a ring slot (a pipelined K loop): A at `a`, B at `b`.
+  void lower_dot_fma_staged(const ir::Operation &op, llvm::Value *a, llvm::Value *b);
   /// The shared memory for a dot's operands (`bytes`): two static buffers of its own used in
   /// turn when they fit (no barrier before the writes), else the scratch after a barrier.
   llvm::Value *dot_buffer(uint64_t bytes);
@@ -157,6 +162,11 @@ private:
   /// XOR-swizzled by the row (the canonical 128/64/32-byte swizzles of wgmma's K-major A and
   /// N-major B; the 8 rows an ldmatrix reads hit 8 distinct bank groups).
   llvm::Value *operand_offset(llvm::Value *row, llvm::Value *col, int64_t rows, int64_t cols);
+  /// Byte offset of element (row, col) of an f32 [rows][cols] operand in a ring slot (a
+  /// CUDA-core dot's): row-major, 16-byte chunks XOR-swizzled by row / 4, so that the rows
+  /// 4 i + j that a warp's lanes read at one k (fma_layout: 4 rows a thread) hit distinct bank
+  /// groups; a row's chunks stay a permutation of themselves.
+  llvm::Value *f32_operand_offset(llvm::Value *row, llvm::Value *col, int64_t cols);
 
   // Pipelined K loops (plan_pipeline; codegen_pipeline.cpp): the operand loads of a dot marked
   // nvptx.stages are cp.async copies into a ring of shared-memory slots.

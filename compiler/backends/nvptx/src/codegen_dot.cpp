@@ -134,32 +134,39 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
   // storing 8 consecutive groups of 4 k of one row of A hits 8 bank groups (the reads, all at one
   // k, see a permutation of the chunks).
   const int64_t swizzle = va == 4 ? std::min<int64_t>(8, M / 4) - 1 : 0;
-  auto a_index = [&](llvm::Value *m, llvm::Value *k) {
+  // x: (k / 4) & swizzle, the same for 4 consecutive k (computed once for them in the k loop).
+  auto a_index = [&](llvm::Value *m, llvm::Value *k, llvm::Value *x) {
     llvm::Value *row = b_.CreateMul(k, b_.getInt64(M));
     if (!swizzle)
       return b_.CreateAdd(row, m);
-    llvm::Value *chunk =
-        b_.CreateXor(b_.CreateLShr(m, 2), b_.CreateAnd(b_.CreateLShr(k, 2), b_.getInt64(swizzle)));
+    llvm::Value *chunk = b_.CreateXor(b_.CreateLShr(m, 2), x);
     return b_.CreateAdd(row, b_.CreateAdd(b_.CreateShl(chunk, 2), b_.CreateAnd(m, 3)));
   };
+  auto swizzle_of = [&](llvm::Value *k) {
+    return b_.CreateAnd(b_.CreateLShr(k, 2), b_.getInt64(swizzle));
+  };
   llvm::Type *f32 = b_.getFloatTy();
+  const int64_t n = registers_per_thread(l, c.shape);
+  if (auto staged = staged_.find(a); staged != staged_.end()) // in a ring slot (lower_for)
+    return lower_dot_fma_staged(op, staged->second, staged_.at(bv));
   llvm::Value *sa = dot_buffer(bytes);
   llvm::Value *sb =
       b_.CreateInBoundsGEP(b_.getInt8Ty(), sa, b_.getInt64(static_cast<int64_t>(b_offset)));
   {
     Coords &ca = coords_of(a);
     const Regs &ra = regs(a);
-    for (size_t r = 0; r < ra.size(); ++r)
-      b_.CreateStore(ra[r], shared_at(sa, f32,
-                                      a_index(coord(ca, static_cast<int64_t>(r), 0),
-                                              coord(ca, static_cast<int64_t>(r), 1))));
+    for (size_t r = 0; r < ra.size(); ++r) {
+      llvm::Value *k = coord(ca, static_cast<int64_t>(r), 1);
+      b_.CreateStore(
+          ra[r],
+          shared_at(sa, f32, a_index(coord(ca, static_cast<int64_t>(r), 0), k, swizzle_of(k))));
+    }
     Coords &cb = coords_of(bv);
     const Regs &rb = regs(bv);
     for (size_t r = 0; r < rb.size(); ++r)
       b_.CreateStore(rb[r], shared_at(sb, f32, linear_index(cb, static_cast<int64_t>(r))));
   }
   barrier();
-  const int64_t n = registers_per_thread(l, c.shape);
   const Regs init =
       op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
   // The thread's distinct row (column) runs, and each register's run and place in it.
@@ -190,21 +197,106 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
       out.push_back(round_dot_input(precision, b_.CreateExtractElement(v, j)));
     return out;
   };
-  // Unrolled by up to 8 k a trip: the reads of a step issue ahead of the previous step's fmas.
+  // Unrolled by 8 k a trip (a multiple of the swizzle's 4): the reads of a step issue ahead of
+  // the previous step's fmas, and the addresses are one base a trip plus constants.
   const int64_t unroll = std::min<int64_t>(K, 8);
   Regs res = loop(b_.getInt64(K / unroll), init, [&](llvm::Value *i, const Regs &cur) -> Regs {
     Regs acc = cur;
+    llvm::Value *k0 = b_.CreateMul(i, b_.getInt64(unroll)), *x = nullptr;
+    std::vector<llvm::Value *> a_base(run_m.size());
     for (int64_t u = 0; u < unroll; ++u) {
-      llvm::Value *k = b_.CreateAdd(b_.CreateMul(i, b_.getInt64(unroll)), b_.getInt64(u));
-      std::vector<std::vector<llvm::Value *>> x(run_m.size()), y(run_n.size());
+      llvm::Value *k = b_.CreateAdd(k0, b_.getInt64(u));
+      if (u % 4 == 0) { // the rows' swizzled chunks, for this k and the next 3
+        x = swizzle_of(k);
+        for (size_t j = 0; j < run_m.size(); ++j)
+          a_base[j] = shared_at(sa, f32, a_index(run_m[j], k, x));
+      }
+      std::vector<std::vector<llvm::Value *>> xs(run_m.size()), ys(run_n.size());
       for (size_t j = 0; j < run_m.size(); ++j)
-        x[j] = read(sa, a_index(run_m[j], k), va);
+        xs[j] = read(a_base[j], b_.getInt64((u % 4) * M), va);
       for (size_t j = 0; j < run_n.size(); ++j)
-        y[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
+        ys[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
       for (int64_t r = 0; r < n; ++r)
         acc[r] = b_.CreateIntrinsic(
             llvm::Intrinsic::fma, {f32},
-            {x[at_row[r].first][at_row[r].second], y[at_col[r].first][at_col[r].second], acc[r]});
+            {xs[at_row[r].first][at_row[r].second], ys[at_col[r].first][at_col[r].second], acc[r]});
+    }
+    return acc;
+  });
+  values_[op.result()] = res;
+}
+
+void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *sa,
+                                         llvm::Value *sb) {
+  const ir::Value *a = op.operand(0), *bv = op.operand(1);
+  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const std::string *precision = op.attr_as<std::string>("input_precision");
+  Coords &c = coords_of(op.result());
+  const Layout &l = c.layout;
+  const int64_t n = registers_per_thread(l, c.shape);
+  llvm::Type *f32 = b_.getFloatTy();
+  llvm::Type *v4 = llvm::FixedVectorType::get(f32, 4);
+  const Regs init =
+      op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
+  // Both operands row-major in f32_operand_offset's layout: a thread reads each of its rows of A
+  // at 4 consecutive k (one 16-byte chunk) and, at each k, its runs of 4 columns of B. Rows
+  // 4 q .. 4 q + 3 share their chunk's swizzle, and so do k = 4 g .. 4 g + 3: one address per
+  // run and group of 4 k, the rest constant offsets.
+  const int64_t va = l.per_thread[0] % 4 == 0 ? 4 : 1, vb = l.per_thread[1] % 4 == 0 ? 4 : 1;
+  std::map<int64_t, int64_t> row_runs, col_runs;
+  std::vector<std::pair<int64_t, int64_t>> at_row(n), at_col(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t dm = c.offset[r][0], dn = c.offset[r][1];
+    row_runs.emplace(dm - dm % va, static_cast<int64_t>(row_runs.size()));
+    col_runs.emplace(dn - dn % vb, static_cast<int64_t>(col_runs.size()));
+    at_row[r] = {row_runs.at(dm - dm % va), dm % va};
+    at_col[r] = {col_runs.at(dn - dn % vb), dn % vb};
+  }
+  std::vector<llvm::Value *> run_m(row_runs.size()), run_n(col_runs.size());
+  for (auto [off, i] : row_runs)
+    run_m[i] = b_.CreateAnd(b_.CreateAdd(c.base[0], b_.getInt64(off)), b_.getInt64(M - 1));
+  for (auto [off, i] : col_runs)
+    run_n[i] = b_.CreateAnd(b_.CreateAdd(c.base[1], b_.getInt64(off)), b_.getInt64(N - 1));
+  auto at = [&](llvm::Value *base, llvm::Value *byte, int64_t plus = 0) {
+    return b_.CreateInBoundsGEP(b_.getInt8Ty(), base, b_.CreateAdd(byte, b_.getInt64(plus)));
+  };
+  auto element = [&](llvm::Value *v, int64_t j) {
+    return round_dot_input(precision, b_.CreateExtractElement(v, j));
+  };
+  // 8 k a trip (two chunks of A's rows): ascending k, one fma per element and k.
+  const int64_t unroll = std::min<int64_t>(K, 8);
+  Regs res = loop(b_.getInt64(K / unroll), init, [&](llvm::Value *i, const Regs &cur) -> Regs {
+    Regs acc = cur;
+    llvm::Value *k0 = b_.CreateMul(i, b_.getInt64(unroll));
+    for (int64_t g = 0; g < unroll; g += 4) {
+      llvm::Value *kg = b_.CreateAdd(k0, b_.getInt64(g));
+      // xs[run][row in run]: A at rows of the run, k = kg .. kg + 3.
+      std::vector<std::vector<llvm::Value *>> xs(run_m.size());
+      for (size_t j = 0; j < run_m.size(); ++j) {
+        llvm::Value *first = f32_operand_offset(run_m[j], kg, K);
+        for (int64_t e = 0; e < va; ++e)
+          xs[j].push_back(b_.CreateAlignedLoad(v4, at(sa, first, e * K * 4), llvm::Align(16)));
+      }
+      std::vector<llvm::Value *> b_first(run_n.size());
+      for (size_t j = 0; j < run_n.size(); ++j)
+        b_first[j] = f32_operand_offset(kg, run_n[j], N);
+      for (int64_t u = 0; u < std::min<int64_t>(4, unroll - g); ++u) {
+        std::vector<std::vector<llvm::Value *>> ys(run_n.size());
+        for (size_t j = 0; j < run_n.size(); ++j) {
+          llvm::Value *ptr = at(sb, b_first[j], u * N * 4);
+          if (vb == 4) {
+            llvm::Value *y = b_.CreateAlignedLoad(v4, ptr, llvm::Align(16));
+            for (int64_t e = 0; e < 4; ++e)
+              ys[j].push_back(element(y, e));
+          } else {
+            ys[j].push_back(round_dot_input(precision, b_.CreateLoad(f32, ptr)));
+          }
+        }
+        for (int64_t r = 0; r < n; ++r)
+          acc[r] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32},
+                                      {element(xs[at_row[r].first][at_row[r].second], u),
+                                       ys[at_col[r].first][at_col[r].second], acc[r]});
+      }
     }
     return acc;
   });

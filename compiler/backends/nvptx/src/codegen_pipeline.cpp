@@ -41,6 +41,16 @@ llvm::Value *KernelEmitter::operand_offset(llvm::Value *row, llvm::Value *col, i
   return b_.CreateAdd(at, b_.CreateShl(b_.CreateAnd(within, 7), 1));
 }
 
+llvm::Value *KernelEmitter::f32_operand_offset(llvm::Value *row, llvm::Value *col, int64_t cols) {
+  const int64_t mask = std::min<int64_t>(cols / 4, 8) - 1;
+  llvm::Value *chunk = b_.CreateLShr(col, 2);
+  if (mask > 0)
+    chunk = b_.CreateXor(chunk, b_.CreateAnd(b_.CreateLShr(row, 2), b_.getInt64(mask)));
+  llvm::Value *at = b_.CreateMul(row, b_.getInt64(cols * 4));
+  at = b_.CreateAdd(at, b_.CreateShl(chunk, 4));
+  return b_.CreateAdd(at, b_.CreateShl(b_.CreateAnd(col, 3), 2));
+}
+
 const ir::Operation *KernelEmitter::pipelined_dot(const ir::Block &body) {
   for (auto &op : body.ops())
     if (op->opcode() == ir::Opcode::Dot && op->attr("nvptx.stages"))
@@ -59,9 +69,10 @@ uint64_t KernelEmitter::plan_rings(const ir::Block &block, uint64_t base) {
         Ring r;
         r.stages = *stages;
         r.offset = base;
-        r.b_offset = align_up(static_cast<uint64_t>(a.num_elements()) * 2, kSwizzlePeriod);
+        const uint64_t bytes = ir::bit_width(a.elem()) / 8;
+        r.b_offset = align_up(static_cast<uint64_t>(a.num_elements()) * bytes, kSwizzlePeriod);
         r.slot_bytes =
-            r.b_offset + align_up(static_cast<uint64_t>(b.num_elements()) * 2, kSwizzlePeriod);
+            r.b_offset + align_up(static_cast<uint64_t>(b.num_elements()) * bytes, kSwizzlePeriod);
         rings_[dot] = r;
         inner = base + r.slot_bytes * static_cast<uint64_t>(r.stages);
         end = std::max(end, inner);
@@ -75,7 +86,12 @@ uint64_t KernelEmitter::plan_rings(const ir::Block &block, uint64_t base) {
 void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, uint64_t offset) {
   const TensorArg &ta = tensors_.at(op.operand(0));
   const ir::Type &t = op.result()->type();
-  const int64_t rows = t.shape()[0], cols = t.shape()[1], row_chunks = cols / 8;
+  // 16-byte chunks of `per_chunk` elements (8 of 16 bits, 4 of f32).
+  const int64_t bytes = ir::bit_width(t.elem()) / 8, per_chunk = 16 / bytes;
+  const int64_t rows = t.shape()[0], cols = t.shape()[1], row_chunks = cols / per_chunk;
+  auto offset_of = [&](llvm::Value *row, llvm::Value *col) {
+    return bytes == 2 ? operand_offset(row, col, rows, cols) : f32_operand_offset(row, col, cols);
+  };
   const int64_t chunks = rows * row_chunks, threads = 32 * static_cast<int64_t>(num_warps_);
   llvm::Type *i64 = b_.getInt64Ty();
   std::vector<llvm::Value *> origin;
@@ -86,20 +102,21 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
   }
   llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), slot, b_.getInt64(int64_t(offset)));
   // 16-byte chunks are wholly inside or wholly outside the tensor when the columns start and end
-  // on multiples of 8 elements, rows are unit-stride and every chunk is 16-byte aligned.
+  // on multiples of per_chunk elements, rows are unit-stride and every chunk is 16-byte aligned.
   auto zero = [&](llvm::Value *v, int64_t mask) {
     return b_.CreateICmpEQ(b_.CreateAnd(v, b_.getInt64(mask)), b_.getInt64(0));
   };
   llvm::Value *fast = b_.CreateICmpEQ(ta.strides[1], b_.getInt64(1));
-  fast = b_.CreateAnd(fast, zero(origin[1], 7));
-  fast = b_.CreateAnd(fast, zero(ta.shape[1], 7));
-  fast = b_.CreateAnd(fast, zero(ta.strides[0], 7));
+  fast = b_.CreateAnd(fast, zero(origin[1], per_chunk - 1));
+  fast = b_.CreateAnd(fast, zero(ta.shape[1], per_chunk - 1));
+  fast = b_.CreateAnd(fast, zero(ta.strides[0], per_chunk - 1));
   fast = b_.CreateAnd(fast, zero(b_.CreatePtrToInt(ta.data, i64), 15));
-  // Chunk q = tid + j * threads: row q / row_chunks, columns 8 (q % row_chunks) + [0, 8).
+  // Chunk q = tid + j * threads: row q / row_chunks, columns per_chunk (q % row_chunks) + [0,
+  // per_chunk).
   auto chunk_at = [&](int64_t j, llvm::Value *&row, llvm::Value *&col) {
     llvm::Value *q = b_.CreateAdd(tid_, b_.getInt64(j * threads));
     row = b_.CreateUDiv(q, b_.getInt64(row_chunks));
-    col = b_.CreateShl(b_.CreateURem(q, b_.getInt64(row_chunks)), 3);
+    col = b_.CreateMul(b_.CreateURem(q, b_.getInt64(row_chunks)), b_.getInt64(per_chunk));
   };
   auto each_chunk = [&](const std::function<void(llvm::Value *, llvm::Value *)> &body) {
     for (int64_t j = 0; j * threads < chunks; ++j) {
@@ -123,25 +140,25 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
     llvm::Value *inside = in_bounds(ta, index);
     // Outside: nothing is read (source size 0) and the 16 bytes are zero-filled.
     llvm::Value *src = b_.CreateSelect(inside, element_address(ta, index), ta.data);
-    llvm::Value *dst =
-        b_.CreateInBoundsGEP(b_.getInt8Ty(), base, operand_offset(row, col, rows, cols));
+    llvm::Value *dst = b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col));
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
                        {dst, src, b_.CreateSelect(inside, b_.getInt32(16), b_.getInt32(0))});
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(edge);
   each_chunk([&](llvm::Value *row, llvm::Value *col) {
-    llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getInt16Ty(), 8));
-    for (int64_t e = 0; e < 8; ++e) {
+    llvm::Type *bits_type = b_.getIntNTy(static_cast<unsigned>(bytes * 8));
+    llvm::Value *vec = llvm::PoisonValue::get(
+        llvm::FixedVectorType::get(bits_type, static_cast<unsigned>(per_chunk)));
+    for (int64_t e = 0; e < per_chunk; ++e) {
       const std::vector<llvm::Value *> index = {
           b_.CreateAdd(origin[0], row), b_.CreateAdd(origin[1], b_.CreateAdd(col, b_.getInt64(e)))};
-      llvm::Value *bits = guarded_load(in_bounds(ta, index), b_.getInt16Ty(),
-                                       element_address(ta, index), b_.getInt16(0));
+      llvm::Value *bits = guarded_load(in_bounds(ta, index), bits_type, element_address(ta, index),
+                                       llvm::ConstantInt::get(bits_type, 0));
       vec = b_.CreateInsertElement(vec, bits, e);
     }
-    b_.CreateAlignedStore(
-        vec, b_.CreateInBoundsGEP(b_.getInt8Ty(), base, operand_offset(row, col, rows, cols)),
-        llvm::Align(16));
+    b_.CreateAlignedStore(vec, b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col)),
+                          llvm::Align(16));
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(done);

@@ -121,12 +121,16 @@ void plan_prefetch(ir::Operation &loop) {
 /// 163 KiB a block on sm_80, 227 on sm_90; a 128 x 128 accumulator's registers keep one block
 /// per SM anyway), and at most 4 stages.
 constexpr int64_t kRingBudget = 160 * 1024;
+/// A CUDA-core dot's ring: two blocks share an SM (227 KiB) with room for a spill.
+constexpr int64_t kFmaRingBudget = 100 * 1024;
 
-/// Whether `load` reads a 2-D 16-bit tile whose only use is an operand of `dot`, with zero
-/// padding (what a cp.async zero fill gives past the tensor's end).
+/// Whether `load` reads a 2-D tile (16-bit for a tensor-core dot, f32 for a CUDA-core one) of
+/// whole 16-byte rows whose only use is an operand of `dot`, with zero padding (what a cp.async
+/// zero fill gives past the tensor's end).
 bool async_operand(const ir::Operation &load, const ir::Operation &dot, const ir::Block &body) {
   const ir::Type &t = load.result()->type();
-  if (t.rank() != 2 || ir::bit_width(t.elem()) != 16 || t.shape()[1] % 8)
+  const int bits = ir::bit_width(t.elem());
+  if (t.rank() != 2 || !(bits == 16 || (bits == 32 && fma_dot(dot))) || t.shape()[1] * bits % 128)
     return false;
   if (const ir::Attr *pad = load.attr("padding")) { // +0 only: a zero fill's bits
     const int64_t *i = std::get_if<int64_t>(pad);
@@ -162,6 +166,10 @@ int64_t pipeline_stages(const ir::Operation &dot) {
   }
   const int64_t M = dot.result()->type().shape()[0], N = dot.result()->type().shape()[1],
                 K = dot.operand(0)->type().shape()[1];
+  if (fma_dot(dot)) { // two programs an SM: their 64 accumulators a thread need the other's warps
+    const int64_t stages = std::min<int64_t>(4, kFmaRingBudget / ((M * K + K * N) * 4));
+    return stages >= 2 ? stages : 0;
+  }
   const int64_t stages = std::min<int64_t>(4, kRingBudget / ((M * K + K * N) * 2));
   return stages >= 2 && K % 16 == 0 ? stages : 0;
 }
@@ -173,18 +181,19 @@ bool wgmma_shaped(const ir::Operation &dot, int num_warps) {
   return num_warps % 4 == 0 && M == 16 * num_warps && N % 16 == 0 && N <= 256;
 }
 
-/// The K loop on the tensor cores (`for k: acc = dot(load a_k, load b_k, acc)`, no memory
-/// written in the loop): both operand loads are copied by cp.async straight into a ring of
-/// `nvptx.stages` shared-memory slots, the slot of iteration k + stages - 1 filling while the
-/// dot of iteration k runs, so that global latency hides behind the tensor cores and the
-/// operands take no registers. The dot's result gets the warps-along-M mma layout when its
-/// shape allows (M = 16 x num_warps, a multiple of 4 warps, N a multiple of 16 up to 256): the
-/// fragment of Hopper's wgmma (m64nNk16 per group of 4 warps), which sm_90a uses.
+/// The K loop (`for k: acc = dot(load a_k, load b_k, acc)`, no memory written in the loop), on
+/// the tensor cores or an f32 one on CUDA cores: both operand loads are copied by cp.async
+/// straight into a ring of `nvptx.stages` shared-memory slots, the slot of iteration
+/// k + stages - 1 filling while the dot of iteration k runs, so that global latency hides behind
+/// the math and the operands take no registers. A tensor-core dot's result gets the warps-along-M
+/// mma layout when its shape allows (M = 16 x num_warps, a multiple of 4 warps, N a multiple of 16
+/// up to 256): the fragment of Hopper's wgmma (m64nNk16 per group of 4 warps), which sm_90a uses.
 void plan_pipeline(ir::Operation &loop, int num_warps) {
   for (auto &op : loop.region(0)->ops()) {
     Layout l;
     const std::string *layout = op->attr_as<std::string>("nvptx.layout");
-    if (op->opcode() != ir::Opcode::Dot || !layout || !Layout::parse(*layout, l) || !l.mma)
+    if (op->opcode() != ir::Opcode::Dot || !layout || !Layout::parse(*layout, l) ||
+        !(l.mma || fma_dot(*op)))
       continue;
     const int64_t stages = pipeline_stages(*op);
     if (!stages)
@@ -192,7 +201,7 @@ void plan_pipeline(ir::Operation &loop, int num_warps) {
     for (unsigned i = 0; i < 2; ++i)
       op->operand(i)->def()->set_attr("nvptx.prefetch", std::string("async"));
     op->set_attr("nvptx.stages", stages);
-    if (wgmma_shaped(*op, num_warps))
+    if (l.mma && wgmma_shaped(*op, num_warps))
       op->set_attr("nvptx.layout", mma_layout(num_warps, 1).str());
     return; // one ring per loop: another dot in it keeps the register prefetch
   }

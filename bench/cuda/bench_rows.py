@@ -223,18 +223,20 @@ def heavy_rows(dev, failed):
 
 
 def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
-                   configs=((64, 64, 32, 256), (128, 128, 16, 256), (128, 128, 32, 256),
-                            (128, 128, 16, 0), (128, 64, 16, 256), (64, 128, 16, 256))):
+                   configs=((128, 128, 32, 0), (128, 64, 32, 0), (64, 128, 32, 0),
+                            (64, 64, 32, 0), (128, 128, 32, 256), (128, 64, 32, 256))):
     """fp32 GEMM (fp32 contract: one fma chain per element on CUDA cores) against cuBLAS SGEMM
     with TF32 off, same inputs, same run; each config (BM x BN x BK, K summed in chunks of
     CHUNK, 0: one chain) timed and the best reported; every output checked against float64
-    (normwise 1e-6: a wrong tile or a TF32 product fails)."""
+    (normwise 2e-6: a wrong tile or a TF32 product fails; one fma chain over K = 8192 errs
+    1.6e-6 on normal inputs, chunks of 256 3e-7)."""
     torch.backends.cuda.matmul.allow_tf32 = False
     for n in sizes:
         a, bm = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
         c = torch.empty(n, n, device=dev)
         ref = a.double() @ bm.double()
         t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
+        err_blas = ((torch.matmul(a, bm).double() - ref).norm() / ref.norm()).item()
         flops = 2 * n ** 3
         best = None
         for BM, BN, BK, CHUNK in configs:
@@ -248,7 +250,7 @@ def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
             err = ((c.double() - ref).norm() / ref.norm()).item()
             cfg = f"{BM}x{BN}x{BK}_chunk{CHUNK}"
             print(f"gemm_f32_{n}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} (error {err:.2e})")
-            if not err < 1e-6:
+            if not err < 2e-6:
                 failed.append(f"gemm f32 {n} {cfg}")
             if best is None or t_tl < best[0]:
                 best = (t_tl, cfg, err)
@@ -257,6 +259,7 @@ def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
         print(f"gemm_f32_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
         print(f"gemm_f32_{n}_vs_cublas: {t_blas / t_tl:.3f}")
         print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
+        print(f"gemm_f32_{n}_cublas_normwise_error: {err_blas:.2e}")
         del a, bm, c, ref
 
 

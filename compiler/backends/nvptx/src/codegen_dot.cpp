@@ -263,8 +263,10 @@ void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *s
   auto element = [&](llvm::Value *v, int64_t j) {
     return round_dot_input(precision, b_.CreateExtractElement(v, j));
   };
-  // 8 k a trip (two chunks of A's rows): ascending k, one fma per element and k.
-  const int64_t unroll = std::min<int64_t>(K, 8);
+  // Ascending k, one fma per element and k, 1024 of them a trip (8 to 32 k): ptxas schedules
+  // the reads of a trip ahead of its fmas. A whole K of 32 on 32 accumulators is one trip
+  // (H200: 1.07x the speed of trips of 8 k).
+  const int64_t unroll = std::min<int64_t>(K, std::clamp<int64_t>(1024 / n, 8, 32));
   Regs res = loop(b_.getInt64(K / unroll), init, [&](llvm::Value *i, const Regs &cur) -> Regs {
     Regs acc = cur;
     llvm::Value *k0 = b_.CreateMul(i, b_.getInt64(unroll));

@@ -371,6 +371,27 @@ def test_gemm_f32_exact_order_matches_cpu(device, target, tiles, precision):
         close(c, a.astype(np.float64) @ b, rtol=1e-5)
 
 
+@tl.kernel
+def k_loop_index_divides(a: tl.tensor, c: tl.tensor, K: tl.int32, BK: tl.constexpr):
+    acc = tl.zeros((16, 16), tl.float32)
+    for k in tl.range(0, K, BK):
+        row = tl.minimum(k // (K - k), 0)  # 0 in every iteration; K - k is 0 one step past the end
+        acc = tl.dot(tl.load(a + (row, k), (16, BK)), tl.load(a + (k, 0), (BK, 16)), acc=acc)
+    tl.store(c + (0, 0), acc)
+
+
+def test_k_loop_index_past_the_end_is_not_an_error(device, target):
+    # nvptx computes the next iteration's load indices ahead (rows of BK = 2 f32 are too short
+    # for the cp.async ring: the register prefetch); past the last iteration that index divides
+    # by zero, which must not be reported (it was: "integer division by zero" at the
+    # launch's synchronize).
+    K, BK = 6, 2
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    run(k_loop_index_divides, (1,), a, c, K, device=device, target=target, BK=BK)
+    close(c, a[:, :K].astype(np.float64) @ a[:K, :], rtol=1e-6)
+
+
 # ---- reductions, scans -----------------------------------------------------------------------------
 
 @tl.kernel

@@ -301,10 +301,14 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     read_slot = entry.CreateAlloca(b_.getInt64Ty());
     b_.CreateStore(b_.getInt64(0), read_slot);
   }
-  auto ahead = [&](llvm::Value *at) {
+  // `real`: whether iteration `at` exists; the run-time errors of a load's index computation
+  // (an integer division by zero, a gather lane outside its tensor) count only then.
+  auto ahead = [&](llvm::Value *at, llvm::Value *real) {
     values_[body.argument(0)] = {at};
+    speculative_ = real;
     for (const ir::Operation *o : slice)
       lower_op(*o);
+    speculative_ = nullptr;
     // Carried as memory bits: a conversion (bf16 -> f32) would wait for the load right away.
     std::vector<Regs> out;
     for (const ir::Operation *l : loads) {
@@ -317,7 +321,9 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     values_.erase(body.argument(0));
     return out;
   };
-  const std::vector<Regs> first = ahead(lb);
+  const std::vector<Regs> first =
+      ahead(lb, b_.CreateAnd(is_signed ? b_.CreateICmpSLT(lb, ub) : b_.CreateICmpULT(lb, ub),
+                             b_.CreateNot(bad_step)));
   pre = b_.GetInsertBlock(); // a conversion or a load may have added blocks
   b_.CreateBr(header);
   header->moveAfter(pre);
@@ -345,7 +351,9 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
   b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
   b_.SetInsertPoint(loop_body);
-  const std::vector<Regs> next = ahead(b_.CreateAdd(iv, step));
+  llvm::Value *ahead_iv = nullptr;
+  llvm::Value *ahead_real = exists(iv, b_.getTrue(), ahead_iv);
+  const std::vector<Regs> next = ahead(ahead_iv, ahead_real);
   for (size_t i = 0; i < loads.size(); ++i) {
     const ScalarKind k = loads[i]->result()->type().elem();
     Regs v;
@@ -627,6 +635,8 @@ llvm::Value *KernelEmitter::linear_index(const Coords &c, int64_t reg) {
 void KernelEmitter::record_error(const ir::Operation &op, const std::string &what,
                                  llvm::Value *failed) {
   errors_.push_back(op.loc().str() + ": " + std::string(op.name()) + ": " + what);
+  if (speculative_) // computed ahead for an iteration that may not exist (lower_for)
+    failed = b_.CreateAnd(failed, speculative_);
   const uint32_t number = static_cast<uint32_t>(errors_.size());
   guarded(failed, [&] { // the first error of the launch wins
     b_.CreateAtomicCmpXchg(status_, b_.getInt32(0), b_.getInt32(number), llvm::MaybeAlign(4),

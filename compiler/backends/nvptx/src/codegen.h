@@ -228,6 +228,9 @@ private:
   std::unordered_map<const ir::Operation *, Ring> rings_; // by dot
   llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
   std::vector<std::string> errors_; // the error sites' messages, in status order
+  /// While lowering ops for a loop iteration ahead of time: whether that iteration exists
+  /// (record_error counts errors only then); else null.
+  llvm::Value *speculative_ = nullptr;
   uint64_t shared_bytes_ = 0;
   uint64_t static_shared_bytes_ = 0; // the tensor-core dots' own buffers (codegen_mma.cpp)
   bool shared_in_use_ = false;       // a barrier must precede the next spill

@@ -550,15 +550,19 @@ KernelEmitter::Regs KernelEmitter::carried_regs(const ir::Value *v, const ir::Va
 
 bool KernelEmitter::uniform(const ir::Value *v) {
   // Not "every register is the same value": a row broadcast holds one value per thread too.
+  // Memoized: x = y * y chains share operands (exponential otherwise).
+  if (auto it = uniform_.find(v); it != uniform_.end())
+    return it->second;
   const ir::Operation *def = v->def();
+  bool is = false;
   if (!def || !(def->flags() & ir::kPure))
-    return false;
-  if (def->opcode() == Opcode::Full || def->opcode() == Opcode::Splat)
-    return true;
-  if (!(def->flags() & ir::kElementwise) || def->num_regions())
-    return false;
-  return std::all_of(def->operands().begin(), def->operands().end(),
+    is = false;
+  else if (def->opcode() == Opcode::Full || def->opcode() == Opcode::Splat)
+    is = true;
+  else if ((def->flags() & ir::kElementwise) && !def->num_regions())
+    is = std::all_of(def->operands().begin(), def->operands().end(),
                      [&](const ir::Value *x) { return x->type().is_scalar() || uniform(x); });
+  return uniform_[v] = is;
 }
 
 KernelEmitter::Regs KernelEmitter::regs_in(const ir::Value *v, const Layout &want) {

@@ -69,6 +69,7 @@ private:
   /// Whether tile v has one value on every thread and register (full, splat, elementwise ops
   /// of those and scalars).
   bool uniform(const ir::Value *v);
+  std::unordered_map<const ir::Value *, bool> uniform_;
   /// v's registers in layout `want`: v's own when they agree, else through shared memory.
   Regs regs_in(const ir::Value *v, const Layout &want);
   /// v's registers in the layout of `into` (a loop-carried or if-result tile it flows into).
@@ -145,6 +146,16 @@ private:
   /// An f32 dot on CUDA cores in a blocked layout: A transposed in shared memory, B row-major,
   /// each thread's rows and columns read at one k as 16-byte vectors, one fma chain per element.
   void lower_dot_fma(const ir::Operation &op);
+  /// A CUDA-core dot's thread: its distinct runs of `va` rows and `vb` columns (each run's
+  /// first row or column, wrapped into the tile) and, per register, its run and place in it.
+  struct FmaRuns {
+    std::vector<llvm::Value *> m, n;
+    std::vector<std::pair<int64_t, int64_t>> row, col;
+  };
+  FmaRuns fma_runs(const Coords &c, int64_t va, int64_t vb);
+  /// acc[r] = fma(x[row run][place], y[column run][place], acc[r]) for every register r.
+  void fma_step(const FmaRuns &runs, const std::vector<Regs> &x, const std::vector<Regs> &y,
+                Regs &acc);
   /// lower_dot_fma on operands in a ring slot (a pipelined K loop): A at `a`, B at `b`.
   void lower_dot_fma_staged(const ir::Operation &op, llvm::Value *a, llvm::Value *b);
   /// The shared memory for a dot's operands (`bytes`): two static buffers of its own used in

@@ -117,6 +117,33 @@ void KernelEmitter::lower_dot(const ir::Operation &op) {
   values_[op.result()] = res;
 }
 
+KernelEmitter::FmaRuns KernelEmitter::fma_runs(const Coords &c, int64_t va, int64_t vb) {
+  std::map<int64_t, int64_t> rows, cols; // run start offset -> its index
+  FmaRuns out;
+  for (const std::vector<int64_t> &off : c.offset) {
+    const int64_t dm = off[0], dn = off[1];
+    rows.emplace(dm - dm % va, static_cast<int64_t>(rows.size()));
+    cols.emplace(dn - dn % vb, static_cast<int64_t>(cols.size()));
+    out.row.push_back({rows.at(dm - dm % va), dm % va});
+    out.col.push_back({cols.at(dn - dn % vb), dn % vb});
+  }
+  out.m.resize(rows.size());
+  out.n.resize(cols.size());
+  for (auto [off, i] : rows)
+    out.m[i] = b_.CreateAnd(b_.CreateAdd(c.base[0], b_.getInt64(off)), b_.getInt64(c.shape[0] - 1));
+  for (auto [off, i] : cols)
+    out.n[i] = b_.CreateAnd(b_.CreateAdd(c.base[1], b_.getInt64(off)), b_.getInt64(c.shape[1] - 1));
+  return out;
+}
+
+void KernelEmitter::fma_step(const FmaRuns &runs, const std::vector<Regs> &x,
+                             const std::vector<Regs> &y, Regs &acc) {
+  for (size_t r = 0; r < acc.size(); ++r)
+    acc[r] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {b_.getFloatTy()},
+                                {x[runs.row[r].first][runs.row[r].second],
+                                 y[runs.col[r].first][runs.col[r].second], acc[r]});
+}
+
 void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1);
   const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
@@ -169,21 +196,8 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
   barrier();
   const Regs init =
       op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
-  // The thread's distinct row (column) runs, and each register's run and place in it.
-  std::map<int64_t, int64_t> row_runs, col_runs;
-  std::vector<std::pair<int64_t, int64_t>> at_row(n), at_col(n);
-  for (int64_t r = 0; r < n; ++r) {
-    const int64_t dm = c.offset[r][0], dn = c.offset[r][1];
-    row_runs.emplace(dm - dm % va, static_cast<int64_t>(row_runs.size()));
-    col_runs.emplace(dn - dn % vb, static_cast<int64_t>(col_runs.size()));
-    at_row[r] = {row_runs.at(dm - dm % va), dm % va};
-    at_col[r] = {col_runs.at(dn - dn % vb), dn % vb};
-  }
-  std::vector<llvm::Value *> run_m(row_runs.size()), run_n(col_runs.size());
-  for (auto [off, i] : row_runs)
-    run_m[i] = b_.CreateAnd(b_.CreateAdd(c.base[0], b_.getInt64(off)), b_.getInt64(M - 1));
-  for (auto [off, i] : col_runs)
-    run_n[i] = b_.CreateAnd(b_.CreateAdd(c.base[1], b_.getInt64(off)), b_.getInt64(N - 1));
+  const FmaRuns runs = fma_runs(c, va, vb);
+  const std::vector<llvm::Value *> &run_m = runs.m, &run_n = runs.n;
   auto read = [&](llvm::Value *base, llvm::Value *index, int64_t width) {
     std::vector<llvm::Value *> out;
     llvm::Value *ptr = shared_at(base, f32, index);
@@ -211,15 +225,12 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
         for (size_t j = 0; j < run_m.size(); ++j)
           a_base[j] = shared_at(sa, f32, a_index(run_m[j], k, x));
       }
-      std::vector<std::vector<llvm::Value *>> xs(run_m.size()), ys(run_n.size());
+      std::vector<Regs> xs(run_m.size()), ys(run_n.size());
       for (size_t j = 0; j < run_m.size(); ++j)
         xs[j] = read(a_base[j], b_.getInt64((u % 4) * M), va);
       for (size_t j = 0; j < run_n.size(); ++j)
         ys[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
-      for (int64_t r = 0; r < n; ++r)
-        acc[r] = b_.CreateIntrinsic(
-            llvm::Intrinsic::fma, {f32},
-            {xs[at_row[r].first][at_row[r].second], ys[at_col[r].first][at_col[r].second], acc[r]});
+      fma_step(runs, xs, ys, acc);
     }
     return acc;
   });
@@ -229,7 +240,7 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
 void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *sa,
                                          llvm::Value *sb) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1);
-  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const int64_t K = a->type().shape()[1], N = bv->type().shape()[1];
   const std::string *precision = op.attr_as<std::string>("input_precision");
   Coords &c = coords_of(op.result());
   const Layout &l = c.layout;
@@ -243,20 +254,8 @@ void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *s
   // 4 q .. 4 q + 3 share their chunk's swizzle, and so do k = 4 g .. 4 g + 3: one address per
   // run and group of 4 k, the rest constant offsets.
   const int64_t va = l.per_thread[0] % 4 == 0 ? 4 : 1, vb = l.per_thread[1] % 4 == 0 ? 4 : 1;
-  std::map<int64_t, int64_t> row_runs, col_runs;
-  std::vector<std::pair<int64_t, int64_t>> at_row(n), at_col(n);
-  for (int64_t r = 0; r < n; ++r) {
-    const int64_t dm = c.offset[r][0], dn = c.offset[r][1];
-    row_runs.emplace(dm - dm % va, static_cast<int64_t>(row_runs.size()));
-    col_runs.emplace(dn - dn % vb, static_cast<int64_t>(col_runs.size()));
-    at_row[r] = {row_runs.at(dm - dm % va), dm % va};
-    at_col[r] = {col_runs.at(dn - dn % vb), dn % vb};
-  }
-  std::vector<llvm::Value *> run_m(row_runs.size()), run_n(col_runs.size());
-  for (auto [off, i] : row_runs)
-    run_m[i] = b_.CreateAnd(b_.CreateAdd(c.base[0], b_.getInt64(off)), b_.getInt64(M - 1));
-  for (auto [off, i] : col_runs)
-    run_n[i] = b_.CreateAnd(b_.CreateAdd(c.base[1], b_.getInt64(off)), b_.getInt64(N - 1));
+  const FmaRuns runs = fma_runs(c, va, vb);
+  const std::vector<llvm::Value *> &run_m = runs.m, &run_n = runs.n;
   auto at = [&](llvm::Value *base, llvm::Value *byte, int64_t plus = 0) {
     return b_.CreateInBoundsGEP(b_.getInt8Ty(), base, b_.CreateAdd(byte, b_.getInt64(plus)));
   };
@@ -273,7 +272,7 @@ void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *s
     for (int64_t g = 0; g < unroll; g += 4) {
       llvm::Value *kg = b_.CreateAdd(k0, b_.getInt64(g));
       // xs[run][row in run]: A at rows of the run, k = kg .. kg + 3.
-      std::vector<std::vector<llvm::Value *>> xs(run_m.size());
+      std::vector<Regs> xs(run_m.size());
       for (size_t j = 0; j < run_m.size(); ++j) {
         llvm::Value *first = f32_operand_offset(run_m[j], kg, K);
         for (int64_t e = 0; e < va; ++e)
@@ -283,7 +282,7 @@ void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *s
       for (size_t j = 0; j < run_n.size(); ++j)
         b_first[j] = f32_operand_offset(kg, run_n[j], N);
       for (int64_t u = 0; u < std::min<int64_t>(4, unroll - g); ++u) {
-        std::vector<std::vector<llvm::Value *>> ys(run_n.size());
+        std::vector<Regs> ys(run_n.size());
         for (size_t j = 0; j < run_n.size(); ++j) {
           llvm::Value *ptr = at(sb, b_first[j], u * N * 4);
           if (vb == 4) {
@@ -294,10 +293,11 @@ void KernelEmitter::lower_dot_fma_staged(const ir::Operation &op, llvm::Value *s
             ys[j].push_back(round_dot_input(precision, b_.CreateLoad(f32, ptr)));
           }
         }
-        for (int64_t r = 0; r < n; ++r)
-          acc[r] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32},
-                                      {element(xs[at_row[r].first][at_row[r].second], u),
-                                       ys[at_col[r].first][at_col[r].second], acc[r]});
+        std::vector<Regs> x(xs.size()); // A at k = kg + u, once per row
+        for (size_t j = 0; j < xs.size(); ++j)
+          for (llvm::Value *chunk : xs[j])
+            x[j].push_back(element(chunk, u));
+        fma_step(runs, x, ys, acc);
       }
     }
     return acc;

@@ -87,6 +87,34 @@ def gemm_tc_grouped(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr,
     tl.store(c + (m0, n0), acc)
 
 
+def sweep(prefix, a, bm, c, runs, bound, failed):
+    """Times each (config, launch) of a GEMM c = a @ bm and cuBLAS (torch.matmul) on the same
+    inputs in the same run; checks every TL output against float64 afterwards (normwise error
+    under `bound`, else the config is listed in `failed`); prints every config, the best, the
+    ratio and both errors."""
+    n = a.shape[0]
+    flops = 2 * n ** 3
+    ref = a.double() @ bm.double()
+    t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
+    err_blas = ((torch.matmul(a, bm).double() - ref).norm() / ref.norm()).item()
+    best = None
+    for cfg, launch in runs:
+        c.fill_(float("nan"))
+        t_tl = timed(launch, reps=5)
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        print(f"{prefix}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} (error {err:.2e})")
+        if not err < bound:
+            failed.append(f"{prefix} {cfg}")
+        if best is None or t_tl < best[0]:
+            best = (t_tl, cfg, err)
+    t_tl, cfg, err = best
+    print(f"{prefix}_TFLOPs: {flops / t_tl / 1e12:.2f} ({cfg})")
+    print(f"{prefix}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
+    print(f"{prefix}_vs_cublas: {t_blas / t_tl:.3f}")
+    print(f"{prefix}_normwise_error: {err:.2e}")
+    print(f"{prefix}_cublas_normwise_error: {err_blas:.2e}")
+
+
 def bench_gemm_tc(dev, failed, sizes=(4096, 8192),
                   configs=((128, 128, 64, 0), (128, 256, 64, 0), (256, 128, 64, 0),
                            (128, 128, 64, 8), (128, 256, 64, 8))):
@@ -98,32 +126,17 @@ def bench_gemm_tc(dev, failed, sizes=(4096, 8192),
             a = torch.rand(n, n, device=dev).mul_(2).sub_(1).to(dt)
             bm = torch.rand(n, n, device=dev).mul_(2).sub_(1).to(dt)
             c = torch.empty(n, n, device=dev)
-            ref = a.double() @ bm.double()
-            t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
-            flops = 2 * n ** 3
-            best = None
+            runs = []
             for BM, BN, BK, G in configs:
-                c.fill_(float("nan"))
                 if G:
-                    t_tl = timed(lambda: gemm_tc_grouped[((n // BM) * (n // BN),)](
-                        a, bm, c, BM=BM, BN=BN, BK=BK, GROUP=G), reps=5)
+                    launch = (lambda BM=BM, BN=BN, BK=BK, G=G: gemm_tc_grouped[
+                        ((n // BM) * (n // BN),)](a, bm, c, BM=BM, BN=BN, BK=BK, GROUP=G))
                 else:
-                    t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN,
-                                                                      BK=BK), reps=5)
-                err = ((c.double() - ref).norm() / ref.norm()).item()
-                cfg = f"{BM}x{BN}x{BK}" + (f"_group{G}" if G else "")
-                print(f"gemm_{name}_{n}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} "
-                      f"(error {err:.2e})")
-                if not err < 1e-5:
-                    failed.append(f"gemm {name} {n} {cfg}")
-                if best is None or t_tl < best[0]:
-                    best = (t_tl, cfg, err)
-            t_tl, config, err = best
-            print(f"gemm_{name}_{n}_TFLOPs: {flops / t_tl / 1e12:.2f} ({config})")
-            print(f"gemm_{name}_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
-            print(f"gemm_{name}_{n}_vs_cublas: {t_blas / t_tl:.3f}")
-            print(f"gemm_{name}_{n}_normwise_error: {err:.2e}")
-            del a, bm, c, ref
+                    launch = (lambda BM=BM, BN=BN, BK=BK: gemm_tc[(n // BM, n // BN)](
+                        a, bm, c, BM=BM, BN=BN, BK=BK))
+                runs.append((f"{BM}x{BN}x{BK}" + (f"_group{G}" if G else ""), launch))
+            sweep(f"gemm_{name}_{n}", a, bm, c, runs, 1e-5, failed)
+            del a, bm, c
 
 
 @tl.kernel
@@ -234,33 +247,17 @@ def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
     for n in sizes:
         a, bm = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
         c = torch.empty(n, n, device=dev)
-        ref = a.double() @ bm.double()
-        t_blas = timed(lambda: torch.matmul(a, bm), reps=5)
-        err_blas = ((torch.matmul(a, bm).double() - ref).norm() / ref.norm()).item()
-        flops = 2 * n ** 3
-        best = None
+        runs = []
         for BM, BN, BK, CHUNK in configs:
-            c.fill_(float("nan"))
             if CHUNK:
-                t_tl = timed(lambda: gemm[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK,
-                                                              CHUNK=CHUNK), reps=5)
+                launch = (lambda BM=BM, BN=BN, BK=BK, CHUNK=CHUNK: gemm[(n // BM, n // BN)](
+                    a, bm, c, BM=BM, BN=BN, BK=BK, CHUNK=CHUNK))
             else:
-                t_tl = timed(lambda: gemm_tc[(n // BM, n // BN)](a, bm, c, BM=BM, BN=BN, BK=BK),
-                             reps=5)
-            err = ((c.double() - ref).norm() / ref.norm()).item()
-            cfg = f"{BM}x{BN}x{BK}_chunk{CHUNK}"
-            print(f"gemm_f32_{n}_{cfg}_TFLOPs: {flops / t_tl / 1e12:.2f} (error {err:.2e})")
-            if not err < 2e-6:
-                failed.append(f"gemm f32 {n} {cfg}")
-            if best is None or t_tl < best[0]:
-                best = (t_tl, cfg, err)
-        t_tl, config, err = best
-        print(f"gemm_f32_{n}_TFLOPs: {flops / t_tl / 1e12:.2f} ({config})")
-        print(f"gemm_f32_{n}_cublas_TFLOPs: {flops / t_blas / 1e12:.2f}")
-        print(f"gemm_f32_{n}_vs_cublas: {t_blas / t_tl:.3f}")
-        print(f"gemm_f32_{n}_normwise_error: {err:.2e}")
-        print(f"gemm_f32_{n}_cublas_normwise_error: {err_blas:.2e}")
-        del a, bm, c, ref
+                launch = (lambda BM=BM, BN=BN, BK=BK: gemm_tc[(n // BM, n // BN)](
+                    a, bm, c, BM=BM, BN=BN, BK=BK))
+            runs.append((f"{BM}x{BN}x{BK}_chunk{CHUNK}", launch))
+        sweep(f"gemm_f32_{n}", a, bm, c, runs, 2e-6, failed)
+        del a, bm, c
 
 
 def launch_rows(dev):

@@ -245,14 +245,14 @@ def test_dot_f64_transpose(device, target):
 
 
 @tl.kernel
-def gemm_half(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr, EXACT: tl.constexpr):
+def gemm_loop(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr, EXACT: tl.constexpr, PRECISION: tl.constexpr = "ieee"):
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     acc = tl.zeros((BM, BN), tl.float32)
     for k in tl.range(0, a.shape[1], BK):
         acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc,
-                     exact_order=EXACT)
+                     input_precision=PRECISION, exact_order=EXACT)
     tl.store(c + (m0, n0), acc)
 
 
@@ -263,7 +263,7 @@ def test_gemm_f16_any_order_within_bound(device, target):
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float32)
-    run(gemm_half, (M // 64, N // 64), a, b, c, device=device, target=target, BM=64, BN=64,
+    run(gemm_loop, (M // 64, N // 64), a, b, c, device=device, target=target, BM=64, BN=64,
         BK=32, EXACT=False)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     bound = 2 * (K + 1) * 2.0**-24 * (np.abs(a64) @ np.abs(b64))
@@ -283,7 +283,7 @@ def test_gemm_f16_pipelined_edges(device, target, shape, tiles):
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c = np.full((M, N), np.nan, np.float32)
-    run(gemm_half, (tl.cdiv(M, BM), tl.cdiv(N, BN)), a, b, c, device=device, target=target,
+    run(gemm_loop, (tl.cdiv(M, BM), tl.cdiv(N, BN)), a, b, c, device=device, target=target,
         BM=BM, BN=BN, BK=BK, EXACT=False)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     bound = 2 * (K + 1) * 2.0**-24 * (np.abs(a64) @ np.abs(b64))
@@ -329,23 +329,11 @@ def test_gemm_f16_exact_order_matches_cpu(device, target):
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c, want = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
-    run(gemm_half, (1, 1), a, b, c, device=device, target=target, BM=64, BN=64, BK=32,
+    run(gemm_loop, (1, 1), a, b, c, device=device, target=target, BM=64, BN=64, BK=32,
         EXACT=True)
-    run(gemm_half, (1, 1), a, b, want, device="cpu", target=None, BM=64, BN=64, BK=32,
+    run(gemm_loop, (1, 1), a, b, want, device="cpu", target=None, BM=64, BN=64, BK=32,
         EXACT=True)
     np.testing.assert_array_equal(c, want)
-
-
-@tl.kernel
-def gemm_f32(a: tl.tensor, b: tl.tensor, c: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
-             BK: tl.constexpr, PRECISION: tl.constexpr):
-    m0 = tl.program_id(0) * BM
-    n0 = tl.program_id(1) * BN
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in tl.range(0, a.shape[1], BK):
-        acc = tl.dot(tl.load(a + (m0, k), (BM, BK)), tl.load(b + (k, n0), (BK, BN)), acc=acc,
-                     input_precision=PRECISION, exact_order=True)
-    tl.store(c + (m0, n0), acc)
 
 
 @pytest.mark.parametrize("tiles", [(128, 128, 16), (64, 64, 32), (32, 128, 8), (16, 16, 4),
@@ -362,10 +350,10 @@ def test_gemm_f32_exact_order_matches_cpu(device, target, tiles, precision):
     b = rng.standard_normal((K, N)).astype(np.float32)
     c, want = np.zeros((M, N), np.float32), np.zeros((M, N), np.float32)
     grid = (tl.cdiv(M, BM), tl.cdiv(N, BN))
-    run(gemm_f32, grid, a, b, c, device=device, target=target, BM=BM, BN=BN, BK=BK,
-        PRECISION=precision)
-    run(gemm_f32, grid, a, b, want, device="cpu", target=None, BM=BM, BN=BN, BK=BK,
-        PRECISION=precision)
+    run(gemm_loop, grid, a, b, c, device=device, target=target, BM=BM, BN=BN, BK=BK,
+        EXACT=True, PRECISION=precision)
+    run(gemm_loop, grid, a, b, want, device="cpu", target=None, BM=BM, BN=BN, BK=BK,
+        EXACT=True, PRECISION=precision)
     np.testing.assert_array_equal(c, want)
     if precision == "ieee":  # and both near fp64: a wrong element (or a lost tile) fails here
         close(c, a.astype(np.float64) @ b, rtol=1e-5)

@@ -190,12 +190,17 @@ def main():
     failed = []
     # TL_BENCH_ONLY=none: the launch rows alone (skips the bandwidth, softmax, layernorm and gemm
     # rows); gemm_tc: those rows and the tensor-core gemm; tc: the tensor-core gemm and launches;
-    # f32: the fp32 gemm and launches.
+    # f32: the fp32 gemm and launches; f32_1024: fp32 gemm tiles at 1024^3 and launches.
     only = os.environ.get("TL_BENCH_ONLY", "")
-    if only not in ("none", "tc", "f32"):
+    if only not in ("none", "tc", "f32", "f32_1024"):
         heavy_rows(dev, failed)
     if only in ("", "gemm_tc", "f32"):
         bench_gemm_f32(dev, failed)
+    if only == "f32_1024":  # tl-conform's gemm.f32.1024: which tiles reach its floor
+        bench_gemm_f32(dev, failed, sizes=(1024,), configs=tuple(
+            (bm, bn, bk, 0) for bm, bn in ((128, 64), (64, 128), (64, 64), (128, 128), (64, 32),
+                                           (32, 64), (128, 32), (32, 32))
+            for bk in (16, 32, 64)))
     if only in ("", "gemm_tc", "tc"):
         bench_gemm_tc(dev, failed)
     launch_rows(dev)

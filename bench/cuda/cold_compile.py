@@ -1,4 +1,4 @@
-"""Cold compile of the GEMM kernels to cubins (sm_80 + sm_90a, the nvptx target's default), in a
+"""Cold compile of the GEMM kernels (library, bench f16 and f32) to cubins (sm_80 + sm_90a, the nvptx target's default), in a
 fresh process with the disk cache off, through the same call a launch makes (tl.ir.compile_text).
 Prints `name: ms` lines; TL_NVPTX_TIMES=1 adds each stage's time on stderr.
 Usage: TL_CACHE_DIR= python3 bench/cuda/cold_compile.py
@@ -15,8 +15,7 @@ from tl import ir  # noqa: E402
 
 def main():
     os.environ["TL_CACHE_DIR"] = ""
-    # The library GEMM (32x32 tiles) and the bench's f32 one (128x128 tiles, BK = 32, the
-    # pipelined K loop), each compiled once.
+    # The library GEMM (32x32 tiles), then the bench's (below), each compiled once.
     lib = open(os.path.join(root, "kernels", "tlir", "gemm.tlir")).read()
     ir.compile_text("kernel @warm() {\n  return\n}\n", "nvptx", producer="cold")  # LLVM's init
     t0 = time.perf_counter()
@@ -26,14 +25,18 @@ def main():
     try:
         import numpy as np
         import bench_rows  # noqa: F401 (needs torch)
-        a = np.empty((4096, 4096), np.float32)
-        text = bench_rows.gemm_tc.ir(a, a, a, BM=128, BN=128, BK=32)
     except ImportError:
         return
-    t0 = time.perf_counter()
-    blob = ir.compile_text(text, "nvptx", producer="cold")
-    print(f"cold_compile_gemm_bench_ms: {(time.perf_counter() - t0) * 1e3:.1f} ({len(blob)} bytes)")
-
+    # The bench's tensor-core GEMM (f16, 128x128x64: wgmma on sm_90a, mma.sync on sm_80) and
+    # its f32 one (128x128x32, CUDA cores), each in the pipelined K loop.
+    c = np.empty((4096, 4096), np.float32)
+    for name, dtype, bk in (("tc_f16", np.float16, 64), ("f32", np.float32, 32)):
+        a = np.empty((4096, 4096), dtype)
+        text = bench_rows.gemm_tc.ir(a, a, c, BM=128, BN=128, BK=bk)
+        t0 = time.perf_counter()
+        blob = ir.compile_text(text, "nvptx", producer="cold")
+        print(f"cold_compile_gemm_bench_{name}_ms: {(time.perf_counter() - t0) * 1e3:.1f} "
+              f"({len(blob)} bytes)")
 
 if __name__ == "__main__":
     main()

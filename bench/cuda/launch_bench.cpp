@@ -56,6 +56,15 @@ constexpr const char *kRawPtx = R"(.version 8.0
 .visible .entry raw_empty(.param .u64 status) { ret; }
 )";
 
+// The same with what a kernel of one 1-D tensor takes: its address, extent and stride, then
+// the status word.
+constexpr const char *kRawTensorPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry raw_tensor(.param .u64 data, .param .u64 shape, .param .u64 stride,
+                           .param .u64 status) { ret; }
+)";
+
 } // namespace
 
 int main() try {
@@ -71,6 +80,15 @@ int main() try {
   tl::hal::Stream stream = dev.stream();
   tl::hal::Executable exe = dev.load(blob.data(), blob.size());
   auto tl_launch = [&] { stream.launch(exe, 0, {1, 1, 1}, {}); };
+  // One tensor argument (a device buffer): what a Python launch on a torch tensor passes.
+  auto m1 = tl::ir::parse("kernel @one(%x: tensor<?xf32>) {\n  return\n}\n", "bench.tlir", d);
+  auto blob1 = tl::compile::build_executable(*m1, "nvptx", "launch_bench", &error);
+  if (blob1.empty())
+    throw std::runtime_error(error);
+  tl::hal::Executable exe1 = dev.load(blob1.data(), blob1.size());
+  tl::hal::Buffer x = dev.buffer(4096, TL_BUFFER_DEVICE_LOCAL);
+  const std::vector<tl_arg> args1 = {tl::hal::tensor_arg(x, TL_DTYPE_F32, {1024})};
+  auto tl_launch1 = [&] { stream.launch(exe1, 0, {1, 1, 1}, args1); };
   auto tl_sync = [&] { stream.synchronize(); };
 
   // Raw: the driver API on the same primary context the cuda device uses.
@@ -101,6 +119,13 @@ int main() try {
   CUdeviceptr status = 0;
   void *params[] = {&status};
   auto raw_launch = [&] { CU(launch(fn, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr)); };
+  CUmodule mod1;
+  CU(load(&mod1, kRawTensorPtx));
+  CUfunction fn1;
+  CU(get_fn(&fn1, mod1, "raw_tensor"));
+  uint64_t cells[4] = {0, 1024, 1, 0};
+  void *params1[] = {&cells[0], &cells[1], &cells[2], &cells[3]};
+  auto raw_launch1 = [&] { CU(launch(fn1, 1, 1, 1, 32, 1, 1, 0, s, params1, nullptr)); };
   auto raw_sync = [&] { CU(stream_sync(s)); };
 
   constexpr int kQueued = 2000, kRounds = 9;
@@ -115,6 +140,11 @@ int main() try {
     std::printf("launch_empty_tl_minus_raw_queued_us_pass%d: %.3f\n", pass, tl_q - raw_q);
     std::printf("launch_empty_raw_sync_us_pass%d: %.2f\n", pass, raw_s);
     std::printf("launch_empty_tl_sync_us_pass%d: %.2f\n", pass, tl_s);
+    const double raw1_q = per_launch_us(raw_launch1, raw_sync, kQueued, kRounds);
+    const double tl1_q = per_launch_us(tl_launch1, tl_sync, kQueued, kRounds);
+    std::printf("launch_tensor_raw_queued_us_pass%d: %.3f\n", pass, raw1_q);
+    std::printf("launch_tensor_tl_queued_us_pass%d: %.3f\n", pass, tl1_q);
+    std::printf("launch_tensor_tl_minus_raw_queued_us_pass%d: %.3f\n", pass, tl1_q - raw1_q);
   }
   return 0;
 } catch (const std::exception &e) {

@@ -63,6 +63,7 @@ json candidates_of(const std::string &kernel) {
   if (kernel == "gemm")
     return {cand("gemm.tlir", "gemm", "*", {32, 32}, {0, 0, 0}),
             cand("gemm_cpu.tlir", "gemm_cpu", "llvm-cpu", {128, 128}, {0, 0, 0}),
+            cand("gemm_nvptx.tlir", "gemm_nvptx", "nvptx", {128, 64}, {0, 0, 0}),
             cand("gemm_f32_tnpu.tlir", "gemm_f32_tnpu", "tnpu", {1024, 256}, {0, 0, 1024})};
   if (kernel == "softmax")
     return {cand("softmax.tlir", "softmax", "*", {1}, {0, 0}),

@@ -253,6 +253,14 @@ TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
                  random_tensor(ScalarKind::F32, {K2, N2}, rng),
                  HostTensor(ScalarKind::F32, {M2, N2})},
                 {}, {(M2 + 127) / 128, (N2 + 127) / 128, 1});
+    // The GPU-tuned GEMM (128x64 tiles, K in chunks of 1024): the last trial crosses a chunk.
+    const int64_t M3 = 1 + rng() % 200, N3 = 1 + rng() % 150,
+                  K3 = trial == 2 ? 1025 + rng() % 100 : 1 + rng() % 200;
+    expect_same(read_kernel("gemm_nvptx.tlir"), "gemm_nvptx",
+                {random_tensor(ScalarKind::F32, {M3, K3}, rng),
+                 random_tensor(ScalarKind::F32, {K3, N3}, rng),
+                 HostTensor(ScalarKind::F32, {M3, N3})},
+                {}, {(M3 + 127) / 128, (N3 + 63) / 64, 1});
     const int64_t rows_cpu = 1 + rng() % 5, cols_cpu = 1 + rng() % 4096;
     expect_same(read_kernel("softmax_cpu.tlir"), "softmax_cpu",
                 {random_tensor(ScalarKind::F32, {rows_cpu, cols_cpu}, rng),

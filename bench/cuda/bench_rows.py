@@ -266,39 +266,42 @@ def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
 
 
 def launch_rows(dev):
-    """Per-launch time of an empty kernel on a torch tensor (2000 launches, one synchronize):
-    TL's fast path (tl/fastlaunch.py), TL's full path (TL_FAST_LAUNCH=0's), torch's add_."""
+    """Per-launch time of an empty kernel on a torch tensor (the median of 7 rounds of 2000
+    launches, each round then one synchronize, as launch_bench.cpp times the raw anchor): TL's
+    default path (the C launcher where built), its Python plans alone (TL_FAST_LAUNCH_C=0's),
+    TL's full path (TL_FAST_LAUNCH=0's), torch's add_."""
     import time
     import tl.fastlaunch
     e = torch.empty(1, device=dev)
     reps = 2000
 
-    def per_launch(fn):
+    def per_launch(fn, rounds=7):
         fn()
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - t0) / reps
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) / reps)
+        return sorted(times)[rounds // 2]
 
     fast_before = empty.launch_counts["fast"]
     t_tl = per_launch(lambda: empty[(1,)](e))
     fast = empty.launch_counts["fast"] - fast_before
+    use_c, tl.fastlaunch.USE_C, empty._plans = tl.fastlaunch.USE_C, False, []
+    t_plan = per_launch(lambda: empty[(1,)](e))
+    tl.fastlaunch.USE_C, empty._plans = use_c, []
     tl.fastlaunch.ENABLED = False
-    t_full = per_launch(lambda: empty[(1,)](e))
+    t_full = per_launch(lambda: empty[(1,)](e), rounds=3)
     tl.fastlaunch.ENABLED = True
-    t_c = None
-    if tl.fastlaunch.C is not None:  # the plans' hot case in C (TL_FAST_LAUNCH_C=1)
-        use_c, tl.fastlaunch.USE_C, empty._plans = tl.fastlaunch.USE_C, True, []
-        t_c = per_launch(lambda: empty[(1,)](e))
-        tl.fastlaunch.USE_C, empty._plans = use_c, []
     t_torch = per_launch(lambda: e.add_(0))
     print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
-    print(f"launch_empty_python_fast_path_launches: {fast} of {reps + 1}")
+    print(f"launch_empty_python_c_launcher: {'on' if use_c and tl.fastlaunch.C else 'off'}")
+    print(f"launch_empty_python_fast_path_launches: {fast} of {7 * reps + 1}")
+    print(f"launch_empty_python_plans_only_us: {t_plan * 1e6:.2f}")
     print(f"launch_empty_python_full_path_us: {t_full * 1e6:.2f}")
-    if t_c is not None:
-        print(f"launch_empty_python_c_launcher_us: {t_c * 1e6:.2f}")
     if os.environ.get("TL_BENCH_PROFILE_LAUNCH"):  # where the Python launch's time goes
         import cProfile
         import pstats

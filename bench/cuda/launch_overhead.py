@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Usage: launch_overhead.py [--device cpu|cuda] [--reps N] [--profile]
 
-Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's; fast_c: a plan's hot case in C,
-TL_FAST_LAUNCH_C=1, when _tl_launch is built), microseconds per launch:
+Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's in Python; fast_c: a plan's hot case in C,
+the default where _tl_launch is built), microseconds per launch:
 - `launch_<dev>_<path>_us`: REPS launches then one synchronize (cuda: queued on torch's stream);
 - `launch_<dev>_<path>_python_us`: the same with the HAL's tl_stream_launch and
   tl_stream_synchronize replaced by no-ops, i.e. the Python side alone (the imports of buffers
@@ -68,6 +68,7 @@ def main():
         sync = lambda: None  # noqa: E731 (cpu launches with host arrays are synchronous)
     dev = opt.device.split(":")[0]
     real_hal = tl.runtime.hal()
+    use_c, tl.fastlaunch.USE_C = tl.fastlaunch.USE_C, False  # the Python plans first
     for stub in (False, True):
         for fast in (False, True):
             tl.fastlaunch.ENABLED = fast
@@ -90,7 +91,7 @@ def main():
         tl.fastlaunch.ENABLED, tl.fastlaunch.USE_C, empty._plans = True, True, []
         empty[(1,)](x)
         print(f"launch_{dev}_fast_c_us: {per_launch(x, opt.reps, sync):.2f}")
-        tl.fastlaunch.USE_C = False
+    tl.fastlaunch.USE_C = use_c
     if opt.profile:
         import cProfile
         import pstats

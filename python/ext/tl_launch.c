@@ -21,7 +21,6 @@ enum {
   S_KWNAMES,
   S_DEVICE,
   S_TARGET,
-  S_LOCK,
   S_LAST,
   S_ADDRS,
   S_IMPORTS,
@@ -41,8 +40,8 @@ enum { K_CONST = 0, K_SCALAR = 1, K_TORCH = 2 }; // fastlaunch._CONST, _SCALAR, 
 
 typedef tl_status (*launch_fn)(tl_stream, tl_executable, const tl_launch_desc *);
 
-static PyObject *s_dtype, *s_shape, *s_get_device, *s_stride, *s_data_ptr, *s_acquire, *s_release,
-    *s_move_to_end, *s_grid, *s_copied_bytes, *s_raise_status, *zero;
+static PyObject *s_dtype, *s_shape, *s_get_device, *s_stride, *s_data_ptr, *s_busy, *s_move_to_end,
+    *s_grid, *s_copied_bytes, *s_raise_status, *zero;
 
 static void *address(PyObject *state, int field) {
   return PyLong_AsVoidPtr(PyTuple_GetItem(state, field));
@@ -206,11 +205,13 @@ static PyObject *launch(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   Py_XDECREF(kept);
   if (!same_grid)
     return PyErr_Clear(), Py_NewRef(Py_None);
-  PyObject *lock = PyTuple_GetItem(state, S_LOCK),
-           *got = PyObject_CallMethodObjArgs(lock, s_acquire, Py_False, NULL);
-  int locked = got == Py_True;
-  Py_XDECREF(got);
-  if (!locked)
+  // A Python plan launching in another thread (its cffi calls release the GIL) is busy with the
+  // shared C arrays. This launcher never releases the GIL and runs no Python code before its
+  // launch, so nothing else can start using them while it does.
+  PyObject *busy = PyObject_GetAttr(plan, s_busy);
+  const int idle = busy == Py_False;
+  Py_XDECREF(busy);
+  if (!idle)
     return PyErr_Clear(), Py_NewRef(Py_None);
   PyObject *keys[MAX_TENSORS], *result = Py_None;
   int nkeys = 0;
@@ -240,11 +241,6 @@ static PyObject *launch(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   }
   for (int k = 0; k < nkeys; ++k)
     Py_DECREF(keys[k]);
-  PyObject *type, *value, *tb; // the launch's error, kept across the release
-  PyErr_Fetch(&type, &value, &tb);
-  PyObject *r = PyObject_CallMethodObjArgs(lock, s_release, NULL);
-  Py_XDECREF(r);
-  PyErr_Restore(type, value, tb);
   if (result == Py_None && PyErr_Occurred())
     PyErr_Clear();
   return result ? Py_NewRef(result) : NULL;
@@ -264,8 +260,7 @@ PyMODINIT_FUNC PyInit__tl_launch(void) {
   s_get_device = PyUnicode_InternFromString("get_device");
   s_stride = PyUnicode_InternFromString("stride");
   s_data_ptr = PyUnicode_InternFromString("data_ptr");
-  s_acquire = PyUnicode_InternFromString("acquire");
-  s_release = PyUnicode_InternFromString("release");
+  s_busy = PyUnicode_InternFromString("busy");
   s_move_to_end = PyUnicode_InternFromString("move_to_end");
   s_grid = PyUnicode_InternFromString("grid");
   s_copied_bytes = PyUnicode_InternFromString("copied_bytes");

@@ -54,35 +54,9 @@ bool fma_dot(const ir::Operation &dot) {
          dot.result()->type().elem() == ir::ScalarKind::F32;
 }
 
-/// The layout a loop carries its i-th tile in when it is not the default: that of a dot fed
-/// the carried argument as its accumulator and yielded (the GEMM K loop), or that of an inner
-/// loop carrying one (planned first) whose result the body adds to the carried argument and
-/// yields (a K loop in chunks: total + chunk). The add then takes that layout too. Else null.
-const std::string *carried_layout(const ir::Block &body, unsigned i, ir::Operation *def) {
-  const ir::Value *arg = body.argument(i + 1);
-  Layout layout;
-  if (def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
-      def->operand(2) == arg) {
-    const std::string *l = def->attr_as<std::string>("nvptx.layout");
-    return l && Layout::parse(*l, layout) && (layout.mma || fma_dot(*def)) ? l : nullptr;
-  }
-  if (!def || def->opcode() != ir::Opcode::Add || def->parent() != &body)
-    return nullptr;
-  const ir::Value *other = def->operand(0) == arg   ? def->operand(1)
-                           : def->operand(1) == arg ? def->operand(0)
-                                                    : nullptr;
-  const ir::Operation *inner = other ? other->def() : nullptr;
-  const std::string *l = inner && inner->opcode() == ir::Opcode::For && inner->num_results() == 1
-                             ? inner->attr_as<std::string>("nvptx.layout")
-                             : nullptr;
-  if (!l || other->type() != arg->type())
-    return nullptr;
-  def->set_attr("nvptx.layout", *l);
-  return def->attr_as<std::string>("nvptx.layout");
-}
-
-/// A for op's carried tile stays in the layout carried_layout() finds (a dot's mma or fma
-/// layout): no conversion per iteration.
+/// A for op's carried tile stays in its dot's mma layout when the body feeds the carried
+/// argument to a dot as its accumulator and yields that dot's result (the GEMM K loop): no
+/// conversion per iteration.
 void plan_carried(ir::Operation &loop) {
   const ir::Block &body = *loop.region(0);
   const ir::Operation *yield = body.terminator();
@@ -91,8 +65,13 @@ void plan_carried(ir::Operation &loop) {
   std::string carried;
   bool any = false;
   for (unsigned i = 0; i < yield->num_operands(); ++i) {
-    const std::string *l = carried_layout(body, i, yield->operand(i)->def());
-    const bool keep = l != nullptr;
+    const ir::Operation *def = yield->operand(i)->def();
+    const std::string *l = def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
+                                   def->operand(2) == body.argument(i + 1)
+                               ? def->attr_as<std::string>("nvptx.layout")
+                               : nullptr;
+    Layout layout;
+    const bool keep = l && Layout::parse(*l, layout) && (layout.mma || fma_dot(*def));
     any |= keep;
     carried += (i ? ";" : "") + (keep ? *l : std::string("default"));
     if (keep && loop.num_results() == 1)
@@ -314,16 +293,13 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
       op->set_attr("nvptx.convert", std::string("shared"));
     }
   });
-  std::vector<ir::Operation *> loops;
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (op->opcode() == ir::Opcode::For) {
       plan_pipeline(*op, num_warps);
+      plan_carried(*op);
       plan_prefetch(*op);
-      loops.push_back(op);
     }
   });
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) // inner loops first
-    plan_carried(**it);
   return changed;
 }
 

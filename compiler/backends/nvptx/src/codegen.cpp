@@ -660,27 +660,21 @@ void KernelEmitter::guarded(llvm::Value *cond, const std::function<void()> &body
 
 llvm::Value *KernelEmitter::guarded_load(llvm::Value *cond, llvm::Type *t, llvm::Value *ptr,
                                          llvm::Value *otherwise) {
-  // Branch-free: where `cond` is false the load reads a word of this module's instead. An edge
-  // path of one branch per element is what made ptxas slow (a 128x64 tile copy: 64 blocks).
-  llvm::Value *v = b_.CreateLoad(t, b_.CreateSelect(cond, ptr, zero_word()));
-  return b_.CreateSelect(cond, v, otherwise);
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  llvm::BasicBlock *then_bb = llvm::BasicBlock::Create(ctx_, "load", fn_);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "load.end", fn_);
+  b_.CreateCondBr(cond, then_bb, done);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value *v = b_.CreateLoad(t, ptr);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  llvm::PHINode *phi = b_.CreatePHI(t, 2);
+  phi->addIncoming(v, then_bb);
+  phi->addIncoming(otherwise, from);
+  return phi;
 }
 
-llvm::Value *KernelEmitter::zero_word() {
-  // 16 bytes, 16-aligned: any element type fits. Internal: each module has its own.
-  if (llvm::GlobalVariable *g = module_.getGlobalVariable("tl_zero_word", /*AllowInternal=*/true))
-    return g;
-  llvm::Type *t = llvm::ArrayType::get(b_.getInt8Ty(), 16);
-  auto *g =
-      new llvm::GlobalVariable(module_, t, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
-                               llvm::Constant::getNullValue(t), "tl_zero_word", nullptr,
-                               llvm::GlobalValue::NotThreadLocal, kGlobal);
-  g->setAlignment(llvm::Align(16));
-  return g;
-}
-
-KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body,
-                                        bool rolled) {
+KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body) {
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
@@ -701,14 +695,7 @@ KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const 
   i->addIncoming(next, latch);
   for (size_t j = 0; j < phis.size(); ++j)
     phis[j]->addIncoming(next_values[j], latch);
-  llvm::BranchInst *back = b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
-  if (rolled) { // llvm.loop metadata: a distinct self-referencing node, then the hint
-    llvm::Metadata *hint =
-        llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"));
-    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, {nullptr, hint});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
-  }
+  b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
   b_.SetInsertPoint(done);
   Regs out;
   for (size_t j = 0; j < phis.size(); ++j) {

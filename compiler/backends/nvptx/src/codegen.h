@@ -216,17 +216,14 @@ private:
   void need_shared(uint64_t bytes);
   llvm::Value *element_address(const TensorArg &t, const std::vector<llvm::Value *> &index);
   llvm::Value *in_bounds(const TensorArg &t, const std::vector<llvm::Value *> &index);
-  /// A load of `ptr` where `cond` holds, else `otherwise`, without a branch (the address is
-  /// swapped for zero_word()'s).
   llvm::Value *guarded_load(llvm::Value *cond, llvm::Type *t, llvm::Value *ptr,
                             llvm::Value *otherwise);
-  llvm::Value *zero_word(); // 16 zero bytes in global memory, one per module
   void guarded(llvm::Value *cond, const std::function<void()> &body);
   /// A counted loop 0 <= i < n (i64) emitted as IR (not unrolled) carrying `init`: `body` gets
   /// i and the carried values and returns the next ones (it may create blocks); returns the
-  /// values after the last iteration. `rolled`: LLVM may not unroll it either.
+  /// values after the last iteration.
   using LoopBody = std::function<Regs(llvm::Value *, const Regs &)>;
-  Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body, bool rolled = false);
+  Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body);
 
   const ir::Kernel &kernel_;
   llvm::Module &module_;

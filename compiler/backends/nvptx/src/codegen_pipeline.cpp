@@ -146,36 +146,20 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(edge);
-  // The edge path (unaligned or strided rows, ragged columns) is a loop, a chunk a trip, its
-  // elements read without branches: unrolled like the fast path it was most of ptxas's time.
-  const int64_t trips = (chunks + threads - 1) / threads;
-  loop(
-      b_.getInt64(trips), {},
-      [&](llvm::Value *j, const Regs &) -> Regs {
-        llvm::Value *q = b_.CreateAdd(tid_, b_.CreateMul(j, b_.getInt64(threads)));
-        guarded(b_.CreateICmpULT(q, b_.getInt64(chunks)), [&] {
-          llvm::Value *row = b_.CreateUDiv(q, b_.getInt64(row_chunks));
-          llvm::Value *col =
-              b_.CreateMul(b_.CreateURem(q, b_.getInt64(row_chunks)), b_.getInt64(per_chunk));
-          llvm::Type *bits_type = b_.getIntNTy(static_cast<unsigned>(bytes * 8));
-          llvm::Value *vec = llvm::PoisonValue::get(
-              llvm::FixedVectorType::get(bits_type, static_cast<unsigned>(per_chunk)));
-          for (int64_t e = 0; e < per_chunk; ++e) {
-            const std::vector<llvm::Value *> index = {
-                b_.CreateAdd(origin[0], row),
-                b_.CreateAdd(origin[1], b_.CreateAdd(col, b_.getInt64(e)))};
-            llvm::Value *bits =
-                guarded_load(in_bounds(ta, index), bits_type, element_address(ta, index),
-                             llvm::ConstantInt::get(bits_type, 0));
-            vec = b_.CreateInsertElement(vec, bits, e);
-          }
-          b_.CreateAlignedStore(vec,
-                                b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col)),
-                                llvm::Align(16));
-        });
-        return {};
-      },
-      /*rolled=*/true);
+  each_chunk([&](llvm::Value *row, llvm::Value *col) {
+    llvm::Type *bits_type = b_.getIntNTy(static_cast<unsigned>(bytes * 8));
+    llvm::Value *vec = llvm::PoisonValue::get(
+        llvm::FixedVectorType::get(bits_type, static_cast<unsigned>(per_chunk)));
+    for (int64_t e = 0; e < per_chunk; ++e) {
+      const std::vector<llvm::Value *> index = {
+          b_.CreateAdd(origin[0], row), b_.CreateAdd(origin[1], b_.CreateAdd(col, b_.getInt64(e)))};
+      llvm::Value *bits = guarded_load(in_bounds(ta, index), bits_type, element_address(ta, index),
+                                       llvm::ConstantInt::get(bits_type, 0));
+      vec = b_.CreateInsertElement(vec, bits, e);
+    }
+    b_.CreateAlignedStore(vec, b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col)),
+                          llvm::Align(16));
+  });
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }

@@ -352,9 +352,10 @@ def test_c_launcher_hot_case(monkeypatch):
     torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 7 + i)
     monkeypatch.setitem(sys.modules, "torch", torch)
     real = tl.runtime.hal()
-    launched, fail = [], []
+    launched, fail, busy_at_launch = [], [], []
 
     def on_launch(stream, exe, desc):
+        busy_at_launch.append(plan.busy)
         a, s, c = desc.args[0], desc.args[1], desc.args[2]
         launched.append((int(ffi.cast("intptr_t", stream)), tuple(desc.grid),
                          list(a.shape[0:a.rank]), int(ffi.cast("intptr_t", a.buffer)), s.f, c.i))
@@ -386,6 +387,9 @@ def test_c_launcher_hot_case(monkeypatch):
     assert c_launch(x, 2.5, 9, 16) is True
     assert launched[-1] == (107, (3, 2, 1), [4, 8], 1001, 2.5, 9)
     assert not plan.lock.locked() and not plan.busy
+    # The Python plan is marked busy while it launches (what keeps the C launcher off its
+    # arrays while its cffi calls release the GIL); the C launcher needs no mark.
+    assert busy_at_launch == [True, False]
     y = _FakeTorchTensor(8192, (2, 8), (8, 1))
     nothing = [c_launch(y, 1.0, 1, 16),  # new shape and address
                c_launch(_FakeTorchTensor(4096, (8, 4), (4, 1)), 1.0, 1, 16),  # same bytes,
@@ -415,6 +419,30 @@ def test_c_launcher_hot_case(monkeypatch):
     with pytest.raises(tl.TLRuntimeError) as e2:
         plan.launch((3, 2), (y, 3.0, 4, 16), {}, None, None)
     assert str(e.value) == str(e2.value) and not plan.lock.locked() and not plan.busy
+
+
+def test_c_launcher_needs_torchs_own_stream_query(monkeypatch):
+    """Without torch._C._cuda_getCurrentRawStream the stream comes from Python code, which
+    could let another thread run inside the C launcher: such a plan stays in Python."""
+    import types
+    from tl._ffi import ffi
+    _need_c_launcher()
+    callback = ffi.callback("tl_status(tl_stream, tl_executable, const tl_launch_desc *)",
+                            lambda s, e, d: ffi.NULL)
+    monkeypatch.setattr(tl.fastlaunch, "hal", lambda: types.SimpleNamespace(
+        tl_stream_launch=callback))
+    monkeypatch.setattr(tl.fastlaunch, "USE_C", True)
+    x = _FakeTorchTensor(4096, (4,), (1,))
+    launch = [["devtensor", types.SimpleNamespace(ndim=1, device_id=0), tl.float32.code, x]]
+    slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (1, 0), 0)]
+    plans = []
+    for raw in ({"_cuda_getCurrentRawStream": lambda i: 0}, {}):
+        torch = types.ModuleType("torch")
+        torch._C = types.SimpleNamespace(**raw)
+        monkeypatch.setitem(sys.modules, "torch", torch)
+        plans.append(tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch,
+                                        _FakeCudaDevice(), ffi.NULL))
+    assert plans[0].c_state is not None and plans[1].c_state is None
 
 
 def test_c_launcher_through_kernel_launches(monkeypatch):

@@ -157,7 +157,7 @@ class Plan:
         # torch tensors launch on torch's current stream of the first one's GPU
         torch_slots = [s for s in self.slots if s[0] == _TORCH]
         self.torch_index = torch_slots[0][4][1] if torch_slots else None
-        self.raw_stream = None
+        self.raw_stream = raw = None
         if self.torch_index is not None:
             import torch  # a torch tensor was launched, so torch is there
             from .devtensor import _current_raw_stream
@@ -165,7 +165,9 @@ class Plan:
             self.raw_stream = raw or (lambda i: _current_raw_stream(torch, i))
         self.c_state = None  # the C launcher's view of this plan (_tl_launch.launch)
         self.addrs, self.stream_addrs = {}, {}  # what the C launcher reads of cdata handles
-        if (USE_C and C is not None and self.raw_stream is not None
+        # Only with torch's own stream query: the C launcher relies on running no Python code
+        # (which could switch threads) before its launch, and the fallback is Python.
+        if (USE_C and C is not None and raw is not None
                 and isinstance(self.lib.tl_stream_launch, ffi.CData)  # not a stand-in
                 and all(s[0] in (_CONST, _SCALAR, _TORCH) for s in self.slots)):
             self.c_state = (

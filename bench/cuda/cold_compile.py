@@ -1,5 +1,6 @@
-"""Cold compile of the GEMM kernels (library, bench f16 and f32) to cubins (sm_80 + sm_90a, the nvptx target's default), in a
-fresh process with the disk cache off, through the same call a launch makes (tl.ir.compile_text).
+"""Cold compile of the GEMM kernels (the library's; the bench's f16 tensor-core and f32 ones) to
+cubins (sm_80 + sm_90a, the nvptx target's default), in a fresh process with the disk cache off,
+through the same call a launch makes (tl.ir.compile_text).
 Prints `name: ms` lines; TL_NVPTX_TIMES=1 adds each stage's time on stderr.
 Usage: TL_CACHE_DIR= python3 bench/cuda/cold_compile.py
 """
@@ -37,6 +38,7 @@ def main():
         blob = ir.compile_text(text, "nvptx", producer="cold")
         print(f"cold_compile_gemm_bench_{name}_ms: {(time.perf_counter() - t0) * 1e3:.1f} "
               f"({len(blob)} bytes)")
+
 
 if __name__ == "__main__":
     main()

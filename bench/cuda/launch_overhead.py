@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Usage: launch_overhead.py [--device cpu|cuda] [--reps N] [--profile]
 
-Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's in Python; fast_c: a plan's hot case in C,
-the default where _tl_launch is built), microseconds per launch:
+Prints, per path (full: TL_FAST_LAUNCH=0's path; fast: a plan's in Python; fast_c: a plan's hot
+case in C, the default where _tl_launch is built), microseconds per launch:
 - `launch_<dev>_<path>_us`: REPS launches then one synchronize (cuda: queued on torch's stream);
 - `launch_<dev>_<path>_python_us`: the same with the HAL's tl_stream_launch and
   tl_stream_synchronize replaced by no-ops, i.e. the Python side alone (the imports of buffers

@@ -62,12 +62,13 @@ Case vector_add_case(std::mt19937_64 &rng) {
   return c;
 }
 
-Case gemm_case(std::mt19937_64 &rng) {
-  const int64_t M = pick(rng, 1, 130), N = pick(rng, 1, 130), K = pick(rng, 1, 200);
+/// A GEMM of random shape on (BM, BN) tiles, K up to `k_max`.
+Case gemm_case(std::mt19937_64 &rng, int64_t bm, int64_t bn, int64_t k_max) {
+  const int64_t M = pick(rng, 1, 130), N = pick(rng, 1, 130), K = pick(rng, 1, k_max);
   Case c{std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
          {},
          2,
-         {ceil_div(M, 32), ceil_div(N, 32), 1},
+         {ceil_div(M, bm), ceil_div(N, bn), 1},
          {}};
   c.args = {random_f32({M, K}, rng), random_f32({K, N}, rng), HostTensor(ScalarKind::F32, {M, N})};
   auto a = to_doubles(c.args[0]), b = to_doubles(c.args[1]);
@@ -165,10 +166,14 @@ int main(int argc, char **argv) {
     std::cout << desc;
     return 0;
   }
-  const KernelSpec specs[] = {{"vector_add", "vector_add.tlir", vector_add_case},
-                              {"gemm", "gemm.tlir", gemm_case},
-                              {"softmax", "softmax.tlir", softmax_case},
-                              {"layernorm", "layernorm.tlir", layernorm_case}};
+  const KernelSpec specs[] = {
+      {"vector_add", "vector_add.tlir", vector_add_case},
+      {"gemm", "gemm.tlir", [](std::mt19937_64 &r) { return gemm_case(r, 32, 32, 200); }},
+      // K past one chunk of 1024 in about half the shapes
+      {"gemm_nvptx", "gemm_nvptx.tlir",
+       [](std::mt19937_64 &r) { return gemm_case(r, 128, 64, 2100); }},
+      {"softmax", "softmax.tlir", softmax_case},
+      {"layernorm", "layernorm.tlir", layernorm_case}};
   std::mt19937_64 rng(seed);
   int failures = 0, checked = 0;
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));

@@ -86,8 +86,8 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const std::string &arch, std
   llvm::TargetOptions to;
   to.AllowFPOpFusion = llvm::FPOpFusion::Strict; // fma only where the IR says fma
   // Codegen at Default, not Aggressive: ptxas allocates registers and schedules again anyway
-  // (same registers after ptxas), and LLVM's PTX emission takes half the time (a 32x32 GEMM:
-  // 18 -> 9 ms).
+  // (registers after ptxas within 2 on the bench's GEMMs), and LLVM's PTX emission takes half
+  // the time (a 32x32 GEMM: 18 -> 9 ms).
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       kTriple, arch, "", to, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Default));
   if (!tm)

@@ -421,27 +421,35 @@ def test_c_launcher_hot_case(monkeypatch):
     assert str(e.value) == str(e2.value) and not plan.lock.locked() and not plan.busy
 
 
-def test_c_launcher_needs_torchs_own_stream_query(monkeypatch):
-    """Without torch._C._cuda_getCurrentRawStream the stream comes from Python code, which
-    could let another thread run inside the C launcher: such a plan stays in Python."""
+def _one_tensor_plan(monkeypatch, on_launch):
+    """A plan of one 1-D fake torch tensor whose tl_stream_launch is `on_launch` (a C callback),
+    the C launcher on; torch must be faked first. Returns (tensor, plan)."""
     import types
     from tl._ffi import ffi
-    _need_c_launcher()
     callback = ffi.callback("tl_status(tl_stream, tl_executable, const tl_launch_desc *)",
-                            lambda s, e, d: ffi.NULL)
+                            on_launch)
     monkeypatch.setattr(tl.fastlaunch, "hal", lambda: types.SimpleNamespace(
         tl_stream_launch=callback))
     monkeypatch.setattr(tl.fastlaunch, "USE_C", True)
     x = _FakeTorchTensor(4096, (4,), (1,))
     launch = [["devtensor", types.SimpleNamespace(ndim=1, device_id=0), tl.float32.code, x]]
     slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (1, 0), 0)]
+    return x, tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch,
+                                 _FakeCudaDevice(), ffi.NULL)
+
+
+def test_c_launcher_needs_torchs_own_stream_query(monkeypatch):
+    """Without torch._C._cuda_getCurrentRawStream the stream comes from Python code, which
+    could let another thread run inside the C launcher: such a plan stays in Python."""
+    import types
+    from tl._ffi import ffi
+    _need_c_launcher()
     plans = []
     for raw in ({"_cuda_getCurrentRawStream": lambda i: 0}, {}):
         torch = types.ModuleType("torch")
         torch._C = types.SimpleNamespace(**raw)
         monkeypatch.setitem(sys.modules, "torch", torch)
-        plans.append(tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch,
-                                        _FakeCudaDevice(), ffi.NULL))
+        plans.append(_one_tensor_plan(monkeypatch, lambda s, e, d: ffi.NULL)[1])
     assert plans[0].c_state is not None and plans[1].c_state is None
 
 
@@ -455,16 +463,8 @@ def test_c_launcher_through_kernel_launches(monkeypatch):
     torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 0)
     monkeypatch.setitem(sys.modules, "torch", torch)
     grids = []
-    callback = ffi.callback("tl_status(tl_stream, tl_executable, const tl_launch_desc *)",
-                            lambda s, e, d: grids.append(tuple(d.grid)) or ffi.NULL)
-    monkeypatch.setattr(tl.fastlaunch, "hal", lambda: types.SimpleNamespace(
-        tl_stream_launch=callback))
-    monkeypatch.setattr(tl.fastlaunch, "USE_C", True)
-    x = _FakeTorchTensor(4096, (4,), (1,))
-    launch = [["devtensor", types.SimpleNamespace(ndim=1, device_id=0), tl.float32.code, x]]
-    slots = [(tl.fastlaunch._TORCH, 0, _FakeTorchTensor, "f32", (1, 0), 0)]
-    plan = tl.fastlaunch.Plan(1, frozenset(), (), None, None, slots, launch, _FakeCudaDevice(),
-                              ffi.NULL)
+    x, plan = _one_tensor_plan(monkeypatch,
+                               lambda s, e, d: grids.append(tuple(d.grid)) or ffi.NULL)
     k = _kernel()
     k._plans = [plan]
     calls = []

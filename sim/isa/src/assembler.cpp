@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -139,13 +140,28 @@ private:
         return v;
     }
   }
+  /// a op b, or a located error where the result does not fit 64 bits.
+  int64_t checked(char op, int64_t a, int64_t b, size_t at) {
+    int64_t r = 0;
+    const bool overflow = op == '+'   ? __builtin_add_overflow(a, b, &r)
+                          : op == '-' ? __builtin_sub_overflow(a, b, &r)
+                          : op == '*' ? __builtin_mul_overflow(a, b, &r)
+                                      : b == -1 && a == INT64_MIN; // '/' and '%'
+    if (overflow) {
+      p_ = at;
+      fail("integer overflow: the value does not fit 64 bits");
+    }
+    return op == '+' || op == '-' || op == '*' ? r : (op == '/' ? a / b : a % b);
+  }
   int64_t parse_sum() {
     int64_t v = parse_product();
     for (;;) {
+      skip_space();
+      const size_t at = p_; // the operator, where an overflow is reported
       if (eat("+"))
-        v += parse_product();
+        v = checked('+', v, parse_product(), at);
       else if (eat("-"))
-        v -= parse_product();
+        v = checked('-', v, parse_product(), at);
       else
         return v;
     }
@@ -153,6 +169,8 @@ private:
   int64_t parse_product() {
     int64_t v = parse_unary();
     for (;;) {
+      skip_space();
+      const size_t op_at = p_; // the operator, where an overflow is reported
       char op = 0;
       if (eat("*"))
         op = '*';
@@ -168,12 +186,12 @@ private:
         p_ = at;
         fail("division by zero");
       }
-      v = op == '*' ? v * r : (op == '/' ? v / r : v % r);
+      v = checked(op, v, r, op_at);
     }
   }
   int64_t parse_unary() {
-    if (eat("-"))
-      return -parse_unary();
+    if (const size_t at = p_; eat("-"))
+      return checked('-', 0, parse_unary(), at);
     if (eat("~"))
       return ~parse_unary();
     if (eat("(")) {

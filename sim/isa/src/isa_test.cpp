@@ -176,6 +176,28 @@ TEST(IsaAssembler, DiagnosticsNameLineAndColumn) {
   EXPECT_NE(d.find("p.s:12:10: error: malformed number"), std::string::npos) << d;
 }
 
+TEST(IsaAssembler, ExpressionOverflowIsALocatedError) {
+  // Each line overflows int64 one way (before: undefined behaviour, UBSan's report; found by
+  // tnpu_asm_fuzzer); the last two fit and assemble.
+  Assembly a = assemble("  li r1, 77777777777777777 * 256\n"
+                        "  li r1, 9223372036854775807 + 1\n"
+                        "  li r1, -9223372036854775807 - 2\n"
+                        "  li r1, (-9223372036854775807 - 1) / -1\n"
+                        "  li r1, (-9223372036854775807 - 1) % -1\n"
+                        "  li r1, -(-9223372036854775807 - 1)\n"
+                        "  li r1, 4 * 8 - 1\n"
+                        "  li r1, -(3 - 10)\n");
+  std::string d = format_diagnostics("p.s", a.errors);
+  EXPECT_EQ(a.errors.size(), 6u) << d;
+  // at the operator that overflows
+  const char *where[] = {
+      "p.s:1:28: ", "p.s:2:30: ", "p.s:3:31: ", "p.s:4:37: ", "p.s:5:37: ", "p.s:6:10: "};
+  for (const char *w : where)
+    EXPECT_NE(d.find(std::string(w) + "error: integer overflow: the value does not fit 64 bits"),
+              std::string::npos)
+        << w << d;
+}
+
 TEST(IsaDocs, ReadmeDocumentsEveryInstruction) {
   std::ifstream f(TL_NPU_ISA_README);
   ASSERT_TRUE(f) << TL_NPU_ISA_README;

@@ -272,11 +272,12 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
     const ir::Type &t = op->result()->type();
     Layout l = default_layout(t.shape(), num_warps);
     const ir::Opcode code = op->opcode();
-    if (code == ir::Opcode::Dot)
+    if (code == ir::Opcode::Dot) {
       if (std::optional<Layout> m = mma_for(*op, num_warps))
         l = *m;
       else if (fma_dot(*op) && t.rank() == 2)
         l = fma_layout(t.shape()[0], t.shape()[1], num_warps);
+    }
     op->set_attr("nvptx.layout", l.str());
     changed = true;
     if (code == ir::Opcode::Reshape || code == ir::Opcode::ExpandDims) {

@@ -1,0 +1,91 @@
+"""How the op timed before the start event moves an event-timed GEMM at 1024^3 (f32).
+
+tl-conform times an op behind a run of itself; bench_rows.py times it behind a spin kernel. This
+times TL's f32 GEMM (tl-conform's nvptx candidate's tiles) and cuBLAS SGEMM (torch.matmul, TF32
+off) at 1024^3 behind several leading ops, each the best and the median of 15, and prints
+`name: us` lines:
+  idle    nothing queued before the start event (the host's launch is inside the interval)
+  spin    torch.cuda._sleep (no memory written)
+  self    the same op (tl-conform's way)
+  sspin   a spin, then the same op (a lead that follows a quiet device)
+  other   the other GEMM (cuBLAS before TL's, TL's before cuBLAS)
+  fill    a 4 MiB zero_ of a separate buffer (a short op that writes memory)
+  elsewhere  the same kernel writing another output buffer
+  train   a spin, then 20 runs back to back between the events, per run
+Usage (GPU machine, inside run_on_device.sh's environment): python3 bench/cuda/timing_probe.py
+"""
+import os
+import sys
+import statistics
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_rows  # noqa: E402  (its kernels; TF32 off)
+
+
+def probe(name, op, leads, reps=15):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for lead_name, lead in leads.items():
+        for _ in range(3):
+            op()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(reps):
+            n = 1
+            if lead_name == "idle":
+                torch.cuda.synchronize()
+            elif lead_name == "train":
+                torch.cuda._sleep(400_000)
+                n = 20
+            else:
+                lead()
+            start.record()
+            for _ in range(n):
+                op()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e3 / n)
+        print(f"probe_{name}_{lead_name}_best_us: {min(times):.2f}")
+        print(f"probe_{name}_{lead_name}_median_us: {statistics.median(times):.2f}")
+
+
+def main():
+    dev = torch.device("cuda")
+    n = 1024
+    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    c, c2 = torch.empty(n, n, device=dev), torch.empty(n, n, device=dev)
+    scratch = torch.empty(n * n, device=dev)
+    ref = a.double() @ b.double()
+    ops = {
+        "tl_128x64": lambda out=c: bench_rows.gemm[(n // 128, n // 64)](
+            a, b, out, BM=128, BN=64, BK=64, CHUNK=1024),
+        "tl_128x32": lambda out=c: bench_rows.gemm[(n // 128, n // 32)](
+            a, b, out, BM=128, BN=32, BK=64, CHUNK=1024),
+        "cublas": lambda out=c: torch.matmul(a, b, out=out),
+    }
+    failed = []
+    for name, op in ops.items():
+        other = ops["cublas"] if name != "cublas" else ops["tl_128x64"]
+
+        def sspin(op=op):
+            torch.cuda._sleep(400_000)
+            op()
+
+        leads = {"idle": None, "spin": lambda: torch.cuda._sleep(400_000), "self": op,
+                 "sspin": sspin, "other": lambda other=other: other(c2), "fill": scratch.zero_,
+                 "elsewhere": lambda op=op: op(c2), "train": None}
+        c.fill_(float("nan"))
+        probe(name, op, leads)
+        torch.cuda.synchronize()
+        err = ((c.double() - ref).norm() / ref.norm()).item()
+        print(f"probe_{name}_normwise_error: {err:.2e}")
+        if not err < 1e-6:
+            failed.append(name)
+    print(f"timing_probe: {'FAILED ' + ', '.join(failed) if failed else 'outputs correct'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

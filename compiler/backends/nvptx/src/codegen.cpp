@@ -368,10 +368,11 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     // This iteration's slot is complete once all but the newest distance - 1 groups are; the
     // barrier makes every thread's copies visible and ends every read of the slot refilled
     // next (distance iterations ahead: the slot of iteration i + distance - stages, whose
-    // mma.sync reads or wgmma group are done). wgmma reads through the async proxy: a fence.
+    // mma.sync reads or wgmma group are done). wgmma reads through the async proxy: a fence,
+    // for wgmma only (on a CUDA-core dot it is a MEMBAR.ALL.CTA a K step for nothing).
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {},
                        {b_.getInt32(static_cast<int32_t>(distance - 1))});
-    if (arch_.rfind("sm_9", 0) == 0)
+    if (uses_wgmma(*ring_dot))
       b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false),
                                          "fence.proxy.async.shared::cta;", "~{memory}", true));
     barrier();

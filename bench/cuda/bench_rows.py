@@ -265,11 +265,27 @@ def bench_gemm_f32(dev, failed, sizes=(1024, 4096, 8192),
         del a, bm, c
 
 
+def raw_launch_lib():
+    """libtl_bench_raw_launch (bench/cuda/raw_launch.cpp) through ctypes, or None if not built."""
+    import ctypes
+    from tl._ffi import lib_dirs
+    for d in lib_dirs():
+        path = d / "libtl_bench_raw_launch.so"
+        if path.exists():
+            lib = ctypes.CDLL(str(path))
+            lib.tl_bench_raw_launch_us.restype = ctypes.c_double
+            lib.tl_bench_raw_launch_us.argtypes = [ctypes.c_int] * 5 + [ctypes.c_size_t]
+            lib.tl_bench_raw_launch_error.restype = ctypes.c_char_p
+            return lib
+    return None
+
+
 def launch_rows(dev):
     """Per-launch time of an empty kernel on a torch tensor (the median of 7 rounds of 2000
     launches, each round then one synchronize, as launch_bench.cpp times the raw anchor): TL's
     default path (the C launcher where built), its Python plans alone (TL_FAST_LAUNCH_C=0's),
-    TL's full path (TL_FAST_LAUNCH=0's), torch's add_."""
+    TL's full path (TL_FAST_LAUNCH=0's), torch's add_; and raw cuLaunchKernel of an empty
+    one-tensor kernel in this process (raw_launch.cpp), interleaved with TL's three times."""
     import time
     import tl.fastlaunch
     e = torch.empty(1, device=dev)
@@ -287,8 +303,21 @@ def launch_rows(dev):
             times.append((time.perf_counter() - t0) / reps)
         return sorted(times)[rounds // 2]
 
+    # The raw anchor in this process, on the stream TL launches on (torch's current one), and
+    # interleaved with TL's launches: the host's speed, which varies between processes here,
+    # moves both alike.
+    raw = raw_launch_lib()
+    stream = torch.cuda.current_stream().cuda_stream
+    raws, tls = [], []
     fast_before = empty.launch_counts["fast"]
-    t_tl = per_launch(lambda: empty[(1,)](e))
+    for _ in range(3):
+        if raw is not None:
+            us = raw.tl_bench_raw_launch_us(e.device.index or 0, reps, 7, 1, 0, stream)
+            if us < 0:
+                raise RuntimeError(f"raw launch: {raw.tl_bench_raw_launch_error().decode()}")
+            raws.append(us * 1e-6)
+        tls.append(per_launch(lambda: empty[(1,)](e)))
+    t_tl = sorted(tls)[1]
     fast = empty.launch_counts["fast"] - fast_before
     use_c, tl.fastlaunch.USE_C, empty._plans = tl.fastlaunch.USE_C, False, []
     t_plan = per_launch(lambda: empty[(1,)](e))
@@ -298,8 +327,12 @@ def launch_rows(dev):
     tl.fastlaunch.ENABLED = True
     t_torch = per_launch(lambda: e.add_(0))
     print(f"launch_empty_python_us: {t_tl * 1e6:.2f}")
+    if raws:
+        t_raw = sorted(raws)[1]
+        print(f"launch_raw_tensor_same_process_us: {t_raw * 1e6:.2f}")
+        print(f"launch_empty_python_minus_raw_us: {(t_tl - t_raw) * 1e6:.2f}")
     print(f"launch_empty_python_c_launcher: {'on' if use_c and tl.fastlaunch.C else 'off'}")
-    print(f"launch_empty_python_fast_path_launches: {fast} of {7 * reps + 1}")
+    print(f"launch_empty_python_fast_path_launches: {fast} of {3 * 7 * reps + 1}")
     print(f"launch_empty_python_plans_only_us: {t_plan * 1e6:.2f}")
     print(f"launch_empty_python_full_path_us: {t_full * 1e6:.2f}")
     if os.environ.get("TL_BENCH_PROFILE_LAUNCH"):  # where the Python launch's time goes

@@ -186,18 +186,14 @@ static tl_stream stream_of(PyObject *state) {
   return (tl_stream)PyLong_AsVoidPtr(addr);
 }
 
-static PyObject *launch(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 6 || !PyTuple_Check(a[0]) || PyTuple_Size(a[0]) != S_COUNT || !PyTuple_Check(a[2])) {
-    PyErr_SetString(PyExc_TypeError, "launch(state, grid, args, kwargs, device, target)");
-    return NULL;
-  }
-  PyObject *state = a[0], *grid = a[1], *args = a[2], *kwargs = a[3];
+// The hot case of one plan: True after a launch, None for the Python plan, NULL on an error.
+static PyObject *launch_plan(PyObject *state, PyObject *grid, PyObject *args, PyObject *kwargs,
+                             PyObject *device, PyObject *target) {
   Py_ssize_t nargs = PyTuple_Size(args), nkw = PyTuple_Size(PyTuple_GetItem(state, S_KWNAMES));
   if (nargs != PyLong_AsSsize_t(PyTuple_GetItem(state, S_NARGS)) ||
       (kwargs == Py_None ? 0 : PyObject_Size(kwargs)) != nkw ||
-      !equal(a[4], PyTuple_GetItem(state, S_DEVICE)) ||
-      !equal(a[5], PyTuple_GetItem(state, S_TARGET)) || !PyTuple_Check(grid))
+      !equal(device, PyTuple_GetItem(state, S_DEVICE)) ||
+      !equal(target, PyTuple_GetItem(state, S_TARGET)) || !PyTuple_Check(grid))
     Py_RETURN_NONE;
   PyObject *plan = PyTuple_GetItem(state, S_PLAN);
   PyObject *kept = PyObject_GetAttr(plan, s_grid); // the grid desc.grid holds
@@ -246,7 +242,126 @@ static PyObject *launch(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   return result ? Py_NewRef(result) : NULL;
 }
 
+static PyObject *launch(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (n != 6 || !PyTuple_Check(a[0]) || PyTuple_Size(a[0]) != S_COUNT || !PyTuple_Check(a[2])) {
+    PyErr_SetString(PyExc_TypeError, "launch(state, grid, args, kwargs, device, target)");
+    return NULL;
+  }
+  return launch_plan(a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+// kernel[grid] (jit.Kernel.__getitem__ makes one while the C launcher is on): a call tries the
+// kernel's most recent plan here, with no Python frame; anything else is kernel.run(grid, ...),
+// which tries every plan again and is the reference.
+typedef struct {
+  PyObject_HEAD PyObject *kernel;
+  PyObject *grid;
+} Launcher;
+
+static PyObject *s_plans, *s_c_state, *s_profiling, *s_launch_counts, *s_fast, *s_run, *s_device,
+    *s_target, *s_timed;
+
+// launch_counts["fast"] += 1, as Kernel.run counts a matched launch (also one that failed).
+static int count_fast(PyObject *kernel) {
+  PyObject *counts = PyObject_GetAttr(kernel, s_launch_counts);
+  PyObject *n = counts ? PyDict_GetItemWithError(counts, s_fast) : NULL;
+  int r = -1;
+  if (n) {
+    PyObject *next = PyLong_FromLongLong(PyLong_AsLongLong(n) + 1);
+    r = next ? PyDict_SetItem(counts, s_fast, next) : -1;
+    Py_XDECREF(next);
+  }
+  Py_XDECREF(counts);
+  return r;
+}
+
+static PyObject *launcher_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  Launcher *l = (Launcher *)self;
+  int plain = !kwargs || (!PyDict_GetItemWithError(kwargs, s_device) &&
+                          !PyDict_GetItemWithError(kwargs, s_target) &&
+                          !PyDict_GetItemWithError(kwargs, s_timed));
+  if (PyErr_Occurred())
+    return NULL;
+  PyObject *result = NULL; // launch_plan's: True, None or NULL (an error)
+  int tried = 0;
+  if (plain) {
+    PyObject *profiling = PyObject_GetAttr(l->kernel, s_profiling);
+    PyObject *plans = profiling == Py_False ? PyObject_GetAttr(l->kernel, s_plans) : NULL;
+    PyObject *state = plans && PyList_Check(plans) && PyList_Size(plans) > 0
+                          ? PyObject_GetAttr(PyList_GetItem(plans, 0), s_c_state)
+                          : NULL;
+    if (state && PyTuple_Check(state) && PyTuple_Size(state) == S_COUNT) {
+      tried = 1;
+      result = launch_plan(state, l->grid, args, kwargs ? kwargs : Py_None, Py_None, Py_None);
+    }
+    Py_XDECREF(state);
+    Py_XDECREF(plans);
+    Py_XDECREF(profiling);
+    if (!tried)
+      PyErr_Clear(); // a missing attribute: the Python path meets it
+  }
+  if (tried && (result == Py_True || result == NULL)) {
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    PyErr_Fetch(&type, &value, &tb); // a failed launch is counted too
+    const int counted = count_fast(l->kernel);
+    if (type)
+      PyErr_Restore(type, value, tb);
+    if (!result || counted < 0)
+      return NULL;
+    Py_DECREF(result);
+    Py_RETURN_NONE;
+  }
+  Py_XDECREF(result);
+  PyObject *run = PyObject_GetAttr(l->kernel, s_run);
+  const Py_ssize_t n = PyTuple_Size(args);
+  PyObject *all = run ? PyTuple_New(n + 1) : NULL;
+  if (!all) {
+    Py_XDECREF(run);
+    return NULL;
+  }
+  PyTuple_SetItem(all, 0, Py_NewRef(l->grid));
+  for (Py_ssize_t i = 0; i < n; ++i)
+    PyTuple_SetItem(all, i + 1, Py_NewRef(PyTuple_GetItem(args, i)));
+  PyObject *r = PyObject_Call(run, all, kwargs);
+  Py_DECREF(all);
+  Py_DECREF(run);
+  return r;
+}
+
+static void launcher_dealloc(PyObject *self) {
+  Launcher *l = (Launcher *)self;
+  PyTypeObject *type = Py_TYPE(self);
+  Py_XDECREF(l->kernel);
+  Py_XDECREF(l->grid);
+  ((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+  Py_DECREF(type);
+}
+
+static PyTypeObject *launcher_type;
+
+static PyObject *make_launcher(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+  (void)self;
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "launcher(kernel, grid)");
+    return NULL;
+  }
+  Launcher *l = (Launcher *)PyType_GenericAlloc(launcher_type, 0);
+  if (!l)
+    return NULL;
+  l->kernel = Py_NewRef(a[0]);
+  l->grid = Py_NewRef(a[1]);
+  return (PyObject *)l;
+}
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_call, launcher_call}, {Py_tp_dealloc, launcher_dealloc}, {0, NULL}};
+static PyType_Spec launcher_spec = {"tl._tl_launch.Launcher", sizeof(Launcher), 0,
+                                    Py_TPFLAGS_DEFAULT, launcher_slots};
+
 static PyMethodDef methods[] = {
+    {"launcher", (PyCFunction)(void (*)(void))make_launcher, METH_FASTCALL,
+     "launcher(kernel, grid) -> kernel[grid] with the hot case of kernel.run in C"},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(state, grid, args, kwargs, device, target) -> True, or None for the Python plan"},
     {NULL, NULL, 0, NULL}};
@@ -266,5 +381,17 @@ PyMODINIT_FUNC PyInit__tl_launch(void) {
   s_copied_bytes = PyUnicode_InternFromString("copied_bytes");
   s_raise_status = PyUnicode_InternFromString("_raise_status");
   zero = PyLong_FromLong(0);
+  s_plans = PyUnicode_InternFromString("_plans");
+  s_c_state = PyUnicode_InternFromString("c_state");
+  s_profiling = PyUnicode_InternFromString("profiling");
+  s_launch_counts = PyUnicode_InternFromString("launch_counts");
+  s_fast = PyUnicode_InternFromString("fast");
+  s_run = PyUnicode_InternFromString("run");
+  s_device = PyUnicode_InternFromString("device");
+  s_target = PyUnicode_InternFromString("target");
+  s_timed = PyUnicode_InternFromString("_timed");
+  launcher_type = (PyTypeObject *)PyType_FromSpec(&launcher_spec);
+  if (!launcher_type)
+    return NULL;
   return PyModule_Create(&module);
 }

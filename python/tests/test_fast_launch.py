@@ -475,3 +475,42 @@ def test_c_launcher_through_kernel_launches(monkeypatch):
     assert grids == [(2, 1, 1)] * 3 + [(3, 1, 1)]
     assert k.launch_counts == {"full": 0, "fast": 4}
     assert len(calls) == 2  # the first launch and the new grid: the Python plan; else C
+
+
+def test_kernel_grid_is_the_c_launcher(monkeypatch):
+    """kernel[grid] is the C launcher object while it is on: the most recent plan's hot case
+    launches with no Python frame, a failed launch raises the HAL's error and is counted, and
+    device= (or the C launcher off) takes Kernel.run. Fails if any of them goes another way."""
+    import functools
+    import types
+    from tl._ffi import ffi, hal
+    _need_c_launcher()
+    torch = types.ModuleType("torch")
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda i: 0)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    real, fail, grids = hal(), [], []
+
+    def on_launch(s, e, d):
+        grids.append(tuple(d.grid))
+        return real.tl_stream_synchronize(ffi.NULL) if fail else ffi.NULL
+
+    x, plan = _one_tensor_plan(monkeypatch, on_launch)
+    k = _kernel()
+    k._plans = [plan]
+    assert type(k[(2,)]).__name__ == "Launcher"
+    runs = []
+    run = k.run
+    monkeypatch.setattr(k, "run", lambda *a, **kw: runs.append(a[0]) or run(*a, **kw))
+    k[(2,)](x)  # plan.grid is unset: Kernel.run, whose Python plan writes it
+    k[(2,)](x)  # the hot case, in C
+    assert grids == [(2, 1, 1)] * 2 and runs == [(2,)]
+    fail.append(1)
+    with pytest.raises(tl.TLRuntimeError, match="tl_stream_launch: "):
+        k[(2,)](x)
+    assert runs == [(2,)] and k.launch_counts == {"full": 0, "fast": 3}
+    fail.clear()
+    with pytest.raises(TypeError, match="'y'"):  # device= is Kernel.run's: its binding error
+        k[(2,)](x, device="nonesuch")
+    assert runs == [(2,), (2,)]
+    monkeypatch.setattr(tl.fastlaunch, "USE_C", False)
+    assert isinstance(k[(2,)], functools.partial)

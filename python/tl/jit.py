@@ -97,6 +97,10 @@ class Kernel:
         raise TypeError(f"launch a kernel with a grid: {self.__name__}[grid](...)")
 
     def __getitem__(self, grid):
+        c = fastlaunch.C
+        if (c is not None and fastlaunch.USE_C and fastlaunch.ENABLED
+                and not log.isEnabledFor(logging.DEBUG)):  # run logs each launch
+            return c.launcher(self, grid)  # the most recent plan's hot case without run's frame
         return functools.partial(self.run, grid)  # a C-level call, cheaper than a lambda
 
     # ---- tracing ------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """How the op timed before the start event moves an event-timed GEMM at 1024^3 (f32).
 
 tl-conform times an op behind a run of itself; bench_rows.py times it behind a spin kernel. This
-times TL's f32 GEMM (tl-conform's nvptx candidate's tiles) and cuBLAS SGEMM (torch.matmul, TF32
-off) at 1024^3 behind several leading ops, each the best and the median of 15, and prints
-`name: us` lines:
+times TL's f32 GEMM (128 x 64 x 64 traced from Python, and tl-conform's candidate
+kernels/tlir/gemm_nvptx.tlir itself as `tl_kit`) and cuBLAS SGEMM (torch.matmul, TF32 off) at
+1024^3 behind several leading ops, each the best and the median of 15, and prints `name: us`
+lines (findings: bench/cuda/README.md, session 5):
   idle    nothing queued before the start event (the host's launch is inside the interval)
   spin    torch.cuda._sleep (no memory written)
   self    the same op (tl-conform's way)
@@ -51,6 +52,25 @@ def probe(name, op, leads, reps=15):
         print(f"probe_{name}_{lead_name}_median_us: {statistics.median(times):.2f}")
 
 
+def kit_kernel(a, b, c):
+    """tl-conform's candidate (kernels/tlir/gemm_nvptx.tlir, its defaults: 128 x 64 x 64) as a
+    launchable kernel: a traced twin with the same parameters whose Tile IR text is swapped."""
+    import tl
+
+    @tl.kernel
+    def gemm_kit(a: tl.tensor, b: tl.tensor, c: tl.tensor):
+        tl.store(c + (0, 0), tl.zeros((1, 1), tl.float32))
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    gemm_kit[(1,)](a, b, c)
+    torch.cuda.synchronize()
+    text = open(os.path.join(root, "kernels", "tlir", "gemm_nvptx.tlir")).read()
+    for compiled in gemm_kit.cache.values():
+        compiled.text, compiled.executables = text, {}
+    gemm_kit._plans = []
+    return gemm_kit
+
+
 def main():
     dev = torch.device("cuda")
     n = 1024
@@ -58,9 +78,11 @@ def main():
     c, c2 = torch.empty(n, n, device=dev), torch.empty(n, n, device=dev)
     scratch = torch.empty(n * n, device=dev)
     ref = a.double() @ b.double()
+    kit = kit_kernel(a, b, c)
     ops = {
         "tl_128x64": lambda out=c: bench_rows.gemm[(n // 128, n // 64)](
             a, b, out, BM=128, BN=64, BK=64, CHUNK=1024),
+        "tl_kit": lambda out=c: kit[(n // 128, n // 64)](a, b, out),
         "tl_128x32": lambda out=c: bench_rows.gemm[(n // 128, n // 32)](
             a, b, out, BM=128, BN=32, BK=64, CHUNK=1024),
         "cublas": lambda out=c: torch.matmul(a, b, out=out),

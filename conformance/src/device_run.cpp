@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -105,73 +104,8 @@ void run_on_interpreter(const std::string &tlir, const std::string &kernel,
     throw std::runtime_error("interpreter: " + r.error);
 }
 
-namespace {
-
-/// The blocking lead: one program spinning through a dependent chain of integer multiply-adds
-/// (nothing can shorten it) that writes its 4-byte result, so that it cannot be removed.
-constexpr const char *kLeadTlir = R"(kernel @tl_conform_lead(%out: tensor<?xi32>, %n: i32) {
-  %c0 = constant {value = 0} : i32
-  %c1 = constant {value = 1} : i32
-  %mul = constant {value = 1103515245} : i32
-  %inc = constant {value = 12345} : i32
-  %x = for %i = %c0 to %n step %c1 iter_args(%v = %c1) : i32 {
-    %p = mul %v, %mul : i32
-    %q = add %p, %inc : i32
-    yield %q
-  }
-  %t = splat %x : tile<1xi32>
-  store %out, %c0, %t
-  return
-}
-)";
-constexpr double kLeadMs = 0.2; // past any host's queueing of two events and one op
-constexpr int64_t kLeadMaxTrips = int64_t(1) << 30;
-
-} // namespace
-
-std::function<void()> blocking_lead(WorkerContext &ctx, const hal::Stream &stream) {
-  hal::Device dev(ctx.device);
-  struct Lead {
-    LoadedKernel kernel;
-    hal::Buffer out;
-    int64_t trips = 4096;
-  };
-  auto lead = std::make_shared<Lead>(
-      Lead{load_kernel(ctx, kLeadTlir, "tl_conform_lead"), dev.buffer(4, TL_BUFFER_DEVICE_LOCAL)});
-  auto launch = [lead, &stream] {
-    stream.launch(
-        lead->kernel.exe, lead->kernel.index, {1, 1, 1},
-        {hal::tensor_arg(lead->out, TL_DTYPE_I32, {1}), hal::int_arg(TL_DTYPE_I32, lead->trips)});
-  };
-  if (dev.info().flags & TL_DEVICE_SIMULATED_TIME)
-    return launch; // unused: simulated intervals hold no host time
-  // Trips for kLeadMs on this device, from its own idle-stream intervals. A device whose
-  // clock runs slow or fast only shortens or lengthens its lead (implausible_clock checks the
-  // clock); the host's wall clock bounds the lead's growth at 4 kLeadMs.
-  using Clock = std::chrono::steady_clock;
-  hal::Event start = dev.event(), end = dev.event();
-  launch();
-  for (int i = 0; i < 32; ++i) {
-    const Clock::time_point w0 = Clock::now();
-    stream.record(start);
-    launch();
-    stream.record(end);
-    end.synchronize();
-    const std::chrono::duration<double, std::milli> wall = Clock::now() - w0;
-    const double ms = end.elapsed_ms_since(start);
-    if (ms >= kLeadMs || wall.count() >= 4 * kLeadMs || lead->trips >= kLeadMaxTrips)
-      break;
-    const double scale = ms > 0 ? std::min(16.0, 1.25 * kLeadMs / ms) : 16.0;
-    lead->trips = std::min<int64_t>(
-        kLeadMaxTrips,
-        std::max<int64_t>(lead->trips + 1, static_cast<int64_t>(lead->trips * scale)));
-  }
-  return launch;
-}
-
 Timing time_op(const hal::Device &device, const hal::Stream &stream,
-               const std::function<void()> &op, int warmup, int reps,
-               const std::function<void()> &lead) {
+               const std::function<void()> &op, int warmup, int reps) {
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < warmup; ++i)
     op();
@@ -192,12 +126,10 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
     t.wall_s.push_back(wall.count());
     if (!simulated) {
       // On an idle stream the start event completes at once and the interval also holds the
-      // host's launch of the op (microseconds: a third of a 20 us kernel). Behind the blocking
-      // lead the stream is busy while the host queues the start event, the op and the end
-      // event, so the interval is the op alone. A run of the op itself as the lead held part
-      // of that run's end: a 1024^3 f32 GEMM on the H200 measured 65.5 us behind itself and
-      // 62.1 behind a spin (bench/cuda/README.md).
-      lead();
+      // host's launch of the op (microseconds: a third of a 20 us kernel). Behind a leading op
+      // the stream is busy while the host queues the start event, the op and the end event,
+      // so the interval is the op alone (an op shorter than a launch still shows part of it).
+      op();
       stream.record(start);
       op();
       stream.record(end);

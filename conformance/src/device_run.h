@@ -48,18 +48,12 @@ struct Timing {
   /// Per repetition: one op between two events on an idle stream (the host's launch latency
   /// inside) and the host's wall clock around it (what implausible_clock compares).
   std::vector<double> device_s, wall_s;
-  /// Per repetition, on wall-clock devices: the same op queued behind `lead`, so that the
-  /// stream is busy while the host queues the events and the op: the device's time alone.
+  /// Per repetition, on wall-clock devices: the same op queued behind a leading one, so that
+  /// the stream is busy while the host queues the events and the op: the device's time alone.
   std::vector<double> queued_s;
 };
 Timing time_op(const hal::Device &device, const hal::Stream &stream,
-               const std::function<void()> &op, int warmup, int reps,
-               const std::function<void()> &lead);
-
-/// time_op's lead on `stream`: a blocking kernel (as nvbench holds a stream), one program that
-/// spins ~0.2 ms, calibrated on the device, and writes 4 bytes of its own: it leaves the caches
-/// and the memory the timed op uses as they were, and the op starts on an otherwise idle device.
-std::function<void()> blocking_lead(WorkerContext &ctx, const hal::Stream &stream);
+               const std::function<void()> &op, int warmup, int reps);
 
 /// "" or why the device's clock cannot be right: on a device with wall-time events, the
 /// repetition with the shortest wall time took less than 0.5 x that wall time - 0.25 ms on the

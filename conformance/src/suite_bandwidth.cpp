@@ -149,7 +149,6 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
                                   " MiB the test needs");
   hal::Device dev(ctx.device);
   hal::Stream s = dev.stream();
-  const std::function<void()> lead = blocking_lead(ctx, s);
   hal::Buffer a = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
               b = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL),
               c = dev.buffer(size, TL_BUFFER_DEVICE_LOCAL);
@@ -221,7 +220,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
       std::fill(readback.begin(), readback.end(), 0);
       s.copy_to_device(readback.data(), a, size);
     }
-    const Timing timing = time_op(dev, s, op, warmup, reps, lead);
+    const Timing timing = time_op(dev, s, op, warmup, reps);
     const double t = timing.best_s;
     if (kind != "d2h") {
       s.copy_to_host(a, readback.data(), size);

@@ -231,9 +231,9 @@ struct Measured {
 
 /// Best device seconds of `op` (device_run's time_op: both clocks; an implausible device clock
 /// throws, which the worker records as the test's failure); `ran`: repetitions run.
-double timed_best(WorkerContext &ctx, const hal::Device &dev, const hal::Stream &s,
+double timed_best(const WorkerContext &ctx, const hal::Device &dev, const hal::Stream &s,
                   const std::function<void()> &op, int warmup, int reps, int &ran) {
-  const Timing t = time_op(dev, s, op, warmup, reps, blocking_lead(ctx, s));
+  const Timing t = time_op(dev, s, op, warmup, reps);
   if (std::string why = implausible_clock(t, datasheet_for(ctx).simulated_time); !why.empty())
     throw std::runtime_error(why);
   ran = static_cast<int>(t.device_s.size());

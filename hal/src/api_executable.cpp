@@ -6,6 +6,7 @@
 #include "tl/format/executable.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 using namespace tl::hal;
@@ -299,7 +300,11 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
                            "] = " + std::to_string(launch->grid[axis]) + " exceeds the device's " +
                            std::to_string(s->device->info.max_grid[axis]),
                        TL_STATUS_OUT_OF_RANGE);
-    std::vector<tl_vendor_arg> vargs(launch->arg_count);
+    // On the stack for up to 16 arguments (no allocation on a launch's hot path).
+    std::array<tl_vendor_arg, 16> stack_args{};
+    std::vector<tl_vendor_arg> heap_args(launch->arg_count > stack_args.size() ? launch->arg_count
+                                                                               : 0);
+    tl_vendor_arg *vargs = heap_args.empty() ? stack_args.data() : heap_args.data();
     for (uint32_t i = 0; i < launch->arg_count; ++i) {
       const tl_arg &a = *reinterpret_cast<const tl_arg *>(
           reinterpret_cast<const char *>(launch->args) + i * stride);
@@ -333,7 +338,7 @@ tl_status tl_stream_launch(tl_stream stream, tl_executable executable,
     tl_vendor_launch vl{sizeof(tl_vendor_launch),
                         launch->kernel,
                         {launch->grid[0], launch->grid[1], launch->grid[2]},
-                        vargs.data(),
+                        vargs,
                         launch->arg_count};
     return from_plugin(kFn, vt(s->device).stream_launch(s->object, e->object, &vl));
   });

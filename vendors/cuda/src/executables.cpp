@@ -195,8 +195,15 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
                   " programs; CUDA allows " + std::to_string(info.max_grid[i])};
   }
   // One 8-byte cell per parameter; the driver reads each parameter's size from its cell's start.
-  std::vector<uint64_t> cells(k.params.size());
-  std::vector<void *> pointers(k.params.size());
+  // On the stack for up to 64 parameters (no allocation on a launch's hot path).
+  constexpr size_t kStackParams = 64;
+  const size_t n = k.params.size();
+  uint64_t stack_cells[kStackParams];
+  void *stack_pointers[kStackParams];
+  std::vector<uint64_t> heap_cells(n > kStackParams ? n : 0);
+  std::vector<void *> heap_pointers(n > kStackParams ? n : 0);
+  uint64_t *cells = n > kStackParams ? heap_cells.data() : stack_cells;
+  void **pointers = n > kStackParams ? heap_pointers.data() : stack_pointers;
   int status = -1; // the stream's status word this launch reports through, if it has asserts
   for (size_t j = 0; j < k.params.size(); ++j) {
     const Slot &slot = k.params[j];
@@ -244,8 +251,7 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   TL_CU_CHECK("launching '" + k.name + "'", cuLaunchKernel, exe.functions[l.kernel],
               static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
               static_cast<unsigned>(l.grid[2]), k.block[0], k.block[1], k.block[2],
-              k.dynamic_shared_bytes, s.stream, pointers.empty() ? nullptr : pointers.data(),
-              nullptr);
+              k.dynamic_shared_bytes, s.stream, n ? pointers : nullptr, nullptr);
   if (status >= 0) // brought back for stream_synchronize to read
     TL_CU_CHECK("", cuMemcpyDtoHAsync, &s.status.host[status],
                 s.status.device + 4 * static_cast<uint64_t>(status), 4, s.stream);

@@ -12,6 +12,8 @@ lines (findings: bench/cuda/README.md, session 5):
   other   the other GEMM (cuBLAS before TL's, TL's before cuBLAS)
   fill    a 4 MiB zero_ of a separate buffer (a short op that writes memory)
   elsewhere  the same kernel writing another output buffer
+  tl_empty   a spin, then an empty TL kernel
+  tl_small   a spin, then a one-program TL GEMM (128 x 64 x 64, the same kernel as tl_128x64)
   train   a spin, then 20 runs back to back between the events, per run
 Usage (GPU machine, inside run_on_device.sh's environment): python3 bench/cuda/timing_probe.py
 """
@@ -87,6 +89,15 @@ def main():
             a, b, out, BM=128, BN=32, BK=64, CHUNK=1024),
         "cublas": lambda out=c: torch.matmul(a, b, out=out),
     }
+    tiny = torch.empty(1, device=dev)
+
+    def tl_empty():
+        bench_rows.empty[(1,)](tiny)
+
+    def tl_small():
+        bench_rows.gemm[(1, 1)](a[:128, :64], b[:64, :64], c2[:128, :64], BM=128, BN=64,
+                                BK=64, CHUNK=1024)
+
     failed = []
     for name, op in ops.items():
         other = ops["cublas"] if name != "cublas" else ops["tl_128x64"]
@@ -95,9 +106,13 @@ def main():
             torch.cuda._sleep(400_000)
             op()
 
+        def spin_then(f):
+            return lambda: (torch.cuda._sleep(400_000), f())
+
         leads = {"idle": None, "spin": lambda: torch.cuda._sleep(400_000), "self": op,
                  "sspin": sspin, "other": lambda other=other: other(c2), "fill": scratch.zero_,
-                 "elsewhere": lambda op=op: op(c2), "train": None}
+                 "elsewhere": lambda op=op: op(c2), "tl_empty": spin_then(tl_empty),
+                 "tl_small": spin_then(tl_small), "train": None}
         c.fill_(float("nan"))
         probe(name, op, leads)
         torch.cuda.synchronize()

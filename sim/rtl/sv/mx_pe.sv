@@ -5,30 +5,42 @@ module mx_pe
   import mx_pkg::*;
 (
     input logic clk,
-    input logic rst_n,
+    input logic rst_n /*verilator public*/,
     // One element of an A row from the left, with its row's arithmetic and weight bank.
-    input logic a_valid_i,
-    input logic a_int_i,
-    input logic a_bank_i,
-    input operand_t a_i,
+    input logic a_valid_i /*verilator public*/,
+    input logic a_int_i /*verilator public*/,
+    input logic a_bank_i /*verilator public*/,
+    input operand_t a_i /*verilator public*/,
     output logic a_valid_o,
     output logic a_int_o,
     output logic a_bank_o,
     output operand_t a_o,
     // The chain so far from above; this PE's step of it below.
-    input logic [31:0] psum_i,
+    input logic [31:0] psum_i /*verilator public*/,
     output logic [31:0] psum_o,
     // A write of one weight bank, addressed to this PE by the preload network.
-    input logic w_we_i,
-    input logic w_bank_i,
-    input logic w_active_i,
-    input operand_t w_i
+    input logic w_we_i /*verilator public*/,
+    input logic w_bank_i /*verilator public*/,
+    input logic w_active_i /*verilator public*/,
+    input operand_t w_i /*verilator public*/
 );
   // Kept as its own simulation class: all PEs share one copy of the MAC code.
   /*verilator no_inline_module*/
 
   operand_t w_q[2];
   logic [1:0] active_q;  // whether the bank's weight is inside the loaded k x n tile
+  logic [31:0] mac_result;
+
+  // Outside the tile the chain passes unchanged: even adding a zero product would turn the -0
+  // an mx.mm starts from into +0.
+  mx_mac mac (
+      .enable(a_valid_i && active_q[a_bank_i]),
+      .is_int(a_int_i),
+      .a(a_i),
+      .w(w_q[a_bank_i]),
+      .acc(psum_i),
+      .result(mac_result)
+  );
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -42,11 +54,7 @@ module mx_pe
       a_o <= a_i;
       a_int_o <= a_int_i;
       a_bank_o <= a_bank_i;
-      // Outside the tile the chain passes unchanged: even adding a zero product would turn
-      // the -0 an mx.mm starts from into +0.
-      if (!active_q[a_bank_i]) psum_o <= psum_i;
-      else if (a_int_i) psum_o <= mac_int8(a_i.sig[7:0], w_q[a_bank_i].sig[7:0], psum_i);
-      else psum_o <= mac_float(a_i, w_q[a_bank_i], psum_i);
+      psum_o <= mac_result;
     end
     if (w_we_i) w_q[w_bank_i] <= w_i;
   end

@@ -1,9 +1,6 @@
-// Types, codes and arithmetic of the TNPU matrix unit: operand decoding and the fused MAC of
-// sim/numerics/SPEC.md ("Matrix unit multiply-accumulate"), bit for bit.
+// Types and codes of the TNPU matrix unit, and the decoding of its input formats (bf16, f16, f32,
+// i8) into the operand form its PEs compute with.
 // SPDX-License-Identifier: Apache-2.0
-//
-// The MAC is written as functions, not modules: a PE calls them inside its clocked block under
-// its valid bit, so an idle PE costs no arithmetic in simulation (synthesis sees the same logic).
 package mx_pkg;
 
   // Command opcodes and modes (the modes are sim/numerics' DType codes).
@@ -83,112 +80,6 @@ package mx_pkg;
       end
     end
     return o;
-  endfunction
-
-  // The exact sum window: the product's 48 bits sit at [49:2]; an addend close enough to matter
-  // fits exactly above them (its LSB at 0..51); bit 0 is a sticky bit for an addend far below.
-  localparam int WIN = 77;
-
-  // Rounds (-1)^sign * v * 2^e0 (v != 0) once to f32: nearest even, subnormals kept, overflow to
-  // infinity, an underflow to zero keeps the sign.
-  function automatic logic [31:0] round_f32(input logic sign, input logic [WIN-1:0] v,
-                                            input logic signed [15:0] e0);
-    logic [6:0] top;
-    logic signed [15:0] lsb, shift;
-    logic [WIN-1:0] below;
-    logic [24:0] sig;
-    logic guard, sticky;
-    top = 7'd0;
-    for (int i = 0; i < WIN; i++) if (v[i]) top = 7'(i);
-    // The result's LSB exponent: 24 significant bits from the top, but never below 2^-149.
-    lsb = e0 + 16'($unsigned(top)) - 16'sd23;
-    if (lsb < -16'sd149) lsb = -16'sd149;
-    shift = lsb - e0;
-    guard = 1'b0;
-    sticky = 1'b0;
-    if (shift <= 0) begin
-      sig = 25'(v << (-shift));  // exact: fewer than 24 significant bits
-    end else if (shift > 16'(WIN)) begin
-      sig = 25'b0;
-      sticky = 1'b1;
-    end else begin
-      sig = 25'(v >> shift);
-      guard = v[7'(shift-16'sd1)];
-      below = v & ((WIN'(1) << (shift - 16'sd1)) - WIN'(1));
-      sticky = below != '0;
-    end
-    if (guard && (sticky || sig[0])) sig = sig + 25'd1;
-    if (sig[24]) begin
-      sig = sig >> 1;
-      lsb = lsb + 16'sd1;
-    end
-    if (!sig[23]) return {sign, 8'h0, sig[22:0]};  // subnormal or zero
-    if (lsb + 16'sd150 >= 16'sd255) return {sign, 8'hff, 23'b0};
-    return {sign, 8'(lsb + 16'sd150), sig[22:0]};
-  endfunction
-
-  // acc' = round_f32(acc + a * w): the exact product, one rounding; SPEC.md's NaN, infinity and
-  // signed-zero rules.
-  function automatic logic [31:0] mac_float(input operand_t a, input operand_t w,
-                                            input logic [31:0] acc);
-    logic acc_nan, acc_inf, acc_zero, pneg, neg;
-    logic [23:0] acc_sig;
-    logic signed [15:0] acc_exp, prod_exp, pos;
-    logic [47:0] prod;
-    logic [WIN-1:0] p, c, v;
-    logic [5:0] cut;
-    logic [23:0] kept;
-    acc_nan = acc[30:23] == 8'hff && acc[22:0] != 23'b0;
-    acc_inf = acc[30:23] == 8'hff && acc[22:0] == 23'b0;
-    acc_zero = acc[30:0] == 31'b0;
-    pneg = a.sign ^ w.sign;
-    if (a.nan || w.nan || acc_nan) return F32_QNAN;
-    if (a.inf || w.inf) begin
-      if (a.zero || w.zero) return F32_QNAN;  // inf * 0
-      if (acc_inf && acc[31] != pneg) return F32_QNAN;  // inf - inf
-      return {pneg, 8'hff, 23'b0};
-    end
-    if (acc_inf) return acc;
-    if (a.zero || w.zero) return acc_zero ? {pneg & acc[31], 31'b0} : acc;
-    prod = a.sig * w.sig;  // exact, in [2^46, 2^48)
-    prod_exp = 16'($signed(a.exp)) + 16'($signed(w.exp));
-    p = {27'b0, prod, 2'b0};
-    if (acc_zero) return round_f32(pneg, p, prod_exp - 16'sd2);
-    acc_sig = {acc[30:23] != 8'h0, acc[22:0]};
-    acc_exp = acc[30:23] == 8'h0 ? -16'sd149 : 16'($unsigned(acc[30:23])) - 16'sd150;
-    pos = acc_exp - prod_exp + 16'sd2;  // where the addend's LSB lands in the window
-    // The product is below a quarter of the addend's ulp: the sum rounds to the addend.
-    if (pos >= 16'sd52) return acc;
-    if (pos >= 16'sd0) begin
-      c = WIN'(acc_sig) << pos;
-    end else begin
-      // The addend's bits below window bit 1 only decide the rounding as a sticky bit at bit 0:
-      // the product's top is at bit 48 or above, so the result rounds at bit 24 or above.
-      cut = (pos <= -16'sd23) ? 6'd24 : 6'(16'sd1 - pos);
-      kept = acc_sig >> cut;
-      c = (WIN'(kept) << 1) |
-          WIN'((acc_sig & ((24'd1 << cut) - 24'd1)) != 24'b0 || cut == 6'd24);
-    end
-    if (pneg == acc[31]) begin
-      v = p + c;
-      neg = pneg;
-    end else if (p >= c) begin
-      v = p - c;
-      neg = pneg;
-    end else begin
-      v = c - p;
-      neg = acc[31];
-    end
-    if (v == '0) return 32'h0;  // an exact zero sum is +0
-    return round_f32(neg, v, prod_exp - 16'sd2);
-  endfunction
-
-  // acc' = acc + a * w modulo 2^32 (i8 operands).
-  function automatic logic [31:0] mac_int8(input logic [7:0] a, input logic [7:0] w,
-                                           input logic [31:0] acc);
-    logic signed [15:0] prod;
-    prod = $signed(a) * $signed(w);
-    return acc + 32'($signed(prod));
   endfunction
 
   // Cycles from a row entering the array to its results leaving it (skew, PEs, deskew).

@@ -165,8 +165,8 @@ void MatrixRtl::step() {
     if (e.c_count > static_cast<uint32_t>(cols()) ||
         static_cast<uint64_t>(e.c_addr) + 4ull * e.c_count > memory_.size()) {
       std::ostringstream s;
-      s << "matrix unit: C row write of " << 4 * e.c_count << " bytes at 0x" << std::hex
-        << e.c_addr << std::dec << " is outside the " << memory_.size() << "-byte scratchpad";
+      s << "matrix unit: C row write of " << 4 * e.c_count << " bytes at 0x" << std::hex << e.c_addr
+        << std::dec << " is outside the " << memory_.size() << "-byte scratchpad";
       throw RtlError(s.str());
     }
     std::memcpy(memory_.data() + e.c_addr, e.c_data, 4ull * e.c_count);

@@ -36,8 +36,7 @@ public:
   VerilatedModel(int rows, int cols, int fp32_passes)
       : rows_(rows), cols_(cols), fp32_passes_(fp32_passes),
         context_(std::make_unique<VerilatedContext>()),
-        top_(std::make_unique<V>(context_.get(), "mx_unit")),
-        c_data_(static_cast<size_t>(cols)) {}
+        top_(std::make_unique<V>(context_.get(), "mx_unit")), c_data_(static_cast<size_t>(cols)) {}
   ~VerilatedModel() override { top_->final(); }
 
   int rows() const override { return rows_; }
@@ -89,8 +88,8 @@ public:
                      static_cast<num::DType>(top_->w_rd_mode)};
     e.a = Read{static_cast<bool>(top_->a_rd_en), top_->a_rd_addr, top_->a_rd_count,
                static_cast<num::DType>(top_->a_rd_mode)};
-    e.accumulator = Read{static_cast<bool>(top_->acc_rd_en), top_->acc_rd_addr,
-                         top_->acc_rd_count, num::DType::F32};
+    e.accumulator = Read{static_cast<bool>(top_->acc_rd_en), top_->acc_rd_addr, top_->acc_rd_count,
+                         num::DType::F32};
     e.c_write = top_->c_wr_en;
     if (e.c_write) {
       e.c_addr = top_->c_wr_addr;

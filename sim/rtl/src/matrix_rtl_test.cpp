@@ -77,7 +77,7 @@ TEST(RtlMatrix, RandomTiles) {
     std::vector<Tile> tiles;
     for (long i = 0; i < chunk && done + i < total; ++i) {
       const DType mode = kModes[(done + i) % 4];
-      const Values v = static_cast<Values>(((done + i) / 4) % 6);
+      const Values v = static_cast<Values>(((done + i) / 4) % 7);
       tiles.push_back(test::random_tile(mode, v, a.rows, a.cols, rng));
     }
     const std::string failures = run_tiles(rtl, tiles, rng);
@@ -287,6 +287,29 @@ TEST(RtlMatrix, OverwriteStartsFromNegativeZero) {
     EXPECT_EQ(num::load_bits(DType::F32, rtl.memory() + 2048, 0), want)
         << num::dtype_name(c.mode) << " k = " << k;
   }
+}
+
+// f32 products exactly halfway between two f32s, from starts far below them: only the start's
+// sign decides the rounding (its bits all fall below the sum's rounding position). Catches an
+// MAC that drops a far-below addend instead of keeping it as a sticky bit (the tie would then
+// round to even), and one that rounds the product before adding.
+TEST(RtlMatrix, FarBelowStartDecidesTies) {
+  MatrixRtl rtl = make(smallest());
+  const uint32_t a = 0x3f800800, w = 0x3f800800; // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: a tie
+  const uint32_t starts[] = {0x00000000, 0x80000000, 0x0d800000,
+                             0x8d800000, 0x00000001, 0x80000001};
+  const uint32_t wants[] = {0x3f801000, 0x3f801000, 0x3f801001, 0x3f801000, 0x3f801001, 0x3f801000};
+  num::store_bits(DType::F32, rtl.memory(), 0, w);
+  num::store_bits(DType::F32, rtl.memory() + 64, 0, a);
+  for (size_t i = 0; i < std::size(starts); ++i) {
+    ASSERT_EQ(num::mac_f32(DType::F32, a, w, starts[i]), wants[i]) << "table entry " << i;
+    num::store_bits(DType::F32, rtl.memory() + 128, i, starts[i]);
+  }
+  // One row per start, all reading the same A row (lda = 0).
+  run_both(rtl, {preload(DType::F32, 1, 1, 0, 4),
+                 multiply(true, DType::F32, std::size(starts), 64, 0, 128, 4)});
+  for (size_t i = 0; i < std::size(starts); ++i)
+    EXPECT_EQ(num::load_bits(DType::F32, rtl.memory() + 128, i), wants[i]) << "start " << i;
 }
 
 // Every k x n tile shape with m = 0, 1, 3 and rows + 1, with the unused read lanes poisoned.
@@ -517,7 +540,7 @@ TEST(RtlMatrix, LargestArrayRandomTiles) {
   test::Rng rng(19);
   std::vector<Tile> tiles;
   for (int i = 0; i < static_cast<int>(env_count("TL_RTL_LARGE_TILES", 400)); ++i)
-    tiles.push_back(test::random_tile(kModes[i % 4], static_cast<Values>((i / 4) % 6), arr.rows,
+    tiles.push_back(test::random_tile(kModes[i % 4], static_cast<Values>((i / 4) % 7), arr.rows,
                                       arr.cols, rng));
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(run_tiles(rtl, tiles, rng), "");

@@ -54,7 +54,7 @@ uint32_t special(DType t, Rng &rng) {
   return t == DType::BF16 ? pick(rng, bf16) : t == DType::F16 ? pick(rng, f16) : pick(rng, f32);
 }
 
-Values any_values(Rng &rng) { return static_cast<Values>(rand_int(rng, 0, 4)); }
+Values any_values(Rng &rng) { return static_cast<Values>(rand_int(rng, 0, 5)); }
 
 } // namespace
 
@@ -76,6 +76,12 @@ uint32_t element(DType t, Values v, Rng &rng) {
     return t == DType::F16 ? with_exponent(f, 0, 6, rng) : with_exponent(f, 0, 70, rng);
   case Values::Huge:
     return with_exponent(f, max_exp - (t == DType::F16 ? 5 : 64), max_exp, rng);
+  case Values::Ties:
+    if (t != DType::F32)
+      return element(t, Values::Moderate, rng);
+    // 13 significant bits, the last one set: the product of two has 24 or 25 bits, and with 25
+    // its last bit is a rounding tie.
+    return (with_exponent(f, bias - 3, bias + 3, rng) & ~0x7ffu) | 0x400u;
   case Values::Mixed:
     break;
   }
@@ -95,6 +101,8 @@ uint32_t accumulator(DType t, Values v, Rng &rng) {
     return with_exponent(format_of(DType::F32), 0, 40, rng);
   case Values::Huge:
     return with_exponent(format_of(DType::F32), 220, 254, rng);
+  case Values::Ties: // zero, or from just below the products' rounding bits to far below them
+    return rand_int(rng, 0, 7) == 0 ? 0u : with_exponent(format_of(DType::F32), 30, 110, rng);
   default:
     return element(DType::F32, v, rng);
   }

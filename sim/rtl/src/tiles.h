@@ -22,6 +22,8 @@ enum class Values {
   Special,  ///< only zeros, infinities, NaNs, subnormals, extremes
   Tiny,     ///< products below the f32 normal range: subnormal results, underflow to zero
   Huge,     ///< products near and beyond the f32 range: overflow to infinity
+  Ties,     ///< f32: products exactly halfway between two f32s, starts far below them (only
+            ///< the start's sticky bit decides the rounding); other dtypes: Moderate
   Mixed,    ///< each element from any of the above
 };
 

@@ -9,11 +9,11 @@
 module mx_mac
   import mx_pkg::*;
 (
-    input logic enable /*verilator public*/,  // otherwise result = acc
-    input logic is_int /*verilator public*/,
-    input operand_t a /*verilator public*/,
-    input operand_t w /*verilator public*/,
-    input logic [31:0] acc /*verilator public*/,
+    input logic enable /*verilator public_flat_rd*/,  // otherwise result = acc
+    input logic is_int /*verilator public_flat_rd*/,
+    input operand_t a /*verilator public_flat_rd*/,
+    input operand_t w /*verilator public_flat_rd*/,
+    input logic [31:0] acc /*verilator public_flat_rd*/,
     output logic [31:0] result
 );
   /*verilator no_inline_module*/

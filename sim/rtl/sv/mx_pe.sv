@@ -5,24 +5,24 @@ module mx_pe
   import mx_pkg::*;
 (
     input logic clk,
-    input logic rst_n /*verilator public*/,
+    input logic rst_n /*verilator public_flat_rd*/,
     // One element of an A row from the left, with its row's arithmetic and weight bank.
-    input logic a_valid_i /*verilator public*/,
-    input logic a_int_i /*verilator public*/,
-    input logic a_bank_i /*verilator public*/,
-    input operand_t a_i /*verilator public*/,
+    input logic a_valid_i /*verilator public_flat_rd*/,
+    input logic a_int_i /*verilator public_flat_rd*/,
+    input logic a_bank_i /*verilator public_flat_rd*/,
+    input operand_t a_i /*verilator public_flat_rd*/,
     output logic a_valid_o,
     output logic a_int_o,
     output logic a_bank_o,
     output operand_t a_o,
     // The chain so far from above; this PE's step of it below.
-    input logic [31:0] psum_i /*verilator public*/,
+    input logic [31:0] psum_i /*verilator public_flat_rd*/,
     output logic [31:0] psum_o,
     // A write of one weight bank, addressed to this PE by the preload network.
-    input logic w_we_i /*verilator public*/,
-    input logic w_bank_i /*verilator public*/,
-    input logic w_active_i /*verilator public*/,
-    input operand_t w_i /*verilator public*/
+    input logic w_we_i /*verilator public_flat_rd*/,
+    input logic w_bank_i /*verilator public_flat_rd*/,
+    input logic w_active_i /*verilator public_flat_rd*/,
+    input operand_t w_i /*verilator public_flat_rd*/
 );
   // Kept as its own simulation class: all PEs share one copy of the MAC code.
   /*verilator no_inline_module*/

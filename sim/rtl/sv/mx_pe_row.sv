@@ -8,23 +8,23 @@ module mx_pe_row
     parameter int ROW_W = 3
 ) (
     input logic clk,
-    input logic rst_n /*verilator public*/,
+    input logic rst_n /*verilator public_flat_rd*/,
     // This row's index: a port rather than a parameter, so that every row is the same
     // simulation class (a 128-row array compiles one row, not 128).
-    input logic [ROW_W-1:0] row_id /*verilator public*/,
-    input logic a_valid_i /*verilator public*/,
-    input logic a_int_i /*verilator public*/,
-    input logic a_bank_i /*verilator public*/,
-    input operand_t a_i /*verilator public*/,
-    input logic [COLS-1:0][31:0] psum_i /*verilator public*/,
+    input logic [ROW_W-1:0] row_id /*verilator public_flat_rd*/,
+    input logic a_valid_i /*verilator public_flat_rd*/,
+    input logic a_int_i /*verilator public_flat_rd*/,
+    input logic a_bank_i /*verilator public_flat_rd*/,
+    input operand_t a_i /*verilator public_flat_rd*/,
+    input logic [COLS-1:0][31:0] psum_i /*verilator public_flat_rd*/,
     output logic [COLS-1:0][31:0] psum_o,
     output logic [COLS-1:0] psum_valid_o,
     // The weight write bus, already skewed per column: column j's lane is j cycles late.
-    input logic [COLS-1:0] w_we_i /*verilator public*/,
-    input logic [COLS-1:0] w_bank_i /*verilator public*/,
-    input logic [COLS-1:0][ROW_W-1:0] w_row_i /*verilator public*/,
-    input logic [COLS-1:0] w_active_i /*verilator public*/,
-    input operand_t [COLS-1:0] w_i /*verilator public*/
+    input logic [COLS-1:0] w_we_i /*verilator public_flat_rd*/,
+    input logic [COLS-1:0] w_bank_i /*verilator public_flat_rd*/,
+    input logic [COLS-1:0][ROW_W-1:0] w_row_i /*verilator public_flat_rd*/,
+    input logic [COLS-1:0] w_active_i /*verilator public_flat_rd*/,
+    input operand_t [COLS-1:0] w_i /*verilator public_flat_rd*/
 );
   /*verilator no_inline_module*/
 

@@ -1,0 +1,205 @@
+// The matrix unit RTL driver (see matrix_rtl.h): a command queue, the scratchpad behind the
+// unit's read and write ports, and the cycle count.
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/npu/rtl/matrix_rtl.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace tl::npu::rtl {
+
+namespace {
+
+// Why the unit rejected a command (mx_pkg::ERR_*).
+const char *error_text(uint8_t code) {
+  switch (code) {
+  case 1:
+    return "unknown mode (the matrix unit takes bf16, f16, f32 or i8)";
+  case 2:
+    return "the weight tile does not fit the array (1 <= k <= rows, 1 <= n <= cols)";
+  case 3:
+    return "no weights preloaded";
+  case 4:
+    return "mode differs from the preloaded weights'";
+  case 5:
+    return "unknown matrix operation";
+  default:
+    return "rejected";
+  }
+}
+
+const char *op_name(MxOp op) {
+  switch (op) {
+  case MxOp::Preload:
+    return "mx.pre";
+  case MxOp::Multiply:
+    return "mx.mm";
+  case MxOp::MultiplyAccumulate:
+    return "mx.mma";
+  }
+  return "mx.?";
+}
+
+const char *mode_name(num::DType t) {
+  const auto code = static_cast<unsigned>(t);
+  return code <= static_cast<unsigned>(num::DType::I32) ? num::dtype_name(t) : "?";
+}
+
+} // namespace
+
+MatrixRtl::MatrixRtl(std::unique_ptr<Model> model, size_t memory_bytes)
+    : model_(std::move(model)), memory_(memory_bytes, 0) {
+  std::fill(std::begin(in_flight_), std::end(in_flight_), -1);
+  lanes_.resize(static_cast<size_t>(std::max(model_->rows(), model_->cols())));
+  // Hold reset long enough for the skew buffers to clear, one entry per cycle.
+  model_->set_command(nullptr);
+  model_->set_reset(true);
+  for (int i = 0; i < model_->rows() + model_->cols() + 2; ++i) {
+    model_->settle();
+    model_->rising_edge(edge_);
+  }
+  model_->set_reset(false);
+}
+
+MatrixRtl::~MatrixRtl() = default;
+
+int MatrixRtl::rows() const { return model_->rows(); }
+int MatrixRtl::cols() const { return model_->cols(); }
+int MatrixRtl::fp32_passes() const { return model_->fp32_passes(); }
+
+size_t MatrixRtl::submit(const MxCommand &c) {
+  if (c.k > 0xffff || c.n > 0xffff)
+    throw std::invalid_argument("matrix command: k and n must be at most 65535, got k = " +
+                                std::to_string(c.k) + ", n = " + std::to_string(c.n));
+  if (static_cast<unsigned>(c.mode) > 7)
+    throw std::invalid_argument("matrix command: mode code " +
+                                std::to_string(static_cast<unsigned>(c.mode)) +
+                                " does not fit the 3-bit mode field");
+  if (static_cast<unsigned>(c.op) > 2)
+    throw std::invalid_argument("matrix command: unknown operation " +
+                                std::to_string(static_cast<unsigned>(c.op)));
+  commands_.push_back(c);
+  cycles_.emplace_back();
+  finished_.push_back(0);
+  return commands_.size() - 1;
+}
+
+std::string MatrixRtl::describe(size_t index) const {
+  const MxCommand &c = commands_[index];
+  std::ostringstream s;
+  s << "command " << index << " (" << op_name(c.op) << ' ' << mode_name(c.mode);
+  if (c.op == MxOp::Preload)
+    s << ", k = " << c.k << ", n = " << c.n;
+  else
+    s << ", m = " << c.m;
+  s << ")";
+  return s.str();
+}
+
+// Reads the elements a read port asked for and puts them on its lanes for the next edge.
+void MatrixRtl::answer(Model::ReadPort port, const Model::Read &r, size_t lanes) {
+  const size_t es = static_cast<size_t>(num::dtype_size(r.dtype));
+  if (r.count > lanes || static_cast<uint64_t>(r.addr) + r.count * es > memory_.size()) {
+    static const char *names[] = {"weight", "A", "accumulator"};
+    std::ostringstream s;
+    s << "matrix unit: " << names[static_cast<int>(port)] << " row read of " << r.count * es
+      << " bytes at 0x" << std::hex << r.addr << std::dec << " is outside the " << memory_.size()
+      << "-byte scratchpad";
+    throw RtlError(s.str());
+  }
+  std::fill(lanes_.begin(), lanes_.begin() + static_cast<std::ptrdiff_t>(lanes), 0u);
+  for (uint32_t i = 0; i < r.count; ++i)
+    lanes_[i] = num::load_bits(r.dtype, memory_.data() + r.addr, i);
+  model_->set_read_data(port, lanes_.data());
+}
+
+void MatrixRtl::complete(uint8_t tag, uint64_t edge) {
+  const int64_t index = in_flight_[tag];
+  if (index < 0)
+    throw RtlError("matrix unit: completion for tag " + std::to_string(tag) +
+                   " that no command in flight carries");
+  in_flight_[tag] = -1;
+  cycles_[static_cast<size_t>(index)].done = edge;
+  finished_[static_cast<size_t>(index)] = 1;
+  ++done_count_;
+}
+
+void MatrixRtl::step() {
+  // Offer the next command unless its tag (index mod 256) is still in flight.
+  Model::Command pc{};
+  const bool offer = next_ < commands_.size() && in_flight_[next_ % 256] < 0;
+  if (offer) {
+    const MxCommand &c = commands_[next_];
+    pc = Model::Command{c.op,
+                        static_cast<uint8_t>(c.mode),
+                        static_cast<uint16_t>(c.k),
+                        static_cast<uint16_t>(c.n),
+                        c.m,
+                        c.src,
+                        c.src_stride,
+                        c.dst,
+                        c.dst_stride,
+                        static_cast<uint8_t>(next_ % 256)};
+  }
+  model_->set_command(offer ? &pc : nullptr);
+  const bool accepted = model_->settle() && offer;
+  model_->rising_edge(edge_);
+  ++cycle_;
+  if (accepted) {
+    cycles_[next_].accepted = cycle_;
+    in_flight_[next_ % 256] = static_cast<int64_t>(next_);
+    ++next_;
+  }
+
+  const Model::Edge &e = edge_;
+  if (e.error) {
+    const int64_t index = in_flight_[e.error_tag];
+    throw RtlError("matrix unit rejected " +
+                   (index >= 0 ? describe(static_cast<size_t>(index)) : std::string("a command")) +
+                   ": " + error_text(e.error_code));
+  }
+  // The write lands before the reads issued at the same edge are answered (the unit relies on
+  // it: its read-after-write check lets such a read go).
+  if (e.c_write) {
+    if (e.c_count > static_cast<uint32_t>(cols()) ||
+        static_cast<uint64_t>(e.c_addr) + 4ull * e.c_count > memory_.size()) {
+      std::ostringstream s;
+      s << "matrix unit: C row write of " << 4 * e.c_count << " bytes at 0x" << std::hex << e.c_addr
+        << std::dec << " is outside the " << memory_.size() << "-byte scratchpad";
+      throw RtlError(s.str());
+    }
+    std::memcpy(memory_.data() + e.c_addr, e.c_data, 4ull * e.c_count);
+  }
+  if (e.pre_done)
+    complete(e.pre_tag, cycle_);
+  if (e.mm_done)
+    complete(e.mm_tag, cycle_);
+  if (e.weights.valid)
+    answer(Model::ReadPort::Weights, e.weights, static_cast<size_t>(cols()));
+  if (e.a.valid)
+    answer(Model::ReadPort::A, e.a, static_cast<size_t>(rows()));
+  if (e.accumulator.valid)
+    answer(Model::ReadPort::Accumulator, e.accumulator, static_cast<size_t>(cols()));
+}
+
+void MatrixRtl::run(uint64_t stall_limit) {
+  uint64_t last_progress = cycle_;
+  size_t accepted = next_, done = done_count_;
+  while (busy()) {
+    step();
+    if (next_ != accepted || done_count_ != done) {
+      accepted = next_;
+      done = done_count_;
+      last_progress = cycle_;
+    } else if (cycle_ - last_progress > stall_limit) {
+      size_t oldest = 0;
+      while (oldest < finished_.size() && finished_[oldest])
+        ++oldest;
+      throw RtlError("matrix unit made no progress for " + std::to_string(stall_limit) +
+                     " cycles; oldest unfinished: " + describe(oldest));
+    }
+  }
+}
+
+} // namespace tl::npu::rtl

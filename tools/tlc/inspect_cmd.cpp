@@ -3,6 +3,7 @@
 #include "tlc.h"
 
 #include "tl/format/executable.h"
+#include "tl/format/nvptx_code.h"
 
 #include <boost/program_options.hpp>
 
@@ -21,6 +22,25 @@ std::string param_str(const exe::ParamInfo &p, size_t index) {
   return s + ": tensor<" + std::to_string(p.rank) + " x " + dtype + ">";
 }
 
+// What a CUDA launch of each kernel takes: threads, shared memory, parameters and the asserts
+// the device checks after it (none: no status word is set up or read back), then the images.
+void print_nvptx(const exe::Executable &e, std::ostream &os) {
+  nvptx::Code code;
+  std::string error;
+  if (!nvptx::parse_code(e.code.data(), e.code.size(), code, error)) {
+    os << "nvptx: unreadable code blob: " << error << "\n";
+    return;
+  }
+  for (const nvptx::Kernel &k : code.kernels)
+    os << "  nvptx @" << k.name << ": block=" << k.block[0] << "x" << k.block[1] << "x"
+       << k.block[2] << " static_shared=" << k.static_shared_bytes
+       << " dynamic_shared=" << k.dynamic_shared_bytes << " params=" << k.params.size()
+       << " asserts=" << k.asserts.size() << "\n";
+  for (const nvptx::Image &im : code.images)
+    os << "  image: " << (im.kind == nvptx::Image::Kind::Cubin ? "cubin" : "ptx") << " sm_" << im.sm
+       << (im.arch_specific ? "a" : "") << " " << im.bytes.size() << " bytes\n";
+}
+
 void print_table(const exe::LoadResult &r, std::ostream &os) {
   const exe::Executable &e = r.exe;
   os << "format: " << r.format_major << "." << r.format_minor << "\n"
@@ -35,6 +55,8 @@ void print_table(const exe::LoadResult &r, std::ostream &os) {
       os << (i ? ", " : "") << param_str(k.params[i], i);
     os << ") grid_rank=" << k.grid_rank << " onchip_memory_bytes=" << k.onchip_memory_bytes << "\n";
   }
+  if (e.target == nvptx::kTarget)
+    print_nvptx(e, os);
 }
 
 } // namespace

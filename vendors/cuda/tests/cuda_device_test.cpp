@@ -276,6 +276,21 @@ TEST(CudaDevice, FailedAssertIsReportedAndTheStreamRecovers) {
   s.launch(exe, exe.find_kernel("tl_check"), {1, 1, 1}, {int_arg(TL_DTYPE_I32, -1)});
   s.synchronize(); // passes: the failure was reported once, the context is healthy
   check_axpy(d, exe, s, 1000);
+  // Past the stream's 1024 status words, which are read back and zeroed in bulk: a stale word
+  // (not zeroed again) would report a passing launch; a word read before its kernel ran, or
+  // the wrong launch's word, would miss or misname the failure of launch 2500.
+  for (int i = 0; i < 3000; ++i)
+    s.launch(exe, exe.find_kernel("tl_check"), {1, 1, 1},
+             {int_arg(TL_DTYPE_I32, i == 2500 ? 7 : -1)});
+  st = tl_stream_synchronize(s.get());
+  EXPECT_EQ(tl_status_get_code(st), TL_STATUS_ABORTED);
+  EXPECT_NE(std::string(tl_status_get_message(st)).find("assert failed: n must be negative"),
+            std::string::npos)
+      << tl_status_get_message(st);
+  tl_status_free(st);
+  for (int i = 0; i < 3000; ++i)
+    s.launch(exe, exe.find_kernel("tl_check"), {1, 1, 1}, {int_arg(TL_DTYPE_I32, -1)});
+  s.synchronize(); // every word zero again
 }
 
 /// The driver, for memory and streams that TL did not make (as PyTorch's).

@@ -136,7 +136,11 @@ std::vector<uint8_t> compile(const ir::Module &module, const CompileOptions &opt
       return {};
     }
     if (code.kernels.empty())
-      code.kernels = a.kernels; // the same for every architecture
+      code.kernels = a.kernels; // the same for every architecture but their asserts: one arch's
+    else                        // code may prove all of them away, another's not
+      for (size_t k = 0; k < code.kernels.size(); ++k)
+        if (code.kernels[k].asserts.empty())
+          code.kernels[k].asserts = a.kernels[k].asserts;
     for (Image &im : a.images)
       code.images.push_back(std::move(im));
   }

@@ -236,6 +236,14 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
   timer.lap("libdevice+verify");
   optimize(m, *tm);
   timer.lap("O3", &m);
+  // Asserts that LLVM proved never fail (a constant loop step, an index in range) leave the status
+  // parameter unused: without asserts the device sets up no status word before the launch and
+  // copies none back after it, which on the H200 left ~4 us before and ~10 us after every GEMM.
+  if (infos)
+    for (Kernel &info : *infos)
+      if (const llvm::Function *f = m.getFunction(info.name);
+          f && f->arg_size() && f->getArg(f->arg_size() - 1)->use_empty())
+        info.asserts.clear();
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream os(ptx);
   llvm::legacy::PassManager pm;

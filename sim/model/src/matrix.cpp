@@ -36,16 +36,22 @@ void MatrixUnit::preload(const Command &c) {
                        " does not fit the " + std::to_string(mc.rows) + " x " +
                        std::to_string(mc.cols) + " array");
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  std::vector<uint8_t> rows; // the k x n tile, packed (ldw need not be a multiple of es)
-  if (chip_.opts.compute_data)
-    rows.resize(m.k * m.n * es);
+  const uint8_t *first = nullptr;
   for (uint64_t r = 0; r < m.k; ++r) { // the bounds checks hold with arithmetic off too
     const uint8_t *row = core_.mem.span(c.a + r * m.ldw, m.n * es, "mx.pre weights");
-    if (chip_.opts.compute_data)
-      std::memcpy(&rows[r * m.n * es], row, m.n * es);
+    first = r == 0 ? row : first;
   }
-  if (chip_.opts.compute_data)
-    weights_ = num::TileWeights(t, static_cast<int>(m.k), static_cast<int>(m.n), rows.data(), m.n);
+  if (chip_.opts.compute_data) {
+    const int k = static_cast<int>(m.k), n = static_cast<int>(m.n);
+    if (m.ldw % es == 0) { // rows of whole elements, in one local range (the rows are in bounds)
+      weights_.load(t, k, n, first, m.ldw / es);
+    } else {
+      std::vector<uint8_t> packed(m.k * m.n * es);
+      for (uint64_t r = 0; r < m.k; ++r)
+        std::memcpy(&packed[r * m.n * es], first + r * m.ldw, m.n * es);
+      weights_.load(t, k, n, packed.data(), m.n);
+    }
+  }
   wk_ = m.k;
   wn_ = m.n;
   wmode_ = m.mode;

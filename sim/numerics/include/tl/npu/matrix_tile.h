@@ -23,12 +23,12 @@ namespace tl::npu::num {
 enum class TilePath : uint8_t {
   Auto,    ///< Native where this host has it (native_tile_path()), else Integer
   Native,  ///< float modes: the host's fused multiply-add on x86-64 (AVX2 + FMA kernel, else
-           ///< libm's fma); i8: 32-bit unsigned integer MACs. Float modes elsewhere: Integer.
+           ///< libm's fma); i8: 32-bit integer MACs. Float modes elsewhere: Integer.
   Integer, ///< mac_f32 / mac_i8, one element at a time (gemm_reference's loop)
 };
 
-/// What TilePath::Native runs on this host, for reports and tests: "avx2-fma", "scalar-fma" or
-/// "integer" (float modes; i8 is always native).
+/// What TilePath::Native runs on this host, for reports and tests: "avx2-fma" (AVX2, FMA and F16C
+/// kernels), "scalar-fma" or "integer" (float modes; i8 is native everywhere).
 const char *native_tile_path();
 
 /// A K x N weight tile, the matrix unit's stationary operand (mx.pre), decoded once for any number
@@ -37,6 +37,8 @@ class TileWeights {
 public:
   TileWeights() = default;
   TileWeights(DType in, int K, int N, const uint8_t *B, size_t ldb);
+  /// Replaces the tile, reusing the storage.
+  void load(DType in, int K, int N, const uint8_t *B, size_t ldb);
   DType dtype() const { return in_; }
   int k() const { return k_; }
   int n() const { return n_; }
@@ -46,7 +48,6 @@ private:
                           bool, TilePath);
   DType in_ = DType::BF16;
   int k_ = 0, n_ = 0, ld_ = 0; // ld_: N rounded up to the native kernel's column block, 0-padded
-  std::vector<uint32_t> bits_; // K x N bit patterns (the integer path)
   std::vector<float> f32_;     // float modes: K x ld_ exact f32 values
   std::vector<int32_t> i32_;   // i8: K x ld_ sign-extended values
 };

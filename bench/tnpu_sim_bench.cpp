@@ -8,6 +8,8 @@
 // array does 16 K MACs a cycle). --with-data turns the bit-exact arithmetic on (use a smaller N):
 // A and B hold seeded pseudo-random values of the mode's dtype, and `output_hash` (SHA-256 of C's
 // bytes) lets two builds be compared bit for bit; --save-output writes those bytes to a file.
+// host_cpu_seconds (the process's CPU time in the run) is the figure to compare on a shared
+// machine, where host_seconds (wall time) depends on the other load.
 // One run per process (one elaboration).
 #include "tl/npu/assembler.h"
 #include "tl/npu/simulator.h"
@@ -21,6 +23,8 @@
 #include <random>
 #include <sstream>
 #include <vector>
+
+#include <time.h>
 
 namespace {
 
@@ -51,6 +55,13 @@ void random_element(int mode, std::mt19937_64 &rng, uint8_t *out) {
   default:
     *out = static_cast<uint8_t>(r >> 8);
   }
+}
+
+/// CPU time of this process: on a shared machine, what the run cost regardless of the others' load.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 std::string sha256_hex(const std::vector<uint8_t> &bytes) {
@@ -140,7 +151,9 @@ int sc_main(int argc, char *argv[]) {
       sim.write_hbm(static_cast<uint64_t>(base), input.data(), input.size());
     }
   }
+  const double cpu_before = cpu_seconds();
   SimReport r = sim.run();
+  const double cpu = cpu_seconds() - cpu_before;
   if (r.status != SimStatus::Ok) {
     std::fprintf(stderr, "run failed: %s\n", r.message.c_str());
     return 1;
@@ -153,6 +166,8 @@ int sc_main(int argc, char *argv[]) {
   std::printf("host_seconds: %.3f\n", r.host_seconds);
   std::printf("simulated_cycles_per_host_second: %.4g\n",
               static_cast<double>(r.cycles) / r.host_seconds);
+  std::printf("host_cpu_seconds: %.3f\n", cpu);
+  std::printf("simulated_cycles_per_host_cpu_second: %.4g\n", static_cast<double>(r.cycles) / cpu);
   if (with_data) {
     std::vector<uint8_t> out(static_cast<size_t>(elems * 4)); // f32 or i32
     sim.read_hbm(static_cast<uint64_t>(c), out.data(), out.size());

@@ -141,20 +141,23 @@ __attribute__((target("avx2,f16c"))) void widen_row_avx2(DType in, const uint8_t
 }
 
 /// R rows x 16 columns of C in f32: one fused chain per element over k ascending, from C or -0;
-/// NaN results canonical. m0 / m1 select a partial block's valid columns for C's loads and stores.
+/// NaN results canonical. m0 / m1 select a partial block's valid columns for C's loads and stores
+/// (masked moves are slow: a `full` block uses plain ones).
 struct FloatBlock {
   using Elem = float;
   template <int R>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   run(const float *a, int K, const float *w, int ld, uint8_t *c, size_t ldc_bytes, bool accumulate,
-      __m256i m0, __m256i m1) {
+      bool full, __m256i m0, __m256i m1) {
     __m256 acc[R][2];
     const __m256 neg_zero = _mm256_set1_ps(-0.0f);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const float *cr = reinterpret_cast<const float *>(c + r * ldc_bytes);
-      acc[r][0] = accumulate ? _mm256_maskload_ps(cr, m0) : neg_zero;
-      acc[r][1] = accumulate ? _mm256_maskload_ps(cr + 8, m1) : neg_zero;
+      acc[r][0] = !accumulate ? neg_zero : full ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0);
+      acc[r][1] = !accumulate ? neg_zero
+                  : full      ? _mm256_loadu_ps(cr + 8)
+                              : _mm256_maskload_ps(cr + 8, m1);
     }
     for (int k = 0; k < K; ++k) {
       const __m256 w0 = _mm256_loadu_ps(w + static_cast<size_t>(k) * ld);
@@ -172,8 +175,11 @@ struct FloatBlock {
       float *cr = reinterpret_cast<float *>(c + r * ldc_bytes);
       for (int h = 0; h < 2; ++h) {
         const __m256 nan = _mm256_cmp_ps(acc[r][h], acc[r][h], _CMP_UNORD_Q);
-        _mm256_maskstore_ps(cr + 8 * h, h == 0 ? m0 : m1,
-                            _mm256_blendv_ps(acc[r][h], canonical_nan, nan));
+        const __m256 out = _mm256_blendv_ps(acc[r][h], canonical_nan, nan);
+        if (full)
+          _mm256_storeu_ps(cr + 8 * h, out);
+        else
+          _mm256_maskstore_ps(cr + 8 * h, h == 0 ? m0 : m1, out);
       }
     }
   }
@@ -185,13 +191,18 @@ struct I8Block {
   template <int R>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   run(const int32_t *a, int K, const int32_t *w, int ld, uint8_t *c, size_t ldc_bytes,
-      bool accumulate, __m256i m0, __m256i m1) {
+      bool accumulate, bool full, __m256i m0, __m256i m1) {
     __m256i acc[R][2];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const int *cr = reinterpret_cast<const int *>(c + r * ldc_bytes);
-      acc[r][0] = accumulate ? _mm256_maskload_epi32(cr, m0) : _mm256_setzero_si256();
-      acc[r][1] = accumulate ? _mm256_maskload_epi32(cr + 8, m1) : _mm256_setzero_si256();
+      const auto *cv = reinterpret_cast<const __m256i *>(cr);
+      acc[r][0] = !accumulate ? _mm256_setzero_si256()
+                  : full      ? _mm256_loadu_si256(cv)
+                              : _mm256_maskload_epi32(cr, m0);
+      acc[r][1] = !accumulate ? _mm256_setzero_si256()
+                  : full      ? _mm256_loadu_si256(cv + 1)
+                              : _mm256_maskload_epi32(cr + 8, m1);
     }
     for (int k = 0; k < K; ++k) {
       const int32_t *wk = w + static_cast<size_t>(k) * ld;
@@ -207,8 +218,13 @@ struct I8Block {
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       int *cr = reinterpret_cast<int *>(c + r * ldc_bytes);
-      _mm256_maskstore_epi32(cr, m0, acc[r][0]);
-      _mm256_maskstore_epi32(cr + 8, m1, acc[r][1]);
+      if (full) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(cr), acc[r][0]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(cr + 8), acc[r][1]);
+      } else {
+        _mm256_maskstore_epi32(cr, m0, acc[r][0]);
+        _mm256_maskstore_epi32(cr + 8, m1, acc[r][1]);
+      }
     }
   }
 };
@@ -230,22 +246,28 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const typename Block::Elem *w
       const auto *wj = w + j0;
       switch (std::min(kBlockRows, M - i0)) {
       case 6:
-        Block::template run<6>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<6>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
         break;
       case 5:
-        Block::template run<5>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<5>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
         break;
       case 4:
-        Block::template run<4>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<4>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
         break;
       case 3:
-        Block::template run<3>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<3>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
         break;
       case 2:
-        Block::template run<2>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<2>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
         break;
       default:
-        Block::template run<1>(ai, K, wj, ld, ci, ldc_bytes, accumulate, m0, m1);
+        Block::template run<1>(ai, K, wj, ld, ci, ldc_bytes, accumulate, valid == kBlockCols, m0,
+                               m1);
       }
     }
   }

@@ -108,6 +108,25 @@ TEST(MatrixTile, EdgePairs) {
   }
 }
 
+// Every bf16 and f16 pattern through A (8192 rows of 8, times the 8 x 8 identity: each result
+// is its A element, or NaN for inf * 0) and through the weights (1 times a row of all of them):
+// catches a wrong widening (a subnormal flushed or misplaced, an exponent rebiased wrongly, a NaN
+// decoded as a number) in the vectorized decoders and in their scalar tails.
+TEST(MatrixTile, EveryHalfPatternWidens) {
+  for (DType t : {DType::BF16, DType::F16}) {
+    const uint32_t one_bits = t == DType::BF16 ? 0x3f80u : 0x3c00u;
+    std::vector<uint32_t> all(0x10000), identity(64, 0);
+    for (uint32_t x = 0; x < 0x10000; ++x)
+      all[x] = x;
+    for (int k = 0; k < 8; ++k)
+      identity[k * 8 + k] = one_bits;
+    const std::vector<uint8_t> every = to_bytes(t, all), one = to_bytes(t, {one_bits});
+    std::vector<uint32_t> c(0x10000, 0);
+    expect_same(t, 0x2000, 8, 8, every, 8, to_bytes(t, identity), 8, c, 8, false, "A widening");
+    expect_same(t, 1, 0x10000, 1, one, 1, every, 0x10000, c, 0x10000, false, "weight widening");
+  }
+}
+
 /// A random element: mostly moderate values (long chains round and cancel), some uniform bit
 /// patterns (overflow, inf, NaN, subnormals) and some edge values.
 uint32_t random_element(DType t, std::mt19937_64 &rng) {

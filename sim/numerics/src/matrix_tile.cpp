@@ -335,6 +335,9 @@ void TileWeights::load(DType in, int K, int N, const uint8_t *B, size_t ldb) {
     return;
   }
   f32_.resize(size);
+#ifdef TL_NPU_X86_64
+  SpecRounding rounding; // vcvtph2ps of an f16 subnormal must not meet denormals-are-zero
+#endif
   for (int k = 0; k < K; ++k) {
     float *row = &f32_[static_cast<size_t>(k) * ld_];
     widen_row(in, B + k * ldb * dtype_size(in), N, row);
@@ -360,7 +363,7 @@ void matmul_tile(const TileWeights &w, int M, const uint8_t *A, size_t lda, uint
     return;
   }
 #ifdef TL_NPU_X86_64
-  if (has_native_kernels()) {
+  if (path == TilePath::Vector && has_native_kernels()) {
     if (in == DType::I8) {
       thread_local std::vector<int32_t> a;
       a.resize(static_cast<size_t>(M) * K);
@@ -370,11 +373,11 @@ void matmul_tile(const TileWeights &w, int M, const uint8_t *A, size_t lda, uint
       tile_avx2<I8Block>(w.i32_.data(), ld, K, N, M, a.data(), C, ldc, accumulate);
       return;
     }
+    SpecRounding rounding;
     thread_local std::vector<float> a;
     a.resize(static_cast<size_t>(M) * K);
     for (int i = 0; i < M; ++i)
       widen_row_avx2(in, A + i * lda * dtype_size(in), K, &a[static_cast<size_t>(i) * K]);
-    SpecRounding rounding;
     tile_avx2<FloatBlock>(w.f32_.data(), ld, K, N, M, a.data(), C, ldc, accumulate);
     return;
   }

@@ -19,10 +19,10 @@ namespace tl::npu::num {
 namespace {
 
 constexpr DType kFloatModes[] = {DType::BF16, DType::F16, DType::F32};
-constexpr TilePath kPaths[] = {TilePath::Auto, TilePath::Native, TilePath::Integer};
+constexpr TilePath kPaths[] = {TilePath::Vector, TilePath::Scalar, TilePath::Integer};
 
 const char *path_name(TilePath p) {
-  return p == TilePath::Auto ? "auto" : (p == TilePath::Native ? "native" : "integer");
+  return p == TilePath::Vector ? "vector" : (p == TilePath::Scalar ? "scalar" : "integer");
 }
 
 /// Edge values of each input dtype, as bit patterns: signed zeros, the smallest and largest
@@ -230,17 +230,20 @@ TEST(MatrixTile, HostRoundingModeIgnoredAndRestored) {
     std::vector<uint32_t> want = c;
     const std::vector<uint8_t> A = to_bytes(t, a), B = to_bytes(t, b);
     gemm_reference(t, M, N, K, A.data(), K, B.data(), N, want.data(), N, true);
-    const TileWeights w(t, K, N, B.data(), N);
-    const unsigned saved = _mm_getcsr();
-    const unsigned hostile = (saved | 0x8040u /* FTZ, DAZ */ | 0x6000u /* toward zero */);
-    _mm_setcsr(hostile);
-    matmul_tile(w, M, A.data(), K, reinterpret_cast<uint8_t *>(c.data()), N, true,
-                TilePath::Native);
-    const unsigned after = _mm_getcsr();
-    _mm_setcsr(saved);
-    EXPECT_EQ(after, hostile) << "MXCSR not restored";
-    for (size_t i = 0; i < c.size(); ++i)
-      ASSERT_EQ(c[i], want[i]) << dtype_name(t) << " element " << i;
+    for (TilePath path : kPaths) {
+      std::vector<uint32_t> got = c;
+      const unsigned saved = _mm_getcsr();
+      const unsigned hostile = (saved | 0x8040u /* FTZ, DAZ */ | 0x6000u /* toward zero */);
+      _mm_setcsr(hostile); // the weights are decoded in it too (mx.pre)
+      const TileWeights w(t, K, N, B.data(), N);
+      matmul_tile(w, M, A.data(), K, reinterpret_cast<uint8_t *>(got.data()), N, true, path);
+      const unsigned after = _mm_getcsr();
+      _mm_setcsr(saved);
+      EXPECT_EQ(after, hostile) << "MXCSR not restored";
+      for (size_t i = 0; i < c.size(); ++i)
+        ASSERT_EQ(got[i], want[i])
+            << dtype_name(t) << " path " << path_name(path) << " element " << i;
+    }
   }
 }
 

@@ -21,14 +21,15 @@ namespace tl::npu::num {
 
 /// How matmul_tile computes; all three give the same bits.
 enum class TilePath : uint8_t {
-  Auto,    ///< Native where this host has it (native_tile_path()), else Integer
-  Native,  ///< float modes: the host's fused multiply-add on x86-64 (AVX2 + FMA kernel, else
-           ///< libm's fma); i8: 32-bit integer MACs. Float modes elsewhere: Integer.
+  Vector,  ///< x86-64 with AVX2, FMA and F16C: blocked vector kernels (f32 FMA, i32 MACs);
+           ///< elsewhere as Scalar
+  Scalar,  ///< float modes: the host's fma per element (libm) on x86-64, Integer elsewhere;
+           ///< i8: plain 32-bit integer MACs
   Integer, ///< mac_f32 / mac_i8, one element at a time (gemm_reference's loop)
 };
 
-/// What TilePath::Native runs on this host, for reports and tests: "avx2-fma" (AVX2, FMA and F16C
-/// kernels), "scalar-fma" or "integer" (float modes; i8 is native everywhere).
+/// What TilePath::Vector runs on this host for the float modes, for reports and tests:
+/// "avx2-fma", "scalar-fma" or "integer".
 const char *native_tile_path();
 
 /// A K x N weight tile, the matrix unit's stationary operand (mx.pre), decoded once for any number
@@ -58,6 +59,6 @@ private:
 /// f32 / i32 patterns (stride ldc elements), any alignment. C's rows must overlap neither each
 /// other nor A (the caller goes row by row, M = 1, where they might).
 void matmul_tile(const TileWeights &w, int M, const uint8_t *A, size_t lda, uint8_t *C, size_t ldc,
-                 bool accumulate, TilePath path = TilePath::Auto);
+                 bool accumulate, TilePath path = TilePath::Vector);
 
 } // namespace tl::npu::num

@@ -336,7 +336,7 @@ void TileWeights::load(DType in, int K, int N, const uint8_t *B, size_t ldb) {
   }
   f32_.resize(size);
 #ifdef TL_NPU_X86_64
-  SpecRounding rounding; // vcvtph2ps of an f16 subnormal must not meet denormals-are-zero
+  SpecRounding rounding; // the widening too (vcvtph2ps ignores DAZ today; cheap insurance)
 #endif
   for (int k = 0; k < K; ++k) {
     float *row = &f32_[static_cast<size_t>(k) * ld_];

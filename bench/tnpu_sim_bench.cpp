@@ -3,14 +3,15 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 //   tl_tnpu_sim_bench [--size N] [--with-data] [--mode bf16|f16|f32|i8] [--config FILE]
-//                     [--save-output FILE]
+//                     [--save-output FILE] [--functional]
 // Default: N = 4096, bf16, all cores, arithmetic off (timing never depends on data; a 128 x 128
 // array does 16 K MACs a cycle). --with-data turns the bit-exact arithmetic on (use a smaller N):
 // A and B hold seeded pseudo-random values of the mode's dtype, and `output_hash` (SHA-256 of C's
 // bytes) lets two builds be compared bit for bit; --save-output writes those bytes to a file.
 // host_cpu_seconds (the process's CPU time in the run) is the figure to compare on a shared
 // machine, where host_seconds (wall time) depends on the other load.
-// One run per process (one elaboration).
+// --functional runs the functional fidelity (every duration 0, so simulated_cycles is 0 and
+// host_seconds is the figure). One run per process (one elaboration).
 #include "tl/npu/assembler.h"
 #include "tl/npu/simulator.h"
 
@@ -84,7 +85,7 @@ extern "C" int sc_main(int argc, char *argv[]);
 int sc_main(int argc, char *argv[]) {
   using namespace tl::npu;
   int64_t n = 4096;
-  bool with_data = false;
+  bool with_data = false, functional = false;
   int mode = 0;
   std::string save_output;
   std::string config = std::string(TL_NPU_SIM_DIR) + "/configs/default.json";
@@ -95,6 +96,8 @@ int sc_main(int argc, char *argv[]) {
       with_data = true;
     else if (!std::strcmp(argv[i], "--config") && i + 1 < argc)
       config = argv[++i];
+    else if (!std::strcmp(argv[i], "--functional"))
+      functional = true;
     else if (!std::strcmp(argv[i], "--save-output") && i + 1 < argc)
       save_output = argv[++i];
     else if (!std::strcmp(argv[i], "--mode") && i + 1 < argc) {
@@ -111,7 +114,7 @@ int sc_main(int argc, char *argv[]) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--size N] [--with-data] [--mode bf16|f16|f32|i8] [--config FILE] "
-                   "[--save-output FILE]\n",
+                   "[--save-output FILE] [--functional]\n",
                    argv[0]);
       return 1;
     }
@@ -140,6 +143,7 @@ int sc_main(int argc, char *argv[]) {
   }
   SimOptions opts;
   opts.compute_data = with_data;
+  opts.fidelity = functional ? Fidelity::Functional : Fidelity::CycleApprox;
   Simulator sim(cfg, opts);
   sim.load_program(-1, prog.code);
   if (with_data) {
@@ -161,6 +165,7 @@ int sc_main(int argc, char *argv[]) {
   std::printf("chip: %s\n", cfg.name.c_str());
   std::printf("gemm_size: %lld\n", static_cast<long long>(n));
   std::printf("mode: %s\n", kModeNames[mode]);
+  std::printf("fidelity: %s\n", functional ? "functional" : "cycle-approximate");
   std::printf("arithmetic: %s\n", with_data ? "on" : "off");
   std::printf("simulated_cycles: %llu\n", static_cast<unsigned long long>(r.cycles));
   std::printf("host_seconds: %.3f\n", r.host_seconds);

@@ -32,6 +32,12 @@ const uint32_t *f16_widen_table() {
   return table.data();
 }
 
+/// Two i16 values in one 32-bit word, `lo` in the low half (vpmaddwd's operand layout).
+int32_t i16_pair(int32_t lo, int32_t hi) {
+  return static_cast<int32_t>((static_cast<uint32_t>(lo) & 0xffffu) |
+                              (static_cast<uint32_t>(hi) << 16));
+}
+
 float as_float(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, 4);
@@ -185,7 +191,9 @@ struct FloatBlock {
   }
 };
 
-/// The same block in i32: wrapping 32-bit MACs (any order gives mac_i8's bits).
+/// The same block in i32 over pairs of k: each 32-bit word of `a` and `w` holds the i16 values of
+/// k = 2p and 2p + 1, and vpmaddwd adds their two products exactly (|sum| <= 2^15) before the
+/// wrapping 32-bit accumulation: any order gives mac_i8's bits. K here counts the pairs.
 struct I8Block {
   using Elem = int32_t;
   template <int R>
@@ -211,8 +219,8 @@ struct I8Block {
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
         const __m256i ar = _mm256_set1_epi32(a[static_cast<size_t>(r) * K + k]);
-        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_mullo_epi32(ar, w0));
-        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_mullo_epi32(ar, w1));
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(ar, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(ar, w1));
       }
     }
 #pragma GCC unroll 6
@@ -332,6 +340,13 @@ void TileWeights::load(DType in, int K, int N, const uint8_t *B, size_t ldb) {
         row[j] = static_cast<int8_t>(B[k * ldb + j]);
       std::fill(row + N, row + ld_, 0);
     }
+    const int pairs = (K + 1) / 2;
+    pairs_.resize(static_cast<size_t>(pairs) * ld_);
+    for (int p = 0; p < pairs; ++p)
+      for (int j = 0; j < ld_; ++j)
+        pairs_[static_cast<size_t>(p) * ld_ + j] =
+            i16_pair(i32_[static_cast<size_t>(2 * p) * ld_ + j],
+                     2 * p + 1 < K ? i32_[static_cast<size_t>(2 * p + 1) * ld_ + j] : 0);
     return;
   }
   f32_.resize(size);
@@ -365,12 +380,15 @@ void matmul_tile(const TileWeights &w, int M, const uint8_t *A, size_t lda, uint
 #ifdef TL_NPU_X86_64
   if (path == TilePath::Vector && has_native_kernels()) {
     if (in == DType::I8) {
+      const int pairs = (K + 1) / 2;
       thread_local std::vector<int32_t> a;
-      a.resize(static_cast<size_t>(M) * K);
+      a.resize(static_cast<size_t>(M) * pairs);
       for (int i = 0; i < M; ++i)
-        for (int k = 0; k < K; ++k)
-          a[static_cast<size_t>(i) * K + k] = static_cast<int8_t>(A[i * lda + k]);
-      tile_avx2<I8Block>(w.i32_.data(), ld, K, N, M, a.data(), C, ldc, accumulate);
+        for (int p = 0; p < pairs; ++p)
+          a[static_cast<size_t>(i) * pairs + p] =
+              i16_pair(static_cast<int8_t>(A[i * lda + 2 * p]),
+                       2 * p + 1 < K ? static_cast<int8_t>(A[i * lda + 2 * p + 1]) : 0);
+      tile_avx2<I8Block>(w.pairs_.data(), ld, pairs, N, M, a.data(), C, ldc, accumulate);
       return;
     }
     SpecRounding rounding;

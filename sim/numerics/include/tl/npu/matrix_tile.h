@@ -51,6 +51,7 @@ private:
   int k_ = 0, n_ = 0, ld_ = 0; // ld_: N rounded up to the native kernel's column block, 0-padded
   std::vector<float> f32_;     // float modes: K x ld_ exact f32 values
   std::vector<int32_t> i32_;   // i8: K x ld_ sign-extended values
+  std::vector<int32_t> pairs_; // i8: ceil(K / 2) x ld_ words of two i16 (k = 2p, 2p + 1)
 };
 
 /// C[M x N] = init + A[M x K] * W with init = C (`accumulate`) or -0 / 0, every C[i][j] one

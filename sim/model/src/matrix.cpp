@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace tl::npu::model {
 
@@ -17,16 +18,6 @@ MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
     : Unit(name, core, "mx", track) {}
 
 namespace {
-float f32_of(DType t, uint32_t bits) {
-  if (t == DType::BF16)
-    bits = num::bf16_to_f32(static_cast<uint16_t>(bits));
-  else if (t == DType::F16)
-    bits = num::f16_to_f32(static_cast<uint16_t>(bits));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 DType mode_dtype(uint64_t mode) {
   if (mode != static_cast<uint64_t>(DType::BF16) && mode != static_cast<uint64_t>(DType::F16) &&
       mode != static_cast<uint64_t>(DType::I8) && mode != static_cast<uint64_t>(DType::F32))
@@ -45,17 +36,21 @@ void MatrixUnit::preload(const Command &c) {
                        " does not fit the " + std::to_string(mc.rows) + " x " +
                        std::to_string(mc.cols) + " array");
   const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  weights_.resize(m.k * m.n);
+  const uint8_t *first = nullptr;
   for (uint64_t r = 0; r < m.k; ++r) { // the bounds checks hold with arithmetic off too
     const uint8_t *row = core_.mem.span(c.a + r * m.ldw, m.n * es, "mx.pre weights");
-    if (chip_.opts.compute_data)
-      for (uint64_t j = 0; j < m.n; ++j)
-        weights_[r * m.n + j] = num::load_bits(t, row, j);
+    first = r == 0 ? row : first;
   }
-  if (chip_.opts.compute_data && t != DType::I8) {
-    weights_f32_.resize(weights_.size());
-    for (size_t i = 0; i < weights_.size(); ++i)
-      weights_f32_[i] = f32_of(t, weights_[i]);
+  if (chip_.opts.compute_data) {
+    const int k = static_cast<int>(m.k), n = static_cast<int>(m.n);
+    if (m.ldw % es == 0) { // rows of whole elements, in one local range (the rows are in bounds)
+      weights_.load(t, k, n, first, m.ldw / es);
+    } else {
+      std::vector<uint8_t> packed(m.k * m.n * es);
+      for (uint64_t r = 0; r < m.k; ++r)
+        std::memcpy(&packed[r * m.n * es], first + r * m.ldw, m.n * es);
+      weights_.load(t, k, n, packed.data(), m.n);
+    }
   }
   wk_ = m.k;
   wn_ = m.n;
@@ -80,51 +75,31 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
     }
     return;
   }
-  if (t != DType::I8) {
-    multiply_float(c, accumulate);
+  if (m.m == 0)
+    return;
+  // Every row's bounds first (the messages name the row), then the whole tile in one call of
+  // the numerics' tile: bit for bit the MACs of gemm_reference (sim/numerics, matrix_tile.h).
+  std::vector<const uint8_t *> arows(m.m);
+  std::vector<uint8_t *> crows(m.m);
+  for (uint64_t i = 0; i < m.m; ++i) {
+    arows[i] = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
+    crows[i] = core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
+  }
+  // One call needs element strides, C rows apart from each other and from A (mx.mma reads the
+  // C row it writes only element by element); otherwise row by row, as the unit streams them.
+  const uint64_t a_end = c.b + (m.m - 1) * m.lda + wk_ * es;
+  const uint64_t c_end = c.a + (m.m - 1) * m.ldc + wn_ * 4;
+  const bool whole = m.lda % es == 0 && m.ldc % 4 == 0 && (m.m == 1 || m.ldc >= wn_ * 4) &&
+                     (a_end <= c.a || c_end <= c.b);
+  if (whole) {
+    num::matmul_tile(weights_, static_cast<int>(m.m), arows[0], m.lda / es, crows[0], m.ldc / 4,
+                     accumulate);
     return;
   }
-  std::vector<uint32_t> a(wk_);
+  std::vector<uint8_t> arow(wk_ * es);
   for (uint64_t i = 0; i < m.m; ++i) {
-    const uint8_t *arow = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
-    uint8_t *crow = core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
-    for (uint64_t k = 0; k < wk_; ++k)
-      a[k] = num::load_bits(t, arow, k);
-    for (uint64_t j = 0; j < wn_; ++j) {
-      int32_t s = accumulate ? static_cast<int32_t>(num::load_bits(DType::F32, crow, j)) : 0;
-      for (uint64_t k = 0; k < wk_; ++k)
-        s = num::mac_i8(static_cast<int8_t>(a[k]), static_cast<int8_t>(weights_[k * wn_ + j]), s);
-      num::store_bits(DType::F32, crow, j, static_cast<uint32_t>(s));
-    }
-  }
-}
-
-// The float modes: each output is the chain acc = fma(a[k], w[k][j], acc), k ascending, from -0
-// (or the accumulator), rounded once per step: num::mac_f32, which numerics_test checks bit for
-// bit against the host's fma. The host's fma on decoded floats, k outer and the columns inner,
-// gives the same bits per column at a fraction of the host time (f32 GEMMs took minutes).
-void MatrixUnit::multiply_float(const Command &c, bool accumulate) {
-  const MxCfg &m = c.mx;
-  const DType t = mode_dtype(m.mode);
-  const uint64_t es = static_cast<uint64_t>(num::dtype_size(t));
-  std::vector<float> a(wk_), acc(wn_);
-  for (uint64_t i = 0; i < m.m; ++i) {
-    const uint8_t *arow = core_.mem.span(c.b + i * m.lda, wk_ * es, "mx A row");
-    uint8_t *crow = core_.mem.span(c.a + i * m.ldc, wn_ * 4, "mx C row");
-    for (uint64_t k = 0; k < wk_; ++k)
-      a[k] = f32_of(t, num::load_bits(t, arow, k));
-    for (uint64_t j = 0; j < wn_; ++j)
-      acc[j] = accumulate ? f32_of(DType::F32, num::load_bits(DType::F32, crow, j)) : -0.0f;
-    for (uint64_t k = 0; k < wk_; ++k) {
-      const float ak = a[k], *w = &weights_f32_[k * wn_];
-      for (uint64_t j = 0; j < wn_; ++j)
-        acc[j] = std::fma(ak, w[j], acc[j]);
-    }
-    for (uint64_t j = 0; j < wn_; ++j) {
-      uint32_t bits;
-      std::memcpy(&bits, &acc[j], 4);
-      num::store_bits(DType::F32, crow, j, std::isnan(acc[j]) ? num::kF32CanonicalNaN : bits);
-    }
+    std::memcpy(arow.data(), arows[i], arow.size());
+    num::matmul_tile(weights_, 1, arow.data(), wk_, crows[i], wn_, accumulate);
   }
 }
 

@@ -11,7 +11,7 @@
 
 #include "unit.h"
 
-#include <vector>
+#include "tl/npu/matrix_tile.h"
 
 namespace tl::npu::model {
 
@@ -24,10 +24,8 @@ private:
   double flops(const Command &c) const override;
   void preload(const Command &c);
   void multiply(const Command &c, bool accumulate);
-  void multiply_float(const Command &c, bool accumulate);
 
-  std::vector<uint32_t> weights_;  // k x n bit patterns
-  std::vector<float> weights_f32_; // the same, as f32 values (float modes)
+  num::TileWeights weights_; // decoded at mx.pre (arithmetic on)
   uint64_t wk_ = 0, wn_ = 0, wmode_ = 0;
   bool loaded_ = false;
   // Pipelining: when the last command ended, whether the array was streaming, and its rows.

@@ -51,3 +51,13 @@ if ! cmp -s "$root/ci/requirements.txt" "$stamp"; then
 else
   echo "setup: Python environment up to date"
 fi
+
+# The wheelhouse the install test (ci/templates/install_test.py) installs a fresh venv from,
+# without the network: the wheels a kernel project needs beside tl's own.
+wheelhouse="$venv/wheelhouse"
+user_requirements="$root/ci/templates/requirements.txt"
+if ! cmp -s "$user_requirements" "$wheelhouse/.tl-requirements"; then
+  "$venv/bin/python" -m pip download -q --disable-pip-version-check -d "$wheelhouse" \
+    -r "$user_requirements"
+  cp "$user_requirements" "$wheelhouse/.tl-requirements"
+fi

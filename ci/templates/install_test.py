@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""The kernel author's path, end to end, as CI runs it (ctest `install.wheel_and_templates`):
+
+1. `pip wheel ./python` of this build; the wheel must carry every device (the npusim worker,
+   the chip configs, the plugins; the tnpu target is built into libtl_compiler.so) and tl.testing.
+2. A fresh venv (`python3 -m venv`, no system site-packages), the wheel installed into it with
+   the templates' own command. Offline: pip takes numpy, cffi and pytest from the wheelhouse
+   ci/setup.sh fills (PIP_NO_INDEX, PIP_FIND_LINKS), so the test needs no network.
+3. Outside the source tree, TL_LIB_DIR unset: the devices listed must include cpu and npusim,
+   and a kernel runs on both, with every TL library loaded from the venv.
+4. examples/kernel-project's tests through the lines between the `tl-ci` markers of
+   ci/templates/github-actions.yml (gitlab-ci.yml must have the same lines): the JUnit file must
+   show tests on both devices, none failed.
+5. The example's BLOCK changed: the performance test must fail, giving both cycle figures.
+
+Usage: install_test.py --source ROOT --lib BUILD/lib [--keep]
+"""
+# SPDX-License-Identifier: Apache-2.0
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+
+MARK_BEGIN, MARK_END = "# tl-ci: begin", "# tl-ci: end"
+# What the wheel must hold (tl/_lib: the libraries, every device, the chips; tl/_data: the table).
+WHEEL_MUST_HAVE = ["tl/_lib/libtl_compiler.so", "tl/_lib/libtl_hal.so",
+                   "tl/_lib/libtl_plugin_cpu.so", "tl/_lib/libtl_plugin_npusim.so",
+                   "tl/_lib/tl-npusim-worker", "tl/_lib/chips/default.json",
+                   "tl/_data/tolerances.json", "tl/testing/plugin.py"]
+
+SMOKE = r'''
+import pathlib, sys
+import numpy as np
+import tl
+devices = tl.devices()
+print("devices:", devices)
+assert "cpu" in devices and "npusim" in devices, f"expected cpu and npusim in {devices}"
+
+@tl.kernel
+def scale_add(x: tl.tensor, y: tl.tensor, z: tl.tensor, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK
+    tl.store(z + (i,), tl.load(x + (i,), (BLOCK,)) * 2 + tl.load(y + (i,), (BLOCK,)))
+
+x = np.arange(1000, dtype=np.float32); y = np.ones(1000, np.float32)
+for d in ("cpu", "npusim"):
+    z = np.zeros_like(x)
+    scale_add[(tl.cdiv(1000, 256),)](x, y, z, BLOCK=256, device=d)
+    assert (z == 2 * x + 1).all(), f"wrong result on {d}"
+    print("ran scale_add on", d)
+venv = pathlib.Path(sys.prefix).resolve()
+loaded = {l.split()[-1] for l in open("/proc/self/maps") if "libtl_" in l}
+assert loaded and all(pathlib.Path(p).resolve().is_relative_to(venv) for p in loaded), loaded
+print("TL libraries loaded from the venv:", len(loaded))
+'''
+
+
+def fail(msg):
+    print(f"install_test: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    print("+", cmd if isinstance(cmd, str) else " ".join(map(str, cmd)), flush=True)
+    return subprocess.run(cmd, text=True, **kw)
+
+
+def template_block(path):
+    """The lines between the tl-ci markers, dedented."""
+    lines = path.read_text().splitlines()
+    starts = [i for i, l in enumerate(lines) if l.strip() == MARK_BEGIN]
+    ends = [i for i, l in enumerate(lines) if l.strip() == MARK_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        fail(f"{path}: expected one '{MARK_BEGIN}' ... '{MARK_END}' block")
+    return [l.strip() for l in lines[starts[0] + 1:ends[0]] if l.strip()]
+
+
+def build_wheel(src, lib, out):
+    env = dict(os.environ, TL_LIB_DIR=str(lib))
+    r = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+             "--disable-pip-version-check", "-w", str(out), str(src / "python")], env=env)
+    if r.returncode:
+        fail("pip wheel ./python failed")
+    wheels = list(out.glob("tl-*.whl"))
+    if len(wheels) != 1:
+        fail(f"expected one tl wheel in {out}, got {wheels}")
+    with zipfile.ZipFile(wheels[0]) as z:
+        names = set(z.namelist())
+        missing = [n for n in WHEEL_MUST_HAVE if n not in names]
+        if missing:
+            fail(f"{wheels[0].name} lacks {missing}")
+        if not (z.getinfo("tl/_lib/tl-npusim-worker").external_attr >> 16) & 0o111:
+            fail("tl-npusim-worker is not executable in the wheel")
+        if "none-any" in wheels[0].name:
+            fail(f"{wheels[0].name} claims to be pure Python but carries native code")
+    print("wheel:", wheels[0].name, f"({wheels[0].stat().st_size >> 20} MiB)")
+    return wheels[0]
+
+
+def user_env(venv, wheel, wheelhouse, home):
+    """The environment of a user's CI job: the venv first on PATH, nothing of this checkout."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TL_", "PYTHON", "PIP_", "VIRTUAL_ENV"))}
+    env.update(PATH=f"{venv}/bin:{env.get('PATH', '/usr/bin:/bin')}", HOME=str(home),
+               TL_WHEEL=str(wheel), TL_CACHE_DIR=str(home / "tl-cache"),
+               PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse),
+               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return env
+
+
+def check_junit(path):
+    if not path.is_file():
+        fail(f"the template's pytest run wrote no {path}")
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    tests = sum(int(s.get("tests", 0)) for s in suites)
+    failures = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    ran = {c.get("name") for c in root.iter("testcase")
+           if c.find("skipped") is None and c.find("failure") is None and c.find("error") is None}
+    print(f"junit: {tests} tests, {failures} failures or errors; passed: {sorted(ran)}")
+    if tests == 0 or failures:
+        fail(f"{path}: {tests} tests, {failures} failures or errors")
+    for d in ("cpu", "npusim"):
+        if not any(f"[{d}" in n or f"-{d}]" in n for n in ran):
+            fail(f"{path}: no test passed on {d}")
+
+
+def check_block_size_changes_cycles(project, block, env):
+    """The example's BLOCK changed: its performance test must fail with both figures."""
+    baseline = json.loads((project / "tests/baselines/cycles.json").read_text())
+    stored = baseline["kernels"]["vector_add"]["npusim"]["cycles"]
+    kernels = project / "kernels.py"
+    text = kernels.read_text()
+    new = re.sub(r"^BLOCK = \d+$", "BLOCK = 256", text, count=1, flags=re.M)
+    if new == text:
+        fail(f"{kernels}: no 'BLOCK = <n>' line to change")
+    kernels.write_text(new)
+    r = run(block, shell=True, executable="/bin/bash", cwd=project, env=env,
+            capture_output=True)
+    out = r.stdout + r.stderr
+    m = re.search(r"vector_add on npusim .*?: (\d+) simulated cycles, baseline (\d+)", out)
+    if r.returncode == 0 or not m:
+        print(out[-4000:])
+        fail("with BLOCK = 256 the performance test did not fail with both cycle figures")
+    got, base = int(m.group(1)), int(m.group(2))
+    if base != stored or got == stored:
+        fail(f"expected the baseline {stored} and a different figure, got {got} and {base}")
+    print(f"BLOCK 1024 -> 256: the perf test fails: {got} simulated cycles, baseline {base}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", type=pathlib.Path, required=True)
+    ap.add_argument("--lib", type=pathlib.Path, required=True)
+    ap.add_argument("--python", default="/usr/bin/python3", help="the interpreter of the venv")
+    ap.add_argument("--wheelhouse", type=pathlib.Path,
+                    help="wheels of numpy, cffi, pytest (default: SOURCE/.venv/wheelhouse)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    a = ap.parse_args()
+    src = a.source.resolve()
+    wheelhouse = (a.wheelhouse or src / ".venv" / "wheelhouse").resolve()
+    if not any(wheelhouse.glob("numpy-*.whl")):
+        fail(f"no numpy wheel in {wheelhouse}: ci/setup.sh fills it (pip download of "
+             "ci/templates/requirements.txt)")
+    blocks = {p.name: template_block(p) for p in (src / "ci/templates").glob("*.yml")}
+    if len({tuple(b) for b in blocks.values()}) != 1:
+        fail(f"the templates' tl-ci blocks differ: {blocks}")
+    block = "set -euo pipefail\n" + "\n".join(next(iter(blocks.values())))
+
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="tl-install-test-"))
+    try:
+        wheel = build_wheel(src, a.lib.resolve(), tmp / "dist")
+        venv = tmp / "venv"
+        if run([a.python, "-m", "venv", str(venv)]).returncode:
+            fail("python3 -m venv failed")
+        project = tmp / "kernel-project"
+        shutil.copytree(src / "examples/kernel-project", project,
+                        ignore=shutil.ignore_patterns("__pycache__", "reports"))
+        env = user_env(venv, wheel, wheelhouse, tmp)
+        # The template's lines: install, list the devices, the tests with JUnit and HTML report.
+        if run(block, shell=True, executable="/bin/bash", cwd=project, env=env).returncode:
+            fail("the template's commands failed on examples/kernel-project")
+        check_junit(project / "reports/junit.xml")
+        if "Simulated cycles" not in (project / "reports/report.html").read_text():
+            fail("reports/report.html has no simulated cycles")
+        (tmp / "smoke.py").write_text(SMOKE)
+        if run([str(venv / "bin/python"), str(tmp / "smoke.py")], cwd=tmp, env=env).returncode:
+            fail("the installed package did not run a kernel on cpu and npusim")
+        check_block_size_changes_cycles(project, block, env)
+    finally:
+        if a.keep:
+            print("kept", tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("install_test: OK")
+
+
+if __name__ == "__main__":
+    main()

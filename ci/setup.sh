@@ -3,10 +3,15 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Usage: ci/setup.sh            (system packages via apt, then the Python venv in .venv/)
+#        ci/setup.sh --runtime  (only the shared libraries an installed tl wheel loads)
 # Env:   TL_SETUP_SKIP_APT=1    skip apt (when packages are managed elsewhere)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# What the tl wheel's libraries, plugins and npusim worker link (ldd of python/tl/_lib), for a
+# machine that runs kernels without building TL; ci/templates/*.yml install the same list.
+runtime_packages=(libllvm19 libsystemc libtbb12 libssl3 libstdc++6 libgcc-s1)
 
 debian_packages=(
   # build tools
@@ -24,6 +29,9 @@ debian_packages=(
   python3 python3-venv python3-dev
 )
 
+if [ "${1:-}" = "--runtime" ]; then
+  debian_packages=("${runtime_packages[@]}")
+fi
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,6 +45,10 @@ if [ "${#missing[@]}" -gt 0 ] && [ -z "${TL_SETUP_SKIP_APT:-}" ]; then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages present"
+fi
+
+if [ "${1:-}" = "--runtime" ]; then
+  exit 0
 fi
 
 # Debian's python3, not whatever python3 is first on PATH: the build names this interpreter.

@@ -12,7 +12,7 @@ from setuptools.command.build_py import build_py
 HERE = pathlib.Path(__file__).resolve().parent
 # From the build's lib/ (TL_LIB_DIR): the compiler (with its built-in targets: llvm-cpu, nvptx,
 # tnpu), the HAL, the device plugins, npusim's simulator process and the chips it simulates.
-LIBS = ("libtl_compiler.so*", "libtl_hal.so*", "libtl_plugin_*.so", "libtl_target_*.so",
+LIBS = ("libtl_compiler.so*", "libtl_hal.so*", "libtl_plugin_*.so",
         "_tl_launch.abi3.so",  # the C launch path (python/ext), when built
         "tl-npusim-worker", "chips/*.json")
 # tl.testing's tolerances: tl-conform's own table, copied from its one file.

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The kernel author's path, end to end, as CI runs it (ctest `install.wheel_and_templates`):
 
+0. The templates install the runtime libraries `ci/setup.sh --runtime` lists, and run the same
+   lines between their `tl-ci` markers.
 1. `pip wheel ./python` of this build; the wheel must carry every device (the npusim worker,
    the chip configs, the plugins; the tnpu target is built into libtl_compiler.so) and tl.testing.
 2. A fresh venv (`python3 -m venv`, no system site-packages), the wheel installed into it with
@@ -8,8 +10,7 @@
    ci/setup.sh fills (PIP_NO_INDEX, PIP_FIND_LINKS), so the test needs no network.
 3. Outside the source tree, TL_LIB_DIR unset: the devices listed must include cpu and npusim,
    and a kernel runs on both, with every TL library loaded from the venv.
-4. examples/kernel-project's tests through the lines between the `tl-ci` markers of
-   ci/templates/github-actions.yml (gitlab-ci.yml must have the same lines): the JUnit file must
+4. examples/kernel-project's tests through those lines: the JUnit file must
    show tests on both devices, none failed.
 5. The example's BLOCK changed: the performance test must fail, giving both cycle figures.
 
@@ -81,6 +82,18 @@ def template_block(path):
     return [l.strip() for l in lines[starts[0] + 1:ends[0]] if l.strip()]
 
 
+def check_runtime_packages(src, templates):
+    """Every template installs the runtime libraries ci/setup.sh --runtime names."""
+    m = re.search(r"^runtime_packages=\(([^)]*)\)", (src / "ci/setup.sh").read_text(), re.M)
+    if not m:
+        fail("ci/setup.sh has no runtime_packages=(...) list")
+    for path in templates:
+        words = set(path.read_text().split())
+        missing = [p for p in m.group(1).split() if p not in words]
+        if missing:
+            fail(f"{path} does not install {missing} (ci/setup.sh --runtime's list)")
+
+
 def build_wheel(src, lib, out):
     env = dict(os.environ, TL_LIB_DIR=str(lib))
     r = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
@@ -127,7 +140,7 @@ def check_junit(path):
     if tests == 0 or failures:
         fail(f"{path}: {tests} tests, {failures} failures or errors")
     for d in ("cpu", "npusim"):
-        if not any(f"[{d}" in n or f"-{d}]" in n for n in ran):
+        if not any(re.search(rf"[\[-]{d}[\]-]", n) for n in ran):
             fail(f"{path}: no test passed on {d}")
 
 
@@ -168,7 +181,9 @@ def main():
     if not any(wheelhouse.glob("numpy-*.whl")):
         fail(f"no numpy wheel in {wheelhouse}: ci/setup.sh fills it (pip download of "
              "ci/templates/requirements.txt)")
-    blocks = {p.name: template_block(p) for p in (src / "ci/templates").glob("*.yml")}
+    templates = sorted((src / "ci/templates").glob("*.yml"))
+    check_runtime_packages(src, templates)
+    blocks = {p.name: template_block(p) for p in templates}
     if len({tuple(b) for b in blocks.values()}) != 1:
         fail(f"the templates' tl-ci blocks differ: {blocks}")
     block = "set -euo pipefail\n" + "\n".join(next(iter(blocks.values())))

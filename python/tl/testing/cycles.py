@@ -76,7 +76,7 @@ def _resolve(baseline_file, depth=2):
     path = pathlib.Path(baseline_file)
     if path.is_absolute():
         return path
-    caller = inspect.stack()[depth].filename
+    caller = inspect.stack(0)[depth].filename
     return pathlib.Path(caller).resolve().parent / path
 
 

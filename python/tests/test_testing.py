@@ -68,7 +68,7 @@ def test_gamma_bound_needs_n_and_uses_it():
     with pytest.raises(ValueError, match=r"pass n= \(terms summed per result\)"):
         assert_close(ref.astype(np.float16), ref, op="dot")
     wrong = ref.astype(np.float16)
-    wrong[0, 0] += np.float16(0.5)
+    wrong[0, 0] += np.float16(64)
     with pytest.raises(AssertionError, match=r"bound used: normwise .* \(n u cond = 1 \* 64 \*"):
         assert_close(wrong, ref, op="dot", n=64, ref_abs=reference.matmul(abs(a), abs(b)))
 

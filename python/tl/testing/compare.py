@@ -91,6 +91,7 @@ def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None
     ``reference.matmul(abs(a), abs(b))``), for cond; default 1. name: what `actual` is, for the
     message.
     """
+    __tracebackhide__ = True  # pytest: the failure is the caller's line, not this function's
     a_in = np.asarray(actual)
     r = np.asarray(reference, np.float64)
     label = f"'{name}'" if name else "actual"

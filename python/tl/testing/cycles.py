@@ -115,6 +115,7 @@ def expect_cycles(kernel, grid, *args, baseline_file, name=None, tolerance=0.0, 
     Returns the record (cycles, baseline, roofline fraction); raises BaselineError with both
     figures when they differ, or saying how to create a missing baseline.
     """
+    __tracebackhide__ = True  # pytest: the failure is the caller's line, not this function's
     name = name or kernel.__name__
     path = _resolve(baseline_file)
     cycles = simulated_cycles(kernel, grid, *args, device=device, **constexprs)

@@ -8,10 +8,11 @@
 2. A fresh venv (`python3 -m venv`, no system site-packages), the wheel installed into it with
    the templates' own command. Offline: pip takes numpy, cffi and pytest from the wheelhouse
    ci/setup.sh fills (PIP_NO_INDEX, PIP_FIND_LINKS), so the test needs no network.
-3. Outside the source tree, TL_LIB_DIR unset: the devices listed must include cpu and npusim,
-   and a kernel runs on both, with every TL library loaded from the venv.
-4. examples/kernel-project's tests through those lines: the JUnit file must
-   show tests on both devices, none failed.
+3. In a copy of examples/kernel-project, outside the source tree and with nothing of the checkout
+   in the environment (TL_LIB_DIR, PYTHONPATH unset): the lines between the templates' `tl-ci`
+   markers. The JUnit file must show tests passed on both devices, none failed.
+4. From the venv: the devices listed include cpu and npusim, a kernel runs on both, and every
+   TL library loaded comes from the venv.
 5. The example's BLOCK changed: the performance test must fail, giving both cycle figures.
 
 Usage: install_test.py --source ROOT --lib BUILD/lib [--keep]

@@ -99,6 +99,10 @@ def build_wheel(src, lib, out):
     env = dict(os.environ, TL_LIB_DIR=str(lib))
     r = run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
              "--disable-pip-version-check", "-w", str(out), str(src / "python")], env=env)
+    # The in-tree build's leftovers: tl.egg-info would register tl.testing's entry point for any
+    # pytest run from python/, and build/ would keep stale copies of the libraries.
+    for leftover in ("tl.egg-info", "build"):
+        shutil.rmtree(src / "python" / leftover, ignore_errors=True)
     if r.returncode:
         fail("pip wheel ./python failed")
     wheels = list(out.glob("tl-*.whl"))

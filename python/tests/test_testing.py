@@ -141,6 +141,16 @@ def test_expect_cycles_baselines(tmp_path, monkeypatch):
     assert m and int(m.group(2)) == stored["cycles"] and int(m.group(1)) != stored["cycles"]
     loose = abs(int(m.group(1)) / stored["cycles"] - 1) + 0.01
     expect_cycles(twice, (64,), x, y, BLOCK=256, baseline_file=path, tolerance=loose)
+    # The roofline fraction, one-sided: the slower block size fails with both fractions.
+    slower = int(m.group(1)) > stored["cycles"]
+    args = (64,), x, y
+    if slower:
+        with pytest.raises(BaselineError, match=r"twice on npusim .*: 0\.\d+ of the roofline "
+                                                r"\(\d+ simulated cycles\), baseline 0\.\d+"):
+            expect_cycles(twice, *args, BLOCK=256, baseline_file=path, bytes=2 * x.nbytes,
+                          metric="roofline")
+    with pytest.raises(ValueError, match="metric='roofline' needs flops= and/or bytes="):
+        expect_cycles(twice, *args, BLOCK=256, baseline_file=path, metric="roofline")
 
 
 def _pytest(args, cwd):

@@ -104,18 +104,25 @@ def _store(path, name, device, entry):
 
 
 def expect_cycles(kernel, grid, *args, baseline_file, name=None, tolerance=0.0, device="npusim",
-                  flops=None, bytes=None, flops_dtype="f32", **constexprs):
+                  flops=None, bytes=None, flops_dtype="f32", metric="cycles", **constexprs):
     """Launches the kernel on a simulated device and checks its cycles against the baseline
     stored under `name` (default: the kernel's name) and `device` in `baseline_file` (JSON; a
     relative path is relative to the calling test file's folder). Passes when
     ``|cycles - baseline| <= tolerance * baseline``: 0 pins them exactly, which simulated time
-    allows. With `flops` and/or `bytes` the fraction of the roofline is recorded too.
+    allows. With `flops` and/or `bytes` the fraction of the roofline is recorded too, and
+    ``metric="roofline"`` checks that instead, one-sided: it fails only when the fraction drops
+    below ``baseline * (1 - tolerance)`` (a faster kernel passes).
 
     Under ``--tl-update-baselines`` (or TL_UPDATE_BASELINES=1) it records the cycles instead.
     Returns the record (cycles, baseline, roofline fraction); raises BaselineError with both
     figures when they differ, or saying how to create a missing baseline.
     """
     __tracebackhide__ = True  # pytest: the failure is the caller's line, not this function's
+    if metric not in ("cycles", "roofline"):
+        raise ValueError(f"tl.testing.expect_cycles: metric={metric!r}: 'cycles' or 'roofline'")
+    if metric == "roofline" and not (flops or bytes):
+        raise ValueError("tl.testing.expect_cycles: metric='roofline' needs flops= and/or bytes= "
+                         "(the work the roofline is computed for)")
     name = name or kernel.__name__
     path = _resolve(baseline_file)
     cycles = simulated_cycles(kernel, grid, *args, device=device, **constexprs)
@@ -146,6 +153,19 @@ def expect_cycles(kernel, grid, *args, baseline_file, name=None, tolerance=0.0, 
         raise BaselineError(f"tl.testing.expect_cycles: {where}: the baseline in {path} is for "
                             f"chip {base['chip']!r}, this device simulates {info['name']!r} "
                             "(TL_NPUSIM_CONFIG selects the chip)")
+    if metric == "roofline":
+        frac, base_frac = entry["roofline_fraction"], base.get("roofline_fraction")
+        if base_frac is None:
+            raise BaselineError(f"tl.testing.expect_cycles: {where}: the baseline in {path} has "
+                                f"no roofline fraction; record it with `{UPDATE_HINT}`")
+        if frac < base_frac * (1 - tolerance):
+            raise BaselineError(
+                f"tl.testing.expect_cycles: {where}: {frac:.4f} of the roofline ({cycles} "
+                f"simulated cycles), baseline {base_frac:.4f} ({base['cycles']} cycles; "
+                f"tolerance {100 * tolerance:g}%) in {path}; if the change is intended, update "
+                f"the baseline: `{UPDATE_HINT}`")
+        record["status"] = "passed"
+        return record
     delta = cycles - base["cycles"]
     if abs(delta) > tolerance * base["cycles"]:
         pct = 100.0 * delta / base["cycles"] if base["cycles"] else float("inf")

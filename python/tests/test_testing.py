@@ -173,3 +173,12 @@ def test_plugin_runs_a_test_per_device_and_rejects_unknown_ones(tmp_path):
     r = _pytest(["--tl-device=cpu,gpu9"], tmp_path)
     assert r.returncode != 0
     assert "--tl-device: no device 'gpu9' here; the devices present are cpu" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["tolerances", "compare", "reference", "cycles"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"tl.testing.{name}"))
+    assert result.failed == 0 and result.attempted > 0

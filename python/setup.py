@@ -26,6 +26,8 @@ class BuildPyWithLibs(build_py):
     def run(self):
         super().run()
         src = pathlib.Path(os.environ.get("TL_LIB_DIR", HERE.parent / "build" / "lib"))
+        if not src.is_absolute():  # pip runs this in python/, not where the user typed it
+            raise SystemExit(f"tl: TL_LIB_DIR={src} is relative; give an absolute path")
         if not (src / "libtl_compiler.so").exists():
             raise SystemExit(f"tl: no libtl_compiler.so in {src}: build TL first "
                              "(cmake -S . -B build -G Ninja && ninja -C build) or set TL_LIB_DIR")

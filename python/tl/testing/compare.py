@@ -77,6 +77,51 @@ def _num(v):
     return f"{float(v):.9g}"
 
 
+def _normwise_bound(tol, op, dt, ref, n, ref_abs):
+    """The normwise bound that applies and what set it: the entry's figure and the classical
+    c n u cond bound, combined by the entry's rule (compare.cpp's normwise_bound); None if
+    neither is set."""
+    bound, used = None, ""
+    if tol.normwise is not None:
+        bound, used = tol.normwise, tol.source
+    if tol.gamma is not None:
+        if n is None:
+            raise ValueError(f"tl.testing.assert_close: op '{op}' on {dt} is bounded by n u cond "
+                             "(classical summation bound): pass n= (terms summed per result)")
+        cond = 1.0
+        if ref_abs is not None:
+            nr = float(np.linalg.norm(ref))
+            cond = float(np.linalg.norm(np.asarray(ref_abs, np.float64))) / nr if nr else 1.0
+        u = math.ldexp(1.0, -_FORMATS.get(dt, _FORMATS["f32"])[0] - 1)
+        g = tol.gamma * n * u * cond
+        if bound is None or (g < bound if tol.combine_min else g > bound):
+            bound, used = g, f"n u cond = {tol.gamma:g} * {n} * {u:.3g} * {cond:.3g}"
+    return bound, used
+
+
+def _failure(label, dt, op, problem, bad, a, r, ulp, shape, c, used):
+    """The message of a failed comparison: the rule, the first element outside it, the worst
+    element, both errors and the bound used."""
+    tol = c.tolerance
+    first, worst = int(np.argmax(bad)), int(np.argmax(ulp))
+    lines = [f"tl.testing.assert_close: {label} (dtype {dt}, op {op or '(default)'}): {problem}; "
+             f"{int(bad.sum())} of {a.size} elements outside the bound",
+             f"  first bad element {_where(first, shape)}: actual {_num(a[first])}, reference "
+             f"{_num(r[first])} (error {ulp[first]:.3g} ulp)"]
+    if worst != first:
+        lines.append(f"  worst element {_where(worst, shape)}: actual {_num(a[worst])}, "
+                     f"reference {_num(r[worst])} (error {c.max_ulp:.3g} ulp)")
+    lines.append(f"  error: max {c.max_ulp:.3g} ulp, normwise {c.normwise:.3g} "
+                 "(||actual - reference||_2 / ||reference||_2)")
+    used_bound = [f"{tol.ulp:g} ulp"] if tol.ulp is not None else []
+    if c.bound is not None:
+        used_bound.append(f"normwise {c.bound:.3g}" + (f" ({used})" if used != tol.source else ""))
+    if tol.exact:
+        used_bound.append("exact")
+    lines.append(f"  bound used: {', '.join(used_bound)} from {tol.source}")
+    return "\n".join(lines)
+
+
 def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None, name=None):
     """Checks `actual` (the kernel's result) against `reference` (computed in float64, e.g. with
     ``tl.testing.reference``) with tl-conform's bound for `op` on `dtype`; raises AssertionError
@@ -113,23 +158,8 @@ def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None
                                                np.copysign(np.inf, r), r)
     normwise = _normwise(a, in_range) if a.size else 0.0
     max_ulp = float(ulp.max()) if a.size else 0.0
-    worst = int(np.argmax(ulp)) if a.size else -1
 
-    bound, used = None, ""
-    if tol.normwise is not None:
-        bound, used = tol.normwise, tol.source
-    if tol.gamma is not None:
-        if n is None:
-            raise ValueError(f"tl.testing.assert_close: op '{op}' on {dt} is bounded by n u cond "
-                             "(classical summation bound): pass n= (terms summed per result)")
-        cond = 1.0
-        if ref_abs is not None:
-            nr = float(np.linalg.norm(r))
-            cond = float(np.linalg.norm(np.asarray(ref_abs, np.float64))) / nr if nr else 1.0
-        u = math.ldexp(1.0, -_FORMATS.get(dt, _FORMATS["f32"])[0] - 1)
-        g = tol.gamma * n * u * cond
-        if bound is None or (g < bound if tol.combine_min else g > bound):
-            bound, used = g, f"n u cond = {tol.gamma:g} * {n} * {u:.3g} * {cond:.3g}"
+    bound, used = _normwise_bound(tol, op, dt, r, n, ref_abs)
 
     # The first violated rule decides (tl-conform's order), with the first element outside it.
     problem, bad = None, None
@@ -152,21 +182,5 @@ def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None
     if problem is None:
         return result
 
-    shape = a_in.shape
-    first = int(np.argmax(bad))
-    lines = [f"tl.testing.assert_close: {label} (dtype {dt}, op {op or '(default)'}): {problem}; "
-             f"{int(bad.sum())} of {a.size} elements outside the bound",
-             f"  first bad element {_where(first, shape)}: actual {_num(a[first])}, reference "
-             f"{_num(r[first])} (error {ulp[first]:.3g} ulp)"]
-    if worst >= 0 and worst != first:
-        lines.append(f"  worst element {_where(worst, shape)}: actual {_num(a[worst])}, "
-                     f"reference {_num(r[worst])} (error {max_ulp:.3g} ulp)")
-    lines.append(f"  error: max {max_ulp:.3g} ulp, normwise {normwise:.3g} "
-                 "(||actual - reference||_2 / ||reference||_2)")
-    used_bound = [f"{tol.ulp:g} ulp"] if tol.ulp is not None else []
-    if bound is not None:
-        used_bound.append(f"normwise {bound:.3g}" + (f" ({used})" if used != tol.source else ""))
-    if tol.exact:
-        used_bound.append("exact")
-    lines.append(f"  bound used: {', '.join(used_bound)} from {tol.source}")
-    raise AssertionError("\n".join(lines))
+    raise AssertionError(_failure(label, dt, op, problem, bad, a, r, ulp, a_in.shape, result,
+                                  used))

@@ -14,6 +14,8 @@
 4. From the venv: the devices listed include cpu and npusim, a kernel runs on both, and every
    TL library loaded comes from the venv.
 5. The example's BLOCK changed: the performance test must fail, giving both cycle figures.
+6. The chip npusim simulates is the package's own: renamed in the venv's chips/default.json, the
+   device's name follows (the source tree's copy is not what an installed package reads).
 
 Usage: install_test.py --source ROOT --lib BUILD/lib [--keep]
 """
@@ -172,6 +174,26 @@ def check_block_size_changes_cycles(project, block, env):
     print(f"BLOCK 1024 -> 256: the perf test fails: {got} simulated cycles, baseline {base}")
 
 
+CHIP_NAME = r'''
+import json, pathlib, sys
+import numpy as np
+import tl, tl.runtime
+chip = pathlib.Path(tl.__file__).parent / "_lib" / "chips" / "default.json"
+doc = json.loads(chip.read_text())
+doc["name"] = "from-the-wheel"
+chip.write_text(json.dumps(doc))
+name = tl.runtime.device("npusim").info["name"]
+assert name == "TNPU from-the-wheel (SystemC)", name
+@tl.kernel
+def inc(x: tl.tensor, BLOCK: tl.constexpr):
+    tl.store(x + (0,), tl.load(x + (0,), (BLOCK,)) + 1)
+x = np.zeros(64, np.float32)
+inc[(1,)](x, BLOCK=64, device="npusim")  # compiled for the package's chip too
+assert (x == 1).all()
+print("npusim simulates the package's chip:", name)
+'''
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", type=pathlib.Path, required=True)
@@ -213,6 +235,9 @@ def main():
         if run([str(venv / "bin/python"), str(tmp / "smoke.py")], cwd=tmp, env=env).returncode:
             fail("the installed package did not run a kernel on cpu and npusim")
         check_block_size_changes_cycles(project, block, env)
+        (tmp / "chip.py").write_text(CHIP_NAME)
+        if run([str(venv / "bin/python"), str(tmp / "chip.py")], cwd=tmp, env=env).returncode:
+            fail("the installed npusim device does not read the package's chips/default.json")
     finally:
         if a.keep:
             print("kept", tmp)

@@ -182,3 +182,11 @@ def test_docstring_examples(name):
 
     result = doctest.testmod(importlib.import_module(f"tl.testing.{name}"))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_overflow_to_infinity_is_right_beyond_the_range():
+    # 1e39 is past f32's range: the rounded result, inf, is exact; the largest finite is not.
+    ok = assert_close(np.float32([np.inf, 1]), np.float64([1e39, 1]), op="mul")
+    assert ok.max_ulp == 0
+    with pytest.raises(AssertionError, match=r"first bad element \[0\]"):
+        assert_close(np.float32([np.finfo(np.float32).max, 1]), np.float64([1e39, 1]), op="mul")

@@ -41,6 +41,17 @@ class Comparison:
                 f"bound={self.tolerance.describe()!r})")
 
 
+def in_range(ref, dtype):
+    """The reference with values beyond the format's range rounded as the format does: to the
+    largest finite value, or to infinity past the rounding threshold (an overflow is right)."""
+    bits, _, max_finite = _FORMATS[dtype]
+    r = np.asarray(ref, np.float64)
+    threshold = max_finite + math.ldexp(1.0, math.frexp(max_finite)[1] - 1 - bits - 1)
+    mag = np.abs(r)
+    rounded = np.where(mag >= threshold, np.copysign(np.inf, r), np.copysign(max_finite, r))
+    return np.where(np.isfinite(r) & (mag > max_finite), rounded, r)
+
+
 def ulp_errors(actual, ref, dtype):
     """Per element: |actual - ref| / ulp(ref) in the format `dtype` ('f32', ...); 0 for equal
     NaNs, inf for a NaN or infinity where the reference has none."""
@@ -52,11 +63,9 @@ def ulp_errors(actual, ref, dtype):
         err = np.abs(a - r) / np.ldexp(1.0, e - bits)
     err = np.where(np.isnan(a) & np.isnan(r), 0.0, err)
     err = np.where(np.isnan(a) ^ np.isnan(r), np.inf, err)
-    # Beyond the range only the rounded result is right: infinity past the rounding threshold.
+    # Beyond the range only the rounded result is right.
     beyond = np.isinf(r) | (mag > max_finite)
-    threshold = max_finite + math.ldexp(1.0, math.frexp(max_finite)[1] - 1 - bits - 1)
-    rounded = np.where(mag >= threshold, np.copysign(np.inf, r), np.copysign(max_finite, r))
-    err = np.where(beyond, np.where(a == rounded, 0.0, np.inf), err)
+    err = np.where(beyond, np.where(a == in_range(r, dtype), 0.0, np.inf), err)
     err = np.where(~beyond & np.isinf(a), np.inf, err)
     return err
 
@@ -154,9 +163,8 @@ def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None
     else:
         differ = a != r
         ulp = np.where(differ, np.inf, 0.0)
-    in_range = r if not is_float else np.where(np.isfinite(r) & (np.abs(r) > _FORMATS[dt][2]),
-                                               np.copysign(np.inf, r), r)
-    normwise = _normwise(a, in_range) if a.size else 0.0
+    ranged = in_range(r, dt) if is_float else r
+    normwise = _normwise(a, ranged) if a.size else 0.0
     max_ulp = float(ulp.max()) if a.size else 0.0
 
     bound, used = _normwise_bound(tol, op, dt, r, n, ref_abs)
@@ -173,7 +181,7 @@ def assert_close(actual, reference, op=None, dtype=None, *, n=None, ref_abs=None
     elif bound is not None and not normwise <= bound:
         # An element is outside the budget when its error exceeds its share of the normwise
         # bound (bound * rms(reference)); one always is when the normwise error is too large.
-        share = bound * float(np.linalg.norm(in_range[np.isfinite(in_range)])) / math.sqrt(a.size)
+        share = bound * float(np.linalg.norm(ranged[np.isfinite(ranged)])) / math.sqrt(a.size)
         problem = f"normwise error {normwise:.3g} > {bound:.3g}"
         with np.errstate(invalid="ignore"):
             bad = ~(np.abs(a - r) <= share)

@@ -3,10 +3,15 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Usage: ci/setup.sh            (system packages via apt, then the Python venv in .venv/)
+#        ci/setup.sh --runtime  (only the shared libraries an installed tl wheel loads)
 # Env:   TL_SETUP_SKIP_APT=1    skip apt (when packages are managed elsewhere)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# What the tl wheel's libraries, plugins and npusim worker link (ldd of python/tl/_lib), for a
+# machine that runs kernels without building TL; ci/templates/*.yml install the same list.
+runtime_packages=(libllvm19 libsystemc libtbb12 libssl3 libstdc++6 libgcc-s1)
 
 debian_packages=(
   # build tools
@@ -24,6 +29,9 @@ debian_packages=(
   python3 python3-venv python3-dev
 )
 
+if [ "${1:-}" = "--runtime" ]; then
+  debian_packages=("${runtime_packages[@]}")
+fi
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,6 +47,10 @@ else
   echo "setup: all Debian packages present"
 fi
 
+if [ "${1:-}" = "--runtime" ]; then
+  exit 0
+fi
+
 # Debian's python3, not whatever python3 is first on PATH: the build names this interpreter.
 venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
@@ -50,4 +62,14 @@ if ! cmp -s "$root/ci/requirements.txt" "$stamp"; then
   cp "$root/ci/requirements.txt" "$stamp"
 else
   echo "setup: Python environment up to date"
+fi
+
+# The wheelhouse the install test (ci/templates/install_test.py) installs a fresh venv from,
+# without the network: the wheels a kernel project needs beside tl's own.
+wheelhouse="$venv/wheelhouse"
+user_requirements="$root/ci/templates/requirements.txt"
+if ! cmp -s "$user_requirements" "$wheelhouse/.tl-requirements"; then
+  "$venv/bin/python" -m pip download -q --disable-pip-version-check -d "$wheelhouse" \
+    -r "$user_requirements"
+  cp "$user_requirements" "$wheelhouse/.tl-requirements"
 fi

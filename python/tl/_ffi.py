@@ -86,6 +86,7 @@ typedef struct tl_device_info {
   uint64_t memory_bytes; uint64_t onchip_memory_bytes; uint32_t compute_units; uint32_t clock_mhz;
   uint64_t max_grid[3]; double peak_bandwidth_bytes_per_s; double peak_flops[14];
   uint64_t supported_dtypes;
+  double link_bandwidth_bytes_per_s; uint32_t flags;
 } tl_device_info;
 tl_status tl_device_query(tl_device device, tl_device_info *out_info);
 typedef struct tl_buffer_desc { size_t struct_size; uint64_t size_bytes; uint32_t flags; } tl_buffer_desc;

@@ -21,6 +21,7 @@ _runtime = None
 _devices = {}
 TENSOR, SCALAR = 0, 1
 BUFFER_HOST_VISIBLE = 2
+SIMULATED_TIME = 1  # tl_device_flags
 # TL_ZERO_COPY=0 makes every launch copy its numpy arrays (to compare, or to rule imports out).
 ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
 _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # per launch
@@ -70,7 +71,11 @@ def _info(handle):
     check(hal().tl_device_query(handle, info), "tl_device_query")
     s = lambda f: ffi.string(f).decode()  # noqa: E731
     return {"name": s(info.name), "plugin": s(info.plugin), "target": s(info.target),
-            "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor)}
+            "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor),
+            "clock_mhz": info.clock_mhz, "peak_bandwidth": info.peak_bandwidth_bytes_per_s,
+            "peak_flops": list(info.peak_flops),
+            # event times are the device's simulated time (npusim), exactly reproducible
+            "simulated_time": bool(info.flags & SIMULATED_TIME)}
 
 
 class Device:

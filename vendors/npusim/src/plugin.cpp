@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "npusim_plugin.h"
 
+#include "tl/npu/default_chip.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,10 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
-#ifndef TL_NPUSIM_DEFAULT_CONFIG
-#define TL_NPUSIM_DEFAULT_CONFIG "default.json"
-#endif
 
 namespace tl::npusim {
 
@@ -41,7 +39,7 @@ Error Device::count(const Host &, uint32_t &out) {
 Error Device::open(const Host &host, uint32_t, std::unique_ptr<Device> &out) {
   auto device = std::make_unique<Device>(host);
   const char *env = std::getenv("TL_NPUSIM_CONFIG");
-  device->config_path = env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
+  device->config_path = env && *env ? env : npu::default_config_path();
   try {
     device->config = npu::load_config(device->config_path);
   } catch (const std::exception &e) {

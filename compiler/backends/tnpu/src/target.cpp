@@ -7,6 +7,7 @@
 #include "tl/backends/target.h"
 #include "tl/backends/tnpu.h"
 #include "tl/npu/assembler.h"
+#include "tl/npu/default_chip.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -22,7 +23,7 @@ std::string chip_path(const tl::backends::TargetOptions &options) {
   if (auto it = options.find("chip"); it != options.end() && !it->second.empty())
     return it->second;
   const char *env = std::getenv("TL_NPUSIM_CONFIG");
-  return env && *env ? env : TL_NPUSIM_DEFAULT_CONFIG;
+  return env && *env ? env : tl::npu::default_config_path();
 }
 
 /// The lowering's budgets for the chosen chip; "" or an error naming the config problem.

@@ -28,7 +28,11 @@ compile::TargetOptions parse_target_options(const std::vector<std::string> &key_
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
       throw std::runtime_error("--target-option '" + kv + "' is not key=value");
-    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    // A repeated key would silently keep only its last value (arch=sm_80 then arch=sm_90a
+    // compiles sm_90a alone): a list goes in one value, as the target documents.
+    if (!options.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
+      throw std::runtime_error("--target-option '" + kv.substr(0, eq) +
+                               "' is given twice (a list is one value, e.g. arch=sm_80,sm_90a)");
   }
   return options;
 }

@@ -135,9 +135,11 @@ std::vector<uint8_t> compile(const ir::Module &module, const CompileOptions &opt
       *error = a.error;
       return {};
     }
+    // The kernels are the same for every architecture but for their asserts: one arch's code
+    // may prove all of them away and another's not, and then the launch needs a status word.
     if (code.kernels.empty())
-      code.kernels = a.kernels; // the same for every architecture but their asserts: one arch's
-    else                        // code may prove all of them away, another's not
+      code.kernels = a.kernels;
+    else
       for (size_t k = 0; k < code.kernels.size(); ++k)
         if (code.kernels[k].asserts.empty())
           code.kernels[k].asserts = a.kernels[k].asserts;

@@ -621,6 +621,14 @@ KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<
   const int64_t n = registers_per_thread(l, c.shape);
   for (int64_t r = 0; r < n; ++r)
     c.offset.push_back(register_offset(l, c.shape, r));
+  c.max_base.assign(l.rank(), 0);
+  if (l.mma) {
+    c.max_base[0] = (l.warps[0] - 1) * (shape[0] / l.warps[0]) + 7;
+    c.max_base[1] = (l.warps[1] - 1) * (shape[1] / l.warps[1]) + 6;
+  } else {
+    for (int d = 0; d < l.rank(); ++d)
+      c.max_base[d] = (l.lanes[d] * l.warps[d] - 1) * l.per_thread[d];
+  }
   return coords_[key] = c;
 }
 
@@ -675,7 +683,8 @@ llvm::Value *KernelEmitter::guarded_load(llvm::Value *cond, llvm::Type *t, llvm:
   return phi;
 }
 
-KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body) {
+KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body,
+                                        bool rolled) {
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
@@ -696,7 +705,14 @@ KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const 
   i->addIncoming(next, latch);
   for (size_t j = 0; j < phis.size(); ++j)
     phis[j]->addIncoming(next_values[j], latch);
-  b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
+  llvm::BranchInst *back = b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
+  if (rolled) { // distinct self-referencing loop id, as LLVM's loop metadata requires
+    llvm::Metadata *disable =
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   b_.SetInsertPoint(done);
   Regs out;
   for (size_t j = 0; j < phis.size(); ++j) {

@@ -57,6 +57,10 @@ private:
     Layout layout;
     std::vector<llvm::Value *> base;          // per dimension, this thread's (i64)
     std::vector<std::vector<int64_t>> offset; // per register, per dimension
+    /// Per dimension, the largest base any thread has: with max_base + the largest offset
+    /// inside the tile, no coordinate wraps, and a thread's coordinates along d lie between
+    /// base + the smallest and base + the largest offset.
+    std::vector<int64_t> max_base;
   };
 
   // Structure (codegen.cpp).
@@ -121,14 +125,25 @@ private:
   void lower_shape(const ir::Operation &op);
   void lower_load_store(const ir::Operation &op);
   void lower_indexed(const ir::Operation &op);
-  /// A load whose runs of `vec` elements are vector accesses: one bounds and alignment test
-  /// for the whole tile, the loads back to back. Records the memory bits in load_bits_.
-  llvm::Value *vector_runs(const TensorArg &ta, int64_t vec, int64_t n,
+  /// Whether every run of `vec` registers of this thread (layout `c`, tile at `origin`) is inside
+  /// the tensor, unit-stride and aligned; `addrs` receives each run's address.
+  llvm::Value *vector_runs(const TensorArg &ta, const Coords &c,
+                           const std::vector<llvm::Value *> &origin, int64_t vec, int64_t n,
                            const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
                            std::vector<llvm::Value *> &addrs);
-  void load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
-                 const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
-                 const std::function<llvm::Value *(int64_t)> &element);
+  /// The tensor index of register `r` (i64, a run-time value) of layout `c` at `origin`, from a
+  /// table of the layout's register offsets in constant memory.
+  std::vector<llvm::Value *>
+  register_index(const Coords &c, const std::vector<llvm::Value *> &origin, llvm::Value *r);
+  /// The edge path of a vectorized access as a rolled loop over the thread's registers, `group`
+  /// at a time, through an array in local memory: loads fill it (returned, one value a
+  /// register), stores read `values` from it.
+  Regs rolled_access(const TensorArg &ta, const Coords &c, const std::vector<llvm::Value *> &origin,
+                     const Regs *values, llvm::Value *pad);
+  /// The fast path of a load whose runs of `vec` elements are vector accesses (the loads back to
+  /// back), joined with its edge path's `slow_bits`. Records the memory bits in load_bits_.
+  void load_tile(const ir::Operation &op, const TensorArg &ta, llvm::BasicBlock *slow_end,
+                 const std::vector<llvm::Value *> &addrs, int64_t vec, const Regs &slow_bits);
   size_t regs_count(const ir::Value *tile) {
     return static_cast<size_t>(registers_per_thread(layout_of(tile), tile->type().shape()));
   }
@@ -221,9 +236,10 @@ private:
   void guarded(llvm::Value *cond, const std::function<void()> &body);
   /// A counted loop 0 <= i < n (i64) emitted as IR (not unrolled) carrying `init`: `body` gets
   /// i and the carried values and returns the next ones (it may create blocks); returns the
-  /// values after the last iteration.
+  /// values after the last iteration. `rolled`: LLVM must not unroll it (code that runs rarely,
+  /// where its size costs every compile more than its speed gains).
   using LoopBody = std::function<Regs(llvm::Value *, const Regs &)>;
-  Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body);
+  Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body, bool rolled = false);
 
   const ir::Kernel &kernel_;
   llvm::Module &module_;

@@ -146,20 +146,39 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
   });
   b_.CreateBr(done);
   b_.SetInsertPoint(edge);
-  each_chunk([&](llvm::Value *row, llvm::Value *col) {
-    llvm::Type *bits_type = b_.getIntNTy(static_cast<unsigned>(bytes * 8));
-    llvm::Value *vec = llvm::PoisonValue::get(
-        llvm::FixedVectorType::get(bits_type, static_cast<unsigned>(per_chunk)));
-    for (int64_t e = 0; e < per_chunk; ++e) {
-      const std::vector<llvm::Value *> index = {
-          b_.CreateAdd(origin[0], row), b_.CreateAdd(origin[1], b_.CreateAdd(col, b_.getInt64(e)))};
-      llvm::Value *bits = guarded_load(in_bounds(ta, index), bits_type, element_address(ta, index),
-                                       llvm::ConstantInt::get(bits_type, 0));
-      vec = b_.CreateInsertElement(vec, bits, e);
-    }
-    b_.CreateAlignedStore(vec, b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col)),
-                          llvm::Align(16));
-  });
+  // Element by element (unaligned or strided tensors): rolled loops over the thread's chunks and
+  // their elements. Unaligned operands are rare and slow anyway (2-byte loads); unrolled, this
+  // path was most of a GEMM's code and so most of its compile time (O3, PTX emission and ptxas
+  // all scale with it). Aligned operands never come here: chunks past the tensor's end are
+  // zero-filled by the copies above.
+  llvm::Type *bits_type = b_.getIntNTy(static_cast<unsigned>(bytes * 8));
+  loop(
+      b_.getInt64((chunks + threads - 1) / threads), {},
+      [&](llvm::Value *j, const Regs &) -> Regs {
+        llvm::Value *q = b_.CreateAdd(tid_, b_.CreateMul(j, b_.getInt64(threads)));
+        guarded(b_.CreateICmpULT(q, b_.getInt64(chunks)), [&] {
+          llvm::Value *row = b_.CreateUDiv(q, b_.getInt64(row_chunks));
+          llvm::Value *col =
+              b_.CreateMul(b_.CreateURem(q, b_.getInt64(row_chunks)), b_.getInt64(per_chunk));
+          // A chunk's elements are consecutive in its swizzled 16 bytes.
+          llvm::Value *dst = b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col));
+          llvm::Value *r = b_.CreateAdd(origin[0], row);
+          loop(
+              b_.getInt64(per_chunk), {},
+              [&](llvm::Value *e, const Regs &) -> Regs {
+                const std::vector<llvm::Value *> index = {
+                    r, b_.CreateAdd(origin[1], b_.CreateAdd(col, e))};
+                llvm::Value *bits =
+                    guarded_load(in_bounds(ta, index), bits_type, element_address(ta, index),
+                                 llvm::ConstantInt::get(bits_type, 0));
+                b_.CreateStore(bits, b_.CreateInBoundsGEP(bits_type, dst, e));
+                return {};
+              },
+              /*rolled=*/true);
+        });
+        return {};
+      },
+      /*rolled=*/true);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }

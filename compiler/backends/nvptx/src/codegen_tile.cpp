@@ -223,8 +223,25 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   const int64_t vec =
       std::min<int64_t>({c.layout.per_thread[rank - 1], 16 / static_cast<int64_t>(bytes), 4});
   const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
-  if (!is_store && vectorize)
-    return load_tile(op, ta, vec, index_of, element);
+  std::vector<llvm::Value *> addrs;
+  llvm::Value *ok = vectorize ? vector_runs(ta, c, origin, vec, n, index_of, addrs) : nullptr;
+  // The edge path (rare: tiles across the tensor's end, unaligned or strided tensors) is a rolled
+  // loop; unrolled, it was most of a GEMM's code and so most of its compile time.
+  auto edge = [&](const Regs *values) {
+    llvm::Value *zero = is_store ? nullptr : to_memory(k, pad);
+    return rolled_access(ta, c, origin, values, zero);
+  };
+  if (!is_store && vectorize) {
+    llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "load.vector", fn_);
+    llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "load.edge", fn_);
+    b_.CreateCondBr(ok, fast, slow);
+    b_.SetInsertPoint(slow);
+    const Regs slow_bits = edge(nullptr);
+    llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+    b_.SetInsertPoint(fast);
+    load_tile(op, ta, slow_end, addrs, vec, slow_bits);
+    return;
+  }
   Regs out(is_store ? 0 : n);
   if (!vectorize) {
     for (int64_t g = 0; g < n; ++g) {
@@ -236,97 +253,178 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
       values_[op.result()] = out;
     return;
   }
-  std::vector<llvm::Value *> addrs;
-  llvm::Value *ok = vector_runs(ta, vec, n, index_of, addrs);
   llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "access.vector", fn_);
   llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "access.edge", fn_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "access.end", fn_);
   b_.CreateCondBr(ok, fast, slow);
   b_.SetInsertPoint(fast);
-  Regs fast_values;
   for (int64_t g = 0; g < n; g += vec) {
-    if (is_store) {
-      Regs bits;
-      for (int64_t j = 0; j < vec; ++j)
-        bits.push_back(to_memory(k, regs(tile)[g + j]));
-      vector_access(true, addrs[g / vec], mt, bits);
-    } else {
-      for (llvm::Value *bits : vector_access(false, addrs[g / vec], mt, Regs(vec)))
-        fast_values.push_back(from_memory(k, bits));
-    }
+    Regs bits;
+    for (int64_t j = 0; j < vec; ++j)
+      bits.push_back(to_memory(k, regs(tile)[g + j]));
+    vector_access(true, addrs[g / vec], mt, bits);
   }
-  llvm::BasicBlock *fast_end = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(slow);
-  Regs slow_values;
+  Regs bits;
   for (int64_t g = 0; g < n; ++g)
-    slow_values.push_back(element(g));
-  llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+    bits.push_back(to_memory(k, regs(tile)[g]));
+  edge(&bits);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  if (is_store)
-    return;
-  for (int64_t g = 0; g < n; ++g) {
-    llvm::PHINode *phi = b_.CreatePHI(fast_values[g]->getType(), 2);
-    phi->addIncoming(fast_values[g], fast_end);
-    phi->addIncoming(slow_values[g], slow_end);
-    out[g] = phi;
+}
+
+std::vector<llvm::Value *> KernelEmitter::register_index(const Coords &c,
+                                                         const std::vector<llvm::Value *> &origin,
+                                                         llvm::Value *r) {
+  const int rank = static_cast<int>(c.shape.size());
+  std::string name = "tl_offsets." + c.layout.str();
+  for (int64_t s : c.shape)
+    name += "x" + std::to_string(s);
+  llvm::GlobalVariable *table = module_.getGlobalVariable(name, /*AllowInternal=*/true);
+  llvm::Type *i32 = b_.getInt32Ty();
+  if (!table) {
+    std::vector<llvm::Constant *> items;
+    for (const std::vector<int64_t> &off : c.offset)
+      for (int d = 0; d < rank; ++d)
+        items.push_back(b_.getInt32(static_cast<uint32_t>(off[d])));
+    auto *type = llvm::ArrayType::get(i32, items.size());
+    table = new llvm::GlobalVariable(module_, type, true, llvm::GlobalValue::InternalLinkage,
+                                     llvm::ConstantArray::get(type, items), name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 4); // .const
   }
-  if (!is_store)
-    values_[op.result()] = out;
+  std::vector<llvm::Value *> index;
+  for (int d = 0; d < rank; ++d) {
+    llvm::Value *at = b_.CreateAdd(b_.CreateMul(r, b_.getInt64(rank)), b_.getInt64(d));
+    llvm::Value *off =
+        b_.CreateZExt(b_.CreateLoad(i32, b_.CreateInBoundsGEP(i32, table, at)), b_.getInt64Ty());
+    llvm::Value *v = b_.CreateAnd(b_.CreateAdd(c.base[d], off), b_.getInt64(c.shape[d] - 1));
+    index.push_back(b_.CreateAdd(origin[d], v));
+  }
+  return index;
+}
+
+KernelEmitter::Regs KernelEmitter::rolled_access(const TensorArg &ta, const Coords &c,
+                                                 const std::vector<llvm::Value *> &origin,
+                                                 const Regs *values, llvm::Value *pad) {
+  const ScalarKind k = ta.elem;
+  llvm::Type *mt = memory_type(k);
+  const int64_t n = static_cast<int64_t>(c.offset.size());
+  // Four accesses a trip: loads issue back to back (in flight together).
+  const int64_t group = std::min<int64_t>(n, 4);
+  auto *after = llvm::cast<llvm::Instruction>(warp_);
+  llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+  llvm::AllocaInst *local = entry.CreateAlloca(llvm::ArrayType::get(mt, static_cast<uint64_t>(n)));
+  local->setAlignment(llvm::Align(16)); // 16-byte local accesses
+  auto slot = [&](llvm::Value *r) { return b_.CreateInBoundsGEP(mt, local, {r}); };
+  if (values)
+    for (int64_t r = 0; r < n; ++r)
+      b_.CreateStore((*values)[r], slot(b_.getInt64(r)));
+  loop(
+      b_.getInt64(n / group), {},
+      [&](llvm::Value *i, const Regs &) -> Regs {
+        Regs loaded;
+        std::vector<llvm::Value *> at;
+        for (int64_t u = 0; u < group; ++u) {
+          llvm::Value *r = b_.CreateAdd(b_.CreateMul(i, b_.getInt64(group)), b_.getInt64(u));
+          const std::vector<llvm::Value *> index = register_index(c, origin, r);
+          llvm::Value *ok = in_bounds(ta, index), *addr = element_address(ta, index);
+          at.push_back(r);
+          if (values) {
+            llvm::Value *v = b_.CreateLoad(mt, slot(r));
+            guarded(ok, [&] { b_.CreateStore(v, addr); });
+          } else {
+            loaded.push_back(guarded_load(ok, mt, addr, pad));
+          }
+        }
+        for (size_t u = 0; u < loaded.size(); ++u)
+          b_.CreateStore(loaded[u], slot(at[u]));
+        return {};
+      },
+      /*rolled=*/true);
+  Regs out;
+  if (!values)
+    for (int64_t r = 0; r < n; ++r)
+      out.push_back(b_.CreateLoad(mt, slot(b_.getInt64(r))));
+  return out;
 }
 
 llvm::Value *
-KernelEmitter::vector_runs(const TensorArg &ta, int64_t vec, int64_t n,
+KernelEmitter::vector_runs(const TensorArg &ta, const Coords &c,
+                           const std::vector<llvm::Value *> &origin, int64_t vec, int64_t n,
                            const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
                            std::vector<llvm::Value *> &addrs) {
-  // Whether every run of `vec` elements (registers g, g + vec, ...) is inside the tensor,
-  // unit-stride and aligned to its size; `addrs` receives each run's address.
-  const int rank = static_cast<int>(ta.shape.size());
+  const int rank = static_cast<int>(ta.shape.size()), last = rank - 1;
   const uint64_t bytes = module_.getDataLayout().getTypeAllocSize(memory_type(ta.elem));
-  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[rank - 1], b_.getInt64(1));
+  const int64_t run_bytes = vec * static_cast<int64_t>(bytes);
+  llvm::Value *ok = b_.CreateICmpEQ(ta.strides[last], b_.getInt64(1));
+  for (int64_t g = 0; g < n; g += vec)
+    addrs.push_back(element_address(ta, index_of(g)));
+  // Where no coordinate wraps (the layout does not replicate the tile), a thread's coordinates
+  // along d lie between its base plus the smallest and plus the largest register offset: two
+  // bounds tests a dimension and one alignment test cover every run. A test per run (the
+  // fallback, for replicated layouts) is ~8 instructions each: on a 128 x 128 tile, most of the
+  // kernel's straight-line code and so of its compile time.
+  std::vector<int64_t> lo(rank, INT64_MAX), hi(rank, INT64_MIN);
+  bool runs_aligned_alike = true;
+  for (int64_t r = 0; r < n; ++r)
+    for (int d = 0; d < rank; ++d) {
+      lo[d] = std::min(lo[d], c.offset[r][d]);
+      hi[d] = std::max(hi[d], c.offset[r][d]);
+      if (d == last && r % vec == 0)
+        runs_aligned_alike &= (c.offset[r][d] - c.offset[0][d]) % vec == 0;
+    }
+  bool wraps = !runs_aligned_alike;
+  for (int d = 0; d < rank; ++d)
+    wraps |= lo[d] < 0 || c.max_base[d] + hi[d] >= c.shape[d];
+  if (!wraps) {
+    for (int d = 0; d < rank; ++d) {
+      llvm::Value *at = b_.CreateAdd(origin[d], c.base[d]);
+      const int64_t end = hi[d] + (d == last ? vec - 1 : 0);
+      ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(at, b_.getInt64(lo[d])), ta.shape[d]));
+      ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(at, b_.getInt64(end)), ta.shape[d]));
+      if (d < last) // rows start on run boundaries
+        ok = b_.CreateAnd(
+            ok, b_.CreateICmpEQ(b_.CreateAnd(ta.strides[d], b_.getInt64(vec - 1)), b_.getInt64(0)));
+    }
+    llvm::Value *first =
+        b_.CreateAdd(b_.CreateAdd(origin[last], c.base[last]), b_.getInt64(c.offset[0][last]));
+    ok = b_.CreateAnd(ok,
+                      b_.CreateICmpEQ(b_.CreateAnd(first, b_.getInt64(vec - 1)), b_.getInt64(0)));
+    llvm::Value *data = b_.CreatePtrToInt(ta.data, b_.getInt64Ty());
+    return b_.CreateAnd(
+        ok, b_.CreateICmpEQ(b_.CreateAnd(data, b_.getInt64(run_bytes - 1)), b_.getInt64(0)));
+  }
   for (int64_t g = 0; g < n; g += vec) {
     const std::vector<llvm::Value *> first = index_of(g);
-    llvm::Value *addr = element_address(ta, first);
     ok = b_.CreateAnd(ok, in_bounds(ta, first));
-    ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(first[rank - 1], b_.getInt64(vec - 1)),
-                                           ta.shape[rank - 1]));
-    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addr, b_.getInt64Ty()),
-                                           b_.getInt64(static_cast<int64_t>(vec * bytes) - 1));
+    ok = b_.CreateAnd(
+        ok, b_.CreateICmpULT(b_.CreateAdd(first[last], b_.getInt64(vec - 1)), ta.shape[last]));
+    llvm::Value *misaligned = b_.CreateAnd(b_.CreatePtrToInt(addrs[g / vec], b_.getInt64Ty()),
+                                           b_.getInt64(run_bytes - 1));
     ok = b_.CreateAnd(ok, b_.CreateICmpEQ(misaligned, b_.getInt64(0)));
-    addrs.push_back(addr);
   }
   return ok;
 }
 
-void KernelEmitter::load_tile(const ir::Operation &op, const TensorArg &ta, int64_t vec,
-                              const std::function<std::vector<llvm::Value *>(int64_t)> &index_of,
-                              const std::function<llvm::Value *(int64_t)> &element) {
-  // One test for the whole tile: when every run of `vec` elements is inside the tensor,
-  // unit-stride and aligned, the vector loads issue back to back with nothing between them
-  // that waits for one (a branch per run would put each load's first use, the phi or a
-  // conversion, before the next load: one full memory latency per run). Else element by element.
+void KernelEmitter::load_tile(const ir::Operation &op, const TensorArg &ta,
+                              llvm::BasicBlock *slow_end, const std::vector<llvm::Value *> &addrs,
+                              int64_t vec, const Regs &slow_bits) {
+  // The fast path (the insertion point): when every run of `vec` elements is inside the tensor,
+  // unit-stride and aligned (one test for the whole tile), the vector loads issue back to back
+  // with nothing between them that waits for one (a branch per run would put each load's first
+  // use, the phi or a conversion, before the next load: one full memory latency per run).
   const ScalarKind k = ta.elem;
   llvm::Type *mt = memory_type(k);
   const int64_t n = static_cast<int64_t>(regs_count(op.result()));
-  std::vector<llvm::Value *> addrs;
-  llvm::Value *ok = vector_runs(ta, vec, n, index_of, addrs);
-  llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "load.vector", fn_);
-  llvm::BasicBlock *slow = llvm::BasicBlock::Create(ctx_, "load.edge", fn_);
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "load.end", fn_);
-  b_.CreateCondBr(ok, fast, slow);
-  b_.SetInsertPoint(fast);
   Regs fast_bits;
   for (llvm::Value *addr : addrs)
     for (llvm::Value *bits : vector_access(false, addr, mt, Regs(vec)))
       fast_bits.push_back(bits);
   llvm::BasicBlock *fast_end = b_.GetInsertBlock();
   b_.CreateBr(done);
-  b_.SetInsertPoint(slow);
-  Regs slow_bits;
-  for (int64_t r = 0; r < n; ++r)
-    slow_bits.push_back(to_memory(k, element(r)));
-  llvm::BasicBlock *slow_end = b_.GetInsertBlock();
+  b_.SetInsertPoint(slow_end);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   Regs bits, out;

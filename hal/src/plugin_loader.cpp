@@ -200,6 +200,7 @@ void open_devices(Runtime &rt, Plugin &p) {
     }
     d->info.name[sizeof d->info.name - 1] = 0;
     d->info.targets[sizeof d->info.targets - 1] = 0;
+    d->info.target_options[sizeof d->info.target_options - 1] = 0;
     std::snprintf(d->info.plugin, sizeof d->info.plugin, "%s", p.name.c_str());
     std::string list = d->info.targets[0] ? d->info.targets : d->info.target;
     size_t pos = 0;

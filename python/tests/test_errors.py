@@ -117,3 +117,27 @@ def test_verifier_error_from_cpp_names_python_line():
 def test_bad_argument_type():
     with pytest.raises(TypeError, match="argument 'a'"):
         shape_mismatch[(1,)]("not an array")
+
+
+def test_target_options_are_checked_and_name_the_option():
+    # Wrong: a JSON that is not an object, or an option the target does not know, compiled
+    # anyway (silently ignored) instead of an error naming it.
+    from tl import ir
+    text = "kernel @k() {\n  return\n}\n"
+    with pytest.raises(tl.CompileError, match="not a JSON object"):
+        ir.compile_text(text, "tlir", options="[1]")
+    with pytest.raises(tl.CompileError, match="bogus"):
+        ir.compile_text(text, "tlir", options={"bogus": "1"})
+    if "nvptx" in ir.targets():
+        with pytest.raises(tl.CompileError, match="'sm_75' is not one"):
+            ir.compile_text(text, "nvptx", options={"arch": "sm_75"})
+        one = ir.compile_text(text, "nvptx", options={"arch": "sm_90a", "cubin": "off"})
+        both = ir.compile_text(text, "nvptx", options={"cubin": "off"})
+        assert b".target sm_90a" in one and b".target sm_80" not in one
+        assert b".target sm_90a" in both and b".target sm_80" in both
+
+
+def test_cpu_device_has_no_target_options():
+    # The cpu device builds for this host with its target's defaults: no options to pass.
+    dev = tl.runtime.Device("cpu")
+    assert dev.info["target_options"] == ""

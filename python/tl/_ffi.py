@@ -35,6 +35,8 @@ tl_cstatus tl_module_verify(tl_module module);
 tl_cstatus tl_module_print(tl_module module, char **out_text);
 tl_cstatus tl_module_compile(tl_module module, const char *target, const char *producer,
                              void **out_data, size_t *out_size);
+tl_cstatus tl_module_compile_with_options(tl_module module, const char *target, const char *options,
+                                          const char *producer, void **out_data, size_t *out_size);
 const char *tl_compiler_targets(void);
 tl_cstatus tl_compiler_target_for_device(const char *preferred, const char *targets, char *out_target, size_t out_size);
 tl_cstatus tl_kernel_create(tl_module module, const char *name, tl_kernel *out_kernel);
@@ -87,6 +89,7 @@ typedef struct tl_device_info {
   uint64_t max_grid[3]; double peak_bandwidth_bytes_per_s; double peak_flops[14];
   uint64_t supported_dtypes;
   double link_bandwidth_bytes_per_s; uint32_t flags;
+  char target_options[128];
 } tl_device_info;
 tl_status tl_device_query(tl_device device, tl_device_info *out_info);
 typedef struct tl_buffer_desc { size_t struct_size; uint64_t size_bytes; uint32_t flags; } tl_buffer_desc;

@@ -13,6 +13,8 @@
 >>> print(b.text().splitlines()[0])
 kernel @k(%x: tensor<?xf32>) {
 """
+import json
+
 from ._ffi import ffi, compiler, INFER
 from .errors import CompileError
 
@@ -240,14 +242,18 @@ class Builder:
             self._lib.tl_compiler_free(out[0])
 
 
-def compile_text(text, target, filename="<tl>", producer="tl-python"):
-    """Parses `.tlir` text and compiles it for `target`; returns the executable bytes."""
+def compile_text(text, target, filename="<tl>", producer="tl-python", options=""):
+    """Parses `.tlir` text and compiles it for `target` with target `options` (a JSON object of
+    strings, as a device's info["target_options"], or a dict); returns the executable bytes."""
     lib = compiler()
     out = ffi.new("tl_module *")
     check(lib.tl_module_parse(text.encode(), filename.encode(), out))
     module = ffi.gc(out[0], lib.tl_module_destroy)
     data, size = ffi.new("void **"), ffi.new("size_t *")
-    check(lib.tl_module_compile(module, target.encode(), producer.encode(), data, size))
+    if isinstance(options, dict):
+        options = json.dumps(options)
+    check(lib.tl_module_compile_with_options(module, target.encode(), (options or "").encode(),
+                                             producer.encode(), data, size))
     try:
         return bytes(ffi.buffer(data[0], size[0]))
     finally:

@@ -28,12 +28,13 @@ if os.environ.get("TL_DEBUG", "0") not in ("", "0"):
 PRODUCER = "tl-python 0.1.0"
 
 
-def compile_ir(text, target):
-    """The executable for `text` on `target`. The compiler's one compile cache (memory, then
-    $TL_CACHE_DIR/executables, default ~/.cache/tl; TL_CACHE_DIR="" turns the disk part off) is
-    keyed by the module, the target, the compiler's sources and the host or chip it compiles for."""
+def compile_ir(text, target, options=""):
+    """The executable for `text` on `target` with target `options`. The compiler's one compile
+    cache (memory, then $TL_CACHE_DIR/executables, default ~/.cache/tl; TL_CACHE_DIR="" turns the
+    disk part off) is keyed by the module, the target, its options, the compiler's sources and
+    the host or chip it compiles for."""
     t0 = time.perf_counter()
-    blob = ir.compile_text(text, target, producer=PRODUCER)
+    blob = ir.compile_text(text, target, producer=PRODUCER, options=options)
     log.debug("compile %s: %.1f ms, %d bytes", target, (time.perf_counter() - t0) * 1e3, len(blob))
     return blob
 
@@ -238,7 +239,10 @@ class Kernel:
                 target_name = ir.target_for_device(dev.info["target"], dev.info["targets"])
             else:
                 target_name = target
-            exe = dev.load(compile_ir(c.text, target_name))
+            # The device's options for its own target build its image alone (cuda: this GPU's
+            # architecture, one ptxas run instead of one per architecture the target knows).
+            options = dev.info["target_options"] if target_name == dev.info["target"] else ""
+            exe = dev.load(compile_ir(c.text, target_name, options))
             c.executables[(dev.name, target)] = exe
         return exe
 

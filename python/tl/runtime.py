@@ -72,6 +72,8 @@ def _info(handle):
     s = lambda f: ffi.string(f).decode()  # noqa: E731
     return {"name": s(info.name), "plugin": s(info.plugin), "target": s(info.target),
             "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor),
+            # the options of `target` that build for exactly this device ("" when none)
+            "target_options": s(info.target_options),
             "clock_mhz": info.clock_mhz, "peak_bandwidth": info.peak_bandwidth_bytes_per_s,
             "peak_flops": list(info.peak_flops),
             # event times are the device's simulated time (npusim), exactly reproducible

@@ -9,6 +9,8 @@
 #include "tl/support/blob_cache.h"
 #include "tl_compiler_source_hash.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -25,14 +27,16 @@ namespace {
 /// place, as the API promises. A cached blob that does not load back (a damaged or foreign
 /// file in the cache directory) is ignored and replaced, never returned.
 std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &target,
+                                    const compile::TargetOptions &options,
                                     const std::string &producer, std::string *error) {
   const compile::RegisteredTarget *t = compile::find_target(target);
   if (!t) {
     *error = compile::unknown_target(target);
     return {};
   }
-  const std::string key = support::cache_key(
-      {ir::print(module), target, producer, TL_COMPILER_SOURCE_HASH, t->identity({})});
+  const std::string key =
+      support::cache_key({ir::print(module), target, producer, TL_COMPILER_SOURCE_HASH,
+                          t->identity(options), nlohmann::json(options).dump()});
   std::vector<uint8_t> cached = support::cache_get("executables", key);
   if (!cached.empty()) {
     const exe::LoadResult check = exe::deserialize(cached.data(), cached.size());
@@ -40,13 +44,13 @@ std::vector<uint8_t> compile_cached(ir::Module &module, const std::string &targe
       cached.clear();
   }
   if (std::vector<uint8_t> blob = std::move(cached); !blob.empty()) {
-    if (std::string e = compile::optimize(module, target, {}); !e.empty()) {
+    if (std::string e = compile::optimize(module, target, options); !e.empty()) {
       *error = e;
       return {};
     }
     return blob;
   }
-  std::vector<uint8_t> blob = compile::build_executable(module, target, producer, error);
+  std::vector<uint8_t> blob = compile::build_executable(module, target, producer, error, options);
   if (!blob.empty())
     support::cache_put("executables", key, blob, /*replace=*/true);
   return blob;
@@ -104,16 +108,34 @@ tl_cstatus tl_module_print(tl_module module, char **out_text) {
 
 tl_cstatus tl_module_compile(tl_module module, const char *target, const char *producer,
                              void **out_data, size_t *out_size) {
+  return tl_module_compile_with_options(module, target, nullptr, producer, out_data, out_size);
+}
+
+tl_cstatus tl_module_compile_with_options(tl_module module, const char *target, const char *options,
+                                          const char *producer, void **out_data, size_t *out_size) {
   if (!module || !target || !out_data || !out_size)
     return make_status("tl_module_compile: null argument");
   *out_data = nullptr;
   *out_size = 0;
   return guard("tl_module_compile", [&]() -> tl_cstatus {
+    compile::TargetOptions parsed;
+    if (options && *options) {
+      const nlohmann::json j = nlohmann::json::parse(options, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object())
+        return make_status(std::string("tl_module_compile: target options for '") + target +
+                           "' are not a JSON object of strings: " + options);
+      for (const auto &[key, value] : j.items()) {
+        if (!value.is_string())
+          return make_status(std::string("tl_module_compile: target option '") + key +
+                             "' is not a string: " + value.dump());
+        parsed[key] = value.get<std::string>();
+      }
+    }
     if (tl_cstatus s = tl_module_verify(module))
       return s;
     std::string error;
-    std::vector<uint8_t> blob =
-        compile_cached(*module->module, target, producer ? producer : "tl compiler C API", &error);
+    std::vector<uint8_t> blob = compile_cached(*module->module, target, parsed,
+                                               producer ? producer : "tl compiler C API", &error);
     if (blob.empty())
       return make_status(error.empty() ? "compilation failed" : error);
     void *p = std::malloc(blob.size());

@@ -1,5 +1,6 @@
 /* A C program over tl/compiler.h: builds a vector add, checks errors are located, compiles it.
  * SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE /* memmem */
 #include "tl/compiler.h"
 
 #include <stdio.h>
@@ -80,6 +81,35 @@ int main(void) {
   s = tl_module_compile(m, "no-such-target", NULL, &blob, &size);
   CHECK(s != NULL && blob == NULL);
   tl_cstatus_free(s);
+
+  /* Target options: a JSON object of strings; anything else is an error that names it. */
+  CHECK(tl_compiler_api_version() >= 2);
+  s = tl_module_compile_with_options(m, "tlir", "[1]", NULL, &blob, &size);
+  CHECK(s != NULL && strstr(tl_cstatus_message(s), "not a JSON object") != NULL && blob == NULL);
+  tl_cstatus_free(s);
+  s = tl_module_compile_with_options(m, "tlir", "{\"arch\": 90}", NULL, &blob, &size);
+  CHECK(s != NULL && strstr(tl_cstatus_message(s), "'arch' is not a string") != NULL);
+  tl_cstatus_free(s);
+  s = tl_module_compile_with_options(m, "tlir", "{\"bogus\": \"1\"}", NULL, &blob, &size);
+  CHECK(s != NULL && strstr(tl_cstatus_message(s), "bogus") != NULL);
+  tl_cstatus_free(s);
+  if (strstr(tl_compiler_targets(), "nvptx")) {
+    /* A device's exact architecture builds its image alone; the default builds sm_80 and
+     * sm_90a (PTX only here: no ptxas run). */
+    OK(tl_module_compile_with_options(m, "nvptx", "{\"arch\": \"sm_86\", \"cubin\": \"off\"}", NULL,
+                                      &blob, &size));
+    CHECK(memmem(blob, size, ".target sm_86", 13) != NULL);
+    CHECK(memmem(blob, size, ".target sm_80", 13) == NULL);
+    CHECK(memmem(blob, size, ".target sm_90a", 14) == NULL);
+    tl_compiler_free(blob);
+    OK(tl_module_compile_with_options(m, "nvptx", "{\"cubin\": \"off\"}", NULL, &blob, &size));
+    CHECK(memmem(blob, size, ".target sm_80", 13) != NULL);
+    CHECK(memmem(blob, size, ".target sm_90a", 14) != NULL);
+    tl_compiler_free(blob);
+    s = tl_module_compile_with_options(m, "nvptx", "{\"arch\": \"sm_100\"}", NULL, &blob, &size);
+    CHECK(s != NULL && strstr(tl_cstatus_message(s), "'sm_100' is not one") != NULL);
+    tl_cstatus_free(s);
+  }
   tl_module_destroy(m);
   printf("ok\n");
   return 0;

@@ -56,6 +56,12 @@ struct Reader {
 
 } // namespace
 
+std::string exact_arch(uint32_t sm) {
+  if (sm == 90)
+    return "sm_90a";
+  return sm == 80 || sm == 86 || sm == 87 || sm == 89 ? "sm_" + std::to_string(sm) : "";
+}
+
 std::vector<uint8_t> serialize_code(const Code &code) {
   Writer w;
   w.bytes(kMagic, sizeof kMagic);

@@ -35,6 +35,17 @@ Code sample() {
   return c;
 }
 
+TEST(NvptxCode, ExactArchIsTheOneTheTargetBuildsForThatGpu) {
+  EXPECT_EQ(tl::nvptx::exact_arch(90), "sm_90a"); // wgmma needs the arch-specific target
+  EXPECT_EQ(tl::nvptx::exact_arch(80), "sm_80");
+  EXPECT_EQ(tl::nvptx::exact_arch(86), "sm_86");
+  EXPECT_EQ(tl::nvptx::exact_arch(89), "sm_89");
+  EXPECT_EQ(tl::nvptx::exact_arch(85), "");  // no such GPU, and no such LLVM processor
+  EXPECT_EQ(tl::nvptx::exact_arch(75), "");  // no cp.async: the default images (and their error)
+  EXPECT_EQ(tl::nvptx::exact_arch(100), ""); // past LLVM 19: sm_80 PTX, JIT-compiled forward
+  EXPECT_EQ(tl::nvptx::exact_arch(120), "");
+}
+
 TEST(NvptxCode, RoundTripKeepsEveryField) {
   const Code in = sample();
   const std::vector<uint8_t> blob = serialize_code(in);

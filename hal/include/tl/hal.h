@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define TL_HAL_API_VERSION_MAJOR 1
-#define TL_HAL_API_VERSION_MINOR 2
+#define TL_HAL_API_VERSION_MINOR 3
 #define TL_HAL_MAX_RANK 8
 
 #if defined(__GNUC__)
@@ -148,6 +148,11 @@ typedef struct tl_device_info {
   double link_bandwidth_bytes_per_s; /* host<->device link peak, per direction; 0 = unknown or
                                         not modelled (e.g. device memory is host memory) */
   uint32_t flags;                    /* tl_device_flags */
+  /* 1.3: the options of `target` that build for exactly this device, as a JSON object of strings
+   * with the keys of `tlc compile --target-option` (cuda on an H200: {"arch":"sm_90a"}); "" when
+   * none. A compiler that builds for this device alone (a JIT) passes them: one image instead
+   * of one per architecture the target knows. */
+  char target_options[128];
 } tl_device_info;
 
 typedef enum tl_device_flags {

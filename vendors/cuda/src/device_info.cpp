@@ -95,6 +95,9 @@ Error query_device(Device &d) {
   vendor::copy_string(info.plugin, "cuda");
   vendor::copy_string(info.target, nvptx::kTarget);
   vendor::copy_string(info.targets, nvptx::kTarget);
+  // A JIT then builds this GPU's image alone (one ptxas run, not one per architecture).
+  if (const std::string arch = nvptx::exact_arch(static_cast<uint32_t>(d.sm)); !arch.empty())
+    vendor::copy_string(info.target_options, "{\"arch\":\"" + arch + "\"}");
   size_t bytes = 0;
   TL_CU_CHECK("", cuDeviceTotalMem, &bytes, d.device);
   info.memory_bytes = bytes;

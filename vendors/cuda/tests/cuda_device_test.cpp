@@ -213,6 +213,22 @@ TEST(CudaDevice, InfoComesFromTheDriver) {
   EXPECT_NE(std::string(i.name).find("(cuda:0)"), std::string::npos) << i.name;
   EXPECT_EQ(std::string(i.vendor), "NVIDIA");
   EXPECT_EQ(std::string(i.target), "nvptx");
+  {
+    // The architecture of exact builds (a JIT's), from the driver's compute capability read here.
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(cuda, nullptr) << "the plugin did not load libcuda.so.1";
+    auto get = reinterpret_cast<int (*)(int *, int)>(dlsym(cuda, "cuDeviceGet"));
+    auto attr = reinterpret_cast<int (*)(int *, int, int)>(dlsym(cuda, "cuDeviceGetAttribute"));
+    int dev = 0, major = 0, minor = 0;
+    ASSERT_EQ(get(&dev, 0), 0);
+    ASSERT_EQ(attr(&major, 75, dev), 0); // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    ASSERT_EQ(attr(&minor, 76, dev), 0); // ..._MINOR
+    const int sm = major * 10 + minor;
+    const std::string arch = sm == 90 ? "sm_90a" : "sm_" + std::to_string(sm);
+    EXPECT_EQ(std::string(i.target_options),
+              sm >= 80 && sm <= 90 ? "{\"arch\":\"" + arch + "\"}" : "");
+    dlclose(cuda);
+  }
   EXPECT_GT(i.compute_units, 0u);
   EXPECT_GE(i.onchip_memory_bytes, 48u * 1024);
   EXPECT_GT(i.peak_bandwidth_bytes_per_s, 1e11);

@@ -27,6 +27,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -148,9 +149,11 @@ std::string parse_options(const std::map<std::string, std::string> &options, Com
         const size_t comma = value.find(',', start);
         const std::string a =
             value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (a.rfind("sm_", 0) != 0 || a.size() < 5)
+        // Those LLVM 19 emits with what the lowering needs (cp.async, bf16 mma: sm_80 up).
+        static const char *const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+        if (std::find(std::begin(kArchs), std::end(kArchs), a) == std::end(kArchs))
           return "nvptx: target option arch: '" + a +
-                 "' is not an architecture like sm_80 or sm_90a";
+                 "' is not one the nvptx target builds (sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)";
         out.archs.push_back(a);
         if (comma == std::string::npos)
           break;

@@ -31,7 +31,7 @@ extern "C" {
 #define TL_COMPILER_EXPORT
 #endif
 
-#define TL_COMPILER_API_VERSION 1
+#define TL_COMPILER_API_VERSION 2 /* 2: tl_module_compile_with_options */
 #define TL_IR_MAX_RANK 8
 
 /* ---- status ---------------------------------------------------------------------------------- */
@@ -94,6 +94,14 @@ TL_COMPILER_EXPORT tl_cstatus tl_module_print(tl_module module, char **out_text)
 TL_COMPILER_EXPORT tl_cstatus tl_module_compile(tl_module module, const char *target,
                                                 const char *producer, void **out_data,
                                                 size_t *out_size);
+/* Version 2: tl_module_compile with target options, a JSON object of strings with the keys of
+ * `tlc compile --target-option` (nvptx: {"arch":"sm_90a"}; a device's tl_device_info
+ * target_options are such an object); NULL or "" for none. An option the target does not know,
+ * or a bad value, is an error naming it. */
+TL_COMPILER_EXPORT tl_cstatus tl_module_compile_with_options(tl_module module, const char *target,
+                                                             const char *options,
+                                                             const char *producer, void **out_data,
+                                                             size_t *out_size);
 /* The known targets, comma-separated (static storage). */
 TL_COMPILER_EXPORT const char *tl_compiler_targets(void);
 /* The target to compile for a device, from tl_device_info's `target` (preferred) and `targets`

@@ -18,6 +18,12 @@ namespace tl::nvptx {
 inline constexpr const char *kTarget = "nvptx";
 inline constexpr uint32_t kVersion = 1;
 
+/// The architecture to build for to run on exactly a GPU of compute capability `sm` (major * 10 +
+/// minor): "sm_90a" for 90 (wgmma: Hopper's arch-specific PTX), "sm_<sm>" for 80, 86, 87, 89; ""
+/// where TL's nvptx target builds nothing exact (before sm_80: no cp.async or bf16 mma; past
+/// sm_90a: not in LLVM 19), so that a JIT falls back to the target's default images.
+std::string exact_arch(uint32_t sm);
+
 /// One loadable image of the whole module.
 struct Image {
   enum class Kind : uint8_t { Ptx = 0, Cubin = 1 };

@@ -1,6 +1,7 @@
 """Cold compile of the GEMM kernels (the library's; the bench's f16 tensor-core and f32 ones) to
-cubins (sm_80 + sm_90a, the nvptx target's default), in a fresh process with the disk cache off,
-through the same call a launch makes (tl.ir.compile_text).
+cubins, in a fresh process with the disk cache off, through the same call a launch makes
+(tl.ir.compile_text with the device's target options: on an H200, the sm_90a cubin alone), and
+the library GEMM also with the target's default images (sm_80 + sm_90a, as tlc builds them).
 Prints `name: ms` lines; TL_NVPTX_TIMES=1 adds each stage's time on stderr.
 Usage: TL_CACHE_DIR= python3 bench/cuda/cold_compile.py
 """
@@ -10,7 +11,7 @@ import time
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(root, "python"))
-import tl  # noqa: E402,F401
+import tl  # noqa: E402
 from tl import ir  # noqa: E402
 
 
@@ -18,9 +19,19 @@ def main():
     os.environ["TL_CACHE_DIR"] = ""
     # The library GEMM (32x32 tiles), then the bench's (below), each compiled once.
     lib = open(os.path.join(root, "kernels", "tlir", "gemm.tlir")).read()
+    options = ""
+    try:
+        options = tl.runtime.Device("cuda").info["target_options"]
+    except Exception as e:  # no GPU here: the default images only
+        print(f"cold_compile_device: none ({e})")
+    print(f"cold_compile_device_options: {options or '(none)'}")
     ir.compile_text("kernel @warm() {\n  return\n}\n", "nvptx", producer="cold")  # LLVM's init
     t0 = time.perf_counter()
-    blob = ir.compile_text(lib, "nvptx", producer="cold")
+    blob = ir.compile_text(lib, "nvptx", producer="cold-default")
+    print(f"cold_compile_gemm_library_default_archs_ms: {(time.perf_counter() - t0) * 1e3:.1f} "
+          f"({len(blob)} bytes)")
+    t0 = time.perf_counter()
+    blob = ir.compile_text(lib, "nvptx", producer="cold", options=options)
     print(f"cold_compile_gemm_library_ms: {(time.perf_counter() - t0) * 1e3:.1f} ({len(blob)} bytes)")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
@@ -35,7 +46,7 @@ def main():
         a = np.empty((4096, 4096), dtype)
         text = bench_rows.gemm_tc.ir(a, a, c, BM=128, BN=128, BK=bk)
         t0 = time.perf_counter()
-        blob = ir.compile_text(text, "nvptx", producer="cold")
+        blob = ir.compile_text(text, "nvptx", producer="cold", options=options)
         print(f"cold_compile_gemm_bench_{name}_ms: {(time.perf_counter() - t0) * 1e3:.1f} "
               f"({len(blob)} bytes)")
 

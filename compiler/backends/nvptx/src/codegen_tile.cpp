@@ -225,11 +225,19 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   const bool vectorize = vec >= 2 && bytes >= 2 && n % vec == 0;
   std::vector<llvm::Value *> addrs;
   llvm::Value *ok = vectorize ? vector_runs(ta, c, origin, vec, n, index_of, addrs) : nullptr;
-  // The edge path (rare: tiles across the tensor's end, unaligned or strided tensors) is a rolled
-  // loop; unrolled, it was most of a GEMM's code and so most of its compile time.
-  auto edge = [&](const Regs *values) {
-    llvm::Value *zero = is_store ? nullptr : to_memory(k, pad);
-    return rolled_access(ta, c, origin, values, zero);
+  // The edge path (rare: tiles across the tensor's end, unaligned or strided tensors): a rolled
+  // loop from 16 registers a thread up; unrolled, it was most of a big GEMM's code and so most of
+  // its compile time. Below that the loop and its local array cost more code than they save.
+  auto edge = [&](const Regs *values) -> Regs {
+    if (n >= 16)
+      return rolled_access(ta, c, origin, values, is_store ? nullptr : to_memory(k, pad));
+    Regs bits;
+    for (int64_t r = 0; r < n; ++r) {
+      llvm::Value *v = element(r);
+      if (!is_store)
+        bits.push_back(to_memory(k, v));
+    }
+    return bits;
   };
   if (!is_store && vectorize) {
     llvm::BasicBlock *fast = llvm::BasicBlock::Create(ctx_, "load.vector", fn_);
@@ -374,7 +382,7 @@ KernelEmitter::vector_runs(const TensorArg &ta, const Coords &c,
       if (d == last && r % vec == 0)
         runs_aligned_alike &= (c.offset[r][d] - c.offset[0][d]) % vec == 0;
     }
-  bool wraps = !runs_aligned_alike;
+  bool wraps = !runs_aligned_alike || n / vec < 4; // (few runs: their own tests are as short)
   for (int d = 0; d < rank; ++d)
     wraps |= lo[d] < 0 || c.max_base[d] + hi[d] >= c.shape[d];
   if (!wraps) {

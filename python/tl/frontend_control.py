@@ -67,6 +67,16 @@ class ControlFlowTracer:
     # ---- for --------------------------------------------------------------------------------------
 
     def visit_For(self, node):
+        if node.orelse:
+            raise self.fail(node, "unsupported Python in a kernel: for ... else")
+        seq = self._static_sequence(node)
+        if seq is not None:
+            for v in seq:
+                self.assign(node.target, v, node)
+                self.visit_body(node.body)
+                if self.frame.returned:
+                    return
+            return
         fn, args = self._range_args(node)
         it = node.iter
         if fn is language.static_range or all(is_const(a) for a in args) and fn is builtins.range:
@@ -91,15 +101,24 @@ class ControlFlowTracer:
         for n in carried:
             self.vars[n], results = self.unflatten(outer[n], results)
 
+    def _static_sequence(self, node):
+        """The values of `for x in <tuple>` (a tuple of constexprs, zip/enumerate of them):
+        unrolled like tl.static_range; None when the loop iterates a range."""
+        it = node.iter
+        if isinstance(it, ast.Call) and self.visit(it.func) in (
+                language.range, language.static_range, builtins.range):
+            return None
+        seq = self.visit(it)
+        if isinstance(seq, (tuple, list)):
+            return seq
+        raise self.fail(node, "unsupported Python in a kernel: for loops iterate tl.range(...), "
+                              "tl.static_range(...) or a tuple of compile-time length, got "
+                              f"{seq.type if isinstance(seq, Tile) else type(seq).__name__}")
+
     def _range_args(self, node):
         """The range function a for loop iterates and its (start, end, step)."""
         it = node.iter
         fn = self.visit(it.func) if isinstance(it, ast.Call) else None
-        if fn not in (language.range, language.static_range, builtins.range):
-            raise self.fail(node, "unsupported Python in a kernel: for loops iterate tl.range(...) "
-                                  "or tl.static_range(...)")
-        if node.orelse:
-            raise self.fail(node, "unsupported Python in a kernel: for ... else")
         args = [self.visit(a) for a in it.args]
         if len(args) == 1:
             args = [0] + args
@@ -116,6 +135,8 @@ class ControlFlowTracer:
         for i in builtins.range(*args):
             self.assign(node.target, i, node)
             self.visit_body(node.body)
+            if self.frame.returned:
+                return
 
     def _loop_bounds(self, it, args):
         """lb, ub and step as Tiles of one integer type (i32 unless a traced bound is wider)."""
@@ -142,7 +163,9 @@ class ControlFlowTracer:
         for n in carried:
             self.vars[n], rest = self.unflatten(outer[n], rest)
         self.vars[node.target.id] = args_[0]
+        self.traced_depth += 1
         self.visit_body(node.body)
+        self.traced_depth -= 1
         self.locate(node)
         new = []
         for n in carried:
@@ -191,7 +214,9 @@ class ControlFlowTracer:
                 break
             self.vars = dict(outer)
             self.enter(op.region(r))
+            self.traced_depth += 1
             self.visit_body(stmts)
+            self.traced_depth -= 1
             branches.append(self.vars)
         self.vars = outer
         return branches

@@ -13,6 +13,8 @@ class StatementTracer:
     def visit_body(self, stmts):
         for s in stmts:
             self.visit(s)
+            if self.frame.returned:  # the rest of the function is not traced
+                return
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -23,10 +25,17 @@ class StatementTracer:
         pass
 
     def visit_Return(self, node):
-        if node.value is not None:
+        frame = self.frame
+        if frame.func is None and node.value is not None:
             raise self.fail(node, "a kernel returns nothing: write results with tl.store")
-        if node is not self.fn_ast.body[-1]:
-            raise self.fail(node, "unsupported Python in a kernel: return before the end of the kernel")
+        if self.traced_depth != frame.depth:
+            # The IR's for and if ops have no early exit; a return under a compile-time
+            # condition (or in a static_range) only ends the tracing.
+            raise self.fail(node, "unsupported Python in a kernel: return inside a tl.range loop "
+                                  "or an if on a traced condition (assign the result and return "
+                                  "at the end)")
+        frame.value = self.visit(node.value) if node.value is not None else None
+        frame.returned = True
 
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):

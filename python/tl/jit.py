@@ -1,21 +1,19 @@
 # @tl.kernel: tracing on first launch per specialization, compile caches, launching, profiling,
 # autotuning.
 # SPDX-License-Identifier: Apache-2.0
-import ast
 import functools
 import inspect
 import logging
 import os
 import sys
-import textwrap
 import time
 
 import numpy as np
 
 from . import core, fastlaunch, ir, runtime
 from .core import dtype
-from .errors import CompileError
 from .frontend import CodeGen
+from .func import function_globals, function_source
 from .language import constexpr
 
 log = logging.getLogger("tl")
@@ -72,6 +70,8 @@ class Kernel:
     PyTorch's current stream; so are numpy arrays on the cpu device (TL_ZERO_COPY=0: copies).
     """
 
+    __tl_kernel__ = True  # a kernel calling it gets a located error, not a launch
+
     def __init__(self, fn):
         self.fn = fn
         self.__name__ = fn.__name__
@@ -107,16 +107,7 @@ class Kernel:
 
     def _source(self):
         if self._ast is None:
-            try:
-                lines, start = inspect.getsourcelines(self.fn)
-                filename = inspect.getsourcefile(self.fn) or "<unknown>"
-            except (OSError, TypeError) as e:
-                raise CompileError(f"<unknown>:0:0: error: cannot read the source of kernel "
-                                   f"'{self.__name__}': {e}") from None
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-            fn_ast = tree.body[0]
-            fn_ast.decorator_list = []
-            self._ast = (fn_ast, filename, start - 1)
+            self._ast = function_source(self.fn, "kernel")
         return self._ast
 
     def trace(self, params):
@@ -137,11 +128,7 @@ class Kernel:
         return text, gen.written
 
     def _globals(self):
-        g = dict(self.fn.__globals__)
-        if self.fn.__closure__:
-            g.update({n: c.cell_contents for n, c in
-                      zip(self.fn.__code__.co_freevars, self.fn.__closure__)})
-        return g
+        return function_globals(self.fn)
 
     # ---- launching ----------------------------------------------------------------------------
 
@@ -172,7 +159,9 @@ class Kernel:
         for name, v in values.items():
             if name in self.constexprs:
                 params.append((name, "constexpr", v))
-                key.append((name, v if isinstance(v, (int, float, bool, str)) else repr(v)))
+                # The type too: 2, 2.0 and True are equal keys but trace differently.
+                key.append((name, type(v).__name__,
+                            v if isinstance(v, (int, float, bool, str)) else repr(v)))
                 continue
             dt = _scalar_dtype(v)
             if dt is not None:
@@ -379,6 +368,7 @@ class Config:
 
 
 class Autotuner:
+    __tl_kernel__ = True
     def __init__(self, k, configs, key, warmup, rep):
         self.kernel, self.configs, self.key = k, [c if isinstance(c, Config) else Config(c)
                                                   for c in configs], list(key)

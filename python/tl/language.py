@@ -402,15 +402,41 @@ def cast(x, dtype, rounding=None):
 
 
 def cdiv(a, b):
-    """Ceiling division of integers (also outside kernels, e.g. in grids).
+    """Ceiling division of integers: numbers and constexprs fold (also outside kernels, e.g. in
+    grids); traced integer scalars or tiles give (a + b - 1) // b, rounding toward zero as `//`
+    does, so for b > 0 and a >= 0.
 
     >>> cdiv(1000, 256)
     4
     """
+    for x in (a, b):
+        if isinstance(x, float) or isinstance(x, Tile) and not x.dtype.is_int:
+            raise error(f"tl.cdiv needs integers, got {x.type if isinstance(x, Tile) else x!r}")
     if is_const(a) and is_const(b):
+        if b == 0:
+            raise error("tl.cdiv: division by zero")
         return -(-a // b)
     builder()
-    return binary("div", binary("add", a, binary("sub", b, 1)), b)
+    return binary("div", binary("add", a, b - 1 if is_const(b) else binary("sub", b, 1)), b)
+
+
+cdiv.__tl_builtin__ = True  # called by kernels, yet not a builtin() wrapper: it runs outside too
+
+
+@builtin
+def static_assert(cond, msg=""):
+    """Fails the compile, at this line, when `cond` (a compile-time value) is false."""
+    if isinstance(cond, (Tile, TensorArg, View)):
+        raise error("tl.static_assert needs a compile-time condition (numbers, constexprs, "
+                    "shapes); use tl.device_assert for traced values")
+    if not cond:
+        raise error(f"static assertion failed{': ' + str(msg) if msg != '' else ''}")
+
+
+@builtin
+def static_print(*values):
+    """Prints `values` when the kernel is traced (shapes, dtypes, constexprs); nothing runs."""
+    _py.print(*(v.type if isinstance(v, Tile) else v for v in values))
 
 
 # ---- contractions and reductions --------------------------------------------------------------

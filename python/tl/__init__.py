@@ -23,8 +23,9 @@ from .language import (constexpr, tensor, program_id, num_programs, arange, full
                        static_range, floor, ceil, clamp, PropagateNan, static_assert,
                        static_print)
 from . import math
-from .func import func
-from .jit import kernel, Kernel, profile, profile_report, autotune, Config
+from .funcs import func
+from .jit import kernel, Kernel, profile, profile_report
+from .tuning import autotune, Config
 from .runtime import devices, synchronize
 from .ir import targets
 

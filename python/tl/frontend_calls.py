@@ -10,7 +10,7 @@ from . import core, language
 from . import math as tl_math
 from .core import Tile, TensorArg, View, is_const
 from .errors import CompileError
-from .func import Func
+from .funcs import Func
 
 
 class Frame:

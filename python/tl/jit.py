@@ -13,7 +13,7 @@ import numpy as np
 from . import core, fastlaunch, ir, runtime
 from .core import dtype
 from .frontend import CodeGen
-from .func import function_globals, function_source
+from .funcs import function_globals, function_source
 from .language import constexpr
 
 log = logging.getLogger("tl")
@@ -258,8 +258,7 @@ class Kernel:
         key, params, launch = self.specialize(values)
         c = self.compiled(key, params)
         if device is None:  # the GPU of the first CUDA tensor argument, else the host
-            gpu = [a[1].device_id for a in launch if a[0] == "devtensor"]
-            device = "cpu" if not gpu else "cuda" if gpu[0] < 0 else f"cuda:{gpu[0]}"
+            device = runtime.default_device(a[1] for a in launch if a[0] == "devtensor")
         dev = runtime.device(device)
         exe = self.executable(c, dev, target)
         if callable(grid):
@@ -353,77 +352,3 @@ def _report_at_exit():
 import atexit  # noqa: E402
 
 atexit.register(_report_at_exit)
-
-
-# ---- autotuning ---------------------------------------------------------------------------------
-
-class Config:
-    """Constexpr values to try: ``tl.Config({"BLOCK": 64})``."""
-
-    def __init__(self, kwargs):
-        self.kwargs = dict(kwargs)
-
-    def __repr__(self):
-        return f"Config({self.kwargs})"
-
-
-class Autotuner:
-    __tl_kernel__ = True
-    def __init__(self, k, configs, key, warmup, rep):
-        self.kernel, self.configs, self.key = k, [c if isinstance(c, Config) else Config(c)
-                                                  for c in configs], list(key)
-        self.warmup, self.rep = warmup, rep
-        self.best = {}  # (key values, device) -> Config
-        self.__name__ = k.__name__
-
-    def _key(self, values):
-        out = []
-        for n in self.key:
-            v = values[n]
-            out.append(tuple(v.shape) + (str(v.dtype),) if hasattr(v, "shape") else v)
-        return tuple(out)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
-
-    def run(self, grid, *args, device=None, target=None, **kwargs):
-        sig = self.kernel.signature
-        names = [n for n in sig.parameters][:len(args)]
-        values = dict(zip(names, args), **kwargs)
-        k = (self._key(values), device, target)
-        cfg = self.best.get(k)
-        if cfg is None:
-            times = []
-            for c in self.configs:
-                for _ in range(self.warmup):
-                    self.kernel.run(grid, *args, device=device, target=target, **kwargs, **c.kwargs)
-                t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
-                                        **kwargs, **c.kwargs) for _ in range(self.rep))
-                times.append(t)
-                log.debug("autotune %s %s: %s -> %.4f ms", self.__name__, k[0], c, t)
-            cfg = self.configs[times.index(min(times))]
-            self.best[k] = cfg
-            log.debug("autotune %s %s: chose %s", self.__name__, k[0], cfg)
-        return self.kernel.run(grid, *args, device=device, target=target, **kwargs, **cfg.kwargs)
-
-
-def autotune(configs, key, warmup=1, rep=3):
-    """Tries each of `configs` (constexpr values) on the first launch for each value of the
-    arguments named in `key` (arrays by shape and dtype), keeps the fastest and reuses it.
-
-    >>> import numpy as np, tl
-    >>> @tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 64})], key=["n"])
-    ... @tl.kernel
-    ... def scale(x: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
-    ...     i = tl.program_id(0) * BLOCK
-    ...     tl.store(x + (i,), tl.load(x + (i,), (BLOCK,)) * 2.0)
-    >>> x = np.ones(64, np.float32)
-    >>> scale[lambda m: (tl.cdiv(m["n"], m["BLOCK"]),)](x, 64)
-    >>> sorted(set(x.tolist()))[0] >= 2.0
-    True
-    """
-    def deco(k):
-        if not isinstance(k, Kernel):
-            raise TypeError("tl.autotune applies to a @tl.kernel (put it above @tl.kernel)")
-        return Autotuner(k, configs, key, warmup, rep)
-    return deco

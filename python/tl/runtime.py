@@ -72,6 +72,8 @@ def _info(handle):
     s = lambda f: ffi.string(f).decode()  # noqa: E731
     return {"name": s(info.name), "plugin": s(info.plugin), "target": s(info.target),
             "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor),
+            "driver_version": s(info.driver_version), "memory_bytes": info.memory_bytes,
+            "compute_units": info.compute_units,
             "clock_mhz": info.clock_mhz, "peak_bandwidth": info.peak_bandwidth_bytes_per_s,
             "peak_flops": list(info.peak_flops),
             # event times are the device's simulated time (npusim), exactly reproducible
@@ -256,6 +258,16 @@ class Device:
         finally:
             for b in buffers:
                 lib.tl_buffer_release(b)
+
+
+def default_device(values):
+    """The device a launch on `values` runs on without device=: the GPU of the first CUDA tensor
+    among them (a DeviceTensor or a GPU tensor), else "cpu"."""
+    for v in values:
+        dv = v if isinstance(v, DeviceTensor) else device_tensor(v)
+        if dv is not None:
+            return "cuda" if dv.device_id < 0 else f"cuda:{dv.device_id}"
+    return "cpu"
 
 
 def device(name):

@@ -36,6 +36,7 @@ class CodeGen(StatementTracer, ControlFlowTracer, CallTracer, ExpressionTracer, 
         self.vars = {}
         self.written = set()  # names of tensor arguments the kernel writes
         self.traced_depth = 0  # for loops and ifs on traced conditions being traced
+        self.tail_rest = None  # the statements after the one traced, when they end the kernel
         self.frames = [Frame(None, 0)]  # the kernel, then the @tl.func helpers being inlined
 
     @property
@@ -96,7 +97,7 @@ class CodeGen(StatementTracer, ControlFlowTracer, CallTracer, ExpressionTracer, 
             else:
                 dt, weak = payload
                 self.vars[name] = Tile(self.b.arg(name, ir.Type.scalar(dt.code)), weak)
-        self.visit_body(self.fn_ast.body)
+        self.visit_body(self.fn_ast.body, tail=True)
         self.locate(self.fn_ast.body[-1])
         self.b.op("return")
         self.b.verify()

@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import ast
 import builtins
+import difflib
 import inspect
 import math
 
@@ -103,6 +104,13 @@ class CallTracer:
         sig = _signature(fn)
         if sig is None:
             return
+        params = sig.parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            for k in kwargs:  # named before a missing argument: the likelier mistake
+                if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY:
+                    close = difflib.get_close_matches(k, list(params), 1)
+                    hint = f" (did you mean '{close[0]}'?)" if close else ""
+                    raise self.fail(node, f"{name}() got an unexpected keyword argument '{k}'{hint}")
         try:
             sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -139,6 +147,7 @@ class CallTracer:
             chain = " -> ".join(names + [f.__name__])
             raise self.fail(node, f"recursive @tl.func call: {chain} (helpers are inlined when "
                                   "traced, so a recursion would never end)")
+        self.check_call(node, f.__name__, f.fn, args, kwargs)
         try:
             bound = f.signature.bind(*args, **kwargs)
         except TypeError as e:

@@ -179,15 +179,24 @@ class ControlFlowTracer:
     # ---- if ---------------------------------------------------------------------------------------
 
     def visit_If(self, node):
+        rest = self.tail_rest  # read first: tracing the condition may inline a helper
         cond = self.visit(node.test)
         if is_const(cond):
-            self.visit_body(node.body if cond else node.orelse)
+            branch = node.body if cond else node.orelse
+            if rest is None:
+                self.visit_body(branch)
+            else:  # keeps the branch's statements at the kernel's tail (early returns)
+                self.visit_body(branch + rest, tail=True)
+                self.frame.returned = True
             return
         if isinstance(cond, Tile) and cond.dtype is not core.int1:
             cond = core.compare("ne", cond, 0)
         if not isinstance(cond, Tile) or cond.shape:
             raise self.fail(node.test, f"an if condition must be a scalar, got "
                                        f"{cond.type if isinstance(cond, Tile) else cond!r}")
+        if rest is not None and any(isinstance(n, ast.Return) for n in ast.walk(node)):
+            self._early_return(node, cond, rest)
+            return
         then_names, else_names = assigned_names(node.body), assigned_names(node.orelse)
         live = [n for n in dict.fromkeys(then_names + else_names)
                 if n in self.vars or (n in then_names and n in else_names)]
@@ -203,6 +212,22 @@ class ControlFlowTracer:
             self.enter(parent)
             return
         self._merge_branches(node, op, live, branches, parent)
+
+    def _early_return(self, node, cond, rest):
+        """`if cond: ... return` at a kernel's tail: each branch continues with the rest of the
+        kernel until a return, as an if op without results (Triton's `if pid >= n: return`)."""
+        op = self.b.create("if", [cond.value], {"with_else": True}, [])
+        parent, outer = self.block, dict(self.vars)
+        for r, stmts in enumerate((node.body + rest, node.orelse + rest)):
+            self.vars, self.frame.returned = dict(outer), False
+            self.enter(op.region(r))
+            self.traced_depth += 1
+            self.visit_body(stmts, tail=True)
+            self.traced_depth -= 1
+            self.locate(node)
+            self.b.op("yield")
+        self.enter(parent)
+        self.vars, self.frame.returned = outer, True
 
     def _trace_branches(self, node, op, live):
         """Traces each branch into its region from the names' values before the if; returns

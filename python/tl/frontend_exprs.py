@@ -131,10 +131,13 @@ class ExpressionTracer:
         return core.binary("add", a, b)
 
     def visit_BinOp(self, node):
-        return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        self.locate(node)  # an error names the operator's expression, not its last operand
+        return self.binop(node, node.op, left, right)
 
     def visit_UnaryOp(self, node):
         x = self.visit(node.operand)
+        self.locate(node)
         if is_const(x):
             return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
                     ast.Invert: operator.invert}[type(node.op)](x)
@@ -152,6 +155,7 @@ class ExpressionTracer:
         left, result = self.visit(node.left), None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
+            self.locate(node)
             r = self.compare(node, op, left, right)
             result = r if result is None else self.logical("and", result, r)
             left = right

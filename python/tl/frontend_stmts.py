@@ -10,8 +10,11 @@ from .core import Tile, TensorArg, is_const
 class StatementTracer:
     """Statement visitors of CodeGen (tl/frontend.py); `assign` binds names, unpacking tuples."""
 
-    def visit_body(self, stmts):
-        for s in stmts:
+    def visit_body(self, stmts, tail=False):
+        """Traces `stmts`. `tail`: they are the rest of the kernel (its body, or a region made
+        for an early return), so that a return in an if on a traced condition can take them."""
+        for i, s in enumerate(stmts):
+            self.tail_rest = stmts[i + 1:] if tail else None
             self.visit(s)
             if self.frame.returned:  # the rest of the function is not traced
                 return
@@ -28,12 +31,14 @@ class StatementTracer:
         frame = self.frame
         if frame.func is None and node.value is not None:
             raise self.fail(node, "a kernel returns nothing: write results with tl.store")
-        if self.traced_depth != frame.depth:
-            # The IR's for and if ops have no early exit; a return under a compile-time
-            # condition (or in a static_range) only ends the tracing.
-            raise self.fail(node, "unsupported Python in a kernel: return inside a tl.range loop "
-                                  "or an if on a traced condition (assign the result and return "
-                                  "at the end)")
+        if self.traced_depth != frame.depth and not (frame.func is None and self.tail_rest is not None):
+            # The IR's for and if ops have no early exit. A return under a compile-time
+            # condition (or in a static_range) only ends the tracing; in a kernel, an if on a
+            # traced condition at its top level takes the rest of the kernel into its branches
+            # (ControlFlowTracer.visit_If), so a return there ends its branch.
+            raise self.fail(node, "unsupported Python in a kernel: return inside a tl.range loop, "
+                                  "or inside an if on a traced condition in a loop or a @tl.func "
+                                  "(assign the result and return at the end)")
         frame.value = self.visit(node.value) if node.value is not None else None
         frame.returned = True
 

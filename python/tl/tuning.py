@@ -64,6 +64,8 @@ def _jsonable(v):
         return v
     if isinstance(v, (tuple, list)):
         return [_jsonable(e) for e in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(e) for k, e in v.items()}
     return {"repr": repr(v)}
 
 
@@ -127,7 +129,9 @@ class Autotuner:
         if target is None:
             target = ir.target_for_device(info["target"], info["targets"])
         fn = self.kernel.fn
+        bucket = getattr(self.bucket, "__qualname__", repr(self.bucket))
         where = {"kernel": f"{fn.__module__}.{fn.__qualname__}", "key": list(key),
+                 "bucket": bucket,
                  "device": {f: info[f] for f in ("name", "vendor", "plugin", "driver_version",
                                                  "compute_units", "clock_mhz", "memory_bytes")},
                  "target": target}
@@ -146,7 +150,7 @@ class Autotuner:
         """The stored choice at `path`, or None (absent; unreadable or stale: with a warning)."""
         try:
             text = path.read_text()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # none yet (or no directory: _save warns)
             return None
         except OSError as e:
             return self._ignore(path, f"cannot be read ({e})")

@@ -109,7 +109,7 @@ class Autotuner:
         return tuple(json.dumps(self._bucketed(values.get(n))) for n in self.key)
 
     def run(self, grid, *args, device=None, target=None, **kwargs):
-        values = self.kernel.signature.bind_partial(*args, **kwargs).arguments
+        values = dict(zip(self.kernel._names, args), **kwargs)  # cheaper than inspect's bind
         for n in self.key:
             if n not in values and n in self.kernel._defaults:
                 values[n] = self.kernel._defaults[n]

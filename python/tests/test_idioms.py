@@ -310,6 +310,9 @@ ERRORS = [
     ("w = stats(v, n)", "stats(): parameter 'BLOCK' is a tl.constexpr; pass a compile-time "
                         "value"),
     ("print(v)", "print() in a kernel: use tl.print"),
+    ("w = v.to('f32')", "a cast expects a tl dtype (tl.float32, tl.int8, ...), got 'f32'"),
+    ("w = tl.zeros((4,), 'x')", "tl.full expects a tl dtype"),
+    ("w = tl.full((4,), float('inf'), tl.int32)", "tl.full(): cannot convert float infinity"),
     ("f = lambda a: a", "unsupported Python syntax in a kernel: Lambda"),
     ("w = [i for i in range(3)]", "unsupported Python syntax in a kernel: ListComp"),
     ("w = 1 // 0", "division by zero"),

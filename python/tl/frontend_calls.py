@@ -123,7 +123,7 @@ class CallTracer:
             return fn(*args, **kwargs)
         except CompileError:
             raise
-        except (TypeError, ValueError, OverflowError, ZeroDivisionError) as e:
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError, AttributeError) as e:
             raise self.fail(node, f"{name}(): {e}") from e
 
     # ---- Python's math module: folded at compile time -------------------------------------------

@@ -54,6 +54,12 @@ def _ints(shape, what):
     return tuple(out)
 
 
+def _dtype_arg(dt, what):
+    if dt is not None and not isinstance(dt, dtype):
+        raise error(f"{what} expects a tl dtype (tl.float32, tl.int8, ...), got {dt!r}")
+    return dt
+
+
 def _axis(x, axis):
     if not isinstance(axis, int):
         raise error("axis must be a compile-time integer")
@@ -77,6 +83,7 @@ def num_programs(axis):
 @builtin
 def arange(start, end=None, dtype=int32):
     """The int32 tile [start, start+1, ..., end-1] (bounds are compile-time integers)."""
+    _dtype_arg(dtype, "tl.arange")
     if end is None:
         start, end = 0, start
     start, end = _ints((start,), "arange bounds")[0], _ints((end,), "arange bounds")[0]
@@ -90,6 +97,7 @@ def arange(start, end=None, dtype=int32):
 def full(shape, value, dtype=None):
     """A tile of `shape` filled with `value` (a number: constant, or a scalar tile: splat)."""
     shape = _ints(shape, "shape")
+    _dtype_arg(dtype, "tl.full")
     if isinstance(value, Tile):
         if dtype is None and value.weak and value.dtype.is_float:
             dtype = float32  # a weak float fills as a Python float does
@@ -449,6 +457,7 @@ def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee", exact_order=Fals
     several products per step); `exact_order=True` asks for one fused multiply-add per k in
     ascending order, bit-reproducible across backends (on CUDA cores on nvptx)."""
     a, b = to_tile(a), to_tile(b)
+    _dtype_arg(acc_dtype, "tl.dot's acc_dtype")
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise error(f"tl.dot needs rank-2 tiles, got {a.type} and {b.type}")
     if a.dtype is not b.dtype:

@@ -154,6 +154,35 @@ def test_keywords_defaults_and_nested_helpers(device, target):
     close(z, np.concatenate([x, 2 * x]))
 
 
+@tl.func
+def running_sum(t, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for b in tl.range(tl.cdiv(n, BLOCK)):   # a loop carrying acc, inside a helper
+        acc += tl.load(t + (b * BLOCK,), (BLOCK,))
+    if n > 100:                             # an if on a traced condition, inside a helper
+        acc = acc * -1.0
+    return tl.sum(acc)
+
+
+@tl.kernel
+def sum_kernel(x: tl.tensor, y: tl.tensor, n, BLOCK: tl.constexpr):
+    tl.static_print("sum_kernel block", BLOCK, tl.zeros((BLOCK,), tl.float16))
+    tl.store(y + (0,), tl.zeros((1,), tl.float32) + running_sum(x, n, BLOCK))
+
+
+@on_devices
+def test_helper_with_loop_and_if(device, target, capsys):
+    # Fails if the helper's loop lost its carried sum or its if took the wrong branch.
+    sum_kernel.cache.clear()  # traced again, so that tl.static_print prints here
+    x = np.arange(200, dtype=np.float32)
+    y = np.zeros(1, np.float32)
+    sum_kernel[(1,)](x, y, 20, BLOCK=16, device=device, target=target)
+    assert y[0] == x[:20 + 12].sum()  # the last block reads 12 elements past n
+    sum_kernel[(1,)](x, y, 200, BLOCK=16, device=device, target=target)
+    assert y[0] == -x.sum()
+    assert capsys.readouterr().out == "sum_kernel block 16 tile<16xf16>\n"  # traced once
+
+
 # ---- tuples of constexprs -----------------------------------------------------------------------
 
 @tl.kernel

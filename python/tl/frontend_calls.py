@@ -42,12 +42,16 @@ _signatures = {}
 
 
 def _signature(fn):
-    if fn not in _signatures:
+    """`fn`'s signature (None when Python cannot say); kept for the language's functions."""
+    sig = _signatures.get(fn)
+    if sig is None:
         try:
-            _signatures[fn] = inspect.signature(fn)
+            sig = inspect.signature(fn)
         except (TypeError, ValueError):
-            _signatures[fn] = None
-    return _signatures[fn]
+            return None
+        if getattr(fn, "__tl_builtin__", False):  # not per-call lambdas (t.stride)
+            _signatures[fn] = sig
+    return sig
 
 
 class CallTracer:
@@ -110,7 +114,8 @@ class CallTracer:
                 if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY:
                     close = difflib.get_close_matches(k, list(params), 1)
                     hint = f" (did you mean '{close[0]}'?)" if close else ""
-                    raise self.fail(node, f"{name}() got an unexpected keyword argument '{k}'{hint}")
+                    raise self.fail(node, f"{name}() got an unexpected keyword argument "
+                                          f"'{k}'{hint}")
         try:
             sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -135,7 +140,8 @@ class CallTracer:
             except (TypeError, ValueError, OverflowError) as e:
                 raise self.fail(node, f"{name}(): {e}") from None
         alt = f"; use tl.math.{fn.__name__}" if hasattr(tl_math, fn.__name__) else ""
-        raise self.fail(node, f"{name}() runs at compile time on numbers, not on traced values{alt}")
+        raise self.fail(node, f"{name}() runs at compile time on numbers, not on traced "
+                              f"values{alt}")
 
     # ---- @tl.func helpers ---------------------------------------------------------------------
 
@@ -168,7 +174,8 @@ class CallTracer:
         try:
             self.visit_body(fn_ast.body)
         except CompileError as e:
-            raise CompileError(f"{e}\n  in @tl.func '{f.__name__}' called from {call_site}") from None
+            note = f"\n  in @tl.func '{f.__name__}' called from {call_site}"
+            raise CompileError(f"{e}{note}") from None
         finally:
             self.frames.pop()
             self.vars, self.globals, self.filename, self.line_offset = saved

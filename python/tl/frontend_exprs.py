@@ -88,7 +88,8 @@ class ExpressionTracer:
             try:
                 return base[idx]
             except IndexError:
-                raise self.fail(node, f"tuple index {idx} out of range (length {len(base)})") from None
+                raise self.fail(node, f"tuple index {idx} out of range "
+                                      f"(length {len(base)})") from None
         raise self.fail(node, f"cannot index {type(base).__name__}")
 
     def visit_Slice(self, node):

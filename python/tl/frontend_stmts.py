@@ -31,7 +31,8 @@ class StatementTracer:
         frame = self.frame
         if frame.func is None and node.value is not None:
             raise self.fail(node, "a kernel returns nothing: write results with tl.store")
-        if self.traced_depth != frame.depth and not (frame.func is None and self.tail_rest is not None):
+        at_kernel_tail = frame.func is None and self.tail_rest is not None
+        if self.traced_depth != frame.depth and not at_kernel_tail:
             # The IR's for and if ops have no early exit. A return under a compile-time
             # condition (or in a static_range) only ends the tracing; in a kernel, an if on a
             # traced condition at its top level takes the rest of the kernel into its branches

@@ -96,7 +96,9 @@ def test_cdiv_on_runtime_scalars_and_constexprs(device, target):
     y = np.zeros(1, np.float32)
     blocked_sum[(1,)](x, y, 40, N=40, BLOCK=16, device=device, target=target)
     assert y[0] == 101 * x.sum()
-    assert tl.cdiv(40, 16) == 3  # also outside kernels (grids)
+    assert tl.cdiv(40, 16) == tl.cdiv(np.int64(40), np.int32(16)) == 3  # also in grids
+    with pytest.raises(TypeError, match="tl.cdiv needs integers, got 2.5"):
+        tl.cdiv(2.5, 2)
 
 
 # ---- keyword arguments, @tl.func helpers --------------------------------------------------------
@@ -213,6 +215,28 @@ def test_tuples_of_constexprs(device, target):
     close(y, np.maximum(x * 6 + x * (0 * 2 + 1 * 3), 0))
     tuples[(1,)](x, y, (4, 8), (0.5,), "none", bias=1.5, device=device, target=target)
     close(y, x * 0.5 + 1.5)
+
+
+@tl.kernel
+def folded(x: tl.tensor, y: tl.tensor, SCALES: tl.constexpr, N: tl.constexpr):
+    v = tl.load(x + (0,), (4,))
+    acc = v * 0.0
+    for a, b in zip(SCALES, reversed(list(SCALES))):   # (1, 3), (2, 2), (3, 1)
+        acc += v * (a * 10 + b)
+    acc += int(N / 2) + bool(N) * 1000 + float(len(tuple(SCALES)))  # 3 + 1000 + 3
+    if v.dtype is tl.float16 or v.dtype is not tl.float32:
+        acc = acc * 0.0
+    tl.store(y + (0,), acc)
+
+
+@on_devices
+def test_builtins_on_compile_time_values(device, target):
+    # Fails if zip/reversed paired other elements, a conversion folded otherwise, or `is` on
+    # dtypes chose the zeroing branch.
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    folded[(1,)](x, y, (1, 2, 3), 7, device=device, target=target)
+    assert (y == x * (13 + 22 + 31) + 1006).all(), y
 
 
 # ---- early return -------------------------------------------------------------------------------

@@ -18,11 +18,12 @@ RuntimeError: tl language functions can only be used inside a @tl.kernel
 """
 import builtins as _py
 import functools
+import numbers as _numbers
 
 from . import ir
-from .core import (Tile, TensorArg, View, builder, error, to_tile, cast as _cast, unify,
-                   broadcast_to as _broadcast_to, broadcast_shape, elementwise, binary, is_const,
-                   derived, f64_origin, int1, int32, int64, float32, float64, dtype)
+from .core import (_state, Tile, TensorArg, View, builder, error, to_tile, cast as _cast,
+                   unify, broadcast_to as _broadcast_to, broadcast_shape, elementwise, binary,
+                   is_const, derived, f64_origin, int1, int32, int64, float32, float64, dtype)
 
 
 def builtin(fn):
@@ -418,14 +419,22 @@ def cdiv(a, b):
     4
     """
     for x in (a, b):
-        if isinstance(x, float) or isinstance(x, Tile) and not x.dtype.is_int:
-            raise error(f"tl.cdiv needs integers, got {x.type if isinstance(x, Tile) else x!r}")
-    if is_const(a) and is_const(b):
+        if (isinstance(x, _numbers.Number) and not isinstance(x, _numbers.Integral)
+                or isinstance(x, Tile) and not x.dtype.is_int):
+            raise _cdiv_error(f"tl.cdiv needs integers, got "
+                              f"{x.type if isinstance(x, Tile) else x!r}")
+    if isinstance(a, _numbers.Integral) and isinstance(b, _numbers.Integral):  # numpy's too
         if b == 0:
-            raise error("tl.cdiv: division by zero")
+            raise _cdiv_error("tl.cdiv: division by zero")
         return -(-a // b)
     builder()
     return binary("div", binary("add", a, b - 1 if is_const(b) else binary("sub", b, 1)), b)
+
+
+def _cdiv_error(message):
+    """A located error in a kernel; outside one (a grid), a TypeError."""
+    tracing = getattr(_state, "builder", None) is not None
+    return error(message) if tracing else TypeError(message)
 
 
 cdiv.__tl_builtin__ = True  # called by kernels, yet not a builtin() wrapper: it runs outside too

@@ -8,7 +8,7 @@ reuse it without timing.
 A choice applies to a *where* — the kernel, the key arguments bucketed (`bucket`, by default
 integers and array dimensions to the power of two at or above them, so n = 1000 and n = 1024
 share a choice), the device's identity (name, vendor, plugin, driver version, compute units,
-clock, memory) and the target — and holds only while its *what* matches: the compiler build
+memory) and the target — and holds only while its *what* matches: the compiler build
 (``tl.ir.compiler_version()``), the tl package version, the kernel's source and the list of
 configs. One JSON file per where, in ``$TL_CACHE_DIR/autotune`` (default
 ``~/.cache/tl/autotune``; ``TL_CACHE_DIR=`` keeps choices in memory only). A file that does not
@@ -22,6 +22,8 @@ import os
 import pathlib
 import tempfile
 import warnings
+
+import numpy as np
 
 from . import ir, runtime
 
@@ -60,6 +62,8 @@ def cache_dir():
 def _jsonable(v):
     """`v` as JSON data: numbers, strings, None and lists as they are, anything else (a dtype)
     by its repr, so that a stored config compares with the current ones."""
+    if isinstance(v, np.generic):  # a numpy scalar as the Python number
+        v = v.item()
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     if isinstance(v, (tuple, list)):
@@ -99,10 +103,12 @@ class Autotuner:
         return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
 
     def _bucketed(self, v):
+        if isinstance(v, np.generic):  # a numpy scalar (it has a shape and a dtype too)
+            v = v.item()
         if hasattr(v, "shape") and hasattr(v, "dtype"):
             return [self._bucketed(int(d)) for d in v.shape] + [str(v.dtype)]
-        if isinstance(v, int) and not isinstance(v, bool) and self.bucket is not None:
-            return self.bucket(v)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return int(v) if self.bucket is None else self.bucket(int(v))
         return _jsonable(v)
 
     def _key(self, values):
@@ -132,8 +138,10 @@ class Autotuner:
         bucket = getattr(self.bucket, "__qualname__", repr(self.bucket))
         where = {"kernel": f"{fn.__module__}.{fn.__qualname__}", "key": list(key),
                  "bucket": bucket,
+                 # What stays put: not the clock or bandwidth, which a host may report as
+                 # measured or current values.
                  "device": {f: info[f] for f in ("name", "vendor", "plugin", "driver_version",
-                                                 "compute_units", "clock_mhz", "memory_bytes")},
+                                                 "compute_units", "memory_bytes")},
                  "target": target}
         if self._what_base is None:
             try:

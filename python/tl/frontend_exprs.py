@@ -30,6 +30,21 @@ class ExpressionTracer:
             return node.value
         raise self.fail(node, f"unsupported constant {node.value!r}")
 
+    def visit_JoinedStr(self, node):
+        """An f-string of compile-time values (a tl.static_assert message, a tl.print prefix)."""
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(v.value)
+                continue
+            x = self.visit(v.value)
+            if isinstance(x, (Tile, TensorArg, View)):
+                raise self.fail(v, "an f-string formats compile-time values, not traced ones "
+                                   "(tl.print prints those)")
+            x = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(v.conversion, lambda y: y)(x)
+            parts.append(format(x, self.visit(v.format_spec) if v.format_spec else ""))
+        return "".join(parts)
+
     def visit_Name(self, node):
         return self.lookup(node, node.id)
 

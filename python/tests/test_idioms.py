@@ -83,6 +83,8 @@ def blocked_sum(x: tl.tensor, y: tl.tensor, n, N: tl.constexpr, BLOCK: tl.conste
     acc = tl.zeros((BLOCK,), tl.float32)
     for b in tl.range(tl.cdiv(n, BLOCK)):      # a runtime scalar
         acc += tl.load(x + (b * BLOCK,), (BLOCK,))
+    for b in tl.range(1, end=tl.cdiv(n, BLOCK), step=2):   # keywords: blocks 1 (and 3)
+        acc += tl.load(x + (b * BLOCK,), (BLOCK,)) * 1000.0
     tl.static_assert(tl.cdiv(N, BLOCK) == 3, "N=40, BLOCK=16 make 3 blocks")
     for b in tl.static_range(tl.cdiv(N, BLOCK)):  # a constexpr: unrolled
         acc += tl.load(x + (b * BLOCK,), (BLOCK,)) * 100.0
@@ -95,7 +97,7 @@ def test_cdiv_on_runtime_scalars_and_constexprs(device, target):
     x = np.arange(40, dtype=np.float32)
     y = np.zeros(1, np.float32)
     blocked_sum[(1,)](x, y, 40, N=40, BLOCK=16, device=device, target=target)
-    assert y[0] == 101 * x.sum()
+    assert y[0] == 101 * x.sum() + 1000 * x[16:32].sum()
     assert tl.cdiv(40, 16) == tl.cdiv(np.int64(40), np.int32(16)) == 3  # also in grids
     with pytest.raises(TypeError, match="tl.cdiv needs integers, got 2.5"):
         tl.cdiv(2.5, 2)
@@ -347,6 +349,9 @@ ERRORS = [
     ("w = tl.load(x + (0,), shap=(4,))",
      "tl.load() got an unexpected keyword argument 'shap' (did you mean 'shape'?)"),
     ("w = tl.sum(v, 0, axis=0)", "tl.sum(): multiple values for argument 'axis'"),
+    ("for i in tl.range(0, n, num_stages=2):\n        pass",
+     "tl.range() got an unexpected keyword argument 'num_stages'"),
+    ("for i in range(0, n, step=2):\n        pass", "range takes (end), (start, end) or"),
     ("w = tl.sum(v, **{'axis': 0})", "unsupported Python in a kernel: ** arguments in a call"),
     ("w = (1, 2)[5]", "tuple index 5 out of range (length 2)"),
     ("w = (1, 2)[n]", "a tuple is indexed by compile-time integers, got i32"),

@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import ast
 import builtins
+import inspect
 
 from . import core, ir, language
 from .core import Tile, TensorArg, View, to_tile, is_const
@@ -120,11 +121,18 @@ class ControlFlowTracer:
         it = node.iter
         fn = self.visit(it.func) if isinstance(it, ast.Call) else None
         args = [self.visit(a) for a in it.args]
+        kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+        if kwargs and fn is not builtins.range:  # tl.range(0, n, step=2)
+            self.check_call(it, ast.unparse(it.func), fn, args, kwargs)
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            start, end, step = bound.arguments.values()
+            args = [0, start, step] if end is None else [start, end, step]
         if len(args) == 1:
             args = [0] + args
         if len(args) == 2:
             args.append(1)
-        if len(args) != 3 or it.keywords:
+        if len(args) != 3 or kwargs and fn is builtins.range or None in args:
             raise self.fail(it, "range takes (end), (start, end) or (start, end, step)")
         return fn, args
 

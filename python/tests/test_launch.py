@@ -175,7 +175,8 @@ def test_target_for_device_is_the_compilers_one_choice():
         tl.ir.target_for_device("", [])
 
 
-@pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime, tl.math])
+@pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime, tl.math,
+                                    tl.funcs, tl.tuning])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

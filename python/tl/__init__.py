@@ -20,9 +20,12 @@ from .language import (constexpr, tensor, program_id, num_programs, arange, full
                        expand_dims, broadcast_to, exp, exp2, log, log2, sqrt, rsqrt, tanh, erf,
                        sigmoid, sin, cos, abs, maximum, minimum, fma, where, cast, cdiv, dot, sum,
                        max, min, argmax, cumsum, cummax, cummin, print, device_assert, range,
-                       static_range, floor, ceil, clamp, PropagateNan)
+                       static_range, floor, ceil, clamp, PropagateNan, static_assert,
+                       static_print)
 from . import math
-from .jit import kernel, Kernel, profile, profile_report, autotune, Config
+from .funcs import func
+from .jit import kernel, Kernel, profile, profile_report
+from .tuning import autotune, Config
 from .runtime import devices, synchronize
 from .ir import targets
 

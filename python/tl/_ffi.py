@@ -19,6 +19,7 @@ const char *tl_cstatus_message(tl_cstatus status);
 void tl_cstatus_free(tl_cstatus status);
 void tl_compiler_free(void *ptr);
 uint32_t tl_compiler_api_version(void);
+const char *tl_compiler_version(void);
 typedef struct tl_ir_type {
   uint32_t kind; uint32_t dtype; uint32_t rank; int64_t shape[8];
 } tl_ir_type;

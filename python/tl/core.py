@@ -169,6 +169,8 @@ def to_tile(x, dt=None):
 
 
 def cast(x, dt, rounding=None):
+    if not isinstance(dt, dtype):
+        raise error(f"a cast expects a tl dtype (tl.float32, tl.int8, ...), got {dt!r}")
     x = to_tile(x)
     if x.dtype is dt:
         return x

@@ -9,8 +9,9 @@ carried values are the names assigned in its body that are live before it; ``if`
 condition becomes an ``if`` op yielding the names either branch assigns.
 
 The tracing is split by what it traces: statements (frontend_stmts.py), expressions
-(frontend_exprs.py) and control flow (frontend_control.py); CodeGen below joins them and handles
-the kernel's arguments, locations and errors.
+(frontend_exprs.py), calls (frontend_calls.py: builtins, @tl.func helpers inlined) and control
+flow (frontend_control.py); CodeGen below joins them and handles the kernel's arguments,
+locations and errors.
 """
 import ast
 import builtins
@@ -18,12 +19,13 @@ import builtins
 from . import core, ir
 from .core import Tile, TensorArg, error
 from .errors import CompileError
+from .frontend_calls import CallTracer, Frame
 from .frontend_control import ControlFlowTracer
 from .frontend_exprs import ExpressionTracer
 from .frontend_stmts import StatementTracer
 
 
-class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisitor):
+class CodeGen(StatementTracer, ControlFlowTracer, CallTracer, ExpressionTracer, ast.NodeVisitor):
     """Traces one kernel function's AST (`fn_ast`, at `line_offset` in `filename`) into `builder`
     (tl.ir); build() makes the whole kernel. `written`: the tensor arguments it stores to."""
 
@@ -33,6 +35,13 @@ class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisi
         self.b = builder
         self.vars = {}
         self.written = set()  # names of tensor arguments the kernel writes
+        self.traced_depth = 0  # for loops and ifs on traced conditions being traced
+        self.tail_rest = None  # the statements after the one traced, when they end the kernel
+        self.frames = [Frame(None, 0)]  # the kernel, then the @tl.func helpers being inlined
+
+    @property
+    def frame(self):
+        return self.frames[-1]
 
     # ---- helpers --------------------------------------------------------------------------------
 
@@ -53,6 +62,9 @@ class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisi
             raise
         except RuntimeError as e:
             raise error(str(e)) from None
+        except (TypeError, ValueError, IndexError, KeyError, OverflowError, ZeroDivisionError) as e:
+            # Python evaluating the user's compile-time values ("a" + 1): located, not a crash.
+            raise self.fail(node, f"{type(e).__name__}: {e}") from e
 
     def generic_visit(self, node):
         raise self.fail(node, f"unsupported Python syntax in a kernel: {type(node).__name__}")
@@ -85,7 +97,7 @@ class CodeGen(StatementTracer, ControlFlowTracer, ExpressionTracer, ast.NodeVisi
             else:
                 dt, weak = payload
                 self.vars[name] = Tile(self.b.arg(name, ir.Type.scalar(dt.code)), weak)
-        self.visit_body(self.fn_ast.body)
+        self.visit_body(self.fn_ast.body, tail=True)
         self.locate(self.fn_ast.body[-1])
         self.b.op("return")
         self.b.verify()

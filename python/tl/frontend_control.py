@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import ast
 import builtins
+import inspect
 
 from . import core, ir, language
 from .core import Tile, TensorArg, View, to_tile, is_const
@@ -67,6 +68,16 @@ class ControlFlowTracer:
     # ---- for --------------------------------------------------------------------------------------
 
     def visit_For(self, node):
+        if node.orelse:
+            raise self.fail(node, "unsupported Python in a kernel: for ... else")
+        seq = self._static_sequence(node)
+        if seq is not None:
+            for v in seq:
+                self.assign(node.target, v, node)
+                self.visit_body(node.body)
+                if self.frame.returned:
+                    return
+            return
         fn, args = self._range_args(node)
         it = node.iter
         if fn is language.static_range or all(is_const(a) for a in args) and fn is builtins.range:
@@ -91,21 +102,37 @@ class ControlFlowTracer:
         for n in carried:
             self.vars[n], results = self.unflatten(outer[n], results)
 
+    def _static_sequence(self, node):
+        """The values of `for x in <tuple>` (a tuple of constexprs, zip/enumerate of them):
+        unrolled like tl.static_range; None when the loop iterates a range."""
+        it = node.iter
+        if isinstance(it, ast.Call) and self.visit(it.func) in (
+                language.range, language.static_range, builtins.range):
+            return None
+        seq = self.visit(it)
+        if isinstance(seq, (tuple, list)):
+            return seq
+        raise self.fail(node, "unsupported Python in a kernel: for loops iterate tl.range(...), "
+                              "tl.static_range(...) or a tuple of compile-time length, got "
+                              f"{seq.type if isinstance(seq, Tile) else type(seq).__name__}")
+
     def _range_args(self, node):
         """The range function a for loop iterates and its (start, end, step)."""
         it = node.iter
         fn = self.visit(it.func) if isinstance(it, ast.Call) else None
-        if fn not in (language.range, language.static_range, builtins.range):
-            raise self.fail(node, "unsupported Python in a kernel: for loops iterate tl.range(...) "
-                                  "or tl.static_range(...)")
-        if node.orelse:
-            raise self.fail(node, "unsupported Python in a kernel: for ... else")
         args = [self.visit(a) for a in it.args]
+        kwargs = {k.arg: self.visit(k.value) for k in it.keywords}
+        if kwargs and fn is not builtins.range:  # tl.range(0, n, step=2)
+            self.check_call(it, ast.unparse(it.func), fn, args, kwargs)
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            start, end, step = bound.arguments.values()
+            args = [0, start, step] if end is None else [start, end, step]
         if len(args) == 1:
             args = [0] + args
         if len(args) == 2:
             args.append(1)
-        if len(args) != 3 or it.keywords:
+        if len(args) != 3 or kwargs and fn is builtins.range or None in args:
             raise self.fail(it, "range takes (end), (start, end) or (start, end, step)")
         return fn, args
 
@@ -116,6 +143,8 @@ class ControlFlowTracer:
         for i in builtins.range(*args):
             self.assign(node.target, i, node)
             self.visit_body(node.body)
+            if self.frame.returned:
+                return
 
     def _loop_bounds(self, it, args):
         """lb, ub and step as Tiles of one integer type (i32 unless a traced bound is wider)."""
@@ -142,7 +171,9 @@ class ControlFlowTracer:
         for n in carried:
             self.vars[n], rest = self.unflatten(outer[n], rest)
         self.vars[node.target.id] = args_[0]
+        self.traced_depth += 1
         self.visit_body(node.body)
+        self.traced_depth -= 1
         self.locate(node)
         new = []
         for n in carried:
@@ -156,15 +187,24 @@ class ControlFlowTracer:
     # ---- if ---------------------------------------------------------------------------------------
 
     def visit_If(self, node):
+        rest = self.tail_rest  # read first: tracing the condition may inline a helper
         cond = self.visit(node.test)
         if is_const(cond):
-            self.visit_body(node.body if cond else node.orelse)
+            branch = node.body if cond else node.orelse
+            if rest is None:
+                self.visit_body(branch)
+            else:  # keeps the branch's statements at the kernel's tail (early returns)
+                self.visit_body(branch + rest, tail=True)
+                self.frame.returned = True
             return
         if isinstance(cond, Tile) and cond.dtype is not core.int1:
             cond = core.compare("ne", cond, 0)
         if not isinstance(cond, Tile) or cond.shape:
             raise self.fail(node.test, f"an if condition must be a scalar, got "
                                        f"{cond.type if isinstance(cond, Tile) else cond!r}")
+        if rest is not None and any(isinstance(n, ast.Return) for n in ast.walk(node)):
+            self._early_return(node, cond, rest)
+            return
         then_names, else_names = assigned_names(node.body), assigned_names(node.orelse)
         live = [n for n in dict.fromkeys(then_names + else_names)
                 if n in self.vars or (n in then_names and n in else_names)]
@@ -181,6 +221,22 @@ class ControlFlowTracer:
             return
         self._merge_branches(node, op, live, branches, parent)
 
+    def _early_return(self, node, cond, rest):
+        """`if cond: ... return` at a kernel's tail: each branch continues with the rest of the
+        kernel until a return, as an if op without results (Triton's `if pid >= n: return`)."""
+        op = self.b.create("if", [cond.value], {"with_else": True}, [])
+        parent, outer = self.block, dict(self.vars)
+        for r, stmts in enumerate((node.body + rest, node.orelse + rest)):
+            self.vars, self.frame.returned = dict(outer), False
+            self.enter(op.region(r))
+            self.traced_depth += 1
+            self.visit_body(stmts, tail=True)
+            self.traced_depth -= 1
+            self.locate(node)
+            self.b.op("yield")
+        self.enter(parent)
+        self.vars, self.frame.returned = outer, True
+
     def _trace_branches(self, node, op, live):
         """Traces each branch into its region from the names' values before the if; returns
         each branch's names (self.vars is restored to those before)."""
@@ -191,7 +247,9 @@ class ControlFlowTracer:
                 break
             self.vars = dict(outer)
             self.enter(op.region(r))
+            self.traced_depth += 1
             self.visit_body(stmts)
+            self.traced_depth -= 1
             branches.append(self.vars)
         self.vars = outer
         return branches

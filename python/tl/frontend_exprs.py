@@ -7,6 +7,7 @@ import operator
 
 from . import core, language
 from .core import Tile, TensorArg, View, is_const
+from .frontend_calls import _Method
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "div",
            ast.Mod: "rem", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
@@ -20,14 +21,6 @@ _PYCMPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.G
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
 
-class _Method:
-    """A bound method of a traced value (``x.to``, ``t.stride``)."""
-
-    def __init__(self, fn, obj):
-        self.fn, self.obj = fn, obj
-
-
-
 class ExpressionTracer:
     """Expression visitors of CodeGen (tl/frontend.py): each returns a Python value, a Tile, a
     TensorArg, a View or a tuple of them."""
@@ -36,6 +29,21 @@ class ExpressionTracer:
         if isinstance(node.value, (bool, int, float, str)) or node.value is None:
             return node.value
         raise self.fail(node, f"unsupported constant {node.value!r}")
+
+    def visit_JoinedStr(self, node):
+        """An f-string of compile-time values (a tl.static_assert message, a tl.print prefix)."""
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(v.value)
+                continue
+            x = self.visit(v.value)
+            if isinstance(x, (Tile, TensorArg, View)):
+                raise self.fail(v, "an f-string formats compile-time values, not traced ones "
+                                   "(tl.print prints those)")
+            x = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(v.conversion, lambda y: y)(x)
+            parts.append(format(x, self.visit(v.format_spec) if v.format_spec else ""))
+        return "".join(parts)
 
     def visit_Name(self, node):
         return self.lookup(node, node.id)
@@ -73,7 +81,7 @@ class ExpressionTracer:
 
     def visit_Subscript(self, node):
         base = self.visit(node.value)
-        idx = self.visit(node.slice) if not isinstance(node.slice, ast.Slice) else slice(None)
+        idx = self.visit(node.slice)
         if isinstance(base, Tile):
             items = idx if isinstance(idx, tuple) else (idx,)
             x, axis = base, 0
@@ -86,14 +94,24 @@ class ExpressionTracer:
                     raise self.fail(node, "tiles support only [None, :]-style indexing")
                 axis += 1
             return x
-        if isinstance(base, (tuple, list)) and isinstance(idx, int):
-            return base[idx]
+        if isinstance(base, (tuple, list, str)):
+            # A tuple of constexprs (or a shape) indexed or sliced by compile-time integers.
+            if not (isinstance(idx, int) or isinstance(idx, slice) and all(
+                    v is None or isinstance(v, int) for v in (idx.start, idx.stop, idx.step))):
+                raise self.fail(node, f"a tuple is indexed by compile-time integers, got "
+                                      f"{idx.type if isinstance(idx, Tile) else repr(idx)}")
+            try:
+                return base[idx]
+            except IndexError:
+                raise self.fail(node, f"tuple index {idx} out of range "
+                                      f"(length {len(base)})") from None
         raise self.fail(node, f"cannot index {type(base).__name__}")
 
     def visit_Slice(self, node):
-        if node.lower or node.upper or node.step:
-            raise self.fail(node, "tiles support only [None, :]-style indexing")
-        return slice(None)
+        parts = [None if p is None else self.visit(p) for p in (node.lower, node.upper, node.step)]
+        if any(isinstance(p, Tile) for p in parts):
+            raise self.fail(node, "slice bounds must be compile-time integers")
+        return slice(*parts)
 
     def binop(self, node, op, a, b):
         if isinstance(a, (TensorArg, View)) and isinstance(op, ast.Add):
@@ -129,10 +147,13 @@ class ExpressionTracer:
         return core.binary("add", a, b)
 
     def visit_BinOp(self, node):
-        return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        self.locate(node)  # an error names the operator's expression, not its last operand
+        return self.binop(node, node.op, left, right)
 
     def visit_UnaryOp(self, node):
         x = self.visit(node.operand)
+        self.locate(node)
         if is_const(x):
             return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
                     ast.Invert: operator.invert}[type(node.op)](x)
@@ -150,15 +171,29 @@ class ExpressionTracer:
         left, result = self.visit(node.left), None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
-            if type(op) not in _CMPS:
-                raise self.fail(node, f"unsupported comparison {type(op).__name__}")
-            if not isinstance(left, Tile) and not isinstance(right, Tile):
-                r = _PYCMPS[type(op)](left, right)
-            else:
-                r = core.compare(_CMPS[type(op)], left, right)
+            self.locate(node)
+            r = self.compare(node, op, left, right)
             result = r if result is None else self.logical("and", result, r)
             left = right
         return result
+
+    def compare(self, node, op, left, right):
+        traced = isinstance(left, Tile) or isinstance(right, Tile)
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            # `bias is None`, `x.dtype is tl.float16`: identity of compile-time values (a traced
+            # value is never None); two traced values have no identity to compare.
+            if traced and left is not None and right is not None:
+                raise self.fail(node, "'is' compares compile-time values (None, dtypes, "
+                                      "constexprs), not traced values: use ==")
+            return (left is right) == isinstance(op, ast.Is)
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if traced or not isinstance(right, (tuple, list, str)):
+                raise self.fail(node, "'in' tests a compile-time value against a tuple of "
+                                      "compile-time values")
+            return (left in right) == isinstance(op, ast.In)
+        if not traced:
+            return _PYCMPS[type(op)](left, right)
+        return core.compare(_CMPS[type(op)], left, right)
 
     def logical(self, kind, a, b):
         if is_const(a) and is_const(b):
@@ -178,25 +213,3 @@ class ExpressionTracer:
         if is_const(cond):
             return self.visit(node.body if cond else node.orelse)
         return language.where(cond, self.visit(node.body), self.visit(node.orelse))
-
-    def visit_Call(self, node):
-        fn = self.visit(node.func)
-        args = [self.visit(a) for a in node.args]
-        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
-        self.locate(node)
-        if isinstance(fn, _Method):
-            return fn.fn(fn.obj, *args, **kwargs)
-        if getattr(fn, "__tl_builtin__", False) or fn is language.cdiv:
-            if fn in (language.store, language.scatter, language.atomic_add) and args:
-                t = args[0].tensor if isinstance(args[0], View) else args[0]
-                if isinstance(t, TensorArg):
-                    self.written.add(t.name)
-            return fn(*args, **kwargs)
-        if fn in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float,
-                  builtins.abs, builtins.bool) or isinstance(fn, type) and issubclass(fn, core.dtype):
-            if all(is_const(a) or isinstance(a, tuple) for a in args):
-                return fn(*args, **kwargs)
-        if fn in (builtins.min, builtins.max) and len(args) == 2:
-            return core.binary("min" if fn is builtins.min else "max", *args)
-        raise self.fail(node, f"unsupported call in a kernel: {ast.unparse(node.func)} "
-                              "(kernels call tl.* functions)")

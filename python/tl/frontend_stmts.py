@@ -10,9 +10,14 @@ from .core import Tile, TensorArg, is_const
 class StatementTracer:
     """Statement visitors of CodeGen (tl/frontend.py); `assign` binds names, unpacking tuples."""
 
-    def visit_body(self, stmts):
-        for s in stmts:
+    def visit_body(self, stmts, tail=False):
+        """Traces `stmts`. `tail`: they are the rest of the kernel (its body, or a region made
+        for an early return), so that a return in an if on a traced condition can take them."""
+        for i, s in enumerate(stmts):
+            self.tail_rest = stmts[i + 1:] if tail else None
             self.visit(s)
+            if self.frame.returned:  # the rest of the function is not traced
+                return
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -23,10 +28,20 @@ class StatementTracer:
         pass
 
     def visit_Return(self, node):
-        if node.value is not None:
+        frame = self.frame
+        if frame.func is None and node.value is not None:
             raise self.fail(node, "a kernel returns nothing: write results with tl.store")
-        if node is not self.fn_ast.body[-1]:
-            raise self.fail(node, "unsupported Python in a kernel: return before the end of the kernel")
+        at_kernel_tail = frame.func is None and self.tail_rest is not None
+        if self.traced_depth != frame.depth and not at_kernel_tail:
+            # The IR's for and if ops have no early exit. A return under a compile-time
+            # condition (or in a static_range) only ends the tracing; in a kernel, an if on a
+            # traced condition at its top level takes the rest of the kernel into its branches
+            # (ControlFlowTracer.visit_If), so a return there ends its branch.
+            raise self.fail(node, "unsupported Python in a kernel: return inside a tl.range loop, "
+                                  "or inside an if on a traced condition in a loop or a @tl.func "
+                                  "(assign the result and return at the end)")
+        frame.value = self.visit(node.value) if node.value is not None else None
+        frame.returned = True
 
     def assign(self, target, value, node):
         if isinstance(target, ast.Name):

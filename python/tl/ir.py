@@ -260,6 +260,11 @@ def compile_text(text, target, filename="<tl>", producer="tl-python", options=""
         lib.tl_compiler_free(data[0])
 
 
+def compiler_version():
+    """The compiler build's identity: the hash of the sources that decide its code."""
+    return ffi.string(compiler().tl_compiler_version()).decode()
+
+
 def targets():
     """The compiler's targets: ['tlir', 'llvm-cpu', ...]."""
     return ffi.string(compiler().tl_compiler_targets()).decode().split(", ")

@@ -1,21 +1,19 @@
 # @tl.kernel: tracing on first launch per specialization, compile caches, launching, profiling,
 # autotuning.
 # SPDX-License-Identifier: Apache-2.0
-import ast
 import functools
 import inspect
 import logging
 import os
 import sys
-import textwrap
 import time
 
 import numpy as np
 
 from . import core, fastlaunch, ir, runtime
 from .core import dtype
-from .errors import CompileError
 from .frontend import CodeGen
+from .funcs import function_globals, function_source
 from .language import constexpr
 
 log = logging.getLogger("tl")
@@ -73,6 +71,8 @@ class Kernel:
     PyTorch's current stream; so are numpy arrays on the cpu device (TL_ZERO_COPY=0: copies).
     """
 
+    __tl_kernel__ = True  # a kernel calling it gets a located error, not a launch
+
     def __init__(self, fn):
         self.fn = fn
         self.__name__ = fn.__name__
@@ -108,16 +108,7 @@ class Kernel:
 
     def _source(self):
         if self._ast is None:
-            try:
-                lines, start = inspect.getsourcelines(self.fn)
-                filename = inspect.getsourcefile(self.fn) or "<unknown>"
-            except (OSError, TypeError) as e:
-                raise CompileError(f"<unknown>:0:0: error: cannot read the source of kernel "
-                                   f"'{self.__name__}': {e}") from None
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-            fn_ast = tree.body[0]
-            fn_ast.decorator_list = []
-            self._ast = (fn_ast, filename, start - 1)
+            self._ast = function_source(self.fn, "kernel")
         return self._ast
 
     def trace(self, params):
@@ -138,11 +129,7 @@ class Kernel:
         return text, gen.written
 
     def _globals(self):
-        g = dict(self.fn.__globals__)
-        if self.fn.__closure__:
-            g.update({n: c.cell_contents for n, c in
-                      zip(self.fn.__code__.co_freevars, self.fn.__closure__)})
-        return g
+        return function_globals(self.fn)
 
     # ---- launching ----------------------------------------------------------------------------
 
@@ -173,7 +160,9 @@ class Kernel:
         for name, v in values.items():
             if name in self.constexprs:
                 params.append((name, "constexpr", v))
-                key.append((name, v if isinstance(v, (int, float, bool, str)) else repr(v)))
+                # The type too: 2, 2.0 and True are equal keys but trace differently.
+                key.append((name, type(v).__name__,
+                            v if isinstance(v, (int, float, bool, str)) else repr(v)))
                 continue
             dt = _scalar_dtype(v)
             if dt is not None:
@@ -273,8 +262,7 @@ class Kernel:
         key, params, launch = self.specialize(values)
         c = self.compiled(key, params)
         if device is None:  # the GPU of the first CUDA tensor argument, else the host
-            gpu = [a[1].device_id for a in launch if a[0] == "devtensor"]
-            device = "cpu" if not gpu else "cuda" if gpu[0] < 0 else f"cuda:{gpu[0]}"
+            device = runtime.default_device(a[1] for a in launch if a[0] == "devtensor")
         dev = runtime.device(device)
         exe = self.executable(c, dev, target)
         if callable(grid):
@@ -368,76 +356,3 @@ def _report_at_exit():
 import atexit  # noqa: E402
 
 atexit.register(_report_at_exit)
-
-
-# ---- autotuning ---------------------------------------------------------------------------------
-
-class Config:
-    """Constexpr values to try: ``tl.Config({"BLOCK": 64})``."""
-
-    def __init__(self, kwargs):
-        self.kwargs = dict(kwargs)
-
-    def __repr__(self):
-        return f"Config({self.kwargs})"
-
-
-class Autotuner:
-    def __init__(self, k, configs, key, warmup, rep):
-        self.kernel, self.configs, self.key = k, [c if isinstance(c, Config) else Config(c)
-                                                  for c in configs], list(key)
-        self.warmup, self.rep = warmup, rep
-        self.best = {}  # (key values, device) -> Config
-        self.__name__ = k.__name__
-
-    def _key(self, values):
-        out = []
-        for n in self.key:
-            v = values[n]
-            out.append(tuple(v.shape) + (str(v.dtype),) if hasattr(v, "shape") else v)
-        return tuple(out)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
-
-    def run(self, grid, *args, device=None, target=None, **kwargs):
-        sig = self.kernel.signature
-        names = [n for n in sig.parameters][:len(args)]
-        values = dict(zip(names, args), **kwargs)
-        k = (self._key(values), device, target)
-        cfg = self.best.get(k)
-        if cfg is None:
-            times = []
-            for c in self.configs:
-                for _ in range(self.warmup):
-                    self.kernel.run(grid, *args, device=device, target=target, **kwargs, **c.kwargs)
-                t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
-                                        **kwargs, **c.kwargs) for _ in range(self.rep))
-                times.append(t)
-                log.debug("autotune %s %s: %s -> %.4f ms", self.__name__, k[0], c, t)
-            cfg = self.configs[times.index(min(times))]
-            self.best[k] = cfg
-            log.debug("autotune %s %s: chose %s", self.__name__, k[0], cfg)
-        return self.kernel.run(grid, *args, device=device, target=target, **kwargs, **cfg.kwargs)
-
-
-def autotune(configs, key, warmup=1, rep=3):
-    """Tries each of `configs` (constexpr values) on the first launch for each value of the
-    arguments named in `key` (arrays by shape and dtype), keeps the fastest and reuses it.
-
-    >>> import numpy as np, tl
-    >>> @tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 64})], key=["n"])
-    ... @tl.kernel
-    ... def scale(x: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
-    ...     i = tl.program_id(0) * BLOCK
-    ...     tl.store(x + (i,), tl.load(x + (i,), (BLOCK,)) * 2.0)
-    >>> x = np.ones(64, np.float32)
-    >>> scale[lambda m: (tl.cdiv(m["n"], m["BLOCK"]),)](x, 64)
-    >>> sorted(set(x.tolist()))[0] >= 2.0
-    True
-    """
-    def deco(k):
-        if not isinstance(k, Kernel):
-            raise TypeError("tl.autotune applies to a @tl.kernel (put it above @tl.kernel)")
-        return Autotuner(k, configs, key, warmup, rep)
-    return deco

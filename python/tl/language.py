@@ -18,11 +18,12 @@ RuntimeError: tl language functions can only be used inside a @tl.kernel
 """
 import builtins as _py
 import functools
+import numbers as _numbers
 
 from . import ir
-from .core import (Tile, TensorArg, View, builder, error, to_tile, cast as _cast, unify,
-                   broadcast_to as _broadcast_to, broadcast_shape, elementwise, binary, is_const,
-                   derived, f64_origin, int1, int32, int64, float32, float64, dtype)
+from .core import (_state, Tile, TensorArg, View, builder, error, to_tile, cast as _cast,
+                   unify, broadcast_to as _broadcast_to, broadcast_shape, elementwise, binary,
+                   is_const, derived, f64_origin, int1, int32, int64, float32, float64, dtype)
 
 
 def builtin(fn):
@@ -54,6 +55,12 @@ def _ints(shape, what):
     return tuple(out)
 
 
+def _dtype_arg(dt, what):
+    if dt is not None and not isinstance(dt, dtype):
+        raise error(f"{what} expects a tl dtype (tl.float32, tl.int8, ...), got {dt!r}")
+    return dt
+
+
 def _axis(x, axis):
     if not isinstance(axis, int):
         raise error("axis must be a compile-time integer")
@@ -77,6 +84,7 @@ def num_programs(axis):
 @builtin
 def arange(start, end=None, dtype=int32):
     """The int32 tile [start, start+1, ..., end-1] (bounds are compile-time integers)."""
+    _dtype_arg(dtype, "tl.arange")
     if end is None:
         start, end = 0, start
     start, end = _ints((start,), "arange bounds")[0], _ints((end,), "arange bounds")[0]
@@ -90,6 +98,7 @@ def arange(start, end=None, dtype=int32):
 def full(shape, value, dtype=None):
     """A tile of `shape` filled with `value` (a number: constant, or a scalar tile: splat)."""
     shape = _ints(shape, "shape")
+    _dtype_arg(dtype, "tl.full")
     if isinstance(value, Tile):
         if dtype is None and value.weak and value.dtype.is_float:
             dtype = float32  # a weak float fills as a Python float does
@@ -402,15 +411,49 @@ def cast(x, dtype, rounding=None):
 
 
 def cdiv(a, b):
-    """Ceiling division of integers (also outside kernels, e.g. in grids).
+    """Ceiling division of integers: numbers and constexprs fold (also outside kernels, e.g. in
+    grids); traced integer scalars or tiles give (a + b - 1) // b, rounding toward zero as `//`
+    does, so for b > 0 and a >= 0.
 
     >>> cdiv(1000, 256)
     4
     """
-    if is_const(a) and is_const(b):
+    for x in (a, b):
+        if (isinstance(x, _numbers.Number) and not isinstance(x, _numbers.Integral)
+                or isinstance(x, Tile) and not x.dtype.is_int):
+            raise _cdiv_error(f"tl.cdiv needs integers, got "
+                              f"{x.type if isinstance(x, Tile) else x!r}")
+    if isinstance(a, _numbers.Integral) and isinstance(b, _numbers.Integral):  # numpy's too
+        if b == 0:
+            raise _cdiv_error("tl.cdiv: division by zero")
         return -(-a // b)
     builder()
-    return binary("div", binary("add", a, binary("sub", b, 1)), b)
+    return binary("div", binary("add", a, b - 1 if is_const(b) else binary("sub", b, 1)), b)
+
+
+def _cdiv_error(message):
+    """A located error in a kernel; outside one (a grid), a TypeError."""
+    tracing = getattr(_state, "builder", None) is not None
+    return error(message) if tracing else TypeError(message)
+
+
+cdiv.__tl_builtin__ = True  # called by kernels, yet not a builtin() wrapper: it runs outside too
+
+
+@builtin
+def static_assert(cond, msg=""):
+    """Fails the compile, at this line, when `cond` (a compile-time value) is false."""
+    if isinstance(cond, (Tile, TensorArg, View)):
+        raise error("tl.static_assert needs a compile-time condition (numbers, constexprs, "
+                    "shapes); use tl.device_assert for traced values")
+    if not cond:
+        raise error(f"static assertion failed{': ' + str(msg) if msg != '' else ''}")
+
+
+@builtin
+def static_print(*values):
+    """Prints `values` when the kernel is traced (shapes, dtypes, constexprs); nothing runs."""
+    _py.print(*(v.type if isinstance(v, Tile) else v for v in values))
 
 
 # ---- contractions and reductions --------------------------------------------------------------
@@ -423,6 +466,7 @@ def dot(a, b, acc=None, acc_dtype=None, input_precision="ieee", exact_order=Fals
     several products per step); `exact_order=True` asks for one fused multiply-add per k in
     ascending order, bit-reproducible across backends (on CUDA cores on nvptx)."""
     a, b = to_tile(a), to_tile(b)
+    _dtype_arg(acc_dtype, "tl.dot's acc_dtype")
     if len(a.shape) != 2 or len(b.shape) != 2:
         raise error(f"tl.dot needs rank-2 tiles, got {a.type} and {b.type}")
     if a.dtype is not b.dtype:

@@ -74,6 +74,8 @@ def _info(handle):
             "targets": [t for t in s(info.targets).split(",") if t], "vendor": s(info.vendor),
             # the options of `target` that build for exactly this device ("" when none)
             "target_options": s(info.target_options),
+            "driver_version": s(info.driver_version), "memory_bytes": info.memory_bytes,
+            "compute_units": info.compute_units,
             "clock_mhz": info.clock_mhz, "peak_bandwidth": info.peak_bandwidth_bytes_per_s,
             "peak_flops": list(info.peak_flops),
             # event times are the device's simulated time (npusim), exactly reproducible
@@ -258,6 +260,16 @@ class Device:
         finally:
             for b in buffers:
                 lib.tl_buffer_release(b)
+
+
+def default_device(values):
+    """The device a launch on `values` runs on without device=: the GPU of the first CUDA tensor
+    among them (a DeviceTensor or a GPU tensor), else "cpu"."""
+    for v in values:
+        dv = v if isinstance(v, DeviceTensor) else device_tensor(v)
+        if dv is not None:
+            return "cuda" if dv.device_id < 0 else f"cuda:{dv.device_id}"
+    return "cpu"
 
 
 def device(name):

@@ -19,6 +19,8 @@ using capi::copy_string;
 using capi::guard;
 using capi::make_status;
 
+extern "C" const char *tl_compiler_version(void) { return TL_COMPILER_SOURCE_HASH; }
+
 namespace {
 
 /// build_executable through the compile cache (kind "executables"): keyed by the module as given,

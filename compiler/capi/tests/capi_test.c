@@ -26,6 +26,7 @@
 static tl_ir_value result0(tl_ir_op op) { return tl_ir_op_result(op, 0); }
 
 int main(void) {
+  CHECK(strlen(tl_compiler_version()) == 64); /* the source hash, hex */
   tl_module m;
   tl_kernel k;
   OK(tl_module_create(&m));

@@ -31,7 +31,7 @@ extern "C" {
 #define TL_COMPILER_EXPORT
 #endif
 
-#define TL_COMPILER_API_VERSION 2 /* 2: tl_module_compile_with_options */
+#define TL_COMPILER_API_VERSION 2 /* 2: tl_module_compile_with_options, tl_compiler_version */
 #define TL_IR_MAX_RANK 8
 
 /* ---- status ---------------------------------------------------------------------------------- */
@@ -43,6 +43,10 @@ TL_COMPILER_EXPORT void tl_cstatus_free(tl_cstatus status);
 /* Frees memory this API returned (printed text, executable blobs). */
 TL_COMPILER_EXPORT void tl_compiler_free(void *ptr);
 TL_COMPILER_EXPORT uint32_t tl_compiler_api_version(void);
+/* This build's identity: the hash of the sources that decide the code it makes (the one its
+ * compile cache keys on), static storage. Caches of choices made by timing compiled code (the
+ * Python autotuner's) key on it. */
+TL_COMPILER_EXPORT const char *tl_compiler_version(void);
 
 /* ---- types ------------------------------------------------------------------------------------
  */

@@ -171,8 +171,7 @@ void read_core(Reader r, CoreConfig &c) {
   if (c.matrix.kind != MatrixKind::Model && c.sram.size > (uint64_t(1) << 31))
     sram.fail_field("size", "must be at most 2 GiB with an RTL matrix unit (32-bit addresses)");
   if (c.matrix.kind != MatrixKind::Model && c.accumulator > (uint64_t(1) << 31))
-    r.fail_field("accumulator",
-                 "must be at most 2 GiB with an RTL matrix unit (32-bit addresses)");
+    r.fail_field("accumulator", "must be at most 2 GiB with an RTL matrix unit (32-bit addresses)");
   Reader vec = r.object("vector");
   c.vector.lanes = vec.count("lanes", 1, 4096, true);
   c.vector.pipeline_depth = vec.count("pipeline_depth", 1, 1000);

@@ -238,9 +238,16 @@ bool MatrixRtl::would_accept() {
   if (next_ >= commands_.size() || in_flight_[next_ % 256] >= 0)
     return false;
   const MxCommand &c = commands_[next_];
-  const Model::Command pc{c.op, static_cast<uint8_t>(c.mode), static_cast<uint16_t>(c.k),
-                          static_cast<uint16_t>(c.n), c.m, c.src, c.src_stride, c.dst,
-                          c.dst_stride, static_cast<uint8_t>(next_ % 256)};
+  const Model::Command pc{c.op,
+                          static_cast<uint8_t>(c.mode),
+                          static_cast<uint16_t>(c.k),
+                          static_cast<uint16_t>(c.n),
+                          c.m,
+                          c.src,
+                          c.src_stride,
+                          c.dst,
+                          c.dst_stride,
+                          static_cast<uint8_t>(next_ % 256)};
   model_->set_command(&pc);
   const bool ready = model_->settle();
   model_->set_command(nullptr); // step() offers it again if it is to be taken

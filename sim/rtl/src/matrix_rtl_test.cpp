@@ -5,8 +5,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/npu/rtl/matrix_rtl.h"
 
-#include "tl/npu/rtl/built_arrays.h"
 #include "tiles.h"
+#include "tl/npu/rtl/built_arrays.h"
 
 #include "tl/npu/numerics.h"
 

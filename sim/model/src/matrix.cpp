@@ -15,7 +15,7 @@ namespace tl::npu::model {
 using num::DType;
 
 MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
-    : Unit(name, core, "mx", track) {}
+    : Unit(name, core, "mx", track), timing_(core.chip.cfg.core.matrix) {}
 
 namespace {
 DType mode_dtype(uint64_t mode) {
@@ -105,26 +105,15 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
 
 uint64_t MatrixUnit::execute(const Command &c) {
   const auto &mc = chip_.cfg.core.matrix;
-  // Back to back (this command was queued when the previous one ended): the array is still
-  // streaming, so the fill of this command overlapped the drain of the previous one, and a
-  // preload went into the shadow weight buffer while the previous rows streamed.
-  const bool warm = chained_ && ChipContext::now_ps() == end_ps_;
-  uint64_t cycles = 0;
-  if (c.op == isa::Opcode::MxPre) {
+  // Back to back: this command was queued when the previous one ended (matrix_timing.h).
+  const bool warm = ChipContext::now_ps() == end_ps_;
+  const bool pre = c.op == isa::Opcode::MxPre;
+  if (pre)
     preload(c);
-    cycles =
-        warm
-            ? static_cast<uint64_t>(std::max<int64_t>(0, mc.rows - static_cast<int64_t>(streamed_)))
-            : static_cast<uint64_t>(mc.rows);
-    chained_ = warm; // a cold preload leaves nothing streaming
-    streamed_ = 0;
-  } else {
+  else
     multiply(c, c.op == isa::Opcode::MxMma);
-    const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
-    streamed_ = c.mx.m * static_cast<uint64_t>(passes);
-    cycles = warm ? streamed_ : mc.rows + streamed_ + mc.cols;
-    chained_ = true;
-  }
+  const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
+  const uint64_t cycles = timing_.command(pre, c.mx.m, passes, warm);
   const uint64_t dur = chip_.cycles_ps(static_cast<double>(cycles));
   end_ps_ = ChipContext::now_ps() + dur;
   return dur;

@@ -9,6 +9,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "matrix_timing.h"
 #include "unit.h"
 
 #include "tl/npu/matrix_tile.h"
@@ -28,9 +29,8 @@ private:
   num::TileWeights weights_; // decoded at mx.pre (arithmetic on)
   uint64_t wk_ = 0, wn_ = 0, wmode_ = 0;
   bool loaded_ = false;
-  // Pipelining: when the last command ended, whether the array was streaming, and its rows.
-  bool chained_ = false;
-  uint64_t end_ps_ = 0, streamed_ = 0;
+  MatrixTiming timing_;
+  uint64_t end_ps_ = 0; // when the last command ended (pipelining, matrix_timing.h)
 };
 
 } // namespace tl::npu::model

@@ -22,10 +22,17 @@ struct Bucket {
   const char *name;
   int64_t lo, hi;
 };
-const Bucket kBuckets[] = {{"<=-100", INT64_MIN, -100}, {"-99..-10", -99, -10}, {"-9..-3", -9, -3},
-                           {"-2", -2, -2},              {"-1", -1, -1},         {"0", 0, 0},
-                           {"1", 1, 1},                 {"2", 2, 2},            {"3..9", 3, 9},
-                           {"10..99", 10, 99},          {">=100", 100, INT64_MAX}};
+const Bucket kBuckets[] = {{"<=-100", INT64_MIN, -100},
+                           {"-99..-10", -99, -10},
+                           {"-9..-3", -9, -3},
+                           {"-2", -2, -2},
+                           {"-1", -1, -1},
+                           {"0", 0, 0},
+                           {"1", 1, 1},
+                           {"2", 2, 2},
+                           {"3..9", 3, 9},
+                           {"10..99", 10, 99},
+                           {">=100", 100, INT64_MAX}};
 
 } // namespace
 
@@ -96,9 +103,8 @@ void MatrixCrossCheck::c_row(const rtl::CRow &row) {
     return;
   ++mismatches_;
   if (first_mismatches_.size() < 8)
-    first_mismatches_.push_back("command " + std::to_string(row.command) + " (" +
-                                op_name(r.c.op) + ") row " + std::to_string(row.row) + ": " +
-                                why);
+    first_mismatches_.push_back("command " + std::to_string(row.command) + " (" + op_name(r.c.op) +
+                                ") row " + std::to_string(row.row) + ": " + why);
 }
 
 std::string MatrixCrossCheck::report_json(const std::vector<uint64_t> &done) const {
@@ -111,8 +117,8 @@ std::string MatrixCrossCheck::report_json(const std::vector<uint64_t> &done) con
   for (size_t i = 0; i < records_.size() && i < done.size(); ++i) {
     const Record &r = records_[i];
     const auto rtl = static_cast<int64_t>(done[i] - std::min(done[i], std::max(r.issue, rtl_end)));
-    const auto model = static_cast<int64_t>(r.model_end -
-                                            std::min(r.model_end, std::max(r.issue, model_end)));
+    const auto model =
+        static_cast<int64_t>(r.model_end - std::min(r.model_end, std::max(r.issue, model_end)));
     rtl_end = std::max(rtl_end, done[i]);
     model_end = std::max(model_end, r.model_end);
     rtl_last = rtl_end;
@@ -127,8 +133,8 @@ std::string MatrixCrossCheck::report_json(const std::vector<uint64_t> &done) con
     }
     ++compared;
     if (i < 256)
-      per.push_back({op_name(r.c.op), r.c.op == rtl::MxOp::Preload ? r.c.k : r.c.m, r.issue, rtl,
-                     model});
+      per.push_back(
+          {op_name(r.c.op), r.c.op == rtl::MxOp::Preload ? r.c.k : r.c.m, r.issue, rtl, model});
   }
   json h = json::object();
   for (size_t b = 0; b < std::size(kBuckets); ++b)

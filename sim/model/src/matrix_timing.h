@@ -23,9 +23,10 @@ public:
     warm = warm && chained_;
     uint64_t cycles = 0;
     if (preload) {
-      cycles = warm ? static_cast<uint64_t>(std::max<int64_t>(
-                          0, rows_ - static_cast<int64_t>(streamed_)))
-                    : static_cast<uint64_t>(rows_);
+      cycles =
+          warm
+              ? static_cast<uint64_t>(std::max<int64_t>(0, rows_ - static_cast<int64_t>(streamed_)))
+              : static_cast<uint64_t>(rows_);
       chained_ = warm; // a cold preload leaves nothing streaming
       streamed_ = 0;
     } else {

@@ -67,4 +67,23 @@ with tempfile.TemporaryDirectory() as d:
     r = run("run", "--config", configs / "default.json", "--program", d / "gemm.bin",
             "--fault", "hang:core=0,unit=mx,command=0", "--hang-timeout", "10000")
     assert r.returncode == 2 and "hang" in r.stderr, r.stderr
+    # The matrix unit as RTL (edge chip, 32 x 32): the same C as the fast model's run; speeds
+    # side by side; the cross-check report; an unknown kind named.
+    edefs = [x for k, v in dict(defs, TM=32, TR=32, TC=32).items() for x in ("-D", f"{k}={v}")]
+    io = ["--load", f"0x1000={d / 'a.npy'}", "--load", f"0x100000={d / 'b.npy'}"]
+    for kind in ("model", "rtl"):
+        r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+                "--matrix", kind, "--save", f"0x200000:100x70:<f4={d / (kind + '.npy')}")
+        assert r.returncode == 0, r.stderr
+    assert (d / "model.npy").read_bytes() == (d / "rtl.npy").read_bytes()
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+            "--compare-speed", "--save", f"0x200000:100x70:<f4={d / 'x.npy'}")
+    assert r.returncode == 0 and "regions identical" in r.stdout, r.stdout + r.stderr
+    assert [l.split()[0] for l in r.stdout.splitlines()[1:3]] == ["model", "rtl"], r.stdout
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+            "--matrix", "cross-check")
+    assert r.returncode == 0 and ", 0 mismatches" in r.stdout and "MAPE" in r.stdout, r.stdout
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs,
+            "--matrix", "verilog")
+    assert r.returncode == 1 and "--matrix must be model, rtl or cross-check" in r.stderr, r.stderr
 print("tl-sim cli: ok, normwise", err)

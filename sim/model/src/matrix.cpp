@@ -105,19 +105,46 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
 
 uint64_t MatrixUnit::execute(const Command &c) {
   const auto &mc = chip_.cfg.core.matrix;
-  // Back to back: this command was queued when the previous one ended (matrix_timing.h).
-  const bool warm = ChipContext::now_ps() == end_ps_;
   const bool pre = c.op == isa::Opcode::MxPre;
   if (pre)
     preload(c);
   else
     multiply(c, c.op == isa::Opcode::MxMma);
-  const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
-  const uint64_t cycles = timing_.command(pre, c.mx.m, passes, warm);
-  const uint64_t dur = chip_.cycles_ps(static_cast<double>(cycles));
-  end_ps_ = ChipContext::now_ps() + dur;
-  return dur;
+  if (!chip_.timed())
+    return 0;
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(static_cast<DType>(c.mx.mode)));
+  MxTimingCommand t;
+  t.preload = pre;
+  t.accumulate = c.op == isa::Opcode::MxMma;
+  t.m = c.mx.m;
+  t.k = pre ? c.mx.k : wk_;
+  t.n = pre ? c.mx.n : wn_;
+  t.elem_bytes = es;
+  t.passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
+  t.src = pre ? c.a : c.b;
+  t.src_stride = pre ? c.mx.ldw : c.mx.lda;
+  t.dst = c.a;
+  t.dst_stride = c.mx.ldc;
+  // The cycle now, rounded up: a command queued between two edges is offered at the next one.
+  const double now = static_cast<double>(ChipContext::now_ps()) / chip_.ps_per_cycle;
+  const auto issue = static_cast<uint64_t>(std::ceil(now - 1e-6));
+  const MxTimes times = timing_.command(t, issue);
+  add_busy(
+      static_cast<double>(times.done - std::min(times.done, std::max(times.accept, busy_until_))));
+  busy_until_ = std::max(busy_until_, times.done);
+  return ps_until(times.accept);
 }
+
+uint64_t MatrixUnit::ps_until(uint64_t cycle) const {
+  const auto at =
+      static_cast<uint64_t>(std::llround(static_cast<double>(cycle) * chip_.ps_per_cycle));
+  const uint64_t now = ChipContext::now_ps();
+  return at > now ? at - now : 0;
+}
+
+bool MatrixUnit::results_pending() const { return chip_.timed() && ps_until(timing_.done()) > 0; }
+
+uint64_t MatrixUnit::advance_results() { return ps_until(timing_.done()); }
 
 double MatrixUnit::flops(const Command &c) const {
   return c.op == isa::Opcode::MxPre ? 0 : 2.0 * static_cast<double>(c.mx.m * wk_ * wn_);

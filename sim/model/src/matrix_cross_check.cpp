@@ -63,10 +63,23 @@ void MatrixCrossCheck::command(size_t index, const rtl::MxCommand &c, uint64_t i
   } else {
     r.weights = weights_;
   }
-  const uint64_t start = std::max(issue, model_end_);
-  const int passes = c.mode == num::DType::F32 ? fp32_passes_ : 1;
-  const uint64_t cycles = timing_.command(pre, c.m, passes, start == model_end_);
-  model_end_ = r.model_end = start + cycles;
+  MxTimingCommand t;
+  t.preload = pre;
+  t.accumulate = c.op == rtl::MxOp::MultiplyAccumulate;
+  t.m = c.m;
+  t.k = pre ? c.k : wk_;
+  t.n = pre ? c.n : wn_;
+  t.elem_bytes = static_cast<uint64_t>(num::dtype_size(c.mode));
+  t.passes = c.mode == num::DType::F32 ? fp32_passes_ : 1;
+  t.src = c.src;
+  t.src_stride = c.src_stride;
+  t.dst = c.dst;
+  t.dst_stride = c.dst_stride;
+  if (pre) {
+    wk_ = c.k;
+    wn_ = c.n;
+  }
+  r.model_end = timing_.command(t, issue).done;
 }
 
 void MatrixCrossCheck::c_row(const rtl::CRow &row) {

@@ -24,7 +24,7 @@ public:
   /// `memory`: the memory the RTL runs on (the model reads A and the old C there).
   MatrixCrossCheck(const MatrixConfig &mc, rtl::Memory &memory);
 
-  /// Command `index` (the RTL's index) was handed to the unit at cycle `issue`.
+  /// Command `index` (the RTL's index) was offered to the unit from cycle `issue` on.
   void command(size_t index, const rtl::MxCommand &c, uint64_t issue);
   /// A C row on its way to memory (rtl::MatrixRtl::on_c_row).
   void c_row(const rtl::CRow &row);
@@ -45,7 +45,7 @@ private:
   rtl::Memory &memory_;
   int fp32_passes_;
   MatrixTiming timing_;
-  uint64_t model_end_ = 0;
+  uint64_t wk_ = 0, wn_ = 0; // the last preload's tile
   std::shared_ptr<const num::TileWeights> weights_;
   std::vector<Record> records_;
   uint64_t rows_ = 0, mismatches_ = 0;

@@ -138,6 +138,7 @@ uint64_t RtlMatrixUnit::execute(const Command &c) {
   } catch (const std::invalid_argument &e) {
     throw ProgramError(e.what());
   }
+  count_busy();
   if (cmd.op == rtl::MxOp::Preload) {
     wk_ = c.mx.k;
     wn_ = c.mx.n;
@@ -154,7 +155,13 @@ uint64_t RtlMatrixUnit::advance_results() {
   } catch (const rtl::RtlError &e) {
     throw ProgramError(e.what());
   }
+  count_busy();
   return ps_until_rtl();
+}
+
+void RtlMatrixUnit::count_busy() {
+  add_busy(static_cast<double>(rtl_->active_edges() - counted_));
+  counted_ = rtl_->active_edges();
 }
 
 double RtlMatrixUnit::flops(const Command &c) const {

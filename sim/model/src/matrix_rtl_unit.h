@@ -44,6 +44,8 @@ private:
   double flops(const Command &c) const override;
   bool results_pending() const override;
   uint64_t advance_results() override;
+  bool busy_is_duration() const override { return false; }
+  void count_busy();
   rtl::MxCommand translate(const Command &c) const;
   /// Clocks the RTL up to now (an idle stretch costs nothing); returns the current cycle.
   uint64_t catch_up();
@@ -55,6 +57,7 @@ private:
   uint64_t base_ = 0; // the RTL's cycle at simulated cycle 0
   std::unique_ptr<MatrixCrossCheck> check_;
   uint64_t wk_ = 0, wn_ = 0; // the last preload's tile, for flops
+  uint64_t counted_ = 0;     // MatrixRtl::active_edges() already added to busy_cycles
 };
 
 } // namespace tl::npu::model

@@ -64,7 +64,8 @@ void Unit::settle_results(bool all) {
       chip_.fail(SimStatus::ProgramError, core_.prefix() + " " + label_ + ": " + e.what());
       sc_core::wait(never_);
     }
-    busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
+    if (busy_is_duration())
+      busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
     if (dur > 0 && !all)
       sc_core::wait(ChipContext::ps(dur), queue_.data_written_event());
     else if (dur > 0)
@@ -112,7 +113,8 @@ void Unit::run() {
       }
       if (dur > 0)
         sc_core::wait(ChipContext::ps(dur));
-      busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
+      if (busy_is_duration())
+        busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
       flop_ += flops(c);
       if (chip_.trace.enabled())
         chip_.trace.complete(core_.id, track_, isa::op_info(c.op).mnemonic, current_start_ps_, dur,

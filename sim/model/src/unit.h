@@ -38,6 +38,10 @@ protected:
   /// and before a sem.sig, so that neither an idle unit nor a signal runs ahead of the results.
   virtual bool results_pending() const { return false; }
   virtual uint64_t advance_results() { return 0; }
+  /// Whether busy_cycles is the sum of execute()'s durations; a pipelined unit (the matrix unit)
+  /// counts its own cycles with work in flight through add_busy() instead.
+  virtual bool busy_is_duration() const { return true; }
+  void add_busy(double cycles) { busy_ += cycles; }
   std::string where(const Command &c) const;
 
   CoreState &core_;

@@ -232,6 +232,7 @@ void MatrixRtl::step() {
   if (e.accumulator.valid)
     answer(Model::ReadPort::Accumulator, e.accumulator, static_cast<size_t>(cols()));
   idle_edges_ = busy() || pending() ? 0 : idle_edges_ + 1;
+  active_edges_ += next_ > done_count_;
 }
 
 bool MatrixRtl::would_accept() {

@@ -153,6 +153,8 @@ public:
   std::function<void(const CRow &)> on_c_row;
 
   uint64_t cycle() const { return cycle_; }
+  /// Edges after which a command was taken and not yet done (the unit's busy cycles).
+  uint64_t active_edges() const { return active_edges_; }
   const std::vector<CommandCycles> &cycles() const { return cycles_; }
 
 private:
@@ -188,6 +190,7 @@ private:
   size_t c_head_ = 0;
   uint32_t c_row_ = 0;
   uint64_t idle_edges_ = 0; // consecutive edges with nothing in flight
+  uint64_t active_edges_ = 0;
 };
 
 } // namespace tl::npu::rtl

@@ -32,10 +32,11 @@ protected:
   virtual uint64_t execute(const Command &c) = 0;
   /// Floating-point/integer operations `c` performed (for FLOP/s).
   virtual double flops(const Command &c) const { return 0; }
-  /// A unit whose execute() returns before its results are in memory (the RTL matrix unit: its
-  /// array drains while the next command fills) says so here, and advance_results() moves them
-  /// on by one cycle, returning the ps to wait. The queue calls it while nothing else is queued
-  /// and before a sem.sig, so that neither an idle unit nor a signal runs ahead of the results.
+  /// A unit whose execute() returns before its results count as written (the matrix unit: its
+  /// array drains while the next command fills) says so here; advance_results() moves them on
+  /// (the RTL by one edge, the model to the last one), returning the ps to wait. The queue calls
+  /// it while nothing else is queued and before a sem.sig, so that neither an idle unit nor a
+  /// signal runs ahead of the results.
   virtual bool results_pending() const { return false; }
   virtual uint64_t advance_results() { return 0; }
   /// Whether busy_cycles is the sum of execute()'s durations; a pipelined unit (the matrix unit)

@@ -125,9 +125,8 @@ uint64_t MatrixUnit::execute(const Command &c) {
   t.src_stride = pre ? c.mx.ldw : c.mx.lda;
   t.dst = c.a;
   t.dst_stride = c.mx.ldc;
-  // The cycle now, rounded up: a command queued between two edges is offered at the next one.
-  const double now = static_cast<double>(ChipContext::now_ps()) / chip_.ps_per_cycle;
-  const auto issue = static_cast<uint64_t>(std::ceil(now - 1e-6));
+  // A command queued between two edges is offered at the next one.
+  const uint64_t issue = chip_.edge_at_or_after(ChipContext::now_ps());
   const MxTimes times = timing_.command(t, issue);
   add_busy(
       static_cast<double>(times.done - std::min(times.done, std::max(times.accept, busy_until_))));

@@ -99,10 +99,8 @@ rtl::MxCommand RtlMatrixUnit::translate(const Command &c) const {
 }
 
 uint64_t RtlMatrixUnit::catch_up() {
-  // The cycle now, rounded up: a command queued between two edges is offered at the next one.
-  const double now = static_cast<double>(ChipContext::now_ps()) / chip_.ps_per_cycle;
-  const auto cycle = static_cast<uint64_t>(std::ceil(now - 1e-6));
-  rtl_->advance_to(base_ + cycle);
+  // A command queued between two edges is offered at the next one.
+  rtl_->advance_to(base_ + chip_.edge_at_or_after(ChipContext::now_ps()));
   return rtl_->cycle() - base_;
 }
 
@@ -148,15 +146,20 @@ uint64_t RtlMatrixUnit::execute(const Command &c) {
 
 bool RtlMatrixUnit::results_pending() const { return rtl_->busy(); }
 
+// Clocks the edges up to now, then waits for the next one: an edge is clocked only once its
+// time has come, so a command queued meanwhile is still offered at it.
 uint64_t RtlMatrixUnit::advance_results() {
   try {
     catch_up();
-    rtl_->step();
   } catch (const rtl::RtlError &e) {
     throw ProgramError(e.what());
   }
   count_busy();
-  return ps_until_rtl();
+  if (!rtl_->busy())
+    return 0;
+  const auto at = static_cast<uint64_t>(
+      std::llround(static_cast<double>(rtl_->cycle() + 1 - base_) * chip_.ps_per_cycle));
+  return at - std::min(at, ChipContext::now_ps());
 }
 
 void RtlMatrixUnit::count_busy() {

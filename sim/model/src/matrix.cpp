@@ -131,7 +131,13 @@ uint64_t MatrixUnit::execute(const Command &c) {
   add_busy(
       static_cast<double>(times.done - std::min(times.done, std::max(times.accept, busy_until_))));
   busy_until_ = std::max(busy_until_, times.done);
+  last_done_ = times.done;
   return ps_until(times.accept);
+}
+
+// Called when the command was taken (now): its slice runs on to its last C row / weight row.
+uint64_t MatrixUnit::trace_duration(uint64_t duration) const {
+  return duration + ps_until(last_done_);
 }
 
 uint64_t MatrixUnit::ps_until(uint64_t cycle) const {

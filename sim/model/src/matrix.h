@@ -24,6 +24,7 @@ private:
   uint64_t advance_results() override;
   bool busy_is_duration() const override { return false; }
   uint64_t ps_until(uint64_t cycle) const; ///< from now to that edge, 0 if past
+  uint64_t trace_duration(uint64_t duration) const override;
   double flops(const Command &c) const override;
   void preload(const Command &c);
   void multiply(const Command &c, bool accumulate);
@@ -33,6 +34,7 @@ private:
   bool loaded_ = false;
   MatrixTiming timing_;
   uint64_t busy_until_ = 0; // cycles with work in flight are counted up to here
+  uint64_t last_done_ = 0;  // the last command's done edge
 };
 
 } // namespace tl::npu::model

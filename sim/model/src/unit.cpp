@@ -117,8 +117,8 @@ void Unit::run() {
         busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
       flop_ += flops(c);
       if (chip_.trace.enabled())
-        chip_.trace.complete(core_.id, track_, isa::op_info(c.op).mnemonic, current_start_ps_, dur,
-                             "pc " + std::to_string(c.pc));
+        chip_.trace.complete(core_.id, track_, isa::op_info(c.op).mnemonic, current_start_ps_,
+                             trace_duration(dur), "pc " + std::to_string(c.pc));
       ++executed_;
     }
     commands_ += 1;

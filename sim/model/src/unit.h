@@ -43,6 +43,9 @@ protected:
   /// counts its own cycles with work in flight through add_busy() instead.
   virtual bool busy_is_duration() const { return true; }
   void add_busy(double cycles) { busy_ += cycles; }
+  /// How long the trace shows the command that just ran, from its start; execute()'s duration
+  /// unless the unit knows when the command's work ends (the matrix model: its last C row).
+  virtual uint64_t trace_duration(uint64_t duration) const { return duration; }
   std::string where(const Command &c) const;
 
   CoreState &core_;

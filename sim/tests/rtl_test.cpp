@@ -33,8 +33,10 @@ struct GemmRun {
 };
 
 GemmRun run_gemm(const ChipConfig &cfg, const GemmProblem &p, const std::vector<uint8_t> &a,
-                 const std::vector<uint8_t> &b) {
-  Simulator sim(cfg, SimOptions{});
+                 const std::vector<uint8_t> &b, Fidelity fidelity = Fidelity::CycleApprox) {
+  SimOptions opts;
+  opts.fidelity = fidelity;
+  Simulator sim(cfg, opts);
   sim.load_program(-1, assemble_file(program_path("gemm.s"), p.defines(cfg)));
   sim.write_hbm(p.a_addr, a.data(), a.size());
   sim.write_hbm(p.b_addr, b.data(), b.size());
@@ -48,12 +50,15 @@ GemmRun run_gemm(const ChipConfig &cfg, const GemmProblem &p, const std::vector<
 /// program's order, bit for bit. Fails if the RTL computes wrong, if the accumulator is mapped
 /// wrong, or if a sem.sig runs ahead of the C rows still draining (the store DMA then copies
 /// the accumulator before the last rows land).
-void gemm_rtl(num::DType mode) {
+void gemm_rtl(num::DType mode, Fidelity fidelity = Fidelity::CycleApprox) {
   ChipConfig cfg = rtl_chip("edge", MatrixKind::Rtl);
   GemmProblem p{70, 50, 90, mode};
   p.layout();
   auto a = random_matrix(mode, p.M, p.K, 11), b = random_matrix(mode, p.K, p.N, 12);
-  GemmRun r = run_gemm(cfg, p, a, b);
+  GemmRun r = run_gemm(cfg, p, a, b, fidelity);
+  // Functional mode: the RTL still computes every result, and no simulated time passes.
+  TNPU_CHECK((r.report.cycles == 0) == (fidelity == Fidelity::Functional),
+             "cycles " + std::to_string(r.report.cycles));
   const std::vector<uint32_t> want = gemm_in_program_order(p, cfg.core.matrix.rows, a, b);
   for (size_t i = 0; i < want.size(); ++i)
     TNPU_CHECK(r.c[i] == want[i], "C[" + std::to_string(i / p.N) + "][" + std::to_string(i % p.N) +
@@ -282,6 +287,7 @@ int sc_main(int argc, char *argv[]) {
   return main_with({{"gemm-bf16", [] { gemm_rtl(num::DType::BF16); }},
                     {"gemm-f32", [] { gemm_rtl(num::DType::F32); }},
                     {"gemm-i8", [] { gemm_rtl(num::DType::I8); }},
+                    {"gemm-functional", [] { gemm_rtl(num::DType::BF16, Fidelity::Functional); }},
                     {"cross-check-gemm", cross_check_gemm},
                     {"cross-check-detects", cross_check_detects},
                     {"fence-holds-back", fence_holds_back},

@@ -86,4 +86,10 @@ with tempfile.TemporaryDirectory() as d:
     r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs,
             "--matrix", "verilog")
     assert r.returncode == 1 and "--matrix must be model, rtl or cross-check" in r.stderr, r.stderr
+    # An RTL array size this build did not verilate: the file, the field and the sizes built.
+    (d / "rtl24.json").write_text((configs / "edge-rtl.json").read_text()
+                                  .replace('"rows": 32, "cols": 32', '"rows": 24, "cols": 24'))
+    r = run("run", "--config", d / "rtl24.json", "--program", programs / "gemm.s", *edefs)
+    assert r.returncode == 1 and "rtl24.json: field 'core.matrix.kind'" in r.stderr, r.stderr
+    assert "24x24:4" in r.stderr and "TL_NPU_RTL_ARRAYS" in r.stderr, r.stderr
 print("tl-sim cli: ok, normwise", err)

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 extern "C" int sc_main(int argc, char *argv[]);
@@ -183,7 +184,13 @@ MatrixKind matrix_kind(const std::string &name) {
 RunResult run_once(const po::variables_map &vm, const ChipConfig &cfg, bool write) {
   auto code = load_program(vm["program"].as<std::string>(),
                            defines(vm["define"].as<std::vector<std::string>>()));
-  Simulator sim(cfg, options(vm));
+  std::unique_ptr<Simulator> made;
+  try {
+    made = std::make_unique<Simulator>(cfg, options(vm));
+  } catch (const ConfigError &e) { // e.g. an RTL matrix unit of a size not built
+    throw Fatal(vm["config"].as<std::string>() + ": " + e.what());
+  }
+  Simulator &sim = *made;
   sim.load_program(-1, code);
   for (const std::string &l : vm["load"].as<std::vector<std::string>>()) {
     size_t eq = l.find('=');

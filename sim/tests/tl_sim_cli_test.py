@@ -3,6 +3,7 @@
 # a located message.
 # SPDX-License-Identifier: Apache-2.0
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -92,4 +93,13 @@ with tempfile.TemporaryDirectory() as d:
     r = run("run", "--config", d / "rtl24.json", "--program", programs / "gemm.s", *edefs)
     assert r.returncode == 1 and "rtl24.json: field 'core.matrix.kind'" in r.stderr, r.stderr
     assert "24x24:4" in r.stderr and "TL_NPU_RTL_ARRAYS" in r.stderr, r.stderr
+    # Waveforms: with TL_NPU_RTL_TRACE=ON a VCD of the window; without it, an error saying how.
+    r = run("run", "--config", configs / "edge-rtl.json", "--program", programs / "gemm.s", *edefs,
+            *io, "--vcd", d / "mx.vcd", "--vcd-cycles", "100:300")
+    if os.environ.get("TL_NPU_RTL_TRACE") == "1":
+        vcd = (d / "mx.vcd").read_text()
+        assert r.returncode == 0 and "$enddefinitions" in vcd and "#200" in vcd, r.stderr
+        assert "#199" not in vcd and "#600" not in vcd, "outside the window"
+    else:
+        assert r.returncode == 1 and "configure with -DTL_NPU_RTL_TRACE=ON" in r.stderr, r.stderr
 print("tl-sim cli: ok, normwise", err)

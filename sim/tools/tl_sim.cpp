@@ -8,6 +8,7 @@
 //              [--mode cycle|functional] [--stats FILE] [--trace FILE] [--fault SPEC]...
 //              [--hang-timeout CYCLES] [--max-instructions N] [--no-compute]
 //              [--matrix model|rtl|cross-check] [--compare-speed]
+//              [--vcd FILE [--vcd-cycles FROM:TO]]
 //   --matrix overrides the config's core.matrix.kind; cross-check prints the RTL-vs-model report
 //   (exit 2 on a mismatch). --compare-speed runs the program twice, with the matrix unit as the
 //   fast model and as RTL (each in its own process), and prints both speeds side by side.
@@ -158,6 +159,17 @@ SimOptions options(const po::variables_map &vm) {
   o.hang_timeout_cycles = vm["hang-timeout"].as<uint64_t>();
   o.max_instructions = vm["max-instructions"].as<uint64_t>();
   o.compute_data = vm.count("no-compute") == 0;
+  if (vm.count("vcd")) {
+    o.rtl_vcd = vm["vcd"].as<std::string>();
+    const std::string w = vm["vcd-cycles"].as<std::string>();
+    const size_t colon = w.find(':');
+    if (colon == std::string::npos)
+      throw Fatal("--vcd-cycles " + w + ": expected FROM:TO");
+    o.vcd_from = number(w.substr(0, colon), "--vcd-cycles FROM");
+    o.vcd_to = number(w.substr(colon + 1), "--vcd-cycles TO");
+    if (o.vcd_to <= o.vcd_from)
+      throw Fatal("--vcd-cycles " + w + ": TO must be above FROM");
+  }
   for (const std::string &f : vm["fault"].as<std::vector<std::string>>()) {
     try {
       o.faults.push_back(parse_fault(f));
@@ -353,7 +365,10 @@ int sc_main(int argc, char *argv[]) {
       "max-instructions", po::value<uint64_t>()->default_value(1000000000),
       "per core")("no-compute", "skip matrix/vector arithmetic (timing only)")(
       "matrix", po::value<std::string>(), "model | rtl | cross-check (overrides the config)")(
-      "compare-speed", "run with the matrix unit as model and as RTL, speeds side by side");
+      "compare-speed", "run with the matrix unit as model and as RTL, speeds side by side")(
+      "vcd", po::value<std::string>(), "RTL matrix unit: VCD waveform file (TL_NPU_RTL_TRACE=ON)")(
+      "vcd-cycles", po::value<std::string>()->default_value("0:100000"),
+      "RTL matrix unit: the cycles FROM:TO the VCD holds");
   po::positional_options_description pos;
   pos.add("command", 1).add("input", 1);
   try {

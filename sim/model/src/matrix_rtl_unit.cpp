@@ -49,6 +49,21 @@ RtlMatrixUnit::RtlMatrixUnit(sc_core::sc_module_name name, CoreState &core, int 
   const MatrixConfig &mc = chip_.cfg.core.matrix;
   rtl_ = std::make_unique<rtl::MatrixRtl>(make_model(mc), memory_);
   base_ = rtl_->cycle();
+  if (!chip_.opts.rtl_vcd.empty()) {
+    std::string path = chip_.opts.rtl_vcd;
+    if (core.id > 0) {
+      const size_t dot = path.rfind('.');
+      const std::string ext = dot != std::string::npos && path.find('/', dot) == std::string::npos
+                                  ? path.substr(dot)
+                                  : "";
+      path = path.substr(0, path.size() - ext.size()) + ".core" + std::to_string(core.id) + ext;
+    }
+    try {
+      rtl_->trace(path, base_ + chip_.opts.vcd_from, base_ + chip_.opts.vcd_to);
+    } catch (const rtl::RtlError &e) {
+      throw ConfigError(e.what());
+    }
+  }
   if (mc.kind == MatrixKind::CrossCheck) {
     check_ = std::make_unique<MatrixCrossCheck>(mc, memory_);
     rtl_->on_c_row = [this](const rtl::CRow &row) { check_->c_row(row); };

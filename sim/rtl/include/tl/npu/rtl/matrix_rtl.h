@@ -91,6 +91,11 @@ public:
   /// Settles the inputs; returns whether the unit takes the command at the next edge.
   virtual bool settle() = 0;
   virtual void rising_edge(Edge &out) = 0;
+  /// Writes a VCD of every signal to `path` while *cycle (the driver's cycle count, read at each
+  /// half cycle; VCD time = 2 x cycle) is in [from, to); throws RtlError unless this build
+  /// verilated the unit with waveforms (TL_NPU_RTL_TRACE=ON).
+  virtual void open_trace(const std::string &path, uint64_t from, uint64_t to,
+                          const uint64_t *cycle) = 0;
 };
 
 /// The memory behind the unit's ports, in the unit's 32-bit byte addresses. A simulator maps its
@@ -149,6 +154,10 @@ public:
   /// stretch is skipped: an idle unit's state no longer changes, so this is exact and a long gap
   /// costs nothing.
   void advance_to(uint64_t target);
+  /// A VCD of the unit's signals for the cycles [from, to) of cycle() (Model::open_trace).
+  void trace(const std::string &path, uint64_t from, uint64_t to) {
+    model_->open_trace(path, from, to, &cycle_);
+  }
   /// Called with every C row before it is written (the cross-check compares them there).
   std::function<void(const CRow &)> on_c_row;
 

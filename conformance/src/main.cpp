@@ -158,6 +158,7 @@ int cmd_report(const std::vector<std::string> &args) {
   if (vm.count("write-baseline")) {
     const json results = read_json(out + "/results.json");
     json b = {{"device", results["plugin"].value("name", "")},
+              {"device_name", results["device"].value("name", "")},
               {"margin", 0.5},
               {"tests", json::object()}};
     for (const json &r : results["results"])

@@ -299,6 +299,13 @@ double bar_of(const WorkerContext &ctx, const TestDef &t, double roof, json &m) 
     m["bar_why"] = "the baseline has no entry for the test";
     return floor_bar;
   }
+  // A baseline is one device's figure: npusim simulates whatever chip its config describes (an
+  // RTL matrix unit, a smaller array), and another chip's baseline would be a wrong bar.
+  if (b.contains("device_name") && b["device_name"] != ctx.info.name) {
+    m["bar_why"] = "the baseline was recorded on " + b["device_name"].get<std::string>() +
+                   ", the device is " + ctx.info.name;
+    return floor_bar;
+  }
   const double margin = b.value("margin", 0.1);
   const double base = b["tests"][t.id].value("achieved_flops_per_s", 0.0);
   m["baseline_flops_per_s"] = base;

@@ -74,7 +74,9 @@ void matrix_tile() {
       run_one(cfg, "  mx.cfgi mode, bf16\n  mx.cfgi k, 128\n  mx.cfgi n, 128\n"
                    "  mx.cfgi m, 37\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 256\n"
                    "  mx.cfgi ldc, 512\n  li r2, ACC\n  mx.pre r0\n  mx.mm r2, r0\n  halt\n");
-  expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (rr + 37 + cc), "matrix bf16 tile m=37");
+  // The RTL's pipeline (matrix_timing.h): the preload R + 1 edges; the mm taken at the preload's
+  // last row, done m + R + C + 1 edges later. Busy: edges with a command taken and not done.
+  expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (37 + rr + cc + 1), "matrix bf16 tile m=37");
   TNPU_CHECK(stat(r, "core0.mx.flop") == 2.0 * 37 * 128 * 128, "flop count");
   SimReport f = [&] { return SimReport{}; }();
   (void)f;
@@ -87,8 +89,9 @@ void matrix_f32_tile() {
       run_one(cfg, "  mx.cfgi mode, f32\n  mx.cfgi k, 64\n  mx.cfgi n, 32\n"
                    "  mx.cfgi m, 128\n  mx.cfgi lda, 256\n  mx.cfgi ldw, 128\n"
                    "  mx.cfgi ldc, 128\n  li r2, ACC\n  mx.pre r0\n  mx.mma r2, r0\n  halt\n");
+  // f32: the last of m rows issues (m - 1) * passes edges after the first.
   expect_cycles(stat(r, "core0.mx.busy_cycles"),
-                rr + (rr + 128.0 * cfg.core.matrix.fp32_passes + cc), "matrix f32 tile");
+                rr + (127.0 * cfg.core.matrix.fp32_passes + rr + cc + 2), "matrix f32 tile");
 }
 
 const char *kTwoTiles =
@@ -97,12 +100,14 @@ const char *kTwoTiles =
     "  mx.pre r0\n  mx.mm r2, r0\n  mx.pre r0\n  mx.mma r2, r0\n";
 
 /// Back to back: the second preload hides behind the first stream, the second mm skips fill and
-/// drain.
+/// drain; it reads the C rows the first one writes (mx.mma), each one edge after it could have
+/// issued, so it waits one edge (m < R + C + 2: the RTL's read-after-write interlock).
 void matrix_pipelined() {
   ChipConfig cfg = chip("default");
   const double rr = cfg.core.matrix.rows, cc = cfg.core.matrix.cols;
   SimReport r = run_one(cfg, std::string(kTwoTiles) + "  halt\n");
-  expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (rr + 256 + cc) + 256, "back to back");
+  expect_cycles(stat(r, "core0.mx.busy_cycles"), rr + (256 + rr + cc + 1) + 256 + 1,
+                "back to back");
 }
 
 /// After a gap (a semaphore wait on the vector unit's long copy) the array starts cold.
@@ -114,8 +119,8 @@ void matrix_cold_after_gap() {
                                  "  v.cfgi dst, f32\n  li r3, 262144\n  v.copy r3, r0\n"
                                  "  sem.sig vec, s1, 1\n  sem.wait mx, s1, 1\n  mx.mma r2, r0\n"
                                  "  halt\n");
-  expect_cycles(stat(g, "core0.mx.busy_cycles"), rr + (rr + 256 + cc) + 256 + (rr + 256 + cc),
-                "cold after a gap");
+  expect_cycles(stat(g, "core0.mx.busy_cycles"),
+                rr + (256 + rr + cc + 1) + 256 + 1 + (256 + rr + cc + 1), "cold after a gap");
 }
 
 /// depth + rows * ceil(n / W) * passes; reductions + log2 W per row.

@@ -3,6 +3,7 @@
 # a located message.
 # SPDX-License-Identifier: Apache-2.0
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -67,4 +68,41 @@ with tempfile.TemporaryDirectory() as d:
     r = run("run", "--config", configs / "default.json", "--program", d / "gemm.bin",
             "--fault", "hang:core=0,unit=mx,command=0", "--hang-timeout", "10000")
     assert r.returncode == 2 and "hang" in r.stderr, r.stderr
+    # The matrix unit as RTL (edge chip, 32 x 32): the same C as the fast model's run; speeds
+    # side by side; the cross-check report; an unknown kind named.
+    edefs = [x for k, v in dict(defs, TM=32, TR=32, TC=32).items() for x in ("-D", f"{k}={v}")]
+    io = ["--load", f"0x1000={d / 'a.npy'}", "--load", f"0x100000={d / 'b.npy'}"]
+    for kind in ("model", "rtl"):
+        r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+                "--matrix", kind, "--save", f"0x200000:100x70:<f4={d / (kind + '.npy')}")
+        assert r.returncode == 0, r.stderr
+    assert (d / "model.npy").read_bytes() == (d / "rtl.npy").read_bytes()
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+            "--compare-speed", "--save", f"0x200000:100x70:<f4={d / 'x.npy'}")
+    assert r.returncode == 0 and "regions identical" in r.stdout, r.stdout + r.stderr
+    assert [l.split()[0] for l in r.stdout.splitlines()[1:3]] == ["model", "rtl"], r.stdout
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs, *io,
+            "--matrix", "cross-check")
+    assert r.returncode == 0 and ", 0 mismatches" in r.stdout and "MAPE" in r.stdout, r.stdout
+    r = run("run", "--config", configs / "edge.json", "--program", programs / "gemm.s", *edefs,
+            "--matrix", "verilog")
+    assert r.returncode == 1 and "--matrix must be model, rtl or cross-check" in r.stderr, r.stderr
+    # An RTL array size this build did not verilate: the file, the field and the sizes built.
+    (d / "rtl24.json").write_text((configs / "edge-rtl.json").read_text()
+                                  .replace('"rows": 32, "cols": 32', '"rows": 24, "cols": 24'))
+    r = run("run", "--config", d / "rtl24.json", "--program", programs / "gemm.s", *edefs)
+    assert r.returncode == 1 and "rtl24.json: field 'core.matrix.kind'" in r.stderr, r.stderr
+    assert "24x24:4" in r.stderr and "TL_NPU_RTL_ARRAYS" in r.stderr, r.stderr
+    # Waveforms: with TL_NPU_RTL_TRACE=ON a VCD of the window; without it, an error saying how.
+    r = run("run", "--config", configs / "edge-rtl.json", "--program", programs / "gemm.s", *edefs,
+            *io, "--vcd", d / "mx.vcd", "--vcd-cycles", "100:300")
+    if os.environ.get("TL_NPU_RTL_TRACE") == "1":
+        vcd = (d / "mx.vcd").read_text()
+        times = [int(l[1:]) for l in vcd.splitlines() if l.startswith("#")]
+        # Two steps per cycle (the low half 2c + 1, the edge 2c + 2), cycles 100 to 299 only (an
+        # idle unit is not clocked: no steps there, its signals do not change).
+        assert r.returncode == 0 and "$enddefinitions" in vcd and times, r.stderr
+        assert 201 <= times[0] and times[-1] <= 600, (times[:3], times[-3:])
+    else:
+        assert r.returncode == 1 and "configure with -DTL_NPU_RTL_TRACE=ON" in r.stderr, r.stderr
 print("tl-sim cli: ok, normwise", err)

@@ -80,6 +80,21 @@ public:
                         v.dump());
   }
 
+  /// One of `names` (an optional field: `fallback` when the key is absent); returns its index.
+  template <size_t N>
+  int choice_or(const std::string &key, const char *const (&names)[N], int fallback) {
+    if (j_.find(key) == j_.end())
+      return fallback;
+    const json &v = get(key);
+    std::string list;
+    for (size_t i = 0; i < N; ++i) {
+      if (v.is_string() && v.get<std::string>() == names[i])
+        return static_cast<int>(i);
+      list += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + "\"" + names[i] + "\"";
+    }
+    fail_field(key, "must be " + list + ", got " + v.dump());
+  }
+
   /// count() of an optional field: `fallback` when the key is absent.
   int count_or(const std::string &key, int lo, int hi, int fallback) {
     if (j_.find(key) == j_.end())
@@ -128,6 +143,8 @@ private:
   std::set<std::string> read_;
 };
 
+const char *const kMatrixKinds[] = {"model", "rtl", "cross-check"};
+
 void read_core(Reader r, CoreConfig &c) {
   c.queue_depth = r.count("queue_depth", 1, 4096);
   c.issue_cycles = r.count("issue_cycles", 0, 1000);
@@ -148,7 +165,13 @@ void read_core(Reader r, CoreConfig &c) {
   c.matrix.rows = mx.count("rows", 1, 1024);
   c.matrix.cols = mx.count("cols", 1, 1024);
   c.matrix.fp32_passes = mx.count("fp32_passes", 1, 16);
+  c.matrix.kind = static_cast<MatrixKind>(mx.choice_or("kind", kMatrixKinds, 0));
   mx.finish();
+  // The RTL's ports carry 32-bit addresses: SRAM below 2 GiB, the accumulator above it.
+  if (c.matrix.kind != MatrixKind::Model && c.sram.size > (uint64_t(1) << 31))
+    sram.fail_field("size", "must be at most 2 GiB with an RTL matrix unit (32-bit addresses)");
+  if (c.matrix.kind != MatrixKind::Model && c.accumulator > (uint64_t(1) << 31))
+    r.fail_field("accumulator", "must be at most 2 GiB with an RTL matrix unit (32-bit addresses)");
   Reader vec = r.object("vector");
   c.vector.lanes = vec.count("lanes", 1, 4096, true);
   c.vector.pipeline_depth = vec.count("pipeline_depth", 1, 1000);
@@ -168,6 +191,8 @@ json quantity_json(double v, const char *unit, double scale) {
 }
 
 } // namespace
+
+const char *matrix_kind_name(MatrixKind k) { return kMatrixKinds[static_cast<int>(k)]; }
 
 ChipConfig parse_config(const std::string &json_text, const std::string &what) {
   json j;
@@ -226,7 +251,8 @@ std::string config_to_json(const ChipConfig &c) {
                   {"bank_width", quantity_json(c.core.sram.bank_width, "B", 1)}};
   core["matrix"] = {{"rows", c.core.matrix.rows},
                     {"cols", c.core.matrix.cols},
-                    {"fp32_passes", c.core.matrix.fp32_passes}};
+                    {"fp32_passes", c.core.matrix.fp32_passes},
+                    {"kind", matrix_kind_name(c.core.matrix.kind)}};
   core["vector"] = {{"lanes", c.core.vector.lanes},
                     {"pipeline_depth", c.core.vector.pipeline_depth},
                     {"exp_passes", c.core.vector.exp_passes},

@@ -102,6 +102,45 @@ TEST(ChipConfig, OptionalVectorPassesDefault) {
                "field 'core.vector.transcendental_passes': expected an integer");
 }
 
+// Fails if the kind is dropped on the way in or out, if an unknown kind is accepted (a typo
+// would silently run the fast model), or if an RTL unit gets addresses its 32-bit ports cannot
+// carry.
+TEST(ChipConfig, MatrixKind) {
+  EXPECT_EQ(load_config(TL_NPU_CONFIGS "/default.json").core.matrix.kind, MatrixKind::Model);
+  std::string text = read(TL_NPU_CONFIGS "/default.json");
+  const std::string from = "\"fp32_passes\": 4";
+  const size_t p = text.find(from);
+  ASSERT_NE(p, std::string::npos);
+  for (MatrixKind k : {MatrixKind::Model, MatrixKind::Rtl, MatrixKind::CrossCheck}) {
+    std::string t = text;
+    t.replace(p, from.size(), from + ", \"kind\": \"" + matrix_kind_name(k) + "\"");
+    const ChipConfig c = parse_config(t, "kind.json");
+    EXPECT_EQ(c.core.matrix.kind, k);
+    EXPECT_EQ(parse_config(config_to_json(c), "rt").core.matrix.kind, k);
+  }
+  expect_error(from, from + ", \"kind\": \"verilog\"",
+               "bad.json: field 'core.matrix.kind': must be \"model\", \"rtl\" or "
+               "\"cross-check\", got \"verilog\"");
+  expect_error(from, from + ", \"kind\": 1", "field 'core.matrix.kind': must be");
+  std::string big = text;
+  big.replace(big.find("\"4 MiB\""), 7, "\"4 GiB\"");
+  EXPECT_NO_THROW(parse_config(big, "big.json")); // the fast model has no such limit
+  big.replace(big.find(from), from.size(), from + ", \"kind\": \"rtl\"");
+  EXPECT_THROW(
+      {
+        try {
+          parse_config(big, "big.json");
+        } catch (const ConfigError &e) {
+          EXPECT_NE(std::string(e.what()).find("field 'core.sram.size': must be at most 2 GiB "
+                                               "with an RTL matrix unit"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      ConfigError);
+}
+
 TEST(ChipConfig, MissingFileIsAnError) {
   EXPECT_THROW(load_config("/nonexistent/chip.json"), ConfigError);
 }

@@ -37,6 +37,12 @@ public:
     return timed() ? static_cast<uint64_t>(std::llround(s * 1e12)) : 0;
   }
   static sc_core::sc_time ps(uint64_t v) { return sc_core::sc_time::from_value(v); }
+  /// The first clock edge at or after `t` ps. Edge times are rounded to whole ps (cycles_ps), so
+  /// a time within half a ps after an edge is that edge (666.67 ps cycles: edge 1 is at 667 ps).
+  uint64_t edge_at_or_after(uint64_t t) const {
+    const double c = std::ceil((static_cast<double>(t) - 0.5) / ps_per_cycle);
+    return c > 0 ? static_cast<uint64_t>(c) : 0;
+  }
   static uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
   /// Ends the run with `status` (the first failure wins) and stops the kernel.

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core.h"
 
+#include "matrix_rtl_unit.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -17,7 +19,10 @@ Core::Core(sc_core::sc_module_name name, ChipContext &chip, int id, Barrier &bar
       stall_(chip.stats.add(state.prefix() + ".cp.stall_cycles", "cycles",
                             "cycles the command processor waited on queues, semaphores, fences")) {
   int track = 0;
-  mx = std::make_unique<MatrixUnit>("mx", state, ++track);
+  if (chip.cfg.core.matrix.kind == MatrixKind::Model)
+    mx = std::make_unique<MatrixUnit>("mx", state, ++track);
+  else
+    mx = std::make_unique<RtlMatrixUnit>("mx", state, ++track);
   vec = std::make_unique<VectorUnit>("vec", state, ++track);
   for (int i = 0; i < chip.cfg.core.dma.engines; ++i)
     dma.push_back(

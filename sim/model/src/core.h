@@ -33,7 +33,7 @@ public:
 
   CoreState state;
   std::vector<std::unique_ptr<DmaEngine>> dma;
-  std::unique_ptr<MatrixUnit> mx;
+  std::unique_ptr<Unit> mx; ///< MatrixUnit, or RtlMatrixUnit (core.matrix.kind)
   std::unique_ptr<VectorUnit> vec;
   std::vector<isa::Instr> program;
   uint64_t regs[isa::kNumRegs] = {};

@@ -15,7 +15,7 @@ namespace tl::npu::model {
 using num::DType;
 
 MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
-    : Unit(name, core, "mx", track) {}
+    : Unit(name, core, "mx", track), timing_(core.chip.cfg.core.matrix) {}
 
 namespace {
 DType mode_dtype(uint64_t mode) {
@@ -105,30 +105,51 @@ void MatrixUnit::multiply(const Command &c, bool accumulate) {
 
 uint64_t MatrixUnit::execute(const Command &c) {
   const auto &mc = chip_.cfg.core.matrix;
-  // Back to back (this command was queued when the previous one ended): the array is still
-  // streaming, so the fill of this command overlapped the drain of the previous one, and a
-  // preload went into the shadow weight buffer while the previous rows streamed.
-  const bool warm = chained_ && ChipContext::now_ps() == end_ps_;
-  uint64_t cycles = 0;
-  if (c.op == isa::Opcode::MxPre) {
+  const bool pre = c.op == isa::Opcode::MxPre;
+  if (pre)
     preload(c);
-    cycles =
-        warm
-            ? static_cast<uint64_t>(std::max<int64_t>(0, mc.rows - static_cast<int64_t>(streamed_)))
-            : static_cast<uint64_t>(mc.rows);
-    chained_ = warm; // a cold preload leaves nothing streaming
-    streamed_ = 0;
-  } else {
+  else
     multiply(c, c.op == isa::Opcode::MxMma);
-    const int passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
-    streamed_ = c.mx.m * static_cast<uint64_t>(passes);
-    cycles = warm ? streamed_ : mc.rows + streamed_ + mc.cols;
-    chained_ = true;
-  }
-  const uint64_t dur = chip_.cycles_ps(static_cast<double>(cycles));
-  end_ps_ = ChipContext::now_ps() + dur;
-  return dur;
+  if (!chip_.timed())
+    return 0;
+  const uint64_t es = static_cast<uint64_t>(num::dtype_size(static_cast<DType>(c.mx.mode)));
+  MxTimingCommand t;
+  t.preload = pre;
+  t.accumulate = c.op == isa::Opcode::MxMma;
+  t.m = c.mx.m;
+  t.k = pre ? c.mx.k : wk_;
+  t.n = pre ? c.mx.n : wn_;
+  t.elem_bytes = es;
+  t.passes = c.mx.mode == static_cast<uint64_t>(DType::F32) ? mc.fp32_passes : 1;
+  t.src = pre ? c.a : c.b;
+  t.src_stride = pre ? c.mx.ldw : c.mx.lda;
+  t.dst = c.a;
+  t.dst_stride = c.mx.ldc;
+  // A command queued between two edges is offered at the next one.
+  const uint64_t issue = chip_.edge_at_or_after(ChipContext::now_ps());
+  const MxTimes times = timing_.command(t, issue);
+  add_busy(
+      static_cast<double>(times.done - std::min(times.done, std::max(times.accept, busy_until_))));
+  busy_until_ = std::max(busy_until_, times.done);
+  last_done_ = times.done;
+  return ps_until(times.accept);
 }
+
+// Called when the command was taken (now): its slice runs on to its last C row / weight row.
+uint64_t MatrixUnit::trace_duration(uint64_t duration) const {
+  return duration + ps_until(last_done_);
+}
+
+uint64_t MatrixUnit::ps_until(uint64_t cycle) const {
+  const auto at =
+      static_cast<uint64_t>(std::llround(static_cast<double>(cycle) * chip_.ps_per_cycle));
+  const uint64_t now = ChipContext::now_ps();
+  return at > now ? at - now : 0;
+}
+
+bool MatrixUnit::results_pending() const { return chip_.timed() && ps_until(timing_.done()) > 0; }
+
+uint64_t MatrixUnit::advance_results() { return ps_until(timing_.done()); }
 
 double MatrixUnit::flops(const Command &c) const {
   return c.op == isa::Opcode::MxPre ? 0 : 2.0 * static_cast<double>(c.mx.m * wk_ * wn_);

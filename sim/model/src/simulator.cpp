@@ -4,6 +4,7 @@
 
 #include "chip.h"
 #include "context.h"
+#include "matrix_rtl_unit.h"
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,7 @@ std::string Simulator::Impl::stats_json(uint64_t cycles) const {
   json j;
   j["chip"] = cfg.name;
   j["fidelity"] = ctx.timed() ? "cycle-approximate" : "functional";
+  j["matrix_unit"] = matrix_kind_name(cfg.core.matrix.kind);
   j["status"] = status_name(ctx.status);
   j["total_cycles"] = cycles;
   j["simulated_seconds"] = seconds;
@@ -145,6 +147,13 @@ std::string Simulator::Impl::stats_json(uint64_t cycles) const {
   const double flop = ctx.stats.sum(".flop");
   j["flop"] = flop;
   j["flop_per_s"] = seconds > 0 ? flop / seconds : 0.0;
+  if (cfg.core.matrix.kind == MatrixKind::CrossCheck) {
+    json check = json::object();
+    for (const auto &c : chip.cores)
+      if (const auto *u = dynamic_cast<const model::RtlMatrixUnit *>(c->mx.get()))
+        check[c->state.prefix()] = json::parse(u->cross_check_json());
+    j["cross_check"] = check;
+  }
   j["stats"] = json::parse(ctx.stats.to_json_items());
   return j.dump(2);
 }

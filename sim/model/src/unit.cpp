@@ -53,8 +53,33 @@ std::string Unit::describe() const {
   return s.str();
 }
 
+void Unit::settle_results(bool all) {
+  bool advanced = false;
+  while (results_pending() && (all || queue_.num_available() == 0)) {
+    advanced = true;
+    uint64_t dur = 0;
+    try {
+      dur = advance_results();
+    } catch (const ProgramError &e) {
+      chip_.fail(SimStatus::ProgramError, core_.prefix() + " " + label_ + ": " + e.what());
+      sc_core::wait(never_);
+    }
+    if (busy_is_duration())
+      busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
+    if (dur > 0 && !all)
+      sc_core::wait(ChipContext::ps(dur), queue_.data_written_event());
+    else if (dur > 0)
+      sc_core::wait(ChipContext::ps(dur));
+  }
+  if (advanced && !results_pending()) { // now idle: a fence may be waiting for it
+    chip_.progress();
+    core_.unit_done.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
 void Unit::run_sem(const Command &c) {
   if (c.op == isa::Opcode::SemSig) {
+    settle_results(true); // the signal says this queue's earlier commands are done
     core_.sem[c.sem] += c.count;
     core_.sem_changed.notify(sc_core::SC_ZERO_TIME);
     return;
@@ -66,6 +91,7 @@ void Unit::run_sem(const Command &c) {
 
 void Unit::run() {
   for (;;) {
+    settle_results(false);
     Command c = queue_.read();
     current_ = &c;
     current_start_ps_ = ChipContext::now_ps();
@@ -87,11 +113,12 @@ void Unit::run() {
       }
       if (dur > 0)
         sc_core::wait(ChipContext::ps(dur));
-      busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
+      if (busy_is_duration())
+        busy_ += static_cast<double>(dur) / chip_.ps_per_cycle;
       flop_ += flops(c);
       if (chip_.trace.enabled())
-        chip_.trace.complete(core_.id, track_, isa::op_info(c.op).mnemonic, current_start_ps_, dur,
-                             "pc " + std::to_string(c.pc));
+        chip_.trace.complete(core_.id, track_, isa::op_info(c.op).mnemonic, current_start_ps_,
+                             trace_duration(dur), "pc " + std::to_string(c.pc));
       ++executed_;
     }
     commands_ += 1;

@@ -20,7 +20,8 @@ public:
 
   /// Called by the command processor thread; blocks while the queue is full.
   void push(const Command &c);
-  bool idle() const { return outstanding_ == 0; }
+  /// No command queued or running, and no result still on its way to memory.
+  bool idle() const { return outstanding_ == 0 && !results_pending(); }
   const std::string &label() const { return label_; }
   /// "core0 mx: command #3 (mx.mm at pc 12) running since cycle 100", or "" if idle.
   std::string describe() const;
@@ -31,6 +32,20 @@ protected:
   virtual uint64_t execute(const Command &c) = 0;
   /// Floating-point/integer operations `c` performed (for FLOP/s).
   virtual double flops(const Command &c) const { return 0; }
+  /// A unit whose execute() returns before its results count as written (the matrix unit: its
+  /// array drains while the next command fills) says so here; advance_results() moves them on
+  /// (the RTL by one edge, the model to the last one), returning the ps to wait. The queue calls
+  /// it while nothing else is queued and before a sem.sig, so that neither an idle unit nor a
+  /// signal runs ahead of the results.
+  virtual bool results_pending() const { return false; }
+  virtual uint64_t advance_results() { return 0; }
+  /// Whether busy_cycles is the sum of execute()'s durations; a pipelined unit (the matrix unit)
+  /// counts its own cycles with work in flight through add_busy() instead.
+  virtual bool busy_is_duration() const { return true; }
+  void add_busy(double cycles) { busy_ += cycles; }
+  /// How long the trace shows the command that just ran, from its start; execute()'s duration
+  /// unless the unit knows when the command's work ends (the matrix model: its last C row).
+  virtual uint64_t trace_duration(uint64_t duration) const { return duration; }
   std::string where(const Command &c) const;
 
   CoreState &core_;
@@ -39,6 +54,8 @@ protected:
 private:
   void run();
   void run_sem(const Command &c);
+  /// Advances pending results while the queue stays empty (all of them if `all`).
+  void settle_results(bool all);
   uint64_t fault_index(Fault::Kind kind) const;
 
   std::string label_;

@@ -49,7 +49,16 @@ const char *mode_name(num::DType t) {
 } // namespace
 
 MatrixRtl::MatrixRtl(std::unique_ptr<Model> model, size_t memory_bytes)
-    : model_(std::move(model)), memory_(memory_bytes, 0) {
+    : model_(std::move(model)), owned_(memory_bytes, 0), memory_(&own_memory_) {
+  reset();
+}
+
+MatrixRtl::MatrixRtl(std::unique_ptr<Model> model, Memory &memory)
+    : model_(std::move(model)), memory_(&memory) {
+  reset();
+}
+
+void MatrixRtl::reset() {
   std::fill(std::begin(in_flight_), std::end(in_flight_), -1);
   lanes_.resize(static_cast<size_t>(std::max(model_->rows(), model_->cols())));
   // Hold reset long enough for the skew buffers to clear, one entry per cycle.
@@ -60,6 +69,27 @@ MatrixRtl::MatrixRtl(std::unique_ptr<Model> model, size_t memory_bytes)
     model_->rising_edge(edge_);
   }
   model_->set_reset(false);
+}
+
+uint8_t *MatrixRtl::OwnedMemory::span(uint32_t addr, size_t bytes, bool, const char *what) {
+  if (static_cast<uint64_t>(addr) + bytes > bytes_.size()) {
+    std::ostringstream s;
+    s << "matrix unit: " << what << " of " << bytes << " bytes at 0x" << std::hex << addr
+      << std::dec << " is outside the " << bytes_.size() << "-byte scratchpad";
+    throw RtlError(s.str());
+  }
+  return bytes_.data() + addr;
+}
+
+// Any failure of the memory becomes an RtlError (the memory's message kept).
+uint8_t *MatrixRtl::span(uint32_t addr, size_t bytes, bool write, const char *what) {
+  try {
+    return memory_->span(addr, bytes, write, what);
+  } catch (const RtlError &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw RtlError(e.what());
+  }
 }
 
 MatrixRtl::~MatrixRtl() = default;
@@ -99,19 +129,44 @@ std::string MatrixRtl::describe(size_t index) const {
 
 // Reads the elements a read port asked for and puts them on its lanes for the next edge.
 void MatrixRtl::answer(Model::ReadPort port, const Model::Read &r, size_t lanes) {
+  static const char *names[] = {"weight row read", "A row read", "accumulator row read"};
+  const char *what = names[static_cast<int>(port)];
+  if (r.count > lanes)
+    throw RtlError(std::string("matrix unit: ") + what + " of " + std::to_string(r.count) +
+                   " elements is wider than the array");
   const size_t es = static_cast<size_t>(num::dtype_size(r.dtype));
-  if (r.count > lanes || static_cast<uint64_t>(r.addr) + r.count * es > memory_.size()) {
-    static const char *names[] = {"weight", "A", "accumulator"};
-    std::ostringstream s;
-    s << "matrix unit: " << names[static_cast<int>(port)] << " row read of " << r.count * es
-      << " bytes at 0x" << std::hex << r.addr << std::dec << " is outside the " << memory_.size()
-      << "-byte scratchpad";
-    throw RtlError(s.str());
-  }
+  const uint8_t *row = span(r.addr, r.count * es, false, what);
   std::fill(lanes_.begin(), lanes_.begin() + static_cast<std::ptrdiff_t>(lanes), 0u);
   for (uint32_t i = 0; i < r.count; ++i)
-    lanes_[i] = num::load_bits(r.dtype, memory_.data() + r.addr, i);
+    lanes_[i] = num::load_bits(r.dtype, row, i);
   model_->set_read_data(port, lanes_.data());
+}
+
+// A C row leaving the array: it belongs to the oldest mm with rows still to come, at that
+// command's next row address (anything else is the unit's bug); then it lands in memory.
+void MatrixRtl::write_c_row(const Model::Edge &e) {
+  if (e.c_count > static_cast<uint32_t>(cols()))
+    throw RtlError("matrix unit: C row write of " + std::to_string(e.c_count) +
+                   " elements is wider than the array");
+  if (c_head_ == c_owed_.size())
+    throw RtlError("matrix unit: a C row write that no command owes");
+  const size_t index = c_owed_[c_head_];
+  const MxCommand &c = commands_[index];
+  const uint64_t expected = c.dst + static_cast<uint64_t>(c_row_) * c.dst_stride;
+  if (e.c_addr != static_cast<uint32_t>(expected))
+    throw RtlError("matrix unit: " + describe(index) + " wrote C row " + std::to_string(c_row_) +
+                   " at " + std::to_string(e.c_addr) + ", not at " + std::to_string(expected));
+  uint8_t *row = span(e.c_addr, 4ull * e.c_count, true, "C row write");
+  if (on_c_row)
+    on_c_row(CRow{index, c_row_, e.c_addr, e.c_count, e.c_data});
+  std::memcpy(row, e.c_data, 4ull * e.c_count);
+  if (++c_row_ == c.m) {
+    c_row_ = 0;
+    if (++c_head_ == c_owed_.size()) {
+      c_owed_.clear();
+      c_head_ = 0;
+    }
+  }
 }
 
 void MatrixRtl::complete(uint8_t tag, uint64_t edge) {
@@ -149,6 +204,9 @@ void MatrixRtl::step() {
   if (accepted) {
     cycles_[next_].accepted = cycle_;
     in_flight_[next_ % 256] = static_cast<int64_t>(next_);
+    const MxCommand &c = commands_[next_];
+    if (c.op != MxOp::Preload && c.m > 0)
+      c_owed_.push_back(next_);
     ++next_;
   }
 
@@ -161,16 +219,8 @@ void MatrixRtl::step() {
   }
   // The write lands before the reads issued at the same edge are answered (the unit relies on
   // it: its read-after-write check lets such a read go).
-  if (e.c_write) {
-    if (e.c_count > static_cast<uint32_t>(cols()) ||
-        static_cast<uint64_t>(e.c_addr) + 4ull * e.c_count > memory_.size()) {
-      std::ostringstream s;
-      s << "matrix unit: C row write of " << 4 * e.c_count << " bytes at 0x" << std::hex << e.c_addr
-        << std::dec << " is outside the " << memory_.size() << "-byte scratchpad";
-      throw RtlError(s.str());
-    }
-    std::memcpy(memory_.data() + e.c_addr, e.c_data, 4ull * e.c_count);
-  }
+  if (e.c_write)
+    write_c_row(e);
   if (e.pre_done)
     complete(e.pre_tag, cycle_);
   if (e.mm_done)
@@ -181,6 +231,40 @@ void MatrixRtl::step() {
     answer(Model::ReadPort::A, e.a, static_cast<size_t>(rows()));
   if (e.accumulator.valid)
     answer(Model::ReadPort::Accumulator, e.accumulator, static_cast<size_t>(cols()));
+  idle_edges_ = busy() || pending() ? 0 : idle_edges_ + 1;
+  active_edges_ += next_ > done_count_;
+}
+
+bool MatrixRtl::would_accept() {
+  if (next_ >= commands_.size() || in_flight_[next_ % 256] >= 0)
+    return false;
+  const MxCommand &c = commands_[next_];
+  const Model::Command pc{c.op,
+                          static_cast<uint8_t>(c.mode),
+                          static_cast<uint16_t>(c.k),
+                          static_cast<uint16_t>(c.n),
+                          c.m,
+                          c.src,
+                          c.src_stride,
+                          c.dst,
+                          c.dst_stride,
+                          static_cast<uint8_t>(next_ % 256)};
+  model_->set_command(&pc);
+  const bool ready = model_->settle();
+  model_->set_command(nullptr); // step() offers it again if it is to be taken
+  model_->settle();
+  return ready;
+}
+
+void MatrixRtl::advance_to(uint64_t target) {
+  const uint64_t quiet = static_cast<uint64_t>(rows() + cols() + 8);
+  while (cycle_ < target) {
+    if (!busy() && !pending() && idle_edges_ >= quiet) {
+      cycle_ = target; // nothing in flight and the array drained: the state no longer changes
+      return;
+    }
+    step();
+  }
 }
 
 void MatrixRtl::run(uint64_t stall_limit) {

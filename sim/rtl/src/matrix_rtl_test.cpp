@@ -5,8 +5,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/npu/rtl/matrix_rtl.h"
 
-#include "built_arrays.h"
 #include "tiles.h"
+#include "tl/npu/rtl/built_arrays.h"
 
 #include "tl/npu/numerics.h"
 
@@ -190,6 +190,10 @@ public:
   void set_reset(bool active) override { inner_->set_reset(active); }
   void set_command(const Command *c) override { inner_->set_command(c); }
   bool settle() override { return inner_->settle(); }
+  void open_trace(const std::string &path, uint64_t from, uint64_t to,
+                  const uint64_t *cycle) override {
+    inner_->open_trace(path, from, to, cycle);
+  }
   void set_read_data(ReadPort port, const uint32_t *lanes) override {
     const size_t width = static_cast<size_t>(port == ReadPort::A ? rows() : cols());
     for (size_t i = 0; i < width; ++i)

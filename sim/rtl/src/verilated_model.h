@@ -6,8 +6,12 @@
 #include "tl/npu/rtl/matrix_rtl.h"
 
 #include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tl::npu::rtl {
@@ -34,10 +38,34 @@ template <std::size_t W> void get_lanes(const VlWide<W> &bus, uint32_t *lanes, i
 template <class V> class VerilatedModel final : public Model {
 public:
   VerilatedModel(int rows, int cols, int fp32_passes)
-      : rows_(rows), cols_(cols), fp32_passes_(fp32_passes),
-        context_(std::make_unique<VerilatedContext>()),
+      : rows_(rows), cols_(cols), fp32_passes_(fp32_passes), context_(make_context()),
         top_(std::make_unique<V>(context_.get(), "mx_unit")), c_data_(static_cast<size_t>(cols)) {}
-  ~VerilatedModel() override { top_->final(); }
+  ~VerilatedModel() override {
+    top_->final();
+#if VM_TRACE
+    if (vcd_)
+      vcd_->close();
+#endif
+  }
+
+  void open_trace(const std::string &path, uint64_t from, uint64_t to,
+                  const uint64_t *cycle) override {
+#if VM_TRACE
+    vcd_ = std::make_unique<VerilatedVcdC>();
+    top_->trace(vcd_.get(), 99);
+    vcd_->open(path.c_str());
+    if (!vcd_->isOpen())
+      throw RtlError("matrix unit waveform: cannot open " + path);
+    from_ = from;
+    to_ = to;
+    cycle_ = cycle;
+#else
+    (void)from, (void)to, (void)cycle;
+    throw RtlError("matrix unit waveform " + path +
+                   ": this build verilated the unit without waveforms; configure with "
+                   "-DTL_NPU_RTL_TRACE=ON (it re-verilates every size with --trace)");
+#endif
+  }
 
   int rows() const override { return rows_; }
   int cols() const override { return cols_; }
@@ -78,12 +106,14 @@ public:
   bool settle() override {
     top_->clk = 0;
     top_->eval();
+    dump(1); // the clock's low half before the next edge
     return top_->cmd_ready;
   }
 
   void rising_edge(Edge &e) override {
     top_->clk = 1;
     top_->eval();
+    dump(2);
     e.weights = Read{static_cast<bool>(top_->w_rd_en), top_->w_rd_addr, top_->w_rd_count,
                      static_cast<num::DType>(top_->w_rd_mode)};
     e.a = Read{static_cast<bool>(top_->a_rd_en), top_->a_rd_addr, top_->a_rd_count,
@@ -107,6 +137,28 @@ public:
   }
 
 private:
+  static std::unique_ptr<VerilatedContext> make_context() {
+    auto c = std::make_unique<VerilatedContext>();
+#if VM_TRACE
+    c->traceEverOn(true); // before the model is built, or it has no trace code to call
+#endif
+    return c;
+  }
+  // Two VCD time steps per cycle: the low half (1) and the edge (2) after the driver's cycle.
+  void dump(int half) {
+#if VM_TRACE
+    if (vcd_ && *cycle_ >= from_ && *cycle_ < to_)
+      vcd_->dump(2 * *cycle_ + static_cast<uint64_t>(half));
+#else
+    (void)half;
+#endif
+  }
+
+#if VM_TRACE
+  std::unique_ptr<VerilatedVcdC> vcd_;
+  uint64_t from_ = 0, to_ = 0;
+  const uint64_t *cycle_ = nullptr;
+#endif
   int rows_, cols_, fp32_passes_;
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<V> top_;

@@ -59,6 +59,11 @@ extern "C" int sc_main(int, char **) {
     reply.message = report.message;
     reply.stats_json = std::move(report.stats_json);
     reply.trace_json = std::move(report.trace_json);
+  } catch (const tl::npu::ConfigError &e) { // e.g. an RTL matrix unit of a size not built
+    reply.status = 1;                       // SimStatus::ProgramError
+    reply.message = e.what();
+    if (reply.message.rfind(req.config_path, 0) != 0) // name the file where the field is
+      reply.message = req.config_path + ": " + reply.message;
   } catch (const std::exception &e) {
     reply.status = 1; // SimStatus::ProgramError
     reply.message = e.what();

@@ -38,10 +38,17 @@ struct SramConfig {
   int bank_width = 0; ///< bytes one bank serves per cycle (power of two; the bank interleave)
 };
 
+/// What runs the matrix unit's commands: the C++ model (fast), the verilated RTL (sim/rtl), or
+/// both on the same commands with the RTL's results and timing kept and the model's checked
+/// against them (the cross-check report).
+enum class MatrixKind { Model, Rtl, CrossCheck };
+const char *matrix_kind_name(MatrixKind k);
+
 struct MatrixConfig {
   int rows = 0;        ///< R: reduction depth of one pass (weights are R x C)
   int cols = 0;        ///< C: output columns of one pass
   int fp32_passes = 0; ///< streaming passes per row in f32 mode (bf16/f16/i8 take one)
+  MatrixKind kind = MatrixKind::Model; ///< optional in the file ("model", "rtl", "cross-check")
 };
 
 struct VectorConfig {

@@ -54,6 +54,11 @@ struct SimOptions {
   /// a wrong time. Otherwise cycles are identical: for performance studies of large problems.
   bool compute_data = true;
   std::vector<Fault> faults;
+  /// An RTL matrix unit (core.matrix.kind "rtl" / "cross-check") writes a VCD of its signals for
+  /// the cycles [vcd_from, vcd_to) here (core N > 0: "<stem>.coreN<ext>"); needs a build with
+  /// TL_NPU_RTL_TRACE=ON (otherwise the run fails saying so). Empty: none.
+  std::string rtl_vcd;
+  uint64_t vcd_from = 0, vcd_to = 100000;
 };
 
 enum class SimStatus { Ok, ProgramError, DmaError, Hang, InstructionLimit };

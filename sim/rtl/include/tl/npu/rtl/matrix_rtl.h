@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -90,12 +91,39 @@ public:
   /// Settles the inputs; returns whether the unit takes the command at the next edge.
   virtual bool settle() = 0;
   virtual void rising_edge(Edge &out) = 0;
+  /// Writes a VCD of every signal to `path` while *cycle (the driver's cycle count, read at each
+  /// half cycle; VCD time = 2 x cycle) is in [from, to); throws RtlError unless this build
+  /// verilated the unit with waveforms (TL_NPU_RTL_TRACE=ON).
+  virtual void open_trace(const std::string &path, uint64_t from, uint64_t to,
+                          const uint64_t *cycle) = 0;
+};
+
+/// The memory behind the unit's ports, in the unit's 32-bit byte addresses. A simulator maps its
+/// core's SRAM and accumulator here, so that the unit reads and writes them in place.
+class Memory {
+public:
+  virtual ~Memory() = default;
+  /// [addr, addr + bytes) for reading (`write` false) or writing; throws (any std::exception)
+  /// naming `what` if the range is not memory.
+  virtual uint8_t *span(uint32_t addr, size_t bytes, bool write, const char *what) = 0;
+};
+
+/// One C row as it leaves the array for the accumulator, before it is written (so that an
+/// mx.mma's old C row is still in memory): which command, which row, its lanes.
+struct CRow {
+  size_t command = 0;
+  uint32_t row = 0;
+  uint32_t addr = 0, count = 0;
+  const uint32_t *data = nullptr;
 };
 
 /// Drives one Model: a command queue, the scratchpad and the cycle count.
 class MatrixRtl {
 public:
+  /// With its own zeroed scratchpad of `memory_bytes` (memory()).
   MatrixRtl(std::unique_ptr<Model> model, size_t memory_bytes);
+  /// Over `memory`, which must outlive this driver.
+  MatrixRtl(std::unique_ptr<Model> model, Memory &memory);
   ~MatrixRtl();
   MatrixRtl(const MatrixRtl &) = delete;
   MatrixRtl &operator=(const MatrixRtl &) = delete;
@@ -103,8 +131,9 @@ public:
   int rows() const;
   int cols() const;
   int fp32_passes() const;
-  uint8_t *memory() { return memory_.data(); }
-  size_t memory_size() const { return memory_.size(); }
+  /// The driver's own scratchpad (the first constructor; empty otherwise).
+  uint8_t *memory() { return owned_.data(); }
+  size_t memory_size() const { return owned_.size(); }
 
   /// Queues a command; returns its index into cycles(). Throws std::invalid_argument for a
   /// field the unit's ports cannot carry (k or n above 65535, a mode code above 7).
@@ -116,17 +145,45 @@ public:
   void run(uint64_t stall_limit = 1'000'000);
   /// Whether a submitted command is not done yet.
   bool busy() const { return done_count_ < commands_.size(); }
+  /// Whether a submitted command is not accepted yet.
+  bool pending() const { return next_ < commands_.size(); }
+  /// Whether the next queued command would be taken at the next edge (nothing changes).
+  bool would_accept();
+  /// Steps to cycle `target` (no earlier than cycle()). Once the unit has been idle for
+  /// rows() + cols() + 8 edges (every command done, the array drained) the rest of an idle
+  /// stretch is skipped: an idle unit's state no longer changes, so this is exact and a long gap
+  /// costs nothing.
+  void advance_to(uint64_t target);
+  /// A VCD of the unit's signals for the cycles [from, to) of cycle() (Model::open_trace).
+  void trace(const std::string &path, uint64_t from, uint64_t to) {
+    model_->open_trace(path, from, to, &cycle_);
+  }
+  /// Called with every C row before it is written (the cross-check compares them there).
+  std::function<void(const CRow &)> on_c_row;
 
   uint64_t cycle() const { return cycle_; }
+  /// Edges after which a command was taken and not yet done (the unit's busy cycles).
+  uint64_t active_edges() const { return active_edges_; }
   const std::vector<CommandCycles> &cycles() const { return cycles_; }
 
 private:
   void answer(Model::ReadPort port, const Model::Read &r, size_t lanes);
   void complete(uint8_t tag, uint64_t edge);
+  void write_c_row(const Model::Edge &e);
   std::string describe(size_t index) const;
 
+  struct OwnedMemory final : Memory {
+    explicit OwnedMemory(std::vector<uint8_t> &bytes) : bytes_(bytes) {}
+    uint8_t *span(uint32_t addr, size_t bytes, bool write, const char *what) override;
+    std::vector<uint8_t> &bytes_;
+  };
+  void reset();
+  uint8_t *span(uint32_t addr, size_t bytes, bool write, const char *what);
+
   std::unique_ptr<Model> model_;
-  std::vector<uint8_t> memory_;
+  std::vector<uint8_t> owned_;
+  OwnedMemory own_memory_{owned_};
+  Memory *memory_;
   std::vector<MxCommand> commands_;
   std::vector<CommandCycles> cycles_;
   std::vector<uint8_t> finished_;
@@ -136,6 +193,13 @@ private:
   int64_t in_flight_[256]; // tag -> command index, -1 if free
   std::vector<uint32_t> lanes_;
   Model::Edge edge_;
+  // The mx.mm / mx.mma commands whose C rows are still to come, oldest first, and the next row
+  // of the oldest: each C write is checked against its command's address and counted.
+  std::vector<size_t> c_owed_;
+  size_t c_head_ = 0;
+  uint32_t c_row_ = 0;
+  uint64_t idle_edges_ = 0; // consecutive edges with nothing in flight
+  uint64_t active_edges_ = 0;
 };
 
 } // namespace tl::npu::rtl

@@ -16,5 +16,7 @@ struct BuiltArray {
 
 /// In TL_NPU_RTL_ARRAYS order.
 const std::vector<BuiltArray> &built_arrays();
+/// "TL_NPU_RTL_ARRAYS=8x8;32x32": the CMake setting that chose them, for error messages.
+const char *built_arrays_option();
 
 } // namespace tl::npu::rtl

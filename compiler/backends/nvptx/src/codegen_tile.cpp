@@ -387,10 +387,10 @@ KernelEmitter::vector_runs(const TensorArg &ta, const Coords &c,
     wraps |= lo[d] < 0 || c.max_base[d] + hi[d] >= c.shape[d];
   if (!wraps) {
     for (int d = 0; d < rank; ++d) {
+      // lo and hi span every register, the last element of the last run included.
       llvm::Value *at = b_.CreateAdd(origin[d], c.base[d]);
-      const int64_t end = hi[d] + (d == last ? vec - 1 : 0);
       ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(at, b_.getInt64(lo[d])), ta.shape[d]));
-      ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(at, b_.getInt64(end)), ta.shape[d]));
+      ok = b_.CreateAnd(ok, b_.CreateICmpULT(b_.CreateAdd(at, b_.getInt64(hi[d])), ta.shape[d]));
       if (d < last) // rows start on run boundaries
         ok = b_.CreateAnd(
             ok, b_.CreateICmpEQ(b_.CreateAnd(ta.strides[d], b_.getInt64(vec - 1)), b_.getInt64(0)));

@@ -59,7 +59,7 @@ def same_dtype(op, ref_arg, ref, **others):
 def index_array(op, arg, x, bound=None):
     """An integer array as int32 (the devices without i64 tiles read int32); every value in
     [0, bound) when `bound` is given."""
-    a = as_array(op, arg, x)
+    a = np.asarray(x) if isinstance(x, (list, tuple)) else as_array(op, arg, x)
     if a.dtype.kind not in "iu":
         fail(op, arg, f"expected integers, got dtype {a.dtype}")
     if bound is not None and a.size and (a.min() < 0 or a.max() >= bound):

@@ -11,18 +11,19 @@ from . import _common as c
 
 
 @tl.kernel
-def rope_kernel(x: tl.tensor, cos: tl.tensor, sin: tl.tensor, out: tl.tensor,
-                BS: tl.constexpr, BH: tl.constexpr):
-    """Rotate-half RoPE on (rows, S, 2, D/2) views: out1 = x1 cos - x2 sin, out2 = x2 cos +
-    x1 sin, with cos and sin of shape (S, D/2); the half-width view masks each half's edge."""
+def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1: tl.tensor,
+                o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr):
+    """Rotate-half RoPE on (rows, S, D/2) views of each half of x and out (views of one array:
+    each half's bounds mask its edge): o1 = x1 cos - x2 sin, o2 = x2 cos + x1 sin, with cos and
+    sin of shape (S, D/2)."""
     s0 = tl.program_id(0) * BS
     r = tl.program_id(1)
-    x1 = tl.reshape(tl.load(x + (r, s0, 0, 0), (1, BS, 1, BH)), (BS, BH)).to(tl.float32)
-    x2 = tl.reshape(tl.load(x + (r, s0, 1, 0), (1, BS, 1, BH)), (BS, BH)).to(tl.float32)
+    a = tl.reshape(tl.load(x1 + (r, s0, 0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+    b = tl.reshape(tl.load(x2 + (r, s0, 0), (1, BS, BH)), (BS, BH)).to(tl.float32)
     co = tl.load(cos + (s0, 0), (BS, BH)).to(tl.float32)
     si = tl.load(sin + (s0, 0), (BS, BH)).to(tl.float32)
-    tl.store(out + (r, s0, 0, 0), tl.reshape(x1 * co - x2 * si, (1, BS, 1, BH)))
-    tl.store(out + (r, s0, 1, 0), tl.reshape(x2 * co + x1 * si, (1, BS, 1, BH)))
+    tl.store(o1 + (r, s0, 0), tl.reshape(a * co - b * si, (1, BS, BH)))
+    tl.store(o2 + (r, s0, 0), tl.reshape(b * co + a * si, (1, BS, BH)))
 
 
 @tl.kernel
@@ -68,15 +69,13 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor,
                      CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                      BD: tl.constexpr):
     """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
-    queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B, H,
-    S, D); k, v: (B, H / group, T, D)."""
+    queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
+    S, D) views; k, v: (B H / group, T, D)."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
-    b = bh // heads
-    h = bh % heads
-    hk = h // group
-    t_len = k.shape[2]
-    tq = tl.reshape(tl.load(q + (b, h, m0, 0), (1, 1, BM, BD)), (BM, BD)).to(tl.float32)
+    hk = (bh // heads) * (heads // group) + (bh % heads) // group  # k and v's (batch, head)
+    t_len = k.shape[1]
+    tq = tl.reshape(tl.load(q + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
     rows = m0 + tl.arange(0, BM)
     m = tl.full((BM,), -float("inf"), tl.float32)
     s = tl.zeros((BM,), tl.float32)
@@ -85,8 +84,8 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor,
     if CAUSAL:
         hi = tl.minimum(t_len, m0 + BM)
     for n0 in tl.range(0, hi, BN):
-        tk = tl.reshape(tl.load(k + (b, hk, n0, 0), (1, 1, BN, BD)), (BN, BD)).to(tl.float32)
-        tv = tl.reshape(tl.load(v + (b, hk, n0, 0), (1, 1, BN, BD)), (BN, BD)).to(tl.float32)
+        tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         cols = n0 + tl.arange(0, BN)
         sc = tl.dot(tq, tl.trans(tk)) * scale
         ok = (cols < t_len)[None, :]
@@ -99,7 +98,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor,
         s = s * corr + tl.sum(p, axis=1)
         acc = tl.dot(p, tv, acc=acc * corr[:, None])
         m = m_new
-    tl.store(out + (b, h, m0, 0), tl.reshape(acc / s[:, None], (1, 1, BM, BD)))
+    tl.store(out + (bh, m0, 0), tl.reshape(acc / s[:, None], (1, BM, BD)))
 
 
 def rope(x, cos, sin, *, device=None):
@@ -117,11 +116,12 @@ def rope(x, cos, sin, *, device=None):
     c.same_dtype(op, "x", x, cos=cos, sin=sin)
     out = c.empty(x.shape, x)
     if out.size:
-        x4 = x.reshape(-1, s, 2, d // 2)
-        bh = c.pow2(d // 2, 16, 256)
+        h = d // 2
+        x3, o3 = x.reshape(-1, s, d), out.reshape(-1, s, d)
+        bh = c.pow2(h, 16, 256)
         bs = c.pow2(s, 1, max(1, 2048 // bh))
-        c.launch(rope_kernel, (tl.cdiv(s, bs), x4.shape[0]), x4, cos, sin,
-                 out.reshape(x4.shape), device=device, BS=bs, BH=bh)
+        c.launch(rope_kernel, (tl.cdiv(s, bs), x3.shape[0]), x3[..., :h], x3[..., h:], cos, sin,
+                 o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh)
     return out
 
 
@@ -207,6 +207,8 @@ def attention(q, k, v, *, causal=False, scale=None, device=None):
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16, 256)
     bm = 32 if bd <= 128 else 16
-    c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q, k, v, out, scale, h,
-             h // k.shape[1], device=device, CAUSAL=bool(causal), BM=bm, BN=32, BD=bd)
+    hk = k.shape[1]
+    c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
+             k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
+             scale, h, h // hk, device=device, CAUSAL=bool(causal), BM=bm, BN=32, BD=bd)
     return out

@@ -23,7 +23,8 @@ f = np.zeros((4, 8), np.float32)
      r"tl.ops.layernorm: argument 'weight': expected shape \(8,\)"),
     (lambda: ops.rmsnorm(f, eps=-1.0), r"tl.ops.rmsnorm: argument 'eps'"),
     (lambda: ops.sum(f, axis=2), r"tl.ops.sum: argument 'axis': 2 is out of range"),
-    (lambda: ops.embedding(f, [0, 4]), r"tl.ops.embedding: argument 'ids': index 4 out of range"),
+    (lambda: ops.embedding(f, [0, 4]),
+     r"tl.ops.embedding: argument 'ids': index 4 out of range"),
     (lambda: ops.embedding(f, [0.5]), r"argument 'ids': expected integers"),
     (lambda: ops.cross_entropy(f, [0, 1, 2, 8]),
      r"tl.ops.cross_entropy: argument 'target': class 8 out of range"),
@@ -32,7 +33,8 @@ f = np.zeros((4, 8), np.float32)
     (lambda: ops.attention(np.zeros((1, 3, 4, 8), np.float32), np.zeros((1, 2, 4, 8), np.float32),
                            np.zeros((1, 2, 4, 8), np.float32)),
      r"tl.ops.attention: argument 'k': 2 heads do not divide q's 3"),
-    (lambda: ops.gemv(f, np.zeros(4, np.float32)), r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
+    (lambda: ops.gemv(f, np.zeros(4, np.float32)),
+     r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
 ])
 def test_bad_arguments_name_the_argument(call, match):
     # Catches: a bad argument reaching the kernel (a wrong result or a crash) instead of an
@@ -53,3 +55,10 @@ def test_bf16_tag_reaches_the_kernel():
     # Catches: a tl.bf16 array taken as uint16 (the kernel would add bit patterns).
     x = tl.bf16.array(np.float32([1.5, -2.0]))
     assert tl.bf16.to_float32(ops.add(x, x)).tolist() == [3.0, -4.0]
+
+
+def test_bf16_host_arrays_round_to_nearest_even():
+    # Catches: truncation instead of rounding, ties not to even, NaN turned into infinity.
+    x = np.float32([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -np.inf, np.nan])
+    y = tl.bf16.to_float32(tl.bf16.array(x))
+    assert y[:4].tolist() == [1.0, 1 + 2**-6, 1 + 2**-7, -np.inf] and np.isnan(y[4])

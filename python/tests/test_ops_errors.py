@@ -33,6 +33,8 @@ f = np.zeros((4, 8), np.float32)
     (lambda: ops.attention(np.zeros((1, 3, 4, 8), np.float32), np.zeros((1, 2, 4, 8), np.float32),
                            np.zeros((1, 2, 4, 8), np.float32)),
      r"tl.ops.attention: argument 'k': 2 heads do not divide q's 3"),
+    (lambda: ops.attention(*[np.zeros((1, 1, 2, 300), np.float32)] * 3),
+     r"tl.ops.attention: argument 'q': head dimension 300 is above 256"),
     (lambda: ops.gemv(f, np.zeros(4, np.float32)),
      r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
 ])

@@ -13,11 +13,13 @@ rng = np.random.default_rng(22)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_rope(dtype, device):
+@pytest.mark.parametrize("shape", [(2, 3, 11, 20), (1, 2, 5, 600)])
+def test_rope(shape, dtype, device):
     # Catches: the halves rotated the wrong way (sin's sign), interleaved pairs instead of
-    # halves, a half width (10) not a power of two spilling into the other half.
-    x = make(rng, (2, 3, 11, 20), dtype, normal=True)
-    cos, sin = ops.rope_tables(11, 20, dtype=dtype)
+    # halves, a half width (10) not a power of two spilling into the other half, half widths
+    # past one block of columns (300 > 256) left unwritten.
+    x = make(rng, shape, dtype, normal=True)
+    cos, sin = ops.rope_tables(shape[-2], shape[-1], dtype=dtype)
     check(ops.rope(x, cos, sin, device=device), ref.rope(x, cos, sin), "rope", dtype)
 
 

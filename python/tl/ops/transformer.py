@@ -9,21 +9,24 @@ import tl
 
 from . import _common as c
 
+MAX_HEAD_DIM = 256  # attention keeps a query block's whole head in one tile
+
 
 @tl.kernel
 def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1: tl.tensor,
                 o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr):
     """Rotate-half RoPE on (rows, S, D/2) views of each half of x and out (views of one array:
     each half's bounds mask its edge): o1 = x1 cos - x2 sin, o2 = x2 cos + x1 sin, with cos and
-    sin of shape (S, D/2)."""
+    sin of shape (S, D/2); BH columns of each half at a time."""
     s0 = tl.program_id(0) * BS
     r = tl.program_id(1)
-    a = tl.reshape(tl.load(x1 + (r, s0, 0), (1, BS, BH)), (BS, BH)).to(tl.float32)
-    b = tl.reshape(tl.load(x2 + (r, s0, 0), (1, BS, BH)), (BS, BH)).to(tl.float32)
-    co = tl.load(cos + (s0, 0), (BS, BH)).to(tl.float32)
-    si = tl.load(sin + (s0, 0), (BS, BH)).to(tl.float32)
-    tl.store(o1 + (r, s0, 0), tl.reshape(a * co - b * si, (1, BS, BH)))
-    tl.store(o2 + (r, s0, 0), tl.reshape(b * co + a * si, (1, BS, BH)))
+    for c0 in tl.range(0, x1.shape[2], BH):
+        a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+        b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+        co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
+        si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
+        tl.store(o1 + (r, s0, c0), tl.reshape(a * co - b * si, (1, BS, BH)))
+        tl.store(o2 + (r, s0, c0), tl.reshape(b * co + a * si, (1, BS, BH)))
 
 
 @tl.kernel
@@ -204,8 +207,10 @@ def attention(q, k, v, *, causal=False, scale=None, device=None):
         return out
     if k.shape[2] == 0:
         c.fail(op, "k", "no keys (T = 0)")
+    if d > MAX_HEAD_DIM:
+        c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    bd = c.pow2(d, 16, 256)
+    bd = c.pow2(d, 16)
     bm = 32 if bd <= 128 else 16
     hk = k.shape[1]
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),

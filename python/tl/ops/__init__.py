@@ -7,7 +7,7 @@ them with their references and tolerance entries).
 
 >>> import numpy as np, tl, tl.ops
 >>> x = np.float32([[1, 2, 3], [0, 0, 0]])
->>> np.round(tl.ops.softmax(x), 4).tolist()
+>>> np.round(tl.ops.softmax(x).astype(np.float64), 4).tolist()
 [[0.09, 0.2447, 0.6652], [0.3333, 0.3333, 0.3333]]
 >>> tl.ops.add(x, np.float32([10, 20, 30])).tolist()
 [[11.0, 22.0, 33.0], [10.0, 20.0, 30.0]]

@@ -56,7 +56,7 @@ def test_checked_in_gemm_and_attention_run_standalone():
     b = rng.uniform(-1, 1, (1, 45, 33)).astype(np.float32)
     bias = rng.uniform(-1, 1, 33).astype(np.float32)
     out = np.zeros((1, 70, 33), np.float32)
-    _launch_file("gemm_bias_gelu_f32", (2, 1, 1), [a, b, bias, out, out, np.float32(1.0)], {3})
+    _launch_file("gemm_gelu_bias_f32", (2, 1, 1), [a, b, bias, out, out, np.float32(1.0)], {3})
     assert_close(out[0], ref.gemm(a[0], b[0], bias, "gelu"), "gemm", "f32", n=45,
                  ref_abs=np.abs(a[0]) @ np.abs(b[0]) + np.abs(bias))
     q = rng.standard_normal((2, 2, 37, 24)).astype(np.float32)  # B 2, H 2

@@ -8,7 +8,7 @@ SPECS and an ``index.tsv`` (name, kernel, grid, arguments); ``--check DIR`` comp
 and fails naming each file that differs, is missing or is extra.
 
 >>> names = [s.name for s in specs()]
->>> "add_f32" in names and "gemm_bias_gelu_bf16" in names and "attention_causal_d64_f16" in names
+>>> "add_f32" in names and "gemm_gelu_bias_res_bf16" in names and "attention_causal_d64_f16" in names
 True
 """
 import argparse
@@ -99,16 +99,16 @@ def specs():
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
         gemm_grid = "ceil(M/64) x ceil(N/64) x batch over (batch, rows, cols) views"
-        for name, bias, act, res in (("gemm", False, "none", False),
-                                     ("gemm_bias", True, "none", False),
-                                     ("gemm_bias_relu", True, "relu", False),
-                                     ("gemm_bias_gelu", True, "gelu", False),
-                                     ("gemm_bias_gelu_tanh", True, "gelu_tanh", False),
-                                     ("gemm_bias_silu", True, "silu", False),
-                                     ("gemm_residual", False, "none", True)):
-            out.append(Spec(f"{name}_{dt}", linear.gemm_kernel, [t3, t3, t1, t3, t3, f32s],
-                            dict(HAS_BIAS=bias, ACT=act, HAS_RES=res, BM=64, BN=64, BK=32),
-                            gemm_grid, "out = act(alpha a @ b + bias) + res, f32 accumulation."))
+        for act in ("none", "relu", "gelu", "gelu_tanh", "silu"):
+            for bias in (False, True):
+                for res in (False, True):
+                    name = ("gemm" + (f"_{act}" if act != "none" else "")
+                            + ("_bias" if bias else "") + ("_res" if res else ""))
+                    out.append(Spec(f"{name}_{dt}", linear.gemm_kernel,
+                                    [t3, t3, t1, t3, t3, f32s],
+                                    dict(HAS_BIAS=bias, ACT=act, HAS_RES=res, BM=64, BN=64,
+                                         BK=32), gemm_grid,
+                                    "out = act(alpha a @ b + bias) + res, f32 accumulation."))
         for name, bias in (("gemv", False), ("gemv_bias", True)):
             out.append(Spec(f"{name}_{dt}", linear.gemv_kernel, [t2, t1, t1, t1, f32s],
                             dict(HAS_BIAS=bias, BM=16, BK=512), "ceil(M/16)",

@@ -20,9 +20,13 @@ from .rows import softmax, log_softmax, layernorm, rmsnorm
 from .reduce import reduce, sum, mean, max, min, argmax, var, cumsum  # noqa: A004
 from .linear import gemm, gemv, transpose
 from .transformer import rope, rope_tables, embedding, cross_entropy, attention
+from .backward import (activation_backward, softmax_backward, layernorm_backward,
+                       rmsnorm_backward, cross_entropy_backward, embedding_backward)
 
 __all__ = ["OpError", "ACTIVATIONS", "add", "sub", "mul", "div", "binary", "activation", "relu",
            "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "swiglu", "geglu", "softmax",
            "log_softmax", "layernorm", "rmsnorm", "reduce", "sum", "mean", "max", "min",
            "argmax", "var", "cumsum", "gemm", "gemv", "transpose", "rope", "rope_tables",
-           "embedding", "cross_entropy", "attention"]
+           "embedding", "cross_entropy", "attention", "activation_backward",
+           "softmax_backward", "layernorm_backward", "rmsnorm_backward", "cross_entropy_backward",
+           "embedding_backward"]

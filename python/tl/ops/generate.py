@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from .. import bf16
-from . import elementwise, linear, rows, transformer
+from . import backward, elementwise, linear, rows, transformer
 from .reduce import REDUCTIONS, cumsum_kernel, reduce_kernel
 
 DTYPES = ("f32", "bf16", "f16")
@@ -134,6 +134,36 @@ def specs():
                                 "ceil(S/32) x (batch heads)",
                                 f"flash attention forward, head dimension at most {d}; q, out: "
                                 "(B H, S, D), k, v: (B Hkv, T, D); heads, group = H / Hkv."))
+        out.extend(_backward_specs(dt))
+    return out
+
+
+def _backward_specs(dt):
+    t1, t2 = _t(1, dt), _t(2, dt)
+    f32s, s2 = ("s", np.float32), _t(2, "f32")
+    out = [Spec(f"{act}_backward_{dt}", backward.activation_grad_kernel, [t2, t2, t2, f32s],
+                dict(ACT=act, BM=4, BN=1024), "ceil(rows/4) x ceil(cols/1024)",
+                f"dx = dy * {act}'(x).") for act in backward.GRAD_ACTIVATIONS]
+    for log in (False, True):
+        name = "log_softmax" if log else "softmax"
+        out.append(Spec(f"{name}_backward_{dt}", backward.softmax_grad_kernel, [t2, t2, t2],
+                        dict(LOG=log, BM=1, BLOCK=1024), "rows",
+                        f"dx of {name} from its output y and dy."))
+    for rms in (False, True):
+        name = "rmsnorm" if rms else "layernorm"
+        out.append(Spec(f"{name}_backward_{dt}", backward.norm_grad_kernel,
+                        [t2, t1, t2, s2, t2], dict(RMS=rms, BM=1, BLOCK=1024), "rows",
+                        f"dx of {name} from x, weight, dy and the forward's stats."))
+    out.append(Spec(f"norm_param_backward_{dt}", backward.norm_param_grad_kernel,
+                    [t2, t2, s2, _t(1, "f32"), _t(1, "f32")], dict(BR=64, BC=64),
+                    "ceil(n/64)", "dweight, dbias (f32) of layernorm / rmsnorm."))
+    out.append(Spec(f"cross_entropy_backward_{dt}", backward.cross_entropy_grad_kernel,
+                    [t2, _t(1, "i32"), _t(1, "f32"), t2, ("s", np.int32)],
+                    dict(BM=1, BLOCK=1024), "rows",
+                    "dlogits = (softmax - onehot) * scale per row."))
+    out.append(Spec(f"embedding_backward_{dt}", backward.embedding_grad_kernel,
+                    [t2, _t(1, "i32"), _t(2, "f32")], dict(BR=16, BD=256), "ceil(n/16)",
+                    "dtable[ids[i]] += dout[i] (f32 atomics)."))
     return out
 
 

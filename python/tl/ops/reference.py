@@ -141,3 +141,68 @@ def attention(q, k, v, causal=False, scale=None):
     if causal:
         s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     return softmax(s) @ v
+
+
+# ---- backward ------------------------------------------------------------------------------------
+
+def activation_grad(act, x, alpha=0.01):
+    """d act(x) / dx in float64."""
+    x = f64(x)
+    if act == "relu":
+        return (x > 0).astype(np.float64)
+    if act == "gelu":
+        return 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    if act == "gelu_tanh":
+        k = math.sqrt(2 / math.pi)
+        t = np.tanh(k * (x + 0.044715 * x ** 3))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    if act in ("silu", "sigmoid"):
+        s = 1 / (1 + np.exp(-x))
+        return s * (1 + x * (1 - s)) if act == "silu" else s * (1 - s)
+    if act == "tanh":
+        return 1 - np.tanh(x) ** 2
+    assert act == "leaky_relu", act
+    return np.where(x >= 0, 1.0, alpha)
+
+
+def softmax_backward(y, dy, log=False):
+    y, dy = f64(y), f64(dy)
+    if log:
+        return dy - np.exp(y) * dy.sum(-1, keepdims=True)
+    return y * (dy - (dy * y).sum(-1, keepdims=True))
+
+
+def norm_backward(dy, x, weight, eps, rms=False):
+    """(dx, dweight, dbias) of layernorm (rmsnorm: rms=True) in float64."""
+    dy, x, w = f64(dy), f64(x), f64(weight)
+    mean = 0 if rms else x.mean(-1, keepdims=True)
+    var = (x * x).mean(-1, keepdims=True) if rms else x.var(-1, keepdims=True)
+    rstd = 1 / np.sqrt(var + eps)
+    xh = (x - mean) * rstd
+    g = dy * w
+    d = g - xh * (g * xh).mean(-1, keepdims=True)
+    if not rms:
+        d = d - g.mean(-1, keepdims=True)
+    axes = tuple(range(x.ndim - 1))
+    return d * rstd, (dy * xh).sum(axes), dy.sum(axes)
+
+
+def cross_entropy_backward(logits, target, grad=1.0, reduction="mean", ignore_index=-100):
+    x = f64(logits)
+    target = np.asarray(target)
+    keep = target != ignore_index
+    p = softmax(x)
+    p[np.arange(x.shape[0])[keep], target[keep]] -= 1
+    if reduction == "none":
+        scale = np.broadcast_to(np.asarray(grad, np.float64), target.shape)
+    else:
+        scale = np.full(target.shape, grad / (max(int(keep.sum()), 1) if reduction == "mean"
+                                              else 1))
+    return p * np.where(keep, scale, 0)[:, None]
+
+
+def embedding_backward(dout, ids, num_embeddings):
+    dout = f64(dout)
+    out = np.zeros((num_embeddings, dout.shape[-1]))
+    np.add.at(out, np.asarray(ids).reshape(-1), dout.reshape(-1, dout.shape[-1]))
+    return out

@@ -62,9 +62,9 @@ def test_checked_in_gemm_and_attention_run_standalone():
     q = rng.standard_normal((2, 2, 37, 24)).astype(np.float32)  # B 2, H 2
     k = rng.standard_normal((2, 1, 45, 24)).astype(np.float32)  # one kv head: group 2
     v = rng.standard_normal((2, 1, 45, 24)).astype(np.float32)
-    o = np.zeros_like(q)
+    o, lse = np.zeros_like(q), np.zeros((4, 37), np.float32)
     _launch_file("attention_causal_d64_f32", (2, 4, 1),
                  [q.reshape(4, 37, 24), k.reshape(2, 45, 24), v.reshape(2, 45, 24),
-                  o.reshape(4, 37, 24), np.float32(24 ** -0.5), np.int32(2), np.int32(2)], {3})
+                  o.reshape(4, 37, 24), lse, np.float32(24 ** -0.5), np.int32(2)], {3, 4})
     assert_close(o, ref.attention(q, k, v, causal=True), "attention", "f32", n=45,
                  ref_abs=ref.attention(q, k, np.abs(v), causal=True))

@@ -21,7 +21,8 @@ from .reduce import reduce, sum, mean, max, min, argmax, var, cumsum  # noqa: A0
 from .linear import gemm, gemv, transpose
 from .transformer import rope, rope_tables, embedding, cross_entropy, attention
 from .backward import (activation_backward, softmax_backward, layernorm_backward,
-                       rmsnorm_backward, cross_entropy_backward, embedding_backward)
+                       rmsnorm_backward, cross_entropy_backward, embedding_backward,
+                       attention_backward)
 
 __all__ = ["OpError", "ACTIVATIONS", "add", "sub", "mul", "div", "binary", "activation", "relu",
            "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "swiglu", "geglu", "softmax",
@@ -29,4 +30,4 @@ __all__ = ["OpError", "ACTIVATIONS", "add", "sub", "mul", "div", "binary", "acti
            "argmax", "var", "cumsum", "gemm", "gemv", "transpose", "rope", "rope_tables",
            "embedding", "cross_entropy", "attention", "activation_backward",
            "softmax_backward", "layernorm_backward", "rmsnorm_backward", "cross_entropy_backward",
-           "embedding_backward"]
+           "embedding_backward", "attention_backward"]

@@ -290,3 +290,151 @@ def embedding_backward(dout, ids, num_embeddings, *, device=None):
         c.launch(embedding_grad_kernel, (tl.cdiv(flat.size, br),), dout.reshape(flat.size, d),
                  flat, dtable, device=device, BR=br, BD=bd)
     return dtable
+
+
+@tl.kernel
+def attention_delta_kernel(o: tl.tensor, do: tl.tensor, delta: tl.tensor, BM: tl.constexpr,
+                           BD: tl.constexpr):
+    """delta[bh, i] = sum_d o[bh, i, d] do[bh, i, d] (the backward's row correction)."""
+    m0 = tl.program_id(0) * BM
+    bh = tl.program_id(1)
+    a = tl.reshape(tl.load(o + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+    b = tl.reshape(tl.load(do + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+    tl.store(delta + (bh, m0), tl.reshape(tl.sum(a * b, axis=1), (1, BM)))
+
+
+@tl.func
+def _probs(tq, tk, lse_rows, rows, cols, s_len, t_len, scale, CAUSAL: tl.constexpr):
+    """P of a (query block, key block): exp(q k^T scale - lse), 0 outside the sequences and,
+    causal, above the diagonal."""
+    ok = (rows < s_len)[:, None] & (cols < t_len)[None, :]
+    if CAUSAL:
+        ok = ok & (cols[None, :] <= rows[:, None])
+    sc = tl.dot(tq, tl.trans(tk)) * scale
+    return tl.where(ok, tl.exp(sc - lse_rows[:, None]), 0.0)
+
+
+@tl.kernel
+def attention_dq_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor,
+                        lse: tl.tensor, delta: tl.tensor, dq: tl.tensor, scale: tl.float32,
+                        group: tl.int32, CAUSAL: tl.constexpr,
+                        BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr):
+    """dq = (P * (dO V^T - delta)) K scale for BM queries of one head, keys in blocks of BN."""
+    m0 = tl.program_id(0) * BM
+    bh = tl.program_id(1)
+    hk = bh // group  # b H + h over group is b Hkv + h / group (H is a multiple of group)
+    s_len = q.shape[1]
+    t_len = k.shape[1]
+    rows = m0 + tl.arange(0, BM)
+    tq = tl.reshape(tl.load(q + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+    tdo = tl.reshape(tl.load(do + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+    lr = tl.reshape(tl.load(lse + (bh, m0), (1, BM)), (BM,))
+    dl = tl.reshape(tl.load(delta + (bh, m0), (1, BM)), (BM,))
+    acc = tl.zeros((BM, BD), tl.float32)
+    hi = t_len
+    if CAUSAL:
+        hi = tl.minimum(t_len, m0 + BM)
+    for n0 in tl.range(0, hi, BN):
+        tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        p = _probs(tq, tk, lr, rows, n0 + tl.arange(0, BN), s_len, t_len, scale, CAUSAL)
+        ds = p * (tl.dot(tdo, tl.trans(tv)) - dl[:, None])
+        acc = tl.dot(ds, tk, acc=acc)
+    tl.store(dq + (bh, m0, 0), tl.reshape(acc * scale, (1, BM, BD)))
+
+
+@tl.kernel
+def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor,
+                         lse: tl.tensor, delta: tl.tensor, dk: tl.tensor, dv: tl.tensor,
+                         scale: tl.float32, group: tl.int32,
+                         CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                         BD: tl.constexpr):
+    """For BN keys and one query head: dv = P^T dO and dk = (P * (dO V^T - delta))^T Q scale,
+    queries in blocks of BM. dk, dv: (B H, T, D) f32, per query head (the host sums the heads
+    that share a kv head: no atomics, and few scalars for the TNPU's registers)."""
+    n0 = tl.program_id(0) * BN
+    bh = tl.program_id(1)
+    hk = bh // group  # b H + h over group is b Hkv + h / group (H is a multiple of group)
+    s_len = q.shape[1]
+    cols = n0 + tl.arange(0, BN)
+    tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+    tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+    adk = tl.zeros((BN, BD), tl.float32)
+    adv = tl.zeros((BN, BD), tl.float32)
+    lo = 0
+    if CAUSAL:
+        lo = (n0 // BM) * BM  # queries before the block's first key see none of it
+    for m0 in tl.range(lo, s_len, BM):
+        rows = m0 + tl.arange(0, BM)
+        tq = tl.reshape(tl.load(q + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+        tdo = tl.reshape(tl.load(do + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+        lr = tl.reshape(tl.load(lse + (bh, m0), (1, BM)), (BM,))
+        dl = tl.reshape(tl.load(delta + (bh, m0), (1, BM)), (BM,))
+        p = _probs(tq, tk, lr, rows, cols, s_len, k.shape[1], scale, CAUSAL)
+        adv = tl.dot(tl.trans(p), tdo, acc=adv)
+        ds = p * (tl.dot(tdo, tl.trans(tv)) - dl[:, None])
+        adk = tl.dot(tl.trans(ds), tq, acc=adk)
+    tl.store(dk + (bh, n0, 0), tl.reshape(adk * scale, (1, BN, BD)))
+    tl.store(dv + (bh, n0, 0), tl.reshape(adv, (1, BN, BD)))
+
+
+def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, device=None):
+    """(dq, dk, dv) of attention(q, k, v, causal=, scale=) given the output gradient do, the
+    forward's output and its log-sum-exp (`attention(..., return_lse=True)`). Shapes as the
+    forward's; dk and dv sum over the query heads that share a kv head."""
+    from .transformer import MAX_HEAD_DIM
+    import math
+    op = "attention_backward"
+    q = c.float_array(op, "q", q, ndim=4)
+    k = c.float_array(op, "k", k, ndim=4)
+    v = c.float_array(op, "v", v, ndim=4)
+    out = c.float_array(op, "out", out, ndim=4)
+    do = c.float_array(op, "do", do, ndim=4)
+    c.same_dtype(op, "q", q, k=k, v=v, out=out, do=do)
+    bq, h, s, d = q.shape
+    if k.shape[0] != bq or k.shape[3] != d or k.shape[1] == 0 or h % k.shape[1]:
+        c.fail(op, "k", f"expected shape ({bq}, Hkv, T, {d}) with Hkv dividing {h}, got "
+               f"{k.shape}")
+    if v.shape != k.shape:
+        c.fail(op, "v", f"expected k's shape {k.shape}, got {v.shape}")
+    _same_shape(op, "out", out, "q", q)
+    _same_shape(op, "do", do, "q", q)
+    lse = np.asarray(lse)
+    if lse.shape != (bq, h, s) or lse.dtype != np.float32:
+        c.fail(op, "lse", f"expected float32 {(bq, h, s)} from attention(..., return_lse=True), "
+               f"got {lse.dtype} {lse.shape}")
+    if d > MAX_HEAD_DIM:
+        c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM}")
+    hk, t = k.shape[1], k.shape[2]
+    dq = c.empty(q.shape, q)
+    if q.size == 0 or k.size == 0:
+        return dq, c.empty(k.shape, k), c.empty(v.shape, v)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    bd = c.pow2(d, 16)
+    bm = bn = 32 if bd <= 64 else 16
+    q3, o3, do3 = (a.reshape(bq * h, s, d) for a in (q, out, do))
+    k3, v3 = k.reshape(bq * hk, t, d), v.reshape(bq * hk, t, d)
+    lse2 = lse.reshape(bq * h, s)
+    delta = np.empty((bq * h, s), np.float32)
+    c.launch(attention_delta_kernel, (tl.cdiv(s, bm), bq * h), o3, do3, delta, device=device,
+             BM=bm, BD=bd)
+    c.launch(attention_dq_kernel, (tl.cdiv(s, bm), bq * h), q3, k3, v3, do3, lse2, delta,
+             dq.reshape(bq * h, s, d), scale, h // hk, device=device, CAUSAL=bool(causal),
+             BM=bm, BN=bn, BD=bd)
+    dk_h, dv_h = (np.empty((bq * h, t, d), np.float32) for _ in range(2))
+    c.launch(attention_dkv_kernel, (tl.cdiv(t, bn), bq * h), q3, k3, v3, do3, lse2, delta,
+             dk_h, dv_h, scale, h // hk, device=device, CAUSAL=bool(causal), BM=bm, BN=bn,
+             BD=bd)
+    # Each kv head's gradient: the sum over the query heads sharing it (tl.ops.sum, in order).
+    from .reduce import reduce as _reduce
+    grads = []
+    for part in (dk_h, dv_h):
+        g = _reduce("sum", part.reshape(bq, hk, h // hk, t, d), 2, device=device)
+        grads.append(g if c.dtype_name(k) == "f32" else _to_dtype(g, k))
+    return dq, grads[0], grads[1]
+
+
+def _to_dtype(a, like):
+    """float32 `a` rounded to `like`'s dtype (bf16 through tl.bf16)."""
+    from .. import bf16
+    return bf16.array(a) if c.dtype_name(like) == "bf16" else a.astype(like.dtype)

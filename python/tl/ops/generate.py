@@ -129,11 +129,11 @@ def specs():
             for d in (64, 128):
                 out.append(Spec(f"attention{'_causal' if causal else ''}_d{d}_{dt}",
                                 transformer.attention_kernel,
-                                [t3, t3, t3, t3, f32s, ("s", np.int32), ("s", np.int32)],
-                                dict(CAUSAL=causal, BM=32, BN=32, BD=d),
+                                [t3, t3, t3, t3, _t(2, "f32"), f32s, ("s", np.int32)],
+                                dict(CAUSAL=causal, STORE_LSE=True, BM=32, BN=32, BD=d),
                                 "ceil(S/32) x (batch heads)",
                                 f"flash attention forward, head dimension at most {d}; q, out: "
-                                "(B H, S, D), k, v: (B Hkv, T, D); heads, group = H / Hkv."))
+                                "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; group = H / Hkv."))
         out.extend(_backward_specs(dt))
     return out
 
@@ -164,6 +164,25 @@ def _backward_specs(dt):
     out.append(Spec(f"embedding_backward_{dt}", backward.embedding_grad_kernel,
                     [t2, _t(1, "i32"), _t(2, "f32")], dict(BR=16, BD=256), "ceil(n/16)",
                     "dtable[ids[i]] += dout[i] (f32 atomics)."))
+    t3 = _t(3, dt)
+    for causal in (False, True):
+        for d in (64, 128):
+            tag = f"{'_causal' if causal else ''}_d{d}_{dt}"
+            blocks = dict(CAUSAL=causal, BM=32 if d <= 64 else 16, BN=32 if d <= 64 else 16,
+                          BD=d)
+            out.append(Spec(f"attention_backward_dq{tag}", backward.attention_dq_kernel,
+                            [t3] * 4 + [s2, s2, t3, f32s, ("s", np.int32)], blocks,
+                            f"ceil(S/{blocks['BM']}) x (batch heads)",
+                            "dq of attention from q, k, v, do, lse and delta (f32, B H x S)."))
+            out.append(Spec(f"attention_backward_dkv{tag}", backward.attention_dkv_kernel,
+                            [t3] * 4 + [s2, s2, _t(3, "f32"), _t(3, "f32"), f32s,
+                                        ("s", np.int32)], blocks,
+                            f"ceil(T/{blocks['BN']}) x (batch heads)",
+                            "dk, dv (f32, per query head: sum over each kv head's group)."))
+    for d in (64, 128):
+        out.append(Spec(f"attention_backward_delta_d{d}_{dt}", backward.attention_delta_kernel,
+                        [t3, t3, s2], dict(BM=32, BD=d), "ceil(S/32) x (batch heads)",
+                        "delta = rowsum(o * do), f32 (B H, S)."))
     return out
 
 

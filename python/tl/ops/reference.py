@@ -206,3 +206,23 @@ def embedding_backward(dout, ids, num_embeddings):
     out = np.zeros((num_embeddings, dout.shape[-1]))
     np.add.at(out, np.asarray(ids).reshape(-1), dout.reshape(-1, dout.shape[-1]))
     return out
+
+
+def attention_backward(do, q, k, v, causal=False, scale=None):
+    """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
+    do, q, k, v = f64(do), f64(q), f64(k), f64(v)
+    group = q.shape[1] // k.shape[1]
+    ke, ve = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(ke, -1, -2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = softmax(s)
+    dv = np.swapaxes(p, -1, -2) @ do
+    dp = do @ np.swapaxes(ve, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    dq = ds @ ke * scale
+    dk = np.swapaxes(ds, -1, -2) @ q * scale
+    b, h = q.shape[:2]
+    fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
+    return dq, fold(dk), fold(dv)

@@ -67,16 +67,17 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
 
 
 @tl.kernel
-def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor,
-                     scale: tl.float32, heads: tl.int32, group: tl.int32,
-                     CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                     BD: tl.constexpr):
+def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, lse: tl.tensor,
+                     scale: tl.float32, group: tl.int32,
+                     CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, BD: tl.constexpr):
     """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
     queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
-    S, D) views; k, v: (B H / group, T, D)."""
+    S, D) views; k, v: (B H / group, T, D). STORE_LSE: lse (B H, S) f32 gets each query's
+    log-sum-exp of its scores, for the backward."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
-    hk = (bh // heads) * (heads // group) + (bh % heads) // group  # k and v's (batch, head)
+    hk = bh // group  # k and v's (batch, head): b H + h over group is b Hkv + h / group
     t_len = k.shape[1]
     tq = tl.reshape(tl.load(q + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
     rows = m0 + tl.arange(0, BM)
@@ -102,6 +103,8 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor,
         acc = tl.dot(p, tv, acc=acc * corr[:, None])
         m = m_new
     tl.store(out + (bh, m0, 0), tl.reshape(acc / s[:, None], (1, BM, BD)))
+    if STORE_LSE:
+        tl.store(lse + (bh, m0), tl.reshape(m + tl.log(s), (1, BM)))
 
 
 def rope(x, cos, sin, *, device=None):
@@ -185,11 +188,12 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
     return total / max(int(valid.sum()), 1) if reduction == "mean" else total
 
 
-def attention(q, k, v, *, causal=False, scale=None, device=None):
+def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False):
     """Scaled dot-product attention forward, flash-style. q: (B, H, S, D); k, v: (B, Hkv, T, D)
     with H a multiple of Hkv (grouped-query and multi-query attention). causal: key j attends
     to query i when j <= i (top-left aligned, as torch's is_causal). scale: default 1/sqrt(D).
-    Returns (B, H, S, D) in q's dtype."""
+    Returns (B, H, S, D) in q's dtype; return_lse: also the (B, H, S) float32 log-sum-exp of
+    each query's scores, which attention_backward takes."""
     op = "attention"
     q = c.float_array(op, "q", q, ndim=4)
     k = c.float_array(op, "k", k, ndim=4)
@@ -204,7 +208,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None):
         c.fail(op, "k", f"{k.shape[1]} heads do not divide q's {h}")
     out = c.empty(q.shape, q)
     if out.size == 0:
-        return out
+        return (out, np.zeros(q.shape[:3], np.float32)) if return_lse else out
     if k.shape[2] == 0:
         c.fail(op, "k", "no keys (T = 0)")
     if d > MAX_HEAD_DIM:
@@ -213,7 +217,9 @@ def attention(q, k, v, *, causal=False, scale=None, device=None):
     bd = c.pow2(d, 16)
     bm = 32 if bd <= 128 else 16
     hk = k.shape[1]
+    lse = np.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
-             scale, h, h // hk, device=device, CAUSAL=bool(causal), BM=bm, BN=32, BD=bd)
-    return out
+             lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,
+             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=32, BD=bd)
+    return (out, lse) if return_lse else out

@@ -14,6 +14,8 @@ import tl
 import tl.ir
 import tl.jit
 import tl.language
+import tl.ops.generate
+import tl.ops.reference
 import tl.runtime
 
 
@@ -176,7 +178,8 @@ def test_target_for_device_is_the_compilers_one_choice():
 
 
 @pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime, tl.math,
-                                    tl.funcs, tl.tuning])
+                                    tl.funcs, tl.tuning, tl.bf16, tl.ops, tl.ops.generate,
+                                    tl.ops.reference])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -46,6 +46,9 @@ def dtype_of_code(code):
 
 
 def dtype_of_numpy(np_dtype):
+    tagged = (np_dtype.metadata or {}).get("tl_dtype")  # tl.bf16's arrays: bit patterns
+    if tagged is not None:
+        return next(d for d in DTYPES if d.name == tagged)
     for d in DTYPES:
         if d.np_name == np_dtype.name:
             return d

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# tl.ops on a device: each op's device time (HAL events: wall time on cpu, simulated time on
+# npusim) against its roofline bound from the device's declared peaks, and on cpu against numpy
+# (OpenBLAS for GEMM) in the same run. Prints a Markdown table.
+# SPDX-License-Identifier: Apache-2.0
+"""Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
+[--scale 1.0]. Bytes are counted as the op needs them (inputs read once, outputs written once),
+FLOPs as 2 M N K for GEMM; the bound is max(bytes / peak bandwidth, flops / peak FLOP/s)."""
+import argparse
+import time
+
+import numpy as np
+
+import tl
+import tl.ops as ops
+from tl import jit, runtime
+
+_times = []
+_run = jit.Kernel.run
+
+
+def _timed_run(self, grid, *args, _timed=False, **kwargs):
+    ms = _run(self, grid, *args, _timed=True, **kwargs)
+    if not _timed:
+        _times.append(ms)
+    return ms if _timed else None
+
+
+def device_ms(fn, reps):
+    """The least device time of `reps` calls of fn (every launch of one call summed)."""
+    fn()  # trace, compile, autotune
+    jit.Kernel.run = _timed_run
+    try:
+        best = float("inf")
+        for _ in range(reps):
+            _times.clear()
+            fn()
+            best = min(best, sum(_times))
+    finally:
+        jit.Kernel.run = _run
+    return best
+
+
+def host_ms(fn, reps):
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+    return best
+
+
+def cases(scale):
+    rng = np.random.default_rng(0)
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    n = int(4096 * scale)
+    x, y = f(n, 1024), f(n, 1024)
+    w, b = f(1024), f(1024)
+    m = int(512 * scale) or 64
+    a, bb = f(m, 512), f(512, 512)
+    q, k, v = f(1, 8, m, 64), f(1, 8, m, 64), f(1, 8, m, 64)
+    e = x.size * 4
+    return [
+        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e, 0),
+        ("gelu", lambda d: ops.gelu(x, device=d), None, 2 * e, 0),
+        ("softmax", lambda d: ops.softmax(x, device=d),
+         lambda: np.exp(x - x.max(1, keepdims=True)), 2 * e, 0),
+        ("layernorm", lambda d: ops.layernorm(x, w, b, device=d), None, 2 * e, 0),
+        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, 0),
+        ("gemm 512", lambda d: ops.gemm(a, bb, device=d), lambda: a @ bb,
+         4 * (a.size + bb.size + m * 512), 2 * m * 512 * 512),
+        ("attention S=%d D=64" % m, lambda d: ops.attention(q, k, v, device=d), None,
+         4 * 4 * q.size, 4 * 8 * m * m * 64),
+    ]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--scale", type=float, default=1.0)
+    p.add_argument("--reps", type=int, default=5)
+    a = p.parse_args()
+    info = runtime.device(a.device).info
+    bw, flops = info["peak_bandwidth"], info["peak_flops"][tl.float32.code]
+    print(f"device {a.device} ({info['name']}): peak {bw / 1e9:.1f} GB/s, "
+          f"{flops / 1e9:.1f} GFLOP/s f32{' (simulated time)' if info['simulated_time'] else ''}")
+    print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, fn, ref, nbytes, nflops in cases(a.scale):
+        ms = device_ms(lambda: fn(a.device), a.reps)
+        bound = max(nbytes / bw if bw else 0, nflops / flops if flops and nflops else 0)
+        frac = bound / (ms / 1e3) if ms > 0 else 0
+        ref_ms = f"{host_ms(ref, a.reps):.3f}" if ref and a.device == "cpu" else "-"
+        print(f"| {name} | {ms:.3f} | {nbytes / ms / 1e6:.1f} | "
+              f"{nflops / ms / 1e6 if nflops else 0:.1f} | {frac:.2f} | {ref_ms} |")
+
+
+if __name__ == "__main__":
+    main()

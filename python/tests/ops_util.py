@@ -1,0 +1,33 @@
+# Shared by the tl.ops tests: inputs in each dtype, the comparison with the kit's table.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+
+import tl
+from tl.ops import reference
+from tl.testing import assert_close
+
+# f32 and bf16 everywhere; f16 on the ops where its range suits random inputs.
+DTYPES = ["f32", "bf16"]
+
+
+def make(rng, shape, dtype, lo=-1.0, hi=1.0, normal=False):
+    """Random values in `dtype` (bf16: a tl.bf16 array)."""
+    v = rng.standard_normal(shape) if normal else rng.uniform(lo, hi, shape)
+    if dtype == "bf16":
+        return tl.bf16.array(v)
+    return v.astype({"f32": np.float32, "f16": np.float16}[dtype])
+
+
+def check(actual, ref, op, dtype, **kw):
+    """tl.testing.assert_close of a tl.ops result (bf16 widened to f32) against its fp64
+    reference, with the table's bound for `op` on `dtype`."""
+    __tracebackhide__ = True
+    got = reference.f64(actual) if dtype == "bf16" else actual
+    if dtype == "bf16":
+        assert tl.bf16.is_bf16(actual), "a bf16 op must return a bf16 array"
+    else:
+        assert np.asarray(actual).dtype == {"f32": np.float32, "f16": np.float16}[dtype]
+    return assert_close(got, ref, op=op, dtype=dtype, **kw)
+
+# Every op runs on cpu and, where the build has it, on npusim (the simulator: same tests).
+DEVICES = ["cpu"] + [d for d in tl.devices() if d == "npusim"]

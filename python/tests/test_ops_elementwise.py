@@ -1,0 +1,68 @@
+# tl.ops elementwise ops (binary with broadcasting, activations, GLUs) against fp64 references.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl
+import tl.ops as ops
+from tl.ops import reference as ref
+from ops_util import DEVICES, DTYPES, check, make
+
+pytestmark = pytest.mark.parametrize("device", DEVICES)
+
+rng = np.random.default_rng(18)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["f16"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_binary_row_bias_broadcast(op, dtype, device):
+    # Catches: a bias read with the row's stride (every row but the first wrong), the ragged
+    # last tile (37 rows, 100 columns) left unwritten, results not rounded to the dtype.
+    x = make(rng, (37, 100), dtype)
+    y = make(rng, (100,), dtype, 0.5, 2.0)
+    check(ops.binary(op, x, y, device=device), ref.binary(op, x, y), op, dtype)
+
+
+def test_binary_both_broadcast_and_strided(device):
+    # Catches: a column vector against a row vector (both stride 0 in one axis), and a
+    # transposed (non-contiguous) operand read as if contiguous.
+    x = make(rng, (5, 1, 3), "f32")
+    y = make(rng, (4, 3), "f32")
+    check(ops.add(x, y, device=device), ref.binary("add", x, y), "add", "f32")
+    a = make(rng, (20, 33), "f32")
+    check(ops.mul(a.T, a.T, device=device), ref.binary("mul", a.T, a.T), "mul", "f32")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("act,tol", [("relu", "relu"), ("gelu", "gelu"), ("gelu_tanh", "gelu"),
+                                     ("silu", "silu"), ("sigmoid", "sigmoid"), ("tanh", "tanh"),
+                                     ("leaky_relu", "leaky_relu")])
+def test_activations(act, tol, dtype, device):
+    # Catches: a wrong formula (gelu's erf vs tanh form differ by ~1e-3 near |x| = 2), a wrong
+    # leaky slope, the ragged edges of (3, 7, 129).
+    x = make(rng, (3, 7, 129), dtype, -4, 4)
+    check(ops.activation(act, x, alpha=0.05, device=device), ref.activation(act, x, alpha=0.05),
+          tol, dtype)
+
+
+def test_activation_wrappers_match_the_generic_op(device):
+    # Catches: a wrapper routed to the wrong activation (gelu(approximate="tanh") and
+    # leaky_relu's slope argument).
+    x = make(rng, (64,), "f32", -3, 3)
+    same = np.testing.assert_array_equal
+    same(ops.gelu(x, approximate="tanh", device=device),
+         ops.activation("gelu_tanh", x, device=device))
+    same(ops.leaky_relu(x, 0.2, device=device),
+         ops.activation("leaky_relu", x, alpha=0.2, device=device))
+    same(ops.silu(x, device=device), ops.activation("silu", x, device=device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["swiglu", "geglu"])
+def test_glu_split_and_two_inputs(op, dtype, device):
+    # Catches: the halves swapped (gate and up), a split of the wrong width.
+    x = make(rng, (11, 2 * 45), dtype, -3, 3)
+    want = ref.binary(op, x[:, :45], x[:, 45:])
+    check(getattr(ops, op)(x, device=device), want, "glu", dtype)
+    check(getattr(ops, op)(x[:, :45], x[:, 45:], device=device), want, "glu", dtype)
+

@@ -1,0 +1,66 @@
+# tl.ops bad arguments: each error names the op and the argument.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl
+import tl.ops as ops
+
+f = np.zeros((4, 8), np.float32)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: ops.add(f, np.zeros(3, np.float32)),
+     r"tl.ops.add: argument 'y': shape \(3,\) does not broadcast"),
+    (lambda: ops.add(f, f.astype(np.float16)), r"tl.ops.add: argument 'y': dtype f16 differs"),
+    (lambda: ops.relu(f.astype(np.int32)), r"tl.ops.relu: argument 'x': dtype int32"),
+    (lambda: ops.activation("swish", f), r"argument 'act': unknown activation 'swish'"),
+    (lambda: ops.gemm(f, f), r"tl.ops.gemm: argument 'b': inner dimensions differ"),
+    (lambda: ops.gemm(f, f.T, bias=np.zeros(3, np.float32)),
+     r"tl.ops.gemm: argument 'bias': expected shape \(4,\)"),
+    (lambda: ops.gemm(f, f.T, residual=f), r"argument 'residual': expected the output's shape"),
+    (lambda: ops.layernorm(f, np.zeros(7, np.float32)),
+     r"tl.ops.layernorm: argument 'weight': expected shape \(8,\)"),
+    (lambda: ops.rmsnorm(f, eps=-1.0), r"tl.ops.rmsnorm: argument 'eps'"),
+    (lambda: ops.sum(f, axis=2), r"tl.ops.sum: argument 'axis': 2 is out of range"),
+    (lambda: ops.embedding(f, [0, 4]),
+     r"tl.ops.embedding: argument 'ids': index 4 out of range"),
+    (lambda: ops.embedding(f, [0.5]), r"argument 'ids': expected integers"),
+    (lambda: ops.cross_entropy(f, [0, 1, 2, 8]),
+     r"tl.ops.cross_entropy: argument 'target': class 8 out of range"),
+    (lambda: ops.rope(np.zeros((2, 5), np.float32), np.zeros((2, 2), np.float32),
+                      np.zeros((2, 2), np.float32)), r"tl.ops.rope: argument 'x': .* must be even"),
+    (lambda: ops.attention(np.zeros((1, 3, 4, 8), np.float32), np.zeros((1, 2, 4, 8), np.float32),
+                           np.zeros((1, 2, 4, 8), np.float32)),
+     r"tl.ops.attention: argument 'k': 2 heads do not divide q's 3"),
+    (lambda: ops.attention(*[np.zeros((1, 1, 2, 300), np.float32)] * 3),
+     r"tl.ops.attention: argument 'q': head dimension 300 is above 256"),
+    (lambda: ops.gemv(f, np.zeros(4, np.float32)),
+     r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
+])
+def test_bad_arguments_name_the_argument(call, match):
+    # Catches: a bad argument reaching the kernel (a wrong result or a crash) instead of an
+    # error naming it.
+    with pytest.raises(ops.OpError, match=match):
+        call()
+
+
+def test_empty_inputs_give_empty_outputs():
+    # Catches: a zero-size grid launched (an error) instead of an empty result.
+    z = np.zeros((0, 5), np.float32)
+    assert ops.relu(z).shape == (0, 5)
+    assert ops.softmax(z).shape == (0, 5)
+    assert ops.gemm(z, np.zeros((5, 3), np.float32)).shape == (0, 3)
+
+
+def test_bf16_tag_reaches_the_kernel():
+    # Catches: a tl.bf16 array taken as uint16 (the kernel would add bit patterns).
+    x = tl.bf16.array(np.float32([1.5, -2.0]))
+    assert tl.bf16.to_float32(ops.add(x, x)).tolist() == [3.0, -4.0]
+
+
+def test_bf16_host_arrays_round_to_nearest_even():
+    # Catches: truncation instead of rounding, ties not to even, NaN turned into infinity.
+    x = np.float32([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -np.inf, np.nan])
+    y = tl.bf16.to_float32(tl.bf16.array(x))
+    assert y[:4].tolist() == [1.0, 1 + 2**-6, 1 + 2**-7, -np.inf] and np.isnan(y[4])

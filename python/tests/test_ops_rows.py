@@ -1,0 +1,73 @@
+# tl.ops row ops (softmax, log_softmax, layernorm, rmsnorm) against fp64 references.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl.ops as ops
+from tl.ops import reference as ref
+from ops_util import DEVICES, DTYPES, check, make
+
+pytestmark = pytest.mark.parametrize("device", DEVICES)
+
+rng = np.random.default_rng(19)
+
+# Narrow rows (several per program), a ragged width in one chunk, and wider than one chunk
+# (4096 columns): the online max/sum across chunks.
+SHAPES = [(37, 100), (3, 5000)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax(op, shape, dtype, device):
+    # Catches: no max subtraction (inputs up to 30 overflow nothing here, but a wrong max
+    # shifts every output), masked lanes counted in the sum (ragged width), the rescaling of
+    # the running sum across chunks (shape 3 x 5000).
+    x = make(rng, shape, dtype, -30, 30)
+    check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", dtype, n=shape[-1])
+
+
+def test_softmax_other_axis(device):
+    # Catches: the axis argument ignored (rows normalized instead of columns).
+    x = make(rng, (40, 6, 3), "f32", -5, 5)
+    check(ops.softmax(x, axis=0, device=device), ref.softmax(x, axis=0), "softmax", "f32", n=40)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_layernorm(shape, dtype, device):
+    # Catches: a variance over the padded width (ragged), weight or bias misapplied, stats not
+    # the row's mean and 1/sigma. Positive inputs: the mean is a well-conditioned sum (the kit's
+    # reduce_mean bound assumes one).
+    x = make(rng, shape, dtype, 0.5, 3.5)
+    w = make(rng, shape[-1:], dtype, 0.5, 1.5)
+    b = make(rng, shape[-1:], dtype)
+    out, stats = ops.layernorm(x, w, b, eps=1e-5, return_stats=True, device=device)
+    check(out, ref.layernorm(x, w, b, eps=1e-5), "norm", dtype)
+    xd = ref.f64(x)
+    check(stats[:, 0], xd.mean(-1), "reduce_mean", "f32", n=shape[-1])
+    check(stats[:, 1], 1 / np.sqrt(xd.var(-1) + 1e-5), "norm", "f32")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_rmsnorm(shape, dtype, device):
+    # Catches: the mean subtracted (layernorm instead), sqrt of the sum instead of the mean.
+    x = make(rng, shape, dtype, -2, 2)
+    w = make(rng, shape[-1:], dtype, 0.5, 1.5)
+    check(ops.rmsnorm(x, w, device=device), ref.rmsnorm(x, w), "norm", dtype)
+
+
+def test_layernorm_large_offset_is_two_pass(device):
+    # Catches: a one-pass E[x^2] - E[x]^2 variance, which at mean 100 and sigma 0.6 cancels
+    # ~(100/0.6)^2 u = 2e-3 of the variance. The mean's own f32 rounding (cond |mean|/sigma =
+    # 170 times u) bounds what two passes can do: 170 * 6e-8 = 1e-5, with a factor 4 of room.
+    x = make(rng, (37, 100), "f32", 99, 101)
+    got, want = ops.layernorm(x, device=device), ref.layernorm(x)
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 4e-5
+
+
+def test_layernorm_without_affine_3d(device):
+    # Catches: weight/bias read when absent (HAS_W / HAS_B), a rank-3 input not seen as rows.
+    x = make(rng, (2, 3, 70), "f32", normal=True)
+    check(ops.layernorm(x, device=device), ref.layernorm(x), "norm", "f32")

@@ -1,0 +1,64 @@
+# tl.ops transformer ops (RoPE, embedding, cross-entropy, attention) against fp64 references.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl.ops as ops
+from tl.ops import reference as ref
+from ops_util import DEVICES, DTYPES, check, make
+
+pytestmark = pytest.mark.parametrize("device", DEVICES)
+
+rng = np.random.default_rng(22)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 3, 11, 20), (1, 2, 5, 600)])
+def test_rope(shape, dtype, device):
+    # Catches: the halves rotated the wrong way (sin's sign), interleaved pairs instead of
+    # halves, a half width (10) not a power of two spilling into the other half, half widths
+    # past one block of columns (300 > 256) left unwritten.
+    x = make(rng, shape, dtype, normal=True)
+    cos, sin = ops.rope_tables(shape[-2], shape[-1], dtype=dtype)
+    check(ops.rope(x, cos, sin, device=device), ref.rope(x, cos, sin), "rope", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_embedding(dtype, device):
+    # Catches: ids read past their count, columns past one block (300 > 256), the ids' shape
+    # not kept.
+    table = make(rng, (50, 300), dtype, normal=True)
+    ids = rng.integers(0, 50, (4, 9))
+    got = ops.embedding(table, ids, device=device)
+    assert got.shape == (4, 9, 300)
+    check(got, ref.embedding(table, ids), "gather", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("classes", [100, 5000])
+def test_cross_entropy(classes, dtype, device):
+    # Catches: the target's logit not subtracted, ignore_index rows counted in the mean, the
+    # log-sum-exp across chunks of classes (5000 > 4096).
+    logits = make(rng, (37, classes), dtype, -10, 10)
+    target = rng.integers(0, classes, 37)
+    target[[3, 20]] = -100
+    per_row = ops.cross_entropy(logits, target, reduction="none", device=device)
+    check(per_row, ref.cross_entropy(logits, target, "none"), "softmax", "f32", n=classes)
+    mean = ops.cross_entropy(logits, target, device=device)
+    check(np.float32([mean]), [ref.cross_entropy(logits, target)], "softmax", "f32", n=classes)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention(causal, dtype, device):
+    # Catches: a missing scale, the causal mask off by one or bottom-right aligned, keys past T
+    # (45, not a multiple of the 32-key block) attended, the wrong kv head for grouped queries
+    # (4 query heads over 2 kv heads), an online rescale missing across key blocks.
+    q = make(rng, (2, 4, 37, 24), dtype, normal=True)
+    k = make(rng, (2, 2, 45, 24), dtype, normal=True)
+    v = make(rng, (2, 2, 45, 24), dtype, normal=True)
+    got = ops.attention(q, k, v, causal=causal, device=device)
+    want = ref.attention(q, k, v, causal=causal)
+    # cond of the P @ V sum: the same attention with |v|.
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
+    check(got, want, "attention", dtype, n=45, ref_abs=ref_abs)

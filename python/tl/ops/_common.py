@@ -1,0 +1,114 @@
+# What every op's host function shares: argument checks that name the argument, dtypes, output
+# allocation, block sizes and the launch on a device.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+
+from .. import bf16
+
+# The float formats the ops take, by the kit's names (tl.testing's dtype names).
+FLOAT_DTYPES = ("f32", "f16", "bf16")
+_NP_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64"}
+
+
+class OpError(ValueError):
+    """A bad argument to a tl.ops function; the message names the op and the argument."""
+
+
+def fail(op, arg, what):
+    raise OpError(f"tl.ops.{op}: argument '{arg}': {what}")
+
+
+def as_array(op, arg, x):
+    """`x` as a numpy array (numpy arrays as they are; DLPack tensors without a copy)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)
+    if isinstance(x, (list, tuple, float, int)):
+        return np.asarray(x, np.float32)
+    fail(op, arg, f"expected an array, got {type(x).__name__}")
+
+
+def dtype_name(a):
+    """'f32', 'f16', 'bf16' (tl.bf16 arrays), 'f64', or numpy's name."""
+    if bf16.is_bf16(a):
+        return "bf16"
+    return _NP_NAMES.get(a.dtype.name, a.dtype.name)
+
+
+def float_array(op, arg, x, ndim=None, min_ndim=None):
+    """Checks that `x` is an f32, f16 or bf16 array (of rank `ndim`, or at least `min_ndim`)."""
+    a = as_array(op, arg, x)
+    dt = dtype_name(a)
+    if dt not in FLOAT_DTYPES:
+        fail(op, arg, f"dtype {dt} is not supported (f32, f16, bf16; bf16 arrays: tl.bf16.array)")
+    if ndim is not None and a.ndim != ndim:
+        fail(op, arg, f"expected rank {ndim}, got shape {a.shape}")
+    if min_ndim is not None and a.ndim < min_ndim:
+        fail(op, arg, f"expected rank at least {min_ndim}, got shape {a.shape}")
+    return a
+
+
+def same_dtype(op, ref_arg, ref, **others):
+    """Every array in `others` has the dtype of `ref` (named `ref_arg`)."""
+    for name, a in others.items():
+        if a is not None and dtype_name(a) != dtype_name(ref):
+            fail(op, name, f"dtype {dtype_name(a)} differs from '{ref_arg}' ({dtype_name(ref)})")
+
+
+def index_array(op, arg, x, bound=None):
+    """An integer array as int32 (the devices without i64 tiles read int32); every value in
+    [0, bound) when `bound` is given."""
+    a = np.asarray(x) if isinstance(x, (list, tuple)) else as_array(op, arg, x)
+    if a.dtype.kind not in "iu":
+        fail(op, arg, f"expected integers, got dtype {a.dtype}")
+    if bound is not None and a.size and (a.min() < 0 or a.max() >= bound):
+        bad = a[(a < 0) | (a >= bound)].ravel()[0]
+        fail(op, arg, f"index {int(bad)} out of range [0, {bound})")
+    if a.size and (a.min() < -2**31 or a.max() >= 2**31):
+        fail(op, arg, "values do not fit in int32")
+    return a.astype(np.int32, copy=False)
+
+
+def empty(shape, like):
+    """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept)."""
+    return np.empty(shape, like.dtype)
+
+
+def np_dtype(name):
+    """The numpy dtype of arrays holding `name` ('f32', 'f16', 'bf16')."""
+    return {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": bf16.DTYPE}[name]
+
+
+def pow2(n, lo=1, hi=None):
+    """The power of two at or above n, clamped to [lo, hi]."""
+    p = 1 << max(0, int(n) - 1).bit_length()
+    p = max(p, lo)
+    return min(p, hi) if hi is not None else p
+
+
+def rows_view(a):
+    """`a` as (rows, last dim): a view when the leading dimensions merge (always for
+    contiguous arrays, and for broadcast rows), else a copy."""
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    if a.ndim == 1:
+        return a.reshape(1, a.shape[0])
+    return a.reshape(-1, a.shape[-1])
+
+
+def axis_view(a, axis, op):
+    """`a` as (outer, n, inner) around `axis` (a view for contiguous arrays): ops along one
+    axis run on this 3D view."""
+    if a.ndim == 0:
+        fail(op, "x", "expected an array of rank at least 1")
+    if not -a.ndim <= axis < a.ndim:
+        fail(op, "axis", f"{axis} is out of range for rank {a.ndim}")
+    axis %= a.ndim
+    outer = int(np.prod(a.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(a.shape[axis + 1:], dtype=np.int64))
+    return a.reshape(outer, a.shape[axis], inner), axis
+
+
+def launch(kernel, grid, *args, device=None, **constexprs):
+    kernel[grid](*args, device=device or "cpu", **constexprs)

@@ -1,0 +1,28 @@
+# The activation functions, as one @tl.func that kernels (elementwise, GEMM epilogues, GLUs) call
+# with the activation's name as a constexpr; computed in f32.
+# SPDX-License-Identifier: Apache-2.0
+import tl
+
+ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "leaky_relu")
+
+
+@tl.func
+def activate(x, ACT: tl.constexpr, alpha=0.01):
+    """`x` (an f32 tile) through the activation named ACT; `alpha`: leaky_relu's slope."""
+    if ACT == "relu":
+        x = tl.maximum(x, 0.0)
+    elif ACT == "gelu":  # exact: x Phi(x)
+        x = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    elif ACT == "gelu_tanh":
+        x = 0.5 * x * (1.0 + tl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+    elif ACT == "silu":
+        x = x * tl.sigmoid(x)
+    elif ACT == "sigmoid":
+        x = tl.sigmoid(x)
+    elif ACT == "tanh":
+        x = tl.tanh(x)
+    elif ACT == "leaky_relu":
+        x = tl.where(x >= 0.0, x, x * alpha)
+    else:
+        tl.static_assert(ACT == "none", f"unknown activation '{ACT}'")
+    return x

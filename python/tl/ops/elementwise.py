@@ -1,0 +1,158 @@
+# Elementwise ops: binary arithmetic with numpy broadcasting, the activations, and the gated
+# linear units (SwiGLU, GeGLU), all on 2D tiles of a (rows, columns) view.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+
+import tl
+
+from . import _common as c
+from .activations import ACTIVATIONS, activate
+
+BINARY = ("add", "sub", "mul", "div", "swiglu", "geglu")
+
+
+@tl.kernel
+def binary_kernel(x: tl.tensor, y: tl.tensor, out: tl.tensor, OP: tl.constexpr,
+                  BM: tl.constexpr, BN: tl.constexpr):
+    """out = x OP y on a (rows, cols) view; x and y may broadcast (stride 0). swiglu:
+    silu(x) * y, geglu: gelu(x) * y. Computed in f32, rounded once to out's dtype."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    a = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
+    b = tl.load(y + (m0, n0), (BM, BN)).to(tl.float32)
+    if OP == "add":
+        r = a + b
+    elif OP == "sub":
+        r = a - b
+    elif OP == "mul":
+        r = a * b
+    elif OP == "div":
+        r = a / b
+    elif OP == "swiglu":
+        r = activate(a, "silu") * b
+    else:
+        tl.static_assert(OP == "geglu", f"unknown binary op '{OP}'")
+        r = activate(a, "gelu") * b
+    tl.store(out + (m0, n0), r)
+
+
+@tl.kernel
+def unary_kernel(x: tl.tensor, out: tl.tensor, alpha: tl.float32, ACT: tl.constexpr,
+                 BM: tl.constexpr, BN: tl.constexpr):
+    """out = ACT(x) on a (rows, cols) view, computed in f32."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
+    tl.store(out + (m0, n0), activate(v, ACT, alpha))
+
+
+def tiles(rows, cols):
+    """(BM, BN) for a (rows, cols) elementwise view: up to 1024 columns, 4096 elements."""
+    bn = c.pow2(cols, 16, 1024)
+    return c.pow2(rows, 1, max(1, 4096 // bn)), bn
+
+
+def _launch_2d(kernel, out2, args, device, **constexprs):
+    """`kernel` over the (rows, cols) output view `out2`; `args` in the kernel's order."""
+    bm, bn = tiles(*out2.shape)
+    grid = (tl.cdiv(out2.shape[0], bm), tl.cdiv(out2.shape[1], bn))
+    c.launch(kernel, grid, *args, device=device, BM=bm, BN=bn, **constexprs)
+
+
+def binary(op, x, y, *, device=None):
+    """x OP y for OP in BINARY, with numpy broadcasting (a row-vector bias is a stride-0 view,
+    not a copy). Returns a new array of the inputs' dtype."""
+    x = c.float_array(op, "x", x)
+    y = c.float_array(op, "y", y)
+    c.same_dtype(op, "x", x, y=y)
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        c.fail(op, "y", f"shape {y.shape} does not broadcast with x's {x.shape}")
+    out = c.empty(shape, x)
+    if out.size == 0:
+        return out
+    xb, yb = (c.rows_view(np.broadcast_to(a, shape)) for a in (x, y))
+    o2 = c.rows_view(out)
+    _launch_2d(binary_kernel, o2, (xb, yb, o2), device, OP=op)
+    return out
+
+
+def add(x, y, *, device=None):
+    """x + y, broadcasting."""
+    return binary("add", x, y, device=device)
+
+
+def sub(x, y, *, device=None):
+    """x - y, broadcasting."""
+    return binary("sub", x, y, device=device)
+
+
+def mul(x, y, *, device=None):
+    """x * y, broadcasting."""
+    return binary("mul", x, y, device=device)
+
+
+def div(x, y, *, device=None):
+    """x / y, broadcasting."""
+    return binary("div", x, y, device=device)
+
+
+def _glu(op, gate, up, device):
+    """gate and up given, or gate alone of width 2F split in halves (gate first)."""
+    if up is None:
+        gate = c.float_array(op, "x", gate, min_ndim=1)
+        if gate.shape[-1] % 2:
+            c.fail(op, "x", f"the last dimension ({gate.shape[-1]}) must be even to split")
+        half = gate.shape[-1] // 2
+        gate, up = gate[..., :half], gate[..., half:]
+    return binary(op, gate, up, device=device)
+
+
+def swiglu(gate, up=None, *, device=None):
+    """silu(gate) * up; with one argument x: silu(x[..., :F]) * x[..., F:]."""
+    return _glu("swiglu", gate, up, device)
+
+
+def geglu(gate, up=None, *, device=None):
+    """gelu(gate) * up (erf GELU); with one argument split as swiglu."""
+    return _glu("geglu", gate, up, device)
+
+
+def activation(act, x, *, alpha=0.01, device=None):
+    """act(x) for act in ACTIVATIONS; `alpha`: leaky_relu's negative slope."""
+    if act not in ACTIVATIONS:
+        c.fail("activation", "act", f"unknown activation '{act}' (one of {', '.join(ACTIVATIONS)})")
+    x = c.float_array(act, "x", x)
+    out = c.empty(x.shape, x)
+    if out.size:
+        o2 = c.rows_view(out)
+        _launch_2d(unary_kernel, o2, (c.rows_view(x), o2, float(alpha)), device, ACT=act)
+    return out
+
+
+def relu(x, *, device=None):
+    return activation("relu", x, device=device)
+
+
+def gelu(x, approximate="none", *, device=None):
+    """GELU: exact (erf) by default, approximate="tanh" for the tanh form."""
+    if approximate not in ("none", "tanh"):
+        c.fail("gelu", "approximate", f"expected 'none' or 'tanh', got {approximate!r}")
+    return activation("gelu" if approximate == "none" else "gelu_tanh", x, device=device)
+
+
+def silu(x, *, device=None):
+    return activation("silu", x, device=device)
+
+
+def sigmoid(x, *, device=None):
+    return activation("sigmoid", x, device=device)
+
+
+def tanh(x, *, device=None):
+    return activation("tanh", x, device=device)
+
+
+def leaky_relu(x, negative_slope=0.01, *, device=None):
+    return activation("leaky_relu", x, alpha=negative_slope, device=device)

@@ -1,0 +1,149 @@
+# GEMM with a fused epilogue (alpha, bias, activation, residual; batched, strided or transposed
+# operands), GEMV and transpose. Tile sizes are tl.autotune configs, chosen per device.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+
+import tl
+
+from . import _common as c
+from .activations import ACTIVATIONS, activate
+
+GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
+                tl.Config({"BM": 64, "BN": 64, "BK": 32})]
+
+
+@tl.autotune(configs=GEMM_CONFIGS, key=["a", "b"])
+@tl.kernel
+def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out: tl.tensor,
+                alpha: tl.float32, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
+                HAS_RES: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """out[z] = ACT(alpha * a[z] @ b[z] + bias) + res[z] on (batch, rows, cols) views, f32
+    accumulation; a program per (BM, BN) block of one batch entry."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    z = tl.program_id(2)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, a.shape[2], BK):
+        ta = tl.reshape(tl.load(a + (z, m0, k), (1, BM, BK)), (BM, BK))
+        tb = tl.reshape(tl.load(b + (z, k, n0), (1, BK, BN)), (BK, BN))
+        acc = tl.dot(ta, tb, acc=acc)
+    acc = acc * alpha
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (n0,), (BN,)).to(tl.float32)[None, :]
+    acc = activate(acc, ACT)
+    if HAS_RES:
+        acc = acc + tl.reshape(tl.load(res + (z, m0, n0), (1, BM, BN)), (BM, BN)).to(tl.float32)
+    tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
+
+
+@tl.kernel
+def gemv_kernel(a: tl.tensor, x: tl.tensor, bias: tl.tensor, out: tl.tensor, alpha: tl.float32,
+                HAS_BIAS: tl.constexpr, BM: tl.constexpr, BK: tl.constexpr):
+    """out = alpha * a @ x + bias: BM rows per program, products summed in f32."""
+    m0 = tl.program_id(0) * BM
+    acc = tl.zeros((BM,), tl.float32)
+    for k in tl.range(0, a.shape[1], BK):
+        ta = tl.load(a + (m0, k), (BM, BK)).to(tl.float32)
+        acc = acc + tl.sum(ta * tl.load(x + (k,), (BK,)).to(tl.float32)[None, :], axis=1)
+    acc = acc * alpha
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (m0,), (BM,)).to(tl.float32)
+    tl.store(out + (m0,), acc)
+
+
+@tl.kernel
+def transpose_kernel(x: tl.tensor, out: tl.tensor, BM: tl.constexpr, BN: tl.constexpr):
+    """out[z] = x[z].T on (batch, rows, cols) views."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    z = tl.program_id(2)
+    t = tl.reshape(tl.load(x + (z, m0, n0), (1, BM, BN)), (BM, BN))
+    tl.store(out + (z, n0, m0), tl.reshape(tl.trans(t), (1, BN, BM)))
+
+
+def _batched(op, arg, a, batch):
+    """`a` (rank 2 or 3) as (batch, rows, cols); a rank-2 operand is shared by every batch entry
+    (a stride-0 view)."""
+    if a.ndim == 2:
+        return np.broadcast_to(a, (batch,) + a.shape)
+    if a.shape[0] != batch:
+        c.fail(op, arg, f"batch {a.shape[0]} differs from the other operand's {batch}")
+    return a
+
+
+def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device=None):
+    """activation(alpha * a @ b + bias) + residual. a: (M, K) or (batch, M, K); b: (K, N) or
+    (batch, K, N) (any strides: pass x.T for a transposed operand); bias: (N,); residual: the
+    output's shape. Accumulates in f32; returns the inputs' dtype."""
+    op = "gemm"
+    a = c.float_array(op, "a", a)
+    b = c.float_array(op, "b", b)
+    c.same_dtype(op, "a", a, b=b)
+    for name, t in (("a", a), ("b", b)):
+        if t.ndim not in (2, 3):
+            c.fail(op, name, f"expected rank 2 or 3, got shape {t.shape}")
+    if a.shape[-1] != b.shape[-2]:
+        c.fail(op, "b", f"inner dimensions differ: a is {a.shape}, b is {b.shape}")
+    if activation not in ACTIVATIONS or activation == "leaky_relu":
+        c.fail(op, "activation", f"unknown activation {activation!r}")
+    batch = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
+    a3, b3 = _batched(op, "a", a, batch), _batched(op, "b", b, batch)
+    m, n = a.shape[-2], b.shape[-1]
+    shape = (batch, m, n) if 3 in (a.ndim, b.ndim) else (m, n)
+    out = c.empty(shape, a)
+    if bias is not None:
+        bias = c.float_array(op, "bias", bias, ndim=1)
+        if bias.shape != (n,):
+            c.fail(op, "bias", f"expected shape ({n},), got {bias.shape}")
+    if residual is not None:
+        residual = c.float_array(op, "residual", residual)
+        if residual.shape != shape:
+            c.fail(op, "residual", f"expected the output's shape {shape}, got {residual.shape}")
+    c.same_dtype(op, "a", a, bias=bias, residual=residual)
+    if out.size == 0:
+        return out
+    if a.shape[-1] == 0:
+        c.fail(op, "a", "K (the inner dimension) is 0")
+    dummy = a3[0, 0, :1]
+    res3 = dummy.reshape(1, 1, 1) if residual is None else residual.reshape(batch, m, n)
+    grid = lambda meta: (tl.cdiv(m, meta["BM"]), tl.cdiv(n, meta["BN"]), batch)  # noqa: E731
+    gemm_kernel[grid](a3, b3, dummy if bias is None else bias, res3, out.reshape(batch, m, n),
+                      float(alpha), device=device or "cpu", HAS_BIAS=bias is not None,
+                      ACT=activation, HAS_RES=residual is not None)
+    return out
+
+
+def gemv(a, x, *, bias=None, alpha=1.0, device=None):
+    """alpha * a @ x + bias for a: (M, K), x: (K,), bias: (M,)."""
+    op = "gemv"
+    a = c.float_array(op, "a", a, ndim=2)
+    x = c.float_array(op, "x", x, ndim=1)
+    if x.shape[0] != a.shape[1]:
+        c.fail(op, "x", f"expected shape ({a.shape[1]},) (a's columns), got {x.shape}")
+    if bias is not None:
+        bias = c.float_array(op, "bias", bias, ndim=1)
+        if bias.shape != (a.shape[0],):
+            c.fail(op, "bias", f"expected shape ({a.shape[0]},), got {bias.shape}")
+    c.same_dtype(op, "a", a, x=x, bias=bias)
+    out = c.empty((a.shape[0],), a)
+    if out.size:
+        bk = c.pow2(a.shape[1], 16, 512)
+        bm = c.pow2(a.shape[0], 1, max(1, 8192 // bk))
+        c.launch(gemv_kernel, (tl.cdiv(a.shape[0], bm),), a, x, a[0, :1] if bias is None else bias,
+                 out, float(alpha), device=device, HAS_BIAS=bias is not None, BM=bm, BK=bk)
+    return out
+
+
+def transpose(x, *, device=None):
+    """x's last two axes swapped, as a new contiguous array (x: rank 2 or more)."""
+    x = c.float_array("transpose", "x", x, min_ndim=2)
+    shape = x.shape[:-2] + (x.shape[-1], x.shape[-2])
+    out = c.empty(shape, x)
+    if out.size:
+        x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
+        bm, bn = (c.pow2(d, 16, 64) for d in x3.shape[1:])
+        c.launch(transpose_kernel, (tl.cdiv(x3.shape[1], bm), tl.cdiv(x3.shape[2], bn),
+                                    x3.shape[0]), x3, out.reshape(x3.shape[0], shape[-2],
+                                                                  shape[-1]),
+                 device=device, BM=bm, BN=bn)
+    return out

@@ -1,0 +1,129 @@
+# Reductions and scans along one axis of any rank: the array as an (outer, n, inner) view (no
+# copy), one program per (outer index, block of BI inner columns), n in chunks of BN.
+# SPDX-License-Identifier: Apache-2.0
+import builtins
+
+import numpy as np
+
+import tl
+
+from . import _common as c
+
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "var")
+
+
+@tl.kernel
+def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
+                  OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr):
+    """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
+    passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum."""
+    o = tl.program_id(0)
+    i0 = tl.program_id(1) * BI
+    n = x.shape[1]
+    if OP in ("sum", "mean", "var"):
+        acc = tl.zeros((BI,), tl.float32)
+        for k in tl.range(0, n, BN):
+            acc = acc + tl.sum(tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI))
+                               .to(tl.float32), axis=0)
+        r = acc
+        if OP != "sum":
+            r = acc * scale
+        if OP == "var":
+            sq = tl.zeros((BI,), tl.float32)
+            for k in tl.range(0, n, BN):
+                v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+                d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - r[None, :], 0.0)
+                sq = sq + tl.sum(d * d, axis=0)
+            r = sq / (n - correction)
+    elif OP == "min":
+        r = tl.full((BI,), float("inf"), tl.float32)
+        for k in tl.range(0, n, BN):
+            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=float("inf")), (BN, BI))
+            r = tl.minimum(r, tl.min(v.to(tl.float32), axis=0))
+    else:
+        r = tl.full((BI,), -float("inf"), tl.float32)
+        best = tl.zeros((BI,), tl.int32)
+        for k in tl.range(0, n, BN):
+            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=-float("inf")),
+                           (BN, BI)).to(tl.float32)
+            m = tl.max(v, axis=0)
+            if OP == "argmax":  # a later chunk wins only with a larger value: the first index
+                best = tl.where(m > r, k + tl.argmax(v, axis=0), best)
+            r = tl.maximum(r, m)
+        if OP == "argmax":
+            r = best
+    tl.store(out + (o, i0), tl.reshape(r, (1, BI)))
+
+
+@tl.kernel
+def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr):
+    """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk."""
+    o = tl.program_id(0)
+    i0 = tl.program_id(1) * BI
+    carry = tl.zeros((BI,), tl.float32)
+    for k in tl.range(0, x.shape[1], BN):
+        v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+        tl.store(out + (o, k, i0), tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+        carry = carry + tl.sum(v, axis=0)
+
+
+def axis_tiles(n, inner):
+    """(BN, BI): up to 64 inner columns, 4096 elements (a row when inner is 1)."""
+    bi = c.pow2(inner, 1, 64)
+    return c.pow2(n, 16, builtins.max(16, 4096 // bi)), bi
+
+
+def reduce(op, x, axis=-1, *, correction=0, device=None):
+    """OP of x along `axis` (one axis; the result drops it). sum, mean, max, min, var keep x's
+    dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / (n - correction)."""
+    if op not in REDUCTIONS:
+        c.fail("reduce", "op", f"unknown reduction '{op}' (one of {', '.join(REDUCTIONS)})")
+    x = c.float_array(op, "x", x, min_ndim=1)
+    x3, axis = c.axis_view(x, axis, op)
+    outer, n, inner = x3.shape
+    if n == 0:
+        c.fail(op, "x", f"reduction over an empty axis {axis} (shape {x.shape})")
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    out = np.empty(shape, np.int32) if op == "argmax" else c.empty(shape, x)
+    if out.size:
+        bn, bi = axis_tiles(n, inner)
+        c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
+                 1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi)
+    return out
+
+
+def sum(x, axis=-1, *, device=None):  # noqa: A001 - the op's name
+    return reduce("sum", x, axis, device=device)
+
+
+def mean(x, axis=-1, *, device=None):
+    return reduce("mean", x, axis, device=device)
+
+
+def max(x, axis=-1, *, device=None):  # noqa: A001
+    return reduce("max", x, axis, device=device)
+
+
+def min(x, axis=-1, *, device=None):  # noqa: A001
+    return reduce("min", x, axis, device=device)
+
+
+def argmax(x, axis=-1, *, device=None):
+    return reduce("argmax", x, axis, device=device)
+
+
+def var(x, axis=-1, *, correction=0, device=None):
+    return reduce("var", x, axis, correction=correction, device=device)
+
+
+def cumsum(x, axis=-1, *, device=None):
+    """Running sum along `axis`, computed in f32, in x's dtype."""
+    x = c.float_array("cumsum", "x", x, min_ndim=1)
+    x3, _ = c.axis_view(x, axis, "cumsum")
+    out = c.empty(x.shape, x)
+    if out.size:
+        bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
+        bn = builtins.min(bn, 1024)
+        c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
+                 out.reshape(x3.shape), device=device, BN=bn, BI=bi)
+    return out

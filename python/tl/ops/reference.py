@@ -1,0 +1,228 @@
+# fp64 numpy references of the tl.ops ops: the same math in float64 from the kernels' inputs
+# (bf16 arrays widened exactly), to compare with tl.testing.assert_close.
+# SPDX-License-Identifier: Apache-2.0
+"""References in float64.
+
+>>> import numpy as np
+>>> from tl.ops import reference
+>>> reference.silu(np.float32([0.0])).tolist()
+[0.0]
+"""
+import math
+
+import numpy as np
+
+from .. import bf16
+
+
+def f64(a):
+    """`a` as float64 (bf16 arrays through their values, not their bits)."""
+    a = np.asarray(a)
+    return bf16.to_float32(a).astype(np.float64) if bf16.is_bf16(a) else a.astype(np.float64)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def activation(act, x, alpha=0.01):
+    x = f64(x)
+    if act == "relu":
+        return np.maximum(x, 0)
+    if act == "gelu":
+        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    if act == "gelu_tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    if act == "silu":
+        return x / (1 + np.exp(-x))
+    if act == "sigmoid":
+        return 1 / (1 + np.exp(-x))
+    if act == "tanh":
+        return np.tanh(x)
+    if act == "leaky_relu":
+        return np.where(x >= 0, x, alpha * x)
+    assert act == "none", act
+    return x
+
+
+def silu(x):
+    return activation("silu", x)
+
+
+def binary(op, x, y):
+    x, y = f64(x), f64(y)
+    return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+            "swiglu": lambda a, b: activation("silu", a) * b,
+            "geglu": lambda a, b: activation("gelu", a) * b}[op](x, y)
+
+
+def softmax(x, axis=-1):
+    x = f64(x)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    x = f64(x)
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def layernorm(x, weight=None, bias=None, eps=1e-5):
+    x = f64(x)
+    y = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+    y = y * f64(weight) if weight is not None else y
+    return y + f64(bias) if bias is not None else y
+
+
+def rmsnorm(x, weight=None, eps=1e-6):
+    x = f64(x)
+    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return y * f64(weight) if weight is not None else y
+
+
+def reduce(op, x, axis=-1, correction=0):
+    x = f64(x)
+    if op == "var":
+        return x.var(axis=axis, ddof=correction)
+    return getattr(np, op)(x, axis=axis)
+
+
+def cumsum(x, axis=-1):
+    return np.cumsum(f64(x), axis=axis)
+
+
+def gemm(a, b, bias=None, activation_="none", residual=None, alpha=1.0):
+    r = alpha * (f64(a) @ f64(b))
+    if bias is not None:
+        r = r + f64(bias)
+    r = activation(activation_, r)
+    return r + f64(residual) if residual is not None else r
+
+
+def gemv(a, x, bias=None, alpha=1.0):
+    r = alpha * (f64(a) @ f64(x))
+    return r + f64(bias) if bias is not None else r
+
+
+def transpose(x):
+    return np.swapaxes(f64(x), -1, -2)
+
+
+def rope(x, cos, sin):
+    x, cos, sin = f64(x), f64(cos), f64(sin)
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def embedding(table, ids):
+    return f64(table)[np.asarray(ids)]
+
+
+def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
+    x = f64(logits)
+    target = np.asarray(target)
+    keep = target != ignore_index
+    m = x.max(1)
+    lse = m + np.log(np.exp(x - m[:, None]).sum(1))
+    picked = x[np.arange(x.shape[0]), np.where(keep, target, 0)]
+    loss = np.where(keep, lse - picked, 0.0)
+    if reduction == "none":
+        return loss
+    return loss.sum() / max(int(keep.sum()), 1) if reduction == "mean" else loss.sum()
+
+
+def attention(q, k, v, causal=False, scale=None):
+    q, k, v = f64(q), f64(k), f64(v)
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    return softmax(s) @ v
+
+
+# ---- backward ------------------------------------------------------------------------------------
+
+def activation_grad(act, x, alpha=0.01):
+    """d act(x) / dx in float64."""
+    x = f64(x)
+    if act == "relu":
+        return (x > 0).astype(np.float64)
+    if act == "gelu":
+        return 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    if act == "gelu_tanh":
+        k = math.sqrt(2 / math.pi)
+        t = np.tanh(k * (x + 0.044715 * x ** 3))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    if act in ("silu", "sigmoid"):
+        s = 1 / (1 + np.exp(-x))
+        return s * (1 + x * (1 - s)) if act == "silu" else s * (1 - s)
+    if act == "tanh":
+        return 1 - np.tanh(x) ** 2
+    assert act == "leaky_relu", act
+    return np.where(x >= 0, 1.0, alpha)
+
+
+def softmax_backward(y, dy, log=False):
+    y, dy = f64(y), f64(dy)
+    if log:
+        return dy - np.exp(y) * dy.sum(-1, keepdims=True)
+    return y * (dy - (dy * y).sum(-1, keepdims=True))
+
+
+def norm_backward(dy, x, weight, eps, rms=False):
+    """(dx, dweight, dbias) of layernorm (rmsnorm: rms=True) in float64."""
+    dy, x, w = f64(dy), f64(x), f64(weight)
+    mean = 0 if rms else x.mean(-1, keepdims=True)
+    var = (x * x).mean(-1, keepdims=True) if rms else x.var(-1, keepdims=True)
+    rstd = 1 / np.sqrt(var + eps)
+    xh = (x - mean) * rstd
+    g = dy * w
+    d = g - xh * (g * xh).mean(-1, keepdims=True)
+    if not rms:
+        d = d - g.mean(-1, keepdims=True)
+    axes = tuple(range(x.ndim - 1))
+    return d * rstd, (dy * xh).sum(axes), dy.sum(axes)
+
+
+def cross_entropy_backward(logits, target, grad=1.0, reduction="mean", ignore_index=-100):
+    x = f64(logits)
+    target = np.asarray(target)
+    keep = target != ignore_index
+    p = softmax(x)
+    p[np.arange(x.shape[0])[keep], target[keep]] -= 1
+    if reduction == "none":
+        scale = np.broadcast_to(np.asarray(grad, np.float64), target.shape)
+    else:
+        scale = np.full(target.shape, grad / (max(int(keep.sum()), 1) if reduction == "mean"
+                                              else 1))
+    return p * np.where(keep, scale, 0)[:, None]
+
+
+def embedding_backward(dout, ids, num_embeddings):
+    dout = f64(dout)
+    out = np.zeros((num_embeddings, dout.shape[-1]))
+    np.add.at(out, np.asarray(ids).reshape(-1), dout.reshape(-1, dout.shape[-1]))
+    return out
+
+
+def attention_backward(do, q, k, v, causal=False, scale=None):
+    """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
+    do, q, k, v = f64(do), f64(q), f64(k), f64(v)
+    group = q.shape[1] // k.shape[1]
+    ke, ve = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(ke, -1, -2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = softmax(s)
+    dv = np.swapaxes(p, -1, -2) @ do
+    dp = do @ np.swapaxes(ve, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    dq = ds @ ke * scale
+    dk = np.swapaxes(ds, -1, -2) @ q * scale
+    b, h = q.shape[:2]
+    fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
+    return dq, fold(dk), fold(dv)

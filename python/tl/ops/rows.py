@@ -1,0 +1,145 @@
+# Ops along the rows of a (rows, n) view, any n: softmax, log_softmax, layernorm, rmsnorm.
+# Several rows per program; columns in chunks of BLOCK (one chunk when n <= BLOCK, then the row
+# is read once: ONE_PASS).
+# SPDX-License-Identifier: Apache-2.0
+import math
+
+import numpy as np
+
+import tl
+
+from . import _common as c
+
+MAX_BLOCK = 4096  # columns held at once; wider rows loop
+
+
+@tl.kernel
+def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl.constexpr,
+                   BM: tl.constexpr, BLOCK: tl.constexpr):
+    """Row softmax (LOG: log-softmax) with an online max and sum over chunks, in f32."""
+    r0 = tl.program_id(0) * BM
+    n = x.shape[1]
+    if ONE_PASS:
+        v = tl.load(x + (r0, 0), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+        m = tl.max(v, axis=1)
+        e = tl.exp(v - m[:, None])
+        s = tl.sum(e, axis=1)
+        if LOG:
+            tl.store(out + (r0, 0), v - (m + tl.log(s))[:, None])
+        else:
+            tl.store(out + (r0, 0), e / s[:, None])
+    else:
+        m = tl.full((BM,), -float("inf"), tl.float32)
+        s = tl.zeros((BM,), tl.float32)
+        for k in tl.range(0, n, BLOCK):
+            v = tl.load(x + (r0, k), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+            m_new = tl.maximum(m, tl.max(v, axis=1))
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(v - m_new[:, None]), axis=1)
+            m = m_new
+        lse = m + tl.log(s)
+        for k in tl.range(0, n, BLOCK):
+            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+            if LOG:
+                tl.store(out + (r0, k), v - lse[:, None])
+            else:
+                tl.store(out + (r0, k), tl.exp(v - lse[:, None]))
+
+
+@tl.kernel
+def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats: tl.tensor,
+                eps: tl.float32, RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+                BM: tl.constexpr, BLOCK: tl.constexpr):
+    """LayerNorm (two-pass mean and variance) or RMSNorm (RMS) of each row, in f32; stats
+    (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward."""
+    r0 = tl.program_id(0) * BM
+    n = x.shape[1]
+    mean = tl.zeros((BM,), tl.float32)
+    if not RMS:
+        acc = tl.zeros((BM,), tl.float32)
+        for k in tl.range(0, n, BLOCK):
+            acc = acc + tl.sum(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32), axis=1)
+        mean = acc / n
+    sq = tl.zeros((BM,), tl.float32)
+    for k in tl.range(0, n, BLOCK):
+        v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+        cols = k + tl.arange(0, BLOCK)
+        d = tl.where((cols < n)[None, :], v - mean[:, None], 0.0)
+        sq = sq + tl.sum(d * d, axis=1)
+    rstd = tl.rsqrt(sq / n + eps)
+    for k in tl.range(0, n, BLOCK):
+        v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+        y = (v - mean[:, None]) * rstd[:, None]
+        if HAS_W:
+            y = y * tl.load(w + (k,), (BLOCK,)).to(tl.float32)[None, :]
+        if HAS_B:
+            y = y + tl.load(b + (k,), (BLOCK,)).to(tl.float32)[None, :]
+        tl.store(out + (r0, k), y)
+    tl.store(stats + (r0, 0), tl.reshape(mean, (BM, 1)))
+    tl.store(stats + (r0, 1), tl.reshape(rstd, (BM, 1)))
+
+
+def row_tiles(rows, n):
+    """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, 8192 elements."""
+    block = c.pow2(n, 16, MAX_BLOCK)
+    return c.pow2(rows, 1, max(1, 8192 // block) if n <= MAX_BLOCK else 1), block, n <= block
+
+
+def _softmax(op, x, axis, device):
+    x = c.float_array(op, "x", x, min_ndim=1)
+    if axis not in (-1, x.ndim - 1):
+        # Another axis: the op on a transposed copy, moved back.
+        return np.moveaxis(_softmax(op, np.ascontiguousarray(np.moveaxis(x, axis, -1)), -1,
+                                    device), -1, axis)
+    out = c.empty(x.shape, x)
+    if out.size == 0:
+        return out
+    x2, o2 = c.rows_view(x), c.rows_view(out)
+    bm, block, one = row_tiles(*x2.shape)
+    c.launch(softmax_kernel, (tl.cdiv(x2.shape[0], bm),), x2, o2, device=device,
+             LOG=op == "log_softmax", ONE_PASS=one, BM=bm, BLOCK=block)
+    return out
+
+
+def softmax(x, axis=-1, *, device=None):
+    """exp(x - max) / sum(exp(x - max)) along `axis`, computed in f32."""
+    return _softmax("softmax", x, axis, device)
+
+
+def log_softmax(x, axis=-1, *, device=None):
+    """x - logsumexp(x) along `axis`, computed in f32."""
+    return _softmax("log_softmax", x, axis, device)
+
+
+def _norm(op, x, weight, bias, eps, device, return_stats):
+    x = c.float_array(op, "x", x, min_ndim=1)
+    n = x.shape[-1]
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            p = c.float_array(op, name, p, ndim=1)
+            if p.shape != (n,):
+                c.fail(op, name, f"expected shape ({n},) (x's last dimension), got {p.shape}")
+    c.same_dtype(op, "x", x, weight=weight, bias=bias)
+    if not (isinstance(eps, (int, float)) and eps >= 0 and math.isfinite(eps)):
+        c.fail(op, "eps", f"expected a finite number >= 0, got {eps!r}")
+    out = c.empty(x.shape, x)
+    x2, o2 = c.rows_view(x), c.rows_view(out)
+    stats = np.zeros((x2.shape[0], 2), np.float32)
+    if out.size:
+        bm, block, _ = row_tiles(*x2.shape)
+        dummy = x2[0, :1]
+        c.launch(norm_kernel, (tl.cdiv(x2.shape[0], bm),), x2,
+                 dummy if weight is None else weight, dummy if bias is None else bias, o2, stats,
+                 float(eps), device=device, RMS=op == "rmsnorm", HAS_W=weight is not None,
+                 HAS_B=bias is not None, BM=bm, BLOCK=block)
+    return (out, stats) if return_stats else out
+
+
+def layernorm(x, weight=None, bias=None, eps=1e-5, *, device=None, return_stats=False):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last axis (var: biased, as torch).
+    return_stats: also (rows, 2) float32 of each row's mean and 1/sqrt(var + eps)."""
+    return _norm("layernorm", x, weight, bias, eps, device, return_stats)
+
+
+def rmsnorm(x, weight=None, eps=1e-6, *, device=None, return_stats=False):
+    """x / sqrt(mean(x^2) + eps) * weight over the last axis."""
+    return _norm("rmsnorm", x, weight, None, eps, device, return_stats)

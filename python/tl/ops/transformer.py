@@ -1,0 +1,225 @@
+# The transformer's own ops: RoPE, embedding lookup, cross-entropy forward and attention forward
+# (flash-style: online softmax over key blocks, causal or not, grouped-query heads).
+# SPDX-License-Identifier: Apache-2.0
+import math
+
+import numpy as np
+
+import tl
+
+from . import _common as c
+
+MAX_HEAD_DIM = 256  # attention keeps a query block's whole head in one tile
+
+
+@tl.kernel
+def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1: tl.tensor,
+                o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr):
+    """Rotate-half RoPE on (rows, S, D/2) views of each half of x and out (views of one array:
+    each half's bounds mask its edge): o1 = x1 cos - x2 sin, o2 = x2 cos + x1 sin, with cos and
+    sin of shape (S, D/2); BH columns of each half at a time."""
+    s0 = tl.program_id(0) * BS
+    r = tl.program_id(1)
+    for c0 in tl.range(0, x1.shape[2], BH):
+        a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+        b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+        co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
+        si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
+        tl.store(o1 + (r, s0, c0), tl.reshape(a * co - b * si, (1, BS, BH)))
+        tl.store(o2 + (r, s0, c0), tl.reshape(b * co + a * si, (1, BS, BH)))
+
+
+@tl.kernel
+def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.constexpr,
+                     BD: tl.constexpr):
+    """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time."""
+    r0 = tl.program_id(0) * BR
+    n = ids.shape[0]
+    d = table.shape[1]
+    rows = r0 + tl.arange(0, BR)
+    idx = tl.gather(ids, (rows,), mask=rows < n)
+    for k in tl.range(0, d, BD):
+        cols = k + tl.arange(0, BD)
+        mask = (rows < n)[:, None] & (cols < d)[None, :]
+        tl.store(out + (r0, k), tl.gather(table, (idx[:, None], cols[None, :]), mask=mask))
+
+
+@tl.kernel
+def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
+                         ignore_index: tl.int32, BM: tl.constexpr, BLOCK: tl.constexpr):
+    """loss[i] = logsumexp(logits[i]) - logits[i, target[i]] (0 where target is ignore_index),
+    online over chunks of classes, in f32."""
+    r0 = tl.program_id(0) * BM
+    n = logits.shape[0]
+    nc = logits.shape[1]
+    rows = r0 + tl.arange(0, BM)
+    m = tl.full((BM,), -float("inf"), tl.float32)
+    s = tl.zeros((BM,), tl.float32)
+    for k in tl.range(0, nc, BLOCK):
+        v = tl.load(logits + (r0, k), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(v, axis=1))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(v - m_new[:, None]), axis=1)
+        m = m_new
+    t = tl.gather(target, (rows,), mask=rows < n)
+    keep = (rows < n) & (t != ignore_index)
+    picked = tl.gather(logits, (rows, t), mask=keep).to(tl.float32)
+    tl.store(loss + (r0,), tl.where(keep, m + tl.log(s) - picked, 0.0))
+
+
+@tl.kernel
+def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, lse: tl.tensor,
+                     scale: tl.float32, group: tl.int32,
+                     CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, BD: tl.constexpr):
+    """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
+    queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
+    S, D) views; k, v: (B H / group, T, D). STORE_LSE: lse (B H, S) f32 gets each query's
+    log-sum-exp of its scores, for the backward."""
+    m0 = tl.program_id(0) * BM
+    bh = tl.program_id(1)
+    hk = bh // group  # k and v's (batch, head): b H + h over group is b Hkv + h / group
+    t_len = k.shape[1]
+    tq = tl.reshape(tl.load(q + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
+    rows = m0 + tl.arange(0, BM)
+    m = tl.full((BM,), -float("inf"), tl.float32)
+    s = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, BD), tl.float32)
+    hi = t_len
+    if CAUSAL:
+        hi = tl.minimum(t_len, m0 + BM)
+    for n0 in tl.range(0, hi, BN):
+        tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        cols = n0 + tl.arange(0, BN)
+        sc = tl.dot(tq, tl.trans(tk)) * scale
+        ok = (cols < t_len)[None, :]
+        if CAUSAL:
+            ok = ok & (cols[None, :] <= rows[:, None])
+        sc = tl.where(ok, sc, -float("inf"))
+        m_new = tl.maximum(m, tl.max(sc, axis=1))
+        p = tl.exp(sc - m_new[:, None])
+        corr = tl.exp(m - m_new)
+        s = s * corr + tl.sum(p, axis=1)
+        acc = tl.dot(p, tv, acc=acc * corr[:, None])
+        m = m_new
+    tl.store(out + (bh, m0, 0), tl.reshape(acc / s[:, None], (1, BM, BD)))
+    if STORE_LSE:
+        tl.store(lse + (bh, m0), tl.reshape(m + tl.log(s), (1, BM)))
+
+
+def rope(x, cos, sin, *, device=None):
+    """Rotary position embedding, rotate-half form (GPT-NeoX, Llama): x (..., S, D) with D even;
+    cos, sin (S, D/2) (the angles' cosines and sines, position by frequency)."""
+    op = "rope"
+    x = c.float_array(op, "x", x, min_ndim=2)
+    s, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        c.fail(op, "x", f"the last dimension ({d}) must be even")
+    for name, t in (("cos", cos), ("sin", sin)):
+        t = c.float_array(op, name, t, ndim=2)
+        if t.shape != (s, d // 2):
+            c.fail(op, name, f"expected shape ({s}, {d // 2}), got {t.shape}")
+    c.same_dtype(op, "x", x, cos=cos, sin=sin)
+    out = c.empty(x.shape, x)
+    if out.size:
+        h = d // 2
+        x3, o3 = x.reshape(-1, s, d), out.reshape(-1, s, d)
+        bh = c.pow2(h, 16, 256)
+        bs = c.pow2(s, 1, max(1, 2048 // bh))
+        c.launch(rope_kernel, (tl.cdiv(s, bs), x3.shape[0]), x3[..., :h], x3[..., h:], cos, sin,
+                 o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh)
+    return out
+
+
+def rope_tables(seq_len, dim, base=10000.0, dtype="f32"):
+    """cos and sin (seq_len, dim/2) of positions times base^(-2i/dim), in `dtype`."""
+    inv = base ** (-np.arange(0, dim // 2, dtype=np.float64) * 2 / dim)
+    ang = np.arange(seq_len, dtype=np.float64)[:, None] * inv[None, :]
+    return tuple(_as_dtype(t, dtype) for t in (np.cos(ang), np.sin(ang)))
+
+
+def _as_dtype(a, name):
+    from .. import bf16
+    return bf16.array(a) if name == "bf16" else a.astype(c.np_dtype(name))
+
+
+def embedding(table, ids, *, device=None):
+    """table[ids]: rows of table (V, D) for integer ids of any shape; the result is
+    ids.shape + (D,). Every id must be in [0, V)."""
+    op = "embedding"
+    table = c.float_array(op, "table", table, ndim=2)
+    ids = c.index_array(op, "ids", ids, bound=table.shape[0])
+    out = c.empty(ids.shape + (table.shape[1],), table)
+    if out.size:
+        flat = np.ascontiguousarray(ids.reshape(-1))
+        bd = c.pow2(table.shape[1], 16, 256)
+        br = c.pow2(flat.size, 1, max(1, 4096 // bd))
+        c.launch(embedding_kernel, (tl.cdiv(flat.size, br),), table, flat,
+                 out.reshape(flat.size, table.shape[1]), device=device, BR=br, BD=bd)
+    return out
+
+
+def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device=None):
+    """Softmax cross-entropy of logits (N, C) against class ids target (N,): per row
+    logsumexp(logits) - logits[target]; rows whose target is ignore_index count 0 and are left
+    out of the mean. reduction: 'mean', 'sum' or 'none' (f32 per row)."""
+    op = "cross_entropy"
+    logits = c.float_array(op, "logits", logits, ndim=2)
+    target = c.index_array(op, "target", target)
+    if target.shape != logits.shape[:1]:
+        c.fail(op, "target", f"expected shape ({logits.shape[0]},), got {target.shape}")
+    valid = target != ignore_index
+    if valid.any() and (target[valid].min() < 0 or target[valid].max() >= logits.shape[1]):
+        bad = target[valid & ((target < 0) | (target >= logits.shape[1]))][0]
+        c.fail(op, "target", f"class {int(bad)} out of range [0, {logits.shape[1]})")
+    if reduction not in ("mean", "sum", "none"):
+        c.fail(op, "reduction", f"expected 'mean', 'sum' or 'none', got {reduction!r}")
+    loss = np.zeros(logits.shape[0], np.float32)
+    if logits.size:
+        target = np.ascontiguousarray(target)
+        block = c.pow2(logits.shape[1], 16, 4096)
+        bm = c.pow2(logits.shape[0], 1, max(1, 8192 // block))
+        c.launch(cross_entropy_kernel, (tl.cdiv(logits.shape[0], bm),), logits, target, loss,
+                 int(ignore_index), device=device, BM=bm, BLOCK=block)
+    if reduction == "none":
+        return loss
+    from .reduce import sum as _sum
+    total = _sum(loss, device=device) if loss.size else np.float32(0)
+    return total / max(int(valid.sum()), 1) if reduction == "mean" else total
+
+
+def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False):
+    """Scaled dot-product attention forward, flash-style. q: (B, H, S, D); k, v: (B, Hkv, T, D)
+    with H a multiple of Hkv (grouped-query and multi-query attention). causal: key j attends
+    to query i when j <= i (top-left aligned, as torch's is_causal). scale: default 1/sqrt(D).
+    Returns (B, H, S, D) in q's dtype; return_lse: also the (B, H, S) float32 log-sum-exp of
+    each query's scores, which attention_backward takes."""
+    op = "attention"
+    q = c.float_array(op, "q", q, ndim=4)
+    k = c.float_array(op, "k", k, ndim=4)
+    v = c.float_array(op, "v", v, ndim=4)
+    c.same_dtype(op, "q", q, k=k, v=v)
+    bq, h, s, d = q.shape
+    if k.shape[0] != bq or k.shape[3] != d:
+        c.fail(op, "k", f"expected shape ({bq}, Hkv, T, {d}), got {k.shape}")
+    if v.shape != k.shape:
+        c.fail(op, "v", f"expected k's shape {k.shape}, got {v.shape}")
+    if k.shape[1] == 0 or h % k.shape[1]:
+        c.fail(op, "k", f"{k.shape[1]} heads do not divide q's {h}")
+    out = c.empty(q.shape, q)
+    if out.size == 0:
+        return (out, np.zeros(q.shape[:3], np.float32)) if return_lse else out
+    if k.shape[2] == 0:
+        c.fail(op, "k", "no keys (T = 0)")
+    if d > MAX_HEAD_DIM:
+        c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    bd = c.pow2(d, 16)
+    bm = 32 if bd <= 128 else 16
+    hk = k.shape[1]
+    lse = np.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
+    c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
+             k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
+             lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,
+             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=32, BD=bd)
+    return (out, lse) if return_lse else out

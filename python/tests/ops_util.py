@@ -29,5 +29,6 @@ def check(actual, ref, op, dtype, **kw):
         assert np.asarray(actual).dtype == {"f32": np.float32, "f16": np.float16}[dtype]
     return assert_close(got, ref, op=op, dtype=dtype, **kw)
 
-# Every op runs on cpu and, where the build has it, on npusim (the simulator: same tests).
-DEVICES = ["cpu"] + [d for d in tl.devices() if d == "npusim"]
+# Every op runs on cpu and, where the build or the machine has them, on npusim (the simulator)
+# and cuda (a GPU): the same tests.
+DEVICES = ["cpu"] + [d for d in tl.devices() if d in ("npusim", "cuda")]

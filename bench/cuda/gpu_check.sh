@@ -5,7 +5,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
 #   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
-#   zero-copy bench launch staging ncu compile (default: tests conform-compiler conform-precision python)
+#   zero-copy bench launch staging ncu compile ops (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
@@ -71,6 +71,13 @@ for s in "${steps[@]}"; do
   launch)
     timeout 120 tl_cuda_launch_bench >"$out/launch.log" 2>&1 || failed+=(launch)
     cat "$out/launch.log"
+    ;;
+  ops) # the op library's tests (python/tests/test_ops_*.py) on the cuda device
+    (cd "$root" && timeout ${TL_OPS_TIMEOUT:-500} python3 -m pytest -q -p no:cacheprovider -rf \
+      python/tests -k "test_ops_ and cuda" >"$out/ops.log" 2>&1)
+    rc=$?
+    tail -n 40 "$out/ops.log"
+    [ $rc -eq 0 ] || failed+=(ops)
     ;;
   python)
     (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \

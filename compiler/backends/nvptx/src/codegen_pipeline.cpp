@@ -134,16 +134,52 @@ void KernelEmitter::copy_tile_async(const ir::Operation &op, llvm::Value *slot, 
   llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx_, "copy.end", fn_);
   b_.CreateCondBr(fast, async, edge);
   b_.SetInsertPoint(async);
-  each_chunk([&](llvm::Value *row, llvm::Value *col) {
-    const std::vector<llvm::Value *> index = {b_.CreateAdd(origin[0], row),
-                                              b_.CreateAdd(origin[1], col)};
-    llvm::Value *inside = in_bounds(ta, index);
-    // Outside: nothing is read (source size 0) and the 16 bytes are zero-filled.
-    llvm::Value *src = b_.CreateSelect(inside, element_address(ta, index), ta.data);
-    llvm::Value *dst = b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col));
+  // Outside the tensor: nothing is read (source size 0) and the 16 bytes are zero-filled.
+  auto copy_chunk = [&](llvm::Value *dst, llvm::Value *src, llvm::Value *inside) {
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
-                       {dst, src, b_.CreateSelect(inside, b_.getInt32(16), b_.getInt32(0))});
-  });
+                       {dst, b_.CreateSelect(inside, src, ta.data),
+                        b_.CreateSelect(inside, b_.getInt32(16), b_.getInt32(0))});
+  };
+  // When the threads cover whole rows, a thread's chunk j lies `step` rows below its chunk 0 in
+  // the same columns; when `step` is also a multiple of the rows after which the swizzle
+  // repeats (offset_of sees the row's low bits only through it), chunk j's shared offset and
+  // global address are chunk 0's plus constants: one add each instead of the index math per
+  // chunk, which was most of a pipelined GEMM's code (128 x 64 f16: 16 chunks a thread a stage).
+  const int64_t step = threads / row_chunks;
+  const int64_t period = bytes == 2 ? 8 : 4 * std::min<int64_t>(cols / 4, 8);
+  if (threads % row_chunks == 0 && step % period == 0) {
+    llvm::Value *row0, *col0;
+    chunk_at(0, row0, col0);
+    const std::vector<llvm::Value *> first = {b_.CreateAdd(origin[0], row0),
+                                              b_.CreateAdd(origin[1], col0)};
+    llvm::Value *col_inside = b_.CreateICmpULT(first[1], ta.shape[1]);
+    llvm::Value *src0 = element_address(ta, first);
+    llvm::Value *dst0 = b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row0, col0));
+    llvm::Value *src_step = b_.CreateMul(ta.strides[0], b_.getInt64(step)); // elements
+    const int64_t dst_step = step * (bytes == 2 ? std::min<int64_t>(cols, 64) * 2 : cols * 4);
+    for (int64_t j = 0; j * threads < chunks; ++j) {
+      auto body = [&] {
+        llvm::Value *row = b_.CreateAdd(first[0], b_.getInt64(j * step));
+        llvm::Value *inside = b_.CreateAnd(col_inside, b_.CreateICmpULT(row, ta.shape[0]));
+        llvm::Value *src =
+            b_.CreateGEP(memory_type(ta.elem), src0, b_.CreateMul(src_step, b_.getInt64(j)));
+        copy_chunk(b_.CreateInBoundsGEP(b_.getInt8Ty(), dst0, b_.getInt64(j * dst_step)), src,
+                   inside);
+      };
+      if ((j + 1) * threads <= chunks)
+        body();
+      else
+        guarded(b_.CreateICmpULT(b_.CreateAdd(tid_, b_.getInt64(j * threads)), b_.getInt64(chunks)),
+                body);
+    }
+  } else {
+    each_chunk([&](llvm::Value *row, llvm::Value *col) {
+      const std::vector<llvm::Value *> index = {b_.CreateAdd(origin[0], row),
+                                                b_.CreateAdd(origin[1], col)};
+      copy_chunk(b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset_of(row, col)),
+                 element_address(ta, index), in_bounds(ta, index));
+    });
+  }
   b_.CreateBr(done);
   b_.SetInsertPoint(edge);
   // Element by element (unaligned or strided tensors): rolled loops over the thread's chunks and

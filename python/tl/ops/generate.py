@@ -8,7 +8,7 @@ SPECS and an ``index.tsv`` (name, kernel, grid, arguments); ``--check DIR`` comp
 and fails naming each file that differs, is missing or is extra.
 
 >>> names = [s.name for s in specs()]
->>> "add_f32" in names and "gemm_gelu_bias_res_bf16" in names and "attention_causal_d64_f16" in names
+>>> all(n in names for n in ("add_f32", "gemm_gelu_bias_res_bf16", "attention_causal_d64_f16"))
 True
 """
 import argparse
@@ -133,7 +133,8 @@ def specs():
                                 dict(CAUSAL=causal, STORE_LSE=True, BM=32, BN=32, BD=d),
                                 "ceil(S/32) x (batch heads)",
                                 f"flash attention forward, head dimension at most {d}; q, out: "
-                                "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; group = H / Hkv."))
+                                "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; "
+                                "group = H / Hkv."))
         out.extend(_backward_specs(dt))
     return out
 

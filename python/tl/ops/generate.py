@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from .. import bf16
-from . import backward, elementwise, linear, rows, transformer
+from . import backward, data, elementwise, linear, rows, transformer
 from .reduce import REDUCTIONS, cumsum_kernel, reduce_kernel
 
 DTYPES = ("f32", "bf16", "f16")
@@ -45,7 +45,7 @@ class Spec:
                 out.append(np.zeros((1,) * a[1], bf16.DTYPE))
             else:
                 out.append(np.zeros((1,) * a[1], {"f32": np.float32, "f16": np.float16,
-                                                  "i32": np.int32}[a[2]]))
+                                                  "i32": np.int32, "i8": np.int8}[a[2]]))
         return out
 
     def text(self):
@@ -136,6 +136,18 @@ def specs():
                                 "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; "
                                 "group = H / Hkv."))
         out.extend(_backward_specs(dt))
+        out.append(Spec(f"copy_{dt}", data.copy_kernel, [t3, t3], dict(BN=64, BI=64),
+                        "outer x ceil(n/64) x ceil(inner/64)",
+                        "out = x on (outer, n, inner) views: concat writes each piece into its "
+                        "slice."))
+        out.append(Spec(f"quantize_int8_{dt}", data.quantize_kernel,
+                        [t2, _t(2, "i8"), _t(1, "f32")], dict(BM=1, BLOCK=1024), "rows",
+                        "per row: scale = max|x| / 127, q = rne(x / scale) in [-127, 127]."))
+        out.append(Spec(f"dequantize_int8_{dt}", data.dequantize_kernel,
+                        [_t(2, "i8"), _t(1, "f32"), t2], dict(BM=4, BN=1024),
+                        "ceil(rows/4) x ceil(cols/1024)", "out = q * scale[row]."))
+    out.append(Spec("copy_i32", data.copy_kernel, [_t(3, "i32")] * 2, dict(BN=64, BI=64),
+                    "outer x ceil(n/64) x ceil(inner/64)", "out = x (int32)."))
     return out
 
 

@@ -226,3 +226,13 @@ def attention_backward(do, q, k, v, causal=False, scale=None):
     b, h = q.shape[:2]
     fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
     return dq, fold(dk), fold(dv)
+
+
+def quantize_int8(x):
+    """(q, scale) of symmetric per-row int8 quantization; the division as the kernel does it, in
+    float32, so that ties round the same way."""
+    x32 = f64(x).astype(np.float32)
+    amax = np.abs(x32).max(1)
+    scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    q = np.rint(np.clip(x32 / scale[:, None], -127, 127)).astype(np.int8)
+    return q, scale

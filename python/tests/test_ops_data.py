@@ -52,3 +52,16 @@ def test_dequantize_int8(dtype, device):
     scale = rng.uniform(0.001, 0.1, 37).astype(np.float32)
     got = ops.dequantize_int8(q, scale, dtype, device=device)
     check(got, q.astype(np.float64) * scale.astype(np.float64)[:, None], "mul", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["max", "avg"])
+@pytest.mark.parametrize("k,s", [(2, None), (3, 2), ((3, 2), (1, 2))])
+def test_pool2d(k, s, mode, dtype, device):
+    # Catches: a window offset by one, the stride taken as the window (and back), a ragged
+    # edge (17 x 23 with stride 2) reading past the plane, avg dividing by the wrong count.
+    x = make(rng, (2, 3, 17, 23), dtype, normal=True)
+    got = getattr(ops, f"{mode}_pool2d")(x, k, s, device=device)
+    kk = k if isinstance(k, tuple) else (k, k)
+    check(got, ref.pool2d(mode, x, k, s), "reduce_max" if mode == "max" else "reduce_mean",
+          dtype, n=kk[0] * kk[1])

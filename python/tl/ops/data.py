@@ -118,3 +118,66 @@ def dequantize_int8(q, scale, dtype="f32", *, device=None):
         c.launch(dequantize_kernel, (tl.cdiv(q.shape[0], bm), tl.cdiv(q.shape[1], bn)), q, scale,
                  out, device=device, BM=bm, BN=bn)
     return out
+
+
+@tl.kernel
+def pool2d_kernel(x: tl.tensor, out: tl.tensor, MODE: tl.constexpr, KH: tl.constexpr,
+                  KW: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, BOH: tl.constexpr,
+                  BOW: tl.constexpr):
+    """Max or average pooling of x (N C, H, W) into out (N C, OH, OW), windows KH x KW at
+    strides SH, SW (no padding): a (BOH, BOW) block of outputs per program, each window
+    position gathered in turn (unrolled)."""
+    nc = tl.program_id(0)
+    oh = tl.program_id(1) * BOH + tl.arange(0, BOH)
+    ow = tl.program_id(2) * BOW + tl.arange(0, BOW)
+    ok = (oh < out.shape[1])[:, None] & (ow < out.shape[2])[None, :]
+    plane = tl.zeros((BOH, BOW), tl.int32) + nc
+    if MODE == "max":
+        acc = tl.full((BOH, BOW), -float("inf"), tl.float32)
+    else:
+        acc = tl.zeros((BOH, BOW), tl.float32)
+    for kh in tl.static_range(KH):
+        for kw in tl.static_range(KW):
+            v = tl.gather(x, (plane, (oh * SH + kh)[:, None], (ow * SW + kw)[None, :]),
+                          mask=ok).to(tl.float32)
+            if MODE == "max":
+                acc = tl.maximum(acc, v)
+            else:
+                acc = acc + v
+    if MODE == "avg":
+        acc = acc * (1.0 / (KH * KW))
+    tl.store(out + (nc, tl.program_id(1) * BOH, tl.program_id(2) * BOW),
+             tl.reshape(acc, (1, BOH, BOW)))
+
+
+def _pool(mode, x, kernel_size, stride, device):
+    op = f"{mode}_pool2d"
+    x = c.float_array(op, "x", x, ndim=4)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    stride = (kh, kw) if stride is None else stride
+    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    n, ch, h, w = x.shape
+    if not (1 <= kh <= h and 1 <= kw <= w):
+        c.fail(op, "kernel_size", f"{(kh, kw)} does not fit in the input's {(h, w)}")
+    if sh < 1 or sw < 1:
+        c.fail(op, "stride", f"expected positive strides, got {(sh, sw)}")
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    out = c.empty((n, ch, oh, ow), x)
+    if out.size:
+        bow = c.pow2(ow, 16, 64)
+        boh = c.pow2(oh, 1, max(1, 1024 // bow))
+        c.launch(pool2d_kernel, (n * ch, tl.cdiv(oh, boh), tl.cdiv(ow, bow)),
+                 x.reshape(n * ch, h, w), out.reshape(n * ch, oh, ow), device=device, MODE=mode,
+                 KH=kh, KW=kw, SH=sh, SW=sw, BOH=boh, BOW=bow)
+    return out
+
+
+def max_pool2d(x, kernel_size, stride=None, *, device=None):
+    """Max pooling of x (N, C, H, W) over kernel_size windows (int or (kh, kw)) at `stride`
+    (default: the window), no padding, as torch's max_pool2d."""
+    return _pool("max", x, kernel_size, stride, device)
+
+
+def avg_pool2d(x, kernel_size, stride=None, *, device=None):
+    """Average pooling, as max_pool2d (no padding: every window has kh kw elements)."""
+    return _pool("avg", x, kernel_size, stride, device)

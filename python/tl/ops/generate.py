@@ -146,6 +146,12 @@ def specs():
         out.append(Spec(f"dequantize_int8_{dt}", data.dequantize_kernel,
                         [_t(2, "i8"), _t(1, "f32"), t2], dict(BM=4, BN=1024),
                         "ceil(rows/4) x ceil(cols/1024)", "out = q * scale[row]."))
+        for mode in ("max", "avg"):
+            for k, st in ((2, 2), (3, 2), (3, 1)):
+                out.append(Spec(f"{mode}_pool2d_k{k}s{st}_{dt}", data.pool2d_kernel, [t3, t3],
+                                dict(MODE=mode, KH=k, KW=k, SH=st, SW=st, BOH=16, BOW=64),
+                                "N C x ceil(OH/16) x ceil(OW/64) over (N C, H, W) views",
+                                f"{mode} pooling, {k}x{k} windows at stride {st}, no padding."))
     out.append(Spec("copy_i32", data.copy_kernel, [_t(3, "i32")] * 2, dict(BN=64, BI=64),
                     "outer x ceil(n/64) x ceil(inner/64)", "out = x (int32)."))
     return out

@@ -236,3 +236,14 @@ def quantize_int8(x):
     scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
     q = np.rint(np.clip(x32 / scale[:, None], -127, 127)).astype(np.int8)
     return q, scale
+
+
+def pool2d(mode, x, kernel_size, stride=None):
+    x = f64(x)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int)
+                                              else stride)
+    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                    for i in range(kh) for j in range(kw)])
+    return win.max(0) if mode == "max" else win.mean(0)

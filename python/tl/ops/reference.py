@@ -247,3 +247,21 @@ def pool2d(mode, x, kernel_size, stride=None):
     win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
                     for i in range(kh) for j in range(kw)])
     return win.max(0) if mode == "max" else win.mean(0)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none"):
+    """Cross-correlation in float64 by explicit windows (torch's conv2d, groups 1)."""
+    x, w = f64(x), f64(weight)
+    sh, sw = (stride, stride) if isinstance(stride, int) else stride
+    ph, pw = (padding, padding) if isinstance(padding, int) else padding
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oc, _, kh, kw = w.shape
+    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    out = np.zeros((x.shape[0], oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    if bias is not None:
+        out += f64(bias)[None, :, None, None]
+    return activation(activation_, out)

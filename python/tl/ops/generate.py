@@ -256,8 +256,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.check:
         problems = check(a.directory)
-        for m in problems:
+        for m in problems[:5]:
             print(f"tl.ops.generate: {m}", file=sys.stderr)
+        if len(problems) > 5:
+            print(f"tl.ops.generate: ... and {len(problems) - 5} more", file=sys.stderr)
         if problems:
             print("tl.ops.generate: kernels/ops is not current; regenerate with "
                   "`python -m tl.ops.generate kernels/ops`", file=sys.stderr)

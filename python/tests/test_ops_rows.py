@@ -37,15 +37,17 @@ def test_softmax_other_axis(device):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_layernorm(shape, dtype, device):
     # Catches: a variance over the padded width (ragged), weight or bias misapplied, stats not
-    # the row's mean and 1/sigma. Positive inputs: the mean is a well-conditioned sum (the kit's
-    # reduce_mean bound assumes one).
-    x = make(rng, shape, dtype, 0.5, 3.5)
+    # the row's mean and 1/sigma. Inputs near zero mean: an f32 mean has an error of about
+    # n u mean|x| (npusim's 5000-term sums reach 1e-6 of it), which the output carries
+    # divided by sigma; the fp32 contract holds where mean|x| / sigma is about 1.
+    x = make(rng, shape, dtype, -1.5, 2.0)
     w = make(rng, shape[-1:], dtype, 0.5, 1.5)
     b = make(rng, shape[-1:], dtype)
     out, stats = ops.layernorm(x, w, b, eps=1e-5, return_stats=True, device=device)
     check(out, ref.layernorm(x, w, b, eps=1e-5), "norm", dtype)
     xd = ref.f64(x)
-    check(stats[:, 0], xd.mean(-1), "reduce_mean", "f32", n=shape[-1])
+    # the mean: within 1e-6 of the data's scale (its relative error is unbounded near 0)
+    assert np.abs(stats[:, 0] - xd.mean(-1)).max() <= 1e-6 * np.sqrt((xd * xd).mean())
     check(stats[:, 1], 1 / np.sqrt(xd.var(-1) + 1e-5), "norm", "f32")
 
 

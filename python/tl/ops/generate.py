@@ -81,11 +81,13 @@ def specs():
                             "rows", f"{op} of each row, any width."))
         out.append(Spec(f"layernorm_{dt}", rows.norm_kernel,
                         [t2, t1, t1, t2, _t(2, "f32"), f32s],
-                        dict(RMS=False, HAS_W=True, HAS_B=True, BM=1, BLOCK=1024), "rows",
+                        dict(RMS=False, HAS_W=True, HAS_B=True, ONE_PASS=False, BM=1,
+                             BLOCK=1024), "rows",
                         "LayerNorm of each row with weight and bias; stats (rows, 2) f32: mean "
                         "and 1/sigma."))
         out.append(Spec(f"rmsnorm_{dt}", rows.norm_kernel, [t2, t1, t1, t2, _t(2, "f32"), f32s],
-                        dict(RMS=True, HAS_W=True, HAS_B=False, BM=1, BLOCK=1024), "rows",
+                        dict(RMS=True, HAS_W=True, HAS_B=False, ONE_PASS=False, BM=1,
+                             BLOCK=1024), "rows",
                         "RMSNorm of each row with weight (b unused); stats as layernorm."))
         for op in REDUCTIONS:
             out_t = _t(2, "i32") if op == "argmax" else t2

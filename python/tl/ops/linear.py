@@ -152,8 +152,9 @@ def transpose(x, *, device=None):
 @tl.kernel
 def conv2d_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.tensor, h: tl.int32,
                   wd: tl.int32, ow_n: tl.int32, KH: tl.constexpr, KW: tl.constexpr,
-                  SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+                  SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
+                  HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
     """conv2d as an implicit GEMM: for image n, BM output pixels (rows) times BN output
     channels, K = C KH KW in blocks of BK; the pixels' input patches gathered on the fly (zero
     padding by mask). x: (N, C, H W) view, w: (C KH KW, OC) view (the weight transposed),

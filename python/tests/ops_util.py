@@ -8,6 +8,7 @@ from tl.testing import assert_close
 
 # f32 and bf16 everywhere; f16 on the ops where its range suits random inputs.
 DTYPES = ["f32", "bf16"]
+DTYPES_F16 = DTYPES + ["f16"]
 
 
 def make(rng, shape, dtype, lo=-1.0, hi=1.0, normal=False):

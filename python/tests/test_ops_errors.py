@@ -35,6 +35,11 @@ f = np.zeros((4, 8), np.float32)
      r"tl.ops.attention: argument 'k': 2 heads do not divide q's 3"),
     (lambda: ops.attention(*[np.zeros((1, 1, 2, 300), np.float32)] * 3),
      r"tl.ops.attention: argument 'q': head dimension 300 is above 256"),
+    (lambda: ops.concat([f, np.zeros((4, 3), np.float32)], axis=0),
+     r"tl.ops.concat: argument 'arrays\[1\]': shape \(4, 3\) does not match"),
+    (lambda: ops.dequantize_int8(np.zeros((4, 8), np.int8), np.zeros(3, np.float32)),
+     r"tl.ops.dequantize_int8: argument 'scale': expected float32 \(4,\)"),
+    (lambda: ops.topk(f, 9), r"tl.ops.topk: argument 'k': expected an integer in \[1, 8\]"),
     (lambda: ops.gemv(f, np.zeros(4, np.float32)),
      r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
 ])

@@ -64,3 +64,20 @@ def test_transpose(dtype, device):
     # Catches: a square-tile assumption (70 x 45), the batch index, bits changed (exact).
     x = make(rng, (2, 70, 45), dtype)
     check(ops.transpose(x, device=device), ref.transpose(x), "gather", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stride,padding,k", [(1, 0, 3), (2, 1, 3), ((1, 2), (2, 0), 3),
+                                              (1, 0, 1)])
+def test_conv2d(stride, padding, k, dtype, device):
+    # Catches: the patch index decoded wrongly (channel, row, column of K), padding read as
+    # data instead of zeros, the stride per axis swapped, a 1x1 convolution (a plain GEMM)
+    # over 70 output channels (more than one block), bias per pixel instead of per channel.
+    x = make(rng, (2, 3, 17, 13), dtype)
+    oc = 70 if k == 1 else 5
+    w, b = make(rng, (oc, 3, k, k), dtype), make(rng, (oc,), dtype)
+    got = ops.conv2d(x, w, b, stride=stride, padding=padding, activation="relu", device=device)
+    want = ref.conv2d(x, w, b, stride, padding, "relu")
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
+                         padding)
+    check(got, want, "gemm", dtype, n=3 * k * k, ref_abs=ref_abs)

@@ -5,7 +5,7 @@ import pytest
 
 import tl.ops as ops
 from tl.ops import reference as ref
-from ops_util import DEVICES, DTYPES, check, make
+from ops_util import DEVICES, DTYPES, DTYPES_F16, check, make
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
 
@@ -52,10 +52,30 @@ def test_var_correction(device):
           "reduce_var", "f32", n=50)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES_F16)
 @pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1)])
 def test_cumsum(shape, axis, dtype, device):
     # Catches: the carry between chunks dropped (5000 > one chunk), an exclusive scan, the
     # wrong axis.
     x = make(rng, shape, dtype, 0.0, 1.0)
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_topk(dtype, device):
+    # Catches: a winner not taken out (the same index twice), ties not to the lowest index,
+    # padding lanes (-inf) chosen in a ragged row, values not in descending order.
+    x = make(rng, (37, 100), dtype, -1, 1)
+    xd = ref.f64(x)
+    xd[3, [10, 50, 90]] = 5.0  # a three-way tie at the top
+    x = tl_array(xd, dtype)
+    values, indices = ops.topk(x, 5, device=device)
+    want_idx = np.argsort(-ref.f64(x), axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(indices, want_idx)
+    np.testing.assert_array_equal(ref.f64(values), np.take_along_axis(ref.f64(x), want_idx, 1))
+    assert indices[3, :3].tolist() == [10, 50, 90]
+
+
+def tl_array(a, dtype):
+    import tl
+    return tl.bf16.array(a) if dtype == "bf16" else a.astype(np.float32)

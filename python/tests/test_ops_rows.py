@@ -5,7 +5,7 @@ import pytest
 
 import tl.ops as ops
 from tl.ops import reference as ref
-from ops_util import DEVICES, DTYPES, check, make
+from ops_util import DEVICES, DTYPES, DTYPES_F16, check, make
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
 
@@ -16,7 +16,7 @@ rng = np.random.default_rng(19)
 SHAPES = [(37, 100), (3, 5000)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES_F16)
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax(op, shape, dtype, device):
@@ -33,23 +33,25 @@ def test_softmax_other_axis(device):
     check(ops.softmax(x, axis=0, device=device), ref.softmax(x, axis=0), "softmax", "f32", n=40)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES_F16)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_layernorm(shape, dtype, device):
     # Catches: a variance over the padded width (ragged), weight or bias misapplied, stats not
-    # the row's mean and 1/sigma. Positive inputs: the mean is a well-conditioned sum (the kit's
-    # reduce_mean bound assumes one).
-    x = make(rng, shape, dtype, 0.5, 3.5)
+    # the row's mean and 1/sigma. Inputs near zero mean: an f32 mean has an error of about
+    # n u mean|x| (npusim's 5000-term sums reach 1e-6 of it), which the output carries
+    # divided by sigma; the fp32 contract holds where mean|x| / sigma is about 1.
+    x = make(rng, shape, dtype, -1.5, 2.0)
     w = make(rng, shape[-1:], dtype, 0.5, 1.5)
     b = make(rng, shape[-1:], dtype)
     out, stats = ops.layernorm(x, w, b, eps=1e-5, return_stats=True, device=device)
     check(out, ref.layernorm(x, w, b, eps=1e-5), "norm", dtype)
     xd = ref.f64(x)
-    check(stats[:, 0], xd.mean(-1), "reduce_mean", "f32", n=shape[-1])
+    # the mean: within 1e-6 of the data's scale (its relative error is unbounded near 0)
+    assert np.abs(stats[:, 0] - xd.mean(-1)).max() <= 1e-6 * np.sqrt((xd * xd).mean())
     check(stats[:, 1], 1 / np.sqrt(xd.var(-1) + 1e-5), "norm", "f32")
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", DTYPES_F16)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_rmsnorm(shape, dtype, device):
     # Catches: the mean subtracted (layernorm instead), sqrt of the sum instead of the mean.

@@ -465,4 +465,64 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
                  scalar_f32(desc->alpha)});
 }
 
+tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
+                               const tl_kernels_attention_desc *desc) {
+  const char *fn = "tl_kernels_attention";
+  if (!kernels || !desc)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
+  if (desc->struct_size < sizeof(tl_kernels_attention_desc))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  for (auto [arg, t] :
+       {std::pair{"q", desc->q}, {"k", desc->k}, {"v", desc->v}, {"out", desc->out}})
+    if (tl_status s = check(fn, arg, t, 3, 3))
+      return s;
+  if (tl_status s = check(fn, "lse", desc->lse, 2, 2))
+    return s;
+  const char *dt = suffix(desc->q->dtype);
+  if (!dt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'q' is %s (f32, f16, bf16)", fn,
+                tl_dtype_name(static_cast<tl_dtype>(desc->q->dtype)));
+  for (auto [arg, t] : {std::pair{"k", desc->k}, {"v", desc->v}, {"out", desc->out}})
+    if (tl_status s = same_dtype(fn, arg, t, desc->q->dtype))
+      return s;
+  const int64_t bh = desc->q->shape[0], s_len = desc->q->shape[1], d = desc->q->shape[2];
+  const int64_t group = desc->group;
+  if (group < 1 || bh % group)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'group' %lld does not divide q's %lld heads", fn,
+                static_cast<long long>(group), static_cast<long long>(bh));
+  const tl_kernels_tensor *k = desc->k, *v = desc->v;
+  if (k->shape[0] != bh / group || k->shape[2] != d)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' is not (%lld, T, %lld)", fn,
+                static_cast<long long>(bh / group), static_cast<long long>(d));
+  for (uint32_t i = 0; i < 3; ++i)
+    if (v->shape[i] != k->shape[i])
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'v' is not k's shape", fn);
+  for (uint32_t i = 0; i < 3; ++i)
+    if (desc->out->shape[i] != desc->q->shape[i])
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' is not q's shape", fn);
+  const tl_kernels_tensor *lse = desc->lse;
+  if (lse->dtype != TL_DTYPE_F32 || lse->shape[0] != bh || lse->shape[1] != s_len)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'lse' must be f32 of shape (%lld, %lld)", fn,
+                static_cast<long long>(bh), static_cast<long long>(s_len));
+  if (d > 128)
+    return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
+                static_cast<long long>(d));
+  if (bh == 0 || s_len == 0 || d == 0)
+    return nullptr;
+  if (k->shape[1] == 0)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' has no keys", fn);
+  std::string name = std::string("attention") + (desc->causal ? "_causal" : "") +
+                     (d <= 64 ? "_d64_" : "_d128_") + dt;
+  tl_arg g;
+  std::memset(&g, 0, sizeof g);
+  g.struct_size = sizeof g;
+  g.kind = TL_PARAM_SCALAR;
+  g.dtype = TL_DTYPE_I32;
+  g.i = group;
+  return launch(kernels, stream, name, cdiv(s_len, 32), bh, 1,
+                {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
+                 tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
+                 g});
+}
+
 } // extern "C"

@@ -222,6 +222,56 @@ static void test_gemm(Env *e, uint32_t dtype) {
   tl_buffer_release(tres.buffer), tl_buffer_release(to.buffer);
 }
 
+/* Catches: the kv head of a grouped query head (group 2), the causal mask, a head dimension
+ * (24) below the specialization's 64 read past its end, the lse. */
+static void test_attention(Env *e) {
+  enum { BH = 4, G = 2, S = 37, T = 45, D = 24 };
+  static float q[BH * S * D], kv[2][BH / G * T * D], out[BH * S * D], lse[BH * S];
+  static double ref[BH * S * D];
+  for (unsigned i = 0; i < BH * S * D; ++i)
+    q[i] = 2 * value(i);
+  for (unsigned i = 0; i < BH / G * T * D; ++i)
+    kv[0][i] = 2 * value(3 * i + 1), kv[1][i] = value(5 * i + 2);
+  int64_t sq[3] = {BH, S, D}, sk[3] = {BH / G, T, D}, sl[2] = {BH, S};
+  tl_kernels_tensor tq = tensor(e, TL_DTYPE_F32, 3, sq, q),
+                    tk = tensor(e, TL_DTYPE_F32, 3, sk, kv[0]);
+  tl_kernels_tensor tv = tensor(e, TL_DTYPE_F32, 3, sk, kv[1]),
+                    to = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
+  tl_kernels_tensor tl_ = tensor(e, TL_DTYPE_F32, 2, sl, NULL);
+  const float scale = 1.0f / sqrtf((float)D);
+  tl_kernels_attention_desc d = {sizeof d, &tq, &tk, &tv, &to, &tl_, G, 1, scale};
+  ok(tl_kernels_attention(e->kernels, e->stream, &d), "attention");
+  read(e, &to, out, sizeof out);
+  read(e, &tl_, lse, sizeof lse);
+  double lse_err = 0;
+  for (unsigned h = 0; h < BH; ++h)
+    for (unsigned i = 0; i < S; ++i) {
+      const float *qi = q + (h * S + i) * D, *k = kv[0] + h / G * T * D, *v = kv[1] + h / G * T * D;
+      double sc[T], m = -INFINITY, sum = 0;
+      for (unsigned j = 0; j <= i && j < T; ++j) {
+        sc[j] = 0;
+        for (unsigned c = 0; c < D; ++c)
+          sc[j] += (double)qi[c] * k[j * D + c];
+        sc[j] *= scale;
+        m = fmax(m, sc[j]);
+      }
+      for (unsigned j = 0; j <= i && j < T; ++j)
+        sum += exp(sc[j] - m);
+      lse_err = fmax(lse_err, fabs(lse[h * S + i] - (m + log(sum))));
+      for (unsigned c = 0; c < D; ++c) {
+        double acc = 0;
+        for (unsigned j = 0; j <= i && j < T; ++j)
+          acc += exp(sc[j] - m) / sum * v[j * D + c];
+        ref[(h * S + i) * D + c] = acc;
+      }
+    }
+  double err = normwise(out, ref, BH * S * D);
+  EXPECT(err <= 1e-6, "attention: normwise error %g", err);
+  EXPECT(lse_err <= 1e-5, "attention lse: max error %g", lse_err);
+  tl_buffer_release(tq.buffer), tl_buffer_release(tk.buffer), tl_buffer_release(tv.buffer);
+  tl_buffer_release(to.buffer), tl_buffer_release(tl_.buffer);
+}
+
 static void expect_error(tl_status s, tl_status_code code, const char *fragment) {
   EXPECT(s && tl_status_get_code(s) == code && strstr(tl_status_get_message(s), fragment),
          "expected %s naming '%s', got: %s", tl_status_code_name(code), fragment,
@@ -242,6 +292,12 @@ static void test_errors(Env *e) {
                TL_STATUS_INVALID_ARGUMENT, "'y' is i32");
   expect_error(tl_kernels_softmax(e->kernels, e->stream, 0, &x, &y), TL_STATUS_INVALID_ARGUMENT,
                "'out' is not x's shape");
+  tl_kernels_tensor x3 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){3, 2, 8}, NULL);
+  tl_kernels_tensor l2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){3, 2}, NULL);
+  tl_kernels_attention_desc ad = {sizeof ad, &x3, &x3, &x3, &x3, &l2, 2, 0, 1.0f};
+  expect_error(tl_kernels_attention(e->kernels, e->stream, &ad), TL_STATUS_INVALID_ARGUMENT,
+               "'group' 2 does not divide q's 3 heads");
+  tl_buffer_release(x3.buffer), tl_buffer_release(l2.buffer);
   tl_kernels_gemm_desc d = {sizeof d, &x, &y, NULL, NULL, &x, TL_KERNELS_ACT_NONE, 1.0f};
   expect_error(tl_kernels_gemm(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
                "'b' has 2 rows, a has 3 columns");
@@ -276,6 +332,7 @@ static void run_on(tl_runtime rt, const char *name) {
   test_layernorm(&e);
   test_gemm(&e, TL_DTYPE_F32);
   test_gemm(&e, TL_DTYPE_BF16);
+  test_attention(&e);
   test_errors(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");

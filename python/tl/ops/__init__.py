@@ -17,9 +17,10 @@ from .activations import ACTIVATIONS
 from .elementwise import (add, sub, mul, div, binary, activation, relu, gelu, silu, sigmoid,
                           tanh, leaky_relu, swiglu, geglu)
 from .rows import softmax, log_softmax, layernorm, rmsnorm
-from .reduce import reduce, sum, mean, max, min, argmax, var, cumsum  # noqa: A004
-from .linear import gemm, gemv, transpose
+from .reduce import reduce, sum, mean, max, min, argmax, var, cumsum, topk  # noqa: A004
+from .linear import gemm, gemv, transpose, conv2d
 from .transformer import rope, rope_tables, embedding, cross_entropy, attention
+from .data import concat, quantize_int8, dequantize_int8, max_pool2d, avg_pool2d
 from .backward import (activation_backward, softmax_backward, layernorm_backward,
                        rmsnorm_backward, cross_entropy_backward, embedding_backward,
                        attention_backward)
@@ -30,4 +31,5 @@ __all__ = ["OpError", "ACTIVATIONS", "add", "sub", "mul", "div", "binary", "acti
            "argmax", "var", "cumsum", "gemm", "gemv", "transpose", "rope", "rope_tables",
            "embedding", "cross_entropy", "attention", "activation_backward",
            "softmax_backward", "layernorm_backward", "rmsnorm_backward", "cross_entropy_backward",
-           "embedding_backward", "attention_backward"]
+           "embedding_backward", "attention_backward", "concat", "quantize_int8",
+           "dequantize_int8", "max_pool2d", "avg_pool2d", "conv2d", "topk"]

@@ -147,3 +147,78 @@ def transpose(x, *, device=None):
                                                                   shape[-1]),
                  device=device, BM=bm, BN=bn)
     return out
+
+
+@tl.kernel
+def conv2d_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.tensor, h: tl.int32,
+                  wd: tl.int32, ow_n: tl.int32, KH: tl.constexpr, KW: tl.constexpr,
+                  SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
+                  HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    """conv2d as an implicit GEMM: for image n, BM output pixels (rows) times BN output
+    channels, K = C KH KW in blocks of BK; the pixels' input patches gathered on the fly (zero
+    padding by mask). x: (N, C, H W) view, w: (C KH KW, OC) view (the weight transposed),
+    out: (N, OC, OH OW) view, bias: (OC); h, wd: the input's height and width, ow_n: OW."""
+    p0 = tl.program_id(0) * BM
+    oc0 = tl.program_id(1) * BN
+    n = tl.program_id(2)
+    pix = p0 + tl.arange(0, BM)
+    oh = pix // ow_n
+    ow = pix % ow_n
+    pix_ok = pix < out.shape[2]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in tl.range(0, w.shape[0], BK):
+        k = k0 + tl.arange(0, BK)
+        ic = k // (KH * KW)
+        kh = (k % (KH * KW)) // KW
+        kw = k % KW
+        rows = oh[:, None] * SH + kh[None, :] - PH
+        cols = ow[:, None] * SW + kw[None, :] - PW
+        ok = (pix_ok[:, None] & (k < w.shape[0])[None, :] & (rows >= 0) & (rows < h)
+              & (cols >= 0) & (cols < wd))
+        zero = tl.zeros((BM, BK), tl.int32)
+        a = tl.gather(x, (zero + n, zero + ic[None, :], rows * wd + cols), mask=ok)
+        acc = tl.dot(a, tl.load(w + (k0, oc0), (BK, BN)), acc=acc)
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (oc0,), (BN,)).to(tl.float32)[None, :]
+    acc = activate(acc, ACT)
+    tl.store(out + (n, oc0, p0), tl.reshape(tl.trans(acc), (1, BN, BM)))
+
+
+def conv2d(x, weight, bias=None, *, stride=1, padding=0, activation="none", device=None):
+    """2D convolution (cross-correlation, as torch's conv2d) of x (N, C, H, W) with weight
+    (OC, C, KH, KW), zero padding, optional bias (OC) and fused activation; groups = 1,
+    dilation 1. Returns (N, OC, OH, OW) in x's dtype (f32 accumulation)."""
+    op = "conv2d"
+    x = c.float_array(op, "x", x, ndim=4)
+    weight = c.float_array(op, "weight", weight, ndim=4)
+    c.same_dtype(op, "x", x, weight=weight)
+    n, ch, h, w = x.shape
+    oc, wc, kh, kw = weight.shape
+    if wc != ch:
+        c.fail(op, "weight", f"has {wc} input channels, x has {ch}")
+    if bias is not None:
+        bias = c.float_array(op, "bias", bias, ndim=1)
+        if bias.shape != (oc,):
+            c.fail(op, "bias", f"expected shape ({oc},), got {bias.shape}")
+        c.same_dtype(op, "x", x, bias=bias)
+    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    if sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        c.fail(op, "stride", f"strides must be >= 1 and padding >= 0, got {stride}, {padding}")
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        c.fail(op, "weight", f"window {(kh, kw)} does not fit in the padded input")
+    if activation not in ACTIVATIONS or activation == "leaky_relu":
+        c.fail(op, "activation", f"unknown activation {activation!r}")
+    out = c.empty((n, oc, oh, ow), x)
+    if out.size == 0 or x.size == 0:
+        return out
+    w_t = weight.reshape(oc, ch * kh * kw).T  # (K, OC), a strided view
+    bm = c.pow2(oh * ow, 16, 64)
+    bn = c.pow2(oc, 16, 64)
+    c.launch(conv2d_kernel, (tl.cdiv(oh * ow, bm), tl.cdiv(oc, bn), n), x.reshape(n, ch, h * w),
+             w_t, x.reshape(-1)[:1] if bias is None else bias, out.reshape(n, oc, oh * ow), h, w,
+             ow, device=device, KH=kh, KW=kw, SH=sh, SW=sw, PH=ph, PW=pw, HAS_BIAS=bias is not None,
+             ACT=activation, BM=bm, BN=bn, BK=32)
+    return out

@@ -127,3 +127,42 @@ def cumsum(x, axis=-1, *, device=None):
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
                  out.reshape(x3.shape), device=device, BN=bn, BI=bi)
     return out
+
+
+TOPK_MAX_WIDTH = 4096  # a row is held in one tile
+
+
+@tl.kernel
+def topk_kernel(x: tl.tensor, values: tl.tensor, indices: tl.tensor, K: tl.constexpr,
+                BM: tl.constexpr, BLOCK: tl.constexpr):
+    """The K largest of each row (rows of at most BLOCK), largest first, the lowest index first
+    among equals: K rounds of argmax, each taking its winner out."""
+    r0 = tl.program_id(0) * BM
+    v = tl.load(x + (r0, 0), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+    cols = tl.arange(0, BLOCK)
+    for i in tl.static_range(K):
+        j = tl.argmax(v, axis=1)
+        tl.store(values + (r0, i), tl.reshape(tl.max(v, axis=1), (BM, 1)))
+        tl.store(indices + (r0, i), tl.reshape(j, (BM, 1)))
+        v = tl.where(cols[None, :] == j[:, None], -float("inf"), v)
+
+
+def topk(x, k, *, device=None):
+    """(values, indices) of the k largest elements of each row of x (..., n), n <= 4096,
+    largest first, ties to the lowest index; values in x's dtype, indices int32."""
+    op = "topk"
+    x = c.float_array(op, "x", x, min_ndim=1)
+    n = x.shape[-1]
+    if n > TOPK_MAX_WIDTH:
+        c.fail(op, "x", f"rows of {n} elements: at most {TOPK_MAX_WIDTH}")
+    if not (isinstance(k, int) and 1 <= k <= n):
+        c.fail(op, "k", f"expected an integer in [1, {n}], got {k!r}")
+    values = c.empty(x.shape[:-1] + (k,), x)
+    indices = np.empty(x.shape[:-1] + (k,), np.int32)
+    if values.size:
+        x2 = c.rows_view(x)
+        block = c.pow2(n, 16)
+        bm = c.pow2(x2.shape[0], 1, builtins.max(1, 4096 // block))
+        c.launch(topk_kernel, (tl.cdiv(x2.shape[0], bm),), x2, c.rows_view(values),
+                 c.rows_view(indices), device=device, K=k, BM=bm, BLOCK=block)
+    return values, indices

@@ -226,3 +226,42 @@ def attention_backward(do, q, k, v, causal=False, scale=None):
     b, h = q.shape[:2]
     fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
     return dq, fold(dk), fold(dv)
+
+
+def quantize_int8(x):
+    """(q, scale) of symmetric per-row int8 quantization; the division as the kernel does it, in
+    float32, so that ties round the same way."""
+    x32 = f64(x).astype(np.float32)
+    amax = np.abs(x32).max(1)
+    scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    q = np.rint(np.clip(x32 / scale[:, None], -127, 127)).astype(np.int8)
+    return q, scale
+
+
+def pool2d(mode, x, kernel_size, stride=None):
+    x = f64(x)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int)
+                                              else stride)
+    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                    for i in range(kh) for j in range(kw)])
+    return win.max(0) if mode == "max" else win.mean(0)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none"):
+    """Cross-correlation in float64 by explicit windows (torch's conv2d, groups 1)."""
+    x, w = f64(x), f64(weight)
+    sh, sw = (stride, stride) if isinstance(stride, int) else stride
+    ph, pw = (padding, padding) if isinstance(padding, int) else padding
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oc, _, kh, kw = w.shape
+    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    out = np.zeros((x.shape[0], oc, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    if bias is not None:
+        out += f64(bias)[None, :, None, None]
+    return activation(activation_, out)

@@ -48,32 +48,47 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
 @tl.kernel
 def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats: tl.tensor,
                 eps: tl.float32, RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-                BM: tl.constexpr, BLOCK: tl.constexpr):
+                ONE_PASS: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr):
     """LayerNorm (two-pass mean and variance) or RMSNorm (RMS) of each row, in f32; stats
-    (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward."""
+    (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward.
+    ONE_PASS (rows of at most BLOCK): the row is read once and kept."""
     r0 = tl.program_id(0) * BM
     n = x.shape[1]
-    mean = tl.zeros((BM,), tl.float32)
-    if not RMS:
-        acc = tl.zeros((BM,), tl.float32)
-        for k in tl.range(0, n, BLOCK):
-            acc = acc + tl.sum(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32), axis=1)
-        mean = acc / n
-    sq = tl.zeros((BM,), tl.float32)
-    for k in tl.range(0, n, BLOCK):
-        v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
-        cols = k + tl.arange(0, BLOCK)
-        d = tl.where((cols < n)[None, :], v - mean[:, None], 0.0)
-        sq = sq + tl.sum(d * d, axis=1)
-    rstd = tl.rsqrt(sq / n + eps)
-    for k in tl.range(0, n, BLOCK):
-        v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
-        y = (v - mean[:, None]) * rstd[:, None]
+    if ONE_PASS:
+        v = tl.load(x + (r0, 0), (BM, BLOCK)).to(tl.float32)
+        mean = tl.zeros((BM,), tl.float32)
+        if not RMS:
+            mean = tl.sum(v, axis=1) / n
+        d = tl.where((tl.arange(0, BLOCK) < n)[None, :], v - mean[:, None], 0.0)
+        rstd = tl.rsqrt(tl.sum(d * d, axis=1) / n + eps)
+        y = d * rstd[:, None]
         if HAS_W:
-            y = y * tl.load(w + (k,), (BLOCK,)).to(tl.float32)[None, :]
+            y = y * tl.load(w + (0,), (BLOCK,)).to(tl.float32)[None, :]
         if HAS_B:
-            y = y + tl.load(b + (k,), (BLOCK,)).to(tl.float32)[None, :]
-        tl.store(out + (r0, k), y)
+            y = y + tl.load(b + (0,), (BLOCK,)).to(tl.float32)[None, :]
+        tl.store(out + (r0, 0), y)
+    else:
+        mean = tl.zeros((BM,), tl.float32)
+        if not RMS:
+            acc = tl.zeros((BM,), tl.float32)
+            for k in tl.range(0, n, BLOCK):
+                acc = acc + tl.sum(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32), axis=1)
+            mean = acc / n
+        sq = tl.zeros((BM,), tl.float32)
+        for k in tl.range(0, n, BLOCK):
+            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+            cols = k + tl.arange(0, BLOCK)
+            d = tl.where((cols < n)[None, :], v - mean[:, None], 0.0)
+            sq = sq + tl.sum(d * d, axis=1)
+        rstd = tl.rsqrt(sq / n + eps)
+        for k in tl.range(0, n, BLOCK):
+            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+            y = (v - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                y = y * tl.load(w + (k,), (BLOCK,)).to(tl.float32)[None, :]
+            if HAS_B:
+                y = y + tl.load(b + (k,), (BLOCK,)).to(tl.float32)[None, :]
+            tl.store(out + (r0, k), y)
     tl.store(stats + (r0, 0), tl.reshape(mean, (BM, 1)))
     tl.store(stats + (r0, 1), tl.reshape(rstd, (BM, 1)))
 
@@ -125,12 +140,12 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
     x2, o2 = c.rows_view(x), c.rows_view(out)
     stats = np.zeros((x2.shape[0], 2), np.float32)
     if out.size:
-        bm, block, _ = row_tiles(*x2.shape)
+        bm, block, one = row_tiles(*x2.shape)
         dummy = x2[0, :1]
         c.launch(norm_kernel, (tl.cdiv(x2.shape[0], bm),), x2,
                  dummy if weight is None else weight, dummy if bias is None else bias, o2, stats,
                  float(eps), device=device, RMS=op == "rmsnorm", HAS_W=weight is not None,
-                 HAS_B=bias is not None, BM=bm, BLOCK=block)
+                 HAS_B=bias is not None, ONE_PASS=one, BM=bm, BLOCK=block)
     return (out, stats) if return_stats else out
 
 

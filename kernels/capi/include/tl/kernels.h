@@ -105,6 +105,21 @@ typedef struct tl_kernels_gemm_desc {
 TL_KERNELS_EXPORT tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream,
                                             const tl_kernels_gemm_desc *desc);
 
+typedef struct tl_kernels_attention_desc {
+  size_t struct_size;
+  const tl_kernels_tensor *q;   /* (B H, S, D), D <= 128 */
+  const tl_kernels_tensor *k;   /* (B Hkv, T, D) */
+  const tl_kernels_tensor *v;   /* (B Hkv, T, D) */
+  const tl_kernels_tensor *out; /* (B H, S, D) */
+  const tl_kernels_tensor *lse; /* (B H, S) f32, written: each query's log-sum-exp */
+  uint32_t group;               /* H / Hkv: query heads per kv head (1: multi-head) */
+  int32_t causal;               /* 1: key j attends to query i when j <= i */
+  float scale;                  /* usually 1 / sqrt(D) */
+} tl_kernels_attention_desc;
+/* Attention forward, flash-style (online softmax over key blocks, f32). */
+TL_KERNELS_EXPORT tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
+                                                 const tl_kernels_attention_desc *desc);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

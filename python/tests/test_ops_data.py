@@ -1,0 +1,67 @@
+# tl.ops concat and int8 quantize / dequantize against numpy.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl
+import tl.ops as ops
+from tl.ops import reference as ref
+from ops_util import DEVICES, DTYPES, check, make
+
+pytestmark = pytest.mark.parametrize("device", DEVICES)
+rng = np.random.default_rng(24)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["i32"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_concat(axis, dtype, device):
+    # Catches: a piece written at the wrong offset or over its neighbour, the axis ignored,
+    # bits changed (exact).
+    def arr(shape):
+        if dtype == "i32":
+            return rng.integers(-1000, 1000, shape).astype(np.int32)
+        return make(rng, shape, dtype)
+    shapes = [[3, 5, 7], [3, 5, 7], [3, 5, 7]]
+    for s, n in zip(shapes, (4, 1, 9)):
+        s[axis] = n
+    arrays = [arr(tuple(s)) for s in shapes]
+    got = ops.concat(arrays, axis, device=device)
+    want = np.concatenate([a.view(np.uint16) if dtype == "bf16" else a for a in arrays], axis)
+    np.testing.assert_array_equal(got.view(np.uint16) if dtype == "bf16" else got, want)
+    if dtype == "bf16":
+        assert tl.bf16.is_bf16(got)
+
+
+def test_quantize_int8(device):
+    # Catches: scale from the column instead of the row, truncation instead of rounding (12.7),
+    # a zero row dividing by zero, values outside [-127, 127].
+    x = make(rng, (37, 300), "f32", normal=True)
+    x[5] = 0
+    x[6, :4] = [127 * 0.5, 127 * 1.5, -127 * 2.5, 127 * 0.25]  # the row's absmax: 2.5 * 127
+    q, scale = ops.quantize_int8(x, device=device)
+    q_ref, s_ref = ref.quantize_int8(x)
+    np.testing.assert_array_equal(scale, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
+    assert q.dtype == np.int8 and q[5].max() == 0 and q[6, :4].tolist() == [25, 76, -127, 13]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dequantize_int8(dtype, device):
+    # Catches: the scale of another row, the output dtype ignored.
+    q = rng.integers(-127, 128, (37, 300)).astype(np.int8)
+    scale = rng.uniform(0.001, 0.1, 37).astype(np.float32)
+    got = ops.dequantize_int8(q, scale, dtype, device=device)
+    check(got, q.astype(np.float64) * scale.astype(np.float64)[:, None], "mul", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["max", "avg"])
+@pytest.mark.parametrize("k,s", [(2, None), (3, 2), ((3, 2), (1, 2))])
+def test_pool2d(k, s, mode, dtype, device):
+    # Catches: a window offset by one, the stride taken as the window (and back), a ragged
+    # edge (17 x 23 with stride 2) reading past the plane, avg dividing by the wrong count.
+    x = make(rng, (2, 3, 17, 23), dtype, normal=True)
+    got = getattr(ops, f"{mode}_pool2d")(x, k, s, device=device)
+    kk = k if isinstance(k, tuple) else (k, k)
+    check(got, ref.pool2d(mode, x, k, s), "reduce_max" if mode == "max" else "reduce_mean",
+          dtype, n=kk[0] * kk[1])

@@ -1,0 +1,183 @@
+# Data movement and quantization: concat (a strided copy into slices of the output), int8
+# per-row quantize (symmetric, scale = absmax / 127) and dequantize.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+
+import tl
+
+from . import _common as c
+
+
+@tl.kernel
+def copy_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr):
+    """out = x on (outer, n, inner) views (out may be a slice of a larger array)."""
+    o = tl.program_id(0)
+    k = tl.program_id(1) * BN
+    i0 = tl.program_id(2) * BI
+    tl.store(out + (o, k, i0), tl.load(x + (o, k, i0), (1, BN, BI)))
+
+
+@tl.kernel
+def quantize_kernel(x: tl.tensor, q: tl.tensor, scale: tl.tensor, BM: tl.constexpr,
+                    BLOCK: tl.constexpr):
+    """Per row: scale = max|x| / 127 (1 for a zero row), q = x / scale rounded to nearest even,
+    in [-127, 127]."""
+    r0 = tl.program_id(0) * BM
+    n = x.shape[1]
+    amax = tl.zeros((BM,), tl.float32)
+    for k in tl.range(0, n, BLOCK):
+        amax = tl.maximum(amax, tl.max(tl.abs(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)),
+                                       axis=1))
+    s = tl.where(amax > 0.0, amax / 127.0, 1.0)
+    for k in tl.range(0, n, BLOCK):
+        v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32) / s[:, None]
+        tl.store(q + (r0, k), tl.cast(tl.clamp(v, -127.0, 127.0), tl.int8, "rne"))
+    tl.store(scale + (r0,), s)
+
+
+@tl.kernel
+def dequantize_kernel(q: tl.tensor, scale: tl.tensor, out: tl.tensor, BM: tl.constexpr,
+                      BN: tl.constexpr):
+    """out = q * scale[row], computed in f32, rounded once to out's dtype."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    v = tl.load(q + (m0, n0), (BM, BN)).to(tl.float32)
+    tl.store(out + (m0, n0), v * tl.load(scale + (m0,), (BM,)).to(tl.float32)[:, None])
+
+
+def concat(arrays, axis=0, *, device=None):
+    """The arrays joined along `axis` (same dtype, same shape elsewhere), as numpy.concatenate;
+    f32, f16, bf16 or int32."""
+    op = "concat"
+    if not arrays:
+        c.fail(op, "arrays", "expected at least one array")
+    arrays = [c.as_array(op, f"arrays[{i}]", a) for i, a in enumerate(arrays)]
+    first = arrays[0]
+    if c.dtype_name(first) not in c.FLOAT_DTYPES + ("int32",):
+        c.fail(op, "arrays[0]", f"dtype {c.dtype_name(first)} is not supported "
+               "(f32, f16, bf16, int32)")
+    if first.ndim == 0 or not -first.ndim <= axis < first.ndim:
+        c.fail(op, "axis", f"{axis} is out of range for rank {first.ndim}")
+    axis %= first.ndim
+    for i, a in enumerate(arrays[1:], 1):
+        if c.dtype_name(a) != c.dtype_name(first):
+            c.fail(op, f"arrays[{i}]", f"dtype {c.dtype_name(a)} differs from arrays[0]'s "
+                   f"{c.dtype_name(first)}")
+        if a.ndim != first.ndim or a.shape[:axis] + a.shape[axis + 1:] != \
+                first.shape[:axis] + first.shape[axis + 1:]:
+            c.fail(op, f"arrays[{i}]", f"shape {a.shape} does not match arrays[0]'s "
+                   f"{first.shape} outside axis {axis}")
+    total = sum(a.shape[axis] for a in arrays)
+    shape = first.shape[:axis] + (total,) + first.shape[axis + 1:]
+    out = c.empty(shape, first)
+    out3, _ = c.axis_view(out, axis, op)  # a view: out is contiguous
+    at = 0
+    for a in arrays:
+        n = a.shape[axis]
+        if a.size:
+            x3, _ = c.axis_view(a, axis, op)
+            bi = c.pow2(x3.shape[2], 1, 64)
+            bn = c.pow2(n, 1, max(1, 4096 // bi))
+            c.launch(copy_kernel, (x3.shape[0], tl.cdiv(n, bn), tl.cdiv(x3.shape[2], bi)), x3,
+                     out3[:, at:at + n, :], device=device, BN=bn, BI=bi)
+        at += n
+    return out
+
+
+def quantize_int8(x, *, device=None):
+    """Symmetric int8 quantization of each row of x (rows, n) — per output channel of an
+    (out, in) weight: returns (q int8 (rows, n), scale float32 (rows,)) with scale = max|row| /
+    127 and q = round-to-nearest-even(x / scale)."""
+    op = "quantize_int8"
+    x = c.float_array(op, "x", x, ndim=2)
+    q = np.empty(x.shape, np.int8)
+    scale = np.empty(x.shape[0], np.float32)
+    if x.size:
+        block = c.pow2(x.shape[1], 16, 4096)
+        bm = c.pow2(x.shape[0], 1, max(1, 8192 // block))
+        c.launch(quantize_kernel, (tl.cdiv(x.shape[0], bm),), x, q, scale, device=device, BM=bm,
+                 BLOCK=block)
+    return q, scale
+
+
+def dequantize_int8(q, scale, dtype="f32", *, device=None):
+    """q (rows, n) int8 times scale (rows,) per row, as `dtype` ('f32', 'f16', 'bf16')."""
+    op = "dequantize_int8"
+    q = c.as_array(op, "q", q)
+    if q.dtype != np.int8 or q.ndim != 2:
+        c.fail(op, "q", f"expected a rank-2 int8 array, got {q.dtype} {q.shape}")
+    scale = c.as_array(op, "scale", scale)
+    if scale.dtype != np.float32 or scale.shape != q.shape[:1]:
+        c.fail(op, "scale", f"expected float32 ({q.shape[0]},), got {scale.dtype} {scale.shape}")
+    if dtype not in c.FLOAT_DTYPES:
+        c.fail(op, "dtype", f"expected one of {', '.join(c.FLOAT_DTYPES)}, got {dtype!r}")
+    out = np.empty(q.shape, c.np_dtype(dtype))
+    if out.size:
+        bn = c.pow2(q.shape[1], 16, 1024)
+        bm = c.pow2(q.shape[0], 1, max(1, 4096 // bn))
+        c.launch(dequantize_kernel, (tl.cdiv(q.shape[0], bm), tl.cdiv(q.shape[1], bn)), q, scale,
+                 out, device=device, BM=bm, BN=bn)
+    return out
+
+
+@tl.kernel
+def pool2d_kernel(x: tl.tensor, out: tl.tensor, MODE: tl.constexpr, KH: tl.constexpr,
+                  KW: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, BOH: tl.constexpr,
+                  BOW: tl.constexpr):
+    """Max or average pooling of x (N C, H, W) into out (N C, OH, OW), windows KH x KW at
+    strides SH, SW (no padding): a (BOH, BOW) block of outputs per program, each window
+    position gathered in turn (unrolled)."""
+    nc = tl.program_id(0)
+    oh = tl.program_id(1) * BOH + tl.arange(0, BOH)
+    ow = tl.program_id(2) * BOW + tl.arange(0, BOW)
+    ok = (oh < out.shape[1])[:, None] & (ow < out.shape[2])[None, :]
+    plane = tl.zeros((BOH, BOW), tl.int32) + nc
+    if MODE == "max":
+        acc = tl.full((BOH, BOW), -float("inf"), tl.float32)
+    else:
+        acc = tl.zeros((BOH, BOW), tl.float32)
+    for kh in tl.static_range(KH):
+        for kw in tl.static_range(KW):
+            v = tl.gather(x, (plane, (oh * SH + kh)[:, None], (ow * SW + kw)[None, :]),
+                          mask=ok).to(tl.float32)
+            if MODE == "max":
+                acc = tl.maximum(acc, v)
+            else:
+                acc = acc + v
+    if MODE == "avg":
+        acc = acc * (1.0 / (KH * KW))
+    tl.store(out + (nc, tl.program_id(1) * BOH, tl.program_id(2) * BOW),
+             tl.reshape(acc, (1, BOH, BOW)))
+
+
+def _pool(mode, x, kernel_size, stride, device):
+    op = f"{mode}_pool2d"
+    x = c.float_array(op, "x", x, ndim=4)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    stride = (kh, kw) if stride is None else stride
+    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    n, ch, h, w = x.shape
+    if not (1 <= kh <= h and 1 <= kw <= w):
+        c.fail(op, "kernel_size", f"{(kh, kw)} does not fit in the input's {(h, w)}")
+    if sh < 1 or sw < 1:
+        c.fail(op, "stride", f"expected positive strides, got {(sh, sw)}")
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    out = c.empty((n, ch, oh, ow), x)
+    if out.size:
+        bow = c.pow2(ow, 16, 64)
+        boh = c.pow2(oh, 1, max(1, 1024 // bow))
+        c.launch(pool2d_kernel, (n * ch, tl.cdiv(oh, boh), tl.cdiv(ow, bow)),
+                 x.reshape(n * ch, h, w), out.reshape(n * ch, oh, ow), device=device, MODE=mode,
+                 KH=kh, KW=kw, SH=sh, SW=sw, BOH=boh, BOW=bow)
+    return out
+
+
+def max_pool2d(x, kernel_size, stride=None, *, device=None):
+    """Max pooling of x (N, C, H, W) over kernel_size windows (int or (kh, kw)) at `stride`
+    (default: the window), no padding, as torch's max_pool2d."""
+    return _pool("max", x, kernel_size, stride, device)
+
+
+def avg_pool2d(x, kernel_size, stride=None, *, device=None):
+    """Average pooling, as max_pool2d (no padding: every window has kh kw elements)."""
+    return _pool("avg", x, kernel_size, stride, device)

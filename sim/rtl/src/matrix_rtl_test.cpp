@@ -190,6 +190,7 @@ public:
   void set_reset(bool active) override { inner_->set_reset(active); }
   void set_command(const Command *c) override { inner_->set_command(c); }
   bool settle() override { return inner_->settle(); }
+  void set_read_ready(bool weights, bool a) override { inner_->set_read_ready(weights, a); }
   void open_trace(const std::string &path, uint64_t from, uint64_t to,
                   const uint64_t *cycle) override {
     inner_->open_trace(path, from, to, cycle);

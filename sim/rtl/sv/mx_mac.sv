@@ -16,7 +16,8 @@ module mx_mac
     input logic [31:0] acc /*verilator public_flat_rd*/,
     output logic [31:0] result
 );
-  /*verilator no_inline_module*/
+  // Inlined into mx_pe (one simulation class for every PE): its code is still one copy, and a
+  // PE no longer copies its operands into a MAC instance every cycle.
 
   // The exact sum window: the product's 48 bits sit at [49:2]; an addend close enough to matter
   // fits exactly above them (its LSB at bit 0..51); bit 0 doubles as a sticky bit for an addend

@@ -375,6 +375,11 @@ module mx_unit
   end
 
   // ---- the array ------------------------------------------------------------------------------
+  // Its reset is registered: every PE copies it, and a reset straight from the port would be
+  // copied at each half cycle (a tenth of the verilated array's time). Held R + C + 2 cycles by
+  // the driver, it still sweeps the skew buffers; no row reaches the array within a cycle of it.
+  logic array_rst_n;
+  always_ff @(posedge clk) array_rst_n <= rst_n;
   logic out_valid;
   logic [COLS-1:0][31:0] out_psum;
   mx_array #(
@@ -382,7 +387,7 @@ module mx_unit
       .COLS(COLS)
   ) array (
       .clk,
-      .rst_n,
+      .rst_n(array_rst_n),
       .in_valid,
       .in_int,
       .in_bank,

@@ -270,7 +270,6 @@ void MatrixRtl::step() {
           bank_edges({{e.a.addr, bytes(e.a)}, {e.accumulator.addr, bytes(e.accumulator)}}) - 1;
   }
   model_->set_read_ready(w_wait_ == 0, a_wait_ == 0);
-  idle_edges_ = busy() || pending() ? 0 : idle_edges_ + 1;
   active_edges_ += next_ > done_count_;
 }
 
@@ -296,10 +295,14 @@ bool MatrixRtl::would_accept() {
 }
 
 void MatrixRtl::advance_to(uint64_t target) {
-  const uint64_t quiet = static_cast<uint64_t>(rows() + cols() + 8);
+  // Once nothing is in flight (every command done: no row in the array, no C row or event to
+  // come) the unit's clock can stop: the only activity left is the last preload's weights still
+  // crossing the weight skew (column j up to j edges after pre_done), which resumes with the
+  // clock and lands before any later row reaches column j (that takes more than j edges). So
+  // pausing is exact (IdleGapKeepsWeights, the gap streams); a port's bank wait must be over.
   while (cycle_ < target) {
-    if (!busy() && !pending() && idle_edges_ >= quiet && w_wait_ == 0 && a_wait_ == 0) {
-      cycle_ = target; // nothing in flight and the array drained: the state no longer changes
+    if (!busy() && !pending() && w_wait_ == 0 && a_wait_ == 0) {
+      cycle_ = target;
       return;
     }
     step();

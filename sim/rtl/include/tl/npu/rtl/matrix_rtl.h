@@ -162,8 +162,8 @@ public:
   bool pending() const { return next_ < commands_.size(); }
   /// Whether the next queued command would be taken at the next edge (nothing changes).
   bool would_accept();
-  /// Steps to cycle `target` (no earlier than cycle()). Once the unit has been idle for
-  /// rows() + cols() + 8 edges (every command done, the array drained) the rest of an idle
+  /// Steps to cycle `target` (no earlier than cycle()). Once the unit is idle (every command
+  /// done, no bank wait left) the rest of an idle
   /// stretch is skipped: an idle unit's state no longer changes, so this is exact and a long gap
   /// costs nothing.
   void advance_to(uint64_t target);
@@ -219,7 +219,6 @@ private:
   SramBanks banks_;
   std::vector<uint32_t> bank_words_; // per bank, for bank_edges
   uint32_t w_wait_ = 0, a_wait_ = 0; // edges the weight / A port stays busy
-  uint64_t idle_edges_ = 0;          // consecutive edges with nothing in flight
   uint64_t active_edges_ = 0;
 };
 

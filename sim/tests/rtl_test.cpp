@@ -196,15 +196,16 @@ void rejected_command() {
 /// from the fast model's timing (matrix_timing.h) against the RTL's: the issue asks for +-2;
 /// the model is exact, and any difference fails. Fails on a wrong fill, drain, preload overlap,
 /// f32 pass count, idle-gap cost or interlock in the model.
-void gap_streams() {
-  int64_t worst = 0;
+/// `banks` limit the RTL's and the model's row reads (banks = 0: unlimited); `label` names them.
+size_t run_streams(const rtl::SramBanks &banks, const std::string &label, int64_t &worst) {
   size_t commands = 0;
   for (const rtl::BuiltArray &arr : rtl::built_arrays()) {
     for (num::DType mode : {num::DType::BF16, num::DType::F32, num::DType::I8, num::DType::F16})
       for (uint64_t gap : {0, 1, 2, 8, 100}) {
         rtl::MatrixRtl unit(arr.make(), 1 << 20);
+        unit.set_sram_banks(banks);
         MatrixConfig mc{arr.rows, arr.cols, arr.fp32_passes, MatrixKind::Rtl};
-        model::MatrixTiming timing(mc);
+        model::MatrixTiming timing(mc, model::MxBanks{banks.banks, banks.width, banks.end});
         const uint64_t base = unit.cycle();
         std::mt19937 rng(
             static_cast<uint32_t>(arr.rows * 1000 + gap * 10 + static_cast<int>(mode)));
@@ -212,8 +213,8 @@ void gap_streams() {
         const uint32_t R = static_cast<uint32_t>(arr.rows), C = static_cast<uint32_t>(arr.cols);
         uint32_t k = 0, n = 0, c_at = 0x40000, last_c = 0x40000;
         std::vector<uint64_t> model_done;
-        const std::string what = std::to_string(arr.rows) + "x" + std::to_string(arr.cols) + " " +
-                                 num::dtype_name(mode) + " gap " + std::to_string(gap);
+        const std::string what = label + std::to_string(arr.rows) + "x" + std::to_string(arr.cols) +
+                                 " " + num::dtype_name(mode) + " gap " + std::to_string(gap);
         for (int i = 0; i < 48; ++i) {
           rtl::MxCommand c;
           c.mode = mode;
@@ -274,8 +275,124 @@ void gap_streams() {
         commands += cc.size();
       }
   }
+  return commands;
+}
+
+void gap_streams() {
+  int64_t worst = 0;
+  const size_t commands = run_streams({}, "", worst);
   std::printf("gap streams: %zu commands, largest model - RTL difference %lld cycles\n", commands,
               static_cast<long long>(worst));
+}
+
+/// The SRAM banks feeding the array (core.sram.banks x bank_width; MatrixRtl::set_sram_banks,
+/// MatrixTiming's MxBanks). Three parts, each failing on its own wrong thing:
+///  - one preload and a 64-row mm, bf16, on the largest array: with 1 bank of 4 B an A row of
+///    R bf16 elements takes R / 2 edges, so the mm streams that much slower in the RTL and in the
+///    model, and the two agree exactly (fails if either ignores the banks, or a port's busy
+///    edges are off by one);
+///  - the gap streams again with narrow banks: 2 x 8 B with the C rows (0x40000 on) outside the
+///    banks, as an accumulator is, and 4 x 4 B with everything banked (an mx.mma's C row read
+///    shares the A row's banks), every command's take and done edge exact (fails on a wrong
+///    closed form: a row's words miscounted, the C row not shared, a stall on an unbanked row,
+///    the port's busy edges not carried from one command to the next);
+///  - the tiled GEMM on the edge chip with 1 bank of 16 B in cross-check mode: 0 mismatches, 0
+///    cycles of error on every command, and the matrix unit busy longer than on the edge chip's
+///    own 8 x 32 B banks, in RTL mode and in model mode alike, with identical totals (fails if
+///    the simulator does not pass the chip's banks to the RTL, the model or the cross-check).
+void narrow_banks() {
+  const rtl::BuiltArray &arr = rtl::built_arrays().back();
+  const uint32_t R = static_cast<uint32_t>(arr.rows), C = static_cast<uint32_t>(arr.cols);
+  uint64_t done[2][2] = {}; // [narrow][rtl]
+  for (int narrow = 0; narrow < 2; ++narrow) {
+    const rtl::SramBanks banks = narrow ? rtl::SramBanks{1, 4, 1u << 20} : rtl::SramBanks{};
+    rtl::MatrixRtl unit(arr.make(), 1 << 20);
+    unit.set_sram_banks(banks);
+    model::MatrixTiming timing(MatrixConfig{arr.rows, arr.cols, arr.fp32_passes, MatrixKind::Rtl},
+                               model::MxBanks{banks.banks, banks.width, banks.end});
+    const uint64_t base = unit.cycle();
+    rtl::MxCommand pre{rtl::MxOp::Preload, num::DType::BF16, R, C, 0, 0, 2 * C, 0, 0};
+    rtl::MxCommand mm{
+        rtl::MxOp::Multiply, num::DType::BF16, 0, 0, 64, 0x10000, 2 * R, 0x40000, 4 * C};
+    unit.submit(pre);
+    unit.submit(mm);
+    unit.run();
+    model::MxTimingCommand tp, tm;
+    tp.preload = true;
+    tp.k = R;
+    tp.n = C;
+    tp.src_stride = 2 * C;
+    tm.m = 64;
+    tm.k = R;
+    tm.n = C;
+    tm.src = 0x10000;
+    tm.src_stride = 2 * R;
+    tm.dst = 0x40000;
+    tm.dst_stride = 4 * C;
+    timing.command(tp, 0);
+    done[narrow][0] = timing.command(tm, 0).done;
+    done[narrow][1] = unit.cycles().back().done - base;
+    TNPU_CHECK(done[narrow][0] == done[narrow][1],
+               std::string(narrow ? "narrow" : "wide") + " banks: mm done at " +
+                   std::to_string(done[narrow][0]) + " (model), " +
+                   std::to_string(done[narrow][1]) + " (RTL)");
+  }
+  // 1 bank of 4 B: a row of R bf16 elements is R / 2 words, R / 2 edges.
+  const uint64_t per_row = R / 2;
+  TNPU_CHECK(done[1][1] >= done[0][1] + 63 * (per_row - 1),
+             "narrow banks: mm done at " + std::to_string(done[1][1]) + ", wide at " +
+                 std::to_string(done[0][1]) + ": the banks do not slow the array");
+  std::printf(
+      "%ux%u bf16 mm of 64 rows: done at edge %llu with unlimited banks, %llu with 1 x 4 B\n", R, C,
+      static_cast<unsigned long long>(done[0][1]), static_cast<unsigned long long>(done[1][1]));
+
+  int64_t worst = 0;
+  size_t commands =
+      run_streams(rtl::SramBanks{2, 8, 0x40000}, "banks 2 x 8 B, C unbanked: ", worst);
+  commands += run_streams(rtl::SramBanks{4, 4, 1u << 20}, "banks 4 x 4 B: ", worst);
+  std::printf("narrow-bank streams: %zu commands, largest model - RTL difference %lld cycles\n",
+              commands, static_cast<long long>(worst));
+
+  GemmProblem p{70, 50, 90, num::DType::BF16};
+  p.layout();
+  auto a = random_matrix(p.mode, p.M, p.K, 15), b = random_matrix(p.mode, p.K, p.N, 16);
+  double busy[2][2] = {};
+  unsigned long long total[2][2] = {};
+  for (int narrow = 0; narrow < 2; ++narrow)
+    for (int rtl_mode = 0; rtl_mode < 2; ++rtl_mode) {
+      ChipConfig cfg = rtl_chip("edge", rtl_mode ? MatrixKind::CrossCheck : MatrixKind::Model);
+      if (narrow) {
+        cfg.core.sram.banks = 1;
+        cfg.core.sram.bank_width = 16;
+      }
+      // One simulation per process (SystemC elaborates once).
+      const std::string out = in_child([&] {
+        GemmRun r = run_gemm(cfg, p, a, b);
+        if (rtl_mode) {
+          auto j = nlohmann::json::parse(r.report.stats_json);
+          const auto &x = j["cross_check"]["core0"];
+          TNPU_CHECK(x["mismatches"] == 0, x["first_mismatches"].dump());
+          TNPU_CHECK(x["cycle_max_abs_error"].get<double>() == 0,
+                     std::string(narrow ? "narrow" : "wide") + " banks: per-command cycle error " +
+                         x["cycle_error_histogram"].dump());
+        }
+        return std::to_string(r.report.cycles) + " " +
+               std::to_string(stat(r.report, "core0.mx.busy_cycles"));
+      });
+      std::sscanf(out.c_str(), "%llu %lf", &total[narrow][rtl_mode], &busy[narrow][rtl_mode]);
+    }
+  for (int narrow = 0; narrow < 2; ++narrow)
+    TNPU_CHECK(total[narrow][0] == total[narrow][1] && busy[narrow][0] == busy[narrow][1],
+               std::string(narrow ? "narrow" : "wide") + " banks: model " +
+                   std::to_string(total[narrow][0]) + " cycles (matrix busy " +
+                   std::to_string(busy[narrow][0]) + "), RTL " + std::to_string(total[narrow][1]) +
+                   " (busy " + std::to_string(busy[narrow][1]) + ")");
+  TNPU_CHECK(busy[1][1] > 1.5 * busy[0][1], "1 x 16 B banks: matrix busy " +
+                                                std::to_string(busy[1][1]) +
+                                                " cycles, 8 x 32 B: " + std::to_string(busy[0][1]));
+  std::printf("edge gemm bf16 70x50x90: matrix busy %.0f cycles (8 x 32 B banks), %.0f (1 x 16 B); "
+              "total %llu / %llu; model = RTL in both\n",
+              busy[0][1], busy[1][1], total[0][1], total[1][1]);
 }
 
 } // namespace
@@ -293,6 +410,7 @@ int sc_main(int argc, char *argv[]) {
                     {"fence-holds-back", fence_holds_back},
                     {"not-built", not_built},
                     {"rejected-command", rejected_command},
-                    {"gap-streams", gap_streams}},
+                    {"gap-streams", gap_streams},
+                    {"narrow-banks", narrow_banks}},
                    argc, argv);
 }

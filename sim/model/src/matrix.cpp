@@ -15,7 +15,9 @@ namespace tl::npu::model {
 using num::DType;
 
 MatrixUnit::MatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
-    : Unit(name, core, "mx", track), timing_(core.chip.cfg.core.matrix) {}
+    : Unit(name, core, "mx", track),
+      timing_(core.chip.cfg.core.matrix,
+              MatrixTiming::sram_banks(core.chip.cfg.core.sram, isa::kAccBase)) {}
 
 namespace {
 DType mode_dtype(uint64_t mode) {

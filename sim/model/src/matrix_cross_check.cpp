@@ -36,8 +36,8 @@ const Bucket kBuckets[] = {{"<=-100", INT64_MIN, -100},
 
 } // namespace
 
-MatrixCrossCheck::MatrixCrossCheck(const MatrixConfig &mc, rtl::Memory &memory)
-    : memory_(memory), fp32_passes_(mc.fp32_passes), timing_(mc) {}
+MatrixCrossCheck::MatrixCrossCheck(const MatrixConfig &mc, rtl::Memory &memory, MxBanks banks)
+    : memory_(memory), fp32_passes_(mc.fp32_passes), timing_(mc, banks) {}
 
 void MatrixCrossCheck::command(size_t index, const rtl::MxCommand &c, uint64_t issue) {
   if (records_.size() <= index)

@@ -22,7 +22,8 @@ namespace tl::npu::model {
 class MatrixCrossCheck {
 public:
   /// `memory`: the memory the RTL runs on (the model reads A and the old C there).
-  MatrixCrossCheck(const MatrixConfig &mc, rtl::Memory &memory);
+  /// `banks`: the SRAM banks in the RTL's addresses (as given to MatrixRtl::set_sram_banks).
+  MatrixCrossCheck(const MatrixConfig &mc, rtl::Memory &memory, MxBanks banks = {});
 
   /// Command `index` (the RTL's index) was offered to the unit from cycle `issue` on.
   void command(size_t index, const rtl::MxCommand &c, uint64_t issue);

@@ -48,6 +48,11 @@ RtlMatrixUnit::RtlMatrixUnit(sc_core::sc_module_name name, CoreState &core, int 
     : Unit(name, core, "mx", track), memory_(core.mem) {
   const MatrixConfig &mc = chip_.cfg.core.matrix;
   rtl_ = std::make_unique<rtl::MatrixRtl>(make_model(mc), memory_);
+  // The SRAM's banks limit the read ports (the accumulator, from 2^31 on, is not banked).
+  const SramConfig &sram = chip_.cfg.core.sram;
+  rtl_->set_sram_banks(rtl::SramBanks{static_cast<uint32_t>(sram.banks),
+                                      static_cast<uint32_t>(sram.bank_width),
+                                      static_cast<uint32_t>(kRtlAccBase)});
   base_ = rtl_->cycle();
   if (!chip_.opts.rtl_vcd.empty()) {
     std::string path = chip_.opts.rtl_vcd;
@@ -65,7 +70,8 @@ RtlMatrixUnit::RtlMatrixUnit(sc_core::sc_module_name name, CoreState &core, int 
     }
   }
   if (mc.kind == MatrixKind::CrossCheck) {
-    check_ = std::make_unique<MatrixCrossCheck>(mc, memory_);
+    check_ = std::make_unique<MatrixCrossCheck>(mc, memory_,
+                                                MatrixTiming::sram_banks(sram, kRtlAccBase));
     rtl_->on_c_row = [this](const rtl::CRow &row) { check_->c_row(row); };
   }
 }

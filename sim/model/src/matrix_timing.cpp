@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "matrix_timing.h"
 
+#include "memory.h"
+
 #include <algorithm>
 
 namespace tl::npu::model {
@@ -29,6 +31,16 @@ uint64_t MatrixTiming::clear_after(uint64_t lo, uint64_t hi) const {
   return edge;
 }
 
+uint64_t MatrixTiming::bank_edges(std::initializer_list<std::pair<uint64_t, uint64_t>> rows) const {
+  if (banks_.banks == 0)
+    return 1;
+  BankCounter counter(static_cast<int>(banks_.banks), static_cast<int>(banks_.width));
+  for (const auto &[lo, bytes] : rows)
+    if (lo < banks_.end)
+      counter.touch(lo, bytes);
+  return std::max<uint64_t>(1, counter.busiest());
+}
+
 MxTimes MatrixTiming::command(const MxTimingCommand &c, uint64_t issue) {
   // Rows written by the time this command is offered can no longer hold anything back.
   while (!flights_.empty() && flights_.front().write.back() <= issue)
@@ -40,9 +52,11 @@ MxTimes MatrixTiming::command(const MxTimingCommand &c, uint64_t issue) {
     uint64_t edge = t.accept;
     for (uint64_t r = 0; r < rows_; ++r) { // rows k.. are written without a read
       edge += 1;
-      if (r < c.k)
-        edge = std::max(edge, clear_after(c.src + r * c.src_stride,
-                                          c.src + r * c.src_stride + c.n * c.elem_bytes));
+      if (r < c.k) {
+        const uint64_t lo = c.src + r * c.src_stride, bytes = c.n * c.elem_bytes;
+        edge = std::max({edge, clear_after(lo, lo + bytes), w_ready_});
+        w_ready_ = edge + bank_edges({{lo, bytes}});
+      }
     }
     ld_free_ = edge;
     t.done = edge + 1;
@@ -70,7 +84,8 @@ MxTimes MatrixTiming::command(const MxTimingCommand &c, uint64_t issue) {
         clear = std::max(clear, own(a, a + c.k * c.elem_bytes));
         if (c.accumulate)
           clear = std::max(clear, own(cr, cr + 4 * c.n));
-        slot = std::max(slot, clear);
+        slot = std::max({slot, clear, a_ready_});
+        a_ready_ = slot + bank_edges({{a, c.k * c.elem_bytes}, {cr, c.accumulate ? 4 * c.n : 0}});
         f.write.push_back(slot + latency);
       }
       st_free_ = slot + p - 1;

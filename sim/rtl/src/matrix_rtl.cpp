@@ -63,6 +63,7 @@ void MatrixRtl::reset() {
   lanes_.resize(static_cast<size_t>(std::max(model_->rows(), model_->cols())));
   // Hold reset long enough for the skew buffers to clear, one entry per cycle.
   model_->set_command(nullptr);
+  model_->set_read_ready(true, true);
   model_->set_reset(true);
   for (int i = 0; i < model_->rows() + model_->cols() + 2; ++i) {
     model_->settle();
@@ -93,6 +94,29 @@ uint8_t *MatrixRtl::span(uint32_t addr, size_t bytes, bool write, const char *wh
 }
 
 MatrixRtl::~MatrixRtl() = default;
+
+void MatrixRtl::set_sram_banks(const SramBanks &b) {
+  if (b.banks > 0 && b.width == 0)
+    throw std::invalid_argument("matrix unit SRAM banks: a bank width of 0 bytes");
+  banks_ = b;
+  bank_words_.assign(b.banks, 0);
+}
+
+uint32_t MatrixRtl::bank_edges(std::initializer_list<std::pair<uint32_t, uint32_t>> rows) {
+  if (banks_.banks == 0)
+    return 1;
+  std::fill(bank_words_.begin(), bank_words_.end(), 0u);
+  uint32_t busiest = 0;
+  for (const auto &[addr, bytes] : rows) {
+    if (bytes == 0 || addr >= banks_.end)
+      continue;
+    const uint64_t first = addr / banks_.width;
+    const uint64_t last = (static_cast<uint64_t>(addr) + bytes - 1) / banks_.width;
+    for (uint64_t w = first; w <= last; ++w)
+      busiest = std::max(busiest, ++bank_words_[w % banks_.banks]);
+  }
+  return std::max(busiest, 1u);
+}
 
 int MatrixRtl::rows() const { return model_->rows(); }
 int MatrixRtl::cols() const { return model_->cols(); }
@@ -231,7 +255,21 @@ void MatrixRtl::step() {
     answer(Model::ReadPort::A, e.a, static_cast<size_t>(rows()));
   if (e.accumulator.valid)
     answer(Model::ReadPort::Accumulator, e.accumulator, static_cast<size_t>(cols()));
-  idle_edges_ = busy() || pending() ? 0 : idle_edges_ + 1;
+  // The banks: a request taken at this edge keeps its port busy for the edges its words need
+  // beyond this one.
+  w_wait_ -= w_wait_ > 0;
+  a_wait_ -= a_wait_ > 0;
+  if (banks_.banks > 0) {
+    const auto bytes = [](const Model::Read &r) {
+      return r.valid ? r.count * static_cast<uint32_t>(num::dtype_size(r.dtype)) : 0u;
+    };
+    if (e.weights.valid)
+      w_wait_ = bank_edges({{e.weights.addr, bytes(e.weights)}}) - 1;
+    if (e.a.valid)
+      a_wait_ =
+          bank_edges({{e.a.addr, bytes(e.a)}, {e.accumulator.addr, bytes(e.accumulator)}}) - 1;
+  }
+  model_->set_read_ready(w_wait_ == 0, a_wait_ == 0);
   active_edges_ += next_ > done_count_;
 }
 
@@ -257,10 +295,14 @@ bool MatrixRtl::would_accept() {
 }
 
 void MatrixRtl::advance_to(uint64_t target) {
-  const uint64_t quiet = static_cast<uint64_t>(rows() + cols() + 8);
+  // Once nothing is in flight (every command done: no row in the array, no C row or event to
+  // come) the unit's clock can stop: the only activity left is the last preload's weights still
+  // crossing the weight skew (column j up to j edges after pre_done), which resumes with the
+  // clock and lands before any later row reaches column j (that takes more than j edges). So
+  // pausing is exact (IdleGapKeepsWeights, the gap streams); a port's bank wait must be over.
   while (cycle_ < target) {
-    if (!busy() && !pending() && idle_edges_ >= quiet) {
-      cycle_ = target; // nothing in flight and the array drained: the state no longer changes
+    if (!busy() && !pending() && w_wait_ == 0 && a_wait_ == 0) {
+      cycle_ = target;
       return;
     }
     step();

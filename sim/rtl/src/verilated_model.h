@@ -103,6 +103,11 @@ public:
     }
   }
 
+  void set_read_ready(bool weights, bool a) override {
+    top_->w_rd_ready = weights;
+    top_->a_rd_ready = a;
+  }
+
   bool settle() override {
     top_->clk = 0;
     top_->eval();

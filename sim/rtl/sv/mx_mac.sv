@@ -16,7 +16,8 @@ module mx_mac
     input logic [31:0] acc /*verilator public_flat_rd*/,
     output logic [31:0] result
 );
-  /*verilator no_inline_module*/
+  // Inlined into mx_pe (one simulation class for every PE): its code is still one copy, and a
+  // PE no longer copies its operands into a MAC instance every cycle.
 
   // The exact sum window: the product's 48 bits sit at [49:2]; an addend close enough to matter
   // fits exactly above them (its LSB at bit 0..51); bit 0 doubles as a sticky bit for an addend
@@ -31,6 +32,7 @@ module mx_mac
     logic [WIN-1:0] p, c, v;
     logic [5:0] cut;
     logic [6:0] top;
+    logic [63:0] part;  // the leading-one search: the half of v that holds its top bit, narrowed
     logic [24:0] sig;
     logic signed [15:0] int_prod;
 
@@ -54,6 +56,7 @@ module mx_mac
     v = '0;
     cut = '0;
     top = '0;
+    part = '0;
     sig = '0;
     int_prod = '0;
     result = acc;
@@ -108,7 +111,35 @@ module mx_mac
             result = 32'h0;  // an exact zero sum is +0
           end else begin
             // Round (-1)^neg * v * 2^(prod_exp - 2) once to f32.
-            for (int i = 0; i < WIN; i++) if (v[i]) top = 7'(i);
+            // The top set bit of v, found by halving (a leading-one detector of 7 steps; a
+            // bit-serial loop over the 77 bits was a fifth of the verilated array's time).
+            if (v[WIN-1:64] != '0) begin
+              part = 64'(v[WIN-1:64]);
+              top  = 7'd64;
+            end else begin
+              part = v[63:0];
+            end
+            if (part[63:32] != '0) begin
+              part = part >> 32;
+              top  = top + 7'd32;
+            end
+            if (part[31:16] != '0) begin
+              part = part >> 16;
+              top  = top + 7'd16;
+            end
+            if (part[15:8] != '0) begin
+              part = part >> 8;
+              top  = top + 7'd8;
+            end
+            if (part[7:4] != '0) begin
+              part = part >> 4;
+              top  = top + 7'd4;
+            end
+            if (part[3:2] != '0) begin
+              part = part >> 2;
+              top  = top + 7'd2;
+            end
+            if (part[1]) top = top + 7'd1;
             // The result's LSB exponent: 24 significant bits from the top, never below 2^-149.
             lsb = prod_exp - 16'sd2 + 16'($unsigned(top)) - 16'sd23;
             if (lsb < -16'sd149) lsb = -16'sd149;

@@ -14,7 +14,11 @@
 // Memory: each read port returns its row's elements one cycle after the request, one per 32-bit
 // lane (raw bits in the low bits); c_wr writes one C row. A read waits while a C write still in
 // flight overlaps its bytes, so chained mx.mma and A or weights produced by an earlier command
-// read what the fast model reads (its commands run one after another).
+// read what the fast model reads (its commands run one after another). w_rd_ready / a_rd_ready
+// say whether the memory takes a weight / A row request at this edge: the SRAM's banks serve a
+// row in one edge only if it spans no more words than there are banks, so the memory side holds
+// a port not ready for the extra edges a wide row needs (an mx.mma's C row read shares the A
+// request's slot and its banks). Tied high, the unit reads a row per edge.
 // Events: pre_done / mm_done when a command's last weight row / C row is written; err_valid when
 // a command is rejected (err_code, ERR_*; the command is dropped).
 module mx_unit
@@ -45,12 +49,14 @@ module mx_unit
     output logic [15:0] w_rd_count,
     output logic [2:0] w_rd_mode,
     input logic [COLS-1:0][31:0] w_rd_data,
+    input logic w_rd_ready,
 
     output logic a_rd_en,
     output logic [31:0] a_rd_addr,
     output logic [15:0] a_rd_count,
     output logic [2:0] a_rd_mode,
     input logic [ROWS-1:0][31:0] a_rd_data,
+    input logic a_rd_ready,
 
     output logic acc_rd_en,
     output logic [31:0] acc_rd_addr,
@@ -120,7 +126,7 @@ module mx_unit
   logic ld_reads, ld_blocked, ld_issue, ld_finishing;
   assign ld_reads = ld_row < ld_k;  // rows k.. are written as outside the tile, without a read
   logic w_hazard;  // the weight row ld_addr would read overlaps a C write still to come
-  assign ld_blocked = ld_reads && w_hazard;
+  assign ld_blocked = ld_reads && (w_hazard || !w_rd_ready);
   assign ld_issue = ld_busy && !ld_blocked;
   assign ld_finishing = ld_issue && ld_row == 16'(ROWS - 1);
 
@@ -147,7 +153,7 @@ module mx_unit
   logic st_slot, st_finishing;
   // A row (or the marker) issues in this cycle.
   assign st_slot = st_busy && st_phase == 4'd0 &&
-      (st_marker || (st_left != 32'd0 && !a_hazard && !(st_acc && acc_hazard)));
+      (st_marker || (st_left != 32'd0 && a_rd_ready && !a_hazard && !(st_acc && acc_hazard)));
   // The engine's last cycle: the marker, or the last row's last pass.
   assign st_finishing = st_busy && (st_marker ? st_slot : st_passes == 4'd1 ?
       st_slot && st_left == 32'd1 : st_left == 32'd0 && st_phase == st_passes - 4'd1);
@@ -369,6 +375,11 @@ module mx_unit
   end
 
   // ---- the array ------------------------------------------------------------------------------
+  // Its reset is registered: every PE copies it, and a reset straight from the port would be
+  // copied at each half cycle (a tenth of the verilated array's time). Held R + C + 2 cycles by
+  // the driver, it still sweeps the skew buffers; no row reaches the array within a cycle of it.
+  logic array_rst_n;
+  always_ff @(posedge clk) array_rst_n <= rst_n;
   logic out_valid;
   logic [COLS-1:0][31:0] out_psum;
   mx_array #(
@@ -376,7 +387,7 @@ module mx_unit
       .COLS(COLS)
   ) array (
       .clk,
-      .rst_n,
+      .rst_n(array_rst_n),
       .in_valid,
       .in_int,
       .in_bank,

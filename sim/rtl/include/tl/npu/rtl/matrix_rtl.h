@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,8 @@ public:
   virtual void set_command(const Command *c) = 0; ///< nullptr: no command this cycle
   /// The elements a read asked for at the previous edge (rows() lanes for A, else cols()).
   virtual void set_read_data(ReadPort port, const uint32_t *lanes) = 0;
+  /// Whether the memory takes a weight / A row request at the next edge (w_rd_ready, a_rd_ready).
+  virtual void set_read_ready(bool weights, bool a) = 0;
   /// Settles the inputs; returns whether the unit takes the command at the next edge.
   virtual bool settle() = 0;
   virtual void rising_edge(Edge &out) = 0;
@@ -106,6 +109,16 @@ public:
   /// [addr, addr + bytes) for reading (`write` false) or writing; throws (any std::exception)
   /// naming `what` if the range is not memory.
   virtual uint8_t *span(uint32_t addr, size_t bytes, bool write, const char *what) = 0;
+};
+
+/// The SRAM banks behind the unit's read ports: each of `banks` banks serves one `width`-byte word
+/// (address / width, interleaved over the banks) per edge, so a row read takes as many edges as
+/// its busiest bank has words; addresses from `end` on (the accumulator) are not banked. A weight
+/// row is one request; an A row and an mx.mma's C row, read at the same edge, are one together.
+/// banks = 0: unlimited (every row in one edge).
+struct SramBanks {
+  uint32_t banks = 0, width = 0;
+  uint32_t end = 0;
 };
 
 /// One C row as it leaves the array for the accumulator, before it is written (so that an
@@ -149,8 +162,8 @@ public:
   bool pending() const { return next_ < commands_.size(); }
   /// Whether the next queued command would be taken at the next edge (nothing changes).
   bool would_accept();
-  /// Steps to cycle `target` (no earlier than cycle()). Once the unit has been idle for
-  /// rows() + cols() + 8 edges (every command done, the array drained) the rest of an idle
+  /// Steps to cycle `target` (no earlier than cycle()). Once the unit is idle (every command
+  /// done, no bank wait left) the rest of an idle
   /// stretch is skipped: an idle unit's state no longer changes, so this is exact and a long gap
   /// costs nothing.
   void advance_to(uint64_t target);
@@ -158,6 +171,9 @@ public:
   void trace(const std::string &path, uint64_t from, uint64_t to) {
     model_->open_trace(path, from, to, &cycle_);
   }
+  /// The banks that limit the read ports from now on (SramBanks; none by default). Throws
+  /// std::invalid_argument for a width of 0 with banks.
+  void set_sram_banks(const SramBanks &b);
   /// Called with every C row before it is written (the cross-check compares them there).
   std::function<void(const CRow &)> on_c_row;
 
@@ -198,7 +214,11 @@ private:
   std::vector<size_t> c_owed_;
   size_t c_head_ = 0;
   uint32_t c_row_ = 0;
-  uint64_t idle_edges_ = 0; // consecutive edges with nothing in flight
+  /// Edges the banks need for the rows [addr, addr + bytes) read together (at least 1).
+  uint32_t bank_edges(std::initializer_list<std::pair<uint32_t, uint32_t>> rows);
+  SramBanks banks_;
+  std::vector<uint32_t> bank_words_; // per bank, for bank_edges
+  uint32_t w_wait_ = 0, a_wait_ = 0; // edges the weight / A port stays busy
   uint64_t active_edges_ = 0;
 };
 

@@ -63,13 +63,19 @@ tl_status check(const char *fn, const char *arg, const tl_kernels_tensor *t, uin
   return nullptr;
 }
 
-// `t` (rank <= rank) as a view of `rank` dimensions, leading ones added with extent 1.
-View view(const tl_kernels_tensor *t, uint32_t rank) {
+// `t`'s buffer, offset and dtype as a view of `rank` dimensions, its extents still to set.
+View over(const tl_kernels_tensor *t, uint32_t rank) {
   View v;
   v.buffer = t->buffer;
   v.offset = t->offset_bytes;
   v.dtype = t->dtype;
   v.rank = rank;
+  return v;
+}
+
+// `t` (rank <= rank) as a view of `rank` dimensions, leading ones added with extent 1.
+View view(const tl_kernels_tensor *t, uint32_t rank) {
+  View v = over(t, rank);
   uint32_t pad = rank - t->rank;
   for (uint32_t d = 0; d < rank; ++d) {
     v.shape[d] = d < pad ? 1 : t->shape[d - pad];
@@ -80,11 +86,7 @@ View view(const tl_kernels_tensor *t, uint32_t rank) {
 
 // A one-element view of `t`'s buffer for a parameter the specialization does not read.
 View unread(const tl_kernels_tensor *t, uint32_t rank) {
-  View v;
-  v.buffer = t->buffer;
-  v.offset = t->offset_bytes;
-  v.dtype = t->dtype;
-  v.rank = rank;
+  View v = over(t, rank);
   for (uint32_t d = 0; d < rank; ++d)
     v.shape[d] = 1;
   return v;

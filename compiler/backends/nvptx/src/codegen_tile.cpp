@@ -276,8 +276,8 @@ void KernelEmitter::lower_load_store(const ir::Operation &op) {
   }
   b_.CreateBr(done);
   b_.SetInsertPoint(slow);
-  Regs bits;
-  for (int64_t g = 0; g < n; ++g)
+  Regs bits; // the rolled loop reads them from its array; unrolled, element() converts its own
+  for (int64_t g = 0; n > 32 && g < n; ++g)
     bits.push_back(to_memory(k, regs(tile)[g]));
   edge(&bits);
   b_.CreateBr(done);

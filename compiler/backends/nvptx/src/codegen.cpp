@@ -18,8 +18,13 @@ constexpr unsigned kGlobal = 1, kShared = 3;
 
 KernelEmitter::KernelEmitter(const ir::Kernel &kernel, llvm::Module &module, int num_warps,
                              std::string arch)
-    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), num_warps_(num_warps),
-      arch_(std::move(arch)) {}
+    : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_, IdentityFolder()),
+      num_warps_(num_warps), arch_(std::move(arch)) {}
+
+Builder KernelEmitter::at_entry() {
+  auto *after = llvm::cast<llvm::Instruction>(warp_);
+  return Builder(after->getParent(), std::next(after->getIterator()), IdentityFolder());
+}
 
 void KernelEmitter::unsupported(const ir::Operation &op, const std::string &what) {
   throw LoweringError(op.loc().str() + ": error: nvptx: '" + std::string(op.name()) + "': " + what);
@@ -288,16 +293,23 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
   llvm::AllocaInst *read_slot = nullptr;
   if (ring_dot) {
     // Prologue: iterations lb .. lb + (distance - 1) step into slots 0 .. distance - 1.
-    llvm::Value *at = lb;
+    // A rolled loop past one slot: each unrolled copy of the copies' code costs every compile
+    // its size (the f16 GEMM's 3 stages: two copies).
     llvm::Value *ok = b_.CreateAnd(is_signed ? b_.CreateICmpSLT(lb, ub) : b_.CreateICmpULT(lb, ub),
                                    b_.CreateNot(bad_step));
-    for (int64_t s = 0; s < distance; ++s) {
-      if (s)
-        ok = exists(at, ok, at);
-      issue(at, ok, b_.getInt64(s));
-    }
-    auto *after = llvm::cast<llvm::Instruction>(warp_);
-    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+    if (distance == 1)
+      issue(lb, ok, b_.getInt64(0));
+    else
+      loop(
+          b_.getInt64(distance), {lb, ok},
+          [&](llvm::Value *s, const Regs &cur) -> Regs {
+            issue(cur[0], cur[1], s);
+            llvm::Value *at = nullptr;
+            llvm::Value *next_ok = exists(cur[0], cur[1], at);
+            return {at, next_ok};
+          },
+          true);
+    Builder entry = at_entry();
     read_slot = entry.CreateAlloca(b_.getInt64Ty());
     b_.CreateStore(b_.getInt64(0), read_slot);
   }
@@ -321,15 +333,33 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     values_.erase(body.argument(0));
     return out;
   };
-  const std::vector<Regs> first =
-      ahead(lb, b_.CreateAnd(is_signed ? b_.CreateICmpSLT(lb, ub) : b_.CreateICmpULT(lb, ub),
-                             b_.CreateNot(bad_step)));
-  pre = b_.GetInsertBlock(); // a conversion or a load may have added blocks
-  b_.CreateBr(header);
+  // Two shapes. Without register prefetches:
+  //   pre -> header (iv < ub?) -> body -> header | exit.
+  // With them, one copy of the loads' code (a prologue copy costs every compile its size: the
+  // library GEMM's IR 1112 -> 908 instructions, its PTX 553 -> 472 without one): a trip through
+  // `header` loads iteration lb when it is the first (`started` false) and goes round again,
+  // later trips load iteration iv + step and run iv's body on the tiles loaded the trip before:
+  //   pre (lb < ub?) -> header (the loads) -> body | latch;  body -> latch | exit;  latch ->
+  //   header.
+  const bool prefetching = !loads.empty();
+  llvm::Value *ok0 = b_.CreateAnd(is_signed ? b_.CreateICmpSLT(lb, ub) : b_.CreateICmpULT(lb, ub),
+                                  b_.CreateNot(bad_step));
+  llvm::BasicBlock *latch_bb =
+      prefetching ? llvm::BasicBlock::Create(ctx_, "for.latch", fn_) : nullptr;
+  pre = b_.GetInsertBlock();
+  if (prefetching)
+    b_.CreateCondBr(ok0, header, exit);
+  else
+    b_.CreateBr(header);
   header->moveAfter(pre);
   b_.SetInsertPoint(header);
   llvm::PHINode *iv = b_.CreatePHI(lb->getType(), 2, "iv");
   iv->addIncoming(lb, pre);
+  llvm::PHINode *started = nullptr;
+  if (prefetching) {
+    started = b_.CreatePHI(b_.getInt1Ty(), 2, "started");
+    started->addIncoming(b_.getFalse(), pre);
+  }
   for (size_t i = 3; i < op.num_operands(); ++i) {
     std::vector<llvm::PHINode *> phis;
     for (llvm::Value *init : inits[i - 3]) {
@@ -339,21 +369,30 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
     }
     carried.push_back(phis);
   }
+  // `fetched`: the tiles loaded the trip before, as ahead() returns them (memory bits where a
+  // conversion would wait for the load).
   std::vector<std::vector<llvm::PHINode *>> fetched;
-  for (const Regs &r : first) {
-    std::vector<llvm::PHINode *> phis;
-    for (llvm::Value *v : r) {
-      phis.push_back(b_.CreatePHI(v->getType(), 2));
-      phis.back()->addIncoming(v, pre);
+  std::vector<Regs> next;
+  if (prefetching) {
+    llvm::Value *ahead_iv = nullptr;
+    llvm::Value *ahead_real = exists(iv, b_.getTrue(), ahead_iv);
+    next = ahead(b_.CreateSelect(started, ahead_iv, iv),
+                 b_.CreateSelect(started, ahead_real, b_.getTrue()));
+    for (const Regs &r : next) {
+      std::vector<llvm::PHINode *> phis;
+      for (llvm::Value *v : r) {
+        phis.push_back(llvm::PHINode::Create(v->getType(), 2, "", header->getFirstNonPHIIt()));
+        phis.back()->addIncoming(llvm::PoisonValue::get(v->getType()), pre); // read once started
+      }
+      fetched.push_back(phis);
     }
-    fetched.push_back(phis);
+    b_.CreateCondBr(started, loop_body, latch_bb);
+  } else {
+    llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
+    b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
   }
-  llvm::Value *more = is_signed ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub);
-  b_.CreateCondBr(b_.CreateAnd(more, b_.CreateNot(bad_step)), loop_body, exit);
+  llvm::BasicBlock *loads_end = b_.GetInsertBlock(); // the loads may have added blocks
   b_.SetInsertPoint(loop_body);
-  llvm::Value *ahead_iv = nullptr;
-  llvm::Value *ahead_real = exists(iv, b_.getTrue(), ahead_iv);
-  const std::vector<Regs> next = ahead(ahead_iv, ahead_real);
   for (size_t i = 0; i < loads.size(); ++i) {
     const ScalarKind k = loads[i]->result()->type().elem();
     Regs v;
@@ -412,22 +451,49 @@ void KernelEmitter::lower_for(const ir::Operation &op) {
       is_signed ? llvm::Intrinsic::sadd_with_overflow : llvm::Intrinsic::uadd_with_overflow;
   llvm::Value *sum = b_.CreateBinaryIntrinsic(add_id, iv, step);
   llvm::Value *next_iv = b_.CreateExtractValue(sum, 0), *wrapped = b_.CreateExtractValue(sum, 1);
-  llvm::BasicBlock *latch = b_.GetInsertBlock();
-  b_.CreateCondBr(wrapped, exit, header);
-  iv->addIncoming(next_iv, latch);
-  for (size_t i = 0; i < fetched.size(); ++i)
-    for (size_t r = 0; r < fetched[i].size(); ++r)
-      fetched[i][r]->addIncoming(next[i][r], latch);
-  for (size_t i = 0; i < carried.size(); ++i)
-    for (size_t r = 0; r < carried[i].size(); ++r)
-      carried[i][r]->addIncoming(yielded[i][r], latch);
+  llvm::BasicBlock *body_end = b_.GetInsertBlock();
+  auto add_back_edges = [&](llvm::BasicBlock *from) {
+    for (size_t i = 0; i < fetched.size(); ++i)
+      for (size_t r = 0; r < fetched[i].size(); ++r)
+        fetched[i][r]->addIncoming(next[i][r], from);
+  };
+  if (prefetching) {
+    llvm::Value *below = is_signed ? b_.CreateICmpSLT(next_iv, ub) : b_.CreateICmpULT(next_iv, ub);
+    b_.CreateCondBr(b_.CreateAnd(b_.CreateNot(wrapped), below), latch_bb, exit);
+    // The latch: from the first trip (iv unchanged, nothing yielded) or from a body. No
+    // unrolling or peeling: a peeled first trip would be the prologue copy again.
+    b_.SetInsertPoint(latch_bb);
+    llvm::PHINode *iv_next = b_.CreatePHI(iv->getType(), 2);
+    iv_next->addIncoming(iv, loads_end);
+    iv_next->addIncoming(next_iv, body_end);
+    iv->addIncoming(iv_next, latch_bb);
+    started->addIncoming(b_.getTrue(), latch_bb);
+    add_back_edges(latch_bb);
+    for (size_t i = 0; i < carried.size(); ++i)
+      for (size_t r = 0; r < carried[i].size(); ++r) {
+        llvm::PHINode *phi = b_.CreatePHI(carried[i][r]->getType(), 2);
+        phi->addIncoming(carried[i][r], loads_end);
+        phi->addIncoming(yielded[i][r], body_end);
+        carried[i][r]->addIncoming(phi, latch_bb);
+      }
+    no_unrolling(b_.CreateBr(header));
+  } else {
+    b_.CreateCondBr(wrapped, exit, header);
+    iv->addIncoming(next_iv, body_end);
+    add_back_edges(body_end);
+    for (size_t i = 0; i < carried.size(); ++i)
+      for (size_t r = 0; r < carried[i].size(); ++r)
+        carried[i][r]->addIncoming(yielded[i][r], body_end);
+  }
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < carried.size(); ++i) {
     Regs out;
     for (size_t r = 0; r < carried[i].size(); ++r) {
       llvm::PHINode *phi = b_.CreatePHI(carried[i][r]->getType(), 2);
-      phi->addIncoming(carried[i][r], header);
-      phi->addIncoming(yielded[i][r], latch);
+      // Zero trips: the initial values (from pre, or the header when it tests).
+      phi->addIncoming(prefetching ? inits[i][r] : static_cast<llvm::Value *>(carried[i][r]),
+                       prefetching ? pre : header);
+      phi->addIncoming(yielded[i][r], body_end);
       out.push_back(phi);
     }
     values_[op.result(static_cast<unsigned>(i))] = out;
@@ -594,8 +660,7 @@ KernelEmitter::Coords &KernelEmitter::coords(const Layout &l, const std::vector<
   c.shape = shape;
   c.layout = l;
   // This thread's base coordinates, computed once at the kernel's entry.
-  auto *after = llvm::cast<llvm::Instruction>(warp_);
-  llvm::IRBuilder<> at(after->getParent(), std::next(after->getIterator()));
+  Builder at = at_entry();
   llvm::Value *lane = lane_, *warp = warp_;
   c.base.assign(l.rank(), nullptr);
   if (l.mma) { // layout.h: warp block (w / wn, w % wn), then rows l/4, columns 2(l%4)
@@ -683,6 +748,15 @@ llvm::Value *KernelEmitter::guarded_load(llvm::Value *cond, llvm::Type *t, llvm:
   return phi;
 }
 
+void KernelEmitter::no_unrolling(llvm::Instruction *back_edge) {
+  // A distinct self-referencing loop id, as LLVM's loop metadata requires.
+  llvm::Metadata *disable =
+      llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
+  llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+  id->replaceOperandWith(0, id);
+  back_edge->setMetadata(llvm::LLVMContext::MD_loop, id);
+}
+
 KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const LoopBody &body,
                                         bool rolled) {
   llvm::BasicBlock *pre = b_.GetInsertBlock();
@@ -706,13 +780,8 @@ KernelEmitter::Regs KernelEmitter::loop(llvm::Value *n, const Regs &init, const 
   for (size_t j = 0; j < phis.size(); ++j)
     phis[j]->addIncoming(next_values[j], latch);
   llvm::BranchInst *back = b_.CreateCondBr(b_.CreateICmpSLT(next, n), head, done);
-  if (rolled) { // distinct self-referencing loop id, as LLVM's loop metadata requires
-    llvm::Metadata *disable =
-        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
-    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
-  }
+  if (rolled)
+    no_unrolling(back);
   b_.SetInsertPoint(done);
   Regs out;
   for (size_t j = 0; j < phis.size(); ++j) {

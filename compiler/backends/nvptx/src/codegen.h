@@ -10,6 +10,7 @@
 #include "tl/format/nvptx_code.h"
 #include "tl/ir/ir.h"
 
+#include "folder.h"
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -38,6 +39,9 @@ struct CompileOptions;
 std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &options,
                                const std::string &arch, std::vector<Kernel> *infos,
                                std::string *error);
+
+/// Every builder folds constants and integer identities as it goes (folder.h).
+using Builder = llvm::IRBuilder<IdentityFolder>;
 
 class KernelEmitter {
 public:
@@ -90,6 +94,8 @@ private:
   /// Records error site `what` of `op`: where `failed` holds, the status word gets its number.
   void record_error(const ir::Operation &op, const std::string &what, llvm::Value *failed);
   llvm::Value *special(const char *reg);
+  /// A builder at the kernel's entry, after the thread's warp index (values every path uses).
+  Builder at_entry();
   void barrier();
 
   // Values and types (codegen_math.cpp). f16 and bf16 compute as f32 holding values exact in the
@@ -240,11 +246,13 @@ private:
   /// where its size costs every compile more than its speed gains).
   using LoopBody = std::function<Regs(llvm::Value *, const Regs &)>;
   Regs loop(llvm::Value *n, const Regs &init, const LoopBody &body, bool rolled = false);
+  /// Marks the loop whose back edge is `back_edge`: LLVM neither unrolls nor peels it.
+  void no_unrolling(llvm::Instruction *back_edge);
 
   const ir::Kernel &kernel_;
   llvm::Module &module_;
   llvm::LLVMContext &ctx_;
-  llvm::IRBuilder<> b_;
+  Builder b_;
   int num_warps_;
   std::string arch_;
   llvm::Function *fn_ = nullptr;

@@ -32,7 +32,7 @@ void KernelEmitter::lower_print(const ir::Operation &op) {
                          b_.CreateZExt(special("ctaid.z"), i64)};
   // The arguments' buffer: every field 8 bytes (vprintf aligns each to its size).
   llvm::Type *args_t = llvm::ArrayType::get(i64, 5);
-  llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  Builder entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin(), IdentityFolder());
   llvm::Value *args = entry.CreateAlloca(args_t);
   llvm::Value *first_thread = b_.CreateICmpEQ(tid_, llvm::ConstantInt::get(tid_->getType(), 0));
   auto emit = [&](const std::string &format, std::vector<llvm::Value *> fields) {

@@ -29,8 +29,7 @@ llvm::Value *KernelEmitter::dot_buffer(uint64_t bytes) {
         llvm::GlobalValue::NotThreadLocal, 3);
     buffers->setAlignment(llvm::Align(16));
     static_shared_bytes_ += 2 * bytes;
-    auto *after = llvm::cast<llvm::Instruction>(warp_);
-    llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+    Builder entry = at_entry();
     llvm::AllocaInst *phase = entry.CreateAlloca(b_.getInt64Ty());
     entry.CreateStore(entry.getInt64(0), phase);
     llvm::Value *p = b_.CreateLoad(b_.getInt64Ty(), phase);
@@ -212,28 +211,33 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
     return out;
   };
   // Unrolled by 8 k a trip (a multiple of the swizzle's 4): the reads of a step issue ahead of
-  // the previous step's fmas, and the addresses are one base a trip plus constants.
+  // the previous step's fmas, and the addresses are one base a trip plus constants. The trips
+  // stay a loop: LLVM would unroll a few of them fully, and each copy costs every compile its
+  // size (the library GEMM's K of 16: 64 more fmas and their reads in the PTX).
   const int64_t unroll = std::min<int64_t>(K, 8);
-  Regs res = loop(b_.getInt64(K / unroll), init, [&](llvm::Value *i, const Regs &cur) -> Regs {
-    Regs acc = cur;
-    llvm::Value *k0 = b_.CreateMul(i, b_.getInt64(unroll)), *x = nullptr;
-    std::vector<llvm::Value *> a_base(run_m.size());
-    for (int64_t u = 0; u < unroll; ++u) {
-      llvm::Value *k = b_.CreateAdd(k0, b_.getInt64(u));
-      if (u % 4 == 0) { // the rows' swizzled chunks, for this k and the next 3
-        x = swizzle_of(k);
-        for (size_t j = 0; j < run_m.size(); ++j)
-          a_base[j] = shared_at(sa, f32, a_index(run_m[j], k, x));
-      }
-      std::vector<Regs> xs(run_m.size()), ys(run_n.size());
-      for (size_t j = 0; j < run_m.size(); ++j)
-        xs[j] = read(a_base[j], b_.getInt64((u % 4) * M), va);
-      for (size_t j = 0; j < run_n.size(); ++j)
-        ys[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
-      fma_step(runs, xs, ys, acc);
-    }
-    return acc;
-  });
+  Regs res = loop(
+      b_.getInt64(K / unroll), init,
+      [&](llvm::Value *i, const Regs &cur) -> Regs {
+        Regs acc = cur;
+        llvm::Value *k0 = b_.CreateMul(i, b_.getInt64(unroll)), *x = nullptr;
+        std::vector<llvm::Value *> a_base(run_m.size());
+        for (int64_t u = 0; u < unroll; ++u) {
+          llvm::Value *k = b_.CreateAdd(k0, b_.getInt64(u));
+          if (u % 4 == 0) { // the rows' swizzled chunks, for this k and the next 3
+            x = swizzle_of(k);
+            for (size_t j = 0; j < run_m.size(); ++j)
+              a_base[j] = shared_at(sa, f32, a_index(run_m[j], k, x));
+          }
+          std::vector<Regs> xs(run_m.size()), ys(run_n.size());
+          for (size_t j = 0; j < run_m.size(); ++j)
+            xs[j] = read(a_base[j], b_.getInt64((u % 4) * M), va);
+          for (size_t j = 0; j < run_n.size(); ++j)
+            ys[j] = read(sb, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), run_n[j]), vb);
+          fma_step(runs, xs, ys, acc);
+        }
+        return acc;
+      },
+      true);
   values_[op.result()] = res;
 }
 

@@ -322,8 +322,7 @@ KernelEmitter::Regs KernelEmitter::rolled_access(const TensorArg &ta, const Coor
   const int64_t n = static_cast<int64_t>(c.offset.size());
   // Four accesses a trip: loads issue back to back (in flight together).
   const int64_t group = std::min<int64_t>(n, 4);
-  auto *after = llvm::cast<llvm::Instruction>(warp_);
-  llvm::IRBuilder<> entry(after->getParent(), std::next(after->getIterator()));
+  Builder entry = at_entry();
   llvm::AllocaInst *local = entry.CreateAlloca(llvm::ArrayType::get(mt, static_cast<uint64_t>(n)));
   local->setAlignment(llvm::Align(16)); // 16-byte local accesses
   auto slot = [&](llvm::Value *r) { return b_.CreateInBoundsGEP(mt, local, {r}); };

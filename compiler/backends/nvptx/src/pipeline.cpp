@@ -25,6 +25,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
@@ -69,6 +70,18 @@ private:
   bool on_;
   Clock::time_point t_;
 };
+
+/// TL_NVPTX_DUMP_LLVM=PREFIX: the module before and after O3 as PREFIX.<arch>.pre-O3.ll and
+/// .post-O3.ll, to see what the optimizer gets and what it costs (opt -time-passes).
+void dump_llvm(const llvm::Module &m, const std::string &arch, const char *stage) {
+  const char *prefix = std::getenv("TL_NVPTX_DUMP_LLVM");
+  if (!prefix || !*prefix)
+    return;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(std::string(prefix) + "." + arch + "." + stage + ".ll", ec);
+  if (!ec)
+    m.print(out, nullptr);
+}
 
 std::unique_ptr<llvm::TargetMachine> target_machine(const std::string &arch, std::string *error) {
   static std::once_flag once;
@@ -237,7 +250,9 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     return {};
   }
   timer.lap("libdevice+verify");
+  dump_llvm(m, arch, "pre-O3");
   optimize(m, *tm);
+  dump_llvm(m, arch, "post-O3");
   timer.lap("O3", &m);
   // Asserts that LLVM proved never fail (a constant loop step, an index in range) leave the status
   // parameter unused: without asserts the device sets up no status word before the launch and

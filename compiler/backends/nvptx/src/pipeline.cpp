@@ -19,6 +19,7 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/PassTimingInfo.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -136,12 +137,19 @@ std::string link_libdevice(llvm::Module &m, const std::string &path) {
   return {};
 }
 
+/// TL_NVPTX_TIME_PASSES=1: LLVM's -time-passes report of O3 and of PTX emission on stderr.
+bool time_passes() { return std::getenv("TL_NVPTX_TIME_PASSES") != nullptr; }
+
 void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  llvm::PassInstrumentationCallbacks callbacks;
+  llvm::TimePassesHandler timing(time_passes());
+  timing.setOutStream(llvm::errs());
+  timing.registerCallbacks(callbacks);
+  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt, &callbacks);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cam);
   pb.registerFunctionAnalyses(fam);
@@ -269,7 +277,10 @@ std::string emit_ptx_with_info(const ir::Module &module, const CompileOptions &o
     *error = "nvptx: the target machine cannot emit PTX";
     return {};
   }
+  llvm::TimePassesIsEnabled = time_passes();
   pm.run(m);
+  if (llvm::TimePassesIsEnabled)
+    llvm::reportAndResetTimings(&llvm::errs());
   timer.lap("emit-ptx");
   return std::string(ptx.str());
 }

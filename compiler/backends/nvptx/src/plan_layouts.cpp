@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tl::nvptx {
 namespace {
@@ -54,10 +56,39 @@ bool fma_dot(const ir::Operation &dot) {
          dot.result()->type().elem() == ir::ScalarKind::F32;
 }
 
-/// A for op's carried tile stays in its dot's mma layout when the body feeds the carried
-/// argument to a dot as its accumulator and yields that dot's result (the GEMM K loop): no
-/// conversion per iteration.
-void plan_carried(ir::Operation &loop) {
+/// The layout planned for tile `v`: a loop result's from its loop's nvptx.carried, else its
+/// op's nvptx.layout; null when none was planned.
+std::optional<Layout> planned_layout(const ir::Value *v) {
+  const ir::Operation *def = v->def();
+  if (!def)
+    return std::nullopt;
+  std::string text;
+  if (def->opcode() == ir::Opcode::For) {
+    const std::string *all = def->attr_as<std::string>("nvptx.carried");
+    if (!all)
+      return std::nullopt;
+    size_t start = 0;
+    for (unsigned i = 0; i < v->index() && start != std::string::npos; ++i)
+      start = all->find(';', start) == std::string::npos ? std::string::npos
+                                                         : all->find(';', start) + 1;
+    if (start == std::string::npos)
+      return std::nullopt;
+    text = all->substr(start, all->find(';', start) - start);
+  } else if (const std::string *l = def->attr_as<std::string>("nvptx.layout")) {
+    text = *l;
+  }
+  Layout layout;
+  return Layout::parse(text, layout) ? std::optional<Layout>(layout) : std::nullopt;
+}
+
+/// A for op's carried tile stays in a dot's layout (no conversion per iteration) when the body
+/// yields
+/// - a dot accumulating into the carried argument, in the dot's mma or fma layout (the K loop);
+/// - an elementwise op of the carried argument and a tile in a dot's layout (the result of an
+///   inner K loop: a K loop in chunks adds each chunk's sum to a total), in that layout, which
+///   the op then takes too: one conversion of the total after the loop, none per chunk.
+/// Loops are planned inner first (plan_layouts), so an inner loop's carried layout is known.
+void plan_carried(ir::Operation &loop, int num_warps) {
   const ir::Block &body = *loop.region(0);
   const ir::Operation *yield = body.terminator();
   if (!yield)
@@ -65,17 +96,37 @@ void plan_carried(ir::Operation &loop) {
   std::string carried;
   bool any = false;
   for (unsigned i = 0; i < yield->num_operands(); ++i) {
-    const ir::Operation *def = yield->operand(i)->def();
-    const std::string *l = def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
-                                   def->operand(2) == body.argument(i + 1)
-                               ? def->attr_as<std::string>("nvptx.layout")
-                               : nullptr;
-    Layout layout;
-    const bool keep = l && Layout::parse(*l, layout) && (layout.mma || fma_dot(*def));
-    any |= keep;
-    carried += (i ? ";" : "") + (keep ? *l : std::string("default"));
+    const ir::Value *arg = body.argument(i + 1);
+    ir::Operation *def = yield->operand(i)->def();
+    std::optional<std::string> keep;
+    if (def && def->opcode() == ir::Opcode::Dot && def->num_operands() == 3 &&
+        def->operand(2) == arg) {
+      Layout layout;
+      const std::string *l = def->attr_as<std::string>("nvptx.layout");
+      if (l && Layout::parse(*l, layout) && (layout.mma || fma_dot(*def)))
+        keep = *l;
+    } else if (def && (def->flags() & ir::kElementwise) && !def->num_regions() &&
+               def->num_results() == 1 && def->parent() == &body &&
+               std::find(def->operands().begin(), def->operands().end(), arg) !=
+                   def->operands().end()) {
+      const ir::Type &t = def->result()->type();
+      for (const ir::Value *x : def->operands()) {
+        const ir::Operation *from = x->def();
+        std::optional<Layout> l = x != arg && x->type().is_tile() && x->type() == t && from &&
+                                          from->opcode() == ir::Opcode::For
+                                      ? planned_layout(x)
+                                      : std::nullopt;
+        if (l && (l->mma || l->str() != default_layout(t.shape(), num_warps).str())) {
+          keep = l->str();
+          def->set_attr("nvptx.layout", *keep);
+          break;
+        }
+      }
+    }
+    any |= keep.has_value();
+    carried += (i ? ";" : "") + keep.value_or("default");
     if (keep && loop.num_results() == 1)
-      loop.set_attr("nvptx.layout", *l);
+      loop.set_attr("nvptx.layout", *keep);
   }
   if (any)
     loop.set_attr("nvptx.carried", carried);
@@ -294,13 +345,16 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
       op->set_attr("nvptx.convert", std::string("shared"));
     }
   });
+  std::vector<ir::Operation *> loops; // parents before the loops they hold
   ir::walk(kernel.body(), [&](ir::Operation *op) {
-    if (op->opcode() == ir::Opcode::For) {
-      plan_pipeline(*op, num_warps);
-      plan_carried(*op);
-      plan_prefetch(*op);
-    }
+    if (op->opcode() == ir::Opcode::For)
+      loops.push_back(op);
   });
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) { // inner loops first
+    plan_pipeline(**it, num_warps);
+    plan_carried(**it, num_warps);
+    plan_prefetch(**it);
+  }
   return changed;
 }
 

@@ -61,12 +61,8 @@ for s in "${steps[@]}"; do
     grep -E "^  [a-z]|Duration|Throughput|Occupancy|Registers Per|Block Size|Stall|Cycles Per" \
       "$out/ncu.log" | head -60
     ;;
-  compile) # cold compile of the GEMM kernels to cubins, fresh process, no disk cache
-    for i in 1 2 3; do
-      (cd "$root" && TL_CACHE_DIR= TL_NVPTX_TIMES=1 timeout 60 python3 bench/cuda/cold_compile.py \
-        2>&1 | tr '\n' ' ' | sed 's/nvptx-time: //g')
-      echo
-    done
+  compile) # cold compile of the GEMM kernels to cubins: each the first compile of a fresh process
+    (cd "$root" && timeout 300 python3 bench/cuda/cold_compile.py --runs 5 2>"$out/compile.log")
     ;;
   launch)
     timeout 120 tl_cuda_launch_bench >"$out/launch.log" 2>&1 || failed+=(launch)

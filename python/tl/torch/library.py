@@ -86,10 +86,10 @@ def op(schema, fake):
         sig = sig.replace(parameters=list(sig.parameters.values())[1:])  # less the bridge
 
         def impl(*args, **kwargs):
-            bound = sig.bind(*args, **kwargs)
+            bound = sig.bind_partial(*args, **kwargs)
             bound.apply_defaults()
             values = dict(bound.arguments)
-            dev = values.pop("device")
+            dev = values.pop("device", None)
             b, tl_dev = _bridge(name, list(_tensors(values.values())), dev)
             token = _common.HOOK.set(b)
             try:

@@ -149,6 +149,7 @@ def _save_gemm(ctx, inputs, output):
 def _gemm_grad(ctx, g):
     a, b, bias = ctx.saved_tensors
     dev, alpha = ctx.dev, ctx.alpha
+    dres = g if ctx.has_res else None  # the residual is added after the activation
     if ctx.act != "none":  # the pre-activation, recomputed (one more GEMM, no stored copy)
         pre = tl.gemm(a, b, bias, "none", None, alpha, device=dev)
         g = tl.activation_backward(ctx.act, pre, g, device=dev)
@@ -162,7 +163,7 @@ def _gemm_grad(ctx, g):
     if ctx.has_bias:
         dbias = tl.sum(g.reshape(-1, g.shape[-1]), 0, device=dev)
     return (reduce_to(da, a.shape, dev), reduce_to(db, b.shape, dev), dbias, None,
-            g if ctx.has_res else None, None, None)
+            dres, None, None)
 
 
 # --- transformer --------------------------------------------------------------------------
@@ -223,7 +224,17 @@ def _transpose_grad(ctx, g):
     return tl.transpose(g, device=ctx.dev), None
 
 
+def _no_gradient(name):
+    def backward(ctx, *grads):
+        raise RuntimeError(f"tl.{name}: no gradient (tl ops with autograd: "
+                           f"{', '.join(DIFFERENTIABLE)})")
+    return backward
+
+
 def register():
+    for name in library.NAMES:
+        if name not in DIFFERENTIABLE:
+            _register(name, _no_gradient(name), _save_none)
     for name in ("add", "sub", "mul", "div"):
         _register(name, _binary_grad(name), _save_xy)
     for name in ("relu", "silu", "sigmoid", "tanh", "gelu", "leaky_relu"):

@@ -42,6 +42,8 @@ def _cases():
     yln, st = T.layernorm(x, w, bb)
     o, lse = T.attention(q, k, v, True)
     qi, sc = T.quantize_int8(x)
+    qb, kb, vb, do_b = (t.bfloat16() for t in (q, k, v, r(2, 4, 19, 16)))
+    ob, lseb = T.attention(qb, kb, vb, False, 0.3)
     c = []
     for n in ("add", "sub", "mul"):
         c.append((n, (x, w), lambda x, y, n=n: _d(ops.binary)(n, x, y)))
@@ -92,7 +94,12 @@ def _cases():
           ("embedding_backward", (r(3, 7, 20), ids, 13), ops.embedding_backward),
           ("attention_backward", (r(2, 4, 19, 16), q, k, v, o, lse, True, None),
            lambda do, q, k, v, o, lse, ca, s: _d(ops.attention_backward)(do, q, k, v, o, lse,
-                                                                     causal=ca))]
+                                                                        causal=ca)),
+          ("attention_backward", (do_b, qb, kb, vb, ob, lseb, False, 0.3),
+           lambda do, q, k, v, o, lse, ca, s: _d(ops.attention_backward)(do, q, k, v, o, lse,
+                                                                        causal=ca, scale=s)),
+          ("gemm", (a3.half(), bt.half(), None, "none", None, 1.0),
+           lambda a, b, bias, act, res, al: _d(ops.gemm)(a, b))]
     assert lse_x is not None and yln is not None
     return c
 

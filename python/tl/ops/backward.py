@@ -435,6 +435,10 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
 
 
 def _to_dtype(a, like):
-    """float32 `a` rounded to `like`'s dtype (bf16 through tl.bf16)."""
+    """float32 `a` rounded to `like`'s dtype (bf16 through tl.bf16; under tl.torch on CUDA
+    tensors, by torch on the device: `a` is a stand-in there, its values not on the host)."""
     from .. import bf16
+    hook = c.HOOK.get()
+    if hook is not None and hook.mode != "cpu":
+        return hook.cast(a, like.dtype)
     return bf16.array(a) if c.dtype_name(like) == "bf16" else a.astype(like.dtype)

@@ -146,6 +146,14 @@ class Bridge:
         v = self._view(a, *hit)
         return numpy_view(v) if self.mode == "emulate" else v
 
+    def cast(self, a, npdt):
+        """Stand-in `a` rounded to `npdt` by torch on the device (to nearest even, as the host
+        functions' numpy and tl.bf16 casts), as a new output's stand-in."""
+        hit = self._find(a)
+        if hit is None:
+            raise TypeError("tl.torch: a cast of an array that is not a stand-in (internal error)")
+        return self._stand_in(self._view(a, *hit).to(torch_dtype(npdt)))
+
     def result(self, out):
         """The host function's result as tensors on the op's device: the outputs it allocated
         through `empty` are torch's own tensors (a view of one where the host function returned

@@ -163,6 +163,27 @@ def test_cuda_path_never_reads_stand_ins(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_cuda_path_copies_only_class_ids(case, monkeypatch):
+    # What would cross to the host on cuda: every launch argument that is not a view of a
+    # tensor. Catches: an output or scratch array allocated by numpy (copied in and out on a
+    # GPU) instead of through the bridge. Allowed: int32 class ids (checked on the host) and
+    # cross_entropy_backward's per-row scale of the loss gradient.
+    from tl.torch.bridge import Bridge
+    host_args, real = [], Bridge.arg
+
+    def arg(self, a):
+        if isinstance(a, np.ndarray) and self._find(a) is None:
+            host_args.append((a.dtype.name, a.shape))
+        return real(self, a)
+    monkeypatch.setattr(Bridge, "arg", arg)
+    name, args, _ = case
+    with tl.torch.emulate_cuda():
+        getattr(T, name)(*args)
+    allowed = {"int32"} | ({"float32"} if name == "cross_entropy_backward" else set())
+    assert {dt for dt, _ in host_args} <= allowed, host_args
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_fake_kernel_and_schema(case):
     # torch.library.opcheck: the fake kernel's shapes, dtypes, devices and strides against the
     # real op, the schema (no mutation, no aliasing), the autograd registration, and tracing

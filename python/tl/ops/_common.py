@@ -77,11 +77,21 @@ def index_array(op, arg, x, bound=None):
     return a.astype(np.int32, copy=False)
 
 
+def _dtype(like):
+    return np.dtype(like) if isinstance(like, (type, np.dtype)) else like.dtype
+
+
 def empty(shape, like):
-    """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept); under
-    tl.torch, a torch tensor's memory (or its stand-in, for CUDA tensors)."""
+    """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept) or dtype
+    `like`; under tl.torch, a torch tensor's memory (or its stand-in, for CUDA tensors)."""
     hook = HOOK.get()
-    return np.empty(shape, like.dtype) if hook is None else hook.empty(shape, like.dtype)
+    return np.empty(shape, _dtype(like)) if hook is None else hook.empty(shape, _dtype(like))
+
+
+def zeros(shape, like):
+    """As `empty`, filled with zeros."""
+    hook = HOOK.get()
+    return np.zeros(shape, _dtype(like)) if hook is None else hook.zeros(shape, _dtype(like))
 
 
 def np_dtype(name):

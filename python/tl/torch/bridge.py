@@ -96,9 +96,12 @@ class Bridge:
         view on CPU, a copy of a CUDA tensor."""
         return numpy_view(t.detach().cpu())
 
-    def empty(self, shape, npdt):
-        t = torch.empty(tuple(int(n) for n in shape), dtype=torch_dtype(npdt),
-                        device=self.device)
+    def zeros(self, shape, npdt):
+        return self.empty(shape, npdt, torch.zeros)
+
+    def empty(self, shape, npdt, make=torch.empty):
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+        t = make(shape, dtype=torch_dtype(npdt), device=self.device)
         if self.mode == "cpu":
             a = numpy_view(t)
             self.spans.append((a.ctypes.data, max(a.nbytes, 1), t))

@@ -281,3 +281,10 @@ def test_torch_compile_fullgraph(device):
     got = compiled(x, w1, w2, g)
     (gc,) = torch.autograd.grad(got, g)
     assert torch.equal(got, eager) and torch.equal(gc, ge)
+
+
+def test_docstring_examples():
+    # The module's examples run (softmax values, a layernorm weight's gradient).
+    import doctest
+    result = doctest.testmod(tl.torch, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -15,6 +15,7 @@ import tl.ops as ops
 import tl.runtime
 import tl.torch
 from tl.ops import _common
+from tl.testing import assert_close
 from tl.torch.bridge import numpy_view, tensor_view
 
 T = torch.ops.tl
@@ -147,6 +148,11 @@ def test_op_matches_tl_ops(case, device):
         got = getattr(T, name)(*to(device, args))
     for t in got if isinstance(got, tuple) else (got,):
         assert t.device.type == ("cuda" if device == "cuda" else "cpu")
+    if name == "embedding_backward" and device == "cuda":
+        # GPU atomics add a repeated id's rows in any order: the table's bound, not bits.
+        assert_close(host(got).double().numpy(), np.asarray(want, np.float64), op="backward",
+                     dtype="f32", n=21)
+        return
     _same(got, want, name)
 
 

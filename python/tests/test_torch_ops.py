@@ -39,8 +39,8 @@ def _cases():
     logits, target = r(29, 40), torch.randint(0, 40, (29,), generator=g)
     target[3] = -100
     ids, table = torch.randint(0, 13, (3, 7), generator=g), r(13, 20)
-    sm, lse_x = torch.softmax(x, -1), r(2, 4, 19)
-    yln, st = T.layernorm(x, w, bb)
+    sm = torch.softmax(x, -1)
+    _, st = T.layernorm(x, w, bb)
     o, lse = T.attention(q, k, v, True)
     qi, sc = T.quantize_int8(x)
     qb, kb, vb, do_b = (t.bfloat16() for t in (q, k, v, r(2, 4, 19, 16)))
@@ -101,7 +101,6 @@ def _cases():
                                                                         causal=ca, scale=s)),
           ("gemm", (a3.half(), bt.half(), None, "none", None, 1.0),
            lambda a, b, bias, act, res, al: _d(ops.gemm)(a, b))]
-    assert lse_x is not None and yln is not None
     return c
 
 

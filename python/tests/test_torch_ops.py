@@ -49,6 +49,9 @@ def _cases():
     for n in ("add", "sub", "mul"):
         c.append((n, (x, w), lambda x, y, n=n: _d(ops.binary)(n, x, y)))
     c.append(("div", (xb, xb[0].abs() + 1), ops.div))
+    # A broadcast whose rows do not merge into one view: numpy copies it on the host, the cuda
+    # path expands it on the device first.
+    c.append(("add", (r(2, 1, 5), r(2, 3, 5)), ops.add))
     for n in ("relu", "silu", "sigmoid", "tanh"):
         c.append((n, (x,), getattr(ops, n)))
     c += [("gelu", (xb, "tanh"), ops.gelu),

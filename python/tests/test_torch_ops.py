@@ -232,6 +232,34 @@ def test_bf16_tensors_run_in_place(monkeypatch):
     assert tl.runtime.device("cpu").copied_bytes == 0
 
 
+@pytest.mark.parametrize("device", devices("cuda"))
+def test_cuda_tensors_run_in_place_on_torch_stream(device, monkeypatch):
+    # CUDA tensors: every launch argument is a view of the tensors (their own device memory:
+    # the input's and the output's addresses are among them), the HAL copies nothing, and on a
+    # side stream the op is ordered with torch's work there. Catches: a stand-in left unmapped
+    # (copied), the output made by TL rather than torch, launches on TL's own stream.
+    from tl.torch.bridge import Bridge
+    ptrs, real = [], Bridge.arg
+
+    def arg(self, a):
+        v = real(self, a)
+        if isinstance(v, torch.Tensor):
+            ptrs.append(v.data_ptr())
+        else:
+            assert not isinstance(v, np.ndarray), "a host array in a CUDA launch"
+        return v
+    monkeypatch.setattr(Bridge, "arg", arg)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.randn(300, 257, device="cuda")
+        out = T.softmax(x * 2)  # x * 2 queued on s just before: the op must see it
+        want = torch.softmax(x * 2, -1)
+    s.synchronize()
+    assert tl.runtime.device("cuda").copied_bytes == 0
+    assert out.data_ptr() in ptrs and out.device == x.device
+    torch.testing.assert_close(out, want, rtol=0, atol=1e-6)
+
+
 def test_non_contiguous_inputs():
     # A column-sliced and a transposed tensor: where the layout has no (rows, columns) view the
     # host function copies (numpy), the result is still right. Catches: strides ignored.

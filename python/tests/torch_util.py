@@ -25,7 +25,7 @@ CUDA_SKIP = _cuda_reason()
 
 def devices(*names):
     """pytest params for `names` (default cpu, npusim, cuda), each skipped with its reason
-    where this machine lacks it."""
+    where this machine lacks it ('emulated-cuda' runs everywhere)."""
     out = []
     for d in names or ("cpu", "npusim", "cuda"):
         marks = []
@@ -48,7 +48,12 @@ def to(device, x):
 
 @contextlib.contextmanager
 def on(device):
-    """CPU tensors run on TL device `device` inside the block (cuda: by the tensors)."""
+    """CPU tensors run on TL device `device` inside the block (cuda: by the tensors;
+    'emulated-cuda': the cuda path's stand-ins on CPU tensors, tl.torch.emulate_cuda)."""
+    if device == "emulated-cuda":
+        with tl.torch.emulate_cuda():
+            yield
+        return
     with tl.torch.device("cpu" if device == "cuda" else device):
         yield
 

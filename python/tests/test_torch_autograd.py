@@ -75,6 +75,11 @@ def _cases(g):
         "gemm transposed, batched b": (
             [_rand(g, 24, 37).mT, _rand(g, 3, 24, 40)],
             T.gemm, torch.matmul, [("gemm", 24), ("gemm", 120), ("gemm", 37)]),
+        "linear (weight (out, in), bias)": (
+            [_rand(g, 37, 24), _rand(g, 40, 24), _rand(g, 40)], tl.torch.linear, F.linear,
+            [("gemm", 24), ("gemm", 40), ("gemm", 37), ("backward", 37)]),
+        "swiglu one tensor": ([_rand(g, 37, 100)], tl.torch.swiglu,
+                              lambda t: F.silu(t[:, :50]) * t[:, 50:], [("glu", 1), e1[0]]),
         "rope": ([_rand(g, 2, 3, 37, 24)], lambda x: T.rope(x, cos.to(x.device), sin.to(x.device)),
                  lambda x: _rope_ref(x, cos.to(x.dtype), sin.to(x.dtype)),
                  [("rope", 1), ("rope", 1)]),

@@ -324,3 +324,15 @@ def test_docstring_examples():
     import doctest
     result = doctest.testmod(tl.torch, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("device", devices("npusim"))
+def test_device_argument_wins_over_context(device):
+    # device= on the op picks the TL device for CPU tensors, over tl.torch.device(...).
+    # Catches: the argument ignored (npusim rounds exp differently from cpu: not bit-equal).
+    x = torch.randn(37, 100, generator=torch.Generator().manual_seed(3))
+    want = ops.softmax(x.numpy(), device=device)
+    with tl.torch.device("cpu"):
+        got = T.softmax(x, -1, device)
+    assert torch.equal(got, tensor_view(want))
+    assert not torch.equal(tensor_view(ops.softmax(x.numpy())), tensor_view(want))

@@ -5,6 +5,7 @@
 # Usage: ci/setup.sh            (system packages via apt, then the Python venv in .venv/)
 #        ci/setup.sh --runtime  (only the shared libraries an installed tl wheel loads)
 # Env:   TL_SETUP_SKIP_APT=1    skip apt (when packages are managed elsewhere)
+#        TL_SETUP_SKIP_TORCH=1  skip PyTorch (ci/requirements-torch.txt; tl.torch's tests skip)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -62,6 +63,15 @@ if ! cmp -s "$root/ci/requirements.txt" "$stamp"; then
   cp "$root/ci/requirements.txt" "$stamp"
 else
   echo "setup: Python environment up to date"
+fi
+
+# PyTorch for tl.torch's tests (ci/requirements-torch.txt): ~2.5 min and 4.6 GB on a fresh venv.
+# TL_SETUP_SKIP_TORCH=1 leaves it out (those tests then skip, saying so).
+torch_requirements="$root/ci/requirements-torch.txt"
+if [ -z "${TL_SETUP_SKIP_TORCH:-}" ] && ! cmp -s "$torch_requirements" "$venv/.tl-requirements-torch"; then
+  echo "setup: installing PyTorch (ci/requirements-torch.txt)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$torch_requirements"
+  cp "$torch_requirements" "$venv/.tl-requirements-torch"
 fi
 
 # The wheelhouse the install test (ci/templates/install_test.py) installs a fresh venv from,

@@ -5,7 +5,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
 #   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
-#   zero-copy bench launch staging ncu compile ops (default: tests conform-compiler conform-precision python)
+#   zero-copy bench launch staging ncu compile ops torch
+#   (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
@@ -75,9 +76,20 @@ for s in "${steps[@]}"; do
     tail -n 40 "$out/ops.log"
     [ $rc -eq 0 ] || failed+=(ops)
     ;;
+  torch) # tl.torch on torch CUDA tensors (python/tests/test_torch_*.py, the cases named
+    # cuda): every op against its host function, autograd and the transformer block and
+    # training run against PyTorch's, torch.compile. Needs torch with CUDA (2.11 there).
+    (cd "$root" && timeout ${TL_TORCH_TIMEOUT:-400} python3 -m pytest -q -p no:cacheprovider -rs \
+      python/tests/test_torch_ops.py python/tests/test_torch_autograd.py \
+      python/tests/test_torch_model.py -k "cuda and not npusim and not emulated and not cuda_path" \
+      >"$out/torch.log" 2>&1)
+    rc=$?
+    tail -n 40 "$out/torch.log"
+    [ $rc -eq 0 ] || failed+=(torch)
+    ;;
   python)
     (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \
-      python/tests -k cuda >"$out/python.log" 2>&1 ||
+      --ignore-glob='*/test_torch_*.py' python/tests -k cuda >"$out/python.log" 2>&1 ||
       false)
     rc=$?
     tail -n 30 "$out/python.log"

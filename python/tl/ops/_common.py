@@ -1,9 +1,16 @@
 # What every op's host function shares: argument checks that name the argument, dtypes, output
 # allocation, block sizes and the launch on a device.
 # SPDX-License-Identifier: Apache-2.0
+import contextvars
+
 import numpy as np
 
 from .. import bf16
+
+# Set by tl.torch while an op runs on torch tensors (tl/torch/bridge.py): it allocates the
+# outputs `empty` makes as torch tensors and maps the arrays a launch gets to the tensors they
+# stand for. Unset: arrays are numpy's.
+HOOK = contextvars.ContextVar("tl_ops_hook", default=None)
 
 # The float formats the ops take, by the kit's names (tl.testing's dtype names).
 FLOAT_DTYPES = ("f32", "f16", "bf16")
@@ -70,9 +77,21 @@ def index_array(op, arg, x, bound=None):
     return a.astype(np.int32, copy=False)
 
 
+def _dtype(like):
+    return np.dtype(like) if isinstance(like, (type, np.dtype)) else like.dtype
+
+
 def empty(shape, like):
-    """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept)."""
-    return np.empty(shape, like.dtype)
+    """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept) or dtype
+    `like`; under tl.torch, a torch tensor's memory (or its stand-in, for CUDA tensors)."""
+    hook = HOOK.get()
+    return np.empty(shape, _dtype(like)) if hook is None else hook.empty(shape, _dtype(like))
+
+
+def zeros(shape, like):
+    """As `empty`, filled with zeros."""
+    hook = HOOK.get()
+    return np.zeros(shape, _dtype(like)) if hook is None else hook.zeros(shape, _dtype(like))
 
 
 def np_dtype(name):
@@ -110,5 +129,12 @@ def axis_view(a, axis, op):
     return a.reshape(outer, a.shape[axis], inner), axis
 
 
+def device_args(*args):
+    """The launch's arguments: as given, or under tl.torch each stand-in array replaced by the
+    view of the CUDA tensor it stands for."""
+    hook = HOOK.get()
+    return args if hook is None else tuple(hook.arg(a) for a in args)
+
+
 def launch(kernel, grid, *args, device=None, **constexprs):
-    kernel[grid](*args, device=device or "cpu", **constexprs)
+    kernel[grid](*device_args(*args), device=device or "cpu", **constexprs)

@@ -223,7 +223,7 @@ def _norm_backward(op, dy, x, weight, stats, device, rms):
         c.fail(op, "stats", f"expected float32 ({x2.shape[0]}, 2) from the forward's "
                f"return_stats, got {stats.dtype} {stats.shape}")
     dx = c.empty(x.shape, x)
-    dw, db = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    dw, db = c.zeros(n, np.float32), c.zeros(n, np.float32)
     if dx.size:
         bm, block, _ = row_tiles(*x2.shape)
         c.launch(norm_grad_kernel, (tl.cdiv(x2.shape[0], bm),), x2, weight, dy2, stats,
@@ -282,7 +282,7 @@ def embedding_backward(dout, ids, num_embeddings, *, device=None):
     if dout.shape[:-1] != ids.shape:
         c.fail(op, "dout", f"expected ids' shape {ids.shape} + (D,), got {dout.shape}")
     d = dout.shape[-1]
-    dtable = np.zeros((num_embeddings, d), np.float32)
+    dtable = c.zeros((num_embeddings, d), np.float32)
     if ids.size and d:
         flat = np.ascontiguousarray(ids.reshape(-1))
         bd = c.pow2(d, 16, 256)
@@ -415,13 +415,13 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
     q3, o3, do3 = (a.reshape(bq * h, s, d) for a in (q, out, do))
     k3, v3 = k.reshape(bq * hk, t, d), v.reshape(bq * hk, t, d)
     lse2 = lse.reshape(bq * h, s)
-    delta = np.empty((bq * h, s), np.float32)
+    delta = c.empty((bq * h, s), np.float32)
     c.launch(attention_delta_kernel, (tl.cdiv(s, bm), bq * h), o3, do3, delta, device=device,
              BM=bm, BD=bd)
     c.launch(attention_dq_kernel, (tl.cdiv(s, bm), bq * h), q3, k3, v3, do3, lse2, delta,
              dq.reshape(bq * h, s, d), scale, h // hk, device=device, CAUSAL=bool(causal),
              BM=bm, BN=bn, BD=bd)
-    dk_h, dv_h = (np.empty((bq * h, t, d), np.float32) for _ in range(2))
+    dk_h, dv_h = (c.empty((bq * h, t, d), np.float32) for _ in range(2))
     c.launch(attention_dkv_kernel, (tl.cdiv(t, bn), bq * h), q3, k3, v3, do3, lse2, delta,
              dk_h, dv_h, scale, h // hk, device=device, CAUSAL=bool(causal), BM=bm, BN=bn,
              BD=bd)
@@ -435,6 +435,10 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
 
 
 def _to_dtype(a, like):
-    """float32 `a` rounded to `like`'s dtype (bf16 through tl.bf16)."""
+    """float32 `a` rounded to `like`'s dtype (bf16 through tl.bf16; under tl.torch on CUDA
+    tensors, by torch on the device: `a` is a stand-in there, its values not on the host)."""
     from .. import bf16
+    hook = c.HOOK.get()
+    if hook is not None and hook.mode != "cpu":
+        return hook.cast(a, like.dtype)
     return bf16.array(a) if c.dtype_name(like) == "bf16" else a.astype(like.dtype)

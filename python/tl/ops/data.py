@@ -90,8 +90,8 @@ def quantize_int8(x, *, device=None):
     127 and q = round-to-nearest-even(x / scale)."""
     op = "quantize_int8"
     x = c.float_array(op, "x", x, ndim=2)
-    q = np.empty(x.shape, np.int8)
-    scale = np.empty(x.shape[0], np.float32)
+    q = c.empty(x.shape, np.int8)
+    scale = c.empty(x.shape[0], np.float32)
     if x.size:
         block = c.pow2(x.shape[1], 16, 4096)
         bm = c.pow2(x.shape[0], 1, max(1, 8192 // block))
@@ -111,7 +111,7 @@ def dequantize_int8(q, scale, dtype="f32", *, device=None):
         c.fail(op, "scale", f"expected float32 ({q.shape[0]},), got {scale.dtype} {scale.shape}")
     if dtype not in c.FLOAT_DTYPES:
         c.fail(op, "dtype", f"expected one of {', '.join(c.FLOAT_DTYPES)}, got {dtype!r}")
-    out = np.empty(q.shape, c.np_dtype(dtype))
+    out = c.empty(q.shape, c.np_dtype(dtype))
     if out.size:
         bn = c.pow2(q.shape[1], 16, 1024)
         bm = c.pow2(q.shape[0], 1, max(1, 4096 // bn))

@@ -107,7 +107,8 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
     dummy = a3[0, 0, :1]
     res3 = dummy.reshape(1, 1, 1) if residual is None else residual.reshape(batch, m, n)
     grid = lambda meta: (tl.cdiv(m, meta["BM"]), tl.cdiv(n, meta["BN"]), batch)  # noqa: E731
-    gemm_kernel[grid](a3, b3, dummy if bias is None else bias, res3, out.reshape(batch, m, n),
+    gemm_kernel[grid](*c.device_args(a3, b3, dummy if bias is None else bias, res3,
+                                     out.reshape(batch, m, n)),
                       float(alpha), device=device or "cpu", HAS_BIAS=bias is not None,
                       ACT=activation, HAS_RES=residual is not None)
     return out

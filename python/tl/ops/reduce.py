@@ -84,7 +84,7 @@ def reduce(op, x, axis=-1, *, correction=0, device=None):
     if n == 0:
         c.fail(op, "x", f"reduction over an empty axis {axis} (shape {x.shape})")
     shape = x.shape[:axis] + x.shape[axis + 1:]
-    out = np.empty(shape, np.int32) if op == "argmax" else c.empty(shape, x)
+    out = c.empty(shape, np.int32 if op == "argmax" else x)
     if out.size:
         bn, bi = axis_tiles(n, inner)
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
@@ -158,7 +158,7 @@ def topk(x, k, *, device=None):
     if not (isinstance(k, int) and 1 <= k <= n):
         c.fail(op, "k", f"expected an integer in [1, {n}], got {k!r}")
     values = c.empty(x.shape[:-1] + (k,), x)
-    indices = np.empty(x.shape[:-1] + (k,), np.int32)
+    indices = c.empty(x.shape[:-1] + (k,), np.int32)
     if values.size:
         x2 = c.rows_view(x)
         block = c.pow2(n, 16)

@@ -138,7 +138,7 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
         c.fail(op, "eps", f"expected a finite number >= 0, got {eps!r}")
     out = c.empty(x.shape, x)
     x2, o2 = c.rows_view(x), c.rows_view(out)
-    stats = np.zeros((x2.shape[0], 2), np.float32)
+    stats = c.zeros((x2.shape[0], 2), np.float32)
     if out.size:
         bm, block, one = row_tiles(*x2.shape)
         dummy = x2[0, :1]

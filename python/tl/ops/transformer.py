@@ -174,7 +174,7 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
         c.fail(op, "target", f"class {int(bad)} out of range [0, {logits.shape[1]})")
     if reduction not in ("mean", "sum", "none"):
         c.fail(op, "reduction", f"expected 'mean', 'sum' or 'none', got {reduction!r}")
-    loss = np.zeros(logits.shape[0], np.float32)
+    loss = c.zeros(logits.shape[0], np.float32)
     if logits.size:
         target = np.ascontiguousarray(target)
         block = c.pow2(logits.shape[1], 16, 4096)
@@ -208,7 +208,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
         c.fail(op, "k", f"{k.shape[1]} heads do not divide q's {h}")
     out = c.empty(q.shape, q)
     if out.size == 0:
-        return (out, np.zeros(q.shape[:3], np.float32)) if return_lse else out
+        return (out, c.zeros(q.shape[:3], np.float32)) if return_lse else out
     if k.shape[2] == 0:
         c.fail(op, "k", "no keys (T = 0)")
     if d > MAX_HEAD_DIM:
@@ -217,7 +217,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     bd = c.pow2(d, 16)
     bm = 32 if bd <= 128 else 16
     hk = k.shape[1]
-    lse = np.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
+    lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
              lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,

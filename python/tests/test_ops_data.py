@@ -65,3 +65,37 @@ def test_pool2d(k, s, mode, dtype, device):
     kk = k if isinstance(k, tuple) else (k, k)
     check(got, ref.pool2d(mode, x, k, s), "reduce_max" if mode == "max" else "reduce_mean",
           dtype, n=kk[0] * kk[1])
+
+
+@pytest.mark.parametrize("mode", ["max", "avg"])
+@pytest.mark.parametrize("k,s,p,d,ceil,count_pad", [
+    (3, 2, 1, 1, False, True), (3, 2, 1, 1, True, True), (3, 2, 1, 1, True, False),
+    ((3, 2), (2, 1), (1, 1), 1, False, False), (3, 1, 2, 2, False, True), (2, 2, 1, 1, True, True)])
+def test_pool2d_padding(k, s, p, d, ceil, count_pad, mode, device):
+    # Catches: padding read as data (0 beating negative maxima, or garbage), the window's
+    # dilation ignored, the output length rounded the wrong way in ceil_mode (or a last window
+    # starting in the padding kept), avg dividing by the window size where count_include_pad
+    # is off (or by the positions inside x where it is on). Negative data so a 0 read from the
+    # padding would win a max.
+    x = -np.abs(make(rng, (2, 3, 11, 14), "f32", normal=True)) - 0.5
+    if mode == "max":
+        got = ops.max_pool2d(x, k, s, p, d, ceil, device=device)
+        want = ref.pool2d("max", x, k, s, p, d, ceil)
+    else:
+        if d != 1:
+            pytest.skip("avg_pool2d has no dilation (as torch)")
+        got = ops.avg_pool2d(x, k, s, p, ceil, count_pad, device=device)
+        want = ref.pool2d("avg", x, k, s, p, 1, ceil, count_pad)
+    assert got.shape == want.shape
+    kk = k if isinstance(k, tuple) else (k, k)
+    check(got, want, "reduce_max" if mode == "max" else "reduce_mean", "f32", n=kk[0] * kk[1])
+
+
+def test_pool2d_padding_errors(device):
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    with pytest.raises(ops.OpError, match="padding"):  # a window of padding alone
+        ops.max_pool2d(x, 3, 1, 2, device=device)
+    with pytest.raises(ops.OpError, match="dilation"):
+        ops.max_pool2d(x, 3, 1, 0, 0, device=device)
+    with pytest.raises(ops.OpError, match="kernel_size"):  # wider than the padded input
+        ops.max_pool2d(x, (3, 3), 1, 0, 4, device=device)

@@ -86,6 +86,10 @@ def _cases():
           ("dequantize_int8", (qi, sc, "bf16"), ops.dequantize_int8),
           ("max_pool2d", (img, [2], []), lambda x, k, s: _d(ops.max_pool2d)(x, k[0])),
           ("avg_pool2d", (img, [3], [2]), lambda x, k, s: _d(ops.avg_pool2d)(x, k[0], s[0])),
+          ("max_pool2d", (img, [3], [2], [1], [2], True),
+           lambda x, k, s, p, d, cm: _d(ops.max_pool2d)(x, 3, 2, 1, 2, True)),
+          ("avg_pool2d", (img, [3], [2], [1], True, False),
+           lambda x, k, s, p, cm, cp: _d(ops.avg_pool2d)(x, 3, 2, 1, True, False)),
           ("activation_backward", ("gelu", x, y, 0.01),
            lambda act, x, dy, al: _d(ops.activation_backward)(act, x, dy, alpha=al)),
           ("softmax_backward", (sm, y, False),
@@ -336,3 +340,23 @@ def test_device_argument_wins_over_context(device):
         got = T.softmax(x, -1, device)
     assert torch.equal(got, tensor_view(want))
     assert not torch.equal(tensor_view(ops.softmax(x.numpy())), tensor_view(want))
+
+
+@pytest.mark.parametrize("mode,args", [
+    ("max", dict(kernel_size=3, stride=2, padding=1)),
+    ("max", dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)),
+    ("max", dict(kernel_size=2, stride=2, padding=1, ceil_mode=True)),
+    ("avg", dict(kernel_size=3, stride=2, padding=1)),
+    ("avg", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg", dict(kernel_size=2, stride=2, padding=1, ceil_mode=True))])
+def test_pooling_semantics_are_torchs(mode, args):
+    # tl.ops' padded pooling against torch.nn.functional itself (not tl's own reference):
+    # catches a padding, dilation, ceil_mode or divisor rule that differs from PyTorch's.
+    x = torch.randn(2, 3, 11, 14, generator=torch.Generator().manual_seed(5)) - 1.0
+    want = getattr(torch.nn.functional, f"{mode}_pool2d")(x, **args)
+    got = getattr(torch.ops.tl, f"{mode}_pool2d")(
+        x, [args["kernel_size"]], [args["stride"]], [args["padding"]],
+        *([[args.get("dilation", 1)]] if mode == "max" else []), args.get("ceil_mode", False),
+        *([args.get("count_include_pad", True)] if mode == "avg" else []))
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)

@@ -122,11 +122,14 @@ def dequantize_int8(q, scale, dtype="f32", *, device=None):
 
 @tl.kernel
 def pool2d_kernel(x: tl.tensor, out: tl.tensor, MODE: tl.constexpr, KH: tl.constexpr,
-                  KW: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, BOH: tl.constexpr,
-                  BOW: tl.constexpr):
-    """Max or average pooling of x (N C, H, W) into out (N C, OH, OW), windows KH x KW at
-    strides SH, SW (no padding): a (BOH, BOW) block of outputs per program, each window
-    position gathered in turn (unrolled)."""
+                  KW: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr,
+                  PW: tl.constexpr, DH: tl.constexpr, DW: tl.constexpr,
+                  COUNT_PAD: tl.constexpr, BOH: tl.constexpr, BOW: tl.constexpr):
+    """Max or average pooling of x (N C, H, W) into out (N C, OH, OW): windows KH x KW at
+    strides SH, SW, dilation DH, DW, the input padded by PH, PW on each side (-inf for max; for
+    avg the divisor counts the window's positions inside the padded input when COUNT_PAD, else
+    those inside x). A (BOH, BOW) block of outputs per program, each window position gathered
+    in turn (unrolled); padding is never read (masked)."""
     nc = tl.program_id(0)
     oh = tl.program_id(1) * BOH + tl.arange(0, BOH)
     ow = tl.program_id(2) * BOW + tl.arange(0, BOW)
@@ -136,48 +139,90 @@ def pool2d_kernel(x: tl.tensor, out: tl.tensor, MODE: tl.constexpr, KH: tl.const
         acc = tl.full((BOH, BOW), -float("inf"), tl.float32)
     else:
         acc = tl.zeros((BOH, BOW), tl.float32)
+    count = tl.zeros((BOH, BOW), tl.float32)
     for kh in tl.static_range(KH):
+        ih = oh * SH - PH + kh * DH
         for kw in tl.static_range(KW):
-            v = tl.gather(x, (plane, (oh * SH + kh)[:, None], (ow * SW + kw)[None, :]),
-                          mask=ok).to(tl.float32)
+            iw = ow * SW - PW + kw * DW
+            inside = ((ih >= 0) & (ih < x.shape[1]))[:, None] & \
+                ((iw >= 0) & (iw < x.shape[2]))[None, :]
             if MODE == "max":
+                v = tl.gather(x, (plane, ih[:, None], iw[None, :]), mask=ok & inside,
+                              other=-float("inf")).to(tl.float32)
                 acc = tl.maximum(acc, v)
             else:
-                acc = acc + v
+                v = tl.gather(x, (plane, ih[:, None], iw[None, :]), mask=ok & inside)
+                acc = acc + v.to(tl.float32)
+                if COUNT_PAD:
+                    padded = (ih < x.shape[1] + PH)[:, None] & (iw < x.shape[2] + PW)[None, :]
+                    count = count + tl.where(padded, 1.0, 0.0)
+                else:
+                    count = count + tl.where(inside, 1.0, 0.0)
     if MODE == "avg":
-        acc = acc * (1.0 / (KH * KW))
+        acc = acc / tl.maximum(count, 1.0)
     tl.store(out + (nc, tl.program_id(1) * BOH, tl.program_id(2) * BOW),
              tl.reshape(acc, (1, BOH, BOW)))
 
 
-def _pool(mode, x, kernel_size, stride, device):
+def _pair(op, name, v, lowest):
+    pair = (v, v) if isinstance(v, (int, np.integer)) else tuple(v)
+    if len(pair) != 2 or any(not isinstance(e, (int, np.integer)) or e < lowest for e in pair):
+        c.fail(op, name, f"expected an int >= {lowest} or a pair of them, got {v!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def pool_output_size(size, k, s, p, d, ceil_mode):
+    """torch's pooling output length: (size + 2p - d (k - 1) - 1) / s + 1, rounded down (up in
+    ceil_mode, but a last window that would start in the right padding is dropped)."""
+    span = size + 2 * p - d * (k - 1) - 1
+    if span < 0:
+        return 0
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool(mode, x, kernel_size, stride, padding, dilation, ceil_mode, count_include_pad, device):
     op = f"{mode}_pool2d"
     x = c.float_array(op, "x", x, ndim=4)
-    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
-    stride = (kh, kw) if stride is None else stride
-    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
+    kh, kw = _pair(op, "kernel_size", kernel_size, 1)
+    sh, sw = (kh, kw) if stride is None else _pair(op, "stride", stride, 1)
+    ph, pw = _pair(op, "padding", padding, 0)
+    dh, dw = _pair(op, "dilation", dilation, 1)
     n, ch, h, w = x.shape
-    if not (1 <= kh <= h and 1 <= kw <= w):
-        c.fail(op, "kernel_size", f"{(kh, kw)} does not fit in the input's {(h, w)}")
-    if sh < 1 or sw < 1:
-        c.fail(op, "stride", f"expected positive strides, got {(sh, sw)}")
-    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    # As torch: padding past half a window (a window of padding alone) is an error.
+    if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
+        c.fail(op, "padding", f"{(ph, pw)} is more than half the window {(kh, kw)} "
+               f"(dilation {(dh, dw)})")
+    oh = pool_output_size(h, kh, sh, ph, dh, ceil_mode)
+    ow = pool_output_size(w, kw, sw, pw, dw, ceil_mode)
+    if oh < 1 or ow < 1:
+        c.fail(op, "kernel_size", f"{(kh, kw)} (dilation {(dh, dw)}) does not fit in the "
+               f"input's {(h, w)} padded by {(ph, pw)}")
     out = c.empty((n, ch, oh, ow), x)
     if out.size:
         bow = c.pow2(ow, 16, 64)
         boh = c.pow2(oh, 1, max(1, 1024 // bow))
         c.launch(pool2d_kernel, (n * ch, tl.cdiv(oh, boh), tl.cdiv(ow, bow)),
                  x.reshape(n * ch, h, w), out.reshape(n * ch, oh, ow), device=device, MODE=mode,
-                 KH=kh, KW=kw, SH=sh, SW=sw, BOH=boh, BOW=bow)
+                 KH=kh, KW=kw, SH=sh, SW=sw, PH=ph, PW=pw, DH=dh, DW=dw,
+                 COUNT_PAD=bool(count_include_pad), BOH=boh, BOW=bow)
     return out
 
 
-def max_pool2d(x, kernel_size, stride=None, *, device=None):
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *,
+               device=None):
     """Max pooling of x (N, C, H, W) over kernel_size windows (int or (kh, kw)) at `stride`
-    (default: the window), no padding, as torch's max_pool2d."""
-    return _pool("max", x, kernel_size, stride, device)
+    (default: the window), `dilation`, x padded by `padding` (-inf) on each side, the output
+    length rounded up in `ceil_mode`: torch's max_pool2d."""
+    return _pool("max", x, kernel_size, stride, padding, dilation, ceil_mode, True, device)
 
 
-def avg_pool2d(x, kernel_size, stride=None, *, device=None):
-    """Average pooling, as max_pool2d (no padding: every window has kh kw elements)."""
-    return _pool("avg", x, kernel_size, stride, device)
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               *, device=None):
+    """Average pooling as torch's avg_pool2d: x padded by `padding` zeros; each window's sum
+    divided by its positions inside the padded input (`count_include_pad`, torch's default) or
+    inside x."""
+    return _pool("avg", x, kernel_size, stride, padding, 1, ceil_mode, count_include_pad, device)
+

@@ -167,7 +167,8 @@ def specs():
         for mode in ("max", "avg"):
             for k, st in ((2, 2), (3, 2), (3, 1)):
                 out.append(Spec(f"{mode}_pool2d_k{k}s{st}_{dt}", data.pool2d_kernel, [t3, t3],
-                                dict(MODE=mode, KH=k, KW=k, SH=st, SW=st, BOH=16, BOW=64),
+                                dict(MODE=mode, KH=k, KW=k, SH=st, SW=st, PH=0, PW=0, DH=1,
+                                     DW=1, COUNT_PAD=True, BOH=16, BOW=64),
                                 "N C x ceil(OH/16) x ceil(OW/64) over (N C, H, W) views",
                                 f"{mode} pooling, {k}x{k} windows at stride {st}, no padding."))
     out.append(Spec("copy_i32", data.copy_kernel, [_t(3, "i32")] * 2, dict(BN=64, BI=64),

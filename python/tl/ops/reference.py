@@ -238,15 +238,36 @@ def quantize_int8(x):
     return q, scale
 
 
-def pool2d(mode, x, kernel_size, stride=None):
+def pool2d(mode, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+           count_include_pad=True):
+    """torch's max_pool2d / avg_pool2d in float64, window by window: the padding is -inf for max
+    and zeros for avg, whose divisor counts the window's positions inside the padded input
+    (count_include_pad) or inside x."""
+    from .data import pool_output_size
     x = f64(x)
-    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
-    sh, sw = (kh, kw) if stride is None else ((stride, stride) if isinstance(stride, int)
-                                              else stride)
-    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
-    win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-                    for i in range(kh) for j in range(kw)])
-    return win.max(0) if mode == "max" else win.mean(0)
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+    (kh, kw), (ph, pw), (dh, dw) = pair(kernel_size), pair(padding), pair(dilation)
+    sh, sw = (kh, kw) if stride is None else pair(stride)
+    h, w = x.shape[2:]
+    oh = pool_output_size(h, kh, sh, ph, dh, ceil_mode)
+    ow = pool_output_size(w, kw, sw, pw, dw, ceil_mode)
+    out = np.empty(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            rows = [i * sh - ph + a * dh for a in range(kh)]
+            cols = [j * sw - pw + b * dw for b in range(kw)]
+            r_in = [r for r in rows if 0 <= r < h]
+            c_in = [q for q in cols if 0 <= q < w]
+            win = x[:, :, r_in][:, :, :, c_in]
+            if mode == "max":
+                out[:, :, i, j] = win.max((2, 3))
+            else:
+                if count_include_pad:
+                    count = sum(r < h + ph for r in rows) * sum(q < w + pw for q in cols)
+                else:
+                    count = len(r_in) * len(c_in)
+                out[:, :, i, j] = win.sum((2, 3)) / count
+    return out
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none"):

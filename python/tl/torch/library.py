@@ -397,23 +397,33 @@ def dequantize_int8(b, q, scale, dtype="f32", device=None):
     return ops.dequantize_int8(_arr(b, q), _arr(b, scale), dtype, device=device)
 
 
-def _pool_shape(x, kernel_size, stride):
-    (kh, kw) = _pair(kernel_size)
+def _pool_shape(x, kernel_size, stride, padding, dilation, ceil_mode):
+    from ..ops.data import pool_output_size
+    (kh, kw), (ph, pw), (dh, dw) = _pair(kernel_size), _pair(padding), _pair(dilation)
     (sh, sw) = _pair(stride) if stride else (kh, kw)
-    return (x.shape[0], x.shape[1], (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1)
+    return (x.shape[0], x.shape[1], pool_output_size(x.shape[2], kh, sh, ph, dh, ceil_mode),
+            pool_output_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
 
 
-def _pool(name):
-    @op(f"{name}(Tensor x, int[] kernel_size, int[] stride=[], str? device=None) -> Tensor",
-        lambda x, kernel_size, stride=(), device=None: _like(x, _pool_shape(x, kernel_size,
-                                                                             stride)))
-    def impl(b, x, kernel_size, stride=(), device=None):
-        return getattr(ops, name)(_arr(b, x), _pair(kernel_size),
-                                  _pair(stride) if stride else None, device=device)
-    return impl
+@op("max_pool2d(Tensor x, int[] kernel_size, int[] stride=[], int[] padding=[0], "
+    "int[] dilation=[1], bool ceil_mode=False, str? device=None) -> Tensor",
+    lambda x, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False, device=None:
+    _like(x, _pool_shape(x, kernel_size, stride, padding, dilation, ceil_mode)))
+def max_pool2d(b, x, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False,
+               device=None):
+    return ops.max_pool2d(_arr(b, x), _pair(kernel_size), _pair(stride) if stride else None,
+                          _pair(padding), _pair(dilation), ceil_mode, device=device)
 
 
-max_pool2d, avg_pool2d = _pool("max_pool2d"), _pool("avg_pool2d")
+@op("avg_pool2d(Tensor x, int[] kernel_size, int[] stride=[], int[] padding=[0], "
+    "bool ceil_mode=False, bool count_include_pad=True, str? device=None) -> Tensor",
+    lambda x, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
+    device=None: _like(x, _pool_shape(x, kernel_size, stride, padding, (1,), ceil_mode)))
+def avg_pool2d(b, x, kernel_size, stride=(), padding=(0,), ceil_mode=False,
+               count_include_pad=True, device=None):
+    return ops.avg_pool2d(_arr(b, x), _pair(kernel_size), _pair(stride) if stride else None,
+                          _pair(padding), ceil_mode, count_include_pad, device=device)
+
 
 
 # --- backward kernels ---------------------------------------------------------------------

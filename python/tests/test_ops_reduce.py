@@ -76,6 +76,38 @@ def test_topk(dtype, device):
     assert indices[3, :3].tolist() == [10, 50, 90]
 
 
+@pytest.mark.parametrize("n,k", [(4099, 5), (10000, 7), (70000, 3), (9000, 2048)])
+def test_topk_long_rows(n, k, device):
+    # Rows past one tile go in rounds of 4096-wide segments. Catches: a candidate's index
+    # within its segment instead of the row (not gathered back in later rounds), the ragged
+    # last segment's padding chosen, ties across segments not to the lowest index (equal
+    # values planted in segments 0, 1 and the last), a round's candidates cut short.
+    if device == "npusim" and n * k > 200000:
+        pytest.skip("a long simulation")
+    rows = 3
+    x = rng.uniform(-1, 1, (rows, n)).astype(np.float32)
+    mid = 4096 + (n - 4096) // 3  # in the second segment
+    x[1, [n - 1, mid, 7]] = 2.0  # a tie at the top, across segments
+    x[2, :] = -np.inf
+    x[2, n // 2] = 0.0
+    values, indices = ops.topk(x, k, device=device)
+    want_idx = np.argsort(-x.astype(np.float64), axis=1, kind="stable")[:, :k]
+    np.testing.assert_array_equal(indices, want_idx)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, want_idx, 1))
+    assert indices[1, :3].tolist() == [7, mid, n - 1]
+
+
+def test_topk_inf_and_nan(device):
+    # Catches: -inf taken twice (the same index) once the finite values are gone, NaN not
+    # ranked first (torch's order), padding lanes chosen.
+    x = np.array([[1.0, -np.inf, -np.inf, 2.0, -np.inf],
+                  [np.nan, 0.0, np.nan, 3.0, -1.0]], np.float32)
+    values, indices = ops.topk(x, 5, device=device)
+    assert indices.tolist() == [[3, 0, 1, 2, 4], [0, 2, 3, 1, 4]]
+    np.testing.assert_array_equal(values[0], [2.0, 1.0, -np.inf, -np.inf, -np.inf])
+    assert np.isnan(values[1, :2]).all() and values[1, 2:].tolist() == [3.0, 0.0, -1.0]
+
+
 def tl_array(a, dtype):
     import tl
     return tl.bf16.array(a) if dtype == "bf16" else a.astype(np.float32)

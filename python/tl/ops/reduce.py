@@ -129,40 +129,95 @@ def cumsum(x, axis=-1, *, device=None):
     return out
 
 
-TOPK_MAX_WIDTH = 4096  # a row is held in one tile
+TOPK_BLOCK = 4096  # a row, or a segment of one, is held in one tile
 
 
 @tl.kernel
 def topk_kernel(x: tl.tensor, values: tl.tensor, indices: tl.tensor, K: tl.constexpr,
                 BM: tl.constexpr, BLOCK: tl.constexpr):
     """The K largest of each row (rows of at most BLOCK), largest first, the lowest index first
-    among equals: K rounds of argmax, each taking its winner out."""
+    among equals: K rounds, each taking out its winner (the lowest live column holding the live
+    maximum, so that -inf values are taken in turn, never twice, and padding never); NaN ranks
+    above every number, as in torch.topk."""
     r0 = tl.program_id(0) * BM
     v = tl.load(x + (r0, 0), (BM, BLOCK), other=-float("inf")).to(tl.float32)
     cols = tl.arange(0, BLOCK)
-    for i in tl.static_range(K):
-        j = tl.argmax(v, axis=1)
-        tl.store(values + (r0, i), tl.reshape(tl.max(v, axis=1), (BM, 1)))
+    live = tl.zeros((BM, BLOCK), tl.int32) + cols[None, :] < x.shape[1]
+    for i in tl.range(0, K):  # a loop: K may be thousands
+        m = tl.max(tl.where(live, v, -float("inf")), axis=1)
+        # max propagates NaN: a NaN row maximum is taken at the lowest live NaN (as torch,
+        # NaN above every number).
+        hit = live & ((v == m[:, None]) | ((m != m)[:, None] & (v != v)))
+        j = tl.min(tl.where(hit, cols[None, :], BLOCK), axis=1)
+        tl.store(values + (r0, i), tl.reshape(m, (BM, 1)))
         tl.store(indices + (r0, i), tl.reshape(j, (BM, 1)))
-        v = tl.where(cols[None, :] == j[:, None], -float("inf"), v)
+        live = live & (cols[None, :] != j[:, None])
+
+
+@tl.kernel
+def topk_segments_kernel(x: tl.tensor, index: tl.tensor, values: tl.tensor, indices: tl.tensor,
+                         K: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr,
+                         GATHER: tl.constexpr):
+    """Rows longer than a tile: the K largest of each BLOCK-wide segment s of each row (as
+    topk_kernel) to values[:, s K:(s + 1) K], their columns (with GATHER: index[row, column],
+    the original columns of a row of candidates) to indices. Segment s's candidates precede
+    segment s + 1's, so among equal values the lower original index stays first."""
+    r0 = tl.program_id(0) * BM
+    c0 = tl.program_id(1) * BLOCK
+    v = tl.load(x + (r0, c0), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+    cols = tl.arange(0, BLOCK)
+    rows = r0 + tl.arange(0, BM)
+    live = tl.zeros((BM, BLOCK), tl.int32) + (c0 + cols)[None, :] < x.shape[1]
+    for i in tl.range(0, K):  # a loop: K may be thousands
+        m = tl.max(tl.where(live, v, -float("inf")), axis=1)
+        # max propagates NaN: a NaN row maximum is taken at the lowest live NaN (as torch,
+        # NaN above every number).
+        hit = live & ((v == m[:, None]) | ((m != m)[:, None] & (v != v)))
+        j = tl.min(tl.where(hit, cols[None, :], BLOCK), axis=1)
+        out = tl.program_id(1) * K + i
+        tl.store(values + (r0, out), tl.reshape(m, (BM, 1)))
+        if GATHER:
+            src = tl.gather(index, (rows, c0 + j), mask=(rows < x.shape[0]) & (j < BLOCK))
+        else:
+            src = c0 + j
+        tl.store(indices + (r0, out), tl.reshape(src, (BM, 1)))
+        live = live & (cols[None, :] != j[:, None])
 
 
 def topk(x, k, *, device=None):
-    """(values, indices) of the k largest elements of each row of x (..., n), n <= 4096,
-    largest first, ties to the lowest index; values in x's dtype, indices int32."""
+    """(values, indices) of the k largest elements of each row of x (..., n), largest first,
+    ties to the lowest index; values in x's dtype, indices int32; k <= 4096. Rows longer than
+    4096 go in rounds: each 4096-wide segment's k largest, then the k largest of those
+    candidates, until one tile holds them."""
     op = "topk"
     x = c.float_array(op, "x", x, min_ndim=1)
     n = x.shape[-1]
-    if n > TOPK_MAX_WIDTH:
-        c.fail(op, "x", f"rows of {n} elements: at most {TOPK_MAX_WIDTH}")
-    if not (isinstance(k, int) and 1 <= k <= n):
-        c.fail(op, "k", f"expected an integer in [1, {n}], got {k!r}")
+    if not (isinstance(k, int) and 1 <= k <= builtins.min(n, TOPK_BLOCK)):
+        c.fail(op, "k", f"expected an integer in [1, {builtins.min(n, TOPK_BLOCK)}], got {k!r}")
     values = c.empty(x.shape[:-1] + (k,), x)
     indices = c.empty(x.shape[:-1] + (k,), np.int32)
-    if values.size:
-        x2 = c.rows_view(x)
+    if not values.size:
+        return values, indices
+    x2, v2, i2 = c.rows_view(x), c.rows_view(values), c.rows_view(indices)
+    rows = x2.shape[0]
+    if n <= TOPK_BLOCK:
         block = c.pow2(n, 16)
-        bm = c.pow2(x2.shape[0], 1, builtins.max(1, 4096 // block))
-        c.launch(topk_kernel, (tl.cdiv(x2.shape[0], bm),), x2, c.rows_view(values),
-                 c.rows_view(indices), device=device, K=k, BM=bm, BLOCK=block)
-    return values, indices
+        bm = c.pow2(rows, 1, builtins.max(1, 4096 // block))
+        c.launch(topk_kernel, (tl.cdiv(rows, bm),), x2, v2, i2, device=device, K=k, BM=bm,
+                 BLOCK=block)
+        return values, indices
+    # Rounds over segments; each shortens a row to (segments - 1) k + min(k, last segment's
+    # width) live candidates (k < 4096 < n: at least halves it), values kept in x's dtype (the
+    # kernels compute in f32 and round once: exact for candidates, which are x's elements).
+    cur, cur_idx, width, gather = x2, x2, n, False
+    while True:
+        segments = -(-width // TOPK_BLOCK)
+        last = segments == 1
+        out_v = v2 if last else c.empty((rows, segments * k), x)
+        out_i = i2 if last else c.empty((rows, segments * k), np.int32)
+        c.launch(topk_segments_kernel, (rows, segments), cur, cur_idx, out_v, out_i,
+                 device=device, K=k, BM=1, BLOCK=TOPK_BLOCK, GATHER=gather)
+        if last:
+            return values, indices
+        width = (segments - 1) * k + builtins.min(k, width - (segments - 1) * TOPK_BLOCK)
+        cur, cur_idx, gather = out_v[:, :width], out_i[:, :width], True

@@ -264,7 +264,7 @@ def main():
         ms, bms = median_pair(lambda: device_ms(lambda: ops.gemm(x, y, device=a.device)),
                               lambda: host_ms(lambda: x @ y) if cpu else 0.0, a.reps)
         flops = 2.0 * n ** 3
-        gemm_frac[n] = flops / ms / 1e9 * 1e3 / peak
+        gemm_frac[n] = flops / (ms / 1e3) / peak
         results[name] = bms / ms if cpu else gemm_frac[n]
         say(f"| {name} (vs OpenBLAS) | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
             f"{bms:.3f} | {bms / ms if cpu else 0:.2f} |")
@@ -285,7 +285,7 @@ def main():
         ms, nms = median_pair(lambda: device_ms(lambda: ops.attention(q, k, v, device=a.device)),
                               lambda: host_ms(np_attention) if cpu else 0.0, a.reps)
         flops = 4.0 * bh * s * s * d
-        frac = flops / ms / 1e9 * 1e3 / peak
+        frac = flops / (ms / 1e3) / peak
         best_gemm = max(gemm_frac.values()) if gemm_frac else 0
         results[name] = frac / best_gemm if best_gemm else 0
         say(f"| {name} D={d} H={bh} (vs GEMM's fraction; anchor: numpy) | {ms:.3f} | "

@@ -278,7 +278,8 @@ def main():
         flops = 2.0 * n ** 3
         gemm_frac[n] = flops / (ms / 1e3) / peak
         results[name] = bms / ms if cpu else gemm_frac[n]
-        say(f"| {name}{' (vs OpenBLAS)' if cpu else ''} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
+        label = name + (" (vs OpenBLAS)" if cpu else "")
+        say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
             f"{bms:.3f} | {bms / ms if cpu else 0:.2f} |")
     s = a.seq
     name = f"attention S={s}"

@@ -29,6 +29,9 @@ import sys
 # for the anchors (numpy allocates its results the same way).
 for _v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(_v, None)
+# OpenBLAS's workers sleep right after a call instead of spinning ~0.1 s on the core the next
+# row's TL run needs (as bench-cpu does; bench/CMakeLists.txt says what it did there).
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 # --threads N: the cpu device's workers and OpenBLAS's threads alike (set before either starts).
 for _i, _a in enumerate(sys.argv):
     if _a.startswith("--threads"):

@@ -333,12 +333,22 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     return;
   }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
+  // A reduction starts from the kind's identity and combines every element, so that the loop
+  // over the axis runs whole vectors (from element 0 it ran len - 1 iterations: a row of 1024
+  // left 31 elements to a serial scalar tail, half the time of softmax's row max on AVX2).
+  // Scans and argmax start from element 0.
+  const bool from_identity = !scan && !argmax;
   loop(
       outer,
       [&](llvm::Value *o) {
         loop(
             inner,
-            [&](llvm::Value *in) { // element 0 starts every combination
+            [&](llvm::Value *in) { // element 0 (or the identity) starts every combination
+              if (from_identity) {
+                b_.CreateStore(reduce_identity(kind, t.elem(), out.elem),
+                               elem_ptr(out, dst(o, i64(0), in)));
+                return;
+              }
               llvm::Value *x0 = lane_value(x, at(o, i64(0), in));
               if (argmax) {
                 b_.CreateStore(x0, elem_ptr(best, in));
@@ -349,7 +359,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
             },
             "in0");
         loop(
-            i64(1), i64(len),
+            i64(from_identity ? 0 : 1), i64(len),
             [&](llvm::Value *k) {
               loop(
                   inner,

@@ -2,8 +2,8 @@
 # tl.ops on a device against anchors measured in the same run: each memory-bound op against a
 # STREAM triad run through the same device (the memory roofline), GEMM against OpenBLAS SGEMM
 # at the same size, attention against the GEMM's fraction of the FLOP peak; numpy's time for the
-# same op beside each (and, for npusim, the fraction of the declared HBM peak). Prints a
-# Markdown table and `name: value` lines; --out writes both.
+# same op beside each, and PyTorch's CPU op where installed (and, for npusim, the fraction of the
+# declared HBM peak). Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
 [--scale 1.0] [--reps 7] [--only NAME,...] [--out bench/results/FILE.txt].
@@ -32,6 +32,7 @@ for _v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
 # OpenBLAS's workers sleep right after a call instead of spinning ~0.1 s on the core the next
 # row's TL run needs (as bench-cpu does; bench/CMakeLists.txt says what it did there).
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # the same for PyTorch's OpenMP workers
 # --threads N: the cpu device's workers and OpenBLAS's threads alike (set before either starts).
 for _i, _a in enumerate(sys.argv):
     if _a.startswith("--threads"):
@@ -52,6 +53,12 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+try:  # PyTorch's CPU ops: the issue's anchors for softmax, the norms and attention, if installed
+    import torch  # noqa: E402
+    import torch.nn.functional as F  # noqa: E402
+except ImportError:
+    torch = None
 
 import tl  # noqa: E402
 import tl.ops as ops  # noqa: E402
@@ -110,9 +117,24 @@ class Triad:
                                                           device=self.device, BLOCK=self.BLOCK)
 
 
+def torch_cases(x, y, w, bias):
+    """PyTorch's CPU op for the rows that have one (zero-copy views of the same arrays)."""
+    if torch is None:
+        return {}
+    tx, ty, tw, tb = (torch.from_numpy(a) for a in (x, y, w, bias))
+    return {"add": lambda: tx + ty, "gelu (erf)": lambda: F.gelu(tx),
+            "gelu (tanh)": lambda: F.gelu(tx, approximate="tanh"), "silu": lambda: F.silu(tx),
+            "swiglu": lambda: F.silu(tx) * ty, "softmax": lambda: torch.softmax(tx, -1),
+            "layernorm": lambda: F.layer_norm(tx, (tx.shape[-1],), tw, tb),
+            "rmsnorm": lambda: F.rms_norm(tx, (tx.shape[-1],), tw, 1e-6),
+            "sum (rows)": lambda: tx.sum(1), "sum (columns)": lambda: tx.sum(0),
+            "max (rows)": lambda: tx.amax(1), "cumsum (rows)": lambda: torch.cumsum(tx, 1),
+            "transpose": lambda: tx.t().contiguous()}
+
+
 def memory_cases(scale, rng):
-    """(name, op(device), numpy or None, bytes): each memory-bound op family on about 64 MiB
-    inputs (rows of 1024: the width of a small transformer's hidden state)."""
+    """(name, op(device), numpy or None, bytes, PyTorch or None): each memory-bound op family
+    on about 64 MiB inputs (rows of 1024: the width of a small transformer's hidden state)."""
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     rows = max(64, int(16384 * scale))
     x, y = f(rows, 1024), f(rows, 1024)
@@ -148,7 +170,8 @@ def memory_cases(scale, rng):
         s = np.abs(x).max(1, keepdims=True) / 127
         return np.rint(x / s).astype(np.int8), s
 
-    return [
+    tc = torch_cases(x, y, w, bias)
+    return [r + (tc.get(r[0]),) for r in [
         ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e),
         ("gelu (erf)", lambda d: ops.gelu(x, device=d), None, 2 * e),
         ("gelu (tanh)", lambda d: ops.gelu(x, approximate="tanh", device=d), None, 2 * e),
@@ -173,7 +196,7 @@ def memory_cases(scale, rng):
          lambda: np.concatenate([xc, xc], 1), 4 * xc.nbytes),
         ("quantize int8", lambda d: ops.quantize_int8(x, device=d), np_quantize,
          e + e // 4 + rows * 4),
-    ]
+    ]]
 
 
 def median_pair(op, anchor, reps):
@@ -238,7 +261,12 @@ def main():
         f"{peak / 1e9:.1f} GFLOP/s f32" + (f" on {a.threads} thread(s)" if a.threads else "")
         + (" (simulated time)" if info["simulated_time"] else ""))
     if cpu:
-        say(f"anchors: triad on the device; OpenBLAS {core}, {blas_threads} threads (numpy's)")
+        tinfo = "not installed"
+        if torch is not None:
+            torch.set_num_threads(a.threads or info["compute_units"])
+            tinfo = f"{torch.__version__}, {torch.get_num_threads()} threads"
+        say(f"anchors: triad on the device; OpenBLAS {core}, {blas_threads} threads (numpy's); "
+            f"PyTorch {tinfo}")
     rng = np.random.default_rng(0)
     results = {}
 
@@ -247,25 +275,27 @@ def main():
     triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
     say()
     say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
-        "| numpy ms |")
-    say("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes in rows:
+        "| numpy ms | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, fn, ref, nbytes, tref in rows:
         if not wanted(name):
             continue
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
         ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
                               lambda: device_ms(triad), a.reps)
         ref_ms = statistics.median(host_ms(ref) for _ in range(a.reps)) if ref and cpu else None
+        t_ms = statistics.median(host_ms(tref) for _ in range(a.reps)) if tref and cpu else None
         gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
         results[name] = gbs / tgbs
         say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
             f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | "
-            f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} |")
+            f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} | "
+            f"{'-' if t_ms is None else f'{t_ms:.3f}'} |")
 
     # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak.
     say()
-    say("| op | device ms | GFLOP/s | fraction of peak | anchor ms | vs anchor |")
-    say("| --- | --- | --- | --- | --- | --- |")
+    say("| op | device ms | GFLOP/s | fraction of peak | anchor ms | vs anchor | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- |")
     gemm_frac = {}
     for n in (int(s) for s in a.gemm.split(",") if s):
         name = f"gemm {n}"
@@ -282,8 +312,12 @@ def main():
         gemm_frac[n] = flops / (ms / 1e3) / peak
         results[name] = bms / ms if cpu else gemm_frac[n]
         label = name + (" (vs OpenBLAS)" if cpu else "")
+        tms = "-"
+        if torch is not None and cpu:
+            tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+            tms = f"{statistics.median(host_ms(lambda: tx @ ty) for _ in range(a.reps)):.3f}"
         say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
-            f"{bms:.3f} | {bms / ms if cpu else 0:.2f} |")
+            f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
     s = a.seq
     name = f"attention S={s}"
     if wanted(name):
@@ -306,8 +340,16 @@ def main():
         # small GEMMs swing most with the neighbours' load).
         big = gemm_frac[max(gemm_frac)] if gemm_frac else 0
         results[name] = frac / big if big else 0
+        tms = "-"
+        if torch is not None and cpu:
+            tq, tk, tv = (torch.from_numpy(t) for t in (q, k, v))
+            tms = statistics.median(host_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv))
+                                    for _ in range(a.reps))
+            results[name + " (PyTorch)"] = tms / ms
+            tms = f"{tms:.3f}"
         say(f"| {name} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: numpy) | "
-            f"{ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | {results[name]:.2f} |")
+            f"{ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | {results[name]:.2f} | "
+            f"{tms} |")
 
     say()
     say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")

@@ -1,19 +1,68 @@
 #!/usr/bin/env python3
-# tl.ops on a device: each op's device time (HAL events: wall time on cpu, simulated time on
-# npusim) against its roofline bound from the device's declared peaks, and on cpu against numpy
-# (OpenBLAS for GEMM) in the same run. Prints a Markdown table.
+# tl.ops on a device against anchors measured in the same run: each memory-bound op against a
+# STREAM triad run through the same device (the memory roofline), GEMM against OpenBLAS SGEMM
+# at the same size, attention against the GEMM's fraction of the FLOP peak; numpy's time for the
+# same op beside each, and PyTorch's CPU op where installed (and, for npusim, the fraction of the
+# declared HBM peak). Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
-[--scale 1.0]. Bytes are counted as the op needs them (inputs read once, outputs written once),
-FLOPs as 2 M N K for GEMM; the bound is max(bytes / peak bandwidth, flops / peak FLOP/s)."""
-import argparse
-import time
+[--scale 1.0] [--reps 7] [--only NAME,...] [--out bench/results/FILE.txt].
 
-import numpy as np
+Bytes are counted as the op needs them (inputs read once, outputs written once; STREAM's count
+for the triad: 12 bytes per element), FLOPs as 2 M N K for GEMM and 4 B H S^2 D for attention.
+Every row times the op and its anchor alternately (`--reps` times each) and reports medians, so
+that the neighbours' load on a shared host weighs on both alike.
 
-import tl
-import tl.ops as ops
-from tl import jit, runtime
+The triad `a = b + s c` is a TL kernel on the same device (same worker threads, same launch
+path): a one-line loop that the llvm-cpu backend fuses into one vector loop with non-temporal
+stores past 32 MiB, which is what a C STREAM triad compiled with -O3 does (bench/HISTORY.md:
+TL's vector add measured 1.0-1.2x the C triad of cpu_kernels_bench). No op can stream its bytes
+faster than the triad streams its own, so op GB/s / triad GB/s is the fraction of the memory
+roofline. OpenBLAS is numpy's BLAS (scipy-openblas; its core type and threads are printed), run
+with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment before it loads."""
+import os
+import sys
+
+# Before numpy (and its OpenBLAS) loads: this machine's profile pins OpenBLAS to a generic core,
+# which is not the library as users run it. glibc's malloc: keep freed blocks (no mmap per large
+# array), so that an op's output is not fresh pages faulted in while the kernel runs; the same
+# for the anchors (numpy allocates its results the same way).
+for _v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_v, None)
+# OpenBLAS's workers sleep right after a call instead of spinning ~0.1 s on the core the next
+# row's TL run needs (as bench-cpu does; bench/CMakeLists.txt says what it did there).
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # the same for PyTorch's OpenMP workers
+# --threads N: the cpu device's workers and OpenBLAS's threads alike (set before either starts).
+for _i, _a in enumerate(sys.argv):
+    if _a.startswith("--threads"):
+        _n = _a.split("=", 1)[1] if "=" in _a else sys.argv[_i + 1]
+        os.environ["TL_CPU_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = _n
+if os.environ.get("MALLOC_MMAP_THRESHOLD_") is None and __name__ == "__main__":
+    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(1 << 30)
+    os.environ["MALLOC_TRIM_THRESHOLD_"] = str(1 << 31)
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+import argparse  # noqa: E402
+import ctypes  # noqa: E402
+import datetime  # noqa: E402
+import glob  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+try:  # PyTorch's CPU ops: the issue's anchors for softmax, the norms and attention, if installed
+    import torch  # noqa: E402
+    import torch.nn.functional as F  # noqa: E402
+except ImportError:
+    torch = None
+
+import tl  # noqa: E402
+import tl.ops as ops  # noqa: E402
+from tl import jit, runtime  # noqa: E402
 
 _times = []
 _run = jit.Kernel.run
@@ -26,73 +75,290 @@ def _timed_run(self, grid, *args, _timed=False, **kwargs):
     return ms if _timed else None
 
 
-def device_ms(fn, reps):
-    """The least device time of `reps` calls of fn (every launch of one call summed)."""
-    fn()  # trace, compile, autotune
+def device_ms(fn):
+    """The device time of one call of fn: every launch it makes, summed (HAL events)."""
     jit.Kernel.run = _timed_run
     try:
-        best = float("inf")
-        for _ in range(reps):
-            _times.clear()
-            fn()
-            best = min(best, sum(_times))
+        _times.clear()
+        fn()
+        return sum(_times)
     finally:
         jit.Kernel.run = _run
-    return best
 
 
-def host_ms(fn, reps):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, (time.perf_counter() - t0) * 1e3)
-    return best
+def host_ms(fn):
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
 
 
-def cases(scale):
-    rng = np.random.default_rng(0)
+@tl.kernel
+def triad_kernel(b: tl.tensor, c: tl.tensor, a: tl.tensor, s: tl.float32, BLOCK: tl.constexpr):
+    """a = b + s c (STREAM's triad)."""
+    i = tl.program_id(0) * BLOCK
+    tl.store(a + (i,), tl.load(b + (i,), (BLOCK,)) + s * tl.load(c + (i,), (BLOCK,)))
+
+
+class Triad:
+    """The memory roofline: a triad over arrays of `n` f32 on `device`."""
+
+    BLOCK = 8192  # what vector_add_cpu.tlir uses (bench/HISTORY.md's sweep)
+
+    def __init__(self, n, device):
+        self.b, self.c = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
+        self.a = np.zeros(n, np.float32)
+        self.device, self.bytes = device, 12 * n
+        self()  # compile, touch the pages
+        if not np.array_equal(self.a[:: n // 7 + 1], np.full(len(self.a[:: n // 7 + 1]), 7.0)):
+            raise SystemExit("ops_bench: the triad computed a wrong result")
+
+    def __call__(self):
+        triad_kernel[(tl.cdiv(self.a.size, self.BLOCK),)](self.b, self.c, self.a, 3.0,
+                                                          device=self.device, BLOCK=self.BLOCK)
+
+
+def torch_cases(x, y, w, bias):
+    """PyTorch's CPU op for the rows that have one (zero-copy views of the same arrays)."""
+    if torch is None:
+        return {}
+    tx, ty, tw, tb = (torch.from_numpy(a) for a in (x, y, w, bias))
+    return {"add": lambda: tx + ty, "gelu (erf)": lambda: F.gelu(tx),
+            "gelu (tanh)": lambda: F.gelu(tx, approximate="tanh"), "silu": lambda: F.silu(tx),
+            "swiglu": lambda: F.silu(tx) * ty, "softmax": lambda: torch.softmax(tx, -1),
+            "layernorm": lambda: F.layer_norm(tx, (tx.shape[-1],), tw, tb),
+            "rmsnorm": lambda: F.rms_norm(tx, (tx.shape[-1],), tw, 1e-6),
+            "sum (rows)": lambda: tx.sum(1), "sum (columns)": lambda: tx.sum(0),
+            "max (rows)": lambda: tx.amax(1), "cumsum (rows)": lambda: torch.cumsum(tx, 1),
+            "transpose": lambda: tx.t().contiguous()}
+
+
+def memory_cases(scale, rng):
+    """(name, op(device), numpy or None, bytes, PyTorch or None): each memory-bound op family
+    on about 64 MiB inputs (rows of 1024: the width of a small transformer's hidden state)."""
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
-    n = int(4096 * scale)
-    x, y = f(n, 1024), f(n, 1024)
-    w, b = f(1024), f(1024)
-    m = int(512 * scale) or 64
-    a, bb = f(m, 512), f(512, 512)
-    q, k, v = f(1, 8, m, 64), f(1, 8, m, 64), f(1, 8, m, 64)
-    e = x.size * 4
-    return [
-        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e, 0),
-        ("gelu", lambda d: ops.gelu(x, device=d), None, 2 * e, 0),
-        ("softmax", lambda d: ops.softmax(x, device=d),
-         lambda: np.exp(x - x.max(1, keepdims=True)), 2 * e, 0),
-        ("layernorm", lambda d: ops.layernorm(x, w, b, device=d), None, 2 * e, 0),
-        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, 0),
-        ("gemm 512", lambda d: ops.gemm(a, bb, device=d), lambda: a @ bb,
-         4 * (a.size + bb.size + m * 512), 2 * m * 512 * 512),
-        ("attention S=%d D=64" % m, lambda d: ops.attention(q, k, v, device=d), None,
-         4 * 4 * q.size, 4 * 8 * m * m * 64),
-    ]
+    rows = max(64, int(16384 * scale))
+    x, y = f(rows, 1024), f(rows, 1024)
+    w, bias = f(1024), f(1024)
+    e = x.nbytes
+    xs = f(rows // 2, 1024)  # concat: two halves into one array of x's size
+    s_len = 2048
+    xr = f(max(1, rows // s_len), 16, s_len, 64)[..., :64]  # (B, H, S, D): rows x 1024 floats
+    cos, sin = ops.rope_tables(s_len, 64)
+    table = f(32000, 1024)[: max(64, rows)]  # a vocabulary's rows, gathered
+    ids = rng.integers(0, table.shape[0], rows).astype(np.int32)
+    xc = np.ascontiguousarray(x[:, :512])
+
+    def np_softmax():
+        m = x.max(1, keepdims=True)
+        z = np.exp(x - m)
+        return z / z.sum(1, keepdims=True)
+
+    def np_layernorm():
+        mu = x.mean(1, keepdims=True)
+        d = x - mu
+        return d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5) * w + bias
+
+    def np_rmsnorm():
+        return x / np.sqrt((x * x).mean(1, keepdims=True) + 1e-6) * w
+
+    def np_rope():
+        h = xr.shape[-1] // 2
+        a, b = xr[..., :h], xr[..., h:]
+        return np.concatenate([a * cos - b * sin, b * cos + a * sin], -1)
+
+    def np_quantize():
+        s = np.abs(x).max(1, keepdims=True) / 127
+        return np.rint(x / s).astype(np.int8), s
+
+    tc = torch_cases(x, y, w, bias)
+    return [r + (tc.get(r[0]),) for r in [
+        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e),
+        ("gelu (erf)", lambda d: ops.gelu(x, device=d), None, 2 * e),
+        ("gelu (tanh)", lambda d: ops.gelu(x, approximate="tanh", device=d), None, 2 * e),
+        ("silu", lambda d: ops.silu(x, device=d), lambda: x / (1 + np.exp(-x)), 2 * e),
+        ("swiglu", lambda d: ops.swiglu(x, y, device=d), None, 3 * e),
+        ("softmax", lambda d: ops.softmax(x, device=d), np_softmax, 2 * e),
+        ("layernorm", lambda d: ops.layernorm(x, w, bias, device=d), np_layernorm, 2 * e),
+        ("rmsnorm", lambda d: ops.rmsnorm(x, w, device=d), np_rmsnorm, 2 * e),
+        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e),
+        ("sum (columns)", lambda d: ops.sum(x, axis=0, device=d), lambda: x.sum(0), e),
+        ("max (rows)", lambda d: ops.max(x, device=d), lambda: x.max(1), e),
+        ("cumsum (rows)", lambda d: ops.cumsum(x, device=d), lambda: np.cumsum(x, 1), 2 * e),
+        ("transpose", lambda d: ops.transpose(x, device=d),
+         lambda: np.ascontiguousarray(x.T), 2 * e),
+        ("rope S=2048 D=64", lambda d: ops.rope(xr, cos, sin, device=d), np_rope,
+         2 * xr.nbytes + cos.nbytes + sin.nbytes),
+        ("embedding", lambda d: ops.embedding(table, ids, device=d), lambda: table[ids],
+         2 * rows * 1024 * 4 + ids.nbytes),
+        ("concat", lambda d: ops.concat([xs, xs], device=d),
+         lambda: np.concatenate([xs, xs]), 4 * xs.nbytes),
+        ("concat (columns)", lambda d: ops.concat([xc, xc], axis=1, device=d),
+         lambda: np.concatenate([xc, xc], 1), 4 * xc.nbytes),
+        ("quantize int8", lambda d: ops.quantize_int8(x, device=d), np_quantize,
+         e + e // 4 + rows * 4),
+    ]]
+
+
+def median_pair(op, anchor, reps):
+    """Medians of `reps` alternating timings of op and anchor (ms)."""
+    a, b = [], []
+    for _ in range(reps):
+        a.append(op())
+        b.append(anchor())
+    return statistics.median(a), statistics.median(b)
+
+
+def openblas():
+    """(core name, threads) of numpy's OpenBLAS, read from the loaded library."""
+    libs = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*"))
+    if not libs:
+        return "unknown", 0
+    lib = ctypes.CDLL(libs[0])
+    for suffix in ("64_", ""):
+        name = getattr(lib, f"scipy_openblas_get_corename{suffix}", None)
+        if name is not None:
+            name.restype = ctypes.c_char_p
+            return name().decode(), getattr(lib, f"scipy_openblas_get_num_threads{suffix}")()
+    return "unknown", 0
+
+
+def load():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--scale", type=float, default=1.0)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--scale", type=float, default=1.0, help="memory-bound sizes (1: 64 MiB)")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
+    p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
+    p.add_argument("--seq", type=int, default=2048, help="attention's sequence length")
+    p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
+    p.add_argument("--out", help="also write the table and the lines to this file")
     a = p.parse_args()
+    lines = []
+
+    def say(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    def wanted(name):
+        return not a.only or any(name.startswith(w) for w in a.only.split(","))
+
     info = runtime.device(a.device).info
-    bw, flops = info["peak_bandwidth"], info["peak_flops"][tl.float32.code]
-    print(f"device {a.device} ({info['name']}): peak {bw / 1e9:.1f} GB/s, "
-          f"{flops / 1e9:.1f} GFLOP/s f32{' (simulated time)' if info['simulated_time'] else ''}")
-    print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes, nflops in cases(a.scale):
-        ms = device_ms(lambda: fn(a.device), a.reps)
-        bound = max(nbytes / bw if bw else 0, nflops / flops if flops and nflops else 0)
-        frac = bound / (ms / 1e3) if ms > 0 else 0
-        ref_ms = f"{host_ms(ref, a.reps):.3f}" if ref and a.device == "cpu" else "-"
-        print(f"| {name} | {ms:.3f} | {nbytes / ms / 1e6:.1f} | "
-              f"{nflops / ms / 1e6 if nflops else 0:.1f} | {frac:.2f} | {ref_ms} |")
+    cpu = a.device == "cpu"
+    peak = info["peak_flops"][tl.float32.code]
+    if a.threads and cpu:  # the declared peak counts every core
+        peak *= min(1.0, a.threads / info["compute_units"])
+    core, blas_threads = openblas() if cpu else ("-", 0)
+    say(f"# bench/ops_bench.py {' '.join(sys.argv[1:])}")
+    say(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}"
+        f", {os.cpu_count()} CPUs, load {load()} at the start")
+    say(f"device {a.device} ({info['name']}): {info['compute_units']} compute units, declared "
+        f"peaks {info['peak_bandwidth'] / 1e9:.1f} GB/s (copy measured at open), "
+        f"{peak / 1e9:.1f} GFLOP/s f32" + (f" on {a.threads} thread(s)" if a.threads else "")
+        + (" (simulated time)" if info["simulated_time"] else ""))
+    if cpu:
+        tinfo = "not installed"
+        if torch is not None:
+            torch.set_num_threads(a.threads or info["compute_units"])
+            tinfo = f"{torch.__version__}, {torch.get_num_threads()} threads"
+        say(f"anchors: triad on the device; OpenBLAS {core}, {blas_threads} threads (numpy's); "
+            f"PyTorch {tinfo}")
+    rng = np.random.default_rng(0)
+    results = {}
+
+    # Memory-bound ops against the triad.
+    rows = memory_cases(a.scale, rng)
+    triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
+    say()
+    say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
+        "| numpy ms | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, fn, ref, nbytes, tref in rows:
+        if not wanted(name):
+            continue
+        fn(a.device)  # trace, compile, autotune; first touch of the output pages
+        ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
+                              lambda: device_ms(triad), a.reps)
+        ref_ms = statistics.median(host_ms(ref) for _ in range(a.reps)) if ref and cpu else None
+        t_ms = statistics.median(host_ms(tref) for _ in range(a.reps)) if tref and cpu else None
+        gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
+        results[name] = gbs / tgbs
+        say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
+            f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | "
+            f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} | "
+            f"{'-' if t_ms is None else f'{t_ms:.3f}'} |")
+
+    # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak.
+    say()
+    say("| op | device ms | GFLOP/s | fraction of peak | anchor ms | vs anchor | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- |")
+    gemm_frac = {}
+    for n in (int(s) for s in a.gemm.split(",") if s):
+        name = f"gemm {n}"
+        if not wanted(name):
+            continue
+        x, y = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32)
+        got = ops.gemm(x, y, device=a.device)
+        err = np.abs(got - x @ y).max() / np.abs(x @ y).max()
+        if not err < 1e-4:
+            raise SystemExit(f"ops_bench: gemm {n} is wrong (relative error {err:.2e})")
+        ms, bms = median_pair(lambda: device_ms(lambda: ops.gemm(x, y, device=a.device)),
+                              lambda: host_ms(lambda: x @ y) if cpu else 0.0, a.reps)
+        flops = 2.0 * n ** 3
+        gemm_frac[n] = flops / (ms / 1e3) / peak
+        results[name] = bms / ms if cpu else gemm_frac[n]
+        label = name + (" (vs OpenBLAS)" if cpu else "")
+        tms = "-"
+        if torch is not None and cpu:
+            tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+            tms = f"{statistics.median(host_ms(lambda: tx @ ty) for _ in range(a.reps)):.3f}"
+        say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
+            f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
+    s = a.seq
+    name = f"attention S={s}"
+    if wanted(name):
+        bh, d = 8, 64
+        q, k, v = (rng.standard_normal((1, bh, s, d), np.float32) for _ in range(3))
+
+        def np_attention():
+            sc = q[0] @ k[0].transpose(0, 2, 1) / math.sqrt(d)
+            p_ = np.exp(sc - sc.max(-1, keepdims=True))
+            return (p_ / p_.sum(-1, keepdims=True)) @ v[0]
+        got = ops.attention(q, k, v, device=a.device)
+        err = np.abs(got[0] - np_attention()).max()
+        if not err < 1e-4:
+            raise SystemExit(f"ops_bench: attention is wrong (max error {err:.2e})")
+        ms, nms = median_pair(lambda: device_ms(lambda: ops.attention(q, k, v, device=a.device)),
+                              lambda: host_ms(np_attention) if cpu else 0.0, a.reps)
+        flops = 4.0 * bh * s * s * d
+        frac = flops / (ms / 1e3) / peak
+        # Against the largest GEMM's fraction (2048^3: the closest in FLOPs and in run time;
+        # small GEMMs swing most with the neighbours' load).
+        big = gemm_frac[max(gemm_frac)] if gemm_frac else 0
+        results[name] = frac / big if big else 0
+        tms = "-"
+        if torch is not None and cpu:
+            tq, tk, tv = (torch.from_numpy(t) for t in (q, k, v))
+            tms = statistics.median(host_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv))
+                                    for _ in range(a.reps))
+            results[name + " (PyTorch)"] = tms / ms
+            tms = f"{tms:.3f}"
+        say(f"| {name} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: numpy) | "
+            f"{ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | {results[name]:.2f} | "
+            f"{tms} |")
+
+    say()
+    say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
+    for name, r in results.items():
+        key = name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
+        say(f"{key}_vs_anchor: {r:.3f}")
+    if a.out:
+        with open(a.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def test_cross_entropy(classes, dtype, device):
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention(causal, dtype, device):
     # Catches: a missing scale, the causal mask off by one or bottom-right aligned, keys past T
-    # (45, not a multiple of the 32-key block) attended, the wrong kv head for grouped queries
+    # (45, not a multiple of the key block) attended, the wrong kv head for grouped queries
     # (4 query heads over 2 kv heads), an online rescale missing across key blocks.
     q = make(rng, (2, 4, 37, 24), dtype, normal=True)
     k = make(rng, (2, 2, 45, 24), dtype, normal=True)
@@ -62,3 +62,18 @@ def test_attention(causal, dtype, device):
     # cond of the P @ V sum: the same attention with |v|.
     ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
     check(got, want, "attention", dtype, n=45, ref_abs=ref_abs)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("keys", [256, 300])
+def test_attention_key_blocks(keys, causal, device):
+    # Several key blocks of 128 (head dim 64): catches an online rescale missing across blocks,
+    # the unmasked (EVEN) path taken where it must not be (300 keys: a ragged last block; causal)
+    # or a mask wrongly kept off, and the last query block (130 queries) misplaced.
+    q = make(rng, (1, 2, 130, 64), "f32", normal=True)
+    k = make(rng, (1, 2, keys, 64), "f32", normal=True)
+    v = make(rng, (1, 2, keys, 64), "f32", normal=True)
+    got = ops.attention(q, k, v, causal=causal, device=device)
+    want = ref.attention(q, k, v, causal=causal)
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
+    check(got, want, "attention", "f32", n=keys, ref_abs=ref_abs)

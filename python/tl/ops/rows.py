@@ -11,16 +11,31 @@ import tl
 from . import _common as c
 
 MAX_BLOCK = 4096  # columns held at once; wider rows loop
+MAX_ELEMS = 8192  # elements a program holds at most (rows times BLOCK)
+
+# Rows per program (at most MAX_ELEMS // BLOCK), chosen per device by tl.autotune. Measured
+# (bench/ops_bench.py, rows of 1024): on cpu one row per program streams best (softmax 0.42 ->
+# 0.60, layernorm 0.36 -> 0.70 of the triad; the next row's prefetch and fewer broadcast
+# lanes), on npusim eight (3-5x faster there: fewer, larger DMA transfers).
+ROW_CONFIGS = [tl.Config({"BM": 1}), tl.Config({"BM": 8})]
 
 
+def rows_per_program(bm, block):
+    """The rows a program of the row kernels takes: BM, capped at MAX_ELEMS elements."""
+    return min(bm, max(1, MAX_ELEMS // block))
+
+
+@tl.autotune(configs=ROW_CONFIGS, key=["x"])
 @tl.kernel
 def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl.constexpr,
                    BM: tl.constexpr, BLOCK: tl.constexpr):
-    """Row softmax (LOG: log-softmax) with an online max and sum over chunks, in f32."""
-    r0 = tl.program_id(0) * BM
+    """Row softmax (LOG: log-softmax) with an online max and sum over chunks, in f32; a
+    program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program)."""
+    R = min(BM, max(1, MAX_ELEMS // BLOCK))
+    r0 = tl.program_id(0) * R
     n = x.shape[1]
     if ONE_PASS:
-        v = tl.load(x + (r0, 0), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+        v = tl.load(x + (r0, 0), (R, BLOCK), other=-float("inf")).to(tl.float32)
         m = tl.max(v, axis=1)
         e = tl.exp(v - m[:, None])
         s = tl.sum(e, axis=1)
@@ -29,37 +44,44 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
         else:
             tl.store(out + (r0, 0), e / s[:, None])
     else:
-        m = tl.full((BM,), -float("inf"), tl.float32)
-        s = tl.zeros((BM,), tl.float32)
+        m = tl.full((R,), -float("inf"), tl.float32)
+        s = tl.zeros((R,), tl.float32)
         for k in tl.range(0, n, BLOCK):
-            v = tl.load(x + (r0, k), (BM, BLOCK), other=-float("inf")).to(tl.float32)
+            v = tl.load(x + (r0, k), (R, BLOCK), other=-float("inf")).to(tl.float32)
             m_new = tl.maximum(m, tl.max(v, axis=1))
             s = s * tl.exp(m - m_new) + tl.sum(tl.exp(v - m_new[:, None]), axis=1)
             m = m_new
         lse = m + tl.log(s)
         for k in tl.range(0, n, BLOCK):
-            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+            v = tl.load(x + (r0, k), (R, BLOCK)).to(tl.float32)
             if LOG:
                 tl.store(out + (r0, k), v - lse[:, None])
             else:
                 tl.store(out + (r0, k), tl.exp(v - lse[:, None]))
 
 
+@tl.autotune(configs=ROW_CONFIGS, key=["x"])
 @tl.kernel
 def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats: tl.tensor,
                 eps: tl.float32, RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-                ONE_PASS: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr):
+                ONE_PASS: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr,
+                EVEN: tl.constexpr = False):
     """LayerNorm (two-pass mean and variance) or RMSNorm (RMS) of each row, in f32; stats
     (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward.
-    ONE_PASS (rows of at most BLOCK): the row is read once and kept."""
-    r0 = tl.program_id(0) * BM
+    ONE_PASS (rows of at most BLOCK): the row is read once and kept. EVEN (n a multiple of
+    BLOCK): no column past the row's end, so no mask (on cpu the mask cost 2/3 of the time).
+    A program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program)."""
+    R = min(BM, max(1, MAX_ELEMS // BLOCK))
+    r0 = tl.program_id(0) * R
     n = x.shape[1]
     if ONE_PASS:
-        v = tl.load(x + (r0, 0), (BM, BLOCK)).to(tl.float32)
-        mean = tl.zeros((BM,), tl.float32)
+        v = tl.load(x + (r0, 0), (R, BLOCK)).to(tl.float32)
+        mean = tl.zeros((R,), tl.float32)
         if not RMS:
             mean = tl.sum(v, axis=1) / n
-        d = tl.where((tl.arange(0, BLOCK) < n)[None, :], v - mean[:, None], 0.0)
+        d = v - mean[:, None]
+        if not EVEN:
+            d = tl.where((tl.arange(0, BLOCK) < n)[None, :], d, 0.0)
         rstd = tl.rsqrt(tl.sum(d * d, axis=1) / n + eps)
         y = d * rstd[:, None]
         if HAS_W:
@@ -68,29 +90,30 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
             y = y + tl.load(b + (0,), (BLOCK,)).to(tl.float32)[None, :]
         tl.store(out + (r0, 0), y)
     else:
-        mean = tl.zeros((BM,), tl.float32)
+        mean = tl.zeros((R,), tl.float32)
         if not RMS:
-            acc = tl.zeros((BM,), tl.float32)
+            acc = tl.zeros((R,), tl.float32)
             for k in tl.range(0, n, BLOCK):
-                acc = acc + tl.sum(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32), axis=1)
+                acc = acc + tl.sum(tl.load(x + (r0, k), (R, BLOCK)).to(tl.float32), axis=1)
             mean = acc / n
-        sq = tl.zeros((BM,), tl.float32)
+        sq = tl.zeros((R,), tl.float32)
         for k in tl.range(0, n, BLOCK):
-            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
-            cols = k + tl.arange(0, BLOCK)
-            d = tl.where((cols < n)[None, :], v - mean[:, None], 0.0)
+            v = tl.load(x + (r0, k), (R, BLOCK)).to(tl.float32)
+            d = v - mean[:, None]
+            if not EVEN:
+                d = tl.where(((k + tl.arange(0, BLOCK)) < n)[None, :], d, 0.0)
             sq = sq + tl.sum(d * d, axis=1)
         rstd = tl.rsqrt(sq / n + eps)
         for k in tl.range(0, n, BLOCK):
-            v = tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32)
+            v = tl.load(x + (r0, k), (R, BLOCK)).to(tl.float32)
             y = (v - mean[:, None]) * rstd[:, None]
             if HAS_W:
                 y = y * tl.load(w + (k,), (BLOCK,)).to(tl.float32)[None, :]
             if HAS_B:
                 y = y + tl.load(b + (k,), (BLOCK,)).to(tl.float32)[None, :]
             tl.store(out + (r0, k), y)
-    tl.store(stats + (r0, 0), tl.reshape(mean, (BM, 1)))
-    tl.store(stats + (r0, 1), tl.reshape(rstd, (BM, 1)))
+    tl.store(stats + (r0, 0), tl.reshape(mean, (R, 1)))
+    tl.store(stats + (r0, 1), tl.reshape(rstd, (R, 1)))
 
 
 def row_tiles(rows, n):
@@ -109,9 +132,10 @@ def _softmax(op, x, axis, device):
     if out.size == 0:
         return out
     x2, o2 = c.rows_view(x), c.rows_view(out)
-    bm, block, one = row_tiles(*x2.shape)
-    c.launch(softmax_kernel, (tl.cdiv(x2.shape[0], bm),), x2, o2, device=device,
-             LOG=op == "log_softmax", ONE_PASS=one, BM=bm, BLOCK=block)
+    _, block, one = row_tiles(*x2.shape)
+    grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa: E731
+    softmax_kernel[grid](x2, o2, device=device or "cpu", LOG=op == "log_softmax", ONE_PASS=one,
+                         BLOCK=block)
     return out
 
 
@@ -140,12 +164,13 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
     x2, o2 = c.rows_view(x), c.rows_view(out)
     stats = c.zeros((x2.shape[0], 2), np.float32)
     if out.size:
-        bm, block, one = row_tiles(*x2.shape)
+        _, block, one = row_tiles(*x2.shape)
         dummy = x2[0, :1]
-        c.launch(norm_kernel, (tl.cdiv(x2.shape[0], bm),), x2,
-                 dummy if weight is None else weight, dummy if bias is None else bias, o2, stats,
-                 float(eps), device=device, RMS=op == "rmsnorm", HAS_W=weight is not None,
-                 HAS_B=bias is not None, ONE_PASS=one, BM=bm, BLOCK=block)
+        grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa
+        norm_kernel[grid](x2, dummy if weight is None else weight,
+                          dummy if bias is None else bias, o2, stats, float(eps),
+                          device=device or "cpu", RMS=op == "rmsnorm", HAS_W=weight is not None,
+                          HAS_B=bias is not None, ONE_PASS=one, BLOCK=block, EVEN=n % block == 0)
     return (out, stats) if return_stats else out
 
 

@@ -93,6 +93,8 @@ private:
                                  llvm::Value *lane);
   llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
   llvm::Value *exp_f32(llvm::Value *x);
+  llvm::Value *erf_f32(llvm::Value *x);
+  llvm::Value *tanh_f32(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);

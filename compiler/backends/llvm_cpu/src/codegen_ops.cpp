@@ -84,15 +84,33 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
     for (int d = 0; d < out_t.rank(); ++d)
       src_stride_of_dim[d] = in_strides[perm[d]];
   }
-  loop(out.n, [&](llvm::Value *i) {
-    llvm::Value *src_index = i64(0);
-    for (int d = 0; d < out_t.rank(); ++d) {
-      llvm::Value *coord =
-          b_.CreateURem(b_.CreateUDiv(i, i64(out_strides[d])), i64(out_t.shape()[d]));
-      src_index = b_.CreateAdd(src_index, b_.CreateMul(coord, i64(src_stride_of_dim[d])));
-    }
-    b_.CreateStore(b_.CreateLoad(src.elem, elem_ptr(src, src_index)), elem_ptr(out, i));
-  });
+  // A loop over the rows (every dimension but the last; their source offset by division, once
+  // per row) around one over the last dimension, whose source stride is 0 (a row broadcast: a
+  // splat the vectorizer stores whole vectors of), 1 (a copy) or constant: a division per
+  // element kept the vectorizer out (layernorm's five (BM, 1) and (1, N) broadcasts took most
+  // of its time).
+  const int r = out_t.rank();
+  const int64_t cols = r ? out_t.shape()[r - 1] : 1, col_stride = r ? src_stride_of_dim[r - 1] : 0;
+  loop(
+      out.n / std::max<int64_t>(cols, 1),
+      [&](llvm::Value *row) {
+        llvm::Value *src_row = i64(0);
+        for (int d = 0; d + 1 < r; ++d) {
+          llvm::Value *coord =
+              b_.CreateURem(b_.CreateUDiv(row, i64(out_strides[d] / cols)), i64(out_t.shape()[d]));
+          src_row = b_.CreateAdd(src_row, b_.CreateMul(coord, i64(src_stride_of_dim[d])));
+        }
+        llvm::Value *out_row = b_.CreateMul(row, i64(cols));
+        loop(
+            cols,
+            [&](llvm::Value *j) {
+              llvm::Value *at = b_.CreateAdd(src_row, b_.CreateMul(j, i64(col_stride)));
+              b_.CreateStore(b_.CreateLoad(src.elem, elem_ptr(src, at)),
+                             elem_ptr(out, b_.CreateAdd(out_row, j)));
+            },
+            "col");
+      },
+      "row");
 }
 
 void KernelCodegen::lower_dot(const ir::Operation &op) {
@@ -315,12 +333,22 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     return;
   }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
+  // A reduction starts from the kind's identity and combines every element, so that the loop
+  // over the axis runs whole vectors (from element 0 it ran len - 1 iterations: a row of 1024
+  // left 31 elements to a serial scalar tail, half the time of softmax's row max on AVX2).
+  // Scans and argmax start from element 0.
+  const bool from_identity = !scan && !argmax;
   loop(
       outer,
       [&](llvm::Value *o) {
         loop(
             inner,
-            [&](llvm::Value *in) { // element 0 starts every combination
+            [&](llvm::Value *in) { // element 0 (or the identity) starts every combination
+              if (from_identity) {
+                b_.CreateStore(reduce_identity(kind, t.elem(), out.elem),
+                               elem_ptr(out, dst(o, i64(0), in)));
+                return;
+              }
               llvm::Value *x0 = lane_value(x, at(o, i64(0), in));
               if (argmax) {
                 b_.CreateStore(x0, elem_ptr(best, in));
@@ -331,7 +359,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
             },
             "in0");
         loop(
-            i64(1), i64(len),
+            i64(from_identity ? 0 : 1), i64(len),
             [&](llvm::Value *k) {
               loop(
                   inner,

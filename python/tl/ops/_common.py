@@ -99,6 +99,37 @@ def np_dtype(name):
     return {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": bf16.DTYPE}[name]
 
 
+# Per-device tuning of the host functions' block sizes (issue 18: per-device choices are tuning,
+# not copies), keyed by the device's compile target; a target not listed gets the default.
+# tnpu (the npusim device): each grid program's DMA commands pay ~0.14 us of setup and HBM
+# latency, so 16 KiB tiles reach ~0.5 of HBM bandwidth and 128 KiB ones ~0.96
+# (bench/README.md); a row reduction there is a transpose and a column sum whose lanes are the
+# tile's rows, so row ops want at least 64 rows (the default chip's vector lanes) per program.
+TUNING = {
+    # elements per program of elementwise ops
+    "elementwise_elements": {"default": 4096, "tnpu": 32768},
+    # elements per program of row ops (softmax, norms and their backward)
+    "row_elements": {"default": 8192, "tnpu": 65536},
+    # reductions along the last axis: whole rows, this many per program (0: one row per
+    # program through the (outer, n, inner) path)
+    "reduce_rows": {"default": 0, "tnpu": 64},
+}
+
+
+def target(device):
+    """The compile target of `device` ("cpu" when None), as tl.jit compiles for it."""
+    from .. import runtime
+
+    info = runtime.device(device or "cpu").info
+    return info["target"]
+
+
+def tuned(name, device):
+    """TUNING[name] for `device`'s target."""
+    table = TUNING[name]
+    return table.get(target(device), table["default"])
+
+
 def pow2(n, lo=1, hi=None):
     """The power of two at or above n, clamped to [lo, hi]."""
     p = 1 << max(0, int(n) - 1).bit_length()

@@ -93,10 +93,12 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
     tl.store(stats + (r0, 1), tl.reshape(rstd, (BM, 1)))
 
 
-def row_tiles(rows, n):
-    """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, 8192 elements."""
+def row_tiles(rows, n, elements=8192):
+    """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, `elements` elements
+    (the device's `row_elements`, _common.TUNING)."""
     block = c.pow2(n, 16, MAX_BLOCK)
-    return c.pow2(rows, 1, max(1, 8192 // block) if n <= MAX_BLOCK else 1), block, n <= block
+    return (c.pow2(rows, 1, max(1, elements // block) if n <= MAX_BLOCK else 1), block,
+            n <= block)
 
 
 def _softmax(op, x, axis, device):
@@ -109,7 +111,7 @@ def _softmax(op, x, axis, device):
     if out.size == 0:
         return out
     x2, o2 = c.rows_view(x), c.rows_view(out)
-    bm, block, one = row_tiles(*x2.shape)
+    bm, block, one = row_tiles(*x2.shape, c.tuned("row_elements", device))
     c.launch(softmax_kernel, (tl.cdiv(x2.shape[0], bm),), x2, o2, device=device,
              LOG=op == "log_softmax", ONE_PASS=one, BM=bm, BLOCK=block)
     return out
@@ -140,7 +142,7 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
     x2, o2 = c.rows_view(x), c.rows_view(out)
     stats = c.zeros((x2.shape[0], 2), np.float32)
     if out.size:
-        bm, block, one = row_tiles(*x2.shape)
+        bm, block, one = row_tiles(*x2.shape, c.tuned("row_elements", device))
         dummy = x2[0, :1]
         c.launch(norm_kernel, (tl.cdiv(x2.shape[0], bm),), x2,
                  dummy if weight is None else weight, dummy if bias is None else bias, o2, stats,

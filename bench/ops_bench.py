@@ -50,15 +50,17 @@ def host_ms(fn, reps):
     return best
 
 
-def cases(scale):
+def cases(scale, gemm=None, seq=None, heads=8):
     rng = np.random.default_rng(0)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     n = int(4096 * scale)
     x, y = f(n, 1024), f(n, 1024)
     w, b = f(1024), f(1024)
     m = int(512 * scale) or 64
-    a, bb = f(m, 512), f(512, 512)
-    q, k, v = f(1, 8, m, 64), f(1, 8, m, 64), f(1, 8, m, 64)
+    gm, gk = (gemm, gemm) if gemm else (m, 512)  # --gemm N: N x N x N; else (m, 512) x 512^2
+    a, bb = f(gm, gk), f(gk, gk)
+    s = seq or m  # --seq S: attention's sequence length
+    q, k, v = f(1, heads, s, 64), f(1, heads, s, 64), f(1, heads, s, 64)
     e = x.size * 4
     return [
         ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e, 0),
@@ -67,10 +69,10 @@ def cases(scale):
          lambda: np.exp(x - x.max(1, keepdims=True)), 2 * e, 0),
         ("layernorm", lambda d: ops.layernorm(x, w, b, device=d), None, 2 * e, 0),
         ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, 0),
-        ("gemm 512", lambda d: ops.gemm(a, bb, device=d), lambda: a @ bb,
-         4 * (a.size + bb.size + m * 512), 2 * m * 512 * 512),
-        ("attention S=%d D=64" % m, lambda d: ops.attention(q, k, v, device=d), None,
-         4 * 4 * q.size, 4 * 8 * m * m * 64),
+        ("gemm %d" % gk if not gemm else "gemm %d^3" % gemm, lambda d: ops.gemm(a, bb, device=d),
+         lambda: a @ bb, 4 * (a.size + bb.size + gm * gk), 2 * gm * gk * gk),
+        ("attention B=1 H=%d S=%d D=64" % (heads, s), lambda d: ops.attention(q, k, v, device=d),
+         None, 4 * 4 * q.size, 4 * heads * s * s * 64),
     ]
 
 
@@ -79,6 +81,11 @@ def main():
     p.add_argument("--device", default="cpu")
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--gemm", type=int, help="GEMM of N x N by N x N (default: 512 scale x 512 "
+                   "by 512 x 512)")
+    p.add_argument("--seq", type=int, help="attention's sequence length (default: 512 scale)")
+    p.add_argument("--heads", type=int, default=8, help="attention's heads")
+    p.add_argument("--only", help="comma-separated op names (the table's first words) to run")
     a = p.parse_args()
     info = runtime.device(a.device).info
     bw, flops = info["peak_bandwidth"], info["peak_flops"][tl.float32.code]
@@ -86,7 +93,12 @@ def main():
           f"{flops / 1e9:.1f} GFLOP/s f32{' (simulated time)' if info['simulated_time'] else ''}")
     print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes, nflops in cases(a.scale):
+    print(f"sizes: elementwise and row ops ({int(4096 * a.scale)}, 1024) f32; "
+          f"reps {a.reps} (least device time)")
+    only = a.only.split(",") if a.only else None
+    for name, fn, ref, nbytes, nflops in cases(a.scale, a.gemm, a.seq, a.heads):
+        if only and name.split()[0] not in only:
+            continue
         ms = device_ms(lambda: fn(a.device), a.reps)
         bound = max(nbytes / bw if bw else 0, nflops / flops if flops and nflops else 0)
         frac = bound / (ms / 1e3) if ms > 0 else 0

@@ -215,11 +215,11 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
         c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
-    bm = 32 if bd <= 128 else 16
+    bm, bn = c.tuned("attention_blocks", device) if bd <= 128 else (16, 32)
     hk = k.shape[1]
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
              lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,
-             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=32, BD=bd)
+             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd)
     return (out, lse) if return_lse else out

@@ -2,6 +2,7 @@
 # allocation, block sizes and the launch on a device.
 # SPDX-License-Identifier: Apache-2.0
 import contextvars
+import functools
 
 import numpy as np
 
@@ -119,12 +120,13 @@ TUNING = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def target(device):
     """The compile target of `device` ("cpu" when None), as tl.jit compiles for it."""
-    from .. import runtime
+    from .. import ir, runtime
 
     info = runtime.device(device or "cpu").info
-    return info["target"]
+    return ir.target_for_device(info["target"], info["targets"])
 
 
 def tuned(name, device):

@@ -91,10 +91,10 @@ def main():
     bw, flops = info["peak_bandwidth"], info["peak_flops"][tl.float32.code]
     print(f"device {a.device} ({info['name']}): peak {bw / 1e9:.1f} GB/s, "
           f"{flops / 1e9:.1f} GFLOP/s f32{' (simulated time)' if info['simulated_time'] else ''}")
-    print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
     print(f"sizes: elementwise and row ops ({int(4096 * a.scale)}, 1024) f32; "
           f"reps {a.reps} (least device time)")
+    print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
     only = a.only.split(",") if a.only else None
     for name, fn, ref, nbytes, nflops in cases(a.scale, a.gemm, a.seq, a.heads):
         if only and name.split()[0] not in only:

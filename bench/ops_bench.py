@@ -76,6 +76,26 @@ def cases(scale, gemm=None, seq=None, heads=8):
     ]
 
 
+def tnpu_gemm_anchor(device, n, reps):
+    """Device ms of the library's hand-written f32 TNPU GEMM (kernels/tlir/gemm_f32_tnpu.tlir,
+    K <= 1024) on n x n x n: the same-run anchor of tl.ops' GEMM on npusim."""
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "kernels/tlir/gemm_f32_tnpu.tlir"
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    c = np.zeros((n, n), np.float32)
+    dev = runtime.device(device)
+    exe = dev.load(jit.compile_ir(path.read_text(), "tnpu"))
+    code = tl.float32.code
+    args = [("tensor", a, code), ("tensor", b, code), ("tensor", c, code)]
+    grid = ((n + 1023) // 1024, (n + 255) // 256, 1)
+    ms = min(dev.launch(exe, grid, args, {2}, timed=True) for _ in range(reps))
+    err = np.abs(c - a @ b).max() / np.abs(a).sum(1).max()
+    if not err < 1e-4:
+        raise SystemExit(f"ops_bench: the anchor gemm_f32_tnpu.tlir is wrong (error {err:.2e})")
+    return ms
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="cpu")
@@ -105,6 +125,12 @@ def main():
         ref_ms = f"{host_ms(ref, a.reps):.3f}" if ref and a.device == "cpu" else "-"
         print(f"| {name} | {ms:.3f} | {nbytes / ms / 1e6:.1f} | "
               f"{nflops / ms / 1e6 if nflops else 0:.1f} | {frac:.2f} | {ref_ms} |")
+        if name.startswith("gemm") and a.gemm and a.gemm <= 1024 and info["target"] == "tnpu":
+            ams = tnpu_gemm_anchor(a.device, a.gemm, a.reps)
+            af = 2 * a.gemm ** 3
+            print(f"| anchor: gemm_f32_tnpu.tlir {a.gemm}^3 (hand-written) | {ams:.3f} | "
+                  f"{nbytes / ams / 1e6:.1f} | {af / ams / 1e6:.1f} | "
+                  f"{max(nbytes / bw, af / flops) / (ams / 1e3):.2f} | - |")
 
 
 if __name__ == "__main__":

@@ -57,8 +57,13 @@ def cases(scale, gemm=None, seq=None, heads=8):
     x, y = f(n, 1024), f(n, 1024)
     w, b = f(1024), f(1024)
     m = int(512 * scale) or 64
-    gm, gk = (gemm, gemm) if gemm else (m, 512)  # --gemm N: N x N x N; else (m, 512) x 512^2
-    a, bb = f(gm, gk), f(gk, gk)
+    gemms = []  # --gemm N,...: N x N x N each; else (m, 512) x 512^2
+    for g in gemm or [None]:
+        gm, gk = (g, g) if g else (m, 512)
+        a, bb = f(gm, gk), f(gk, gk)
+        gemms.append(("gemm %d" % gk if not g else "gemm %d^3" % g,
+                      lambda d, a=a, bb=bb: ops.gemm(a, bb, device=d), lambda a=a, bb=bb: a @ bb,
+                      4 * (a.size + bb.size + gm * gk), 2 * gm * gk * gk))
     s = seq or m  # --seq S: attention's sequence length
     q, k, v = f(1, heads, s, 64), f(1, heads, s, 64), f(1, heads, s, 64)
     e = x.size * 4
@@ -69,8 +74,7 @@ def cases(scale, gemm=None, seq=None, heads=8):
          lambda: np.exp(x - x.max(1, keepdims=True)), 2 * e, 0),
         ("layernorm", lambda d: ops.layernorm(x, w, b, device=d), None, 2 * e, 0),
         ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, 0),
-        ("gemm %d" % gk if not gemm else "gemm %d^3" % gemm, lambda d: ops.gemm(a, bb, device=d),
-         lambda: a @ bb, 4 * (a.size + bb.size + gm * gk), 2 * gm * gk * gk),
+        *gemms,
         ("attention B=1 H=%d S=%d D=64" % (heads, s), lambda d: ops.attention(q, k, v, device=d),
          None, 4 * 4 * q.size, 4 * heads * s * s * 64),
     ]
@@ -101,8 +105,9 @@ def main():
     p.add_argument("--device", default="cpu")
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--gemm", type=int, help="GEMM of N x N by N x N (default: 512 scale x 512 "
-                   "by 512 x 512)")
+    p.add_argument("--gemm", type=lambda v: [int(x) for x in v.split(",")],
+                   help="GEMMs of N x N by N x N, comma-separated (default: 512 scale x 512 by "
+                   "512 x 512)")
     p.add_argument("--seq", type=int, help="attention's sequence length (default: 512 scale)")
     p.add_argument("--heads", type=int, default=8, help="attention's heads")
     p.add_argument("--only", help="comma-separated op names (the table's first words) to run")
@@ -125,10 +130,11 @@ def main():
         ref_ms = f"{host_ms(ref, a.reps):.3f}" if ref and a.device == "cpu" else "-"
         print(f"| {name} | {ms:.3f} | {nbytes / ms / 1e6:.1f} | "
               f"{nflops / ms / 1e6 if nflops else 0:.1f} | {frac:.2f} | {ref_ms} |")
-        if name.startswith("gemm") and a.gemm and a.gemm <= 1024 and info["target"] == "tnpu":
-            ams = tnpu_gemm_anchor(a.device, a.gemm, a.reps)
-            af = 2 * a.gemm ** 3
-            print(f"| anchor: gemm_f32_tnpu.tlir {a.gemm}^3 (hand-written) | {ams:.3f} | "
+        g = int(name[5:-2]) if name.startswith("gemm") and name.endswith("^3") else 0
+        if 0 < g <= 1024 and info["target"] == "tnpu":
+            ams = tnpu_gemm_anchor(a.device, g, a.reps)
+            af = 2 * g ** 3
+            print(f"| anchor: gemm_f32_tnpu.tlir {g}^3 (hand-written) | {ams:.3f} | "
                   f"{nbytes / ams / 1e6:.1f} | {af / ams / 1e6:.1f} | "
                   f"{max(nbytes / bw, af / flops) / (ams / 1e3):.2f} | - |")
 

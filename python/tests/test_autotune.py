@@ -194,3 +194,38 @@ def test_second_process_reuses_the_choice(tmp_path):
     first, second = run(), run()
     assert first["tunings"] == len(devices) and second["tunings"] == 0
     assert second["chosen"] == first["chosen"]
+
+
+# Per-target configs (issue 18): a Config(targets=...) is tried only on those targets, and there
+# instead of the generic ones. Catches: a tnpu config chosen on cpu (TAG 3 on cpu), the generic
+# configs still tried on tnpu (TAG 1 or 2 there, or a timing entry for them), a target's own
+# configs ignored.
+TARGETED = CONFIGS + [tl.Config({"BLOCK": 128, "TAG": 3}, targets="tnpu")]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_target_configs_replace_generic_ones_on_their_target(cache, device):
+    t = tuner(TARGETED)
+    tag = launch(t, 1000, device)
+    [path] = entries(cache)
+    times = json.loads(path.read_text())["times_ms"]
+    if tl.runtime.device(device).info["target"] == "tnpu":
+        assert tag == 3 and len(times) == 1
+    else:
+        assert tag in (1, 2) and len(times) == 2
+
+
+def test_config_targets_checked():
+    # Catches: an empty or non-string target list accepted (a config no device would try).
+    with pytest.raises(TypeError, match="targets must be non-empty"):
+        tl.Config({"BLOCK": 16}, targets=())
+    with pytest.raises(TypeError, match="targets must be non-empty"):
+        tl.Config({"BLOCK": 16}, targets=[1])
+    assert tl.Config({"BLOCK": 16}, targets="tnpu").targets == ("tnpu",)
+
+
+def test_no_config_for_target_is_a_clear_error(cache):
+    # Catches: an autotuner whose every config names other targets silently choosing nothing.
+    t = tuner([tl.Config({"BLOCK": 16, "TAG": 1}, targets="tnpu")])
+    with pytest.raises(ValueError, match="has no config for target"):
+        launch(t, 100, "cpu")

@@ -32,13 +32,23 @@ FORMAT = "tl-autotune 1"
 
 
 class Config:
-    """Constexpr values to try: ``tl.Config({"BLOCK": 64})``."""
+    """Constexpr values to try: ``tl.Config({"BLOCK": 64})``. ``targets=("tnpu",)`` makes it a
+    config of those compile targets only: where a target has configs of its own, only those are
+    tried there; elsewhere only the configs without ``targets`` are (per-device tuning of one
+    kernel, issue 18: a matrix unit's tile sizes are not a CPU's)."""
 
-    def __init__(self, kwargs):
+    def __init__(self, kwargs, targets=None):
         self.kwargs = dict(kwargs)
+        if isinstance(targets, str):
+            targets = (targets,)
+        self.targets = None if targets is None else tuple(targets)
+        if self.targets is not None and (not self.targets or not all(
+                isinstance(t, str) and t for t in self.targets)):
+            raise TypeError(f"tl.Config: targets must be non-empty target names, got {targets!r}")
 
     def __repr__(self):
-        return f"Config({self.kwargs})"
+        t = "" if self.targets is None else f", targets={self.targets}"
+        return f"Config({self.kwargs}{t})"
 
 
 def pow2_bucket(n):
@@ -99,6 +109,12 @@ class Autotuner:
         self.__name__ = k.__name__
         self._what_base = None
 
+    def configs_for(self, target):
+        """The configs tried on `target`: its own (``Config(targets=...)``) if it has any, else
+        those without targets."""
+        own = [c for c in self.configs if c.targets is not None and target in c.targets]
+        return own or [c for c in self.configs if c.targets is None]
+
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
 
@@ -151,7 +167,10 @@ class Autotuner:
             from . import __version__
             self._what_base = {"compiler": ir.compiler_version(), "tl": __version__,
                                "source": hashlib.sha256(src.encode()).hexdigest(),
-                               "configs": [_jsonable(c.kwargs) for c in self.configs]}
+                               "configs": [_jsonable(c.kwargs) if c.targets is None else
+                                           {"kwargs": _jsonable(c.kwargs),
+                                            "targets": list(c.targets)}
+                                           for c in self.configs]}
         return where, self._what_base
 
     def _load(self, path, where, what):
@@ -210,8 +229,12 @@ class Autotuner:
             if cfg is not None:
                 log.debug("autotune %s %s: %s from %s", self.__name__, key, cfg, path)
                 return cfg
+        configs = self.configs_for(where["target"])
+        if not configs:
+            raise ValueError(f"tl.autotune: {self.__name__} has no config for target "
+                             f"'{where['target']}' (each config names other targets)")
         times = []
-        for c in self.configs:
+        for c in configs:
             for _ in range(self.warmup):
                 self.kernel.run(grid, *args, device=device, target=target, **kwargs, **c.kwargs)
             t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
@@ -219,7 +242,7 @@ class Autotuner:
             times.append(t)
             log.debug("autotune %s %s: %s -> %.4f ms", self.__name__, key, c, t)
         self.tunings += 1
-        cfg = self.configs[times.index(min(times))]
+        cfg = configs[times.index(min(times))]
         log.debug("autotune %s %s: chose %s", self.__name__, key, cfg)
         if path is not None:
             self._save(path, {"format": FORMAT, "where": where, "what": what,

@@ -2,6 +2,7 @@
 # allocation, block sizes and the launch on a device.
 # SPDX-License-Identifier: Apache-2.0
 import contextvars
+import functools
 
 import numpy as np
 
@@ -97,6 +98,42 @@ def zeros(shape, like):
 def np_dtype(name):
     """The numpy dtype of arrays holding `name` ('f32', 'f16', 'bf16')."""
     return {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": bf16.DTYPE}[name]
+
+
+# Per-device tuning of the host functions' block sizes (issue 18: per-device choices are tuning,
+# not copies), keyed by the device's compile target; a target not listed gets the default.
+# tnpu (the npusim device): each grid program's DMA commands pay ~0.14 us of setup and HBM
+# latency, so 16 KiB tiles reach ~0.5 of HBM bandwidth and 128 KiB ones ~0.96
+# (bench/README.md); a row reduction there is a transpose and a column sum whose lanes are the
+# tile's rows, so row ops want at least 64 rows (the default chip's vector lanes) per program.
+TUNING = {
+    # elements per program of elementwise ops
+    "elementwise_elements": {"default": 4096, "tnpu": 32768},
+    # elements per program of row ops (softmax, norms and their backward)
+    "row_elements": {"default": 8192, "tnpu": 65536},
+    # reductions along the last axis: whole rows, this many per program (0: one row per
+    # program through the (outer, n, inner) path)
+    "reduce_rows": {"default": 0, "tnpu": 64},
+    # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
+    # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
+    # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)
+    "attention_blocks": {"default": None, "tnpu": (128, 128)},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def target(device):
+    """The compile target of `device` ("cpu" when None), as tl.jit compiles for it."""
+    from .. import ir, runtime
+
+    info = runtime.device(device or "cpu").info
+    return ir.target_for_device(info["target"], info["targets"])
+
+
+def tuned(name, device):
+    """TUNING[name] for `device`'s target."""
+    table = TUNING[name]
+    return table.get(target(device), table["default"])
 
 
 def pow2(n, lo=1, hi=None):

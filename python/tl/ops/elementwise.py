@@ -46,15 +46,16 @@ def unary_kernel(x: tl.tensor, out: tl.tensor, alpha: tl.float32, ACT: tl.conste
     tl.store(out + (m0, n0), activate(v, ACT, alpha))
 
 
-def tiles(rows, cols):
-    """(BM, BN) for a (rows, cols) elementwise view: up to 1024 columns, 4096 elements."""
+def tiles(rows, cols, elements=4096):
+    """(BM, BN) for a (rows, cols) elementwise view: up to 1024 columns, `elements` elements
+    (the device's `elementwise_elements`, _common.TUNING)."""
     bn = c.pow2(cols, 16, 1024)
-    return c.pow2(rows, 1, max(1, 4096 // bn)), bn
+    return c.pow2(rows, 1, max(1, elements // bn)), bn
 
 
 def _launch_2d(kernel, out2, args, device, **constexprs):
     """`kernel` over the (rows, cols) output view `out2`; `args` in the kernel's order."""
-    bm, bn = tiles(*out2.shape)
+    bm, bn = tiles(*out2.shape, c.tuned("elementwise_elements", device))
     grid = (tl.cdiv(out2.shape[0], bm), tl.cdiv(out2.shape[1], bn))
     c.launch(kernel, grid, *args, device=device, BM=bm, BN=bn, **constexprs)
 

@@ -13,7 +13,12 @@ from .activations import ACTIVATIONS, activate
 GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
                 tl.Config({"BM": 64, "BN": 64, "BK": 32}),
                 tl.Config({"BM": 128, "BN": 64, "BK": 64}),
-                tl.Config({"BM": 128, "BN": 128, "BK": 64})]
+                tl.Config({"BM": 128, "BN": 128, "BK": 64}),
+                # tnpu: blocks of whole 128 x 128 matrix-unit passes, large enough that the k
+                # loop's prefetched loads hide behind the dots (256 x 512 x 128 f32: 0.67 of
+                # the default chip's f32 peak at 1024^3, 64 x 64 x 32: 0.05; bench/README.md)
+                tl.Config({"BM": 128, "BN": 128, "BK": 128}, targets="tnpu"),
+                tl.Config({"BM": 256, "BN": 512, "BK": 128}, targets="tnpu")]
 
 
 @tl.autotune(configs=GEMM_CONFIGS, key=["a", "b"])

@@ -12,40 +12,51 @@ from . import _common as c
 REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "var")
 
 
+@tl.func
+def chunk(x, o, k, i0, BN: tl.constexpr, BI: tl.constexpr, ROWS: tl.constexpr, other=None):
+    """The (BN, BI) chunk of x at reduced index k and column i0: of the (outer, n, inner) view,
+    or with ROWS of the (1, rows, n) view (BI whole rows, loaded as rows and transposed)."""
+    if ROWS:
+        return tl.trans(tl.reshape(tl.load(x + (o, i0, k), (1, BI, BN), other=other), (BI, BN)))
+    return tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=other), (BN, BI))
+
+
 @tl.kernel
 def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
-                  OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr):
+                  OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
+                  ROWS: tl.constexpr = False):
     """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
-    passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum."""
+    passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum.
+    ROWS (a reduction along the last axis): x is the (1, rows, n) view and out (1, rows); a
+    program reduces BI whole rows, so each load is BI contiguous rows instead of one row's
+    (BN, 1) column (the TNPU's column sums then use BI lanes, not one: _common.TUNING)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
-    n = x.shape[1]
+    n = x.shape[2] if ROWS else x.shape[1]
     if OP in ("sum", "mean", "var"):
         acc = tl.zeros((BI,), tl.float32)
         for k in tl.range(0, n, BN):
-            acc = acc + tl.sum(tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI))
-                               .to(tl.float32), axis=0)
+            acc = acc + tl.sum(chunk(x, o, k, i0, BN, BI, ROWS).to(tl.float32), axis=0)
         r = acc
         if OP != "sum":
             r = acc * scale
         if OP == "var":
             sq = tl.zeros((BI,), tl.float32)
             for k in tl.range(0, n, BN):
-                v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+                v = chunk(x, o, k, i0, BN, BI, ROWS).to(tl.float32)
                 d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - r[None, :], 0.0)
                 sq = sq + tl.sum(d * d, axis=0)
             r = sq / (n - correction)
     elif OP == "min":
         r = tl.full((BI,), float("inf"), tl.float32)
         for k in tl.range(0, n, BN):
-            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=float("inf")), (BN, BI))
+            v = chunk(x, o, k, i0, BN, BI, ROWS, float("inf"))
             r = tl.minimum(r, tl.min(v.to(tl.float32), axis=0))
     else:
         r = tl.full((BI,), -float("inf"), tl.float32)
         best = tl.zeros((BI,), tl.int32)
         for k in tl.range(0, n, BN):
-            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=-float("inf")),
-                           (BN, BI)).to(tl.float32)
+            v = chunk(x, o, k, i0, BN, BI, ROWS, -float("inf")).to(tl.float32)
             m = tl.max(v, axis=0)
             if OP == "argmax":  # a later chunk wins only with a larger value: the first index
                 best = tl.where(m > r, k + tl.argmax(v, axis=0), best)
@@ -85,7 +96,14 @@ def reduce(op, x, axis=-1, *, correction=0, device=None):
         c.fail(op, "x", f"reduction over an empty axis {axis} (shape {x.shape})")
     shape = x.shape[:axis] + x.shape[axis + 1:]
     out = c.empty(shape, np.int32 if op == "argmax" else x)
-    if out.size:
+    rows = c.tuned("reduce_rows", device) if inner == 1 else 0
+    if out.size and rows:
+        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
+        bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
+        c.launch(reduce_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
+                 out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
+                 BN=bn, BI=rows, ROWS=True)
+    elif out.size:
         bn, bi = axis_tiles(n, inner)
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
                  1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi)

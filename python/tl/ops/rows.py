@@ -116,10 +116,12 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
     tl.store(stats + (r0, 1), tl.reshape(rstd, (R, 1)))
 
 
-def row_tiles(rows, n):
-    """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, 8192 elements."""
+def row_tiles(rows, n, elements=8192):
+    """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, `elements` elements
+    (the device's `row_elements`, _common.TUNING)."""
     block = c.pow2(n, 16, MAX_BLOCK)
-    return c.pow2(rows, 1, max(1, 8192 // block) if n <= MAX_BLOCK else 1), block, n <= block
+    return (c.pow2(rows, 1, max(1, elements // block) if n <= MAX_BLOCK else 1), block,
+            n <= block)
 
 
 def _softmax(op, x, axis, device):

@@ -219,13 +219,16 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     bd = c.pow2(d, 16)
     # Query and key blocks of 128 x 64 (8192 elements), fewer for wider heads: the largest that
     # compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
-    # D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256.
-    bm = min(128, 8192 // bd)
+    # D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own
+    # blocks where _common.TUNING has them (tnpu: 128 x 128, its matrix unit's size).
+    bm = bn = min(128, 8192 // bd)
+    if c.tuned("attention_blocks", device) and bd <= 128:
+        bm, bn = c.tuned("attention_blocks", device)
     hk = k.shape[1]
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
              lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,
-             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bm, BD=bd,
-             EVEN=not causal and k.shape[2] % bm == 0)
+             CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd,
+             EVEN=not causal and k.shape[2] % bn == 0)
     return (out, lse) if return_lse else out

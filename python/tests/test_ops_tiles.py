@@ -1,0 +1,72 @@
+# tl.ops at the largest blocks each device's tuning picks (tl/ops/_common.py TUNING; on npusim
+# 32K-element elementwise tiles, 64K-element row tiles, 64 whole rows per reduction program,
+# 128 x 128 attention blocks): they must fit the device (a tnpu scratchpad overflow is a compile
+# error) and compute the same results as the small blocks the other tests reach.
+# SPDX-License-Identifier: Apache-2.0
+import numpy as np
+import pytest
+
+import tl.ops as ops
+from tl.ops import reference as ref
+from ops_util import DEVICES, DTYPES, check, make
+
+pytestmark = pytest.mark.parametrize("device", DEVICES)
+
+rng = np.random.default_rng(18)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_elementwise_full_tiles(dtype, device):
+    # Catches: a tile past the last full one (40 rows: one 32 x 1024 tile and a ragged one)
+    # skipped or stored unmasked, gelu's temporaries not fitting beside 32K-element tiles.
+    x, y = make(rng, (40, 1024), dtype), make(rng, (40, 1024), dtype)
+    check(ops.add(x, y, device=device), ref.binary("add", x, y), "add", dtype)
+    check(ops.gelu(x, device=device), ref.activation("gelu", x), "gelu", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(130, 1024), (20, 4096)])
+def test_row_ops_full_tiles(shape, dtype, device):
+    # Catches: 64-row (130 rows: two full programs and 2 rows) or 16 x 4096 tiles overflowing
+    # the scratchpad, rows of a program mixed up (each row's own max, sum, mean).
+    x = make(rng, shape, dtype, -5, 5)
+    w, b = make(rng, shape[-1:], dtype, 0.5, 1.5), make(rng, shape[-1:], dtype)
+    n = shape[-1]
+    check(ops.softmax(x, device=device), ref.softmax(x), "softmax", dtype, n=n)
+    check(ops.layernorm(x, w, b, device=device), ref.layernorm(x, w, b), "norm", dtype, n=n)
+    y = ops.softmax(x)
+    dy = make(rng, shape, dtype)
+    gd = np.abs(ref.f64(dy))
+    check(ops.softmax_backward(y, dy, device=device), ref.softmax_backward(y, dy), "backward",
+          dtype, n=n, ref_abs=np.abs(ref.f64(y)) * gd.sum(-1, keepdims=True) + gd)
+    _, stats = ops.layernorm(x, w, b, return_stats=True, device=device)
+    dx, _, _ = ops.layernorm_backward(dy, x, w, stats, device=device)
+    check(dx, ref.norm_backward(dy, x, w, 1e-5)[0], "backward", dtype, n=n)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "argmax", "var"])
+@pytest.mark.parametrize("shape", [(130, 1024), (70, 3000)])
+def test_row_reductions_whole_rows(op, shape, device):
+    # Catches (npusim: 64 whole rows per program, the row in chunks of 1024): the last program's
+    # ragged rows, a chunk past the first (3000 columns: a ragged third chunk) dropped or padded
+    # into the result, argmax's index off by the chunk's start, var's mask on ragged chunks.
+    x = make(rng, shape, "f32", -3.0, 2.0)
+    got = ops.reduce(op, x, -1, device=device)
+    if op == "argmax":
+        np.testing.assert_array_equal(got, np.argmax(x, axis=-1))
+    else:
+        check(got, ref.reduce(op, x, -1), {"sum": "reduce_sum", "max": "reduce_max",
+                                           "var": "reduce_var"}[op], "f32", n=shape[-1])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_several_key_blocks(causal, device):
+    # Catches (npusim: 128 x 128 blocks): the online rescale across key blocks (300 keys: three
+    # blocks, the last ragged), query blocks past the first (200 queries), the causal bound
+    # per query block.
+    q = make(rng, (1, 2, 200, 64), "f32", normal=True)
+    k = make(rng, (1, 2, 300, 64), "f32", normal=True)
+    v = make(rng, (1, 2, 300, 64), "f32", normal=True)
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
+    check(ops.attention(q, k, v, causal=causal, device=device),
+          ref.attention(q, k, v, causal=causal), "attention", "f32", n=300, ref_abs=ref_abs)

@@ -92,7 +92,6 @@ def host_ms(fn):
     return (time.perf_counter() - t0) * 1e3
 
 
-<<<<<<< HEAD
 @tl.kernel
 def triad_kernel(b: tl.tensor, c: tl.tensor, a: tl.tensor, s: tl.float32, BLOCK: tl.constexpr):
     """a = b + s c (STREAM's triad)."""
@@ -225,36 +224,6 @@ def openblas():
 
 def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
-=======
-def cases(scale, gemm=None, seq=None, heads=8):
-    rng = np.random.default_rng(0)
-    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
-    n = int(4096 * scale)
-    x, y = f(n, 1024), f(n, 1024)
-    w, b = f(1024), f(1024)
-    m = int(512 * scale) or 64
-    gemms = []  # --gemm N,...: N x N x N each; else (m, 512) x 512^2
-    for g in gemm or [None]:
-        gm, gk = (g, g) if g else (m, 512)
-        a, bb = f(gm, gk), f(gk, gk)
-        gemms.append(("gemm %d" % gk if not g else "gemm %d^3" % g,
-                      lambda d, a=a, bb=bb: ops.gemm(a, bb, device=d), lambda a=a, bb=bb: a @ bb,
-                      4 * (a.size + bb.size + gm * gk), 2 * gm * gk * gk))
-    s = seq or m  # --seq S: attention's sequence length
-    q, k, v = f(1, heads, s, 64), f(1, heads, s, 64), f(1, heads, s, 64)
-    e = x.size * 4
-    return [
-        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e, 0),
-        ("gelu", lambda d: ops.gelu(x, device=d), None, 2 * e, 0),
-        ("softmax", lambda d: ops.softmax(x, device=d),
-         lambda: np.exp(x - x.max(1, keepdims=True)), 2 * e, 0),
-        ("layernorm", lambda d: ops.layernorm(x, w, b, device=d), None, 2 * e, 0),
-        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, 0),
-        *gemms,
-        ("attention B=1 H=%d S=%d D=64" % (heads, s), lambda d: ops.attention(q, k, v, device=d),
-         None, 4 * 4 * q.size, 4 * heads * s * s * 64),
-    ]
->>>>>>> ops-npusim-perf
 
 
 def tnpu_gemm_anchor(device, n, reps):
@@ -281,7 +250,6 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cpu")
-<<<<<<< HEAD
     p.add_argument("--scale", type=float, default=1.0, help="memory-bound sizes (1: 64 MiB)")
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
@@ -289,16 +257,6 @@ def main():
     p.add_argument("--seq", type=int, default=2048, help="attention's sequence length")
     p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
     p.add_argument("--out", help="also write the table and the lines to this file")
-=======
-    p.add_argument("--scale", type=float, default=1.0)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--gemm", type=lambda v: [int(x) for x in v.split(",")],
-                   help="GEMMs of N x N by N x N, comma-separated (default: 512 scale x 512 by "
-                   "512 x 512)")
-    p.add_argument("--seq", type=int, help="attention's sequence length (default: 512 scale)")
-    p.add_argument("--heads", type=int, default=8, help="attention's heads")
-    p.add_argument("--only", help="comma-separated op names (the table's first words) to run")
->>>>>>> ops-npusim-perf
     a = p.parse_args()
     lines = []
 
@@ -310,7 +268,6 @@ def main():
         return not a.only or any(name.startswith(w) for w in a.only.split(","))
 
     info = runtime.device(a.device).info
-<<<<<<< HEAD
     cpu = a.device == "cpu"
     peak = info["peak_flops"][tl.float32.code]
     if a.threads and cpu:  # the declared peak counts every core
@@ -422,32 +379,6 @@ def main():
     if a.out:
         with open(a.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
-=======
-    bw, flops = info["peak_bandwidth"], info["peak_flops"][tl.float32.code]
-    print(f"device {a.device} ({info['name']}): peak {bw / 1e9:.1f} GB/s, "
-          f"{flops / 1e9:.1f} GFLOP/s f32{' (simulated time)' if info['simulated_time'] else ''}")
-    print(f"sizes: elementwise and row ops ({int(4096 * a.scale)}, 1024) f32; "
-          f"reps {a.reps} (least device time)")
-    print("| op | device ms | GB/s | GFLOP/s | fraction of roofline | numpy ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    only = a.only.split(",") if a.only else None
-    for name, fn, ref, nbytes, nflops in cases(a.scale, a.gemm, a.seq, a.heads):
-        if only and name.split()[0] not in only:
-            continue
-        ms = device_ms(lambda: fn(a.device), a.reps)
-        bound = max(nbytes / bw if bw else 0, nflops / flops if flops and nflops else 0)
-        frac = bound / (ms / 1e3) if ms > 0 else 0
-        ref_ms = f"{host_ms(ref, a.reps):.3f}" if ref and a.device == "cpu" else "-"
-        print(f"| {name} | {ms:.3f} | {nbytes / ms / 1e6:.1f} | "
-              f"{nflops / ms / 1e6 if nflops else 0:.1f} | {frac:.2f} | {ref_ms} |")
-        g = int(name[5:-2]) if name.startswith("gemm") and name.endswith("^3") else 0
-        if 0 < g <= 1024 and info["target"] == "tnpu":
-            ams = tnpu_gemm_anchor(a.device, g, a.reps)
-            af = 2 * g ** 3
-            print(f"| anchor: gemm_f32_tnpu.tlir {g}^3 (hand-written) | {ams:.3f} | "
-                  f"{nbytes / ams / 1e6:.1f} | {af / ams / 1e6:.1f} | "
-                  f"{max(nbytes / bw, af / flops) / (ams / 1e3):.2f} | - |")
->>>>>>> ops-npusim-perf
 
 
 if __name__ == "__main__":

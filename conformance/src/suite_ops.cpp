@@ -11,10 +11,13 @@
 #include "device_run.h"
 
 #include "tl/ir/parser.h"
+#include "tl/reference/metrics.h"
+#include "tl/reference/ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 namespace tl::conform {
@@ -128,6 +131,11 @@ std::string compare_tensors(const WorkerContext &ctx, const ir::Kernel &kernel, 
     cr.metrics.erase("ulp_histogram");
     cr.metrics["argument"] = p->name();
     cr.metrics["reference"] = fp ? "interpreter fp64 mode" : "interpreter";
+    if (fp) { // the IR's own rounding (the interpreter's normal mode) against fp64, for scale
+      const std::vector<double> iv = values(a.ref_t[ti - 1]);
+      cr.metrics["interpreter_normwise"] =
+          tl::ref::normwise_relative_error(int64_t(iv.size()), iv.data(), rv.data());
+    }
     per_tensor.push_back(cr.metrics);
     if (!cr.ok && failure.empty())
       failure = "argument '" + p->name() + "' (" + dt + ") differs from " +
@@ -223,6 +231,106 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
   return m;
 }
 
+/// The fp64 answer of reference/ (written without the interpreter) for the ops it has: softmax,
+/// log_softmax, layernorm, rmsnorm, plain GEMM, attention (GQA by repeating k and v) and row
+/// sums; empty for the others. `out`: the argument it is the answer for.
+std::vector<double> independent_answer(const std::string &op, const ir::Kernel &kernel,
+                                       const CaseArgs &a, std::string &out) {
+  std::map<std::string, const interp::HostTensor *> t;
+  std::map<std::string, double> scalar;
+  size_t ti = 0, ai = 0;
+  for (const auto &p : kernel.body()->arguments()) {
+    const KernelArg &arg = a.ref64_args[ai++];
+    if (p->type().is_tensor())
+      t[p->name()] = &a.ref64_t[ti++];
+    else
+      scalar[p->name()] = std::holds_alternative<double>(arg) ? std::get<double>(arg)
+                                                              : double(std::get<int64_t>(arg));
+  }
+  auto vals = [&](const char *name) { return values(*t.at(name)); };
+  auto dim = [&](const char *name, int i) { return t.at(name)->shape()[i]; };
+  std::vector<double> r;
+  if (op == "softmax" || op == "log_softmax") {
+    const std::vector<double> x = vals("x");
+    r.resize(x.size());
+    tl::ref::softmax_rows(dim("x", 0), dim("x", 1), x.data(), r.data());
+    if (op == "log_softmax")
+      for (double &v : r)
+        v = std::log(v);
+    out = "out";
+  } else if (op == "layernorm" || op == "rmsnorm") {
+    const std::vector<double> x = vals("x"), w = vals("w"), b = vals("b");
+    r.resize(x.size());
+    // eps is an f32 parameter: the kernel sees 1e-5 rounded to f32
+    const double eps = double(float(scalar.at("eps")));
+    if (op == "layernorm")
+      tl::ref::layernorm_rows(dim("x", 0), dim("x", 1), x.data(), w.data(), b.data(), eps,
+                              r.data());
+    else
+      tl::ref::rmsnorm_rows(dim("x", 0), dim("x", 1), x.data(), w.data(), eps, r.data());
+    out = "out";
+  } else if (op == "gemm") {
+    const std::vector<double> A = vals("a"), B = vals("b");
+    const int64_t z = dim("a", 0), m = dim("a", 1), k = dim("a", 2), n = dim("b", 2);
+    r.resize(z * m * n);
+    for (int64_t i = 0; i < z; ++i)
+      tl::ref::gemm(false, false, m, n, k, scalar.at("alpha"), &A[i * m * k], k, &B[i * k * n], n,
+                    0, &r[i * m * n], n);
+    out = "out";
+  } else if (op.rfind("attention", 0) == 0 && op.find("backward") == std::string::npos) {
+    const std::vector<double> q = vals("q"), k = vals("k"), v = vals("v");
+    const int64_t bh = dim("q", 0), s = dim("q", 1), d = dim("q", 2), tk = dim("k", 1);
+    const int64_t group = int64_t(scalar.at("group"));
+    std::vector<double> kk(bh * tk * d), vv(bh * tk * d);
+    for (int64_t h = 0; h < bh; ++h) // query head h reads kv head h / group
+      for (int64_t e = 0; e < tk * d; ++e) {
+        kk[h * tk * d + e] = k[(h / group) * tk * d + e];
+        vv[h * tk * d + e] = v[(h / group) * tk * d + e];
+      }
+    r.resize(q.size());
+    tl::ref::attention(bh, s, tk, d, q.data(), kk.data(), vv.data(), scalar.at("scale"),
+                       op.find("causal") != std::string::npos, r.data());
+    out = "out";
+  } else if (op == "sum_rows") {
+    const std::vector<double> x = vals("x");
+    r.resize(dim("x", 0));
+    tl::ref::reduce(tl::ref::ReduceKind::Sum, dim("x", 0), dim("x", 1) * dim("x", 2), x.data(), 1,
+                    r.data());
+    out = "out";
+  }
+  return r;
+}
+
+/// "" or why the interpreter's fp64 run is not the fp64 answer: where reference/ has the op,
+/// the two must agree to 1e-12 normwise (else the kernel or the fp64 mode is wrong, not the
+/// device). The agreement is recorded in `m`.
+std::string check_reference(const std::string &op, const ir::Kernel &kernel, const CaseArgs &a,
+                            json &m) {
+  std::string out;
+  const std::vector<double> indep = independent_answer(op, kernel, a, out);
+  if (indep.empty())
+    return "";
+  size_t ti = 0;
+  for (const auto &p : kernel.body()->arguments()) {
+    if (!p->type().is_tensor())
+      continue;
+    if (p->name() == out) {
+      const std::vector<double> ref = values(a.ref64_t[ti]);
+      const double e =
+          tl::ref::normwise_relative_error(int64_t(ref.size()), ref.data(), indep.data());
+      m["reference_check"] = {{"argument", out}, {"normwise", e}, {"bound", 1e-12}};
+      if (!(e <= 1e-12))
+        return "the interpreter's fp64 run of the kernel differs from reference/'s fp64 " + op +
+               " by " + std::to_string(e) +
+               " normwise (> 1e-12): the kernel or the fp64 mode is "
+               "wrong, not the device";
+      return "";
+    }
+    ++ti;
+  }
+  return "";
+}
+
 Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
   const json &c = t.params["case"];
   const std::string name = c["name"],
@@ -272,6 +380,8 @@ Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
             {"shape", c["shape"]},
             {"tolerance", c["tolerance"]},
             {"tensors", json::array()}};
+  if (std::string why = check_reference(m["op"], *kernel, a, m); !why.empty())
+    return Outcome::fail(why, m);
   const std::string failure =
       compare_tensors(ctx, *kernel, a, abs_t.empty() ? nullptr : &abs_t, c, m["tensors"]);
   if (!failure.empty())

@@ -113,10 +113,12 @@ def op_case_names():
     return [r[0] for r in rows[1:]]
 
 
-def output_errors(result, output):
-    """(normwise error, bound) of an ops test's output argument."""
+def output_violates(result, output):
+    """Whether an ops test's output argument is outside its bound (normwise or ULP)."""
     t = [t for t in result["metrics"]["tensors"] if t["argument"] == output][0]
-    return float(t["normwise"]), float(t.get("bound_normwise", 0))
+    if "bound_normwise" in t:
+        return float(t["normwise"]) > float(t["bound_normwise"])
+    return float(t["max_ulp"]) > float(t["bound_ulp"])
 
 
 def faulty(args, kind, filters, extra=()):
@@ -164,15 +166,14 @@ def faulty_wrong(args):
     check("interpreter" in r["compiler.library_vector_add.ragged"]["message"], "names the ref")
     # The op library's cases: every 97th output element off by 2^-10 (f32) or doubled (bf16,
     # f16) fails each op's tolerance entry on its output, not only on a perturbed input.
-    outs = {"ops.add_f32": "out", "ops.gemm_gelu_bias_res_bf16": "out",
+    outs = {"ops.add_f32": "out", "ops.gemm_gelu_bias_res_f32": "out",
             "ops.attention_causal_d64_f16": "out", "ops.layernorm_backward_f32": "dx",
             "ops.softmax_bf16": "out", "ops.cumsum_inner_f32": "out"}
     r = faulty(args, "wrong", list(outs))
     for k, arg in outs.items():
         check(r[k]["status"] == "fail" and "differs from the interpreter's fp64 mode" in
               r[k]["message"], f"{k}: wrong results were not caught: {r[k]['message'][:200]}")
-        err, bound = output_errors(r[k], arg)
-        check(err > bound > 0, f"{k}: output '{arg}' error {err} is within its bound {bound}")
+        check(output_violates(r[k], arg), f"{k}: output '{arg}' is within its bound")
 
 
 def faulty_noop(args):

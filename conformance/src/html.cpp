@@ -242,7 +242,8 @@ std::string ops_table(const json &results) {
   std::ostringstream o;
   int rows = 0;
   o << "<table><tr><th>op</th><th>dtype</th><th>shape</th><th>status</th><th>tolerance</th>"
-    << "<th>worst normwise error (bound)</th><th>achieved</th><th>bound</th><th>fraction</th>"
+    << "<th>error nearest its bound (bound), "
+       "argument</th><th>achieved</th><th>bound</th><th>fraction</th>"
     << "</tr>";
   for (const json &r : results["results"]) {
     if (r["suite"] != "ops")
@@ -251,13 +252,19 @@ std::string ops_table(const json &results) {
     const json m = r.value("metrics", json::object());
     const std::string id = r["id"], st = r["status"];
     const std::string op = m.value("op", id.substr(4));
-    double worst = 0, bound = std::nan("");
+    // The tensor nearest its bound (or past it): its normwise or ULP error and that bound.
+    double ratio = -1;
+    std::string err = "-";
     for (const json &t : m.value("tensors", json::array())) {
-      const double e = num(t, "normwise");
-      if (std::isfinite(e) && e >= worst) {
-        worst = e;
-        bound = num(t, "bound_normwise");
-      }
+      const bool ulp = t.contains("bound_ulp");
+      const double e = num(t, ulp ? "max_ulp" : "normwise");
+      const double b = num(t, ulp ? "bound_ulp" : "bound_normwise");
+      const double q = std::isfinite(b) && b > 0 ? e / b : (e > 0 ? INFINITY : 0);
+      if (!(q > ratio))
+        continue;
+      ratio = q;
+      err = (ulp ? fmt(e) + " ulp" : fmt(e)) +
+            (std::isfinite(b) ? " (" + fmt(b) + ")" : " (exact)") + " " + t.value("argument", "");
     }
     const json roof = m.value("roofline", json::object());
     const std::string unit = roof.value("unit", "B/s");
@@ -266,9 +273,8 @@ std::string ops_table(const json &results) {
     o << "<tr><td>" << esc(op) << "</td><td>" << esc(m.value("dtype", "")) << "</td><td>"
       << esc(m.value("shape", ""))
       << "</td><td><span class='st' style='background:" << status_color(st) << "'>" << esc(st)
-      << "</span></td><td>" << esc(m.value("tolerance", "")) << "</td><td>" << fmt(worst)
-      << (std::isfinite(bound) ? " (" + fmt(bound) + ")" : "") << "</td><td>"
-      << rate(num(roof, "achieved_per_s"), unit) << "</td><td>"
+      << "</span></td><td>" << esc(m.value("tolerance", "")) << "</td><td>" << esc(err)
+      << "</td><td>" << rate(num(roof, "achieved_per_s"), unit) << "</td><td>"
       << (kind.empty() ? esc(roof.value("why_no_bound", "-"))
                        : kind + " " + rate(num(roof, "bound_per_s"), unit))
       << "</td><td>"

@@ -331,6 +331,21 @@ std::string check_reference(const std::string &op, const ir::Kernel &kernel, con
   return "";
 }
 
+/// One launch of the loaded kernel on the device's arguments, every tensor copied back.
+void run_loaded(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3> grid,
+                const CaseArgs &a) {
+  std::vector<hal::HostArg> host;
+  for (const KernelArg &arg : a.dev_args)
+    if (auto *ht = std::get_if<interp::HostTensor *>(&arg))
+      host.push_back(hal::HostArg::tensor((*ht)->data(), (*ht)->size_bytes(),
+                                          static_cast<tl_dtype>((*ht)->dtype()), (*ht)->shape()));
+    else if (auto *i = std::get_if<int64_t>(&arg))
+      host.push_back(hal::HostArg::integer(*i));
+    else
+      host.push_back(hal::HostArg::real(std::get<double>(arg)));
+  hal::run_with_host_args(hal::Device(ctx.device), k.exe, k.index, grid, host);
+}
+
 Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
   const json &c = t.params["case"];
   const std::string name = c["name"],
@@ -362,18 +377,7 @@ Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
     run_on_interpreter(src, name, grid, abs_args, /*fp64_reference=*/true);
   }
   LoadedKernel k = load_kernel(ctx, src, name);
-  {
-    std::vector<hal::HostArg> host;
-    for (const KernelArg &arg : a.dev_args)
-      if (auto *ht = std::get_if<interp::HostTensor *>(&arg))
-        host.push_back(hal::HostArg::tensor((*ht)->data(), (*ht)->size_bytes(),
-                                            static_cast<tl_dtype>((*ht)->dtype()), (*ht)->shape()));
-      else if (auto *i = std::get_if<int64_t>(&arg))
-        host.push_back(hal::HostArg::integer(*i));
-      else
-        host.push_back(hal::HostArg::real(std::get<double>(arg)));
-    hal::run_with_host_args(hal::Device(ctx.device), k.exe, k.index, grid, host);
-  }
+  run_loaded(ctx, k, grid, a);
   const std::string dtype = name.substr(name.rfind('_') + 1);
   json m = {{"op", name.substr(0, name.rfind('_'))},
             {"dtype", dtype},

@@ -15,10 +15,11 @@ Suite precision_suite();
 Suite bandwidth_suite();
 Suite performance_suite();
 Suite compiler_suite();
+Suite ops_suite();
 
 const std::vector<Suite> &suites() {
   static const std::vector<Suite> all = {api_suite(), precision_suite(), compiler_suite(),
-                                         bandwidth_suite(), performance_suite()};
+                                         ops_suite(), bandwidth_suite(), performance_suite()};
   return all;
 }
 

@@ -229,6 +229,64 @@ std::string roofline_chart(const json &results) {
   return o.str();
 }
 
+/// A rate in its unit, scaled to giga.
+std::string rate(double v, const std::string &unit) {
+  if (!std::isfinite(v))
+    return "-";
+  return fmt(v / 1e9) + " G" + unit;
+}
+
+/// The ops suite: one row per op x dtype (shape, status, largest error against its bound,
+/// achieved rate, the roofline bound that limits it and the fraction reached).
+std::string ops_table(const json &results) {
+  std::ostringstream o;
+  int rows = 0;
+  o << "<table><tr><th>op</th><th>dtype</th><th>shape</th><th>status</th><th>tolerance</th>"
+    << "<th>error nearest its bound (bound), "
+       "argument</th><th>achieved</th><th>bound</th><th>fraction</th>"
+    << "</tr>";
+  for (const json &r : results["results"]) {
+    if (r["suite"] != "ops")
+      continue;
+    ++rows;
+    const json m = r.value("metrics", json::object());
+    const std::string id = r["id"], st = r["status"];
+    const std::string op = m.value("op", id.substr(4));
+    // The tensor nearest its bound (or past it): its normwise or ULP error and that bound.
+    double ratio = -1;
+    std::string err = "-";
+    for (const json &t : m.value("tensors", json::array())) {
+      const bool ulp = t.contains("bound_ulp");
+      const double e = num(t, ulp ? "max_ulp" : "normwise");
+      const double b = num(t, ulp ? "bound_ulp" : "bound_normwise");
+      const double q = std::isfinite(b) && b > 0 ? e / b : (e > 0 ? INFINITY : 0);
+      if (!(q > ratio))
+        continue;
+      ratio = q;
+      err = (ulp ? fmt(e) + " ulp" : fmt(e)) +
+            (std::isfinite(b) ? " (" + fmt(b) + ")" : " (exact)") + " " + t.value("argument", "");
+    }
+    const json roof = m.value("roofline", json::object());
+    const std::string unit = roof.value("unit", "B/s");
+    const std::string kind =
+        roof.contains("bound") && roof["bound"].is_string() ? roof["bound"].get<std::string>() : "";
+    o << "<tr><td>" << esc(op) << "</td><td>" << esc(m.value("dtype", "")) << "</td><td>"
+      << esc(m.value("shape", ""))
+      << "</td><td><span class='st' style='background:" << status_color(st) << "'>" << esc(st)
+      << "</span></td><td>" << esc(m.value("tolerance", "")) << "</td><td>" << esc(err)
+      << "</td><td>" << rate(num(roof, "achieved_per_s"), unit) << "</td><td>"
+      << (kind.empty() ? esc(roof.value("why_no_bound", "-"))
+                       : kind + " " + rate(num(roof, "bound_per_s"), unit))
+      << "</td><td>"
+      << (kind.empty() ? "-" : fmt(100 * num(roof, "fraction_of_roofline"), 2) + " %")
+      << "</td></tr>";
+  }
+  o << "</table>";
+  if (rows == 0)
+    return "<p>No ops results.</p>";
+  return o.str();
+}
+
 } // namespace
 
 std::string html_report(const json &results) {
@@ -284,6 +342,13 @@ std::string html_report(const json &results) {
     << precision_chart(results);
   o << "<h2>Bandwidth against the datasheet</h2>" << bandwidth_chart(results);
   o << "<h2>Performance on the roofline</h2>" << roofline_chart(results);
+  o << "<h2>Op library: correctness and per-op roofline</h2>"
+    << "<p>Each generated specialization (kernels/ops) on its ragged case: every output against "
+       "the kernel in the interpreter's fp64 mode under the op's tolerance entry (the verdict), "
+       "then its best time over a few launches against the least time its bytes, FLOPs and "
+       "elementwise work need on the datasheet's figures (informative: small shapes, so "
+       "launch latency dominates).</p>"
+    << ops_table(results);
   o << "<h2>Failures</h2><table><tr><th>test</th><th>status</th><th>message</th></tr>";
   for (const json &r : results["results"]) {
     const std::string st = r["status"];

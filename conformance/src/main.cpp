@@ -39,7 +39,7 @@ void add_selection(po::options_description &d) {
   d.add_options()("device", po::value<std::string>()->default_value("cpu"),
                   "device name or plugin name (as tl-info lists them)")(
       "suite", po::value<std::vector<std::string>>()->composing(),
-      "api, precision, compiler, bandwidth, performance (repeatable; default all)")(
+      "api, precision, compiler, ops, bandwidth, performance (repeatable; default all)")(
       "profile", po::value<std::string>()->default_value("core"),
       "core, npu-core (core with f64/i64 exempted) or full: data/profiles.json")(
       "filter", po::value<std::vector<std::string>>()->composing(),

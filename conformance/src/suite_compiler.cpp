@@ -12,6 +12,7 @@
 // interpreter's normal mode instead: outputs computed from the roundings the kernel asks for
 // (a cast with a rounding mode, then arithmetic on the rounding residual), which fp64 mode removes.
 // SPDX-License-Identifier: Apache-2.0
+#include "case_args.h"
 #include "compare.h"
 #include "device_run.h"
 
@@ -69,14 +70,6 @@ std::vector<CorpusCase> corpus(const Paths &paths) {
   return out;
 }
 
-std::vector<int64_t> parse_shape(const std::string &s) {
-  std::vector<int64_t> shape;
-  std::istringstream in(s);
-  for (std::string d; std::getline(in, d, 'x');)
-    shape.push_back(std::stoll(d));
-  return shape;
-}
-
 std::vector<TestDef> list_compiler(const ListContext &ctx) {
   std::vector<TestDef> out;
   for (const CorpusCase &c : corpus(ctx.paths)) {
@@ -89,95 +82,6 @@ std::vector<TestDef> list_compiler(const ListContext &ctx) {
                    {{"file", rel}, {"file_sha256", sha256_file(c.file)}, {"case", c.line}}});
   }
   return out;
-}
-
-/// A case's NAME=VALUE items (kernel, grid, and one per argument).
-std::map<std::string, std::string> case_values(const std::string &line) {
-  std::map<std::string, std::string> kv;
-  std::istringstream in(line);
-  std::string name, item;
-  in >> name;
-  while (in >> item)
-    if (size_t eq = item.find('='); eq != std::string::npos)
-      kv[item.substr(0, eq)] = item.substr(eq + 1);
-  return kv;
-}
-
-/// grid=X[,Y[,Z]], 1 where not given.
-std::array<uint64_t, 3> case_grid(const std::string &spec) {
-  std::array<uint64_t, 3> grid{1, 1, 1};
-  std::istringstream g(spec);
-  std::string d;
-  for (int i = 0; i < 3 && std::getline(g, d, ','); ++i)
-    grid[i] = std::stoull(d);
-  return grid;
-}
-
-/// A tensor argument from its SPEC (see the top of this file).
-interp::HostTensor case_tensor(ir::ScalarKind elem, const std::string &spec, std::mt19937_64 &rng) {
-  std::string kind = "random", shape = spec;
-  int64_t lo = -100, hi = 101;
-  if (size_t colon = spec.rfind(':'); colon != std::string::npos) {
-    shape = spec.substr(colon + 1);
-    kind = spec.substr(0, spec.find(':'));
-    if (kind == "int") {
-      std::istringstream r(spec.substr(4));
-      std::string a, b;
-      std::getline(r, a, ':');
-      std::getline(r, b, ':');
-      lo = std::stoll(a);
-      hi = std::stoll(b);
-    }
-  }
-  interp::HostTensor h(elem, parse_shape(shape));
-  for (int64_t e = 0; e < h.num_elements(); ++e) {
-    double v = 0;
-    if (kind == "iota")
-      v = double(e);
-    else if (kind == "int" || (kind == "random" && !ir::is_float(h.dtype())))
-      v = double(std::uniform_int_distribution<int64_t>(lo, hi - 1)(rng));
-    else if (kind == "random")
-      v = std::uniform_real_distribution<double>(-1, 1)(rng);
-    h.set(e, v);
-  }
-  return h;
-}
-
-/// The same arguments three times: for the device, the interpreter and its fp64 mode (tensors
-/// copied; floats in f64 storage for fp64 mode).
-struct CaseArgs {
-  std::vector<interp::HostTensor> dev_t, ref_t, ref64_t;
-  std::vector<KernelArg> dev_args, ref_args, ref64_args;
-};
-
-/// Fills `a` with the kernel's arguments from the case's values; the error, or "".
-std::string make_case_args(const ir::Kernel &kernel, std::map<std::string, std::string> &kv,
-                           uint64_t seed, CaseArgs &a) {
-  std::mt19937_64 rng(seed);
-  const size_t n = kernel.body()->arguments().size();
-  a.dev_t.reserve(n);
-  a.ref_t.reserve(n);
-  a.ref64_t.reserve(n);
-  for (const auto &p : kernel.body()->arguments()) {
-    const std::string spec = kv[p->name()];
-    if (spec.empty())
-      return "corpus case gives no value for argument '" + p->name() + "'";
-    if (!p->type().is_tensor()) {
-      const bool f = ir::is_float(p->type().elem());
-      a.dev_args.push_back(f ? KernelArg(std::stod(spec)) : KernelArg(int64_t(std::stoll(spec))));
-      a.ref_args.push_back(a.dev_args.back());
-      a.ref64_args.push_back(a.dev_args.back());
-      continue;
-    }
-    interp::HostTensor h = case_tensor(p->type().elem(), spec, rng);
-    a.dev_t.push_back(h);
-    a.ref_t.push_back(h);
-    a.ref64_t.push_back(ir::is_float(h.dtype()) ? h.converted(ir::ScalarKind::F64) : h);
-    a.dev_args.push_back(&a.dev_t.back());
-    a.ref_args.push_back(&a.ref_t.back());
-    a.ref64_args.push_back(&a.ref64_t.back());
-  }
-  return "";
 }
 
 /// Every tensor argument of the device's run against the interpreter's, within the compiler

@@ -77,11 +77,18 @@ def cpu_core_run(args):
     manifest = json.load(open(os.path.join(out, "suite.json")))
     ids = by_id(doc)
     check(set(t["id"] for t in manifest["tests"]) == set(ids), "every core test has a result")
-    for suite in ["api", "precision", "compiler", "bandwidth", "performance"]:
+    for suite in ["api", "precision", "compiler", "ops", "bandwidth", "performance"]:
         check(any(r["suite"] == suite for r in doc["results"]), f"no {suite} results")
+    # Every generated op specialization is a test, and the report has its roofline row.
+    ops = [r for r in doc["results"] if r["suite"] == "ops"]
+    check(sorted(r["id"][4:] for r in ops) == sorted(op_case_names()),
+          "the ops suite does not run every case of kernels/ops/cases.tsv")
+    html = open(os.path.join(out, "report.html")).read()
+    check("per-op roofline" in html and all(f"<td>{r['metrics']['op']}</td>" in html
+                                            for r in ops), "the report lacks the per-op table")
     # Deterministic suites must pass on the cpu device; timing suites must have measured.
     for r in doc["results"]:
-        if r["suite"] in ("api", "precision", "compiler"):
+        if r["suite"] in ("api", "precision", "compiler", "ops"):
             ok = r["status"] in ("pass", "not-supported") or r.get("expected_failure")
             check(ok, f"{r['id']}: {r['message'][:300]}")
         else:
@@ -91,11 +98,27 @@ def cpu_core_run(args):
     # The deterministic suites certify on cpu (the timing suites depend on a datasheet and a
     # quiet machine).
     certified = set(doc["verdict"]["certified_suites"])
-    check({"api", "precision", "compiler"} <= certified,
+    check({"api", "precision", "compiler", "ops"} <= certified,
           f"cpu's deterministic suites not certified: {sorted(certified)}")
     v = run(args, ["verify", pkg])
     check(v.returncode in (0, 1) and "intact" in v.stdout and "verdict:" in v.stdout, "verify")
     check("this kit's canonical suite" in v.stdout, "verify does not check the package's suite")
+
+
+def op_case_names():
+    """The specializations kernels/ops/cases.tsv has a case for."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "ops",
+                        "cases.tsv")
+    rows = [line.split("\t") for line in open(path) if line.strip() and line[0] != "#"]
+    return [r[0] for r in rows[1:]]
+
+
+def output_violates(result, output):
+    """Whether an ops test's output argument is outside its bound (normwise or ULP)."""
+    t = [t for t in result["metrics"]["tensors"] if t["argument"] == output][0]
+    if "bound_normwise" in t:
+        return float(t["normwise"]) > float(t["bound_normwise"])
+    return float(t["max_ulp"]) > float(t["bound_ulp"])
 
 
 def faulty(args, kind, filters, extra=()):
@@ -141,6 +164,16 @@ def faulty_wrong(args):
         check(v["status"] == "fail", f"{k} should fail: {v['status']}")
     check("ulp" in r["precision.add.f32.4099"]["message"], "names the ulp error")
     check("interpreter" in r["compiler.library_vector_add.ragged"]["message"], "names the ref")
+    # The op library's cases: every 97th output element off by 2^-10 (f32) or doubled (bf16,
+    # f16) fails each op's tolerance entry on its output, not only on a perturbed input.
+    outs = {"ops.add_f32": "out", "ops.gemm_gelu_bias_res_f32": "out",
+            "ops.attention_causal_d64_f16": "out", "ops.layernorm_backward_f32": "dx",
+            "ops.softmax_bf16": "out", "ops.cumsum_inner_f32": "out"}
+    r = faulty(args, "wrong", list(outs))
+    for k, arg in outs.items():
+        check(r[k]["status"] == "fail" and "differs from the interpreter's fp64 mode" in
+              r[k]["message"], f"{k}: wrong results were not caught: {r[k]['message'][:200]}")
+        check(output_violates(r[k], arg), f"{k}: output '{arg}' is within its bound")
 
 
 def faulty_noop(args):
@@ -156,6 +189,11 @@ def faulty_noop(args):
         check(v["status"] == "fail" and "after the timed" in v["message"],
               f"{k}: a no-op launch was not caught: {v['status']} {v['message'][:200]}")
     check(sum(k.startswith("performance.") for k in r) == 2, "the performance tests did not run")
+    # The op cases poison their outputs (NaN): an output never written fails.
+    r = faulty(args, "noop", ["ops.add_f32", "ops.topk_k8_bf16"])
+    for k, v in r.items():
+        check(v["status"] == "fail" and "NaN at element" in v["message"],
+              f"{k}: unwritten outputs were not caught: {v['status']} {v['message'][:200]}")
 
 
 def faulty_dropdtypes(args):

@@ -68,3 +68,27 @@ def test_checked_in_gemm_and_attention_run_standalone():
                   o.reshape(4, 37, 24), lse, np.float32(24 ** -0.5), np.int32(2)], {3, 4})
     assert_close(o, ref.attention(q, k, v, causal=True), "attention", "f32", n=45,
                  ref_abs=ref.attention(q, k, np.abs(v), causal=True))
+
+
+def test_every_specialization_has_a_complete_conformance_case():
+    # Catches: a specialization tl-conform's ops suite would not run (no case line), an argument
+    # without a value (the suite fails the case), an output not poisoned (an element never
+    # written would pass), a tolerance name the table does not have (the f32 default would
+    # apply silently), and a grid with a zero axis or no work counted for the roofline.
+    import json
+    from tl.ops import cases
+    table = json.loads((KERNELS.parents[1] / "conformance" / "data" / "tolerances.json")
+                       .read_text())["entries"]
+    lines = [line.split("\t") for line in (KERNELS / "cases.tsv").read_text().splitlines()
+             if line and not line.startswith("#")]
+    assert tuple(lines[0]) == cases.COLUMNS
+    rows = {r[0]: dict(zip(cases.COLUMNS, r)) for r in lines[1:]}
+    assert sorted(rows) == sorted(s.name for s in generate.specs())
+    for s in generate.specs():
+        r = rows[s.name]
+        values = dict(a.split("=", 1) for a in r["args"].split())
+        assert list(values) == list(cases._arg_names(s))[:len(s.args)], s.name
+        assert any(v.startswith(("nan:", "zeros:")) for v in values.values()), s.name
+        assert r["tolerance"] in table, (s.name, r["tolerance"])
+        assert all(int(g) >= 1 for g in r["grid"].split(",")), s.name
+        assert float(r["bytes"]) > 0 and int(r["terms"]) >= 1, s.name

@@ -44,11 +44,11 @@ def test_layernorm(shape, dtype, device):
     w = make(rng, shape[-1:], dtype, 0.5, 1.5)
     b = make(rng, shape[-1:], dtype)
     out, stats = ops.layernorm(x, w, b, eps=1e-5, return_stats=True, device=device)
-    check(out, ref.layernorm(x, w, b, eps=1e-5), "norm", dtype)
+    check(out, ref.layernorm(x, w, b, eps=1e-5), "norm", dtype, n=shape[-1])
     xd = ref.f64(x)
     # the mean: within 1e-6 of the data's scale (its relative error is unbounded near 0)
     assert np.abs(stats[:, 0] - xd.mean(-1)).max() <= 1e-6 * np.sqrt((xd * xd).mean())
-    check(stats[:, 1], 1 / np.sqrt(xd.var(-1) + 1e-5), "norm", "f32")
+    check(stats[:, 1], 1 / np.sqrt(xd.var(-1) + 1e-5), "norm", "f32", n=shape[-1])
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)
@@ -57,7 +57,7 @@ def test_rmsnorm(shape, dtype, device):
     # Catches: the mean subtracted (layernorm instead), sqrt of the sum instead of the mean.
     x = make(rng, shape, dtype, -2, 2)
     w = make(rng, shape[-1:], dtype, 0.5, 1.5)
-    check(ops.rmsnorm(x, w, device=device), ref.rmsnorm(x, w), "norm", dtype)
+    check(ops.rmsnorm(x, w, device=device), ref.rmsnorm(x, w), "norm", dtype, n=shape[-1])
 
 
 def test_layernorm_large_offset_is_two_pass(device):
@@ -72,4 +72,4 @@ def test_layernorm_large_offset_is_two_pass(device):
 def test_layernorm_without_affine_3d(device):
     # Catches: weight/bias read when absent (HAS_W / HAS_B), a rank-3 input not seen as rows.
     x = make(rng, (2, 3, 70), "f32", normal=True)
-    check(ops.layernorm(x, device=device), ref.layernorm(x), "norm", "f32")
+    check(ops.layernorm(x, device=device), ref.layernorm(x), "norm", "f32", n=70)

@@ -1,5 +1,5 @@
 // The readers' fuzz targets link conform.cpp for its file and hash helpers; its suite table
-// names the five suites, which live with the runner (HAL, compiler) that these targets leave
+// names the six suites, which live with the runner (HAL, compiler) that these targets leave
 // out. The readers never ask for a suite: reaching one of these is a bug in the fuzz build.
 // SPDX-License-Identifier: Apache-2.0
 #include "conform.h"
@@ -19,5 +19,6 @@ Suite precision_suite() { no_suite("precision"); }
 Suite bandwidth_suite() { no_suite("bandwidth"); }
 Suite performance_suite() { no_suite("performance"); }
 Suite compiler_suite() { no_suite("compiler"); }
+Suite ops_suite() { no_suite("ops"); }
 
 } // namespace tl::conform

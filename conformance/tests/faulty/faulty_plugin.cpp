@@ -3,6 +3,7 @@
 //   CRASH  a launch dereferences a wild pointer (SIGSEGV)
 //   HANG   after a launch, synchronizing a stream or an event never returns
 //   WRONG  launches complete, then every 97th float of every tensor argument is off by 2^-10
+//          (f32, f64), or twice what it should be (f16, bf16: the exponent's lowest bit added)
 //   ABI    the table reports vendor ABI 99 (the runtime must refuse the plugin)
 //   NOOP   launches report success and do nothing (timed outputs must be checked)
 //   DROPDTYPES  declares no f16, bf16 or f64 (what a profile requires cannot be left out)
@@ -68,12 +69,14 @@ tl_status event_timestamp_ns(void *event, uint64_t *out_ns) {
   return s;
 }
 
-/// Perturbs float elements of a tensor view in place (f32 and f64 storage; others untouched).
+/// Perturbs float elements of a tensor view in place (f32, f64, f16 and bf16 storage; others
+/// untouched).
 void perturb(const tl_vendor_arg &a) {
   void *base = nullptr;
   if (a.kind != TL_PARAM_TENSOR || !a.buffer || real->buffer_map(g_device, a.buffer, &base))
     return;
-  if (a.dtype != TL_DTYPE_F32 && a.dtype != TL_DTYPE_F64)
+  const bool narrow = a.dtype == TL_DTYPE_F16 || a.dtype == TL_DTYPE_BF16;
+  if (a.dtype != TL_DTYPE_F32 && a.dtype != TL_DTYPE_F64 && !narrow)
     return;
   int64_t n = 1;
   for (uint32_t d = 0; d < a.rank; ++d)
@@ -85,7 +88,10 @@ void perturb(const tl_vendor_arg &a) {
       off += (rem % a.shape[d]) * a.strides[d];
       rem /= a.shape[d];
     }
-    if (a.dtype == TL_DTYPE_F32) {
+    if (narrow) { // one more in the exponent: a normal nonzero value doubles
+      uint16_t *h = reinterpret_cast<uint16_t *>(p) + off;
+      *h = static_cast<uint16_t>(*h + (a.dtype == TL_DTYPE_F16 ? 0x400 : 0x80));
+    } else if (a.dtype == TL_DTYPE_F32) {
       float *f = reinterpret_cast<float *>(p) + off;
       *f = *f * (1.0f + 1.0f / 1024) + 1.0f / 1024;
     } else {

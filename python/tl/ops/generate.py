@@ -4,7 +4,8 @@
 # when it is not what this script makes of the sources.
 # SPDX-License-Identifier: Apache-2.0
 """``python -m tl.ops.generate OUT_DIR`` writes one ``<name>.tlir`` per specialization in
-SPECS and an ``index.tsv`` (name, kernel, grid, arguments); ``--check DIR`` compares instead
+SPECS, an ``index.tsv`` (name, kernel, grid, arguments) and ``cases.tsv`` (tl-conform's case of
+each, from cases.py); ``--check DIR`` compares instead
 and fails naming each file that differs, is missing or is extra.
 
 >>> names = [s.name for s in specs()]
@@ -19,7 +20,7 @@ import sys
 import numpy as np
 
 from .. import bf16
-from . import backward, data, elementwise, linear, rows, transformer
+from . import backward, cases, data, elementwise, linear, rows, transformer
 from .reduce import REDUCTIONS, cumsum_kernel, reduce_kernel, topk_kernel
 
 DTYPES = ("f32", "bf16", "f16")
@@ -234,6 +235,7 @@ def generate():
         kernel = getattr(s.kernel, "kernel", s.kernel).__name__
         index.append(f"{s.name}\t{kernel}\t{s.grid}\t{args}")
     files["index.tsv"] = "\n".join(index) + "\n"
+    files["cases.tsv"] = cases.cases_tsv(specs())
     return files
 
 

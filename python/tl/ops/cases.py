@@ -1,0 +1,268 @@
+# The conformance cases of the generated specializations: for each one, the shapes (ragged
+# against its block sizes), grid, arguments, tolerance entry and the work its roofline counts,
+# written by generate.py as kernels/ops/cases.tsv for tl-conform's `ops` suite.
+# SPDX-License-Identifier: Apache-2.0
+"""``case_of(spec)`` describes one run of a generated specialization for tl-conform.
+
+An argument's value is a scalar or a tensor SPEC, as tl-conform's corpus cases write them:
+``AxB`` (random: floats uniform in [-1, 1), integers in [-100, 100]), ``nan:AxB`` (an output,
+poisoned: NaN for floats, -123 for integers, so an element never written fails),
+``zeros:AxB`` (an accumulator) or ``int:LO:HI:AxB`` (integers in [LO, HI)). The element type
+is the kernel's. Work for the roofline, counted as the op needs it: ``flops`` (dot products'
+2 m n k plus the elementwise arithmetic), ``bytes`` (every tensor read or written once),
+``vector_ops`` (simple elementwise operations) and ``exp_ops`` (exponentials, erf, tanh ...).
+
+>>> from tl.ops.generate import specs
+>>> c = case_of(next(s for s in specs() if s.name == "add_f32"))
+>>> c["grid"], c["args"]["out"], c["tolerance"]
+('4,2,1', 'nan:13x1100', 'add')
+"""
+import math
+
+import numpy as np
+
+SIZE = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i8": 1}
+COLUMNS = ("name", "shape", "grid", "args", "tolerance", "terms", "cond", "flops", "bytes",
+           "vector_ops", "exp_ops")
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _dims(spec):
+    return "x".join(str(d) for d in spec)
+
+
+class _Case:
+    """Collects a case's arguments (in the kernel's order) and its bytes."""
+
+    def __init__(self, spec):
+        self.spec, self.args, self.bytes, self.i = spec, {}, 0, 0
+        self.names = list(_arg_names(spec))
+
+    def t(self, shape, kind=""):
+        a = self.spec.args[self.i]
+        assert a[0] == "t" and a[1] == len(shape), (self.spec.name, self.i, a, shape)
+        self.bytes += SIZE[a[2]] * int(np.prod(shape))
+        self.args[self.names[self.i]] = (kind + ":" if kind else "") + _dims(shape)
+        self.i += 1
+
+    def s(self, value):
+        assert self.spec.args[self.i][0] == "s", (self.spec.name, self.i)
+        self.args[self.names[self.i]] = repr(value)
+        self.i += 1
+
+
+def _arg_names(spec):
+    k = getattr(spec.kernel, "kernel", spec.kernel)
+    code = k.fn.__code__
+    return code.co_varnames[:code.co_argcount]
+
+
+def case_of(spec):
+    """The case of `spec` (a generate.Spec): a dict with the COLUMNS."""
+    k = getattr(spec.kernel, "kernel", spec.kernel).__name__
+    c, cx, name = _Case(spec), spec.constexprs, spec.name
+    dt = name.rsplit("_", 1)[1]
+    flops = vops = exps = 0
+    terms, cond, tol = 1, "1", None
+    if k in ("binary_kernel", "unary_kernel", "activation_grad_kernel", "dequantize_kernel"):
+        m, n = 13, 1100
+        e = m * n
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
+        if k == "binary_kernel":
+            c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
+            op = cx["OP"]
+            tol = "glu" if op in ("swiglu", "geglu") else op
+            vops, exps = (e, 0) if op in ("add", "sub", "mul", "div") else (5 * e, e)
+        elif k == "unary_kernel":
+            c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
+            act = cx["ACT"]
+            tol = "gelu" if act.startswith("gelu") else act
+            vops, exps = (e, 0) if act in ("relu", "leaky_relu") else (4 * e, e)
+        elif k == "activation_grad_kernel":
+            c.t((m, n)), c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
+            tol, vops = "backward", 6 * e
+            exps = 0 if cx["ACT"] in ("relu", "leaky_relu") else e
+        else:
+            c.t((m, n), "int:-127:128"), c.t((m,)), c.t((m, n), "nan")
+            tol, vops = "mul", e
+        shape = f"{m}x{n}"
+    elif k in ("softmax_kernel", "norm_kernel", "softmax_grad_kernel", "norm_grad_kernel",
+               "topk_kernel", "quantize_kernel", "cross_entropy_kernel",
+               "cross_entropy_grad_kernel"):
+        m, n = 5, 1300
+        e = m * n
+        grid = (_cdiv(m, cx["BM"]),)
+        terms = n
+        if k == "softmax_kernel":
+            c.t((m, n)), c.t((m, n), "nan")
+            tol, vops, exps = "softmax", 4 * e, e
+        elif k == "norm_kernel":
+            c.t((m, n)), c.t((n,)), c.t((n,)), c.t((m, n), "nan"), c.t((m, 2), "nan")
+            c.s(1e-5)
+            tol, vops = "norm", 7 * e
+        elif k == "softmax_grad_kernel":
+            c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
+            tol, vops, exps = "backward", 4 * e, e if cx["LOG"] else 0
+        elif k == "norm_grad_kernel":
+            c.t((m, n)), c.t((n,)), c.t((m, n)), c.t((m, 2)), c.t((m, n), "nan")
+            tol, vops = "backward", 10 * e
+        elif k == "topk_kernel":
+            n = 1000
+            c.t((m, n)), c.t((m, cx["K"]), "nan"), c.t((m, cx["K"]), "nan")
+            tol, terms, vops = "reduce_max", 1, 3 * cx["K"] * m * n
+        elif k == "quantize_kernel":
+            n = 300
+            c.t((m, n)), c.t((m, n), "nan"), c.t((m,), "nan")
+            tol, terms, vops = "div", 1, 5 * m * n
+        else:  # cross_entropy forward / backward: targets 0..5, 3 ignored
+            if k == "cross_entropy_kernel":
+                c.t((m, n)), c.t((m,), "int:0:6"), c.t((m,), "nan"), c.s(3)
+                tol = "softmax"
+            else:
+                c.t((m, n)), c.t((m,), "int:0:6"), c.t((m,)), c.t((m, n), "nan"), c.s(3)
+                tol = "backward"
+            vops, exps = 4 * e, e
+        shape = f"{m}x{n}"
+    elif k in ("reduce_kernel", "cumsum_kernel", "copy_kernel"):
+        outer, n, inner = (6, 1300, 1) if cx["BI"] == 1 else (3, 100, 70)
+        grid = (outer, _cdiv(inner, cx["BI"])) if k != "copy_kernel" else \
+            (outer, _cdiv(n, cx["BN"]), _cdiv(inner, cx["BI"]))
+        e = outer * n * inner
+        terms = n
+        if k == "reduce_kernel":
+            op = cx["OP"]
+            c.t((outer, n, inner)), c.t((outer, inner), "nan"), c.s(1.0 / n), c.s(1.0)
+            tol = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max",
+                   "min": "reduce_min", "argmax": "reduce_argmax", "var": "reduce_var"}[op]
+            cond = "abs" if op in ("sum", "mean") else "1"
+            vops = 3 * e if op == "var" else e
+        elif k == "cumsum_kernel":
+            c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
+            tol, cond, vops = "scan_sum", "abs", e
+        else:
+            outer, n, inner = 3, 70, 100
+            grid = (outer, _cdiv(n, cx["BN"]), _cdiv(inner, cx["BI"]))
+            c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
+            tol, terms = "gather", 1
+        shape = f"{outer}x{n}x{inner}"
+    elif k == "gemm_kernel":
+        b, m, n, kk = 2, 70, 100, 45
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]), b)
+        c.t((b, m, kk)), c.t((b, kk, n)), c.t((n,)), c.t((b, m, n)), c.t((b, m, n), "nan")
+        c.s(0.5)
+        plain = not cx["HAS_BIAS"] and cx["ACT"] == "none" and not cx["HAS_RES"]
+        tol, terms = ("dot" if plain else "gemm"), kk
+        cond = "abs" if plain else "1"
+        flops = 2 * b * m * n * kk
+        vops = 3 * b * m * n
+        exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
+        shape = f"{b}x{m}x{n}x{kk}"
+    elif k == "conv2d_kernel":
+        nb, ch, h, w, oc = 2, 3, 10, 9, 70
+        kh, st, pad = cx["KH"], cx["SH"], cx["PH"]
+        oh, ow = (h + 2 * pad - kh) // st + 1, (w + 2 * pad - kh) // st + 1
+        grid = (_cdiv(oh * ow, cx["BM"]), _cdiv(oc, cx["BN"]), nb)
+        c.t((nb, ch, h * w)), c.t((ch * kh * kh, oc)), c.t((oc,)), c.t((nb, oc, oh * ow), "nan")
+        c.s(h), c.s(w), c.s(ow)
+        tol, terms = "gemm", ch * kh * kh
+        flops = 2 * nb * oh * ow * oc * ch * kh * kh
+        vops = 2 * nb * oc * oh * ow
+        shape = f"{nb}x{ch}x{h}x{w}->{oc}"
+    elif k == "gemv_kernel":
+        m, kk = 70, 1100
+        grid = (_cdiv(m, cx["BM"]),)
+        c.t((m, kk)), c.t((kk,)), c.t((m,)), c.t((m,), "nan"), c.s(0.5)
+        tol, terms = ("gemm" if cx["HAS_BIAS"] else "dot"), kk
+        cond = "1" if cx["HAS_BIAS"] else "abs"
+        flops = 2 * m * kk
+        shape = f"{m}x{kk}"
+    elif k == "transpose_kernel":
+        b, m, n = 2, 70, 100
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]), b)
+        c.t((b, m, n)), c.t((b, n, m), "nan")
+        tol, shape = "gather", f"{b}x{m}x{n}"
+    elif k == "rope_kernel":
+        rows, s, h = 3, 37, 40
+        grid = (_cdiv(s, cx["BS"]), rows)
+        c.t((rows, s, h)), c.t((rows, s, h)), c.t((s, h)), c.t((s, h))
+        c.t((rows, s, h), "nan"), c.t((rows, s, h), "nan")
+        tol, vops, shape = "rope", 6 * rows * s * h, f"{rows}x{s}x{2 * h}"
+    elif k in ("embedding_kernel", "embedding_grad_kernel"):
+        v, d, n = 10, 300, 37
+        grid = (_cdiv(n, cx["BR"]),)
+        if k == "embedding_kernel":
+            c.t((v, d)), c.t((n,), f"int:0:{v}"), c.t((n, d), "nan")
+            tol = "gather"
+        else:
+            c.t((n, d)), c.t((n,), f"int:0:{v}"), c.t((v, d), "zeros")
+            tol, terms, vops = "backward", n, n * d
+        shape = f"{n}x{d} of {v}"
+    elif k in ("attention_kernel", "attention_dq_kernel", "attention_dkv_kernel",
+               "attention_delta_kernel"):
+        bh, hkv, s, d = 4, 2, 37, (64 if cx["BD"] == 64 else 100)
+        q, kv = (bh, s, d), (hkv, s, d)
+        scale, group = 1.0 / math.sqrt(d), bh // hkv
+        causal = cx.get("CAUSAL", False)
+        pairs = bh * s * (s + 1) // 2 if causal else bh * s * s
+        if k == "attention_kernel":
+            grid = (_cdiv(s, cx["BM"]), bh)
+            c.t(q), c.t(kv), c.t(kv), c.t(q, "nan"), c.t((bh, s), "nan"), c.s(scale), c.s(group)
+            tol, terms = "attention", s
+            flops, vops, exps = 4 * pairs * d, 4 * pairs, pairs
+        elif k == "attention_delta_kernel":
+            grid = (_cdiv(s, cx["BM"]), bh)
+            c.t(q), c.t(q), c.t((bh, s), "nan")
+            tol, terms, vops = "backward", d, 2 * bh * s * d
+        elif k == "attention_dq_kernel":
+            grid = (_cdiv(s, cx["BM"]), bh)
+            c.t(q), c.t(kv), c.t(kv), c.t(q), c.t((bh, s)), c.t((bh, s)), c.t(q, "nan")
+            c.s(scale), c.s(group)
+            tol, terms = "backward", s
+            flops, vops, exps = 6 * pairs * d, 4 * pairs, pairs
+        else:
+            grid = (_cdiv(s, cx["BN"]), bh)
+            c.t(q), c.t(kv), c.t(kv), c.t(q), c.t((bh, s)), c.t((bh, s))
+            c.t(q, "nan"), c.t(q, "nan"), c.s(scale), c.s(group)
+            tol, terms = "backward", s
+            flops, vops, exps = 8 * pairs * d, 4 * pairs, pairs
+        shape = f"{bh}x{s}x{d} kv {hkv}"
+    elif k == "norm_param_grad_kernel":
+        rows, n = 100, 70
+        grid = (_cdiv(n, cx["BC"]),)
+        c.t((rows, n)), c.t((rows, n)), c.t((rows, 2)), c.t((n,), "nan"), c.t((n,), "nan")
+        tol, terms, vops, shape = "backward", rows, 5 * rows * n, f"{rows}x{n}"
+    elif k == "pool2d_kernel":
+        nc, h, w = 3, 20, 70
+        kh, st = cx["KH"], cx["SH"]
+        oh, ow = (h - kh) // st + 1, (w - kh) // st + 1
+        grid = (nc, _cdiv(oh, cx["BOH"]), _cdiv(ow, cx["BOW"]))
+        c.t((nc, h, w)), c.t((nc, oh, ow), "nan")
+        tol = "reduce_max" if cx["MODE"] == "max" else "reduce_mean"
+        terms, vops, shape = kh * kh, nc * oh * ow * kh * kh, f"{nc}x{h}x{w}"
+    else:
+        raise ValueError(f"no conformance case for kernel {k} ({name})")
+    assert c.i == len(spec.args), (name, c.i, len(spec.args))
+    for meta in ("tol", "terms", "flops", "bytes", "grid", "kernel"):
+        assert meta not in c.args, (name, meta)
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    return {"name": name, "shape": shape, "grid": ",".join(str(g) for g in grid),
+            "args": c.args, "tolerance": tol, "terms": terms, "cond": cond,
+            "flops": flops + vops, "bytes": c.bytes, "vector_ops": vops, "exp_ops": exps,
+            "dtype": dt}
+
+
+def cases_tsv(all_specs):
+    """The cases file: a header, then one line per specialization (COLUMNS, tab-separated;
+    args as space-separated NAME=VALUE in the kernel's order)."""
+    lines = ["# tl-conform's ops suite: one case per generated specialization (tl/ops/cases.py)",
+             "\t".join(COLUMNS)]
+    for s in all_specs:
+        c = case_of(s)
+        args = " ".join(f"{k}={v}" for k, v in c["args"].items())
+        lines.append("\t".join(str(x) for x in (
+            c["name"], c["shape"], c["grid"], args, c["tolerance"], c["terms"], c["cond"],
+            c["flops"], c["bytes"], c["vector_ops"], c["exp_ops"])))
+    return "\n".join(lines) + "\n"

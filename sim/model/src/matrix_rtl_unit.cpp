@@ -45,7 +45,9 @@ uint8_t *RtlMatrixUnit::CoreMemory::span(uint32_t addr, size_t bytes, bool write
 }
 
 RtlMatrixUnit::RtlMatrixUnit(sc_core::sc_module_name name, CoreState &core, int track)
-    : Unit(name, core, "mx", track), memory_(core.mem) {
+    // A large verilated array's evaluation keeps hundreds of KiB on the stack (128x128: one
+    // function's frame is 300 KiB), far more than a SystemC thread's default.
+    : Unit(name, core, "mx", track, 64 << 20), memory_(core.mem) {
   const MatrixConfig &mc = chip_.cfg.core.matrix;
   rtl_ = std::make_unique<rtl::MatrixRtl>(make_model(mc), memory_);
   // The SRAM's banks limit the read ports (the accumulator, from 2^31 on, is not banked).

@@ -6,7 +6,8 @@
 
 namespace tl::npu::model {
 
-Unit::Unit(sc_core::sc_module_name name, CoreState &core, const std::string &label, int track)
+Unit::Unit(sc_core::sc_module_name name, CoreState &core, const std::string &label, int track,
+           size_t stack_bytes)
     : sc_module(name), core_(core), chip_(core.chip), label_(label), track_(track),
       queue_(core.chip.cfg.core.queue_depth),
       busy_(chip_.stats.add(core.prefix() + "." + label + ".busy_cycles", "cycles",
@@ -20,6 +21,8 @@ Unit::Unit(sc_core::sc_module_name name, CoreState &core, const std::string &lab
   chip_.trace.name_track(core.id, track, label);
   SC_HAS_PROCESS(Unit);
   SC_THREAD(run);
+  if (stack_bytes)
+    set_stack_size(stack_bytes);
 }
 
 uint64_t Unit::fault_index(Fault::Kind kind) const {

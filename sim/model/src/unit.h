@@ -15,8 +15,10 @@ namespace tl::npu::model {
 
 class Unit : public sc_core::sc_module {
 public:
-  /// `label` names the queue ("mx", "vec", "dma0"); `track` is its row in the trace.
-  Unit(sc_core::sc_module_name name, CoreState &core, const std::string &label, int track);
+  /// `label` names the queue ("mx", "vec", "dma0"); `track` is its row in the trace;
+  /// `stack_bytes` (0: SystemC's default) the stack of the thread that runs the commands.
+  Unit(sc_core::sc_module_name name, CoreState &core, const std::string &label, int track,
+       size_t stack_bytes = 0);
 
   /// Called by the command processor thread; blocks while the queue is full.
   void push(const Command &c);

@@ -33,6 +33,18 @@ const BuiltArray &largest() { return built_arrays().back(); }
 
 MatrixRtl make(const BuiltArray &a) { return MatrixRtl(a.make(), kMemory); }
 
+// The arrays the per-size tests below run on: every size up to 32 x 32 PEs; larger ones (a
+// 128 x 128 array runs about 700 cycles per host second here) only with TL_RTL_ALL_SIZES=1
+// (`ctest -C Volume -R sim-rtl-all-sizes`). In CI the largest array gets LargestArrayRandomTiles.
+std::vector<BuiltArray> per_size_arrays() {
+  const char *all = std::getenv("TL_RTL_ALL_SIZES");
+  std::vector<BuiltArray> v;
+  for (const BuiltArray &a : built_arrays())
+    if (a.rows * a.cols <= 32 * 32 || (all && std::string(all) == "1"))
+      v.push_back(a);
+  return v;
+}
+
 // Runs tiles back to back in batches that fit the scratchpad; returns the first mismatches.
 std::string run_tiles(MatrixRtl &rtl, std::vector<Tile> &tiles, test::Rng &rng) {
   std::string failures;
@@ -219,7 +231,7 @@ private:
 // inf - inf not NaN, -0 + -0 not -0 or x + -x not +0, a zero product's sign, subnormal inputs
 // flushed or outputs flushed, overflow not to infinity, i8 not wrapping.
 TEST(RtlMatrix, EdgeValues) {
-  for (const BuiltArray &arr : built_arrays()) {
+  for (const BuiltArray &arr : per_size_arrays()) {
     MatrixRtl rtl = make(arr);
     test::Rng rng(7);
     const bool small = arr.rows * arr.cols <= 64; // larger arrays: fewer, shorter tiles
@@ -322,7 +334,7 @@ TEST(RtlMatrix, FarBelowStartDecidesTies) {
 // Catches PEs outside the tile that still add (a NaN lane or a -0 turned +0), columns past n
 // written (the C padding is checked), and an m = 0 command that writes or never finishes.
 TEST(RtlMatrix, PartialTiles) {
-  for (const BuiltArray &arr : built_arrays()) {
+  for (const BuiltArray &arr : per_size_arrays()) {
     MatrixRtl rtl(std::make_unique<PoisonedLanes>(arr.make()), kMemory);
     test::Rng rng(11);
     // Every shape up to 8 x 8; beyond, the ends of the range and its middle.
@@ -373,7 +385,7 @@ TEST(RtlMatrix, AccumulateVsOverwrite) {
 // the whole K (the chains concatenate). Catches chunks in the wrong order, an mx.mma that reads
 // C before the previous command wrote it, or a preload that overwrote weights still in use.
 TEST(RtlMatrix, KLargerThanArray) {
-  for (const BuiltArray &arr : built_arrays()) {
+  for (const BuiltArray &arr : per_size_arrays()) {
     MatrixRtl rtl = make(arr);
     test::Rng rng(3);
     const int R = arr.rows;
@@ -443,7 +455,7 @@ TEST(RtlMatrix, ShadowWeightsSwapAtNextMultiply) {
 // Catches a pause that is not exact: state lost or reset over the skipped edges, or weights
 // that, resumed, would land after the next rows reach their column.
 TEST(RtlMatrix, IdleGapKeepsWeights) {
-  for (const BuiltArray &arr : built_arrays()) {
+  for (const BuiltArray &arr : per_size_arrays()) {
     MatrixRtl rtl = make(arr);
     test::Rng rng(17);
     const DType mode = DType::BF16;
@@ -577,14 +589,17 @@ TEST(RtlMatrix, RejectsBadCommands) {
   EXPECT_THROW(rtl.submit(preload(static_cast<DType>(9), 1, 1, 0, 2)), std::invalid_argument);
 }
 
-// A few hundred random tiles on the largest array built (128 x 128 when TL_NPU_RTL_ARRAYS has
-// it). Catches what only shows at size: skew lanes past 8, wide row ports, long flight buffers.
+// A few hundred random tiles on the largest array built (128 x 128 by default): every dtype,
+// each of the seven value kinds in turn (NaN / inf / subnormal / extremes in Special, Tiny,
+// Huge), partial k x n shapes half of the time, mx.mm and mx.mma at random, m up to 2 R, back to
+// back. Catches what only shows at size: skew lanes past 8, wide row ports, long flight buffers,
+// the hierarchical build's blocks joined wrongly (a block's sums or row index off).
 TEST(RtlMatrix, LargestArrayRandomTiles) {
   const BuiltArray &arr = largest();
   MatrixRtl rtl = make(arr);
   test::Rng rng(19);
   std::vector<Tile> tiles;
-  for (int i = 0; i < static_cast<int>(env_count("TL_RTL_LARGE_TILES", 400)); ++i)
+  for (int i = 0; i < static_cast<int>(env_count("TL_RTL_LARGE_TILES", 200)); ++i)
     tiles.push_back(test::random_tile(kModes[i % 4], static_cast<Values>((i / 4) % 7), arr.rows,
                                       arr.cols, rng));
   const auto start = std::chrono::steady_clock::now();

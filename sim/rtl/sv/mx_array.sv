@@ -90,25 +90,36 @@ module mx_array
       .data_o(w_skewed)
   );
 
-  // The PE rows; row r's sums come from row r-1 (row 0's from the starting values).
-  logic [ROWS:0][COLS-1:0][31:0] psum;
-  logic [ROWS-1:0][COLS-1:0] psum_valid;
+  // The PE rows in blocks of BLOCK_ROWS (about 2 048 PEs: the unit a hierarchical build
+  // verilates once); block b's sums come from block b-1 (block 0's from the starting values).
+  localparam int BLOCK_TARGET = COLS >= 2048 ? 1 : 2048 / COLS;
+  localparam int BLOCK_ROWS = BLOCK_TARGET >= ROWS || ROWS % BLOCK_TARGET != 0 ? ROWS : BLOCK_TARGET;
+  localparam int BLOCKS = ROWS / BLOCK_ROWS;
+  logic [BLOCKS:0][COLS-1:0][31:0] psum;
+  logic [BLOCKS-1:0][COLS-1:0] psum_valid;
   assign psum[0] = init_skewed;
-  for (genvar r = 0; r < ROWS; r++) begin : g_row
-    mx_pe_row #(
+  for (genvar b = 0; b < BLOCKS; b++) begin : g_block
+    logic [BLOCK_ROWS-1:0] valid, is_int, bank;
+    logic [BLOCK_ROWS-1:0][$bits(operand_t)-1:0] operand;
+    for (genvar r = 0; r < BLOCK_ROWS; r++) begin : g_a
+      assign valid[r] = a_valid[b*BLOCK_ROWS+r];
+      assign {is_int[r], bank[r], operand[r]} = a_skewed[b*BLOCK_ROWS+r];
+    end
+    `MX_PE_BLOCK #(
         .COLS (COLS),
-        .ROW_W(ROW_W)
-    ) row (
+        .ROW_W(ROW_W),
+        .BROWS(BLOCK_ROWS)
+    ) block (
         .clk,
         .rst_n,
-        .row_id(ROW_W'(r)),
-        .a_valid_i(a_valid[r]),
-        .a_int_i(a_skewed[r][A_W-1]),
-        .a_bank_i(a_skewed[r][A_W-2]),
-        .a_i(a_skewed[r][A_W-3:0]),
-        .psum_i(psum[r]),
-        .psum_o(psum[r+1]),
-        .psum_valid_o(psum_valid[r]),
+        .base_row(ROW_W'(b * BLOCK_ROWS)),
+        .a_valid_i(valid),
+        .a_int_i(is_int),
+        .a_bank_i(bank),
+        .a_i(operand),
+        .psum_i(psum[b]),
+        .psum_o(psum[b+1]),
+        .psum_valid_o(psum_valid[b]),
         .w_we_i(w_we_skewed),
         .w_bank_i(w_bank_skewed),
         .w_row_i(w_row_skewed),
@@ -126,8 +137,8 @@ module mx_array
   ) out_skew (
       .clk,
       .rst_n,
-      .valid_i(psum_valid[ROWS-1]),
-      .data_i(psum[ROWS]),
+      .valid_i(psum_valid[BLOCKS-1]),
+      .data_i(psum[BLOCKS]),
       .valid_o(out_valid_lanes),
       .data_o(out_psum)
   );
@@ -135,6 +146,6 @@ module mx_array
 
   // Validity is tracked by the operands alone; the other valid copies only mirror it.
   logic unused;
-  assign unused = ^{init_valid, psum_valid[ROWS-2:0], out_valid_lanes[COLS-1:1]};
+  assign unused = ^{init_valid, psum_valid, out_valid_lanes[COLS-1:1]};
 
 endmodule

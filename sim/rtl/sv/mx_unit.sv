@@ -21,12 +21,23 @@
 // request's slot and its banks). Tied high, the unit reads a row per edge.
 // Events: pre_done / mm_done when a command's last weight row / C row is written; err_valid when
 // a command is rejected (err_code, ERR_*; the command is dropped).
+// The defaults can be set with +define+: a hierarchical build (sim/rtl/CMakeLists.txt) cannot
+// pass -G parameters, which Verilator would also apply to the separately verilated PE rows.
+`ifndef MX_ROWS
+`define MX_ROWS 8
+`endif
+`ifndef MX_COLS
+`define MX_COLS 8
+`endif
+`ifndef MX_FP32_PASSES
+`define MX_FP32_PASSES 4
+`endif
 module mx_unit
   import mx_pkg::*;
 #(
-    parameter int ROWS = 8,
-    parameter int COLS = 8,
-    parameter int FP32_PASSES = 4
+    parameter int ROWS = `MX_ROWS,
+    parameter int COLS = `MX_COLS,
+    parameter int FP32_PASSES = `MX_FP32_PASSES
 ) (
     input logic clk,
     input logic rst_n,

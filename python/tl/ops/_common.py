@@ -117,8 +117,9 @@ TUNING = {
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)
-    # nvptx: 32 x 32, the blocks validated on the H200 (the 128 x 128 blocks of 8192-element
-    # tiles gave wrong outputs there after the merge of ops-cpu-perf: not yet diagnosed)
+    # nvptx: 32 x 32, the blocks the H200 ran right at head dim 32 (128 x 128 blocks gave wrong
+    # outputs there; so does head dim 64 or 128 at 32 x 32, in tl-conform's ops suite: an nvptx
+    # bug, open, bench/cuda/README.md session 9)
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (32, 32)},
 }
 

@@ -599,7 +599,7 @@ TEST(RtlMatrix, LargestArrayRandomTiles) {
   MatrixRtl rtl = make(arr);
   test::Rng rng(19);
   std::vector<Tile> tiles;
-  for (int i = 0; i < static_cast<int>(env_count("TL_RTL_LARGE_TILES", 200)); ++i)
+  for (int i = 0; i < static_cast<int>(env_count("TL_RTL_LARGE_TILES", 300)); ++i)
     tiles.push_back(test::random_tile(kModes[i % 4], static_cast<Values>((i / 4) % 7), arr.rows,
                                       arr.cols, rng));
   const auto start = std::chrono::steady_clock::now();

@@ -136,8 +136,9 @@ def _softmax(op, x, axis, device):
     x2, o2 = c.rows_view(x), c.rows_view(out)
     _, block, one = row_tiles(*x2.shape)
     grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa: E731
-    softmax_kernel[grid](x2, o2, device=device or "cpu", LOG=op == "log_softmax", ONE_PASS=one,
-                         BLOCK=block)
+    # Through c.device_args, as c.launch does (tl.torch's CUDA tensors replace their stand-ins).
+    softmax_kernel[grid](*c.device_args(x2, o2), device=device or "cpu", LOG=op == "log_softmax",
+                         ONE_PASS=one, BLOCK=block)
     return out
 
 
@@ -169,8 +170,9 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
         _, block, one = row_tiles(*x2.shape)
         dummy = x2[0, :1]
         grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa
-        norm_kernel[grid](x2, dummy if weight is None else weight,
-                          dummy if bias is None else bias, o2, stats, float(eps),
+        norm_kernel[grid](*c.device_args(x2, dummy if weight is None else weight,
+                                          dummy if bias is None else bias, o2, stats,
+                                          float(eps)),
                           device=device or "cpu", RMS=op == "rmsnorm", HAS_W=weight is not None,
                           HAS_B=bias is not None, ONE_PASS=one, BLOCK=block, EVEN=n % block == 0)
     return (out, stats) if return_stats else out

@@ -76,13 +76,14 @@ void KernelEmitter::lower_dot(const ir::Operation &op) {
       static_cast<uint64_t>(M * K) * module_.getDataLayout().getTypeAllocSize(at);
   // Other types: both operands in shared memory row-major, then each result element is one
   // fma chain over k in ascending order, scalar loads.
+  Coords &c = coords_of(op.result());
+  const size_t n = registers_per_thread(c.layout, c.shape);
+  // The accumulator first: its layout change goes through the scratch the operands take next.
+  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
+                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
   llvm::Value *sa = spill(a);
   llvm::Value *sb = spill(bv, (a_bytes + 15) / 16 * 16);
   barrier();
-  Coords &c = coords_of(op.result());
-  const size_t n = registers_per_thread(c.layout, c.shape);
-  const Regs init = op.num_operands() > 2 ? regs_in(op.operand(2), c.layout)
-                                          : Regs(n, constant(acc, ir::Attr(int64_t(0)), op));
   std::vector<llvm::Value *> row(n), col(n);
   for (size_t r = 0; r < n; ++r) {
     row[r] = coord(c, static_cast<int64_t>(r), 0);
@@ -175,6 +176,11 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
   const int64_t n = registers_per_thread(l, c.shape);
   if (auto staged = staged_.find(a); staged != staged_.end()) // in a ring slot (lower_for)
     return lower_dot_fma_staged(op, staged->second, staged_.at(bv));
+  // The accumulator first: its layout change goes through the scratch, which dot_buffer may
+  // return for the operands (converted after them, it overwrote them: attention's P @ V at head
+  // dimension 64 computed zeros).
+  const Regs init =
+      op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
   llvm::Value *sa = dot_buffer(bytes);
   llvm::Value *sb =
       b_.CreateInBoundsGEP(b_.getInt8Ty(), sa, b_.getInt64(static_cast<int64_t>(b_offset)));
@@ -193,8 +199,6 @@ void KernelEmitter::lower_dot_fma(const ir::Operation &op) {
       b_.CreateStore(rb[r], shared_at(sb, f32, linear_index(cb, static_cast<int64_t>(r))));
   }
   barrier();
-  const Regs init =
-      op.num_operands() > 2 ? regs_in(op.operand(2), l) : Regs(n, llvm::ConstantFP::get(f32, 0.0));
   const FmaRuns runs = fma_runs(c, va, vb);
   const std::vector<llvm::Value *> &run_m = runs.m, &run_n = runs.n;
   auto read = [&](llvm::Value *base, llvm::Value *index, int64_t width) {

@@ -67,13 +67,11 @@ void KernelEmitter::lower_dot_mma(const ir::Operation &op, const Layout &l) {
     buffer = staged->second;
     b_at = rings_.at(&op).b_offset;
   } else {
+    init_acc(); // before the operands: its layout change may go through the same scratch
     buffer = dot_buffer(bytes);
-  }
-  if (staged == staged_.end()) {
     stage_16bit(a, buffer, 0);
     stage_16bit(bv, buffer, b_at);
     barrier();
-    init_acc();
   }
   // Per lane: ldmatrix gives lane l the address of row (l % 8) + 8 ((l / 8) % 2) of the 16-row
   // block, at column offset 8 (l / 16): matrices 0..3 are (rows 0-7 | 8-15) x (cols 0-7 | 8-15).

@@ -5,7 +5,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
 #   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
-#   zero-copy bench launch staging ncu compile ops torch
+#   zero-copy bench launch staging ncu compile ops torch attention
 #   (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -75,6 +75,12 @@ for s in "${steps[@]}"; do
     rc=$?
     tail -n 40 "$out/ops.log"
     [ $rc -eq 0 ] || failed+=(ops)
+    ;;
+  attention) # tl.ops.attention at each block size: error against fp64 and time
+    (cd "$root" && PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" timeout 300 python3 bench/cuda/attention_blocks.py >"$out/attention.log" 2>&1)
+    rc=$?
+    cat "$out/attention.log"
+    [ $rc -eq 0 ] || failed+=(attention)
     ;;
   torch) # tl.torch on torch CUDA tensors (python/tests/test_torch_*.py, the cases named
     # cuda): every op against its host function, autograd and the transformer block and

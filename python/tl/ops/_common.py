@@ -120,7 +120,7 @@ TUNING = {
     # nvptx: 32 x 32, the blocks the H200 ran right at head dim 32 (128 x 128 blocks gave wrong
     # outputs there; so does head dim 64 or 128 at 32 x 32, in tl-conform's ops suite: an nvptx
     # bug, open, bench/cuda/README.md session 9)
-    "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (32, 32)},
+    "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (64, 64)},
 }
 
 

@@ -114,6 +114,10 @@ TUNING = {
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path)
     "reduce_rows": {"default": 0, "tnpu": 64},
+    # reductions along another axis: inner columns per program, at most. On cpu each program
+    # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
+    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
+    "axis_inner": {"default": 64, "llvm-cpu": 256},
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)

@@ -88,10 +88,15 @@ def qgemm_kernel(a: tl.tensor, b: tl.tensor, sa: tl.tensor, sb: tl.tensor, bias:
         tl.store(out + (m0, n0), acc)
 
 
-def _device_fp8(op, device):
-    why = NO_FP8.get(c.target(device))
-    if why:
-        c.fail(op, "device", f"{device!r} (target {c.target(device)}) cannot run fp8: {why}")
+def _device_fp8(op, device, fmt="e4m3"):
+    """An OpError unless `device` declares fp8 (its HAL info's supported_dtypes: npusim does
+    not; cuda from sm_89)."""
+    from .. import runtime
+    code = (tl.float8e4m3 if fmt == "e4m3" else tl.float8e5m2).code
+    if not (runtime.device(device or "cpu").info["supported_dtypes"] >> code) & 1:
+        why = NO_FP8.get(c.target(device), "the device does not declare it")
+        c.fail(op, "device", f"{device or 'cpu'!r} (target {c.target(device)}) does not "
+               f"support f8{fmt}: {why}")
 
 
 def _axis(op, axis):
@@ -175,7 +180,7 @@ def quantize_fp8(x, format="e4m3", axis=0, *, device=None):  # noqa: A002
     op = "quantize_fp8"
     if format not in FP8_FORMATS:
         c.fail(op, "format", f"expected 'e4m3' or 'e5m2', got {format!r}")
-    _device_fp8(op, device)
+    _device_fp8(op, device, format)
     return _quantize(op, x, fp8.DTYPES[format], axis, device)
 
 
@@ -214,7 +219,7 @@ def dequantize_fp8(q, scale, dtype="f32", axis=0, *, device=None):
     if not fp8.is_fp8(q) or q.ndim != 2:
         c.fail(op, "q", f"expected a rank-2 fp8 array (tl.fp8.array), got {c.dtype_name(q)} "
                f"{q.shape}")
-    _device_fp8(op, device)
+    _device_fp8(op, device, fp8.format_of(q))
     return _dequantize(op, q, scale, dtype, axis, device)
 
 
@@ -303,5 +308,5 @@ def gemm_fp8(a, b, *, scale_a, scale_b, bias=None, activation="none", out_dtype=
                    f"{c.dtype_name(t)} {t.shape}")
     if fp8.format_of(a) != fp8.format_of(b):
         c.fail(op, "b", f"format {fp8.format_of(b)} differs from a's {fp8.format_of(a)}")
-    _device_fp8(op, device)
+    _device_fp8(op, device, fp8.format_of(a))
     return _qgemm(op, a, b, scale_a, scale_b, bias, activation, out_dtype, device, True)

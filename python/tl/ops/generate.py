@@ -226,8 +226,9 @@ def _qgemm_specs():
                                 [_t(2, qt), _t(2, qt), f32v, f32v, _t(1, dt), _t(2, dt)],
                                 dict(INT=q == "int8", DEQUANT=True, HAS_BIAS=bias, ACT=act,
                                      BM=64, BN=64, BK=64), grid,
-                                f"out = {act}(a @ b * sa[row] * sb[col]" +
-                                (" + bias)" if bias else ")") +
+                                "out = " + (f"{act}(" if act != "none" else "") +
+                                "a @ b * sa[row] * sb[col]" + (" + bias" if bias else "") +
+                                (")" if act != "none" else "") +
                                 f", {q} in, {acc} sums, f32 epilogue."))
     return out
 

@@ -370,8 +370,8 @@ Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
       const ir::ScalarKind k = p->type().elem();
       if (!(ctx.info.supported_dtypes & (uint64_t(1) << static_cast<int>(k))))
         return Outcome::not_supported("the device does not support " +
-                                      std::string(ir::scalar_name(k)) + " (argument '" +
-                                      p->name() + "')");
+                                      std::string(ir::scalar_name(k)) + " (argument '" + p->name() +
+                                      "')");
     }
   std::map<std::string, std::string> kv = case_values(name + " " + c["args"].get<std::string>());
   const std::array<uint64_t, 3> grid = case_grid(c["grid"]);

@@ -133,7 +133,8 @@ def test_quantize_fp8(fmt, axis, device):
     # On a device without fp8 (npusim): an OpError naming the op, the device and why.
     x = _quant_input("f32")
     if not fp8_runs(device):
-        with pytest.raises(ops.OpError, match=r"tl.ops.quantize_fp8: argument 'device': .*does not support f8"):
+        with pytest.raises(ops.OpError,
+                           match=r"tl.ops.quantize_fp8: argument 'device': .*does not support f8"):
             ops.quantize_fp8(x, fmt, axis=axis, device=device)
         return
     q, scale = ops.quantize_fp8(x, fmt, axis=axis, device=device)

@@ -19,12 +19,17 @@ def copy_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr
 
 @tl.kernel
 def dequantize_kernel(q: tl.tensor, scale: tl.tensor, out: tl.tensor, BM: tl.constexpr,
-                      BN: tl.constexpr):
-    """out = q * scale[row] (q int8 or fp8), computed in f32, rounded once to out's dtype."""
+                      BN: tl.constexpr, COLS: tl.constexpr = False):
+    """out = q * scale[row] (scale[col] with COLS; q int8 or fp8), computed in f32, rounded
+    once to out's dtype."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(q + (m0, n0), (BM, BN)).to(tl.float32)
-    tl.store(out + (m0, n0), v * tl.load(scale + (m0,), (BM,)).to(tl.float32)[:, None])
+    if COLS:
+        v = v * tl.load(scale + (n0,), (BN,)).to(tl.float32)[None, :]
+    else:
+        v = v * tl.load(scale + (m0,), (BM,)).to(tl.float32)[:, None]
+    tl.store(out + (m0, n0), v)
 
 
 def concat(arrays, axis=0, *, device=None):

@@ -26,15 +26,24 @@ INT8_MAX_K = (2**31 - 1) // 2**14
 
 @tl.kernel
 def absmax_kernel(x: tl.tensor, out: tl.tensor, QMAX: tl.constexpr, BM: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    """Per row of x (rows, n): amax = max |x| in f32 (NaN if the row has a NaN). QMAX > 0 stores
-    the row's scale amax / QMAX instead (1 for an all-zero row, NaN or inf for a row holding a
-    NaN or an infinity); QMAX = 0 stores amax."""
-    r0 = tl.program_id(0) * BM
-    amax = tl.zeros((BM,), tl.float32)
-    for k in tl.range(0, x.shape[1], BLOCK):
-        v = tl.abs(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32))
-        amax = tl.maximum(amax, tl.max(v, axis=1))
+                  BLOCK: tl.constexpr, COLS: tl.constexpr = False):
+    """Per row of x (rows, n) (per column with COLS: BLOCK columns a program, BM rows a step,
+    contiguous loads instead of a transposed view's strided ones): amax = max |x| in f32 (NaN
+    if it has a NaN). QMAX > 0 stores the scale amax / QMAX instead (1 for all zeros, NaN or
+    inf where there is a NaN or an infinity); QMAX = 0 stores amax."""
+    if COLS:
+        c0 = tl.program_id(0) * BLOCK
+        amax = tl.zeros((BLOCK,), tl.float32)
+        for r in tl.range(0, x.shape[0], BM):
+            v = tl.abs(tl.load(x + (r, c0), (BM, BLOCK)).to(tl.float32))
+            amax = tl.maximum(amax, tl.max(v, axis=0))
+        r0 = c0
+    else:
+        r0 = tl.program_id(0) * BM
+        amax = tl.zeros((BM,), tl.float32)
+        for k in tl.range(0, x.shape[1], BLOCK):
+            v = tl.abs(tl.load(x + (r0, k), (BM, BLOCK)).to(tl.float32))
+            amax = tl.maximum(amax, tl.max(v, axis=1))
     if QMAX > 0:
         amax = tl.where(amax == 0.0, 1.0, amax / QMAX)
     tl.store(out + (r0,), amax)
@@ -42,13 +51,17 @@ def absmax_kernel(x: tl.tensor, out: tl.tensor, QMAX: tl.constexpr, BM: tl.const
 
 @tl.kernel
 def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: tl.constexpr,
-                           BM: tl.constexpr, BN: tl.constexpr):
-    """q = x / scale[row] in f32, clamped to [-QMAX, QMAX] (NaN stays NaN), rounded to nearest
-    even into q's type (int8: NaN becomes 0; fp8: the saturated value is always finite)."""
+                           BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False):
+    """q = x / scale[row] (scale[col] with COLS) in f32, clamped to [-QMAX, QMAX] (NaN stays
+    NaN), rounded to nearest even into q's type (int8: NaN becomes 0; fp8: the saturated value
+    is always finite)."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
-    v = v / tl.load(scale + (m0,), (BM,))[:, None]
+    if COLS:
+        v = v / tl.load(scale + (n0,), (BN,))[None, :]
+    else:
+        v = v / tl.load(scale + (m0,), (BM,))[:, None]
     v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
     tl.store(q + (m0, n0), tl.cast(v, q.dtype, "rne"))
 
@@ -107,21 +120,15 @@ def _axis(op, axis):
 
 
 def _scale_view(op, scale, x_shape, axis):
-    """The scale array (float32; (rows,) for axis 0, (cols,) for axis 1, (1,) for None) as a
-    (rows of the axis view,) array: per tensor, a stride-0 broadcast."""
+    """The scale array (float32; (rows,) for axis 0, (cols,) for axis 1, (1,) for None); per
+    tensor as a (rows,) stride-0 broadcast."""
     scale = c.as_array(op, "scale", scale)
     want = (1,) if axis is None else (x_shape[axis],)
     if scale.dtype != np.float32 or scale.reshape(-1).shape != want or scale.ndim > 1:
         c.fail(op, "scale", f"expected float32 {want} (axis {axis}), got {scale.dtype} "
                f"{scale.shape}")
     scale = scale.reshape(want)
-    rows = x_shape[0] if axis in (0, None) else x_shape[1]
-    return np.broadcast_to(scale, (rows,)) if axis is None else scale
-
-
-def _oriented(a, axis):
-    """(rows, n) view whose rows carry the scales: a itself (axis 0 or None) or a.T (axis 1)."""
-    return a.T if axis == 1 else a
+    return np.broadcast_to(scale, (x_shape[0],)) if axis is None else scale
 
 
 def _quantize(op, x, qdtype, axis, device):
@@ -130,30 +137,33 @@ def _quantize(op, x, qdtype, axis, device):
     axis = _axis(op, axis)
     q = c.empty(x.shape, qdtype)
     qmax = QMAX["int8" if qdtype == np.int8 else "f8" + fp8.format_of(np.empty(0, qdtype))]
-    xv, qv = _oriented(x, axis), _oriented(q, axis)
-    rows, n = xv.shape
-    scale = c.empty((1,) if axis is None else (rows,), np.float32)
+    rows, n = x.shape
+    scale = c.empty((1,) if axis is None else (x.shape[axis],), np.float32)
     if x.size == 0:
         if axis is None:
             scale[...] = 1.0
         return q, scale
     block = c.pow2(n, 16, 4096)
     bm = c.pow2(rows, 1, max(1, 8192 // block))
-    if axis is None:  # amax per row, then over the rows' maxima: one scale
+    if axis == 1:  # per column: BLOCK columns a program, down the rows
+        bc = c.pow2(n, 16, 256)
+        br = c.pow2(rows, 1, max(1, 8192 // bc))
+        c.launch(absmax_kernel, (tl.cdiv(n, bc),), x, scale, device=device, QMAX=qmax, BM=br,
+                 BLOCK=bc, COLS=True)
+    elif axis is None:  # amax per row, then over the rows' maxima: one scale
         amax = c.empty((rows,), np.float32)
-        c.launch(absmax_kernel, (tl.cdiv(rows, bm),), xv, amax, device=device, QMAX=0.0,
+        c.launch(absmax_kernel, (tl.cdiv(rows, bm),), x, amax, device=device, QMAX=0.0,
                  BM=bm, BLOCK=block)
         c.launch(absmax_kernel, (1,), amax.reshape(1, rows), scale, device=device, QMAX=qmax,
                  BM=1, BLOCK=c.pow2(rows, 16, 4096))
-        sv = np.broadcast_to(scale, (rows,))
     else:
-        c.launch(absmax_kernel, (tl.cdiv(rows, bm),), xv, scale, device=device, QMAX=qmax,
+        c.launch(absmax_kernel, (tl.cdiv(rows, bm),), x, scale, device=device, QMAX=qmax,
                  BM=bm, BLOCK=block)
-        sv = scale
+    sv = np.broadcast_to(scale, (rows,)) if axis is None else scale
     bn = c.pow2(n, 16, 1024)
     bm = c.pow2(rows, 1, max(1, 4096 // bn))
-    c.launch(quantize_scaled_kernel, (tl.cdiv(rows, bm), tl.cdiv(n, bn)), xv, sv, qv,
-             device=device, QMAX=qmax, BM=bm, BN=bn)
+    c.launch(quantize_scaled_kernel, (tl.cdiv(rows, bm), tl.cdiv(n, bn)), x, sv, q,
+             device=device, QMAX=qmax, BM=bm, BN=bn, COLS=axis == 1)
     return q, scale
 
 
@@ -192,12 +202,11 @@ def _dequantize(op, q, scale, dtype, axis, device):
     out = c.empty(q.shape, c.np_dtype(dtype))
     if out.size:
         from .data import dequantize_kernel
-        qv, ov = _oriented(q, axis), _oriented(out, axis)
-        rows, n = qv.shape
+        rows, n = q.shape
         bn = c.pow2(n, 16, 1024)
         bm = c.pow2(rows, 1, max(1, 4096 // bn))
-        c.launch(dequantize_kernel, (tl.cdiv(rows, bm), tl.cdiv(n, bn)), qv, sv, ov,
-                 device=device, BM=bm, BN=bn)
+        c.launch(dequantize_kernel, (tl.cdiv(rows, bm), tl.cdiv(n, bn)), q, sv, out,
+                 device=device, BM=bm, BN=bn, COLS=axis == 1)
     return out
 
 

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from .. import bf16
+from .. import bf16, fp8
 
 # Set by tl.torch while an op runs on torch tensors (tl/torch/bridge.py): it allocates the
 # outputs `empty` makes as torch tensors and maps the arrays a launch gets to the tensors they
@@ -38,9 +38,12 @@ def as_array(op, arg, x):
 
 
 def dtype_name(a):
-    """'f32', 'f16', 'bf16' (tl.bf16 arrays), 'f64', or numpy's name."""
+    """'f32', 'f16', 'bf16' (tl.bf16 arrays), 'f8e4m3' / 'f8e5m2' (tl.fp8 arrays), 'f64', or
+    numpy's name."""
     if bf16.is_bf16(a):
         return "bf16"
+    if fp8.is_fp8(a):
+        return "f8" + fp8.format_of(a)
     return _NP_NAMES.get(a.dtype.name, a.dtype.name)
 
 

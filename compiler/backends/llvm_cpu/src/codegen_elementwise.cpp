@@ -485,6 +485,8 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
     if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
       const std::string m = rne ? "rne" : *rounding;
       const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;
+      if (mode == 0 && v->getType()->isFloatTy())
+        return f8_round_rne(to, v);
       llvm::Value *format = b_.getInt32(to == ScalarKind::F8E4M3 ? 0 : 1);
       llvm::Value *r = f8_call("tl_cpu_f8_round",
                                {format, b_.getInt32(mode), b_.CreateFPCast(v, b_.getDoubleTy())},

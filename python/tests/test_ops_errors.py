@@ -19,6 +19,8 @@ f = np.zeros((4, 8), np.float32)
     (lambda: ops.gemm(f, f.T, bias=np.zeros(3, np.float32)),
      r"tl.ops.gemm: argument 'bias': expected shape \(4,\)"),
     (lambda: ops.gemm(f, f.T, residual=f), r"argument 'residual': expected the output's shape"),
+    (lambda: ops.gemm(f, f.T, split_k=0), r"tl.ops.gemm: argument 'split_k': expected an int >= 1"),
+    (lambda: ops.gemm(f, f.T, split_k=2.0), r"tl.ops.gemm: argument 'split_k': expected an int"),
     (lambda: ops.layernorm(f, np.zeros(7, np.float32)),
      r"tl.ops.layernorm: argument 'weight': expected shape \(8,\)"),
     (lambda: ops.rmsnorm(f, eps=-1.0), r"tl.ops.rmsnorm: argument 'eps'"),

@@ -521,10 +521,14 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   g.kind = TL_PARAM_SCALAR;
   g.dtype = TL_DTYPE_I32;
   g.i = group;
+  tl_arg heads = g; // the padding-mask specializations' H; these do not read it, nor klen
+  heads.i = 1;
+  View klen = unread(desc->q, 1);
+  klen.dtype = TL_DTYPE_I32;
   return launch(kernels, stream, name, cdiv(s_len, 32), bh, 1,
                 {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
                  tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
-                 g});
+                 g, tensor_arg(klen), heads});
 }
 
 } // extern "C"

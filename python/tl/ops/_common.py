@@ -121,6 +121,8 @@ TUNING = {
     # outputs there; so does head dim 64 or 128 at 32 x 32, in tl-conform's ops suite: an nvptx
     # bug, open, bench/cuda/README.md session 9)
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (32, 32)},
+    # split-K GEMM's partials kernel: (BM, BN, BK); tnpu: whole 128 x 128 matrix-unit passes
+    "splitk_blocks": {"default": (64, 64, 32), "tnpu": (128, 128, 128)},
 }
 
 

@@ -149,3 +149,53 @@ def test_gemm_split_k_automatic(device):
     got = ops.gemm(a, b, device=device)
     assert got.tobytes() == ops.gemm(a, b, split_k=9, device=device).tobytes()
     dot_check(got, a, b, "f32")
+
+
+# ---- conv2d groups and dilation --------------------------------------------------------------
+
+CONV_CASES = [  # (C, OC, groups, k, stride, padding, dilation)
+    (4, 6, 2, 3, 1, 1, 1),          # two groups
+    (5, 10, 5, 3, 1, 1, 1),         # depthwise (groups = C), channel multiplier 2
+    (3, 5, 1, 3, 1, 2, 2),          # dilation 2, groups 1
+    (6, 69, 3, 3, 2, (1, 2), (2, 3)),  # groups 3 of 23 outputs (more than 16), per-axis values
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_groups_dilation(case, dtype, device):
+    # Catches: a group reading another group's input channels or weights (g = pid % groups
+    # swapped for pid // N), a block of output channels running into the next group's (23
+    # outputs per group, blocks of 32), the dilation applied to the stride instead of the
+    # window offset, per-axis dilation swapped, the bias of group 0 used for every group.
+    ch, oc, g, k, stride, padding, dilation = case
+    x = make(rng, (2, ch, 17, 13), dtype)
+    w, b = make(rng, (oc, ch // g, k, k), dtype), make(rng, (oc,), dtype)
+    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=g,
+                     activation="relu", device=device)
+    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=g)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
+                         padding, dilation=dilation, groups=g)
+    assert got.shape == want.shape
+    check(got, want, "gemm", dtype, n=ch // g * k * k, ref_abs=ref_abs)
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_reference_is_torchs(case, device):
+    # Catches: the fp64 reference itself off torch's semantics (weight (OC, C/groups, KH, KW),
+    # output channel o in group o // (OC/groups), dilation spacing the window's taps): torch's
+    # conv2d in float64 on the same inputs, and tl.ops against it.
+    torch = pytest.importorskip("torch")
+    ch, oc, g, k, stride, padding, dilation = case
+    x, w = rng.standard_normal((2, ch, 17, 13)), rng.standard_normal((oc, ch // g, k, k))
+    b = rng.standard_normal(oc)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                      torch.from_numpy(b), stride=stride, padding=padding,
+                                      dilation=dilation, groups=g).numpy()
+    np.testing.assert_allclose(ref.conv2d(x, w, b, stride, padding, dilation=dilation, groups=g),
+                               want, rtol=1e-12, atol=1e-12)
+    got = ops.conv2d(x.astype(np.float32), w.astype(np.float32), b.astype(np.float32),
+                     stride=stride, padding=padding, dilation=dilation, groups=g, device=device)
+    check(got, want, "gemm", "f32", n=ch // g * k * k,
+          ref_abs=ref.conv2d(np.abs(x), np.abs(w), np.abs(b), stride, padding,
+                             dilation=dilation, groups=g))

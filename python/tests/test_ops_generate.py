@@ -80,7 +80,7 @@ def test_checked_in_split_k_and_key_lengths_run_standalone():
     b = rng.uniform(-1, 1, (2, 1000, 70)).astype(np.float32)
     bias = rng.uniform(-1, 1, 70).astype(np.float32)
     part = np.full((6, 3, 70), np.nan, np.float32)
-    _launch_file("gemm_splitk_partial_f32", (1, 2, 6), [a, b, part, np.int32(3)], {2})
+    _launch_file("gemm_splitk_partial_f32", (1, 2, 6), [a, b, part, np.int32(352)], {2})
     out = np.full((2, 3, 70), np.nan, np.float32)
     res = rng.uniform(-1, 1, (2, 3, 70)).astype(np.float32)
     _launch_file("gemm_splitk_reduce_relu_bias_res_f32", (1, 2, 2),

@@ -121,8 +121,9 @@ def specs():
         out.append(Spec(f"gemm_splitk_partial_{dt}", linear.gemm_splitk_kernel,
                         [t3, t3, p3, i32s], dict(BM=64, BN=64, BK=32),
                         "ceil(M/64) x ceil(N/64) x (splits batch)",
-                        "split-K partials: part[s batch + z] = a[z] @ b[z] over slice s of K "
-                        "(f32, (splits batch, M, N))."))
+                        "split-K partials: part[s batch + z] = a[z] @ b[z] over K slice s, "
+                        "columns [s chunk, (s + 1) chunk) (f32, (splits batch, M, N)); chunk: "
+                        "ceil(K / splits) rounded up to a multiple of 32."))
         for act in ("none", "relu", "gelu", "gelu_tanh", "silu"):
             for extra in (False, True):
                 name = ("gemm_splitk_reduce" + (f"_{act}" if act != "none" else "")

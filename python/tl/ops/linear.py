@@ -142,24 +142,20 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
 # rounding to the output's dtype). No atomics: the result is the same bits on every run.
 
 @tl.kernel
-def gemm_splitk_kernel(a: tl.tensor, b: tl.tensor, part: tl.tensor, splits: tl.int32,
+def gemm_splitk_kernel(a: tl.tensor, b: tl.tensor, part: tl.tensor, chunk: tl.int32,
                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """part[s batch + z] = a[z][:, ks] @ b[z][ks, :] in f32, where ks is split s's slice of K:
-    `chunk` columns (a multiple of BK, so no K block straddles two slices), starting at s chunk;
-    the last slices end at K (the loads past K read zeros; a slice past K sums nothing and
-    writes zeros). a, b: (batch, M, K), (batch, K, N) views; part: (S batch, M, N) f32."""
+    `chunk` columns (a multiple of BK, so no K block straddles two slices) from s chunk; the
+    loads past K read zeros, so the last slices need no bound of their own (a slice wholly past
+    K writes zeros). a, b: (batch, M, K), (batch, K, N) views; part: (S batch, M, N) f32. Few
+    scalars: the TNPU has 17 scalar registers."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     zs = tl.program_id(2)
-    batch = a.shape[0]
-    z = zs % batch
-    s = zs // batch
-    kk = a.shape[2]
-    chunk = ((kk + splits - 1) // splits + BK - 1) // BK * BK
-    lo = s * chunk
-    hi = tl.minimum(kk, lo + chunk)
+    z = zs % a.shape[0]
+    lo = (zs // a.shape[0]) * chunk
     acc = tl.zeros((BM, BN), tl.float32)
-    for k in tl.range(lo, hi, BK):
+    for k in tl.range(lo, lo + chunk, BK):
         ta = tl.reshape(tl.load(a + (z, m0, k), (1, BM, BK)), (BM, BK))
         tb = tl.reshape(tl.load(b + (z, k, n0), (1, BK, BN)), (BK, BN))
         acc = tl.dot(ta, tb, acc=acc)
@@ -204,13 +200,19 @@ def splitk_choice(batch, m, n, k):
     return max(2, min(SPLITK_MAX_SPLITS, k // SPLITK_SLICE))
 
 
+def splitk_chunk(k, splits, bk):
+    """Each slice's columns: ceil(K / splits) rounded up to a multiple of the K block."""
+    return -(-(-(-k // splits)) // bk) * bk
+
+
 def _gemm_split(a3, b3, bias, residual, res3, out3, alpha, activation, splits, device):
     """Split-K: the partials kernel into an f32 workspace (S batch, M, N), then the reduction."""
     batch, m, n = out3.shape
     bm, bn, bk = c.tuned("splitk_blocks", device)
     part = c.empty((splits * batch, m, n), np.float32)
+    chunk = splitk_chunk(a3.shape[2], splits, bk)
     c.launch(gemm_splitk_kernel, (tl.cdiv(m, bm), tl.cdiv(n, bn), splits * batch), a3, b3, part,
-             splits, device=device, BM=bm, BN=bn, BK=bk)
+             chunk, device=device, BM=bm, BN=bn, BK=bk)
     rbm, rbn = c.pow2(m, 1, 64), c.pow2(n, 16, 128)
     c.launch(gemm_splitk_reduce_kernel, (tl.cdiv(m, rbm), tl.cdiv(n, rbn), batch), part,
              a3[0, 0, :1] if bias is None else bias, res3, out3, alpha, splits, device=device,

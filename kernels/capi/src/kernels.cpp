@@ -7,6 +7,7 @@
 #include "tl/compiler.h"
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -472,8 +473,11 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   const char *fn = "tl_kernels_attention";
   if (!kernels || !desc)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
-  if (desc->struct_size < sizeof(tl_kernels_attention_desc))
+  // descs from before the padding masks end at key_lengths: they have none
+  if (desc->struct_size < offsetof(tl_kernels_attention_desc, key_lengths))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const tl_kernels_tensor *klen =
+      desc->struct_size >= sizeof(tl_kernels_attention_desc) ? desc->key_lengths : nullptr;
   for (auto [arg, t] :
        {std::pair{"q", desc->q}, {"k", desc->k}, {"v", desc->v}, {"out", desc->out}})
     if (tl_status s = check(fn, arg, t, 3, 3))
@@ -509,26 +513,44 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   if (d > 128)
     return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
                 static_cast<long long>(d));
+  const int64_t heads = klen ? desc->heads : 1;
+  if (klen) {
+    if (tl_status s = check(fn, "key_lengths", klen, 1, 1))
+      return s;
+    if (heads < 1 || bh % heads || heads % group)
+      return fail(TL_STATUS_INVALID_ARGUMENT,
+                  "%s: 'heads' %lld must divide q's %lld rows and be a multiple of group %lld", fn,
+                  static_cast<long long>(heads), static_cast<long long>(bh),
+                  static_cast<long long>(group));
+    if (klen->dtype != TL_DTYPE_I32 || klen->shape[0] != bh / heads)
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'key_lengths' must be i32 of shape (%lld)", fn,
+                  static_cast<long long>(bh / heads));
+    if (d > 64)
+      return fail(TL_STATUS_UNIMPLEMENTED,
+                  "%s: head dimension %lld is above 64 with key_lengths (the generated "
+                  "specializations)",
+                  fn, static_cast<long long>(d));
+  }
   if (bh == 0 || s_len == 0 || d == 0)
     return nullptr;
   if (k->shape[1] == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' has no keys", fn);
   std::string name = std::string("attention") + (desc->causal ? "_causal" : "") +
-                     (d <= 64 ? "_d64_" : "_d128_") + dt;
+                     (klen ? "_len" : "") + (d <= 64 ? "_d64_" : "_d128_") + dt;
   tl_arg g;
   std::memset(&g, 0, sizeof g);
   g.struct_size = sizeof g;
   g.kind = TL_PARAM_SCALAR;
   g.dtype = TL_DTYPE_I32;
   g.i = group;
-  tl_arg heads = g; // the padding-mask specializations' H; these do not read it, nor klen
-  heads.i = 1;
-  View klen = unread(desc->q, 1);
-  klen.dtype = TL_DTYPE_I32;
+  tl_arg h = g; // H: the padding-mask specializations' batch entry of row bh is bh / H
+  h.i = heads;
+  View lens = klen ? view(klen, 1) : unread(desc->q, 1); // unread without key_lengths
+  lens.dtype = TL_DTYPE_I32;
   return launch(kernels, stream, name, cdiv(s_len, 32), bh, 1,
                 {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
                  tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
-                 g, tensor_arg(klen), heads});
+                 g, tensor_arg(lens), h});
 }
 
 } // extern "C"

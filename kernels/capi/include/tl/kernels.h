@@ -115,6 +115,12 @@ typedef struct tl_kernels_attention_desc {
   uint32_t group;               /* H / Hkv: query heads per kv head (1: multi-head) */
   int32_t causal;               /* 1: key j attends to query i when j <= i */
   float scale;                  /* usually 1 / sqrt(D) */
+  /* Padding masks (optional; a desc whose struct_size ends before them has none): */
+  const tl_kernels_tensor *key_lengths; /* (B) i32 or NULL: each batch entry's number of keys,
+                                           keys at or past it masked (above T: T; <= 0: none);
+                                           a query left with no key gets zeros and lse -inf.
+                                           With key_lengths D <= 64. */
+  uint32_t heads;                       /* H: q's row bh belongs to batch entry bh / H */
 } tl_kernels_attention_desc;
 /* Attention forward, flash-style (online softmax over key blocks, f32). */
 TL_KERNELS_EXPORT tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,

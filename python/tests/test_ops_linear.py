@@ -137,18 +137,26 @@ def test_gemm_split_k_counts_each_partial_once(device):
         ops.gemm(a2, b, split_k=7, device=device).tobytes()
 
 
-def test_gemm_split_k_automatic(device):
+def test_gemm_split_k_automatic(device, monkeypatch):
     # Catches: the automatic choice not taken for a small output with a long K (M = 3, N = 70,
-    # K = 5000: two 64 x 64 tiles), or taken for a large output; split_k=None must give the
-    # bits of the split it chose.
-    from tl.ops import linear
+    # K = 5000: two 64 x 64 tiles) where the device's TUNING turns it on, or taken for a large
+    # output or a short K, or where TUNING turns it off; split_k=None must give the bits of the
+    # split it chose.
+    from tl.ops import _common, linear
     assert linear.splitk_choice(1, 3, 70, 5000) == 9
+    assert linear.splitk_choice(1, 3, 70, 5000, auto=False) == 1
     assert linear.splitk_choice(1, 512, 512, 5000) == 1
     assert linear.splitk_choice(1, 3, 70, 1000) == 1
     a, b = make(rng, (3, 5000), "f32"), make(rng, (5000, 70), "f32")
+    split9 = ops.gemm(a, b, split_k=9, device=device)
+    unsplit = ops.gemm(a, b, split_k=1, device=device)
+    assert split9.tobytes() != unsplit.tobytes()  # else the bits below could not tell
+    monkeypatch.setitem(_common.TUNING, "splitk_auto", {"default": True})
     got = ops.gemm(a, b, device=device)
-    assert got.tobytes() == ops.gemm(a, b, split_k=9, device=device).tobytes()
+    assert got.tobytes() == split9.tobytes()
     dot_check(got, a, b, "f32")
+    monkeypatch.setitem(_common.TUNING, "splitk_auto", {"default": False})
+    assert ops.gemm(a, b, device=device).tobytes() == unsplit.tobytes()
 
 
 # ---- conv2d groups and dilation --------------------------------------------------------------

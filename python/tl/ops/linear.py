@@ -121,7 +121,9 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
         c.fail(op, "a", "K (the inner dimension) is 0")
     dummy = a3[0, 0, :1]
     res3 = dummy.reshape(1, 1, 1) if residual is None else residual.reshape(batch, m, n)
-    splits = splitk_choice(batch, m, n, a.shape[-1]) if split_k is None else split_k
+    splits = split_k
+    if split_k is None:
+        splits = splitk_choice(batch, m, n, a.shape[-1], c.tuned("splitk_auto", device))
     if splits > 1:
         _gemm_split(a3, b3, bias, residual, res3, out.reshape(batch, m, n), float(alpha),
                     activation, splits, device)
@@ -185,17 +187,20 @@ def gemm_splitk_reduce_kernel(part: tl.tensor, bias: tl.tensor, res: tl.tensor, 
     tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
 
 
-# Split-K's automatic choice: split when the output has at most SPLITK_MAX_TILES 64 x 64 tiles
-# and K is at least SPLITK_MIN_K, into slices of about SPLITK_SLICE columns, at most
+# Split-K's automatic choice, on the devices whose _common.TUNING["splitk_auto"] is on (many
+# processors to fill: nvptx; on the 2-vCPU cpu device and on npusim the unsplit GEMM was as fast
+# or faster, bench/README.md): split when the output has at most SPLITK_MAX_TILES 64 x 64
+# tiles and K is at least SPLITK_MIN_K, into slices of about SPLITK_SLICE columns, at most
 # SPLITK_MAX_SPLITS of them.
 SPLITK_MAX_TILES, SPLITK_MIN_K, SPLITK_SLICE, SPLITK_MAX_SPLITS = 4, 2048, 512, 32
 
 
-def splitk_choice(batch, m, n, k):
-    """The split gemm() uses when split_k is None: 1 (no split) unless the output is small
-    (batch x ceil(M/64) x ceil(N/64) <= SPLITK_MAX_TILES) and K >= SPLITK_MIN_K."""
+def splitk_choice(batch, m, n, k, auto=True):
+    """The split gemm() uses when split_k is None: 1 (no split) unless `auto` (the device's
+    TUNING["splitk_auto"]), the output is small (batch x ceil(M/64) x ceil(N/64) <=
+    SPLITK_MAX_TILES) and K >= SPLITK_MIN_K."""
     tiles = batch * (-(-m // 64)) * (-(-n // 64))
-    if tiles > SPLITK_MAX_TILES or k < SPLITK_MIN_K:
+    if not auto or tiles > SPLITK_MAX_TILES or k < SPLITK_MIN_K:
         return 1
     return max(2, min(SPLITK_MAX_SPLITS, k // SPLITK_SLICE))
 

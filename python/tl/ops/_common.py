@@ -123,10 +123,11 @@ TUNING = {
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (32, 32)},
     # split-K GEMM's partials kernel: (BM, BN, BK); tnpu: whole 128 x 128 matrix-unit passes
     "splitk_blocks": {"default": (64, 64, 32), "tnpu": (128, 128, 128)},
-    # gemm(split_k=None) splits small outputs with a long K by itself (linear.splitk_choice):
-    # on GPUs (programs to fill many SMs); on the 2-vCPU cpu device the split measured 0.2-1.8x
-    # the unsplit GEMM (bench/README.md, split-K), so not by default
-    "splitk_auto": {"default": False, "nvptx": True},
+    # gemm(split_k=None) splits small outputs with a long K by itself (linear.splitk_choice)
+    # where there are processors to fill: GPUs (many SMs) and the tnpu (npusim: 2.2x at 3 x 70
+    # x 5000, 3.0x at 8 x 64 x 16384 in simulated time); on the 2-vCPU cpu device the split
+    # measured 0.2-1.8x the unsplit GEMM (bench/README.md, split-K), so not there
+    "splitk_auto": {"default": False, "nvptx": True, "tnpu": True},
 }
 
 

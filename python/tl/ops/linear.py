@@ -187,9 +187,9 @@ def gemm_splitk_reduce_kernel(part: tl.tensor, bias: tl.tensor, res: tl.tensor, 
     tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
 
 
-# Split-K's automatic choice, on the devices whose _common.TUNING["splitk_auto"] is on (many
-# processors to fill: nvptx; on the 2-vCPU cpu device and on npusim the unsplit GEMM was as fast
-# or faster, bench/README.md): split when the output has at most SPLITK_MAX_TILES 64 x 64
+# Split-K's automatic choice, on the devices whose _common.TUNING["splitk_auto"] is on
+# (processors to fill: nvptx, tnpu; on the 2-vCPU cpu device the unsplit GEMM was mostly
+# faster, bench/README.md): split when the output has at most SPLITK_MAX_TILES 64 x 64
 # tiles and K is at least SPLITK_MIN_K, into slices of about SPLITK_SLICE columns, at most
 # SPLITK_MAX_SPLITS of them.
 SPLITK_MAX_TILES, SPLITK_MIN_K, SPLITK_SLICE, SPLITK_MAX_SPLITS = 4, 2048, 512, 32

@@ -200,7 +200,16 @@ static void test_gemm(Env *e, uint32_t dtype) {
   tl_kernels_tensor tres =
       tensor(e, dtype, 3, so, bf ? (void *)(h + B * M * K + K * N + N) : (void *)res);
   tl_kernels_tensor to = tensor(e, dtype, 3, so, NULL);
-  tl_kernels_gemm_desc d = {sizeof d, &ta, &tb, &tbias, &tres, &to, TL_KERNELS_ACT_GELU, 0.5f};
+  /* a desc from before split-K (struct_size ends at split_k) still works */
+  tl_kernels_gemm_desc d = {offsetof(tl_kernels_gemm_desc, split_k),
+                            &ta,
+                            &tb,
+                            &tbias,
+                            &tres,
+                            &to,
+                            TL_KERNELS_ACT_GELU,
+                            0.5f,
+                            0};
   ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm");
   if (bf) {
     read(e, &to, ho, sizeof ho);
@@ -285,6 +294,52 @@ static void test_attention(Env *e) {
 }
 
 static void expect_error(tl_status s, tl_status_code code, const char *fragment);
+
+/* Split-K. Catches: a slice of K dropped or counted twice (M 3, N 70, K 5000 over 7 slices, the
+ * last 584 columns: an integer-valued sum, exact in f32, must come out exact), the epilogue
+ * applied per partial (alpha 0.5 and the bias would count 7 times), a workspace too small for
+ * the batch, and the automatic choice (split_k 0) computing something else. */
+static void test_gemm_split_k(Env *e) {
+  enum { B = 2, M = 3, K = 5000, N = 70 };
+  static float a[B * M * K], b[K * N], bias[N], res[B * M * N], out[B * M * N];
+  for (unsigned z = 0; z < B; ++z)
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned k = 0; k < K; ++k)
+        a[(z * M + i) * K + k] = (float)((k + i + z) % 17); /* integers: exact sums */
+  for (unsigned i = 0; i < K * N; ++i)
+    b[i] = (float)(i % 3);
+  for (unsigned i = 0; i < N; ++i)
+    bias[i] = (float)i;
+  for (unsigned i = 0; i < B * M * N; ++i)
+    res[i] = (float)(i % 5);
+  int64_t sa[3] = {B, M, K}, sb[2] = {K, N}, sbias[1] = {N}, so[3] = {B, M, N};
+  tl_kernels_tensor ta = tensor(e, TL_DTYPE_F32, 3, sa, a), tb = tensor(e, TL_DTYPE_F32, 2, sb, b);
+  tl_kernels_tensor tbias = tensor(e, TL_DTYPE_F32, 1, sbias, bias),
+                    tres = tensor(e, TL_DTYPE_F32, 3, so, res),
+                    to = tensor(e, TL_DTYPE_F32, 3, so, NULL);
+  for (uint32_t split = 0; split <= 7; split += 7) {
+    tl_kernels_gemm_desc d = {sizeof d, &ta,  &tb, &tbias, &tres, &to, TL_KERNELS_ACT_RELU,
+                              0.5f,     split};
+    ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm split_k");
+    read(e, &to, out, sizeof out);
+    unsigned bad = 0;
+    for (unsigned z = 0; z < B; ++z)
+      for (unsigned i = 0; i < M; ++i)
+        for (unsigned j = 0; j < N; ++j) {
+          double acc = 0;
+          for (unsigned k = 0; k < K; ++k)
+            acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+          double want = fmax(0.5 * acc + bias[j], 0) + res[(z * M + i) * N + j];
+          bad += out[(z * M + i) * N + j] != (float)want;
+        }
+    EXPECT(bad == 0, "gemm split_k %u: %u of %d elements not exact", split, bad, B * M * N);
+  }
+  tl_kernels_gemm_desc d = {sizeof d, &ta, &tb, &tbias, NULL, &to, TL_KERNELS_ACT_NONE, 1.0f, 3};
+  expect_error(tl_kernels_gemm(e->kernels, e->stream, &d), TL_STATUS_UNIMPLEMENTED,
+               "needs bias and residual both or neither");
+  tl_buffer_release(ta.buffer), tl_buffer_release(tb.buffer), tl_buffer_release(tbias.buffer);
+  tl_buffer_release(tres.buffer), tl_buffer_release(to.buffer);
+}
 
 /* Padding masks. Catches: keys at or past a batch entry's length attended (30 of 45: inside the
  * second key block), another entry's length applied (B 2 of H 2 heads over one kv head: the
@@ -381,7 +436,7 @@ static void test_errors(Env *e) {
   expect_error(tl_kernels_attention(e->kernels, e->stream, &ad), TL_STATUS_INVALID_ARGUMENT,
                "'group' 2 does not divide q's 3 heads");
   tl_buffer_release(x3.buffer), tl_buffer_release(l2.buffer);
-  tl_kernels_gemm_desc d = {sizeof d, &x, &y, NULL, NULL, &x, TL_KERNELS_ACT_NONE, 1.0f};
+  tl_kernels_gemm_desc d = {sizeof d, &x, &y, NULL, NULL, &x, TL_KERNELS_ACT_NONE, 1.0f, 0};
   expect_error(tl_kernels_gemm(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
                "'b' has 2 rows, a has 3 columns");
   d.b = &w; /* rank 1 */
@@ -417,6 +472,7 @@ static void run_on(tl_runtime rt, const char *name) {
   test_gemm(&e, TL_DTYPE_BF16);
   test_attention(&e);
   test_attention_key_lengths(&e);
+  test_gemm_split_k(&e);
   test_errors(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");

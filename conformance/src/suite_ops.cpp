@@ -233,8 +233,8 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
 
 /// The fp64 answer of reference/ (written without the interpreter) for the ops it has: softmax,
 /// log_softmax, layernorm, rmsnorm, plain GEMM, attention (GQA by repeating k and v; key lengths
-/// by truncating each head's keys) and row
-/// sums; empty for the others. `out`: the argument it is the answer for.
+/// by truncating each head's keys) and row sums; empty for the others. `out`: the argument it is
+/// the answer for.
 std::vector<double> independent_answer(const std::string &op, const ir::Kernel &kernel,
                                        const CaseArgs &a, std::string &out) {
   std::map<std::string, const interp::HostTensor *> t;

@@ -237,8 +237,9 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
 }
 
 /// The fp64 answer of reference/ (written without the interpreter) for the ops it has: softmax,
-/// log_softmax, layernorm, rmsnorm, plain GEMM, attention (GQA by repeating k and v) and row
-/// sums; empty for the others. `out`: the argument it is the answer for.
+/// log_softmax, layernorm, rmsnorm, plain GEMM, attention (GQA by repeating k and v; key lengths
+/// by truncating each head's keys) and row sums; empty for the others. `out`: the argument it is
+/// the answer for.
 std::vector<double> independent_answer(const std::string &op, const ir::Kernel &kernel,
                                        const CaseArgs &a, std::string &out) {
   std::map<std::string, const interp::HostTensor *> t;
@@ -293,8 +294,23 @@ std::vector<double> independent_answer(const std::string &op, const ir::Kernel &
         vv[h * tk * d + e] = v[(h / group) * tk * d + e];
       }
     r.resize(q.size());
-    tl::ref::attention(bh, s, tk, d, q.data(), kk.data(), vv.data(), scalar.at("scale"),
-                       op.find("causal") != std::string::npos, r.data());
+    const bool causal = op.find("causal") != std::string::npos;
+    if (op.find("_len_") == std::string::npos) {
+      tl::ref::attention(bh, s, tk, d, q.data(), kk.data(), vv.data(), scalar.at("scale"), causal,
+                         r.data());
+    } else { // padding masks: head bh sees the first klen[bh / heads] keys; none: zeros
+      const std::vector<double> klen = vals("klen");
+      const int64_t heads = int64_t(scalar.at("heads"));
+      for (int64_t h = 0; h < bh; ++h) {
+        const int64_t n = std::clamp(int64_t(klen[h / heads]), int64_t(0), tk);
+        double *rh = &r[h * s * d];
+        if (n == 0)
+          std::fill(rh, rh + s * d, 0.0);
+        else
+          tl::ref::attention(1, s, n, d, &q[h * s * d], &kk[h * tk * d], &vv[h * tk * d],
+                             scalar.at("scale"), causal, rh);
+      }
+    }
     out = "out";
   } else if (op == "sum_rows") {
     const std::vector<double> x = vals("x");

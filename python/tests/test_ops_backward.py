@@ -112,3 +112,29 @@ def test_attention_backward(causal, dtype, device):
                                   np.abs(ref.f64(v)), causal=causal)
     for name, g, w, a in zip(("dq", "dk", "dv"), got, want, absd):
         check(g, w, "backward", dtype, n=45, ref_abs=np.abs(a) + np.abs(w), name=name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_key_lengths(causal, dtype, device):
+    # Catches: gradients flowing to keys at or past a batch entry's length (their dk, dv must
+    # be exactly 0), the length of another batch entry applied, NaN from the no-key rows
+    # (length 0: lse -inf; dq, dk, dv of that entry exactly 0), a length of 1 and of T.
+    lengths = [0, 1, 45, 23]
+    q = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    k = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    v = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    do = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    out, lse = ops.attention(q, k, v, causal=causal, return_lse=True, key_lengths=lengths,
+                             device=device)
+    got = ops.attention_backward(do, q, k, v, out, lse, causal=causal, key_lengths=lengths,
+                                 device=device)
+    want = ref.attention_backward(do, q, k, v, causal=causal, key_lengths=lengths)
+    absd = ref.attention_backward(np.abs(ref.f64(do)), np.abs(ref.f64(q)), np.abs(ref.f64(k)),
+                                  np.abs(ref.f64(v)), causal=causal, key_lengths=lengths)
+    for name, g, w, a in zip(("dq", "dk", "dv"), got, want, absd):
+        check(g, w, "backward", dtype, n=45, ref_abs=np.abs(a) + np.abs(w), name=name)
+        assert not np.any(ref.f64(g[0])), f"{name}: length 0 must give zero gradients"
+    for grad in got[1:]:
+        g = ref.f64(grad)
+        assert not np.any(g[1, :, 1:]) and not np.any(g[3, :, 23:]), "keys past the length"

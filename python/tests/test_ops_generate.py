@@ -65,9 +65,41 @@ def test_checked_in_gemm_and_attention_run_standalone():
     o, lse = np.zeros_like(q), np.zeros((4, 37), np.float32)
     _launch_file("attention_causal_d64_f32", (2, 4, 1),
                  [q.reshape(4, 37, 24), k.reshape(2, 45, 24), v.reshape(2, 45, 24),
-                  o.reshape(4, 37, 24), lse, np.float32(24 ** -0.5), np.int32(2)], {3, 4})
+                  o.reshape(4, 37, 24), lse, np.float32(24 ** -0.5), np.int32(2),
+                  np.zeros(1, np.int32), np.int32(2)], {3, 4})
     assert_close(o, ref.attention(q, k, v, causal=True), "attention", "f32", n=45,
                  ref_abs=ref.attention(q, k, np.abs(v), causal=True))
+
+
+def test_checked_in_split_k_and_key_lengths_run_standalone():
+    # Catches: the split-K pair's files disagreeing on the partials' layout (s batch + z), the
+    # reduction's splits or alpha in another place than index.tsv says, and the key-length
+    # specialization not masking (lengths 0 and 30 of 45: zeros, then the masked reference).
+    rng = np.random.default_rng(6)
+    a = rng.uniform(-1, 1, (2, 3, 1000)).astype(np.float32)
+    b = rng.uniform(-1, 1, (2, 1000, 70)).astype(np.float32)
+    bias = rng.uniform(-1, 1, 70).astype(np.float32)
+    part = np.full((6, 3, 70), np.nan, np.float32)
+    _launch_file("gemm_splitk_partial_f32", (1, 2, 6), [a, b, part, np.int32(352)], {2})
+    out = np.full((2, 3, 70), np.nan, np.float32)
+    res = rng.uniform(-1, 1, (2, 3, 70)).astype(np.float32)
+    _launch_file("gemm_splitk_reduce_relu_bias_res_f32", (1, 2, 2),
+                 [part, bias, res, out, np.float32(0.5), np.int32(3)], {3})
+    want = ref.gemm(a, b, bias, "relu", res, 0.5)
+    assert_close(out, want, "gemm", "f32", n=1000,
+                 ref_abs=0.5 * np.abs(a) @ np.abs(b) + np.abs(bias) + np.abs(res))
+    q = rng.standard_normal((2, 2, 37, 64)).astype(np.float32)
+    k = rng.standard_normal((2, 1, 45, 64)).astype(np.float32)
+    v = rng.standard_normal((2, 1, 45, 64)).astype(np.float32)
+    lens = np.array([0, 30], np.int32)
+    o, lse = np.full_like(q, np.nan), np.zeros((4, 37), np.float32)
+    _launch_file("attention_len_d64_f32", (2, 4, 1),
+                 [q.reshape(4, 37, 64), k.reshape(2, 45, 64), v.reshape(2, 45, 64),
+                  o.reshape(4, 37, 64), lse, np.float32(0.125), np.int32(2), lens, np.int32(2)],
+                 {3, 4})
+    assert not np.any(o[0]) and np.all(lse[:2] == -np.inf)
+    assert_close(o, ref.attention(q, k, v, key_lengths=lens), "attention", "f32", n=45,
+                 ref_abs=ref.attention(q, k, np.abs(v), key_lengths=lens))
 
 
 def test_every_specialization_has_a_complete_conformance_case():

@@ -81,3 +81,129 @@ def test_conv2d(stride, padding, k, dtype, device):
     ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
                          padding)
     check(got, want, "gemm", dtype, n=3 * k * k, ref_abs=ref_abs)
+
+
+# ---- split-K GEMM ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mnk,split", [((3, 70, 5000), 7), ((5, 33, 1000), 3), ((1, 1, 700), 9)])
+def test_gemm_split_k(mnk, split, dtype, device):
+    # Catches: a slice's bounds off (K = 5000 over 7 slices of 736 columns, the last one 584;
+    # K = 1000 over 3; 700 over 9 slices of 96 or 128, some past K and empty: one must write
+    # zeros, not garbage), ragged M and N edges of the partials and the reduction.
+    m, n, k = mnk
+    a, b = make(rng, (m, k), dtype), make(rng, (k, n), dtype)
+    dot_check(ops.gemm(a, b, split_k=split, device=device), a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("act", ["none", "relu", "gelu", "gelu_tanh", "silu"])
+def test_gemm_split_k_epilogue(act, dtype, device):
+    # Catches: the epilogue applied per partial instead of once after the sum (alpha 0.5 and
+    # the bias counted 4 times, relu clipping a partial), the residual added before the
+    # activation, the bias per row.
+    a, b = make(rng, (6, 3000), dtype), make(rng, (3000, 40), dtype)
+    bias, res = make(rng, (40,), dtype), make(rng, (6, 40), dtype)
+    got = ops.gemm(a, b, bias=bias, activation=act, residual=res, alpha=0.5, split_k=4,
+                   device=device)
+    dot_check(got, a, b, dtype, bias=bias, activation_=act, residual=res, alpha=0.5)
+
+
+def test_gemm_split_k_batched(device):
+    # Catches: the partial of batch entry z stored or read at another entry's slot (s batch + z
+    # mixed up with z splits + s), a shared (rank-2) b, a transposed a.
+    a = make(rng, (3, 1100, 4), "f32").transpose(0, 2, 1)
+    b = make(rng, (1100, 50), "f32")
+    bias, res = make(rng, (50,), "f32"), make(rng, (3, 4, 50), "f32")
+    got = ops.gemm(a, b, bias=bias, residual=res, split_k=5, device=device)
+    dot_check(got, a, b, "f32", bias=bias, residual=res)
+    b3 = make(rng, (3, 1100, 50), "f32")
+    dot_check(ops.gemm(a, b3, split_k=5, device=device), a, b3, "f32")
+
+
+def test_gemm_split_k_counts_each_partial_once(device):
+    # Catches: a partial dropped or added twice (or a K block in two slices): with a = 0, 1, ..
+    # K-1 in row 0 and b all ones, every sum is an integer below 2^24, exact in f32, so the
+    # output must be sum(k) = K (K - 1) / 2 exactly; losing the last slice (584 columns) or
+    # doubling one changes it by thousands. Two runs give the same bits (no atomics).
+    k = 5000
+    a = np.stack([np.arange(k), np.ones(k), np.arange(k) % 7]).astype(np.float32)
+    b = np.ones((k, 70), np.float32)
+    got = ops.gemm(a, b, split_k=7, device=device)
+    want = np.array([k * (k - 1) // 2, k, sum(i % 7 for i in range(k))], np.float64)
+    np.testing.assert_array_equal(got, np.broadcast_to(want[:, None], (3, 70)))
+    a2 = make(rng, (3, k), "f32")
+    assert ops.gemm(a2, b, split_k=7, device=device).tobytes() == \
+        ops.gemm(a2, b, split_k=7, device=device).tobytes()
+
+
+def test_gemm_split_k_automatic(device, monkeypatch):
+    # Catches: the automatic choice not taken for a small output with a long K (M = 3, N = 70,
+    # K = 5000: two 64 x 64 tiles) where the device's TUNING turns it on, or taken for a large
+    # output or a short K, or where TUNING turns it off; split_k=None must give the bits of the
+    # split it chose.
+    from tl.ops import _common, linear
+    assert linear.splitk_choice(1, 3, 70, 5000) == 9
+    assert linear.splitk_choice(1, 3, 70, 5000, auto=False) == 1
+    assert linear.splitk_choice(1, 512, 512, 5000) == 1
+    assert linear.splitk_choice(1, 3, 70, 1000) == 1
+    a, b = make(rng, (3, 5000), "f32"), make(rng, (5000, 70), "f32")
+    split9 = ops.gemm(a, b, split_k=9, device=device)
+    unsplit = ops.gemm(a, b, split_k=1, device=device)
+    assert split9.tobytes() != unsplit.tobytes()  # else the bits below could not tell
+    monkeypatch.setitem(_common.TUNING, "splitk_auto", {"default": True})
+    got = ops.gemm(a, b, device=device)
+    assert got.tobytes() == split9.tobytes()
+    dot_check(got, a, b, "f32")
+    monkeypatch.setitem(_common.TUNING, "splitk_auto", {"default": False})
+    assert ops.gemm(a, b, device=device).tobytes() == unsplit.tobytes()
+
+
+# ---- conv2d groups and dilation --------------------------------------------------------------
+
+CONV_CASES = [  # (C, OC, groups, k, stride, padding, dilation)
+    (4, 6, 2, 3, 1, 1, 1),          # two groups
+    (5, 10, 5, 3, 1, 1, 1),         # depthwise (groups = C), channel multiplier 2
+    (3, 5, 1, 3, 1, 2, 2),          # dilation 2, groups 1
+    (6, 69, 3, 3, 2, (1, 2), (2, 3)),  # groups 3 of 23 outputs (more than 16), per-axis values
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_groups_dilation(case, dtype, device):
+    # Catches: a group reading another group's input channels or weights (g = pid % groups
+    # swapped for pid // N), a block of output channels running into the next group's (23
+    # outputs per group, blocks of 32), the dilation applied to the stride instead of the
+    # window offset, per-axis dilation swapped, the bias of group 0 used for every group.
+    ch, oc, g, k, stride, padding, dilation = case
+    x = make(rng, (2, ch, 17, 13), dtype)
+    w, b = make(rng, (oc, ch // g, k, k), dtype), make(rng, (oc,), dtype)
+    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=g,
+                     activation="relu", device=device)
+    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=g)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
+                         padding, dilation=dilation, groups=g)
+    assert got.shape == want.shape
+    check(got, want, "gemm", dtype, n=ch // g * k * k, ref_abs=ref_abs)
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_reference_is_torchs(case, device):
+    # Catches: the fp64 reference itself off torch's semantics (weight (OC, C/groups, KH, KW),
+    # output channel o in group o // (OC/groups), dilation spacing the window's taps): torch's
+    # conv2d in float64 on the same inputs, and tl.ops against it.
+    torch = pytest.importorskip("torch")
+    ch, oc, g, k, stride, padding, dilation = case
+    x, w = rng.standard_normal((2, ch, 17, 13)), rng.standard_normal((oc, ch // g, k, k))
+    b = rng.standard_normal(oc)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                      torch.from_numpy(b), stride=stride, padding=padding,
+                                      dilation=dilation, groups=g).numpy()
+    np.testing.assert_allclose(ref.conv2d(x, w, b, stride, padding, dilation=dilation, groups=g),
+                               want, rtol=1e-12, atol=1e-12)
+    got = ops.conv2d(x.astype(np.float32), w.astype(np.float32), b.astype(np.float32),
+                     stride=stride, padding=padding, dilation=dilation, groups=g, device=device)
+    check(got, want, "gemm", "f32", n=ch // g * k * k,
+          ref_abs=ref.conv2d(np.abs(x), np.abs(w), np.abs(b), stride, padding,
+                             dilation=dilation, groups=g))

@@ -77,3 +77,42 @@ def test_attention_key_blocks(keys, causal, device):
     want = ref.attention(q, k, v, causal=causal)
     ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
     check(got, want, "attention", "f32", n=keys, ref_abs=ref_abs)
+
+
+LENGTHS = [0, 1, 45, 23]  # per batch entry: no key, one key, all T = 45 keys, ragged
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_key_lengths(causal, dtype, device):
+    # Catches: keys at or past a batch entry's length attended (23: mid key block), another
+    # entry's length applied (b = bh // H mixed up with the kv head bh // group: 4 query heads
+    # over 2 kv heads), the causal mask dropped where a length is given, and the no-key row
+    # (length 0) giving NaN instead of zeros and lse = -inf.
+    q = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    k = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    v = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    got, lse = ops.attention(q, k, v, causal=causal, key_lengths=LENGTHS, return_lse=True,
+                             device=device)
+    want = ref.attention(q, k, v, causal=causal, key_lengths=LENGTHS)
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal, key_lengths=LENGTHS)
+    check(got, want, "attention", dtype, n=45, ref_abs=ref_abs)
+    assert not np.any(ref.f64(got[0])), "length 0: the output must be zeros"
+    assert np.all(lse[0] == -np.inf), "length 0: lse must be -inf"
+    want_lse = ref.attention_lse(q, k, causal=causal, key_lengths=LENGTHS)
+    check(lse[1:], want_lse[1:], "softmax", "f32", n=45)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_key_lengths_several_blocks(causal, device):
+    # Several key blocks (300 keys, blocks of up to 128): a length at a block's edge (256), one
+    # inside a later block (130) and T itself; the EVEN path (no masks) must not be taken when
+    # lengths are given (T = 256 is a multiple of the block).
+    q = make(rng, (3, 2, 130, 64), "f32", normal=True)
+    for t, lengths in ((300, [256, 130, 300]), (256, [256, 1, 200])):
+        k = make(rng, (3, 2, t, 64), "f32", normal=True)
+        v = make(rng, (3, 2, t, 64), "f32", normal=True)
+        got = ops.attention(q, k, v, causal=causal, key_lengths=lengths, device=device)
+        want = ref.attention(q, k, v, causal=causal, key_lengths=lengths)
+        ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal, key_lengths=lengths)
+        check(got, want, "attention", "f32", n=t, ref_abs=ref_abs)

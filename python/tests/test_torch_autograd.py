@@ -28,6 +28,15 @@ def _gqa(q, k, v, causal):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
 
+def _gqa_lengths(q, k, v, causal, lengths):
+    """torch's attention with keys at or past lengths[b] masked (a boolean attn_mask)."""
+    s, t = q.shape[2], k.shape[2]
+    ok = torch.arange(t)[None, None, None, :] < lengths[:, None, None, None]
+    if causal:
+        ok = ok & torch.ones(s, t, dtype=torch.bool).tril()
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=ok.to(q.device), enable_gqa=True)
+
+
 # name: (inputs (shapes, or tensors made from the generator), tl function, torch function,
 #        [(tolerance entry, n) for the output, then for each input's gradient])
 def _cases(g):
@@ -37,6 +46,7 @@ def _cases(g):
     q, k, v = _rand(g, 2, 4, 37, 24), _rand(g, 2, 2, 45, 24), _rand(g, 2, 2, 45, 24)
     cos, sin = tl.torch.rope_tables(37, 24)
     ids = torch.randint(0, 10, (4, 9), generator=g)
+    lens = torch.tensor([45, 20], dtype=torch.int32)
     e1, bw = [("backward", 1)], ("backward", 37)
     c = {
         "add (row broadcast)": ([x, w], T.add, torch.add, [("add", 1), ("add", 1), bw]),
@@ -96,6 +106,23 @@ def _cases(g):
         "attention": ([q, k, v], lambda q, k, v: tl.torch.attention(q, k, v),
                       lambda q, k, v: _gqa(q, k, v, False),
                       [("attention", 45)] + [("backward", 45)] * 3),
+        # key_lengths 45 (all) and 20: torch's masked rows are NaN, so no length 0 here
+        # (test_ops_backward.py checks the no-key rows against the fp64 reference)
+        "attention key_lengths causal gqa": (
+            [q, k, v], lambda q, k, v: tl.torch.attention(q, k, v, True, None,
+                                                          lens.to(q.device)),
+            lambda q, k, v: _gqa_lengths(q, k, v, True, lens),
+            [("attention", 45)] + [("backward", 45)] * 3),
+        "attention key_lengths": (
+            [q, k, v], lambda q, k, v: tl.torch.attention(q, k, v, False, None,
+                                                          lens.to(q.device)),
+            lambda q, k, v: _gqa_lengths(q, k, v, False, lens),
+            [("attention", 45)] + [("backward", 45)] * 3),
+        "gemm split-K bias relu": (
+            [_rand(g, 3, 2100), _rand(g, 2100, 40), _rand(g, 40)],
+            lambda a, b, c: T.gemm(a, b, c, "relu", None, 1.0, 6),
+            lambda a, b, c: F.relu(a @ b + c),
+            [("gemm", 2100), ("gemm", 40), ("gemm", 40), ("backward", 3)]),
         "transpose": ([_rand(g, 3, 37, 24)], T.transpose, lambda x: x.mT.contiguous(),
                       [("gather", 1), ("gather", 1)]),
     }

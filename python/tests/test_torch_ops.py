@@ -125,6 +125,22 @@ def _cases():
                                                                         causal=ca, scale=s)),
           ("gemm", (a3.half(), bt.half(), None, "none", None, 1.0),
            lambda a, b, bias, act, res, al: _d(ops.gemm)(a, b))]
+    # issue 18's features: split-K GEMM, grouped and dilated conv2d, attention key lengths
+    kl = torch.tensor([0, 17], dtype=torch.int32)
+    o_l, lse_l = T.attention(q, k, v, False, None, kl)
+    c += [("gemm", (r(3, 2000), r(2000, 40), w[:40], "relu", r(3, 40), 0.5, 5),
+           lambda a, b, bias, act, res, al, sk: _d(ops.gemm)(a, b, bias=bias, activation=act,
+                                                         residual=res, alpha=al, split_k=sk)),
+          ("conv2d", (r(2, 4, 11, 9), r(6, 2, 3, 3), w[:6], [1], [2], "relu", [2], 2),
+           lambda x, w, b, s, p, act, d, g: _d(ops.conv2d)(x, w, b, stride=s[0], padding=p[0],
+                                                       activation=act, dilation=d[0],
+                                                       groups=g)),
+          ("attention", (q, k, v, True, None, kl),
+           lambda q, k, v, ca, s, kl: _d(ops.attention)(q, k, v, causal=ca, return_lse=True,
+                                                        key_lengths=kl)),
+          ("attention_backward", (r(2, 4, 19, 16), q, k, v, o_l, lse_l, False, None, kl),
+           lambda do, q, k, v, o, lse, ca, s, kl: _d(ops.attention_backward)(
+               do, q, k, v, o, lse, causal=ca, key_lengths=kl))]
     return c
 
 

@@ -6,7 +6,9 @@
 #include "embedded.h"
 #include "tl/compiler.h"
 
+#include <algorithm>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -396,12 +398,72 @@ tl_status tl_kernels_layernorm(tl_kernels kernels, tl_stream stream, const tl_ke
                  tensor_arg(view(out, 2)), tensor_arg(view(stats, 2)), scalar_f32(eps)});
 }
 
+namespace {
+
+tl_arg scalar_i32(int64_t i) {
+  tl_arg a;
+  std::memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.kind = TL_PARAM_SCALAR;
+  a.dtype = TL_DTYPE_I32;
+  a.i = i;
+  return a;
+}
+
+// Split-K GEMM: gemm_splitk_partial_<dt> into an f32 workspace (splits batch, M, N), then
+// gemm_splitk_reduce[_<act>][_bias_res]_<dt> (the partials in order s = 0 .. splits-1, the
+// epilogue once); the workspace's release waits for both.
+tl_status gemm_split(tl_kernels kernels, tl_stream stream, const char *fn, const View &a,
+                     const View &b, const View &bias, const View &res, const View &o, unsigned act,
+                     const char *dt, float alpha, bool has_bias, bool has_res, int64_t splits) {
+  if (has_bias != has_res)
+    return fail(TL_STATUS_UNIMPLEMENTED,
+                "%s: split_k %lld needs bias and residual both or neither (the generated "
+                "reductions)",
+                fn, static_cast<long long>(splits));
+  const int64_t batch = o.shape[0], m = o.shape[1], n = o.shape[2], kk = a.shape[2];
+  const int64_t chunk = cdiv(cdiv(kk, splits), 32) * 32; // the partials' K block is 32
+  tl_buffer_desc bd = {sizeof bd, static_cast<uint64_t>(splits * batch * m * n * 4),
+                       TL_BUFFER_DEVICE_LOCAL};
+  tl_buffer work = nullptr;
+  if (tl_status s = tl_buffer_create(kernels->device, &bd, &work))
+    return s;
+  View part;
+  part.buffer = work;
+  part.dtype = TL_DTYPE_F32;
+  part.rank = 3;
+  part.shape[0] = splits * batch, part.shape[1] = m, part.shape[2] = n;
+  part.strides[0] = m * n, part.strides[1] = n, part.strides[2] = 1;
+  tl_status s =
+      launch(kernels, stream, std::string("gemm_splitk_partial_") + dt, cdiv(m, 64), cdiv(n, 64),
+             splits * batch, {tensor_arg(a), tensor_arg(b), tensor_arg(part), scalar_i32(chunk)});
+  if (!s) {
+    std::string name = "gemm_splitk_reduce";
+    if (act != TL_KERNELS_ACT_NONE)
+      name += std::string("_") + kActivation[act];
+    name += std::string(has_bias ? "_bias_res" : "") + "_" + dt;
+    s = launch(kernels, stream, name, cdiv(m, 64), cdiv(n, 64), batch,
+               {tensor_arg(part), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
+                scalar_f32(alpha), scalar_i32(splits)});
+  }
+  tl_status r = tl_buffer_release(work); // synchronizes the device's streams first
+  if (s) {
+    tl_status_free(r);
+    return s;
+  }
+  return r;
+}
+
+} // namespace
+
 tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels_gemm_desc *desc) {
   const char *fn = "tl_kernels_gemm";
   if (!kernels || !desc)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
-  if (desc->struct_size < sizeof(tl_kernels_gemm_desc))
+  // descs from before split-K end at split_k: automatic
+  if (desc->struct_size < offsetof(tl_kernels_gemm_desc, split_k))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const uint32_t split_k = desc->struct_size >= sizeof(tl_kernels_gemm_desc) ? desc->split_k : 0;
   for (auto [arg, t] : {std::pair{"a", desc->a}, {"b", desc->b}, {"out", desc->out}})
     if (tl_status s = check(fn, arg, t, 2, 3))
       return s;
@@ -457,11 +519,23 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
     return nullptr;
   if (a.shape[2] == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: K is 0", fn);
+  View bias = desc->bias ? view(desc->bias, 1) : unread(desc->a, 1);
+  const int64_t kk = a.shape[2];
+  int64_t splits = split_k;
+  if (split_k == 0) { // tl.ops' linear.splitk_choice where TUNING["splitk_auto"] is on
+    const bool auto_on = kernels->target == "tnpu" || kernels->target == "nvptx";
+    const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
+    splits = 1;
+    if (auto_on && tiles <= 4 && kk >= 2048 && !desc->bias == !desc->residual)
+      splits = std::max<int64_t>(2, std::min<int64_t>(32, kk / 512));
+  }
+  if (splits > 1)
+    return gemm_split(kernels, stream, fn, a, b, bias, res, o, act, dt, desc->alpha,
+                      desc->bias != nullptr, desc->residual != nullptr, splits);
   std::string name = "gemm";
   if (act != TL_KERNELS_ACT_NONE)
     name += std::string("_") + kActivation[act];
   name += std::string(desc->bias ? "_bias" : "") + (desc->residual ? "_res" : "") + "_" + dt;
-  View bias = desc->bias ? view(desc->bias, 1) : unread(desc->a, 1);
   return launch(kernels, stream, name, cdiv(m, 64), cdiv(n, 64), batch,
                 {tensor_arg(a), tensor_arg(b), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
                  scalar_f32(desc->alpha)});
@@ -472,8 +546,11 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   const char *fn = "tl_kernels_attention";
   if (!kernels || !desc)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
-  if (desc->struct_size < sizeof(tl_kernels_attention_desc))
+  // descs from before the padding masks end at key_lengths: they have none
+  if (desc->struct_size < offsetof(tl_kernels_attention_desc, key_lengths))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const tl_kernels_tensor *klen =
+      desc->struct_size >= sizeof(tl_kernels_attention_desc) ? desc->key_lengths : nullptr;
   for (auto [arg, t] :
        {std::pair{"q", desc->q}, {"k", desc->k}, {"v", desc->v}, {"out", desc->out}})
     if (tl_status s = check(fn, arg, t, 3, 3))
@@ -509,22 +586,44 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   if (d > 128)
     return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
                 static_cast<long long>(d));
+  const int64_t heads = klen ? desc->heads : 1;
+  if (klen) {
+    if (tl_status s = check(fn, "key_lengths", klen, 1, 1))
+      return s;
+    if (heads < 1 || bh % heads || heads % group)
+      return fail(TL_STATUS_INVALID_ARGUMENT,
+                  "%s: 'heads' %lld must divide q's %lld rows and be a multiple of group %lld", fn,
+                  static_cast<long long>(heads), static_cast<long long>(bh),
+                  static_cast<long long>(group));
+    if (klen->dtype != TL_DTYPE_I32 || klen->shape[0] != bh / heads)
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'key_lengths' must be i32 of shape (%lld)", fn,
+                  static_cast<long long>(bh / heads));
+    if (d > 64)
+      return fail(TL_STATUS_UNIMPLEMENTED,
+                  "%s: head dimension %lld is above 64 with key_lengths (the generated "
+                  "specializations)",
+                  fn, static_cast<long long>(d));
+  }
   if (bh == 0 || s_len == 0 || d == 0)
     return nullptr;
   if (k->shape[1] == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' has no keys", fn);
   std::string name = std::string("attention") + (desc->causal ? "_causal" : "") +
-                     (d <= 64 ? "_d64_" : "_d128_") + dt;
+                     (klen ? "_len" : "") + (d <= 64 ? "_d64_" : "_d128_") + dt;
   tl_arg g;
   std::memset(&g, 0, sizeof g);
   g.struct_size = sizeof g;
   g.kind = TL_PARAM_SCALAR;
   g.dtype = TL_DTYPE_I32;
   g.i = group;
+  tl_arg h = g; // H: the padding-mask specializations' batch entry of row bh is bh / H
+  h.i = heads;
+  View lens = klen ? view(klen, 1) : unread(desc->q, 1); // unread without key_lengths
+  lens.dtype = TL_DTYPE_I32;
   return launch(kernels, stream, name, cdiv(s_len, 32), bh, 1,
                 {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
                  tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
-                 g});
+                 g, tensor_arg(lens), h});
 }
 
 } // extern "C"

@@ -4,6 +4,7 @@
 #include "tl/kernels.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,7 +200,16 @@ static void test_gemm(Env *e, uint32_t dtype) {
   tl_kernels_tensor tres =
       tensor(e, dtype, 3, so, bf ? (void *)(h + B * M * K + K * N + N) : (void *)res);
   tl_kernels_tensor to = tensor(e, dtype, 3, so, NULL);
-  tl_kernels_gemm_desc d = {sizeof d, &ta, &tb, &tbias, &tres, &to, TL_KERNELS_ACT_GELU, 0.5f};
+  /* a desc from before split-K (struct_size ends at split_k) still works */
+  tl_kernels_gemm_desc d = {offsetof(tl_kernels_gemm_desc, split_k),
+                            &ta,
+                            &tb,
+                            &tbias,
+                            &tres,
+                            &to,
+                            TL_KERNELS_ACT_GELU,
+                            0.5f,
+                            0};
   ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm");
   if (bf) {
     read(e, &to, ho, sizeof ho);
@@ -239,7 +249,18 @@ static void test_attention(Env *e) {
                     to = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
   tl_kernels_tensor tl_ = tensor(e, TL_DTYPE_F32, 2, sl, NULL);
   const float scale = 1.0f / sqrtf((float)D);
-  tl_kernels_attention_desc d = {sizeof d, &tq, &tk, &tv, &to, &tl_, G, 1, scale};
+  /* a desc from before the padding masks (struct_size ends at key_lengths) still works */
+  tl_kernels_attention_desc d = {offsetof(tl_kernels_attention_desc, key_lengths),
+                                 &tq,
+                                 &tk,
+                                 &tv,
+                                 &to,
+                                 &tl_,
+                                 G,
+                                 1,
+                                 scale,
+                                 NULL,
+                                 0};
   ok(tl_kernels_attention(e->kernels, e->stream, &d), "attention");
   read(e, &to, out, sizeof out);
   read(e, &tl_, lse, sizeof lse);
@@ -272,6 +293,123 @@ static void test_attention(Env *e) {
   tl_buffer_release(to.buffer), tl_buffer_release(tl_.buffer);
 }
 
+static void expect_error(tl_status s, tl_status_code code, const char *fragment);
+
+/* Split-K. Catches: a slice of K dropped or counted twice (M 3, N 70, K 5000 over 7 slices, the
+ * last 584 columns: an integer-valued sum, exact in f32, must come out exact), the epilogue
+ * applied per partial (alpha 0.5 and the bias would count 7 times), a workspace too small for
+ * the batch, and the automatic choice (split_k 0) computing something else. */
+static void test_gemm_split_k(Env *e) {
+  enum { B = 2, M = 3, K = 5000, N = 70 };
+  static float a[B * M * K], b[K * N], bias[N], res[B * M * N], out[B * M * N];
+  for (unsigned z = 0; z < B; ++z)
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned k = 0; k < K; ++k)
+        a[(z * M + i) * K + k] = (float)((k + i + z) % 17); /* integers: exact sums */
+  for (unsigned i = 0; i < K * N; ++i)
+    b[i] = (float)(i % 3);
+  for (unsigned i = 0; i < N; ++i)
+    bias[i] = (float)i;
+  for (unsigned i = 0; i < B * M * N; ++i)
+    res[i] = (float)(i % 5);
+  int64_t sa[3] = {B, M, K}, sb[2] = {K, N}, sbias[1] = {N}, so[3] = {B, M, N};
+  tl_kernels_tensor ta = tensor(e, TL_DTYPE_F32, 3, sa, a), tb = tensor(e, TL_DTYPE_F32, 2, sb, b);
+  tl_kernels_tensor tbias = tensor(e, TL_DTYPE_F32, 1, sbias, bias),
+                    tres = tensor(e, TL_DTYPE_F32, 3, so, res),
+                    to = tensor(e, TL_DTYPE_F32, 3, so, NULL);
+  for (uint32_t split = 0; split <= 7; split += 7) {
+    tl_kernels_gemm_desc d = {sizeof d, &ta,  &tb, &tbias, &tres, &to, TL_KERNELS_ACT_RELU,
+                              0.5f,     split};
+    ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm split_k");
+    read(e, &to, out, sizeof out);
+    unsigned bad = 0;
+    for (unsigned z = 0; z < B; ++z)
+      for (unsigned i = 0; i < M; ++i)
+        for (unsigned j = 0; j < N; ++j) {
+          double acc = 0;
+          for (unsigned k = 0; k < K; ++k)
+            acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+          double want = fmax(0.5 * acc + bias[j], 0) + res[(z * M + i) * N + j];
+          bad += out[(z * M + i) * N + j] != (float)want;
+        }
+    EXPECT(bad == 0, "gemm split_k %u: %u of %d elements not exact", split, bad, B * M * N);
+  }
+  tl_kernels_gemm_desc d = {sizeof d, &ta, &tb, &tbias, NULL, &to, TL_KERNELS_ACT_NONE, 1.0f, 3};
+  expect_error(tl_kernels_gemm(e->kernels, e->stream, &d), TL_STATUS_UNIMPLEMENTED,
+               "needs bias and residual both or neither");
+  tl_buffer_release(ta.buffer), tl_buffer_release(tb.buffer), tl_buffer_release(tbias.buffer);
+  tl_buffer_release(tres.buffer), tl_buffer_release(to.buffer);
+}
+
+/* Padding masks. Catches: keys at or past a batch entry's length attended (30 of 45: inside the
+ * second key block), another entry's length applied (B 2 of H 2 heads over one kv head: the
+ * entry is bh / H, not the kv head bh / group), and the no-key entry (length 0) giving NaN
+ * instead of zeros and lse -inf. */
+static void test_attention_key_lengths(Env *e) {
+  enum { B = 2, H = 2, G = 2, S = 37, T = 45, D = 24 };
+  static float q[B * H * S * D], kv[2][B * T * D], out[B * H * S * D], lse[B * H * S];
+  static double ref[B * H * S * D];
+  const int32_t lens[B] = {0, 30};
+  for (unsigned i = 0; i < B * H * S * D; ++i)
+    q[i] = 2 * value(7 * i + 3);
+  for (unsigned i = 0; i < B * T * D; ++i)
+    kv[0][i] = 2 * value(3 * i + 5), kv[1][i] = value(11 * i + 1);
+  int64_t sq[3] = {B * H, S, D}, sk[3] = {B * H / G, T, D}, sl[2] = {B * H, S}, sb[1] = {B};
+  tl_kernels_tensor tq = tensor(e, TL_DTYPE_F32, 3, sq, q),
+                    tk = tensor(e, TL_DTYPE_F32, 3, sk, kv[0]);
+  tl_kernels_tensor tv = tensor(e, TL_DTYPE_F32, 3, sk, kv[1]),
+                    to = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
+  tl_kernels_tensor tl_ = tensor(e, TL_DTYPE_F32, 2, sl, NULL),
+                    tn = tensor(e, TL_DTYPE_I32, 1, sb, lens);
+  const float scale = 1.0f / sqrtf((float)D);
+  tl_kernels_attention_desc d = {sizeof d, &tq, &tk, &tv, &to, &tl_, G, 0, scale, &tn, H};
+  ok(tl_kernels_attention(e->kernels, e->stream, &d), "attention with key_lengths");
+  read(e, &to, out, sizeof out);
+  read(e, &tl_, lse, sizeof lse);
+  double lse_err = 0;
+  int zero_ok = 1;
+  for (unsigned bh = 0; bh < B * H; ++bh)
+    for (unsigned i = 0; i < S; ++i) {
+      const unsigned n = (unsigned)lens[bh / H];
+      const float *qi = q + (bh * S + i) * D, *k = kv[0] + bh / G * T * D,
+                  *v = kv[1] + bh / G * T * D;
+      double sc[T], m = -INFINITY, sum = 0;
+      for (unsigned j = 0; j < n; ++j) {
+        sc[j] = 0;
+        for (unsigned c = 0; c < D; ++c)
+          sc[j] += (double)qi[c] * k[j * D + c];
+        sc[j] *= scale;
+        m = fmax(m, sc[j]);
+      }
+      for (unsigned j = 0; j < n; ++j)
+        sum += exp(sc[j] - m);
+      if (n == 0)
+        zero_ok &= isinf(lse[bh * S + i]) && lse[bh * S + i] < 0;
+      else
+        lse_err = fmax(lse_err, fabs(lse[bh * S + i] - (m + log(sum))));
+      for (unsigned c = 0; c < D; ++c) {
+        double acc = 0;
+        for (unsigned j = 0; j < n; ++j)
+          acc += exp(sc[j] - m) / sum * v[j * D + c];
+        ref[(bh * S + i) * D + c] = acc;
+        if (n == 0)
+          zero_ok &= out[(bh * S + i) * D + c] == 0.0f;
+      }
+    }
+  double err = normwise(out, ref, B * H * S * D);
+  EXPECT(err <= 1e-6, "attention key_lengths: normwise error %g", err);
+  EXPECT(lse_err <= 1e-5, "attention key_lengths lse: max error %g", lse_err);
+  EXPECT(zero_ok, "attention key_lengths: length 0 must give zeros and lse -inf");
+  d.heads = 3;
+  expect_error(tl_kernels_attention(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
+               "'heads' 3 must divide");
+  d.heads = H, d.key_lengths = &tq;
+  expect_error(tl_kernels_attention(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
+               "'key_lengths'");
+  tl_buffer_release(tq.buffer), tl_buffer_release(tk.buffer), tl_buffer_release(tv.buffer);
+  tl_buffer_release(to.buffer), tl_buffer_release(tl_.buffer), tl_buffer_release(tn.buffer);
+}
+
 static void expect_error(tl_status s, tl_status_code code, const char *fragment) {
   EXPECT(s && tl_status_get_code(s) == code && strstr(tl_status_get_message(s), fragment),
          "expected %s naming '%s', got: %s", tl_status_code_name(code), fragment,
@@ -294,11 +432,11 @@ static void test_errors(Env *e) {
                "'out' is not x's shape");
   tl_kernels_tensor x3 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){3, 2, 8}, NULL);
   tl_kernels_tensor l2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){3, 2}, NULL);
-  tl_kernels_attention_desc ad = {sizeof ad, &x3, &x3, &x3, &x3, &l2, 2, 0, 1.0f};
+  tl_kernels_attention_desc ad = {sizeof ad, &x3, &x3, &x3, &x3, &l2, 2, 0, 1.0f, NULL, 0};
   expect_error(tl_kernels_attention(e->kernels, e->stream, &ad), TL_STATUS_INVALID_ARGUMENT,
                "'group' 2 does not divide q's 3 heads");
   tl_buffer_release(x3.buffer), tl_buffer_release(l2.buffer);
-  tl_kernels_gemm_desc d = {sizeof d, &x, &y, NULL, NULL, &x, TL_KERNELS_ACT_NONE, 1.0f};
+  tl_kernels_gemm_desc d = {sizeof d, &x, &y, NULL, NULL, &x, TL_KERNELS_ACT_NONE, 1.0f, 0};
   expect_error(tl_kernels_gemm(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
                "'b' has 2 rows, a has 3 columns");
   d.b = &w; /* rank 1 */
@@ -333,6 +471,8 @@ static void run_on(tl_runtime rt, const char *name) {
   test_gemm(&e, TL_DTYPE_F32);
   test_gemm(&e, TL_DTYPE_BF16);
   test_attention(&e);
+  test_attention_key_lengths(&e);
+  test_gemm_split_k(&e);
   test_errors(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");

@@ -124,10 +124,16 @@ TUNING = {
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)
-    # nvptx: 32 x 32, the blocks the H200 ran right at head dim 32 (128 x 128 blocks gave wrong
-    # outputs there; so does head dim 64 or 128 at 32 x 32, in tl-conform's ops suite: an nvptx
-    # bug, open, bench/cuda/README.md session 9)
+    # nvptx: 64 x 64, the fastest or level on the H200 at head dims 64 and 128, S 197 to 1024
+    # (bench/cuda/attention_blocks.py; every block size right since session 10's dot fix)
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (64, 64)},
+    # split-K GEMM's partials kernel: (BM, BN, BK); tnpu: whole 128 x 128 matrix-unit passes
+    "splitk_blocks": {"default": (64, 64, 32), "tnpu": (128, 128, 128)},
+    # gemm(split_k=None) splits small outputs with a long K by itself (linear.splitk_choice)
+    # where there are processors to fill: GPUs (many SMs) and the tnpu (npusim: 2.2x at 3 x 70
+    # x 5000, 3.0x at 8 x 64 x 16384 in simulated time); on the 2-vCPU cpu device the split
+    # measured 0.2-1.8x the unsplit GEMM (bench/README.md, split-K), so not there
+    "splitk_auto": {"default": False, "nvptx": True, "tnpu": True},
 }
 
 

@@ -161,17 +161,40 @@ def case_of(spec):
         vops = 3 * b * m * n
         exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
         shape = f"{b}x{m}x{n}x{kk}"
+    elif k in ("gemm_splitk_kernel", "gemm_splitk_reduce_kernel"):
+        b, m, n, kk, splits = 2, 70, 100, 1000, 3
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]), b * (splits if cx.get("BK") else 1))
+        if k == "gemm_splitk_kernel":
+            c.t((b, m, kk)), c.t((b, kk, n)), c.t((splits * b, m, n), "nan"), c.s(352)
+            # each slice: 352 columns (11 blocks of 32), the last 296
+            tol, terms, cond = "dot", 352, "abs"
+            flops = 2 * b * m * n * kk
+        else:
+            c.t((splits * b, m, n)), c.t((n,)), c.t((b, m, n)), c.t((b, m, n), "nan")
+            c.s(0.5), c.s(splits)
+            plain = not cx["HAS_BIAS"] and cx["ACT"] == "none"
+            tol, terms = ("reduce_sum" if plain else "gemm"), splits
+            cond = "abs" if plain else "1"
+            vops = (splits + 3) * b * m * n
+            exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
+        shape = f"{b}x{m}x{n}x{kk} split {splits}"
     elif k == "conv2d_kernel":
-        nb, ch, h, w, oc = 2, 3, 10, 9, 70
-        kh, st, pad = cx["KH"], cx["SH"], cx["PH"]
-        oh, ow = (h + 2 * pad - kh) // st + 1, (w + 2 * pad - kh) // st + 1
-        grid = (_cdiv(oh * ow, cx["BM"]), _cdiv(oc, cx["BN"]), nb)
-        c.t((nb, ch, h * w)), c.t((ch * kh * kh, oc)), c.t((oc,)), c.t((nb, oc, oh * ow), "nan")
-        c.s(h), c.s(w), c.s(ow)
-        tol, terms = "gemm", ch * kh * kh
-        flops = 2 * nb * oh * ow * oc * ch * kh * kh
+        # the dilated specialization runs grouped (2 groups of 2 channels, 35 outputs each)
+        kh, st, pad, dil = cx["KH"], cx["SH"], cx["PH"], cx["DH"]
+        g = 2 if dil > 1 else 1
+        nb, h, w, oc = 2, 10, 9, 70
+        ch = 4 if g == 2 else 3
+        cg, og = ch // g, oc // g
+        oh = (h + 2 * pad - dil * (kh - 1) - 1) // st + 1
+        ow = (w + 2 * pad - dil * (kh - 1) - 1) // st + 1
+        grid = (_cdiv(oh * ow, cx["BM"]), _cdiv(og, cx["BN"]), nb * g)
+        c.t((nb * g, cg, h * w)), c.t((g, cg * kh * kh, og)), c.t((g, og))
+        c.t((nb * g, og, oh * ow), "nan")
+        c.s(h), c.s(w), c.s(ow), c.s(g)
+        tol, terms = "gemm", cg * kh * kh
+        flops = 2 * nb * oh * ow * oc * cg * kh * kh
         vops = 2 * nb * oc * oh * ow
-        shape = f"{nb}x{ch}x{h}x{w}->{oc}"
+        shape = f"{nb}x{ch}x{h}x{w}->{oc}" + (f" groups {g} dilation {dil}" if g > 1 else "")
     elif k == "gemv_kernel":
         m, kk = 70, 1100
         grid = (_cdiv(m, cx["BM"]),)
@@ -208,9 +231,17 @@ def case_of(spec):
         scale, group = 1.0 / math.sqrt(d), bh // hkv
         causal = cx.get("CAUSAL", False)
         pairs = bh * s * (s + 1) // 2 if causal else bh * s * s
+        # B = 2 batch entries of H = 2 heads over one kv head; with HAS_LEN each entry's key
+        # length drawn from [0, 37] (0: its queries have no key: zeros, lse -inf)
+        lens = cx.get("HAS_LEN", False)
+
+        def klen():
+            c.t((2,), f"int:0:{s + 1}") if lens else c.t((1,), "int:0:1")
+            c.s(2)
         if k == "attention_kernel":
             grid = (_cdiv(s, cx["BM"]), bh)
             c.t(q), c.t(kv), c.t(kv), c.t(q, "nan"), c.t((bh, s), "nan"), c.s(scale), c.s(group)
+            klen()
             tol, terms = "attention", s
             flops, vops, exps = 4 * pairs * d, 4 * pairs, pairs
         elif k == "attention_delta_kernel":
@@ -221,12 +252,14 @@ def case_of(spec):
             grid = (_cdiv(s, cx["BM"]), bh)
             c.t(q), c.t(kv), c.t(kv), c.t(q), c.t((bh, s)), c.t((bh, s)), c.t(q, "nan")
             c.s(scale), c.s(group)
+            klen()
             tol, terms = "backward", s
             flops, vops, exps = 6 * pairs * d, 4 * pairs, pairs
         else:
             grid = (_cdiv(s, cx["BN"]), bh)
             c.t(q), c.t(kv), c.t(kv), c.t(q), c.t((bh, s)), c.t((bh, s))
             c.t(q, "nan"), c.t(q, "nan"), c.s(scale), c.s(group)
+            klen()
             tol, terms = "backward", s
             flops, vops, exps = 8 * pairs * d, 4 * pairs, pairs
         shape = f"{bh}x{s}x{d} kv {hkv}"

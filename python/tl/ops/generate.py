@@ -127,17 +127,37 @@ def specs():
                                     dict(HAS_BIAS=bias, ACT=act, HAS_RES=res, BM=64, BN=64,
                                          BK=32), gemm_grid,
                                     "out = act(alpha a @ b + bias) + res, f32 accumulation."))
-        for k, st, pad in ((3, 1, 1), (3, 2, 1), (1, 1, 0)):
+        i32s, p3 = ("s", np.int32), _t(3, "f32")
+        out.append(Spec(f"gemm_splitk_partial_{dt}", linear.gemm_splitk_kernel,
+                        [t3, t3, p3, i32s], dict(BM=64, BN=64, BK=32),
+                        "ceil(M/64) x ceil(N/64) x (splits batch)",
+                        "split-K partials: part[s batch + z] = a[z] @ b[z] over K slice s, "
+                        "columns [s chunk, (s + 1) chunk) (f32, (splits batch, M, N)); chunk: "
+                        "ceil(K / splits) rounded up to a multiple of 32."))
+        for act in ("none", "relu", "gelu", "gelu_tanh", "silu"):
+            for extra in (False, True):
+                name = ("gemm_splitk_reduce" + (f"_{act}" if act != "none" else "")
+                        + ("_bias_res" if extra else ""))
+                out.append(Spec(f"{name}_{dt}", linear.gemm_splitk_reduce_kernel,
+                                [p3, t1, t3, t3, f32s, i32s],
+                                dict(HAS_BIAS=extra, ACT=act, HAS_RES=extra, BM=64, BN=64),
+                                "ceil(M/64) x ceil(N/64) x batch",
+                                "split-K reduction: out = act(alpha sum_s part[s batch + z] "
+                                "+ bias) + res, the partials in order s = 0, 1, .."))
+        for k, st, pad, dil in ((3, 1, 1, 1), (3, 2, 1, 1), (1, 1, 0, 1), (3, 1, 2, 2)):
             for act in ("none", "relu"):
-                out.append(Spec(f"conv2d_k{k}s{st}p{pad}_bias" + ("_relu" if act != "none" else "")
+                name = f"conv2d_k{k}s{st}p{pad}" + (f"d{dil}" if dil > 1 else "")
+                out.append(Spec(f"{name}_bias" + ("_relu" if act != "none" else "")
                                 + f"_{dt}", linear.conv2d_kernel,
-                                [t3, t2, t1, t3, ("s", np.int32), ("s", np.int32),
-                                 ("s", np.int32)],
+                                [t3, t3, t2, t3] + [("s", np.int32)] * 4,
                                 dict(KH=k, KW=k, SH=st, SW=st, PH=pad, PW=pad, HAS_BIAS=True,
-                                     ACT=act, BM=64, BN=64, BK=32),
-                                "ceil(OH OW/64) x ceil(OC/64) x N",
-                                f"conv2d {k}x{k}, stride {st}, padding {pad}, bias, {act}: x (N, "
-                                "C, H W), w (C KH KW, OC) view, out (N, OC, OH OW); h, w, OW."))
+                                     ACT=act, BM=64, BN=64, BK=32, DH=dil, DW=dil),
+                                "ceil(OH OW/64) x ceil(OC/groups/64) x N groups",
+                                f"conv2d {k}x{k}, stride {st}, padding {pad}, dilation {dil}, "
+                                f"bias, {act}, any groups: x (N groups, C/groups, H W), w "
+                                "(groups, C/groups KH KW, OC/groups) view, bias (groups, "
+                                "OC/groups), out (N groups, OC/groups, OH OW); h, w, OW, "
+                                "groups."))
         for name, bias in (("gemv", False), ("gemv_bias", True)):
             out.append(Spec(f"{name}_{dt}", linear.gemv_kernel, [t2, t1, t1, t1, f32s],
                             dict(HAS_BIAS=bias, BM=16, BK=512), "ceil(M/16)",
@@ -155,15 +175,20 @@ def specs():
                         dict(BM=1, BLOCK=1024), "rows",
                         "per-row loss, f32; rows whose target is ignore_index give 0."))
         for causal in (False, True):
-            for d in (64, 128):
-                out.append(Spec(f"attention{'_causal' if causal else ''}_d{d}_{dt}",
+            for d, lens in ((64, False), (128, False), (64, True)):
+                out.append(Spec(f"attention{'_causal' if causal else ''}"
+                                f"{'_len' if lens else ''}_d{d}_{dt}",
                                 transformer.attention_kernel,
-                                [t3, t3, t3, t3, _t(2, "f32"), f32s, ("s", np.int32)],
-                                dict(CAUSAL=causal, STORE_LSE=True, BM=32, BN=32, BD=d),
+                                [t3, t3, t3, t3, _t(2, "f32"), f32s, ("s", np.int32),
+                                 _t(1, "i32"), ("s", np.int32)],
+                                dict(CAUSAL=causal, STORE_LSE=True, BM=32, BN=32, BD=d,
+                                     HAS_LEN=lens),
                                 "ceil(S/32) x (batch heads)",
                                 f"flash attention forward, head dimension at most {d}; q, out: "
                                 "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; "
-                                "group = H / Hkv."))
+                                "group = H / Hkv; klen (B,) int32 and heads = H" +
+                                (": keys at or past klen[b] masked (no key left: zeros, lse "
+                                 "-inf)." if lens else " (unread: no padding mask).")))
         out.extend(_backward_specs(dt))
         out.append(Spec(f"copy_{dt}", data.copy_kernel, [t3, t3], dict(BN=64, BI=64),
                         "outer x ceil(n/64) x ceil(inner/64)",
@@ -260,18 +285,19 @@ def _backward_specs(dt):
                     [t2, _t(1, "i32"), _t(2, "f32")], dict(BR=16, BD=256), "ceil(n/16)",
                     "dtable[ids[i]] += dout[i] (f32 atomics)."))
     t3 = _t(3, dt)
+    i32s, lens_t = ("s", np.int32), _t(1, "i32")
     for causal in (False, True):
-        for d in (64, 128):
-            tag = f"{'_causal' if causal else ''}_d{d}_{dt}"
+        for d, lens in ((64, False), (128, False), (64, True)):
+            tag = f"{'_causal' if causal else ''}{'_len' if lens else ''}_d{d}_{dt}"
             blocks = dict(CAUSAL=causal, BM=32 if d <= 64 else 16, BN=32 if d <= 64 else 16,
-                          BD=d)
+                          BD=d, HAS_LEN=lens)
             out.append(Spec(f"attention_backward_dq{tag}", backward.attention_dq_kernel,
-                            [t3] * 4 + [s2, s2, t3, f32s, ("s", np.int32)], blocks,
+                            [t3] * 4 + [s2, s2, t3, f32s, i32s, lens_t, i32s], blocks,
                             f"ceil(S/{blocks['BM']}) x (batch heads)",
                             "dq of attention from q, k, v, do, lse and delta (f32, B H x S)."))
             out.append(Spec(f"attention_backward_dkv{tag}", backward.attention_dkv_kernel,
                             [t3] * 4 + [s2, s2, _t(3, "f32"), _t(3, "f32"), f32s,
-                                        ("s", np.int32)], blocks,
+                                        i32s, lens_t, i32s], blocks,
                             f"ceil(T/{blocks['BN']}) x (batch heads)",
                             "dk, dv (f32, per query head: sum over each kv head's group)."))
     for d in (64, 128):

@@ -80,11 +80,17 @@ def _batched(op, arg, a, batch):
     return a
 
 
-def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device=None):
+def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device=None,
+         split_k=None):
     """activation(alpha * a @ b + bias) + residual. a: (M, K) or (batch, M, K); b: (K, N) or
     (batch, K, N) (any strides: pass x.T for a transposed operand); bias: (N,); residual: the
-    output's shape. Accumulates in f32; returns the inputs' dtype."""
+    output's shape. Accumulates in f32; returns the inputs' dtype. split_k: the K range split
+    over that many programs (f32 partials summed in a fixed order, then the epilogue: no
+    atomics, the same bits every run); None chooses it (`splitk_choice`), 1 never splits."""
     op = "gemm"
+    if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)
+                                or split_k < 1):
+        c.fail(op, "split_k", f"expected an int >= 1 or None, got {split_k!r}")
     a = c.float_array(op, "a", a)
     b = c.float_array(op, "b", b)
     c.same_dtype(op, "a", a, b=b)
@@ -115,12 +121,108 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
         c.fail(op, "a", "K (the inner dimension) is 0")
     dummy = a3[0, 0, :1]
     res3 = dummy.reshape(1, 1, 1) if residual is None else residual.reshape(batch, m, n)
+    splits = split_k
+    if split_k is None:
+        splits = splitk_choice(batch, m, n, a.shape[-1], c.tuned("splitk_auto", device))
+    if splits > 1:
+        _gemm_split(a3, b3, bias, residual, res3, out.reshape(batch, m, n), float(alpha),
+                    activation, splits, device)
+        return out
     grid = lambda meta: (tl.cdiv(m, meta["BM"]), tl.cdiv(n, meta["BN"]), batch)  # noqa: E731
     gemm_kernel[grid](*c.device_args(a3, b3, dummy if bias is None else bias, res3,
                                      out.reshape(batch, m, n)),
                       float(alpha), device=device or "cpu", HAS_BIAS=bias is not None,
                       ACT=activation, HAS_RES=residual is not None)
     return out
+
+
+# ---- split-K GEMM ---------------------------------------------------------------------------
+# For a small M N and a large K the (BM, BN) grid has few programs (M = 3, N = 70: two), each
+# walking all of K. Split-K gives each of S programs per output block one slice of K; each
+# writes its f32 partial sum to part[s], and gemm_splitk_reduce_kernel adds the S partials in
+# the order s = 0 .. S-1 and applies the epilogue once (alpha, bias, activation, residual,
+# rounding to the output's dtype). No atomics: the result is the same bits on every run.
+
+@tl.kernel
+def gemm_splitk_kernel(a: tl.tensor, b: tl.tensor, part: tl.tensor, chunk: tl.int32,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """part[s batch + z] = a[z][:, ks] @ b[z][ks, :] in f32, where ks is split s's slice of K:
+    `chunk` columns (a multiple of BK, so no K block straddles two slices) from s chunk; the
+    loads past K read zeros, so the last slices need no bound of their own (a slice wholly past
+    K writes zeros). a, b: (batch, M, K), (batch, K, N) views; part: (S batch, M, N) f32. Few
+    scalars: the TNPU has 17 scalar registers."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    zs = tl.program_id(2)
+    z = zs % a.shape[0]
+    lo = (zs // a.shape[0]) * chunk
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(lo, lo + chunk, BK):
+        ta = tl.reshape(tl.load(a + (z, m0, k), (1, BM, BK)), (BM, BK))
+        tb = tl.reshape(tl.load(b + (z, k, n0), (1, BK, BN)), (BK, BN))
+        acc = tl.dot(ta, tb, acc=acc)
+    tl.store(part + (zs, m0, n0), tl.reshape(acc, (1, BM, BN)))
+
+
+@tl.kernel
+def gemm_splitk_reduce_kernel(part: tl.tensor, bias: tl.tensor, res: tl.tensor, out: tl.tensor,
+                              alpha: tl.float32, splits: tl.int32, HAS_BIAS: tl.constexpr,
+                              ACT: tl.constexpr, HAS_RES: tl.constexpr, BM: tl.constexpr,
+                              BN: tl.constexpr):
+    """out[z] = ACT(alpha * sum_s part[s batch + z] + bias) + res[z]: the partials added in the
+    order s = 0, 1, .. S-1 (deterministic), the epilogue once. out, res: (batch, M, N)."""
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    z = tl.program_id(2)
+    batch = out.shape[0]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for s in tl.range(0, splits, 1):
+        acc = acc + tl.reshape(tl.load(part + (s * batch + z, m0, n0), (1, BM, BN)), (BM, BN))
+    acc = acc * alpha
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (n0,), (BN,)).to(tl.float32)[None, :]
+    acc = activate(acc, ACT)
+    if HAS_RES:
+        acc = acc + tl.reshape(tl.load(res + (z, m0, n0), (1, BM, BN)), (BM, BN)).to(tl.float32)
+    tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
+
+
+# Split-K's automatic choice, on the devices whose _common.TUNING["splitk_auto"] is on
+# (processors to fill: nvptx, tnpu; on the 2-vCPU cpu device the unsplit GEMM was mostly
+# faster, bench/README.md): split when the output has at most SPLITK_MAX_TILES 64 x 64
+# tiles and K is at least SPLITK_MIN_K, into slices of about SPLITK_SLICE columns, at most
+# SPLITK_MAX_SPLITS of them.
+SPLITK_MAX_TILES, SPLITK_MIN_K, SPLITK_SLICE, SPLITK_MAX_SPLITS = 4, 2048, 512, 32
+
+
+def splitk_choice(batch, m, n, k, auto=True):
+    """The split gemm() uses when split_k is None: 1 (no split) unless `auto` (the device's
+    TUNING["splitk_auto"]), the output is small (batch x ceil(M/64) x ceil(N/64) <=
+    SPLITK_MAX_TILES) and K >= SPLITK_MIN_K."""
+    tiles = batch * (-(-m // 64)) * (-(-n // 64))
+    if not auto or tiles > SPLITK_MAX_TILES or k < SPLITK_MIN_K:
+        return 1
+    return max(2, min(SPLITK_MAX_SPLITS, k // SPLITK_SLICE))
+
+
+def splitk_chunk(k, splits, bk):
+    """Each slice's columns: ceil(K / splits) rounded up to a multiple of the K block."""
+    return -(-(-(-k // splits)) // bk) * bk
+
+
+def _gemm_split(a3, b3, bias, residual, res3, out3, alpha, activation, splits, device):
+    """Split-K: the partials kernel into an f32 workspace (S batch, M, N), then the reduction."""
+    batch, m, n = out3.shape
+    bm, bn, bk = c.tuned("splitk_blocks", device)
+    part = c.empty((splits * batch, m, n), np.float32)
+    chunk = splitk_chunk(a3.shape[2], splits, bk)
+    c.launch(gemm_splitk_kernel, (tl.cdiv(m, bm), tl.cdiv(n, bn), splits * batch), a3, b3, part,
+             chunk, device=device, BM=bm, BN=bn, BK=bk)
+    rbm, rbn = c.pow2(m, 1, 64), c.pow2(n, 16, 128)
+    c.launch(gemm_splitk_reduce_kernel, (tl.cdiv(m, rbm), tl.cdiv(n, rbn), batch), part,
+             a3[0, 0, :1] if bias is None else bias, res3, out3, alpha, splits, device=device,
+             HAS_BIAS=bias is not None, ACT=activation, HAS_RES=residual is not None, BM=rbm,
+             BN=rbn)
 
 
 def gemv(a, x, *, bias=None, alpha=1.0, device=None):
@@ -161,74 +263,106 @@ def transpose(x, *, device=None):
 
 @tl.kernel
 def conv2d_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.tensor, h: tl.int32,
-                  wd: tl.int32, ow_n: tl.int32, KH: tl.constexpr, KW: tl.constexpr,
-                  SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
-                  HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr):
-    """conv2d as an implicit GEMM: for image n, BM output pixels (rows) times BN output
-    channels, K = C KH KW in blocks of BK; the pixels' input patches gathered on the fly (zero
-    padding by mask). x: (N, C, H W) view, w: (C KH KW, OC) view (the weight transposed),
-    out: (N, OC, OH OW) view, bias: (OC); h, wd: the input's height and width, ow_n: OW."""
+                  wd: tl.int32, ow_n: tl.int32, groups: tl.int32, KH: tl.constexpr,
+                  KW: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr,
+                  PW: tl.constexpr, HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr, BK: tl.constexpr, DH: tl.constexpr = 1,
+                  DW: tl.constexpr = 1):
+    """conv2d as an implicit GEMM per group: for image n and group g, BM output pixels (rows)
+    times BN of the group's output channels, K = C/groups KH KW in blocks of BK; the pixels'
+    input patches (dilated by DH, DW) gathered on the fly (zero padding by mask). x: (N groups,
+    C/groups, H W) view, w: (groups, C/groups KH KW, OC/groups) view (each group's weight
+    transposed), out: (N groups, OC/groups, OH OW) view, bias: (groups, OC/groups); h, wd: the
+    input's height and width, ow_n: OW. A block of channels never crosses a group: each
+    group's channels are their own (masked) rows of the views."""
     p0 = tl.program_id(0) * BM
     oc0 = tl.program_id(1) * BN
-    n = tl.program_id(2)
+    ng = tl.program_id(2)
+    g = ng % groups
     pix = p0 + tl.arange(0, BM)
     oh = pix // ow_n
     ow = pix % ow_n
     pix_ok = pix < out.shape[2]
     acc = tl.zeros((BM, BN), tl.float32)
-    for k0 in tl.range(0, w.shape[0], BK):
+    for k0 in tl.range(0, w.shape[1], BK):
         k = k0 + tl.arange(0, BK)
         ic = k // (KH * KW)
         kh = (k % (KH * KW)) // KW
         kw = k % KW
-        rows = oh[:, None] * SH + kh[None, :] - PH
-        cols = ow[:, None] * SW + kw[None, :] - PW
-        ok = (pix_ok[:, None] & (k < w.shape[0])[None, :] & (rows >= 0) & (rows < h)
+        rows = oh[:, None] * SH + kh[None, :] * DH - PH
+        cols = ow[:, None] * SW + kw[None, :] * DW - PW
+        ok = (pix_ok[:, None] & (k < w.shape[1])[None, :] & (rows >= 0) & (rows < h)
               & (cols >= 0) & (cols < wd))
         zero = tl.zeros((BM, BK), tl.int32)
-        a = tl.gather(x, (zero + n, zero + ic[None, :], rows * wd + cols), mask=ok)
-        acc = tl.dot(a, tl.load(w + (k0, oc0), (BK, BN)), acc=acc)
+        a = tl.gather(x, (zero + ng, zero + ic[None, :], rows * wd + cols), mask=ok)
+        tw = tl.reshape(tl.load(w + (g, k0, oc0), (1, BK, BN)), (BK, BN))
+        acc = tl.dot(a, tw, acc=acc)
     if HAS_BIAS:
-        acc = acc + tl.load(bias + (oc0,), (BN,)).to(tl.float32)[None, :]
+        acc = acc + tl.reshape(tl.load(bias + (g, oc0), (1, BN)), (BN,)).to(tl.float32)[None, :]
     acc = activate(acc, ACT)
-    tl.store(out + (n, oc0, p0), tl.reshape(tl.trans(acc), (1, BN, BM)))
+    tl.store(out + (ng, oc0, p0), tl.reshape(tl.trans(acc), (1, BN, BM)))
 
 
-def conv2d(x, weight, bias=None, *, stride=1, padding=0, activation="none", device=None):
+def _pair(op, arg, v):
+    """An int or a pair of ints as a pair."""
+    t = (v, v) if isinstance(v, int) else tuple(v)
+    if len(t) != 2 or not all(isinstance(e, (int, np.integer)) for e in t):
+        c.fail(op, arg, f"expected an int or a pair of ints, got {v!r}")
+    return tuple(int(e) for e in t)
+
+
+def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
+           activation="none", device=None):
     """2D convolution (cross-correlation, as torch's conv2d) of x (N, C, H, W) with weight
-    (OC, C, KH, KW), zero padding, optional bias (OC) and fused activation; groups = 1,
-    dilation 1. Returns (N, OC, OH, OW) in x's dtype (f32 accumulation)."""
+    (OC, C/groups, KH, KW), zero padding, dilation, groups (C and OC multiples of it; groups =
+    C: depthwise), optional bias (OC) and fused activation. Returns (N, OC, OH, OW) in x's
+    dtype (f32 accumulation)."""
     op = "conv2d"
     x = c.float_array(op, "x", x, ndim=4)
     weight = c.float_array(op, "weight", weight, ndim=4)
     c.same_dtype(op, "x", x, weight=weight)
     n, ch, h, w = x.shape
     oc, wc, kh, kw = weight.shape
-    if wc != ch:
-        c.fail(op, "weight", f"has {wc} input channels, x has {ch}")
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
+        c.fail(op, "groups", f"expected an int >= 1, got {groups!r}")
+    groups = int(groups)
+    if ch % groups:
+        c.fail(op, "groups", f"{groups} does not divide x's {ch} channels")
+    if oc % groups:
+        c.fail(op, "groups", f"{groups} does not divide weight's {oc} output channels")
+    if wc != ch // groups:
+        c.fail(op, "weight", f"has {wc} input channels, expected C/groups = {ch // groups}")
     if bias is not None:
         bias = c.float_array(op, "bias", bias, ndim=1)
         if bias.shape != (oc,):
             c.fail(op, "bias", f"expected shape ({oc},), got {bias.shape}")
         c.same_dtype(op, "x", x, bias=bias)
-    sh, sw = (stride, stride) if isinstance(stride, int) else tuple(stride)
-    ph, pw = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    sh, sw = _pair(op, "stride", stride)
+    ph, pw = _pair(op, "padding", padding)
+    dh, dw = _pair(op, "dilation", dilation)
     if sh < 1 or sw < 1 or ph < 0 or pw < 0:
         c.fail(op, "stride", f"strides must be >= 1 and padding >= 0, got {stride}, {padding}")
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    if dh < 1 or dw < 1:
+        c.fail(op, "dilation", f"must be >= 1, got {dilation}")
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh < 1 or ow < 1:
-        c.fail(op, "weight", f"window {(kh, kw)} does not fit in the padded input")
+        c.fail(op, "weight", f"window {(kh, kw)} (dilation {(dh, dw)}) does not fit in the "
+               "padded input")
     if activation not in ACTIVATIONS or activation == "leaky_relu":
         c.fail(op, "activation", f"unknown activation {activation!r}")
     out = c.empty((n, oc, oh, ow), x)
     if out.size == 0 or x.size == 0:
         return out
-    w_t = weight.reshape(oc, ch * kh * kw).T  # (K, OC), a strided view
+    cg, og = ch // groups, oc // groups
+    # (groups, C/groups KH KW, OC/groups): each group's weight transposed, a strided view
+    w_t = weight.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)
     bm = c.pow2(oh * ow, 16, 64)
-    bn = c.pow2(oc, 16, 64)
-    c.launch(conv2d_kernel, (tl.cdiv(oh * ow, bm), tl.cdiv(oc, bn), n), x.reshape(n, ch, h * w),
-             w_t, x.reshape(-1)[:1] if bias is None else bias, out.reshape(n, oc, oh * ow), h, w,
-             ow, device=device, KH=kh, KW=kw, SH=sh, SW=sw, PH=ph, PW=pw, HAS_BIAS=bias is not None,
+    bn = c.pow2(og, 16, 64)
+    c.launch(conv2d_kernel, (tl.cdiv(oh * ow, bm), tl.cdiv(og, bn), n * groups),
+             x.reshape(n * groups, cg, h * w), w_t,
+             x.reshape(-1)[:1].reshape(1, 1) if bias is None else bias.reshape(groups, og),
+             out.reshape(n * groups, og, oh * ow), h, w, ow, groups, device=device, KH=kh,
+             KW=kw, SH=sh, SW=sw, PH=ph, PW=pw, DH=dh, DW=dw, HAS_BIAS=bias is not None,
              ACT=activation, BM=bm, BN=bn, BK=32)
     return out

@@ -134,15 +134,52 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     return loss.sum() / max(int(keep.sum()), 1) if reduction == "mean" else loss.sum()
 
 
-def attention(q, k, v, causal=False, scale=None):
+def attention_mask(b, s, t, causal=False, key_lengths=None):
+    """(B, 1, S, T) bool: key j visible to query i (causal: j <= i; key_lengths: j < len[b])."""
+    ok = np.ones((b, 1, s, t), bool)
+    if causal:
+        ok &= np.tril(np.ones((s, t), bool))
+    if key_lengths is not None:
+        ok &= (np.arange(t)[None, :] < np.asarray(key_lengths)[:, None])[:, None, None, :]
+    return ok
+
+
+def masked_softmax(s, ok):
+    """softmax over the visible scores; a row with none visible is all zeros (FlashAttention's
+    convention, which tl.ops.attention follows)."""
+    s = np.where(ok, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    e = np.where(ok, np.exp(s - np.where(np.isfinite(m), m, 0)), 0.0)
+    tot = e.sum(-1, keepdims=True)
+    return np.where(tot > 0, e / np.where(tot > 0, tot, 1), 0.0)
+
+
+def attention(q, k, v, causal=False, scale=None, key_lengths=None):
     q, k, v = f64(q), f64(k), f64(v)
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ np.swapaxes(k, -1, -2) * scale
+    if key_lengths is not None:
+        ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths)
+        return masked_softmax(s, ok) @ v
     if causal:
         s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     return softmax(s) @ v
+
+
+def attention_lse(q, k, causal=False, scale=None, key_lengths=None):
+    """Each query's log-sum-exp of its visible scores (B, H, S); -inf where none is visible."""
+    q, k = f64(q), f64(k)
+    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths)
+    s = np.where(ok, s, -np.inf)
+    m = s.max(-1)
+    mm = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        return mm + np.log(np.where(ok, np.exp(s - mm[..., None]), 0).sum(-1))
 
 
 # ---- backward ------------------------------------------------------------------------------------
@@ -210,16 +247,20 @@ def embedding_backward(dout, ids, num_embeddings):
     return out
 
 
-def attention_backward(do, q, k, v, causal=False, scale=None):
+def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None):
     """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
     do, q, k, v = f64(do), f64(q), f64(k), f64(v)
     group = q.shape[1] // k.shape[1]
     ke, ve = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ np.swapaxes(ke, -1, -2) * scale
-    if causal:
-        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
-    p = softmax(s)
+    if key_lengths is not None:
+        p = masked_softmax(s, attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal,
+                                             key_lengths))
+    else:
+        if causal:
+            s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+        p = softmax(s)
     dv = np.swapaxes(p, -1, -2) @ do
     dp = do @ np.swapaxes(ve, -1, -2)
     ds = p * (dp - (dp * p).sum(-1, keepdims=True))
@@ -290,19 +331,27 @@ def pool2d(mode, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     return out
 
 
-def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none"):
-    """Cross-correlation in float64 by explicit windows (torch's conv2d, groups 1)."""
+def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none", dilation=1,
+           groups=1):
+    """Cross-correlation in float64 by explicit windows (torch's conv2d: weight (OC, C/groups,
+    KH, KW), dilation, groups)."""
     x, w = f64(x), f64(weight)
     sh, sw = (stride, stride) if isinstance(stride, int) else stride
     ph, pw = (padding, padding) if isinstance(padding, int) else padding
+    dh, dw = (dilation, dilation) if isinstance(dilation, int) else dilation
     x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    oc, _, kh, kw = w.shape
-    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    oc, cg, kh, kw = w.shape
+    og = oc // groups
+    oh = (x.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (x.shape[3] - dw * (kw - 1) - 1) // sw + 1
     out = np.zeros((x.shape[0], oc, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            patch = x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    for g in range(groups):
+        xg, wg = x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og]
+        for i in range(kh):
+            for j in range(kw):
+                r, q = i * dh, j * dw
+                patch = xg[:, :, r:r + sh * (oh - 1) + 1:sh, q:q + sw * (ow - 1) + 1:sw]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, wg[:, :, i, j])
     if bias is not None:
         out += f64(bias)[None, :, None, None]
     return activation(activation_, out)

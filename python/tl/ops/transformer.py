@@ -68,14 +68,18 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
 
 @tl.kernel
 def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, lse: tl.tensor,
-                     scale: tl.float32, group: tl.int32,
+                     scale: tl.float32, group: tl.int32, klen: tl.tensor, heads: tl.int32,
                      CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, BM: tl.constexpr,
-                     BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr = False):
+                     BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr = False,
+                     HAS_LEN: tl.constexpr = False):
     """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
     queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
     S, D) views; k, v: (B H / group, T, D). STORE_LSE: lse (B H, S) f32 gets each query's
     log-sum-exp of its scores, for the backward. EVEN (T a multiple of BN, not causal): every
-    key block is whole, so the scores are not masked (on cpu the mask was a third of the time)."""
+    key block is whole, so the scores are not masked (on cpu the mask was a third of the time).
+    HAS_LEN: klen (B,) int32 holds each batch entry's number of keys (heads: H, so b = bh //
+    heads); keys at or past it are masked, and a query with no key left (length 0) gets zeros
+    and lse = -inf (as FlashAttention), not NaN."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
     hk = bh // group  # k and v's (batch, head): b H + h over group is b Hkv + h / group
@@ -85,6 +89,9 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     m = tl.full((BM,), -float("inf"), tl.float32)
     s = tl.zeros((BM,), tl.float32)
     acc = tl.zeros((BM, BD), tl.float32)
+    kl = tl.zeros((1,), tl.int32)
+    if HAS_LEN:
+        kl = tl.load(klen + (bh // heads,), (1,))
     hi = t_len
     if CAUSAL:
         hi = tl.minimum(t_len, m0 + BM)
@@ -93,20 +100,41 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
         tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         cols = n0 + tl.arange(0, BN)
         sc = tl.dot(tq, tl.trans(tk)) * scale
-        if CAUSAL or not EVEN:
+        if CAUSAL or not EVEN or HAS_LEN:
             ok = (cols < t_len)[None, :]
             if CAUSAL:
                 ok = ok & (cols[None, :] <= rows[:, None])
+            if HAS_LEN:
+                ok = ok & (cols[None, :] < kl[:, None])
             sc = tl.where(ok, sc, -float("inf"))
         m_new = tl.maximum(m, tl.max(sc, axis=1))
-        p = tl.exp(sc - m_new[:, None])
-        corr = tl.exp(m - m_new)
+        m_use = m_new
+        if HAS_LEN:
+            # no key seen yet: exponentiate against 0, not -inf (exp(-inf - -inf) is NaN)
+            m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
+        p = tl.exp(sc - m_use[:, None])
+        corr = tl.exp(m - m_use)
         s = s * corr + tl.sum(p, axis=1)
         acc = tl.dot(p, tv, acc=acc * corr[:, None])
         m = m_new
-    tl.store(out + (bh, m0, 0), tl.reshape(acc / s[:, None], (1, BM, BD)))
+    o = acc / s[:, None]
+    if HAS_LEN:
+        o = tl.where((s > 0.0)[:, None], o, 0.0)
+    tl.store(out + (bh, m0, 0), tl.reshape(o, (1, BM, BD)))
     if STORE_LSE:
         tl.store(lse + (bh, m0), tl.reshape(m + tl.log(s), (1, BM)))
+
+
+def key_lengths_array(op, key_lengths, batch, t):
+    """`key_lengths` (B,) as int32, each in [0, T]."""
+    kl = c.index_array(op, "key_lengths", key_lengths)
+    if kl.shape != (batch,):
+        c.fail(op, "key_lengths", f"expected shape ({batch},) (one length per batch entry), "
+               f"got {kl.shape}")
+    if kl.size and (kl.min() < 0 or kl.max() > t):
+        bad = kl[(kl < 0) | (kl > t)][0]
+        c.fail(op, "key_lengths", f"length {int(bad)} out of range [0, {t}] (T = {t} keys)")
+    return np.ascontiguousarray(kl)
 
 
 def rope(x, cos, sin, *, device=None):
@@ -190,12 +218,15 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
     return total / max(int(valid.sum()), 1) if reduction == "mean" else total
 
 
-def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False):
+def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False,
+              key_lengths=None):
     """Scaled dot-product attention forward, flash-style. q: (B, H, S, D); k, v: (B, Hkv, T, D)
     with H a multiple of Hkv (grouped-query and multi-query attention). causal: key j attends
     to query i when j <= i (top-left aligned, as torch's is_causal). scale: default 1/sqrt(D).
     Returns (B, H, S, D) in q's dtype; return_lse: also the (B, H, S) float32 log-sum-exp of
-    each query's scores, which attention_backward takes."""
+    each query's scores, which attention_backward takes. key_lengths: (B,) integers in [0, T],
+    each batch entry's number of keys (padding masks: keys at or past it are ignored); a query
+    left with no key (length 0) gets zeros and lse = -inf (as FlashAttention), not NaN."""
     op = "attention"
     q = c.float_array(op, "q", q, ndim=4)
     k = c.float_array(op, "k", k, ndim=4)
@@ -215,6 +246,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
         c.fail(op, "k", "no keys (T = 0)")
     if d > MAX_HEAD_DIM:
         c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
+    kl = None if key_lengths is None else key_lengths_array(op, key_lengths, bq, k.shape[2])
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
     # Query and key blocks of 128 x 64 (8192 elements), fewer for wider heads: the largest that
@@ -228,7 +260,8 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
-             lse.reshape(-1, lse.shape[-1]), scale, h // hk, device=device,
+             lse.reshape(-1, lse.shape[-1]), scale, h // hk,
+             np.zeros(1, np.int32) if kl is None else kl, h, device=device,
              CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd,
-             EVEN=not causal and k.shape[2] % bn == 0)
+             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=kl is not None)
     return (out, lse) if return_lse else out

@@ -40,9 +40,10 @@ def rmsnorm(x, weight=None, eps=1e-6):
     return ops.rmsnorm(x, weight, eps)[0]
 
 
-def attention(q, k, v, causal=False, scale=None):
-    """Scaled dot-product attention, q (B, H, S, D), k and v (B, Hkv, T, D)."""
-    return ops.attention(q, k, v, causal, scale)[0]
+def attention(q, k, v, causal=False, scale=None, key_lengths=None):
+    """Scaled dot-product attention, q (B, H, S, D), k and v (B, Hkv, T, D); key_lengths (B,)
+    integers: keys at or past them masked (a query with no key left: zeros)."""
+    return ops.attention(q, k, v, causal, scale, key_lengths)[0]
 
 
 def swiglu(gate, up=None):

@@ -142,6 +142,7 @@ def _save_gemm(ctx, inputs, output):
     _device(ctx, inputs)
     a, b, bias, act, residual, alpha = inputs[:6]
     ctx.act, ctx.alpha = act, alpha
+    ctx.split_k = inputs[6] if len(inputs) > 7 else None
     ctx.has_bias, ctx.has_res = bias is not None, residual is not None
     ctx.save_for_backward(a, b, bias)
 
@@ -151,7 +152,7 @@ def _gemm_grad(ctx, g):
     dev, alpha = ctx.dev, ctx.alpha
     dres = g if ctx.has_res else None  # the residual is added after the activation
     if ctx.act != "none":  # the pre-activation, recomputed (one more GEMM, no stored copy)
-        pre = tl.gemm(a, b, bias, "none", None, alpha, device=dev)
+        pre = tl.gemm(a, b, bias, "none", None, alpha, ctx.split_k, device=dev)
         g = tl.activation_backward(ctx.act, pre, g, device=dev)
     if a.dim() == 3 and b.dim() == 2:  # b shared by the batch: db over every row of a
         k, n = b.shape
@@ -163,7 +164,7 @@ def _gemm_grad(ctx, g):
     if ctx.has_bias:
         dbias = tl.sum(g.reshape(-1, g.shape[-1]), 0, device=dev)
     return (reduce_to(da, a.shape, dev), reduce_to(db, b.shape, dev), dbias, None,
-            dres, None, None)
+            dres, None, None, None)
 
 
 # --- transformer --------------------------------------------------------------------------
@@ -205,15 +206,15 @@ def _ce_grad(ctx, g):
 
 def _save_attention(ctx, inputs, output):
     _device(ctx, inputs)
-    ctx.causal, ctx.scale = inputs[3], inputs[4]
+    ctx.causal, ctx.scale, ctx.key_lengths = inputs[3], inputs[4], inputs[5]
     ctx.save_for_backward(inputs[0], inputs[1], inputs[2], output[0], output[1])
 
 
 def _attention_grad(ctx, g, glse):
     q, k, v, out, lse = ctx.saved_tensors
     dq, dk, dv = tl.attention_backward(g.contiguous(), q, k, v, out, lse, ctx.causal, ctx.scale,
-                                       device=ctx.dev)
-    return dq, dk, dv, None, None, None
+                                       ctx.key_lengths, device=ctx.dev)
+    return dq, dk, dv, None, None, None, None
 
 
 def _save_none(ctx, inputs, output):

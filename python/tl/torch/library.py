@@ -279,13 +279,15 @@ def _gemm_shape(a, b):
 
 
 @op("gemm(Tensor a, Tensor b, Tensor? bias=None, str activation='none', "
-    "Tensor? residual=None, float alpha=1.0, str? device=None) -> Tensor",
-    lambda a, b, bias=None, activation="none", residual=None, alpha=1.0, device=None:
-        _like(a, _gemm_shape(a, b)))
-def gemm(b, a, b_, bias=None, activation="none", residual=None, alpha=1.0, device=None):
-    """activation(alpha a @ b + bias) + residual; a and b in any strides (a.mT is a view)."""
+    "Tensor? residual=None, float alpha=1.0, int? split_k=None, str? device=None) -> Tensor",
+    lambda a, b, bias=None, activation="none", residual=None, alpha=1.0, split_k=None,
+    device=None: _like(a, _gemm_shape(a, b)))
+def gemm(b, a, b_, bias=None, activation="none", residual=None, alpha=1.0, split_k=None,
+         device=None):
+    """activation(alpha a @ b + bias) + residual; a and b in any strides (a.mT is a view);
+    split_k as tl.ops.gemm's (None: chosen by the shapes)."""
     return ops.gemm(b.array(a), b.array(b_), bias=_arr(b, bias), activation=activation,
-                    residual=_arr(b, residual), alpha=alpha, device=device)
+                    residual=_arr(b, residual), alpha=alpha, split_k=split_k, device=device)
 
 
 @op("gemv(Tensor a, Tensor x, Tensor? bias=None, float alpha=1.0, str? device=None) -> Tensor",
@@ -304,19 +306,22 @@ def _pair(v):
     return (v[0], v[0]) if len(v) == 1 else tuple(v)
 
 
-def _conv_shape(x, w, stride, padding):
-    (sh, sw), (ph, pw) = _pair(stride), _pair(padding)
-    return (x.shape[0], w.shape[0], (x.shape[2] + 2 * ph - w.shape[2]) // sh + 1,
-            (x.shape[3] + 2 * pw - w.shape[3]) // sw + 1)
+def _conv_shape(x, w, stride, padding, dilation=(1,)):
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    return (x.shape[0], w.shape[0], (x.shape[2] + 2 * ph - dh * (w.shape[2] - 1) - 1) // sh + 1,
+            (x.shape[3] + 2 * pw - dw * (w.shape[3] - 1) - 1) // sw + 1)
 
 
 @op("conv2d(Tensor x, Tensor weight, Tensor? bias=None, int[] stride=[1], int[] padding=[0], "
-    "str activation='none', str? device=None) -> Tensor",
-    lambda x, weight, bias=None, stride=(1,), padding=(0,), activation="none", device=None:
-        _like(x, _conv_shape(x, weight, stride, padding)))
-def conv2d(b, x, weight, bias=None, stride=(1,), padding=(0,), activation="none", device=None):
+    "str activation='none', int[] dilation=[1], int groups=1, str? device=None) -> Tensor",
+    lambda x, weight, bias=None, stride=(1,), padding=(0,), activation="none", dilation=(1,),
+    groups=1, device=None: _like(x, _conv_shape(x, weight, stride, padding, dilation)))
+def conv2d(b, x, weight, bias=None, stride=(1,), padding=(0,), activation="none",
+           dilation=(1,), groups=1, device=None):
+    """torch's conv2d (weight (OC, C/groups, KH, KW)) with a fused activation."""
     return ops.conv2d(_arr(b, x), _arr(b, weight), _arr(b, bias), stride=_pair(stride),
-                      padding=_pair(padding), activation=activation, device=device)
+                      padding=_pair(padding), dilation=_pair(dilation), groups=groups,
+                      activation=activation, device=device)
 
 
 # --- transformer --------------------------------------------------------------------------
@@ -359,13 +364,16 @@ def cross_entropy(b, logits, target, reduction="mean", ignore_index=-100, device
 
 
 @op("attention(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
-    "str? device=None) -> (Tensor, Tensor)",
-    lambda q, k, v, causal=False, scale=None, device=None:
+    "Tensor? key_lengths=None, str? device=None) -> (Tensor, Tensor)",
+    lambda q, k, v, causal=False, scale=None, key_lengths=None, device=None:
         (_like(q), _like(q, tuple(q.shape[:3]), torch.float32)))
-def attention(b, q, k, v, causal=False, scale=None, device=None):
-    """(out, lse): lse (B, H, S) float32, which attention_backward takes."""
+def attention(b, q, k, v, causal=False, scale=None, key_lengths=None, device=None):
+    """(out, lse): lse (B, H, S) float32, which attention_backward takes. key_lengths: (B,)
+    integers (read on the host to check their range), keys at or past them masked; a query
+    with no key left gets zeros and lse -inf."""
     return ops.attention(_arr(b, q), _arr(b, k), _arr(b, v), causal=causal, scale=scale,
-                         device=device, return_lse=True)
+                         device=device, return_lse=True,
+                         key_lengths=None if key_lengths is None else b.host(key_lengths))
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -540,10 +548,14 @@ def embedding_backward(b, dout, ids, num_embeddings, device=None):
 
 
 @op("attention_backward(Tensor do, Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, "
-    "bool causal=False, float? scale=None, str? device=None) -> (Tensor, Tensor, Tensor)",
-    lambda do, q, k, v, out, lse, causal=False, scale=None, device=None:
+    "bool causal=False, float? scale=None, Tensor? key_lengths=None, str? device=None) -> "
+    "(Tensor, Tensor, Tensor)",
+    lambda do, q, k, v, out, lse, causal=False, scale=None, key_lengths=None, device=None:
         (_like(q), _like(k), _like(v)))
-def attention_backward(b, do, q, k, v, out, lse, causal=False, scale=None, device=None):
+def attention_backward(b, do, q, k, v, out, lse, causal=False, scale=None, key_lengths=None,
+                       device=None):
     return ops.attention_backward(_arr(b, do), _arr(b, q), _arr(b, k), _arr(b, v),
                                   _arr(b, out), _arr(b, lse), causal=causal, scale=scale,
-                                  device=device)
+                                  device=device,
+                                  key_lengths=None if key_lengths is None
+                                  else b.host(key_lengths))

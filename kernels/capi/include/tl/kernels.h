@@ -100,6 +100,13 @@ typedef struct tl_kernels_gemm_desc {
   const tl_kernels_tensor *out;      /* (M, N) or (batch, M, N) */
   uint32_t activation;               /* NONE, RELU, GELU, GELU_TANH or SILU */
   float alpha;
+  /* Split-K (optional; a desc whose struct_size ends before it has 0): K in split_k slices,
+   * f32 partials in a workspace, summed in a fixed order (no atomics: reproducible), the epilogue
+   * once. 0: automatic (small outputs with K >= 2048 on the tnpu and nvptx targets), 1: never.
+   * The split path needs bias and residual both or neither (else it runs unsplit when automatic
+   * and is UNIMPLEMENTED when asked for), and returns after the stream has run it (releasing the
+   * workspace synchronizes the device's streams). */
+  uint32_t split_k;
 } tl_kernels_gemm_desc;
 /* out = act(alpha a @ b + bias) + residual, f32 accumulation. */
 TL_KERNELS_EXPORT tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream,
@@ -115,6 +122,12 @@ typedef struct tl_kernels_attention_desc {
   uint32_t group;               /* H / Hkv: query heads per kv head (1: multi-head) */
   int32_t causal;               /* 1: key j attends to query i when j <= i */
   float scale;                  /* usually 1 / sqrt(D) */
+  /* Padding masks (optional; a desc whose struct_size ends before them has none): */
+  const tl_kernels_tensor *key_lengths; /* (B) i32 or NULL: each batch entry's number of keys,
+                                           keys at or past it masked (above T: T; <= 0: none);
+                                           a query left with no key gets zeros and lse -inf.
+                                           With key_lengths D <= 64. */
+  uint32_t heads;                       /* H: q's row bh belongs to batch entry bh / H */
 } tl_kernels_attention_desc;
 /* Attention forward, flash-style (online softmax over key blocks, f32). */
 TL_KERNELS_EXPORT tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,

@@ -12,10 +12,13 @@ using F = isa::VecField;
 
 } // namespace
 
-/// Along the last axis (a row of a rank-2 tile, or a rank-1 tile): v.rmax / v.rmin / v.rargmax;
-/// sums in ascending order as the interpreter (a transpose, then the column fold v.csum); along
-/// axis 0 of a rank-2 tile: the column folds. A scalar result is read back by the command
-/// processor.
+/// Along the last axis (a row of a rank-2 tile, or a rank-1 tile): v.rsum / v.rmax / v.rmin /
+/// v.rargmax. Float sums so associate in v.rsum's order (lane-strided partials, then a tree;
+/// sim/numerics/SPEC.md), which Tile IR's reduce allows (ir.h: any order; every order is within
+/// (n - 1) u sum |x|), not the interpreter's ascending order: one pass and a 6-level tree per row
+/// instead of a transpose and a column fold (whose rows of R elements fill R of the 64 lanes).
+/// Integer sums wrap, exact in any order. Along axis 0 of a rank-2 tile: the column folds, in row
+/// order. A scalar result is read back by the command processor.
 void Lowering::lower_reduce(const ir::Operation &op) {
   const ir::Type &in = op.operand(0)->type();
   const std::string kind = *op.attr_as<std::string>("kind");
@@ -33,32 +36,23 @@ void Lowering::lower_reduce(const ir::Operation &op) {
   const Range w = to_scalar ? Range{dst, dst + 8} : tile_range(op, op.result());
   const int64_t rows = in.rank() == 2 ? in.shape()[0] : 1, cols = in.shape()[in.rank() - 1];
   const bool row_form = axis == in.rank() - 1;
-  if (row_form && kind != "sum") {
+  if (row_form) {
     vec_setup(cols, rows, t, u);
     veci(F::Sa, cols * es);
     veci(F::Sd, oes);
-    vcmd(argmax ? V::VRargmax : kind == "max" ? V::VRmax : V::VRmin, {dst, src}, {r}, {w});
+    vcmd(argmax          ? V::VRargmax
+         : kind == "sum" ? V::VRsum
+         : kind == "max" ? V::VRmax
+                         : V::VRmin,
+         {dst, src}, {r}, {w});
   } else {
-    uint64_t from = src;
-    int64_t n = cols, m = rows;  // fold m rows of n columns
-    if (row_form && rows == 1) { // a row is a column of 1-element rows
-      n = 1, m = cols;
-      veci(F::Sa, es);
-    } else if (row_form) {
-      from = temp(op, 0, uint64_t(rows * cols * es));
-      transpose(op, from, src, rows, cols, t, es);
-      n = rows, m = cols;
-      veci(F::Sa, rows * es);
-    } else {
-      veci(F::Sa, cols * es);
-    }
-    vec_setup(n, m, t, u);
-    const Range fr = from == src ? r : Range{from, from + uint64_t(rows * cols * es)};
+    veci(F::Sa, cols * es);
+    vec_setup(cols, rows, t, u);
     vcmd(argmax          ? V::VCargmax
          : kind == "sum" ? V::VCsum
          : kind == "max" ? V::VCmax
                          : V::VCmin,
-         {dst, from}, {fr}, {w});
+         {dst, src}, {r}, {w});
   }
   if (to_scalar) // read back when the command processor needs it
     vscalars_[op.result()] = dst;

@@ -118,10 +118,6 @@ TUNING = {
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); elsewhere it divides
     "softmax_reciprocal": {"default": False, "tnpu": True},
-    # attention forward computes the next key block's scores before this block's softmax
-    # (transformer.attention_kernel's OVERLAP): the tnpu's matrix unit then runs beside its
-    # vector unit; on cpu the same threads do both (nothing to overlap)
-    "attention_overlap": {"default": False, "tnpu": True},
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)

@@ -230,8 +230,9 @@ TEST(NpusimOps, ReductionsAndScansAlongEveryAxis) {
     }
 }
 
-// Float sums along the last axis are v.rsum's (lane-strided partials, then a tree), which Tile
-// IR's reduce allows (ir.h: any order): each is within the classical bound of any order,
+// Float sums along the last axis are v.rsum's (lane-strided partials, then a tree; the 16 x 256
+// tiles) or a transpose's column folds (16 x 64, 16 x 16), which Tile IR's reduce allows (ir.h:
+// any order): each is within the classical bound of any order,
 // (n - 1) u sum |x| of the exact sum (u the type's unit roundoff, the second-order term added), on
 // rows wider and narrower than the 64 lanes, ragged (padding 0). A lost or doubled element (|x| >=
 // 1/8 here) or a row summed into the wrong place fails the f32 bound by orders of magnitude.

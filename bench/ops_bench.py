@@ -255,6 +255,8 @@ def main():
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
     p.add_argument("--seq", type=int, default=2048, help="attention's sequence length")
+    p.add_argument("--heads", type=int, default=8,
+                   help="attention's heads (npusim: 2 simulate S = 2048 in minutes)")
     p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
     p.add_argument("--out", help="also write the table and the lines to this file")
     a = p.parse_args()
@@ -341,7 +343,7 @@ def main():
     s = a.seq
     name = f"attention S={s}"
     if wanted(name):
-        bh, d = 8, 64
+        bh, d = a.heads, 64
         q, k, v = (rng.standard_normal((1, bh, s, d), np.float32) for _ in range(3))
 
         def np_attention():

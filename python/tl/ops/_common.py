@@ -107,8 +107,9 @@ def np_dtype(name):
 # not copies), keyed by the device's compile target; a target not listed gets the default.
 # tnpu (the npusim device): each grid program's DMA commands pay ~0.14 us of setup and HBM
 # latency, so 16 KiB tiles reach ~0.5 of HBM bandwidth and 128 KiB ones ~0.96
-# (bench/README.md); a row reduction there is a transpose and a column sum whose lanes are the
-# tile's rows, so row ops want at least 64 rows (the default chip's vector lanes) per program.
+# (bench/README.md). A row reduction there is one v.rsum / v.rmax per tile (its lanes along the
+# row); before issue 18's s10 work a sum was a transpose and a column sum whose lanes were the
+# tile's rows, which wanted at least 64 rows (the default chip's lanes) per program.
 TUNING = {
     # elements per program of elementwise ops
     "elementwise_elements": {"default": 4096, "tnpu": 32768},
@@ -121,6 +122,9 @@ TUNING = {
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
     "axis_inner": {"default": 64, "llvm-cpu": 256},
+    # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
+    # passes, v.mul 1 (bench/README.md); elsewhere it divides
+    "softmax_reciprocal": {"default": False, "tnpu": True},
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)

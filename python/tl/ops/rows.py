@@ -28,9 +28,12 @@ def rows_per_program(bm, block):
 @tl.autotune(configs=ROW_CONFIGS, key=["x"])
 @tl.kernel
 def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl.constexpr,
-                   BM: tl.constexpr, BLOCK: tl.constexpr):
+                   BM: tl.constexpr, BLOCK: tl.constexpr, RECIP: tl.constexpr = False):
     """Row softmax (LOG: log-softmax) with an online max and sum over chunks, in f32; a
-    program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program)."""
+    program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program). RECIP (ONE_PASS): the
+    exponentials times 1 / sum instead of divided by the sum (_common.TUNING
+    "softmax_reciprocal": on the tnpu a division is 4 vector passes, a multiplication 1; one
+    more rounding per element, within the softmax tolerance's n u)."""
     R = min(BM, max(1, MAX_ELEMS // BLOCK))
     r0 = tl.program_id(0) * R
     n = x.shape[1]
@@ -41,6 +44,8 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
         s = tl.sum(e, axis=1)
         if LOG:
             tl.store(out + (r0, 0), v - (m + tl.log(s))[:, None])
+        elif RECIP:
+            tl.store(out + (r0, 0), e * (1.0 / s)[:, None])
         else:
             tl.store(out + (r0, 0), e / s[:, None])
     else:
@@ -138,7 +143,8 @@ def _softmax(op, x, axis, device):
     grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa: E731
     # Through c.device_args, as c.launch does (tl.torch's CUDA tensors replace their stand-ins).
     softmax_kernel[grid](*c.device_args(x2, o2), device=device or "cpu", LOG=op == "log_softmax",
-                         ONE_PASS=one, BLOCK=block)
+                         ONE_PASS=one, BLOCK=block,
+                         RECIP=c.tuned("softmax_reciprocal", device))
     return out
 
 

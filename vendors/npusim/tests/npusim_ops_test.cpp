@@ -1,11 +1,15 @@
 // Every tile op family the tnpu target lowers, compiled for npusim and run against the reference
 // interpreter on random ragged shapes: results bit-exact (NaNs equal whatever their payload;
-// v.exp within its 2 ulp), and run-time errors (division by zero) reported as the interpreter
-// reports them. Scalars, control flow, indexed ops and whole programs: npusim_ops_program_test.cpp.
+// v.exp within its 2 ulp; float row sums, in v.rsum's order, within Tile IR's bound), and
+// run-time errors (division by zero) reported as the interpreter reports them. Scalars, control
+// flow, indexed ops and whole programs: npusim_ops_program_test.cpp.
 // SPDX-License-Identifier: Apache-2.0
 #include "ops_test_support.h"
 
 #include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
 
 namespace tl::npusim {
 namespace {
@@ -203,8 +207,14 @@ TEST(NpusimOps, ReductionsAndScansAlongEveryAxis) {
             ">\n  store %y, %o, %r\n  return\n}\n";
         for (auto [R, C] : {std::pair<int64_t, int64_t>{37, 45}, {1, 1}, {20, 64}}) {
           const int64_t n = axis == 1 ? R : C;
-          expect_matches(text, "k", {tensor(k, {R, C}, rng, -3, 3), poisoned(o, {n})},
-                         {uint64_t((n + 15) / 16), 1, 1});
+          Arg x = tensor(k, {R, C}, rng, -3, 3);
+          // A float sum along a row associates in v.rsum's order (Tile IR allows any): integral
+          // inputs make every order exact, so a wrong lane or row still shows bit for bit; the
+          // order itself is checked against its bound in RowSumsWithinTheBound.
+          if (ir::is_float(k) && axis == 1 && std::string(kind) == "sum")
+            for (int64_t i = 0; i < x.elements(); ++i)
+              x.set(i, num::encode(format_of(k), std::round(num::decode(format_of(k), x.bits(i)))));
+          expect_matches(text, "k", {x, poisoned(o, {n})}, {uint64_t((n + 15) / 16), 1, 1});
         }
       }
       for (const char *kind : {"sum", "max", "min"}) {
@@ -216,6 +226,50 @@ TEST(NpusimOps, ReductionsAndScansAlongEveryAxis) {
         auto [R, C] = kShapes[1];
         expect_matches(text, "k", {tensor(k, {R, C}, rng, -3, 3), poisoned(k, {R, C})},
                        grid_of(R, C));
+      }
+    }
+}
+
+// Float sums along the last axis are v.rsum's (lane-strided partials, then a tree; the 16 x 256
+// tiles) or a transpose's column folds (16 x 64, 16 x 16), which Tile IR's reduce allows (ir.h:
+// any order): each is within the classical bound of any order,
+// (n - 1) u sum |x| of the exact sum (u the type's unit roundoff, the second-order term added), on
+// rows wider and narrower than the 64 lanes, ragged (padding 0). A lost or doubled element (|x| >=
+// 1/8 here) or a row summed into the wrong place fails the f32 bound by orders of magnitude.
+TEST(NpusimOps, RowSumsWithinTheBound) {
+  std::mt19937 rng(21);
+  for (ScalarKind k : kFloats)
+    for (auto [R, C, TC] : {std::array<int64_t, 3>{37, 200, 256}, {16, 45, 64}, {5, 7, 16}}) {
+      SCOPED_TRACE(dt(k) + " " + std::to_string(R) + "x" + std::to_string(C));
+      const std::string text =
+          "kernel @k(%x: tensor<?x?x" + dt(k) + ">, %y: tensor<?x" + dt(k) +
+          ">) {\n"
+          "  %p = program_id {axis = 0} : i32\n  %b = constant {value = 16} : i32\n"
+          "  %o = mul %p, %b : i32\n  %z = constant {value = 0} : i32\n"
+          "  %t = load %x, %o, %z {padding = 0} : tile<16x" +
+          std::to_string(TC) + "x" + dt(k) +
+          ">\n"
+          "  %r = reduce %t {axis = 1, kind = \"sum\"} : tile<16x" +
+          dt(k) + ">\n  store %y, %o, %r\n  return\n}\n";
+      Arg x = tensor(k, {R, C}, rng, -3, 3);
+      for (int64_t i = 0; i < x.elements(); ++i) // |x| >= 1/8
+        if (std::fabs(num::decode(format_of(k), x.bits(i))) < 0.125)
+          x.set(i, num::encode(format_of(k), 0.125));
+      std::vector<Arg> args = {x, poisoned(k, {R})};
+      auto m = parse(text);
+      ASSERT_EQ(on_npusim(*m, "k", args, {uint64_t((R + 15) / 16), 1, 1}), "");
+      const double u = k == ScalarKind::F32 ? 0x1p-24 : k == ScalarKind::F16 ? 0x1p-11 : 0x1p-8;
+      const double g = double(C - 1) * u / (1 - double(C - 1) * u);
+      for (int64_t r = 0; r < R; ++r) {
+        double exact = 0, mag = 0;
+        for (int64_t c = 0; c < C; ++c) {
+          const double v = num::decode(format_of(k), x.bits(r * C + c));
+          exact += v, mag += std::fabs(v);
+        }
+        const double got = num::decode(format_of(k), args[1].bits(r));
+        // the result's own rounding to the type: u |exact| more
+        EXPECT_LE(std::fabs(got - exact), g * mag + u * std::fabs(exact))
+            << "row " << r << ": npusim " << got << ", exact " << exact;
       }
     }
 }

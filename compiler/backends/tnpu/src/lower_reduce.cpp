@@ -12,10 +12,17 @@ using F = isa::VecField;
 
 } // namespace
 
-/// Along the last axis (a row of a rank-2 tile, or a rank-1 tile): v.rmax / v.rmin / v.rargmax;
-/// sums in ascending order as the interpreter (a transpose, then the column fold v.csum); along
-/// axis 0 of a rank-2 tile: the column folds. A scalar result is read back by the command
-/// processor.
+/// Along the last axis (a row of a rank-2 tile, or a rank-1 tile) the cheaper of two forms, by
+/// the vector unit's cycles (sim/model: a command is rows x ceil(n / W) groups; a row reduction
+/// adds a log2 W-level tree per row): v.rsum / v.rmax / v.rmin per row, R (ceil(C / W) + log2
+/// W) cycles, or a v.scopy transpose and the column fold v.csum / v.cmax / v.cmin, R ceil(C / W)
+/// + C ceil(R / W) (its lanes are the rows). Wide rows of few rows (a softmax's 8 x 1024: 176
+/// against 1152 cycles) take v.rsum, square tiles (attention's 128 x 128 scores: 1024 against
+/// 512) the transpose. Float sums so associate in v.rsum's order (lane-strided partials, then a
+/// tree; sim/numerics/SPEC.md) or in ascending order (the transpose), which Tile IR's reduce
+/// allows (ir.h: any order; every order is within (n - 1) u sum |x|); max / min and integer
+/// sums are exact in any order; argmax is always v.rargmax. Along axis 0 of a rank-2 tile: the
+/// column folds, in row order. A scalar result is read back by the command processor.
 void Lowering::lower_reduce(const ir::Operation &op) {
   const ir::Type &in = op.operand(0)->type();
   const std::string kind = *op.attr_as<std::string>("kind");
@@ -33,32 +40,36 @@ void Lowering::lower_reduce(const ir::Operation &op) {
   const Range w = to_scalar ? Range{dst, dst + 8} : tile_range(op, op.result());
   const int64_t rows = in.rank() == 2 ? in.shape()[0] : 1, cols = in.shape()[in.rank() - 1];
   const bool row_form = axis == in.rank() - 1;
-  if (row_form && kind != "sum") {
+  const int64_t lanes = std::max(1, opts_.vector_lanes);
+  int64_t tree = 0;
+  while ((int64_t(1) << tree) < lanes)
+    ++tree;
+  const auto groups = [&](int64_t n) { return (n + lanes - 1) / lanes; };
+  const bool transposed = row_form && !argmax && rows > 1 &&
+                          rows * groups(cols) + cols * groups(rows) < rows * (groups(cols) + tree);
+  const isa::Opcode column_op = argmax          ? V::VCargmax
+                                : kind == "sum" ? V::VCsum
+                                : kind == "max" ? V::VCmax
+                                                : V::VCmin;
+  if (row_form && !transposed) {
     vec_setup(cols, rows, t, u);
     veci(F::Sa, cols * es);
     veci(F::Sd, oes);
-    vcmd(argmax ? V::VRargmax : kind == "max" ? V::VRmax : V::VRmin, {dst, src}, {r}, {w});
+    vcmd(argmax          ? V::VRargmax
+         : kind == "sum" ? V::VRsum
+         : kind == "max" ? V::VRmax
+                         : V::VRmin,
+         {dst, src}, {r}, {w});
+  } else if (transposed) {
+    const uint64_t bytes = uint64_t(rows * cols * es), from = temp(op, 0, bytes);
+    transpose(op, from, src, rows, cols, t, es);
+    veci(F::Sa, rows * es);
+    vec_setup(rows, cols, t, u);
+    vcmd(column_op, {dst, from}, {{from, from + bytes}}, {w});
   } else {
-    uint64_t from = src;
-    int64_t n = cols, m = rows;  // fold m rows of n columns
-    if (row_form && rows == 1) { // a row is a column of 1-element rows
-      n = 1, m = cols;
-      veci(F::Sa, es);
-    } else if (row_form) {
-      from = temp(op, 0, uint64_t(rows * cols * es));
-      transpose(op, from, src, rows, cols, t, es);
-      n = rows, m = cols;
-      veci(F::Sa, rows * es);
-    } else {
-      veci(F::Sa, cols * es);
-    }
-    vec_setup(n, m, t, u);
-    const Range fr = from == src ? r : Range{from, from + uint64_t(rows * cols * es)};
-    vcmd(argmax          ? V::VCargmax
-         : kind == "sum" ? V::VCsum
-         : kind == "max" ? V::VCmax
-                         : V::VCmin,
-         {dst, from}, {fr}, {w});
+    veci(F::Sa, cols * es);
+    vec_setup(cols, rows, t, u);
+    vcmd(column_op, {dst, src}, {r}, {w});
   }
   if (to_scalar) // read back when the command processor needs it
     vscalars_[op.result()] = dst;

@@ -77,6 +77,7 @@ CompileOptions options_from_chip(const std::string &path) {
   o.matrix_rows = c.core.matrix.rows;
   o.matrix_cols = c.core.matrix.cols;
   o.dma_engines = c.core.dma.engines; // the lowering uses up to what its semaphores allow
+  o.vector_lanes = c.core.vector.lanes;
   return o;
 }
 

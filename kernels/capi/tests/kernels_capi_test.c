@@ -390,20 +390,26 @@ static void test_reduce(Env *e) {
     ref[r] = m;
   }
   EXPECT(maxabs(out, ref, A * B) == 0, "reduce min: max error %g", maxabs(out, ref, A * B));
-  /* mean along axis 0 of xr^T (a strided (N, R) view): the rows path, n = 1500 */
+  /* mean of each row of xr (the rows path, n = 1500 past one 1024 chunk), then along axis 0 of
+   * xr^T (a strided (N, R) view: the inner path, its columns N apart) */
   tl_kernels_tensor tt = tr;
   tt.shape[0] = N, tt.shape[1] = R, tt.strides[0] = 1, tt.strides[1] = N;
   tl_kernels_tensor ot = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){R}, NULL);
-  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_MEAN, &tt, 0, 0, &ot), "reduce mean");
-  read(e, &ot, out, R * 4);
-  for (unsigned r = 0; r < R; ++r) {
-    double s = 0;
-    for (unsigned j = 0; j < N; ++j)
-      s += xr[r * N + j];
-    ref[r] = s / N;
+  for (int strided = 0; strided < 2; ++strided) {
+    ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_MEAN, strided ? &tt : &tr,
+                         strided ? 0 : 1, 0, &ot),
+       "reduce mean");
+    read(e, &ot, out, R * 4);
+    for (unsigned r = 0; r < R; ++r) {
+      double s = 0;
+      for (unsigned j = 0; j < N; ++j)
+        s += xr[r * N + j];
+      ref[r] = s / N;
+    }
+    err = normwise(out, ref, R);
+    EXPECT(err <= 1e-6, "reduce mean (%s): normwise error %g", strided ? "x^T, axis 0" : "rows",
+           err);
   }
-  err = normwise(out, ref, R);
-  EXPECT(err <= 1e-6, "reduce mean of a transposed view: normwise error %g", err);
   release(&tx), release(&tr), release(&o1), release(&o0), release(&oi), release(&om), release(&ot);
 }
 
@@ -428,7 +434,8 @@ static void test_cumsum(Env *e) {
       ref[r * N + j] = s += x[r * N + j];
   }
   double err = normwise(out, ref, R * N);
-  EXPECT(err <= 1e-6, "cumsum along rows: normwise error %g", err);
+  /* f32 running sums of 1500 terms: n u = 9e-5 bounds it (measured 1.3e-6); a lost carry is O(1) */
+  EXPECT(err <= 1e-5, "cumsum along rows: normwise error %g", err);
   tl_kernels_tensor ty = tensor(e, TL_DTYPE_F32, 3, sy, y),
                     tyo = tensor(e, TL_DTYPE_F32, 3, sy, NULL);
   ok(tl_kernels_cumsum(e->kernels, e->stream, &ty, 0, &tyo), "cumsum axis 0");
@@ -771,8 +778,8 @@ static void test_quantize(Env *e) {
     bad += scale[r] != s;
     for (unsigned j = 0; j < N; ++j) {
       float v = fminf(fmaxf(x[r * N + j] / s, -127.0f), 127.0f);
-      bad += q[r * N + j] != (int8_t)nearbyintf(v); /* the default rounding: to nearest even */
-      ref[r * N + j] = (double)q[r * N + j] * scale[r];
+      bad += q[r * N + j] != (int8_t)nearbyintf(v);      /* the default rounding: to nearest even */
+      ref[r * N + j] = (float)(q[r * N + j] * scale[r]); /* one f32 rounding, as the kernel */
     }
   }
   EXPECT(bad == 0, "quantize_int8: %d values or scales wrong", bad);
@@ -807,7 +814,7 @@ static void test_activation_backward(Env *e) {
      "leaky_relu backward");
   read(e, &to, dx, sizeof dx);
   for (unsigned i = 0; i < R * C; ++i)
-    ref[i] = dy[i] * (x[i] > 0 ? 1 : 0.2);
+    ref[i] = dy[i] * (x[i] >= 0 ? 1 : 0.2);
   err = normwise(dx, ref, R * C);
   EXPECT(err <= 1e-7, "leaky_relu backward: normwise error %g", err);
   release(&tx), release(&tg), release(&to);

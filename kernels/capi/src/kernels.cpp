@@ -976,11 +976,10 @@ tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
   if (w->shape[1] != ch)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'weight' has %lld input channels, x has %lld", fn,
                 static_cast<long long>(w->shape[1]), static_cast<long long>(ch));
-  if (!desc->bias)
-    return fail(TL_STATUS_UNIMPLEMENTED, "%s: 'bias' is NULL (every specialization has a bias)",
-                fn);
-  TLK_REQUIRE(check(fn, "bias", desc->bias, 1, 1));
-  TLK_REQUIRE(need_shape(fn, "bias", desc->bias, {oc}));
+  if (desc->bias) {
+    TLK_REQUIRE(check(fn, "bias", desc->bias, 1, 1));
+    TLK_REQUIRE(need_shape(fn, "bias", desc->bias, {oc}));
+  }
   for (auto [arg, t] : {std::pair{"weight", w}, {"bias", desc->bias}, {"out", out}})
     TLK_REQUIRE(same_dtype(fn, arg, t, x->dtype));
   const int64_t st = desc->stride, pad = desc->padding;
@@ -1017,10 +1016,11 @@ tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
   if (ch == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has no channels", fn);
   std::string name = "conv2d_k" + std::to_string(kh) + "s" + std::to_string(st) + "p" +
-                     std::to_string(pad) + "_bias" +
+                     std::to_string(pad) + (desc->bias ? "_bias" : "") +
                      (desc->activation == TL_KERNELS_ACT_RELU ? "_relu_" : "_") + dt;
   return launch(kernels, stream, name, cdiv(oh * ow, 64), cdiv(oc, 64), n,
-                {tensor_arg(x3), tensor_arg(w2), tensor_arg(view(desc->bias, 1)), tensor_arg(o3),
+                {tensor_arg(x3), tensor_arg(w2),
+                 tensor_arg(desc->bias ? view(desc->bias, 1) : unread(x, 1)), tensor_arg(o3),
                  scalar_i32(h), scalar_i32(wd), scalar_i32(ow)});
 }
 

@@ -651,7 +651,7 @@ static void test_gemv(Env *e) {
 }
 
 /* Catches: the stride-2 window, zero padding at the edges, the weight's (C KH KW, OC) view,
- * the bias and the fused relu, the image index. */
+ * the bias and the fused relu, the image index, the bias-less specialization chosen without one. */
 static void test_conv2d(Env *e) {
   enum { N = 2, C = 3, H = 9, W = 11, OC = 5, K = 3, OH = 5, OW = 6 };
   static float x[N * C * H * W], w[OC * C * K * K], b[OC], out[N * OC * OH * OW];
@@ -666,25 +666,29 @@ static void test_conv2d(Env *e) {
   tl_kernels_tensor tw = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){OC, C, K, K}, w);
   tl_kernels_tensor tb = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){OC}, b);
   tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){N, OC, OH, OW}, NULL);
-  tl_kernels_conv2d_desc d = {sizeof d, &tx, &tw, &tb, &to, 2, 1, TL_KERNELS_ACT_RELU};
-  ok(tl_kernels_conv2d(e->kernels, e->stream, &d), "conv2d");
-  read(e, &to, out, sizeof out);
-  for (unsigned n = 0; n < N; ++n)
-    for (unsigned o = 0; o < OC; ++o)
-      for (unsigned i = 0; i < OH; ++i)
-        for (unsigned j = 0; j < OW; ++j) {
-          double s = b[o];
-          for (unsigned c = 0; c < C; ++c)
-            for (unsigned p = 0; p < K; ++p)
-              for (unsigned q = 0; q < K; ++q) {
-                int y = (int)(2 * i + p) - 1, z = (int)(2 * j + q) - 1;
-                if (y >= 0 && y < H && z >= 0 && z < W)
-                  s += (double)x[((n * C + c) * H + y) * W + z] * w[((o * C + c) * K + p) * K + q];
-              }
-          ref[((n * OC + o) * OH + i) * OW + j] = s > 0 ? s : 0;
-        }
-  double err = normwise(out, ref, N * OC * OH * OW);
-  EXPECT(err <= 1e-6, "conv2d: normwise error %g", err);
+  for (int with_bias = 1; with_bias >= 0; --with_bias) {
+    tl_kernels_conv2d_desc d = {sizeof d, &tx, &tw, with_bias ? &tb : NULL,
+                                &to,      2,   1,   TL_KERNELS_ACT_RELU};
+    ok(tl_kernels_conv2d(e->kernels, e->stream, &d), "conv2d");
+    read(e, &to, out, sizeof out);
+    for (unsigned n = 0; n < N; ++n)
+      for (unsigned o = 0; o < OC; ++o)
+        for (unsigned i = 0; i < OH; ++i)
+          for (unsigned j = 0; j < OW; ++j) {
+            double s = with_bias ? b[o] : 0;
+            for (unsigned c = 0; c < C; ++c)
+              for (unsigned p = 0; p < K; ++p)
+                for (unsigned q = 0; q < K; ++q) {
+                  int y = (int)(2 * i + p) - 1, z = (int)(2 * j + q) - 1;
+                  if (y >= 0 && y < H && z >= 0 && z < W)
+                    s +=
+                        (double)x[((n * C + c) * H + y) * W + z] * w[((o * C + c) * K + p) * K + q];
+                }
+            ref[((n * OC + o) * OH + i) * OW + j] = s > 0 ? s : 0;
+          }
+    double err = normwise(out, ref, N * OC * OH * OW);
+    EXPECT(err <= 1e-6, "conv2d %s bias: normwise error %g", with_bias ? "with" : "without", err);
+  }
   release(&tx), release(&tw), release(&tb), release(&to);
 }
 

@@ -118,16 +118,19 @@ def specs():
                                          BK=32), gemm_grid,
                                     "out = act(alpha a @ b + bias) + res, f32 accumulation."))
         for k, st, pad in ((3, 1, 1), (3, 2, 1), (1, 1, 0)):
-            for act in ("none", "relu"):
-                out.append(Spec(f"conv2d_k{k}s{st}p{pad}_bias" + ("_relu" if act != "none" else "")
-                                + f"_{dt}", linear.conv2d_kernel,
-                                [t3, t2, t1, t3, ("s", np.int32), ("s", np.int32),
-                                 ("s", np.int32)],
-                                dict(KH=k, KW=k, SH=st, SW=st, PH=pad, PW=pad, HAS_BIAS=True,
-                                     ACT=act, BM=64, BN=64, BK=32),
-                                "ceil(OH OW/64) x ceil(OC/64) x N",
-                                f"conv2d {k}x{k}, stride {st}, padding {pad}, bias, {act}: x (N, "
-                                "C, H W), w (C KH KW, OC) view, out (N, OC, OH OW); h, w, OW."))
+            for bias in (True, False):  # without: the C API's conv2d with no bias
+                for act in ("none", "relu"):
+                    out.append(Spec(f"conv2d_k{k}s{st}p{pad}" + ("_bias" if bias else "")
+                                    + ("_relu" if act != "none" else "") + f"_{dt}",
+                                    linear.conv2d_kernel,
+                                    [t3, t2, t1, t3, ("s", np.int32), ("s", np.int32),
+                                     ("s", np.int32)],
+                                    dict(KH=k, KW=k, SH=st, SW=st, PH=pad, PW=pad, HAS_BIAS=bias,
+                                         ACT=act, BM=64, BN=64, BK=32),
+                                    "ceil(OH OW/64) x ceil(OC/64) x N",
+                                    f"conv2d {k}x{k}, stride {st}, padding {pad}, "
+                                    f"{'bias' if bias else 'no bias (b unread)'}, {act}: x (N, C, "
+                                    "H W), w (C KH KW, OC) view, out (N, OC, OH OW); h, w, OW."))
         for name, bias in (("gemv", False), ("gemv_bias", True)):
             out.append(Spec(f"{name}_{dt}", linear.gemv_kernel, [t2, t1, t1, t1, f32s],
                             dict(HAS_BIAS=bias, BM=16, BK=512), "ceil(M/16)",

@@ -202,7 +202,7 @@ typedef struct tl_kernels_conv2d_desc {
   size_t struct_size;
   const tl_kernels_tensor *x;      /* (N, C, H, W); H and W must merge (W's stride dense) */
   const tl_kernels_tensor *weight; /* (OC, C, KH, KW); C, KH, KW must merge */
-  const tl_kernels_tensor *bias;   /* (OC); required (no specialization without one) */
+  const tl_kernels_tensor *bias;   /* (OC) or NULL */
   const tl_kernels_tensor *out;    /* (N, OC, OH, OW); OH and OW must merge */
   uint32_t stride, padding;        /* the same along H and W */
   uint32_t activation;             /* NONE or RELU */

@@ -1078,9 +1078,35 @@ tl_status tl_kernels_pool2d(tl_kernels kernels, tl_stream stream, int32_t avg, u
                 {tensor_arg(x3), tensor_arg(o3)});
 }
 
+static constexpr int64_t kTopkBlock = 4096;
+
+static uint64_t align256(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The candidates of a topk round of `segments` segments: values then i32 indices, each aligned.
+static uint64_t topk_region(int64_t rows, int64_t segments, int64_t k, uint32_t dtype) {
+  const uint64_t count = static_cast<uint64_t>(rows * segments * k);
+  return align256(count * esize(dtype)) + align256(count * 4);
+}
+
+// The width of a row after a round over `width` columns: every segment's k candidates, the last
+// (ragged) segment's at most its width.
+static int64_t topk_next(int64_t width, int64_t k) {
+  const int64_t segments = cdiv(width, kTopkBlock);
+  return (segments - 1) * k + std::min(k, width - (segments - 1) * kTopkBlock);
+}
+
+uint64_t tl_kernels_topk_workspace_bytes(int64_t rows, int64_t n, uint32_t k, uint32_t dtype) {
+  if (rows <= 0 || n <= kTopkBlock || k < 1 || !suffix(dtype))
+    return 0;
+  // Rounds alternate between two regions: the first round's (the widest) and the second's.
+  const int64_t s2 = cdiv(topk_next(n, k), kTopkBlock);
+  return topk_region(rows, cdiv(n, kTopkBlock), k, dtype) +
+         (s2 > 1 ? topk_region(rows, s2, k, dtype) : 0);
+}
+
 tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
                           uint32_t k, const tl_kernels_tensor *values,
-                          const tl_kernels_tensor *indices) {
+                          const tl_kernels_tensor *indices, tl_buffer workspace) {
   const char *fn = "tl_kernels_topk";
   if (!kernels)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
@@ -1091,22 +1117,57 @@ tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream, const tl_kernels
   TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
   TLK_REQUIRE(need_dtype(fn, "values", values, x->dtype));
   TLK_REQUIRE(need_dtype(fn, "indices", indices, TL_DTYPE_I32));
-  const int64_t rows = x->shape[0], n = x->shape[1];
-  if (k < 1 || k > n)
+  const int64_t rows = x->shape[0], n = x->shape[1], kk = k;
+  if (k < 1 || kk > std::min(n, kTopkBlock))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' %u is not in [1, %lld]", fn, k,
-                static_cast<long long>(n));
-  TLK_REQUIRE(need_shape(fn, "values", values, {rows, static_cast<int64_t>(k)}));
-  TLK_REQUIRE(need_shape(fn, "indices", indices, {rows, static_cast<int64_t>(k)}));
+                static_cast<long long>(std::min(n, kTopkBlock)));
+  TLK_REQUIRE(need_shape(fn, "values", values, {rows, kk}));
+  TLK_REQUIRE(need_shape(fn, "indices", indices, {rows, kk}));
   if (k != 2 && k != 8)
     return fail(TL_STATUS_UNIMPLEMENTED, "%s: no specialization for 'k' %u (2, 8)", fn, k);
-  if (n > 4096)
-    return fail(TL_STATUS_UNIMPLEMENTED, "%s: 'x' rows of %lld are above 4096", fn,
-                static_cast<long long>(n));
+  if (n > kTopkBlock && !workspace && rows > 0)
+    return fail(
+        TL_STATUS_INVALID_ARGUMENT,
+        "%s: 'workspace' is NULL for rows of %lld (over 4096: %llu bytes needed)", fn,
+        static_cast<long long>(n),
+        static_cast<unsigned long long>(tl_kernels_topk_workspace_bytes(rows, n, k, x->dtype)));
   if (rows == 0)
     return nullptr;
-  return launch(
-      kernels, stream, "topk_k" + std::to_string(k) + "_" + dt, rows, 1, 1,
-      {tensor_arg(view(x, 2)), tensor_arg(view(values, 2)), tensor_arg(view(indices, 2))});
+  const std::string kd = "_k" + std::to_string(k) + "_" + dt;
+  if (n <= kTopkBlock)
+    return launch(
+        kernels, stream, "topk" + kd, rows, 1, 1,
+        {tensor_arg(view(x, 2)), tensor_arg(view(values, 2)), tensor_arg(view(indices, 2))});
+  // Rounds: the candidates alternate between region 0 (the first round's, the widest) and
+  // region 1 (the second's); a row's width at least halves each round (k < 4096 < width).
+  const uint64_t region1 = topk_region(rows, cdiv(n, kTopkBlock), kk, x->dtype);
+  View cur = view(x, 2), cur_idx = unread(indices, 2);
+  int64_t width = n;
+  for (int round = 0;; ++round) {
+    const int64_t segments = cdiv(width, kTopkBlock);
+    View out_v = view(values, 2), out_i = view(indices, 2);
+    if (segments > 1) {
+      const uint64_t at = round % 2 ? region1 : 0,
+                     count = static_cast<uint64_t>(rows * segments * kk);
+      for (View *v : {&out_v, &out_i}) {
+        *v = View{};
+        v->buffer = workspace;
+        v->rank = 2;
+        v->shape[0] = rows, v->shape[1] = segments * kk;
+        v->strides[0] = segments * kk, v->strides[1] = 1;
+      }
+      out_v.dtype = x->dtype, out_v.offset = at;
+      out_i.dtype = TL_DTYPE_I32, out_i.offset = at + align256(count * esize(x->dtype));
+    }
+    TLK_REQUIRE(launch(
+        kernels, stream, std::string("topk_segments") + (round ? "_gather" : "") + kd, rows,
+        segments, 1, {tensor_arg(cur), tensor_arg(cur_idx), tensor_arg(out_v), tensor_arg(out_i)}));
+    if (segments == 1)
+      return nullptr;
+    width = topk_next(width, kk);
+    cur = slice(out_v, 1, 0, width);
+    cur_idx = slice(out_i, 1, 0, width);
+  }
 }
 
 tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,

@@ -724,33 +724,54 @@ static void test_pool2d(Env *e) {
 }
 
 /* Catches: values not largest first, ties not to the lowest index, the index of a value
- * instead of its column. */
-static void test_topk(Env *e) {
-  enum { R = 5, N = 300, K = 8 };
-  static float x[R * N], v[R * K];
-  static int32_t ix[R * K];
-  for (unsigned i = 0; i < R * N; ++i)
-    x[i] = (float)((i * 37) % 101); /* ties: each value repeats about 3 times a row */
+ * instead of its column; rows of 9000: the rounds over three segments (the last ragged), a
+ * candidate's original column lost in the gather round, ties across segments. */
+static void topk_case(Env *e, int R, int N, unsigned K) {
+  float *x = malloc(sizeof(float) * R * N), *v = malloc(sizeof(float) * R * K);
+  int32_t *ix = malloc(sizeof(int32_t) * R * K);
+  char *taken = malloc((size_t)N);
+  for (unsigned i = 0; i < (unsigned)(R * N); ++i)
+    x[i] = (float)((i * 37) % 101);         /* ties: each value repeats every 101 columns */
+  for (int r = 0; N > 4096 && r < R; ++r) { /* the largest spread over the segments, tied */
+    float *row = x + (size_t)r * N;
+    row[5000] = row[8500] = 300, row[100] = row[4095] = row[8999] = 250;
+  }
   tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, N}, x);
   tl_kernels_tensor tv = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, K}, NULL);
   tl_kernels_tensor ti = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){R, K}, NULL);
-  ok(tl_kernels_topk(e->kernels, e->stream, &tx, K, &tv, &ti), "topk");
-  read(e, &tv, v, sizeof v);
-  read(e, &ti, ix, sizeof ix);
+  uint64_t bytes = tl_kernels_topk_workspace_bytes(R, N, K, TL_DTYPE_F32);
+  EXPECT((bytes > 0) == (N > 4096), "topk workspace of %llu bytes for rows of %d",
+         (unsigned long long)bytes, N);
+  tl_buffer ws = NULL;
+  tl_buffer_desc wd = {sizeof wd, bytes ? bytes : 1, TL_BUFFER_DEVICE_LOCAL};
+  if (bytes)
+    ok(tl_buffer_create(e->device, &wd, &ws), "workspace");
+  ok(tl_kernels_topk(e->kernels, e->stream, &tx, K, &tv, &ti, ws), "topk");
+  read(e, &tv, v, sizeof(float) * R * K);
+  read(e, &ti, ix, sizeof(int32_t) * R * K);
   int bad = 0;
-  for (unsigned r = 0; r < R; ++r) {
-    char taken[N] = {0};
+  for (unsigned r = 0; r < (unsigned)R; ++r) {
+    memset(taken, 0, (size_t)N);
     for (unsigned i = 0; i < K; ++i) { /* reference: the lowest untaken column of the max */
       int best = -1;
-      for (unsigned j = 0; j < N; ++j)
+      for (unsigned j = 0; j < (unsigned)N; ++j)
         if (!taken[j] && (best < 0 || x[r * N + j] > x[r * N + best]))
           best = (int)j;
       taken[best] = 1;
       bad += ix[r * K + i] != best || v[r * K + i] != x[r * N + best];
     }
   }
-  EXPECT(bad == 0, "topk: %d of %d entries wrong", bad, R * K);
+  EXPECT(bad == 0, "topk (rows of %d): %d of %d entries wrong", N, bad, R * K);
+  if (ws)
+    tl_buffer_release(ws);
   release(&tx), release(&tv), release(&ti);
+  free(x), free(v), free(ix), free(taken);
+}
+
+static void test_topk(Env *e) {
+  topk_case(e, 5, 300, 8);
+  topk_case(e, 3, 9000, 8);
+  topk_case(e, 2, 9000, 2);
 }
 
 /* Catches: the scale (max|x| / 127, 1 for a zero row), rounding other than to nearest even,
@@ -1050,11 +1071,11 @@ static void test_errors_v1_1(Env *e) {
                "no specialization for a 5x5 window");
   expect_error(tl_kernels_pool2d(*k, st, 0, 2, 2, &x4, &x4), TL_STATUS_INVALID_ARGUMENT,
                "'out' has shape (1, 2, 6, 6), expected x's with (OH, OW) = (3, 3)");
-  expect_error(tl_kernels_topk(*k, st, &a, 3, &b, &i24), TL_STATUS_INVALID_ARGUMENT,
+  expect_error(tl_kernels_topk(*k, st, &a, 3, &b, &i24, NULL), TL_STATUS_INVALID_ARGUMENT,
                "'values' has shape (4, 5), expected (4, 3)");
   tl_kernels_tensor f43 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){4, 3}, NULL);
   tl_kernels_tensor i43 = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){4, 3}, NULL);
-  expect_error(tl_kernels_topk(*k, st, &a, 3, &f43, &i43), TL_STATUS_UNIMPLEMENTED,
+  expect_error(tl_kernels_topk(*k, st, &a, 3, &f43, &i43, NULL), TL_STATUS_UNIMPLEMENTED,
                "no specialization for 'k' 3");
   release(&f43), release(&i43);
   expect_error(tl_kernels_quantize_int8(*k, st, &a, &a, &v4), TL_STATUS_INVALID_ARGUMENT,

@@ -218,12 +218,16 @@ TL_KERNELS_EXPORT tl_status tl_kernels_pool2d(tl_kernels kernels, tl_stream stre
                                               const tl_kernels_tensor *x,
                                               const tl_kernels_tensor *out);
 /* The k largest of each row of x (rows, n), largest first, ties to the lowest index (NaN above
- * every number): values (rows, k) in x's dtype, indices (rows, k) i32. Built: k 2 and 8, n up
- * to 4096 (longer rows are UNIMPLEMENTED here; tl.ops.topk chains segment kernels). */
+ * every number): values (rows, k) in x's dtype, indices (rows, k) i32. Built: k 2 and 8. Rows
+ * over 4096 go in rounds, as tl.ops.topk: each 4096-wide segment's k largest, then the k largest
+ * of those candidates, until one segment holds them; the candidates live in `workspace`, of at
+ * least tl_kernels_topk_workspace_bytes (0, and workspace may be NULL, for rows up to 4096). */
 TL_KERNELS_EXPORT tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream,
                                             const tl_kernels_tensor *x, uint32_t k,
                                             const tl_kernels_tensor *values,
-                                            const tl_kernels_tensor *indices);
+                                            const tl_kernels_tensor *indices, tl_buffer workspace);
+TL_KERNELS_EXPORT uint64_t tl_kernels_topk_workspace_bytes(int64_t rows, int64_t n, uint32_t k,
+                                                           uint32_t dtype);
 /* Per row of x (rows, n): scale (rows) f32 = max|x| / 127 (1 for a zero row), q (rows, n) i8 =
  * round-to-nearest-even(x / scale). */
 TL_KERNELS_EXPORT tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream,

@@ -546,6 +546,42 @@ static void test_embedding(Env *e) {
   release(&tt), release(&ti), release(&to), release(&tg), release(&td);
 }
 
+/* Catches: bf16 read as another dtype in the mixed-dtype entries: the lookup's bf16 rows, the
+ * backward's bf16 dout summed into the f32 dtable. */
+static void test_embedding_bf16(Env *e) {
+  enum { V = 20, D = 40, N = 30 };
+  static uint16_t table[V * D], out[N * D], dout[N * D];
+  static float dtable[V * D];
+  static double ref[V * D];
+  static int32_t ids[N];
+  for (unsigned i = 0; i < V * D; ++i)
+    table[i] = to_bf16(value(i));
+  for (unsigned i = 0; i < N; ++i)
+    ids[i] = (int32_t)((i * 7) % V);
+  for (unsigned i = 0; i < N * D; ++i)
+    dout[i] = to_bf16(value(3 * i + 5));
+  tl_kernels_tensor tt = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){V, D}, table);
+  tl_kernels_tensor ti = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){N}, ids);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){N, D}, NULL);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){N, D}, dout);
+  tl_kernels_tensor td = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){V, D}, NULL);
+  ok(tl_kernels_embedding(e->kernels, e->stream, &tt, &ti, &to), "embedding bf16");
+  ok(tl_kernels_embedding_backward(e->kernels, e->stream, &tg, &ti, &td),
+     "embedding_backward bf16");
+  read(e, &to, out, sizeof out);
+  read(e, &td, dtable, sizeof dtable);
+  int bad = 0;
+  for (unsigned i = 0; i < N * D; ++i)
+    bad += out[i] != table[ids[i / D] * D + i % D];
+  EXPECT(bad == 0, "embedding bf16: %d elements wrong", bad);
+  memset(ref, 0, sizeof ref);
+  for (unsigned i = 0; i < N * D; ++i)
+    ref[ids[i / D] * D + i % D] += from_bf16(dout[i]);
+  double err = normwise(dtable, ref, V * D);
+  EXPECT(err <= 1e-7, "embedding_backward bf16: normwise error %g", err);
+  release(&tt), release(&ti), release(&to), release(&tg), release(&td);
+}
+
 /* Catches: the online logsumexp over chunks (1500 classes), the target's logit, an ignored
  * row not 0, the backward's softmax - onehot and its per-row scale. */
 static void test_cross_entropy(Env *e) {
@@ -1122,6 +1158,7 @@ static void run_on(tl_runtime rt, const char *name) {
   test_transpose(&e);
   test_concat(&e);
   test_embedding(&e);
+  test_embedding_bf16(&e);
   test_cross_entropy(&e);
   test_rope(&e);
   test_gemv(&e);

@@ -410,6 +410,17 @@ static void test_reduce(Env *e) {
     EXPECT(err <= 1e-6, "reduce mean (%s): normwise error %g", strided ? "x^T, axis 0" : "rows",
            err);
   }
+  /* a rank-1 x: out is rank 1 of extent 1 (all R N elements summed) */
+  tl_kernels_tensor t1 = tr, o11 = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){1}, NULL);
+  t1.rank = 1, t1.shape[0] = R * N, t1.strides[0] = 1;
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_SUM, &t1, 0, 0, &o11), "reduce rank 1");
+  read(e, &o11, out, 4);
+  ref[0] = 0;
+  for (unsigned i = 0; i < R * N; ++i)
+    ref[0] += xr[i];
+  err = normwise(out, ref, 1);
+  EXPECT(err <= 1e-6, "reduce sum of a rank-1 x: normwise error %g", err);
+  release(&o11);
   release(&tx), release(&tr), release(&o1), release(&o0), release(&oi), release(&om), release(&ot);
 }
 
@@ -1127,6 +1138,10 @@ static void test_errors_v1_1(Env *e) {
   tl_kernels_tensor l2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){2, 4}, NULL);
   tl_kernels_attention_backward_desc ad = {sizeof ad, &x3, &x3, &x3,  &x3, &l2, &x3, &x3,
                                            &x3,       &x3, &l2, NULL, 2,   0,   1.0f};
+  tl_kernels_tensor xs = x3; /* (2, 4, 5) with its first two dimensions' strides swapped */
+  xs.strides[0] = 5, xs.strides[1] = 10;
+  expect_error(tl_kernels_reduce(*k, st, TL_KERNELS_SUM, &xs, 2, 0, &l2),
+               TL_STATUS_INVALID_ARGUMENT, "'x': dimensions 0 to 1 do not merge");
   tl_kernels_tensor k1 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){1, 4, 5}, NULL);
   ad.k = ad.v = ad.dk = ad.dv = &k1;
   expect_error(tl_kernels_attention_backward(*k, st, &ad), TL_STATUS_INVALID_ARGUMENT,

@@ -994,12 +994,13 @@ static void test_layernorm_backward(Env *e) {
 
 /* Catches: dq, dk, dv against the analytic gradient of causal attention: the group sum of dk
  * and dv over query heads sharing a kv head (group 2, through the workspace), delta, the
- * causal mask in both kernels, a head dimension (24) below the specialization's 64. */
-static void test_attention_backward(Env *e) {
-  enum { BH = 4, G = 2, S = 37, T = 45, D = 24 };
-  static float q[BH * S * D], kv[2][BH / G * T * D], out[BH * S * D], lse[BH * S];
-  static float dout[BH * S * D], dq[BH * S * D], dk[BH / G * T * D], dv[BH / G * T * D];
-  static double rq[BH * S * D], rk[BH / G * T * D], rv[BH / G * T * D];
+ * causal mask in both kernels, a head dimension (24) below the specialization's 64; group 1
+ * without causality: dk, dv written straight by the dkv kernel, every key attended. */
+static void attention_backward_case(Env *e, unsigned G, int causal) {
+  enum { BH = 4, S = 37, T = 45, D = 24 };
+  static float q[BH * S * D], kv[2][BH * T * D], out[BH * S * D], lse[BH * S];
+  static float dout[BH * S * D], dq[BH * S * D], dk[BH * T * D], dv[BH * T * D];
+  static double rq[BH * S * D], rk[BH * T * D], rv[BH * T * D];
   for (unsigned i = 0; i < BH * S * D; ++i)
     q[i] = 2 * value(i), dout[i] = value(11 * i + 3);
   for (unsigned i = 0; i < BH / G * T * D; ++i)
@@ -1015,27 +1016,29 @@ static void test_attention_backward(Env *e) {
                     tdq = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
   tl_kernels_tensor tdk = tensor(e, TL_DTYPE_F32, 3, sk, NULL),
                     tdv = tensor(e, TL_DTYPE_F32, 3, sk, NULL);
-  tl_buffer ws;
+  tl_buffer ws = NULL; /* group 1: dk, dv written directly, no workspace */
   tl_buffer_desc wd = {sizeof wd, (size_t)2 * BH * T * D * 4, TL_BUFFER_DEVICE_LOCAL};
-  ok(tl_buffer_create(e->device, &wd, &ws), "workspace");
+  if (G > 1)
+    ok(tl_buffer_create(e->device, &wd, &ws), "workspace");
   const float scale = 1.0f / sqrtf((float)D);
-  tl_kernels_attention_desc fd = {sizeof fd, &tq, &tk, &tv, &to, &tl_, G, 1, scale};
+  tl_kernels_attention_desc fd = {sizeof fd, &tq, &tk, &tv, &to, &tl_, G, causal, scale};
   ok(tl_kernels_attention(e->kernels, e->stream, &fd), "attention");
-  tl_kernels_attention_backward_desc bd = {sizeof bd, &tq,  &tk, &tv, &to, &tl_, &tdo, &tdq,
-                                           &tdk,      &tdv, &td, ws,  G,   1,    scale};
+  tl_kernels_attention_backward_desc bd = {sizeof bd, &tq,  &tk, &tv, &to, &tl_,   &tdo, &tdq,
+                                           &tdk,      &tdv, &td, ws,  G,   causal, scale};
   ok(tl_kernels_attention_backward(e->kernels, e->stream, &bd), "attention_backward");
   read(e, &to, out, sizeof out);
   read(e, &tl_, lse, sizeof lse);
   read(e, &tdq, dq, sizeof dq);
-  read(e, &tdk, dk, sizeof dk);
-  read(e, &tdv, dv, sizeof dv);
+  read(e, &tdk, dk, BH / G * T * D * 4);
+  read(e, &tdv, dv, BH / G * T * D * 4);
+  double lse_err = 0;
   memset(rk, 0, sizeof rk), memset(rv, 0, sizeof rv);
   for (unsigned h = 0; h < BH; ++h)
     for (unsigned i = 0; i < S; ++i) {
       const float *qi = q + (h * S + i) * D, *g = dout + (h * S + i) * D;
       const float *k = kv[0] + h / G * T * D, *v = kv[1] + h / G * T * D;
       double sc[T], p[T], dp[T], m = -INFINITY, sum = 0, delta = 0;
-      unsigned n = i + 1 < T ? i + 1 : T;
+      unsigned n = causal && i + 1 < T ? i + 1 : T;
       for (unsigned j = 0; j < n; ++j) {
         sc[j] = 0;
         for (unsigned c = 0; c < D; ++c)
@@ -1045,6 +1048,7 @@ static void test_attention_backward(Env *e) {
       }
       for (unsigned j = 0; j < n; ++j)
         sum += exp(sc[j] - m);
+      lse_err = fmax(lse_err, fabs(lse[h * S + i] - (m + log(sum))));
       for (unsigned j = 0; j < n; ++j) {
         p[j] = exp(sc[j] - m) / sum, dp[j] = 0;
         for (unsigned c = 0; c < D; ++c)
@@ -1063,13 +1067,24 @@ static void test_attention_backward(Env *e) {
           rv[(h / G * T + j) * D + c] += p[j] * g[c];
         }
     }
+  EXPECT(lse_err <= 1e-5, "attention forward lse (group %u, causal %d): max error %g", G, causal,
+         lse_err);
   double eq = normwise(dq, rq, BH * S * D), ek = normwise(dk, rk, BH / G * T * D),
          ev = normwise(dv, rv, BH / G * T * D);
   EXPECT(eq <= 1e-5 && ek <= 1e-5 && ev <= 1e-5,
-         "attention_backward: normwise errors dq %g, dk %g, dv %g", eq, ek, ev);
-  tl_buffer_release(ws);
+         "attention_backward (group %u, causal %d): normwise errors dq %g, dk %g, dv %g", G, causal,
+         eq, ek, ev);
+  if (ws)
+    tl_buffer_release(ws);
   release(&tq), release(&tk), release(&tv), release(&to), release(&tl_), release(&td);
   release(&tdo), release(&tdq), release(&tdk), release(&tdv);
+}
+
+static void test_attention_backward(Env *e) {
+  attention_backward_case(e, 1, 0);
+  attention_backward_case(e, 2, 1);
+  attention_backward_case(e, 1, 1);
+  attention_backward_case(e, 2, 0);
 }
 
 /* Catches: each new entry launching a bad argument instead of refusing it with its name (one

@@ -49,9 +49,17 @@ Tolerance parse_entry(const json &j, const std::string &source) {
       t.gamma = v.get<double>();
     else if (key == "exact")
       t.exact = v.get<bool>();
-    else if (key == "combine" && (v == "min" || v == "max"))
-      t.combine_min = v == "min";
-    else if (key == "bound")
+    else if (key == "combine" && (v == "min" || v == "max" || v == "sum"))
+      t.combine = v == "min"   ? Tolerance::Combine::Min
+                  : v == "sum" ? Tolerance::Combine::Sum
+                               : Tolerance::Combine::Max;
+    else if (key == "accumulate") {
+      const auto k = v.is_string() ? ir::parse_scalar_name(v.get<std::string>()) : std::nullopt;
+      if (!k || !format_of(*k))
+        throw std::runtime_error("tolerance entry " + source + ": accumulate must name a float " +
+                                 "format (f32, f16, bf16, ...), got " + v.dump());
+      t.accumulate = k;
+    } else if (key == "bound")
       t.bound = v.get<std::string>();
     else if (key != "why")
       throw std::runtime_error("tolerance entry " + source + " has unknown key '" + key + "'");
@@ -85,7 +93,9 @@ json Tolerance::to_json() const {
   if (exact || (!ulp && !normwise && !gamma))
     j["exact"] = true;
   if (normwise && gamma)
-    j["combine"] = combine_min ? "min" : "max";
+    j["combine"] = combine == Combine::Min ? "min" : combine == Combine::Sum ? "sum" : "max";
+  if (accumulate)
+    j["accumulate"] = ir::scalar_name(*accumulate);
   if (!bound.empty())
     j["bound"] = bound;
   j["source"] = source;
@@ -214,11 +224,14 @@ double normwise_bound(const CompareInput &in, const Tolerance &tol, const std::v
       cond = nr > 0 ? na / nr : 1;
     }
     double u = 0.5 * std::numeric_limits<float>::epsilon();
-    if (auto fmt = format_of(in.dtype))
+    if (auto fmt = format_of(tol.accumulate ? *tol.accumulate : in.dtype))
       u = std::ldexp(1.0, -num::format_info(*fmt).mantissa_bits - 1);
     gamma_bound = *tol.gamma * double(in.terms) * u * cond;
-    const bool take = bound < 0 || (tol.combine_min ? gamma_bound < bound : gamma_bound > bound);
-    if (take) {
+    if (bound >= 0 && tol.combine == Tolerance::Combine::Sum) {
+      bound += gamma_bound;
+      used = "normwise + gamma";
+    } else if (bound < 0 || (tol.combine == Tolerance::Combine::Min ? gamma_bound < bound
+                                                                    : gamma_bound > bound)) {
       bound = gamma_bound;
       used = "gamma";
     }
@@ -277,15 +290,17 @@ CompareResult compare(const CompareInput &in, const Tolerance &tol) {
   double gamma_bound = -1;
   if (const double bound = normwise_bound(in, tol, ref, used, gamma_bound); bound >= 0) {
     res.metrics["bound_normwise"] = bound;
-    // Which rule set the bound: "normwise" (the entry's figure, e.g. the fp32 contract) or
-    // "gamma" (the classical n u cond bound), so that reports name it.
+    // Which rule set the bound: "normwise" (the entry's figure, e.g. the fp32 contract),
+    // "gamma" (the classical n u cond bound) or their sum, so that reports name it.
     res.metrics["bound_used"] = used;
     if (gamma_bound >= 0)
       res.metrics["bound_gamma"] = gamma_bound;
     if (!(normwise <= bound))
       fail("normwise relative error " + num_str(normwise) + " > " + num_str(bound) + " (" +
-           (used == "gamma" ? "n u cond, " : "") + tol.source +
-           (tol.bound.empty() ? "" : ": " + tol.bound) + ")");
+           (used == "gamma"              ? "n u cond, "
+            : used == "normwise + gamma" ? "normwise + n u cond, "
+                                         : "") +
+           tol.source + (tol.bound.empty() ? "" : ": " + tol.bound) + ")");
   }
   return res;
 }

@@ -22,12 +22,17 @@ namespace tl::conform {
 ///   the sum, computed by the reference on absolute values): the classical error bound.
 /// - exact: bit-for-bit (NaN matches any NaN).
 /// - combine: how normwise and gamma combine when both are set: "max" (the default: the looser
-///   holds) or "min" (the tighter: the fp32 contract where the classical bound is above it).
+///   holds), "min" (the tighter: the fp32 contract where the classical bound is above it) or
+///   "sum" (both errors at once: one rounding to the result format after an f32 computation).
+/// - accumulate: the format whose u the gamma bound takes (default: the result's): "f32" for an
+///   op that sums in f32 and rounds once to a 16-bit result.
 /// - bound: the wording the README quotes for the rule (reported with the metrics).
 struct Tolerance {
+  enum class Combine { Max, Min, Sum };
   std::optional<double> ulp, normwise, gamma;
+  std::optional<ir::ScalarKind> accumulate;
   bool exact = false;
-  bool combine_min = false;
+  Combine combine = Combine::Max;
   std::string bound;  // wording of the rule, may be empty
   std::string source; // which table entry it came from, for messages
   json to_json() const;

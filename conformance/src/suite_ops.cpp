@@ -76,14 +76,19 @@ std::vector<TestDef> list_ops(const ListContext &ctx) {
   std::vector<TestDef> out;
   for (const json &c : op_cases(ctx.paths)) {
     const std::string name = c["name"], file = "kernels/ops/" + name + ".tlir";
-    out.push_back({"ops." + name,
-                   "ops",
-                   "core",
-                   180,
-                   false,
-                   {{"file", file},
-                    {"file_sha256", sha256_file(ctx.paths.source_dir + "/" + file)},
-                    {"case", c}}});
+    // The optional element types the kernel uses (fp8): a profile may exempt them, so a
+    // device without them is not-supported there rather than failing.
+    json needs = json::array();
+    const std::string text = read_file(ctx.paths.source_dir + "/" + file);
+    for (const char *dt : {"f8e4m3", "f8e5m2"})
+      if (text.find(dt) != std::string::npos)
+        needs.push_back(dt);
+    json params = {{"file", file},
+                   {"file_sha256", sha256_file(ctx.paths.source_dir + "/" + file)},
+                   {"case", c}};
+    if (!needs.empty())
+      params["needs"] = needs;
+    out.push_back({"ops." + name, "ops", "core", 180, false, params});
   }
   return out;
 }
@@ -360,6 +365,14 @@ Outcome run_ops(WorkerContext &ctx, const TestDef &t) {
   const ir::Kernel *kernel = module ? module->find_kernel(name) : nullptr;
   if (!kernel)
     return Outcome::fail(file + " does not define kernel '" + name + "'\n" + diags.str());
+  for (const auto &p : kernel->body()->arguments())
+    if (p->type().is_tensor()) {
+      const ir::ScalarKind k = p->type().elem();
+      if (!(ctx.info.supported_dtypes & (uint64_t(1) << static_cast<int>(k))))
+        return Outcome::not_supported("the device does not support " +
+                                      std::string(ir::scalar_name(k)) + " (argument '" + p->name() +
+                                      "')");
+    }
   std::map<std::string, std::string> kv = case_values(name + " " + c["args"].get<std::string>());
   const std::array<uint64_t, 3> grid = case_grid(c["grid"]);
   CaseArgs a;

@@ -178,7 +178,7 @@ def test_target_for_device_is_the_compilers_one_choice():
 
 
 @pytest.mark.parametrize("module", [tl, tl.ir, tl.jit, tl.language, tl.runtime, tl.math,
-                                    tl.funcs, tl.tuning, tl.bf16, tl.ops, tl.ops.generate,
+                                    tl.funcs, tl.tuning, tl.bf16, tl.fp8, tl.ops, tl.ops.generate,
                                     tl.ops.reference])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

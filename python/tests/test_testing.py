@@ -69,8 +69,27 @@ def test_gamma_bound_needs_n_and_uses_it():
         assert_close(ref.astype(np.float16), ref, op="dot")
     wrong = ref.astype(np.float16)
     wrong[0, 0] += np.float16(64)
-    with pytest.raises(AssertionError, match=r"bound used: normwise .* \(n u cond = 1 \* 64 \*"):
+    with pytest.raises(AssertionError, match=r"bound used: .*n u cond = 2 \* 64 \* 5.96e-08"):
         assert_close(wrong, ref, op="dot", n=64, ref_abs=reference.matmul(abs(a), abs(b)))
+
+
+def test_16bit_results_of_f32_sums_allow_one_rounding():
+    # dot / gemm / attention at bf16: one rounding to bf16 (2^-8 normwise) plus n u cond in f32
+    # ("accumulate": "f32", "combine": "sum"). Catches the old rule (n u cond in bf16's u: 0.18
+    # normwise at K = 45), which passed a GEMM with every 97th element doubled.
+    rng = np.random.default_rng(3)
+    a = tl.bf16.to_float32(tl.bf16.array(rng.uniform(-1, 1, (64, 45))))
+    b = tl.bf16.to_float32(tl.bf16.array(rng.uniform(-1, 1, (45, 50))))
+    ref, ref_abs = reference.matmul(a, b), reference.matmul(abs(a), abs(b))
+    rounded = tl.bf16.to_float32(tl.bf16.array(ref))  # f32 sums, then one bf16 rounding
+    for op in ("dot", "gemm"):
+        assert_close(rounded, ref, op=op, dtype="bf16", n=45, ref_abs=ref_abs)
+    wrong = rounded.copy()
+    wrong.reshape(-1)[::97] *= 2
+    with pytest.raises(AssertionError, match=r"normwise"):
+        assert_close(wrong, ref, op="gemm", dtype="bf16", n=45, ref_abs=ref_abs)
+    entry = tolerances.lookup("gemm", "bf16")
+    assert entry.accumulate == "f32" and entry.combine_sum
 
 
 def test_exact_nan_and_bf16():

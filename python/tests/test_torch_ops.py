@@ -43,6 +43,9 @@ def _cases():
     _, st = T.layernorm(x, w, bb)
     o, lse = T.attention(q, k, v, True)
     qi, sc = T.quantize_int8(x)
+    qw, sw = T.quantize_int8(r(100, 45), 1)  # per column of a (K, N) weight
+    q8, s8 = T.quantize_fp8(x, "e4m3", 0)
+    q8w, s8w = T.quantize_fp8(r(100, 45), "e4m3", 1)
     qb, kb, vb, do_b = (t.bfloat16() for t in (q, k, v, r(2, 4, 19, 16)))
     ob, lseb = T.attention(qb, kb, vb, False, 0.3)
     c = []
@@ -84,6 +87,20 @@ def _cases():
           ("concat", ([x, y[:, :7]], 1), ops.concat),
           ("quantize_int8", (x,), ops.quantize_int8),
           ("dequantize_int8", (qi, sc, "bf16"), ops.dequantize_int8),
+          # quantization (tl/ops/quant.py): axes, fp8 formats, the quantized GEMMs
+          ("quantize_int8", (x.mT, 1), ops.quantize_int8),
+          ("dequantize_int8", (qw, sw, "f32", 1), ops.dequantize_int8),
+          ("quantize_fp8", (xb, "e5m2", None), ops.quantize_fp8),
+          ("quantize_fp8", (x, "e4m3", 1), ops.quantize_fp8),
+          ("dequantize_fp8", (q8, s8, "bf16", 0), ops.dequantize_fp8),
+          ("gemm_int8", (qi, qw, sc, sw, w[:45], "relu", "bf16"),
+           lambda a, b, sa, sb, bias, act, o: _d(ops.gemm_int8)(
+               a, b, scale_a=sa, scale_b=sb, bias=bias, activation=act, out_dtype=o)),
+          ("gemm_int8", (qi, qw, None, None, None, "none", "i32"),
+           lambda a, b, sa, sb, bias, act, o: _d(ops.gemm_int8)(a, b, out_dtype=o)),
+          ("gemm_fp8", (q8, q8w, s8, s8w, None, "gelu", "f32"),
+           lambda a, b, sa, sb, bias, act, o: _d(ops.gemm_fp8)(
+               a, b, scale_a=sa, scale_b=sb, activation=act, out_dtype=o)),
           ("max_pool2d", (img, [2], []), lambda x, k, s: _d(ops.max_pool2d)(x, k[0])),
           ("avg_pool2d", (img, [3], [2]), lambda x, k, s: _d(ops.avg_pool2d)(x, k[0], s[0])),
           ("max_pool2d", (img, [3], [2], [1], [2], True),
@@ -123,6 +140,11 @@ def _np(v):
     return v
 
 
+def _has_fp8(device):
+    info = tl.runtime.device(device).info
+    return bool((info["supported_dtypes"] >> tl.float8e4m3.code) & 1)
+
+
 def _same(got, want, what):
     """Bit-for-bit equality of the torch result and the numpy one."""
     got = got if isinstance(got, tuple) else (got,)
@@ -132,6 +154,8 @@ def _same(got, want, what):
         w = tensor_view(np.asarray(w))
         g = host(g)
         assert g.dtype == w.dtype and g.shape == w.shape, f"{what}[{i}]: {g.dtype} {g.shape}"
+        if g.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):  # compared as bit patterns
+            g, w = g.view(torch.uint8), w.view(torch.uint8)
         assert torch.equal(g, w), f"{what}[{i}]: max diff {(g.double() - w.double()).abs().max()}"
 
 
@@ -147,6 +171,11 @@ def test_op_matches_tl_ops(case, device):
     # reduction, causal), bf16 read as int16 values, outputs not on the inputs' device, a
     # result other than the host function's (the same kernels: equal bit for bit).
     name, args, fn = case
+    if "fp8" in name and not _has_fp8(device):
+        # a device without fp8 (npusim): the torch op refuses it as the host function does
+        with on(device), pytest.raises(ops.OpError, match=f"tl.ops.{name}: argument 'device'"):
+            getattr(T, name)(*to(device, args))
+        return
     _DEV[0] = device
     want = (fn if fn.__name__ == "<lambda>" else _d(fn))(*[_np(a) for a in args])
     _DEV[0] = "cpu"
@@ -201,6 +230,19 @@ def test_fake_kernel_and_schema(case):
     # real op, the schema (no mutation, no aliasing), the autograd registration, and tracing
     # under AOT dispatch. Catches: a fake shape off by one, int32 vs int64, a view returned.
     name, args, _ = case
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    if any(isinstance(a, torch.Tensor) and a.dtype in fp8 for a in args):
+        # opcheck's schema test computes on the inputs (mul is not implemented for float8 on
+        # CPU): every other test here, and the schema's no-mutation rule checked on the bits.
+        before = [a.view(torch.uint8).clone() if a.dtype in fp8 else a.clone()
+                  for a in args if isinstance(a, torch.Tensor)]
+        torch.library.opcheck(getattr(T, name).default, args,
+                              test_utils=("test_autograd_registration", "test_faketensor",
+                                          "test_aot_dispatch_dynamic"))
+        after = [a.view(torch.uint8) if a.dtype in fp8 else a
+                 for a in args if isinstance(a, torch.Tensor)]
+        assert all(torch.equal(x, y) for x, y in zip(before, after)), f"{name} mutated an input"
+        return
     torch.library.opcheck(getattr(T, name).default, args)
 
 

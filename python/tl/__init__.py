@@ -24,6 +24,7 @@ from .language import (constexpr, tensor, program_id, num_programs, arange, full
                        static_print)
 from . import math
 from . import bf16
+from . import fp8
 from .funcs import func
 from .jit import kernel, Kernel, profile, profile_report
 from .tuning import autotune, Config

@@ -78,6 +78,8 @@ def _info(handle):
             "compute_units": info.compute_units,
             "clock_mhz": info.clock_mhz, "peak_bandwidth": info.peak_bandwidth_bytes_per_s,
             "peak_flops": list(info.peak_flops),
+            # bit i set: the device stores and computes Tile IR element type i (tl.dtype.code)
+            "supported_dtypes": int(info.supported_dtypes),
             # event times are the device's simulated time (npusim), exactly reproducible
             "simulated_time": bool(info.flags & SIMULATED_TIME)}
 

@@ -1186,8 +1186,14 @@ tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream, const t
   TLK_REQUIRE(need_shape(fn, "scale", scale, {x->shape[0]}));
   if (x->shape[0] == 0)
     return nullptr;
-  return launch(kernels, stream, std::string("quantize_int8_") + dt, x->shape[0], 1, 1,
-                {tensor_arg(view(x, 2)), tensor_arg(view(q, 2)), tensor_arg(view(scale, 1))});
+  // As tl.ops.quantize_int8: the scales (a pass over each row), then the values.
+  TLK_REQUIRE(launch(kernels, stream, std::string("quant_scale_int8_") + dt, x->shape[0], 1, 1,
+                     {tensor_arg(view(x, 2)), tensor_arg(view(scale, 1))}));
+  if (x->shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("quantize_int8_") + dt, cdiv(x->shape[0], 4),
+                cdiv(x->shape[1], 1024), 1,
+                {tensor_arg(view(x, 2)), tensor_arg(view(scale, 1)), tensor_arg(view(q, 2))});
 }
 
 tl_status tl_kernels_dequantize_int8(tl_kernels kernels, tl_stream stream,

@@ -20,7 +20,9 @@ from .rows import softmax, log_softmax, layernorm, rmsnorm
 from .reduce import reduce, sum, mean, max, min, argmax, var, cumsum, topk  # noqa: A004
 from .linear import gemm, gemv, transpose, conv2d
 from .transformer import rope, rope_tables, embedding, cross_entropy, attention
-from .data import concat, quantize_int8, dequantize_int8, max_pool2d, avg_pool2d
+from .data import concat, max_pool2d, avg_pool2d
+from .quant import (quantize_int8, dequantize_int8, quantize_fp8, dequantize_fp8, gemm_int8,
+                    gemm_fp8)
 from .backward import (activation_backward, softmax_backward, layernorm_backward,
                        rmsnorm_backward, cross_entropy_backward, embedding_backward,
                        attention_backward)
@@ -32,4 +34,5 @@ __all__ = ["OpError", "ACTIVATIONS", "add", "sub", "mul", "div", "binary", "acti
            "embedding", "cross_entropy", "attention", "activation_backward",
            "softmax_backward", "layernorm_backward", "rmsnorm_backward", "cross_entropy_backward",
            "embedding_backward", "attention_backward", "concat", "quantize_int8",
-           "dequantize_int8", "max_pool2d", "avg_pool2d", "conv2d", "topk"]
+           "dequantize_int8", "max_pool2d", "avg_pool2d", "conv2d", "topk", "quantize_fp8",
+           "dequantize_fp8", "gemm_int8", "gemm_fp8"]

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from .. import bf16
+from .. import bf16, fp8
 
 # Set by tl.torch while an op runs on torch tensors (tl/torch/bridge.py): it allocates the
 # outputs `empty` makes as torch tensors and maps the arrays a launch gets to the tensors they
@@ -38,9 +38,12 @@ def as_array(op, arg, x):
 
 
 def dtype_name(a):
-    """'f32', 'f16', 'bf16' (tl.bf16 arrays), 'f64', or numpy's name."""
+    """'f32', 'f16', 'bf16' (tl.bf16 arrays), 'f8e4m3' / 'f8e5m2' (tl.fp8 arrays), 'f64', or
+    numpy's name."""
     if bf16.is_bf16(a):
         return "bf16"
+    if fp8.is_fp8(a):
+        return "f8" + fp8.format_of(a)
     return _NP_NAMES.get(a.dtype.name, a.dtype.name)
 
 
@@ -114,6 +117,10 @@ TUNING = {
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path)
     "reduce_rows": {"default": 0, "tnpu": 64},
+    # reductions along another axis: inner columns per program, at most. On cpu each program
+    # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
+    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
+    "axis_inner": {"default": 64, "llvm-cpu": 256},
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)

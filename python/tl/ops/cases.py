@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-SIZE = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i8": 1}
+SIZE = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
 COLUMNS = ("name", "shape", "grid", "args", "tolerance", "terms", "cond", "flops", "bytes",
            "vector_ops", "exp_ops")
 
@@ -85,12 +85,13 @@ def case_of(spec):
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
             tol, vops = "backward", 6 * e
             exps = 0 if cx["ACT"] in ("relu", "leaky_relu") else e
-        else:
-            c.t((m, n), "int:-127:128"), c.t((m,)), c.t((m, n), "nan")
+        else:  # dequantize: int8 q over its whole range, fp8 q random in [-1, 1)
+            int8 = spec.args[0][2] == "i8"
+            c.t((m, n), "int:-127:128" if int8 else ""), c.t((m,)), c.t((m, n), "nan")
             tol, vops = "mul", e
         shape = f"{m}x{n}"
     elif k in ("softmax_kernel", "norm_kernel", "softmax_grad_kernel", "norm_grad_kernel",
-               "topk_kernel", "quantize_kernel", "cross_entropy_kernel",
+               "topk_kernel", "absmax_kernel", "cross_entropy_kernel",
                "cross_entropy_grad_kernel"):
         m, n = 5, 1300
         e = m * n
@@ -113,10 +114,10 @@ def case_of(spec):
             n = 1000
             c.t((m, n)), c.t((m, cx["K"]), "nan"), c.t((m, cx["K"]), "nan")
             tol, terms, vops = "reduce_max", 1, 3 * cx["K"] * m * n
-        elif k == "quantize_kernel":
+        elif k == "absmax_kernel":  # amax (exact) or the scale amax / QMAX (a division)
             n = 300
-            c.t((m, n)), c.t((m, n), "nan"), c.t((m,), "nan")
-            tol, terms, vops = "div", 1, 5 * m * n
+            c.t((m, n)), c.t((m,), "nan")
+            tol, terms, vops = ("div" if cx["QMAX"] else "reduce_max"), 1, 2 * m * n
         else:  # cross_entropy forward / backward: targets 0..5, 3 ignored
             if k == "cross_entropy_kernel":
                 c.t((m, n)), c.t((m,), "int:0:6"), c.t((m,), "nan"), c.s(3)
@@ -236,6 +237,24 @@ def case_of(spec):
             tol, terms = "backward", s
             flops, vops, exps = 8 * pairs * d, 4 * pairs, pairs
         shape = f"{bh}x{s}x{d} kv {hkv}"
+    elif k == "quantize_scaled_kernel":
+        m, n = 13, 1100
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
+        c.t((m, n)), c.t((m,)), c.t((m, n), "nan")
+        tol, vops, shape = "quantize", 4 * m * n, f"{m}x{n}"
+    elif k == "qgemm_kernel":
+        m, n, kk = 70, 100, 45
+        grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
+        q = "int:-128:128" if cx["INT"] else ""
+        c.t((m, kk), q), c.t((kk, n), q), c.t((m,)), c.t((n,)), c.t((n,)), c.t((m, n), "nan")
+        plain = not cx["HAS_BIAS"] and cx["ACT"] == "none"
+        # int8: exact int32 sums (an int32 output is compared exactly), then the epilogue's few
+        # roundings (n = 1); fp8: f32 sums of K exact products, the gemm entry at n = K
+        tol, terms = "gemm", (1 if cx["INT"] else kk)
+        cond = "abs" if plain and not cx["INT"] else "1"
+        flops, vops = 2 * m * n * kk, (3 * m * n if cx["DEQUANT"] else 0)
+        exps = 0 if cx["ACT"] == "none" else m * n
+        shape = f"{m}x{n}x{kk}"
     elif k == "norm_param_grad_kernel":
         rows, n = 100, 70
         grid = (_cdiv(n, cx["BC"]),)

@@ -78,9 +78,10 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
         carry = carry + tl.sum(v, axis=0)
 
 
-def axis_tiles(n, inner):
-    """(BN, BI): up to 64 inner columns, 4096 elements (a row when inner is 1)."""
-    bi = c.pow2(inner, 1, 64)
+def axis_tiles(n, inner, max_inner=64):
+    """(BN, BI): up to `max_inner` inner columns (the device's `axis_inner`, _common.TUNING),
+    4096 elements (a row when inner is 1)."""
+    bi = c.pow2(inner, 1, max_inner)
     return c.pow2(n, 16, builtins.max(16, 4096 // bi)), bi
 
 
@@ -104,7 +105,7 @@ def reduce(op, x, axis=-1, *, correction=0, device=None):
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True)
     elif out.size:
-        bn, bi = axis_tiles(n, inner)
+        bn, bi = axis_tiles(n, inner, c.tuned("axis_inner", device))
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
                  1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi)
     return out

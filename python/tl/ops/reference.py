@@ -12,12 +12,14 @@ import math
 
 import numpy as np
 
-from .. import bf16
+from .. import bf16, fp8
 
 
 def f64(a):
-    """`a` as float64 (bf16 arrays through their values, not their bits)."""
+    """`a` as float64 (bf16 and fp8 arrays through their values, not their bits)."""
     a = np.asarray(a)
+    if fp8.is_fp8(a):
+        return fp8.to_float32(a).astype(np.float64)
     return bf16.to_float32(a).astype(np.float64) if bf16.is_bf16(a) else a.astype(np.float64)
 
 
@@ -228,14 +230,32 @@ def attention_backward(do, q, k, v, causal=False, scale=None):
     return dq, fold(dk), fold(dv)
 
 
-def quantize_int8(x):
-    """(q, scale) of symmetric per-row int8 quantization; the division as the kernel does it, in
-    float32, so that ties round the same way."""
+def quant_scale(x, qmax, axis):
+    """The kernels' scales (float32) of x's rows (axis 0), columns (axis 1) or whole (None,
+    shape (1,)): max|x| / qmax in float32, 1 where max|x| is 0 (NaN propagates)."""
+    a = np.abs(f64(x).astype(np.float32))
+    amax = a.max(1) if axis == 0 else a.max(0) if axis == 1 else a.max().reshape(1)
+    return np.where(amax == 0, np.float32(1), amax / np.float32(qmax)).astype(np.float32)
+
+
+def quantize(x, qmax, axis=0, fmt=None):
+    """(q, scale) of symmetric scaled quantization as the kernels do it, step by step in float32
+    (x / scale rounded to f32, clamped to [-qmax, qmax], NaN kept), then rounded to nearest even:
+    to int8 (NaN -> 0) when `fmt` is None, else to fp8 format `fmt` (tl.fp8's encoder, whose
+    rounding the tests check against its own exhaustive decode)."""
     x32 = f64(x).astype(np.float32)
-    amax = np.abs(x32).max(1)
-    scale = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
-    q = np.rint(np.clip(x32 / scale[:, None], -127, 127)).astype(np.int8)
-    return q, scale
+    scale = quant_scale(x, qmax, axis)
+    s = scale[:, None] if axis == 0 else scale[None, :] if axis == 1 else scale[0]
+    with np.errstate(invalid="ignore"):
+        v = np.clip((x32 / s).astype(np.float32), np.float32(-qmax), np.float32(qmax))
+    if fmt is None:
+        return np.where(np.isnan(v), 0, np.rint(v)).astype(np.int8), scale
+    return fp8.array(v, fmt), scale
+
+
+def quantize_int8(x, axis=0):
+    """(q, scale) of symmetric int8 quantization (per row by default)."""
+    return quantize(x, 127.0, axis)
 
 
 def pool2d(mode, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -286,3 +306,24 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, activation_="none"):
     if bias is not None:
         out += f64(bias)[None, :, None, None]
     return activation(activation_, out)
+
+
+def gemm_int8(a, b):
+    """The exact int8 GEMM: int64 sums."""
+    return np.asarray(a).astype(np.int64) @ np.asarray(b).astype(np.int64)
+
+
+def qgemm_f32(acc, scale_a, scale_b):
+    """The dequantizing epilogue as the kernel rounds it, in float32: acc (exact) rounded to
+    f32, times scale_a[row], then times scale_b[col] (each product rounded)."""
+    r = np.asarray(acc).astype(np.float32) * np.broadcast_to(scale_a, (len(acc),))[:, None]
+    return (r * np.broadcast_to(scale_b, (np.shape(acc)[1],))[None, :]).astype(np.float32)
+
+
+def qgemm(a, b, scale_a, scale_b, bias=None, act="none"):
+    """activation(a @ b * scale_a[row] * scale_b[col] + bias) in float64 (a, b: int8 or fp8)."""
+    acc = f64(a) @ f64(b)
+    r = acc * f64(scale_a).reshape(-1)[:, None] * f64(scale_b).reshape(-1)[None, :]
+    if bias is not None:
+        r = r + f64(bias)[None, :]
+    return activation(act, r)

@@ -101,10 +101,19 @@ def _normwise_bound(tol, op, dt, ref, n, ref_abs):
         if ref_abs is not None:
             nr = float(np.linalg.norm(ref))
             cond = float(np.linalg.norm(np.asarray(ref_abs, np.float64))) / nr if nr else 1.0
-        u = math.ldexp(1.0, -_FORMATS.get(dt, _FORMATS["f32"])[0] - 1)
+        fmt = tol.accumulate or dt
+        if fmt not in _FORMATS:
+            if tol.accumulate:
+                raise ValueError(f"tl.testing: tolerance {tol.source}: accumulate "
+                                 f"'{tol.accumulate}' is not a float format")
+            fmt = "f32"
+        u = math.ldexp(1.0, -_FORMATS[fmt][0] - 1)
         g = tol.gamma * n * u * cond
-        if bound is None or (g < bound if tol.combine_min else g > bound):
-            bound, used = g, f"n u cond = {tol.gamma:g} * {n} * {u:.3g} * {cond:.3g}"
+        rule = f"n u cond = {tol.gamma:g} * {n} * {u:.3g} * {cond:.3g}"
+        if bound is not None and tol.combine_sum:
+            bound, used = bound + g, f"{used} + {rule}"
+        elif bound is None or (g < bound if tol.combine_min else g > bound):
+            bound, used = g, rule
     return bound, used
 
 

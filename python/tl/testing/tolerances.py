@@ -27,7 +27,8 @@ _ALIASES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "
 
 
 class Tolerance:
-    """One table entry: `exact`, or `ulp` and/or `normwise` and/or `gamma` (with `combine`);
+    """One table entry: `exact`, or `ulp` and/or `normwise` and/or `gamma` (with `combine` and
+    `accumulate`);
     `source` says where it came from and why."""
 
     def __init__(self, entry, source):
@@ -37,6 +38,10 @@ class Tolerance:
         self.normwise = entry.get("normwise")
         self.gamma = entry.get("gamma")
         self.combine_min = entry.get("combine") == "min"
+        self.combine_sum = entry.get("combine") == "sum"
+        # The format whose u the gamma bound takes (default: the result's): "f32" for an op
+        # that sums in f32 and rounds once to a 16-bit result.
+        self.accumulate = entry.get("accumulate")
         self.rule = entry.get("bound", "")
         self.source = source + (f": {entry['why']}" if entry.get("why") else "")
 

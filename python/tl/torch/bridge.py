@@ -23,14 +23,16 @@ slices, transposes), allocate outputs with ``tl.ops._common.empty`` and launch k
 import numpy as np
 import torch
 
-from .. import bf16
+from .. import bf16, fp8
 from ..ops import _common
 
 _TO_NP = {torch.float32: np.dtype(np.float32), torch.float16: np.dtype(np.float16),
           torch.bfloat16: bf16.DTYPE, torch.float64: np.dtype(np.float64),
           torch.int32: np.dtype(np.int32), torch.int64: np.dtype(np.int64),
           torch.int8: np.dtype(np.int8), torch.uint8: np.dtype(np.uint8),
-          torch.int16: np.dtype(np.int16), torch.bool: np.dtype(np.bool_)}
+          torch.int16: np.dtype(np.int16), torch.bool: np.dtype(np.bool_),
+          torch.float8_e4m3fn: fp8.E4M3, torch.float8_e5m2: fp8.E5M2}
+_FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 
 
 def np_dtype(dt):
@@ -41,11 +43,15 @@ def np_dtype(dt):
 
 
 def torch_dtype(npdt):
-    """The torch dtype of numpy dtype `npdt` (tl.bf16 arrays: bfloat16)."""
-    if bf16.is_bf16(np.empty(0, npdt)):
+    """The torch dtype of numpy dtype `npdt` (tl.bf16 arrays: bfloat16; tl.fp8 arrays:
+    float8_e4m3fn / float8_e5m2)."""
+    probe = np.empty(0, npdt)
+    if bf16.is_bf16(probe):
         return torch.bfloat16
+    if fp8.is_fp8(probe):
+        return _FP8[fp8.format_of(probe)]
     for t, n in _TO_NP.items():
-        if n == npdt and t is not torch.bfloat16:
+        if n == npdt and not n.metadata:
             return t
     raise TypeError(f"tl.torch: numpy dtype {npdt} has no torch form")
 
@@ -55,6 +61,8 @@ def numpy_view(t):
     t = t.detach()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(bf16.DTYPE)
+    if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        return t.view(torch.uint8).numpy().view(_TO_NP[t.dtype])
     return t.numpy()
 
 
@@ -63,6 +71,8 @@ def tensor_view(a):
     a = np.asarray(a)
     if bf16.is_bf16(a):
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    if fp8.is_fp8(a):
+        return torch.from_numpy(a.view(np.uint8)).view(_FP8[fp8.format_of(a)])
     if not a.flags.writeable:  # a broadcast view: torch wants writable memory
         a = a.copy()
     return torch.from_numpy(a)

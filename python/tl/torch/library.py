@@ -382,19 +382,73 @@ def concat(b, tensors, axis=0, device=None):
     return ops.concat([_arr(b, t) for t in tensors], axis, device=device)
 
 
-@op("quantize_int8(Tensor x, str? device=None) -> (Tensor, Tensor)",
-    lambda x, device=None: (_like(x, dtype=torch.int8), _like(x, x.shape[:1], torch.float32)))
-def quantize_int8(b, x, device=None):
-    return ops.quantize_int8(_arr(b, x), device=device)
+def _scale_shape(x, axis):
+    return (1,) if axis is None else (x.shape[axis % 2],)
+
+
+@op("quantize_int8(Tensor x, int? axis=0, str? device=None) -> (Tensor, Tensor)",
+    lambda x, axis=0, device=None: (_like(x, dtype=torch.int8),
+                                    _like(x, _scale_shape(x, axis), torch.float32)))
+def quantize_int8(b, x, axis=0, device=None):
+    return ops.quantize_int8(_arr(b, x), axis, device=device)
 
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-@op("dequantize_int8(Tensor q, Tensor scale, str dtype='f32', str? device=None) -> Tensor",
-    lambda q, scale, dtype="f32", device=None: _like(q, dtype=_DTYPES.get(dtype, torch.float32)))
-def dequantize_int8(b, q, scale, dtype="f32", device=None):
-    return ops.dequantize_int8(_arr(b, q), _arr(b, scale), dtype, device=device)
+@op("dequantize_int8(Tensor q, Tensor scale, str dtype='f32', int? axis=0, str? device=None) "
+    "-> Tensor",
+    lambda q, scale, dtype="f32", axis=0, device=None:
+        _like(q, dtype=_DTYPES.get(dtype, torch.float32)))
+def dequantize_int8(b, q, scale, dtype="f32", axis=0, device=None):
+    return ops.dequantize_int8(_arr(b, q), _arr(b, scale), dtype, axis, device=device)
+
+
+# --- quantization: fp8 and the quantized GEMMs ----------------------------------------------
+
+_FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+
+
+@op("quantize_fp8(Tensor x, str format='e4m3', int? axis=0, str? device=None) "
+    "-> (Tensor, Tensor)",
+    lambda x, format="e4m3", axis=0, device=None: (
+        _like(x, dtype=_FP8.get(format, torch.float8_e4m3fn)),
+        _like(x, _scale_shape(x, axis), torch.float32)))
+def quantize_fp8(b, x, format="e4m3", axis=0, device=None):  # noqa: A002
+    return ops.quantize_fp8(_arr(b, x), format, axis, device=device)
+
+
+@op("dequantize_fp8(Tensor q, Tensor scale, str dtype='f32', int? axis=0, str? device=None) "
+    "-> Tensor",
+    lambda q, scale, dtype="f32", axis=0, device=None:
+        _like(q, dtype=_DTYPES.get(dtype, torch.float32)))
+def dequantize_fp8(b, q, scale, dtype="f32", axis=0, device=None):
+    return ops.dequantize_fp8(_arr(b, q), _arr(b, scale), dtype, axis, device=device)
+
+
+def _qgemm_fake(a, b_, scale_a=None, scale_b=None, bias=None, activation="none",
+                out_dtype="f32", device=None):
+    dt = torch.int32 if out_dtype == "i32" else _DTYPES.get(out_dtype, torch.float32)
+    return _like(a, (a.shape[0], b_.shape[1]), dt)
+
+
+@op("gemm_int8(Tensor a, Tensor b, Tensor? scale_a=None, Tensor? scale_b=None, "
+    "Tensor? bias=None, str activation='none', str out_dtype='f32', str? device=None) -> Tensor",
+    _qgemm_fake)
+def gemm_int8(b, a, b_, scale_a=None, scale_b=None, bias=None, activation="none",
+              out_dtype="f32", device=None):
+    return ops.gemm_int8(_arr(b, a), _arr(b, b_), scale_a=_arr(b, scale_a),
+                         scale_b=_arr(b, scale_b), bias=_arr(b, bias), activation=activation,
+                         out_dtype=out_dtype, device=device)
+
+
+@op("gemm_fp8(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
+    "str activation='none', str out_dtype='f32', str? device=None) -> Tensor", _qgemm_fake)
+def gemm_fp8(b, a, b_, scale_a, scale_b, bias=None, activation="none", out_dtype="f32",
+             device=None):
+    return ops.gemm_fp8(_arr(b, a), _arr(b, b_), scale_a=_arr(b, scale_a),
+                        scale_b=_arr(b, scale_b), bias=_arr(b, bias), activation=activation,
+                        out_dtype=out_dtype, device=device)
 
 
 def _pool_shape(x, kernel_size, stride, padding, dilation, ceil_mode):

@@ -74,6 +74,11 @@ private:
   llvm::Value *round_to(ir::ScalarKind k, llvm::Value *v);
   llvm::Value *f8_call(const char *name, std::vector<llvm::Value *> args, llvm::Type *ret);
   llvm::Value *f8_round(ir::ScalarKind k, llvm::Value *v, int mode);
+  // fp8 conversions inline (exact, branch-free selects that vectorize): an f32 rounded to the
+  // nearest-even fp8 value (as f32), an fp8-representable f32's bits, bits to f32.
+  llvm::Value *f8_round_rne(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *f8_encode(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *f8_decode(ir::ScalarKind k, llvm::Value *bits);
   llvm::Type *storage_type(ir::ScalarKind k);
   /// A constant from an attribute (int, bool or float), rounded to element type `k`.
   llvm::Value *attr_constant(ir::ScalarKind k, const ir::Attr &a);

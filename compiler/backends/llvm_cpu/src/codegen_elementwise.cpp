@@ -8,6 +8,8 @@
 #include "plan_attrs.h"
 #include "vector_math.h"
 
+#include <cmath>
+
 #include <llvm/IR/Intrinsics.h>
 
 namespace tl::llvm_cpu {
@@ -483,6 +485,8 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
     if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
       const std::string m = rne ? "rne" : *rounding;
       const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;
+      if (mode == 0 && v->getType()->isFloatTy())
+        return f8_round_rne(to, v);
       llvm::Value *format = b_.getInt32(to == ScalarKind::F8E4M3 ? 0 : 1);
       llvm::Value *r = f8_call("tl_cpu_f8_round",
                                {format, b_.getInt32(mode), b_.CreateFPCast(v, b_.getDoubleTy())},
@@ -509,6 +513,20 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
                                   : m == "rd" ? llvm::Intrinsic::floor
                                               : llvm::Intrinsic::ceil,
                                   v);
+    if (ir::bit_width(to) <= 16) {
+      // To 8 or 16 bits: clamped in the float type (the bounds are exact), NaN -> 0, then an
+      // i32 conversion and a truncation, which vectorize (vcvttps2dq and packs); LLVM 19 kept a
+      // loop of fptosi.sat to i8 scalar (the int8 quantize at 0.14 of the triad).
+      llvm::Type *ft = v->getType();
+      const double bits = double(ir::bit_width(to));
+      const double lo = ir::is_signed(to) ? -std::exp2(bits - 1) : 0.0;
+      const double hi = ir::is_signed(to) ? std::exp2(bits - 1) - 1 : std::exp2(bits) - 1;
+      llvm::Value *c =
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(ft, lo));
+      c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, c, llvm::ConstantFP::get(ft, hi));
+      c = b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::ConstantFP::get(ft, 0.0), c);
+      return b_.CreateTrunc(b_.CreateFPToSI(c, b_.getInt32Ty()), t);
+    }
     return b_.CreateIntrinsic(ir::is_signed(to) ? llvm::Intrinsic::fptosi_sat
                                                 : llvm::Intrinsic::fptoui_sat,
                               {t, v->getType()}, {v});

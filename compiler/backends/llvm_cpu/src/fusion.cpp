@@ -222,6 +222,8 @@ llvm::Value *KernelCodegen::lane_value(const ir::Value *v, llvm::Value *index) {
   if (def && plan::flag(*def, plan::kInline)) {
     if (def->opcode() == Opcode::Splat)
       return scalar(def->operand(0));
+    if (def->opcode() == Opcode::Full)
+      return attr_constant(def->result()->type().elem(), *def->attr("value"));
     std::vector<llvm::Value *> args;
     for (const ir::Value *in : def->operands())
       args.push_back(lane_value(in, index));

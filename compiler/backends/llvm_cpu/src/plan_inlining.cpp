@@ -19,7 +19,8 @@ bool plan_inlining(ir::Kernel &kernel) {
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (plan::deferred(*op) || op->num_results() != 1 || op->result()->type().is_scalar())
       return;
-    const bool splat = op->opcode() == Opcode::Splat;
+    // A splat, or a `full` constant tile (`0.5 * x` in a kernel): one value for every lane.
+    const bool splat = op->opcode() == Opcode::Splat || op->opcode() == Opcode::Full;
     if (!splat && !(op->flags() & ir::kElementwise))
       return;
     const auto &users = uses.users(op->result());

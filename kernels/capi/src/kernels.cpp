@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -197,6 +198,116 @@ tl_status launch(tl_kernels k, tl_stream stream, const std::string &name, int64_
   d.args = args.data();
   d.arg_count = static_cast<uint32_t>(args.size());
   return tl_stream_launch(stream, exe, &d);
+}
+
+tl_arg scalar_i32(int64_t i) {
+  tl_arg a;
+  std::memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.kind = TL_PARAM_SCALAR;
+  a.dtype = TL_DTYPE_I32;
+  a.i = i;
+  return a;
+}
+
+size_t esize(uint32_t dtype) { return tl_dtype_size(static_cast<tl_dtype>(dtype)); }
+
+const char *dname(uint32_t dtype) { return tl_dtype_name(static_cast<tl_dtype>(dtype)); }
+
+// `t`'s dtype suffix; fails naming `arg` unless it is f32, f16 or bf16.
+tl_status float_dtype(const char *fn, const char *arg, const tl_kernels_tensor *t,
+                      const char **dt) {
+  *dt = suffix(t->dtype);
+  if (!*dt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: '%s' is %s (f32, f16, bf16)", fn, arg,
+                dname(t->dtype));
+  return nullptr;
+}
+
+tl_status need_dtype(const char *fn, const char *arg, const tl_kernels_tensor *t, uint32_t dtype) {
+  if (t->dtype != dtype)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: '%s' is %s, expected %s", fn, arg, dname(t->dtype),
+                dname(dtype));
+  return nullptr;
+}
+
+std::string shape_text(const int64_t *dims, size_t n) {
+  std::string s = "(";
+  for (size_t i = 0; i < n; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + ")";
+}
+
+// Fails naming `arg` unless t's shape is `dims`.
+tl_status need_shape(const char *fn, const char *arg, const tl_kernels_tensor *t,
+                     std::initializer_list<int64_t> dims) {
+  bool same = t->rank == dims.size();
+  for (size_t d = 0; same && d < dims.size(); ++d)
+    same = t->shape[d] == dims.begin()[d];
+  if (!same)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: '%s' has shape %s, expected %s", fn, arg,
+                shape_text(t->shape, t->rank).c_str(),
+                shape_text(dims.begin(), dims.size()).c_str());
+  return nullptr;
+}
+
+// Dimensions [lo, hi) of `t` as one: their extent and the stride of a dense block. False when
+// they are not one (no reshape without a copy).
+bool merge(const tl_kernels_tensor *t, uint32_t lo, uint32_t hi, int64_t *extent, int64_t *stride) {
+  *extent = 1;
+  *stride = 0;
+  for (uint32_t d = lo; d < hi; ++d)
+    *extent *= t->shape[d];
+  if (*extent == 0)
+    return true;
+  int64_t next = -1; // the extent times stride the next outer dimension must have
+  for (uint32_t d = hi; d-- > lo;) {
+    if (t->shape[d] == 1)
+      continue;
+    if (next < 0)
+      *stride = t->strides[d];
+    else if (t->strides[d] != next)
+      return false;
+    next = t->strides[d] * t->shape[d];
+  }
+  return true;
+}
+
+tl_status merged(const char *fn, const char *arg, const tl_kernels_tensor *t, uint32_t lo,
+                 uint32_t hi, int64_t *extent, int64_t *stride) {
+  if (!merge(t, lo, hi, extent, stride))
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: '%s': dimensions %u to %u do not merge into one (their strides are not a "
+                "dense block)",
+                fn, arg, lo, hi - 1);
+  return nullptr;
+}
+
+// `t` as the (outer, n, inner) view around `axis` (already in range).
+tl_status axis_view(const char *fn, const char *arg, const tl_kernels_tensor *t, uint32_t axis,
+                    View *v) {
+  *v = over(t, 3);
+  if (tl_status s = merged(fn, arg, t, 0, axis, &v->shape[0], &v->strides[0]))
+    return s;
+  v->shape[1] = t->shape[axis];
+  v->strides[1] = t->strides[axis];
+  return merged(fn, arg, t, axis + 1, t->rank, &v->shape[2], &v->strides[2]);
+}
+
+tl_status normalize_axis(const char *fn, const tl_kernels_tensor *t, int32_t axis, uint32_t *out) {
+  int64_t a = axis < 0 ? axis + static_cast<int64_t>(t->rank) : axis;
+  if (a < 0 || a >= t->rank)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'axis' %d is out of range for rank %u", fn, axis,
+                t->rank);
+  *out = static_cast<uint32_t>(a);
+  return nullptr;
+}
+
+// `t` viewed with extent `extent` along dimension `d` from element `start` (a slice).
+View slice(View v, int d, int64_t start, int64_t extent) {
+  v.offset += static_cast<uint64_t>(start * v.strides[d]) * esize(v.dtype);
+  v.shape[d] = extent;
+  return v;
 }
 
 // `in` as a rank-2 view broadcast to out's (rows, cols): extents of 1 read with stride 0.
@@ -624,6 +735,786 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
                 {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
                  tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
                  g, tensor_arg(lens), h});
+}
+
+#define TLK_REQUIRE(expr)                                                                          \
+  do {                                                                                             \
+    if (tl_status s_ = (expr))                                                                     \
+      return s_;                                                                                   \
+  } while (0)
+
+static const char *const kReduction[] = {"sum", "mean", "max", "min", "argmax", "var"};
+
+tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream, tl_kernels_reduction op,
+                            const tl_kernels_tensor *x, int32_t axis, float correction,
+                            const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_reduce";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  if (static_cast<unsigned>(op) > TL_KERNELS_VAR)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'op' %d is not a reduction", fn,
+                static_cast<int>(op));
+  TLK_REQUIRE(check(fn, "x", x, 1, TL_HAL_MAX_RANK));
+  TLK_REQUIRE(check(fn, "out", out, 1, TL_HAL_MAX_RANK));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  uint32_t ax = 0;
+  TLK_REQUIRE(normalize_axis(fn, x, axis, &ax));
+  // out: x's shape without the axis (rank 1 of extent 1 for a rank-1 x).
+  bool same = x->rank == 1 ? out->rank == 1 && out->shape[0] == 1 : out->rank == x->rank - 1;
+  for (uint32_t d = 0, o = 0; same && x->rank > 1 && d < x->rank; ++d)
+    if (d != ax)
+      same = out->shape[o++] == x->shape[d];
+  if (!same)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' has shape %s, x %s without axis %u", fn,
+                shape_text(out->shape, out->rank).c_str(), shape_text(x->shape, x->rank).c_str(),
+                ax);
+  TLK_REQUIRE(
+      need_dtype(fn, "out", out, op == TL_KERNELS_ARGMAX ? uint32_t{TL_DTYPE_I32} : x->dtype));
+  View x3, o2 = over(out, 2);
+  TLK_REQUIRE(axis_view(fn, "x", x, ax, &x3));
+  uint32_t orank = x->rank == 1 ? 0 : out->rank;
+  TLK_REQUIRE(merged(fn, "out", out, 0, std::min(ax, orank), &o2.shape[0], &o2.strides[0]));
+  TLK_REQUIRE(merged(fn, "out", out, std::min(ax, orank), orank, &o2.shape[1], &o2.strides[1]));
+  const int64_t outer = x3.shape[0], n = x3.shape[1], inner = x3.shape[2];
+  if (outer == 0 || inner == 0)
+    return nullptr;
+  if (n == 0)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has extent 0 along axis %u", fn, ax);
+  const bool rows = inner == 1;
+  return launch(kernels, stream, std::string(kReduction[op]) + (rows ? "_rows_" : "_inner_") + dt,
+                outer, rows ? inner : cdiv(inner, 64), 1,
+                {tensor_arg(x3), tensor_arg(o2), scalar_f32(1.0f / static_cast<float>(n)),
+                 scalar_f32(correction)});
+}
+
+tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                            int32_t axis, const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_cumsum";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 1, TL_HAL_MAX_RANK));
+  TLK_REQUIRE(check(fn, "out", out, 1, TL_HAL_MAX_RANK));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  TLK_REQUIRE(need_dtype(fn, "out", out, x->dtype));
+  bool same = out->rank == x->rank;
+  for (uint32_t d = 0; same && d < x->rank; ++d)
+    same = out->shape[d] == x->shape[d];
+  if (!same)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' has shape %s, x %s", fn,
+                shape_text(out->shape, out->rank).c_str(), shape_text(x->shape, x->rank).c_str());
+  uint32_t ax = 0;
+  TLK_REQUIRE(normalize_axis(fn, x, axis, &ax));
+  View x3, o3;
+  TLK_REQUIRE(axis_view(fn, "x", x, ax, &x3));
+  TLK_REQUIRE(axis_view(fn, "out", out, ax, &o3));
+  if (x3.shape[0] == 0 || x3.shape[1] == 0 || x3.shape[2] == 0)
+    return nullptr;
+  const bool rows = x3.shape[2] == 1;
+  return launch(kernels, stream, std::string("cumsum") + (rows ? "_rows_" : "_inner_") + dt,
+                x3.shape[0], rows ? 1 : cdiv(x3.shape[2], 64), 1, {tensor_arg(x3), tensor_arg(o3)});
+}
+
+tl_status tl_kernels_transpose(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                               const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_transpose";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 3));
+  TLK_REQUIRE(check(fn, "out", out, 2, 3));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  TLK_REQUIRE(need_dtype(fn, "out", out, x->dtype));
+  View x3 = view(x, 3), o3 = view(out, 3);
+  const int64_t batch = x3.shape[0], rows = x3.shape[1], cols = x3.shape[2];
+  if (x->rank == 3)
+    TLK_REQUIRE(need_shape(fn, "out", out, {batch, cols, rows}));
+  else
+    TLK_REQUIRE(need_shape(fn, "out", out, {cols, rows}));
+  if (batch == 0 || rows == 0 || cols == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("transpose_") + dt, cdiv(rows, 64), cdiv(cols, 64),
+                batch, {tensor_arg(x3), tensor_arg(o3)});
+}
+
+tl_status tl_kernels_concat(tl_kernels kernels, tl_stream stream, uint32_t count,
+                            const tl_kernels_tensor *const *inputs, int32_t axis,
+                            const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_concat";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  if (count == 0 || !inputs)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'inputs' is empty", fn);
+  TLK_REQUIRE(check(fn, "out", out, 1, TL_HAL_MAX_RANK));
+  const char *dt = out->dtype == TL_DTYPE_I32 ? "i32" : suffix(out->dtype);
+  if (!dt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' is %s (f32, f16, bf16, i32)", fn,
+                dname(out->dtype));
+  uint32_t ax = 0;
+  TLK_REQUIRE(normalize_axis(fn, out, axis, &ax));
+  int64_t total = 0;
+  char arg[32];
+  for (uint32_t i = 0; i < count; ++i) {
+    std::snprintf(arg, sizeof arg, "inputs[%u]", i);
+    const tl_kernels_tensor *t = inputs[i];
+    TLK_REQUIRE(check(fn, arg, t, 1, TL_HAL_MAX_RANK));
+    TLK_REQUIRE(need_dtype(fn, arg, t, out->dtype));
+    bool same = t->rank == out->rank;
+    for (uint32_t d = 0; same && d < t->rank; ++d)
+      same = d == ax || t->shape[d] == out->shape[d];
+    if (!same)
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: '%s' has shape %s, out %s outside axis %u", fn,
+                  arg, shape_text(t->shape, t->rank).c_str(),
+                  shape_text(out->shape, out->rank).c_str(), ax);
+    total += t->shape[ax];
+  }
+  if (total != out->shape[ax])
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'out' has extent %lld along axis %u, the inputs %lld in all", fn,
+                static_cast<long long>(out->shape[ax]), ax, static_cast<long long>(total));
+  View o3;
+  TLK_REQUIRE(axis_view(fn, "out", out, ax, &o3));
+  std::vector<View> pieces(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    std::snprintf(arg, sizeof arg, "inputs[%u]", i);
+    TLK_REQUIRE(axis_view(fn, arg, inputs[i], ax, &pieces[i]));
+  }
+  int64_t at = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const View &x3 = pieces[i];
+    const int64_t n = x3.shape[1];
+    if (x3.shape[0] && n && x3.shape[2])
+      TLK_REQUIRE(launch(kernels, stream, std::string("copy_") + dt, x3.shape[0], cdiv(n, 64),
+                         cdiv(x3.shape[2], 64), {tensor_arg(x3), tensor_arg(slice(o3, 1, at, n))}));
+    at += n;
+  }
+  return nullptr;
+}
+
+tl_status tl_kernels_embedding(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *table,
+                               const tl_kernels_tensor *ids, const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_embedding";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "table", table, 2, 2));
+  TLK_REQUIRE(check(fn, "ids", ids, 1, 1));
+  TLK_REQUIRE(check(fn, "out", out, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "table", table, &dt));
+  TLK_REQUIRE(need_dtype(fn, "ids", ids, TL_DTYPE_I32));
+  TLK_REQUIRE(need_dtype(fn, "out", out, table->dtype));
+  const int64_t n = ids->shape[0], d = table->shape[1];
+  TLK_REQUIRE(need_shape(fn, "out", out, {n, d}));
+  if (n == 0 || d == 0)
+    return nullptr;
+  if (table->shape[0] == 0)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'table' has no rows", fn);
+  return launch(kernels, stream, std::string("embedding_") + dt, cdiv(n, 16), 1, 1,
+                {tensor_arg(view(table, 2)), tensor_arg(view(ids, 1)), tensor_arg(view(out, 2))});
+}
+
+tl_status tl_kernels_embedding_backward(tl_kernels kernels, tl_stream stream,
+                                        const tl_kernels_tensor *dout, const tl_kernels_tensor *ids,
+                                        const tl_kernels_tensor *dtable) {
+  const char *fn = "tl_kernels_embedding_backward";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "dout", dout, 2, 2));
+  TLK_REQUIRE(check(fn, "ids", ids, 1, 1));
+  TLK_REQUIRE(check(fn, "dtable", dtable, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "dout", dout, &dt));
+  TLK_REQUIRE(need_dtype(fn, "ids", ids, TL_DTYPE_I32));
+  TLK_REQUIRE(need_dtype(fn, "dtable", dtable, TL_DTYPE_F32));
+  const int64_t n = ids->shape[0], d = dout->shape[1], v = dtable->shape[0];
+  TLK_REQUIRE(need_shape(fn, "dout", dout, {n, d}));
+  TLK_REQUIRE(need_shape(fn, "dtable", dtable, {v, d}));
+  if ((v > 1 && dtable->strides[0] != d) || (d > 1 && dtable->strides[1] != 1))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'dtable' is not dense (row-major)", fn);
+  if (v == 0 || d == 0)
+    return nullptr;
+  const uint32_t zero = 0;
+  TLK_REQUIRE(tl_stream_fill(stream, dtable->buffer, dtable->offset_bytes,
+                             static_cast<uint64_t>(v * d) * 4, &zero, 4));
+  if (n == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("embedding_backward_") + dt, cdiv(n, 16), 1, 1,
+                {tensor_arg(view(dout, 2)), tensor_arg(view(ids, 1)), tensor_arg(view(dtable, 2))});
+}
+
+// logits (N, C) float, target (N) i32: the checks cross-entropy's entries share.
+static tl_status cross_entropy_args(const char *fn, const tl_kernels_tensor *logits,
+                                    const tl_kernels_tensor *target, const char **dt) {
+  TLK_REQUIRE(check(fn, "logits", logits, 2, 2));
+  TLK_REQUIRE(check(fn, "target", target, 1, 1));
+  TLK_REQUIRE(float_dtype(fn, "logits", logits, dt));
+  TLK_REQUIRE(need_dtype(fn, "target", target, TL_DTYPE_I32));
+  return need_shape(fn, "target", target, {logits->shape[0]});
+}
+
+tl_status tl_kernels_cross_entropy(tl_kernels kernels, tl_stream stream,
+                                   const tl_kernels_tensor *logits, const tl_kernels_tensor *target,
+                                   int32_t ignore_index, const tl_kernels_tensor *loss) {
+  const char *fn = "tl_kernels_cross_entropy";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  const char *dt = nullptr;
+  TLK_REQUIRE(cross_entropy_args(fn, logits, target, &dt));
+  TLK_REQUIRE(check(fn, "loss", loss, 1, 1));
+  TLK_REQUIRE(need_dtype(fn, "loss", loss, TL_DTYPE_F32));
+  TLK_REQUIRE(need_shape(fn, "loss", loss, {logits->shape[0]}));
+  if (logits->shape[0] == 0)
+    return nullptr;
+  if (logits->shape[1] == 0)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'logits' has no classes", fn);
+  return launch(kernels, stream, std::string("cross_entropy_") + dt, logits->shape[0], 1, 1,
+                {tensor_arg(view(logits, 2)), tensor_arg(view(target, 1)),
+                 tensor_arg(view(loss, 1)), scalar_i32(ignore_index)});
+}
+
+tl_status tl_kernels_cross_entropy_backward(tl_kernels kernels, tl_stream stream,
+                                            const tl_kernels_tensor *logits,
+                                            const tl_kernels_tensor *target,
+                                            const tl_kernels_tensor *scale, int32_t ignore_index,
+                                            const tl_kernels_tensor *dlogits) {
+  const char *fn = "tl_kernels_cross_entropy_backward";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  const char *dt = nullptr;
+  TLK_REQUIRE(cross_entropy_args(fn, logits, target, &dt));
+  TLK_REQUIRE(check(fn, "scale", scale, 1, 1));
+  TLK_REQUIRE(need_dtype(fn, "scale", scale, TL_DTYPE_F32));
+  TLK_REQUIRE(need_shape(fn, "scale", scale, {logits->shape[0]}));
+  TLK_REQUIRE(check(fn, "dlogits", dlogits, 2, 2));
+  TLK_REQUIRE(need_dtype(fn, "dlogits", dlogits, logits->dtype));
+  TLK_REQUIRE(need_shape(fn, "dlogits", dlogits, {logits->shape[0], logits->shape[1]}));
+  if (logits->shape[0] == 0 || logits->shape[1] == 0)
+    return nullptr;
+  return launch(
+      kernels, stream, std::string("cross_entropy_backward_") + dt, logits->shape[0], 1, 1,
+      {tensor_arg(view(logits, 2)), tensor_arg(view(target, 1)), tensor_arg(view(scale, 1)),
+       tensor_arg(view(dlogits, 2)), scalar_i32(ignore_index)});
+}
+
+tl_status tl_kernels_rope(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                          const tl_kernels_tensor *cos, const tl_kernels_tensor *sin,
+                          const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_rope";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 3));
+  TLK_REQUIRE(check(fn, "cos", cos, 2, 2));
+  TLK_REQUIRE(check(fn, "sin", sin, 2, 2));
+  TLK_REQUIRE(check(fn, "out", out, 2, 3));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  for (auto [arg, t] : {std::pair{"cos", cos}, {"sin", sin}, {"out", out}})
+    TLK_REQUIRE(same_dtype(fn, arg, t, x->dtype));
+  View x3 = view(x, 3), o3 = view(out, 3);
+  const int64_t rows = x3.shape[0], s = x3.shape[1], d = x3.shape[2], h = d / 2;
+  if (d % 2)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has an odd last dimension %lld", fn,
+                static_cast<long long>(d));
+  TLK_REQUIRE(need_shape(fn, "cos", cos, {s, h}));
+  TLK_REQUIRE(need_shape(fn, "sin", sin, {s, h}));
+  if (out->rank != x->rank || o3.shape[0] != rows || o3.shape[1] != s || o3.shape[2] != d)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' has shape %s, x %s", fn,
+                shape_text(out->shape, out->rank).c_str(), shape_text(x->shape, x->rank).c_str());
+  if (rows == 0 || s == 0 || h == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("rope_") + dt, cdiv(s, 16), rows, 1,
+                {tensor_arg(slice(x3, 2, 0, h)), tensor_arg(slice(x3, 2, h, h)),
+                 tensor_arg(view(cos, 2)), tensor_arg(view(sin, 2)), tensor_arg(slice(o3, 2, 0, h)),
+                 tensor_arg(slice(o3, 2, h, h))});
+}
+
+tl_status tl_kernels_gemv(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *a,
+                          const tl_kernels_tensor *x, const tl_kernels_tensor *bias, float alpha,
+                          const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_gemv";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "a", a, 2, 2));
+  TLK_REQUIRE(check(fn, "x", x, 1, 1));
+  TLK_REQUIRE(check(fn, "out", out, 1, 1));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "a", a, &dt));
+  const int64_t m = a->shape[0], k = a->shape[1];
+  TLK_REQUIRE(need_shape(fn, "x", x, {k}));
+  TLK_REQUIRE(need_shape(fn, "out", out, {m}));
+  if (bias) {
+    TLK_REQUIRE(check(fn, "bias", bias, 1, 1));
+    TLK_REQUIRE(need_shape(fn, "bias", bias, {m}));
+  }
+  for (auto [arg, t] : {std::pair{"x", x}, {"bias", bias}, {"out", out}})
+    TLK_REQUIRE(same_dtype(fn, arg, t, a->dtype));
+  if (m == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string(bias ? "gemv_bias_" : "gemv_") + dt, cdiv(m, 16), 1, 1,
+                {tensor_arg(view(a, 2)), tensor_arg(view(x, 1)),
+                 tensor_arg(bias ? view(bias, 1) : unread(a, 1)), tensor_arg(view(out, 1)),
+                 scalar_f32(alpha)});
+}
+
+tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
+                            const tl_kernels_conv2d_desc *desc) {
+  const char *fn = "tl_kernels_conv2d";
+  if (!kernels || !desc)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
+  if (desc->struct_size < sizeof(tl_kernels_conv2d_desc))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const tl_kernels_tensor *x = desc->x, *w = desc->weight, *out = desc->out;
+  for (auto [arg, t] : {std::pair{"x", x}, {"weight", w}, {"out", out}})
+    TLK_REQUIRE(check(fn, arg, t, 4, 4));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  const int64_t n = x->shape[0], ch = x->shape[1], h = x->shape[2], wd = x->shape[3];
+  const int64_t oc = w->shape[0], kh = w->shape[2], kw = w->shape[3];
+  if (w->shape[1] != ch)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'weight' has %lld input channels, x has %lld", fn,
+                static_cast<long long>(w->shape[1]), static_cast<long long>(ch));
+  if (desc->bias) {
+    TLK_REQUIRE(check(fn, "bias", desc->bias, 1, 1));
+    TLK_REQUIRE(need_shape(fn, "bias", desc->bias, {oc}));
+  }
+  for (auto [arg, t] : {std::pair{"weight", w}, {"bias", desc->bias}, {"out", out}})
+    TLK_REQUIRE(same_dtype(fn, arg, t, x->dtype));
+  const int64_t st = desc->stride, pad = desc->padding;
+  if (st < 1)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'stride' is 0", fn);
+  const int64_t oh = (h + 2 * pad - kh) / st + 1, ow = (wd + 2 * pad - kw) / st + 1;
+  if (h + 2 * pad < kh || wd + 2 * pad < kw)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'weight''s window does not fit the padded x", fn);
+  TLK_REQUIRE(need_shape(fn, "out", out, {n, oc, oh, ow}));
+  if (desc->activation != TL_KERNELS_ACT_NONE && desc->activation != TL_KERNELS_ACT_RELU)
+    return fail(TL_STATUS_UNIMPLEMENTED,
+                "%s: 'activation' %u is not fused into conv2d (none, "
+                "relu)",
+                fn, desc->activation);
+  const bool built =
+      kh == kw && ((kh == 3 && st == 1 && pad == 1) || (kh == 3 && st == 2 && pad == 1) ||
+                   (kh == 1 && st == 1 && pad == 0));
+  if (!built)
+    return fail(TL_STATUS_UNIMPLEMENTED,
+                "%s: no specialization for a %lldx%lld window at stride %lld, padding %lld (3x3 "
+                "s1 p1, 3x3 s2 p1, 1x1 s1 p0)",
+                fn, static_cast<long long>(kh), static_cast<long long>(kw),
+                static_cast<long long>(st), static_cast<long long>(pad));
+  // The kernel's views per group (one group here): x (N, C, H W), w (1, C KH KW, OC) (the
+  // weight transposed), bias (1, OC), out (N, OC, OH OW).
+  View x3 = over(x, 3), w3 = over(w, 3), o3 = over(out, 3);
+  x3.shape[0] = n, x3.strides[0] = x->strides[0], x3.shape[1] = ch, x3.strides[1] = x->strides[1];
+  TLK_REQUIRE(merged(fn, "x", x, 2, 4, &x3.shape[2], &x3.strides[2]));
+  w3.shape[0] = 1, w3.strides[0] = 0;
+  TLK_REQUIRE(merged(fn, "weight", w, 1, 4, &w3.shape[1], &w3.strides[1]));
+  w3.shape[2] = oc, w3.strides[2] = w->strides[0];
+  o3.shape[0] = n, o3.strides[0] = out->strides[0], o3.shape[1] = oc;
+  o3.strides[1] = out->strides[1];
+  TLK_REQUIRE(merged(fn, "out", out, 2, 4, &o3.shape[2], &o3.strides[2]));
+  if (n == 0 || oc == 0 || oh * ow == 0)
+    return nullptr;
+  if (ch == 0)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has no channels", fn);
+  std::string name = "conv2d_k" + std::to_string(kh) + "s" + std::to_string(st) + "p" +
+                     std::to_string(pad) + (desc->bias ? "_bias" : "") +
+                     (desc->activation == TL_KERNELS_ACT_RELU ? "_relu_" : "_") + dt;
+  return launch(kernels, stream, name, cdiv(oh * ow, 64), cdiv(oc, 64), n,
+                {tensor_arg(x3), tensor_arg(w3),
+                 tensor_arg(desc->bias ? view(desc->bias, 2) : unread(x, 2)), tensor_arg(o3),
+                 scalar_i32(h), scalar_i32(wd), scalar_i32(ow), scalar_i32(1)});
+}
+
+// `t` (N, C, H, W) or (N C, H, W) as the (N C, H, W) view.
+static tl_status planes(const char *fn, const char *arg, const tl_kernels_tensor *t, View *v) {
+  *v = over(t, 3);
+  TLK_REQUIRE(merged(fn, arg, t, 0, t->rank - 2, &v->shape[0], &v->strides[0]));
+  for (int d = 1; d < 3; ++d)
+    v->shape[d] = t->shape[t->rank - 3 + d], v->strides[d] = t->strides[t->rank - 3 + d];
+  return nullptr;
+}
+
+tl_status tl_kernels_pool2d(tl_kernels kernels, tl_stream stream, int32_t avg, uint32_t kernel_size,
+                            uint32_t stride, const tl_kernels_tensor *x,
+                            const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_pool2d";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 3, 4));
+  TLK_REQUIRE(check(fn, "out", out, 3, 4));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  TLK_REQUIRE(need_dtype(fn, "out", out, x->dtype));
+  const int64_t k = kernel_size, st = stride;
+  if (k < 1 || st < 1)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'kernel_size' and 'stride' must be >= 1", fn);
+  const int64_t h = x->shape[x->rank - 2], w = x->shape[x->rank - 1];
+  if (h < k || w < k)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' (%lld x %lld) is smaller than the window %lld",
+                fn, static_cast<long long>(h), static_cast<long long>(w),
+                static_cast<long long>(k));
+  const int64_t oh = (h - k) / st + 1, ow = (w - k) / st + 1;
+  bool same =
+      out->rank == x->rank && out->shape[out->rank - 2] == oh && out->shape[out->rank - 1] == ow;
+  for (uint32_t d = 0; same && d + 2 < x->rank; ++d)
+    same = out->shape[d] == x->shape[d];
+  if (!same)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'out' has shape %s, expected x's with (OH, OW) = "
+                "(%lld, %lld)",
+                fn, shape_text(out->shape, out->rank).c_str(), static_cast<long long>(oh),
+                static_cast<long long>(ow));
+  if (!((k == 2 && st == 2) || (k == 3 && st == 2) || (k == 3 && st == 1)))
+    return fail(TL_STATUS_UNIMPLEMENTED,
+                "%s: no specialization for window %lld at stride %lld (2 s2, 3 s2, 3 s1)", fn,
+                static_cast<long long>(k), static_cast<long long>(st));
+  View x3, o3;
+  TLK_REQUIRE(planes(fn, "x", x, &x3));
+  TLK_REQUIRE(planes(fn, "out", out, &o3));
+  if (x3.shape[0] == 0)
+    return nullptr;
+  std::string name = std::string(avg ? "avg" : "max") + "_pool2d_k" + std::to_string(k) + "s" +
+                     std::to_string(st) + "_" + dt;
+  return launch(kernels, stream, name, x3.shape[0], cdiv(oh, 16), cdiv(ow, 64),
+                {tensor_arg(x3), tensor_arg(o3)});
+}
+
+static constexpr int64_t kTopkBlock = 4096;
+
+static uint64_t align256(uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The candidates of a topk round of `segments` segments: values then i32 indices, each aligned.
+static uint64_t topk_region(int64_t rows, int64_t segments, int64_t k, uint32_t dtype) {
+  const uint64_t count = static_cast<uint64_t>(rows * segments * k);
+  return align256(count * esize(dtype)) + align256(count * 4);
+}
+
+// The width of a row after a round over `width` columns: every segment's k candidates, the last
+// (ragged) segment's at most its width.
+static int64_t topk_next(int64_t width, int64_t k) {
+  const int64_t segments = cdiv(width, kTopkBlock);
+  return (segments - 1) * k + std::min(k, width - (segments - 1) * kTopkBlock);
+}
+
+uint64_t tl_kernels_topk_workspace_bytes(int64_t rows, int64_t n, uint32_t k, uint32_t dtype) {
+  if (rows <= 0 || n <= kTopkBlock || k < 1 || !suffix(dtype))
+    return 0;
+  // Rounds alternate between two regions: the first round's (the widest) and the second's.
+  const int64_t s2 = cdiv(topk_next(n, k), kTopkBlock);
+  return topk_region(rows, cdiv(n, kTopkBlock), k, dtype) +
+         (s2 > 1 ? topk_region(rows, s2, k, dtype) : 0);
+}
+
+tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                          uint32_t k, const tl_kernels_tensor *values,
+                          const tl_kernels_tensor *indices, tl_buffer workspace) {
+  const char *fn = "tl_kernels_topk";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 2));
+  TLK_REQUIRE(check(fn, "values", values, 2, 2));
+  TLK_REQUIRE(check(fn, "indices", indices, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  TLK_REQUIRE(need_dtype(fn, "values", values, x->dtype));
+  TLK_REQUIRE(need_dtype(fn, "indices", indices, TL_DTYPE_I32));
+  const int64_t rows = x->shape[0], n = x->shape[1], kk = k;
+  if (k < 1 || kk > std::min(n, kTopkBlock))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' %u is not in [1, %lld]", fn, k,
+                static_cast<long long>(std::min(n, kTopkBlock)));
+  TLK_REQUIRE(need_shape(fn, "values", values, {rows, kk}));
+  TLK_REQUIRE(need_shape(fn, "indices", indices, {rows, kk}));
+  if (k != 2 && k != 8)
+    return fail(TL_STATUS_UNIMPLEMENTED, "%s: no specialization for 'k' %u (2, 8)", fn, k);
+  if (n > kTopkBlock && !workspace && rows > 0)
+    return fail(
+        TL_STATUS_INVALID_ARGUMENT,
+        "%s: 'workspace' is NULL for rows of %lld (over 4096: %llu bytes needed)", fn,
+        static_cast<long long>(n),
+        static_cast<unsigned long long>(tl_kernels_topk_workspace_bytes(rows, n, k, x->dtype)));
+  if (rows == 0)
+    return nullptr;
+  const std::string kd = "_k" + std::to_string(k) + "_" + dt;
+  if (n <= kTopkBlock)
+    return launch(
+        kernels, stream, "topk" + kd, rows, 1, 1,
+        {tensor_arg(view(x, 2)), tensor_arg(view(values, 2)), tensor_arg(view(indices, 2))});
+  // Rounds: the candidates alternate between region 0 (the first round's, the widest) and
+  // region 1 (the second's); a row's width at least halves each round (k < 4096 < width).
+  const uint64_t region1 = topk_region(rows, cdiv(n, kTopkBlock), kk, x->dtype);
+  View cur = view(x, 2), cur_idx = unread(indices, 2);
+  int64_t width = n;
+  for (int round = 0;; ++round) {
+    const int64_t segments = cdiv(width, kTopkBlock);
+    View out_v = view(values, 2), out_i = view(indices, 2);
+    if (segments > 1) {
+      const uint64_t at = round % 2 ? region1 : 0,
+                     count = static_cast<uint64_t>(rows * segments * kk);
+      for (View *v : {&out_v, &out_i}) {
+        *v = View{};
+        v->buffer = workspace;
+        v->rank = 2;
+        v->shape[0] = rows, v->shape[1] = segments * kk;
+        v->strides[0] = segments * kk, v->strides[1] = 1;
+      }
+      out_v.dtype = x->dtype, out_v.offset = at;
+      out_i.dtype = TL_DTYPE_I32, out_i.offset = at + align256(count * esize(x->dtype));
+    }
+    TLK_REQUIRE(launch(
+        kernels, stream, std::string("topk_segments") + (round ? "_gather" : "") + kd, rows,
+        segments, 1, {tensor_arg(cur), tensor_arg(cur_idx), tensor_arg(out_v), tensor_arg(out_i)}));
+    if (segments == 1)
+      return nullptr;
+    width = topk_next(width, kk);
+    cur = slice(out_v, 1, 0, width);
+    cur_idx = slice(out_i, 1, 0, width);
+  }
+}
+
+tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                                   const tl_kernels_tensor *q, const tl_kernels_tensor *scale) {
+  const char *fn = "tl_kernels_quantize_int8";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 2));
+  TLK_REQUIRE(check(fn, "q", q, 2, 2));
+  TLK_REQUIRE(check(fn, "scale", scale, 1, 1));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  TLK_REQUIRE(need_dtype(fn, "q", q, TL_DTYPE_I8));
+  TLK_REQUIRE(need_dtype(fn, "scale", scale, TL_DTYPE_F32));
+  TLK_REQUIRE(need_shape(fn, "q", q, {x->shape[0], x->shape[1]}));
+  TLK_REQUIRE(need_shape(fn, "scale", scale, {x->shape[0]}));
+  if (x->shape[0] == 0)
+    return nullptr;
+  // As tl.ops.quantize_int8: the scales (a pass over each row), then the values.
+  TLK_REQUIRE(launch(kernels, stream, std::string("quant_scale_int8_") + dt, x->shape[0], 1, 1,
+                     {tensor_arg(view(x, 2)), tensor_arg(view(scale, 1))}));
+  if (x->shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("quantize_int8_") + dt, cdiv(x->shape[0], 4),
+                cdiv(x->shape[1], 1024), 1,
+                {tensor_arg(view(x, 2)), tensor_arg(view(scale, 1)), tensor_arg(view(q, 2))});
+}
+
+tl_status tl_kernels_dequantize_int8(tl_kernels kernels, tl_stream stream,
+                                     const tl_kernels_tensor *q, const tl_kernels_tensor *scale,
+                                     const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_dequantize_int8";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "q", q, 2, 2));
+  TLK_REQUIRE(check(fn, "scale", scale, 1, 1));
+  TLK_REQUIRE(check(fn, "out", out, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(need_dtype(fn, "q", q, TL_DTYPE_I8));
+  TLK_REQUIRE(need_dtype(fn, "scale", scale, TL_DTYPE_F32));
+  TLK_REQUIRE(float_dtype(fn, "out", out, &dt));
+  TLK_REQUIRE(need_shape(fn, "scale", scale, {q->shape[0]}));
+  TLK_REQUIRE(need_shape(fn, "out", out, {q->shape[0], q->shape[1]}));
+  if (q->shape[0] == 0 || q->shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("dequantize_int8_") + dt, cdiv(q->shape[0], 4),
+                cdiv(q->shape[1], 1024), 1,
+                {tensor_arg(view(q, 2)), tensor_arg(view(scale, 1)), tensor_arg(view(out, 2))});
+}
+
+tl_status tl_kernels_activation_backward(tl_kernels kernels, tl_stream stream,
+                                         tl_kernels_activation act, float alpha,
+                                         const tl_kernels_tensor *x, const tl_kernels_tensor *dy,
+                                         const tl_kernels_tensor *dx) {
+  const char *fn = "tl_kernels_activation_backward";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  if (act == TL_KERNELS_ACT_NONE || static_cast<unsigned>(act) > TL_KERNELS_ACT_LEAKY_RELU)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'act' %d is not an activation", fn,
+                static_cast<int>(act));
+  TLK_REQUIRE(check(fn, "dx", dx, 1, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "dx", dx, &dt));
+  View o = view(dx, 2), vx, vdy;
+  TLK_REQUIRE(broadcast2(fn, "x", x, o, &vx));
+  TLK_REQUIRE(broadcast2(fn, "dy", dy, o, &vdy));
+  TLK_REQUIRE(same_dtype(fn, "x", x, dx->dtype));
+  TLK_REQUIRE(same_dtype(fn, "dy", dy, dx->dtype));
+  if (o.shape[0] == 0 || o.shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string(kActivation[act]) + "_backward_" + dt,
+                cdiv(o.shape[0], 4), cdiv(o.shape[1], 1024), 1,
+                {tensor_arg(vx), tensor_arg(vdy), tensor_arg(o), scalar_f32(alpha)});
+}
+
+tl_status tl_kernels_softmax_backward(tl_kernels kernels, tl_stream stream, int32_t log,
+                                      const tl_kernels_tensor *y, const tl_kernels_tensor *dy,
+                                      const tl_kernels_tensor *dx) {
+  const char *fn = "tl_kernels_softmax_backward";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  for (auto [arg, t] : {std::pair{"y", y}, {"dy", dy}, {"dx", dx}})
+    TLK_REQUIRE(check(fn, arg, t, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "y", y, &dt));
+  for (auto [arg, t] : {std::pair{"dy", dy}, {"dx", dx}}) {
+    TLK_REQUIRE(same_dtype(fn, arg, t, y->dtype));
+    TLK_REQUIRE(need_shape(fn, arg, t, {y->shape[0], y->shape[1]}));
+  }
+  if (y->shape[0] == 0 || y->shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream,
+                std::string(log ? "log_softmax_backward_" : "softmax_backward_") + dt, y->shape[0],
+                1, 1, {tensor_arg(view(y, 2)), tensor_arg(view(dy, 2)), tensor_arg(view(dx, 2))});
+}
+
+tl_status tl_kernels_layernorm_backward(tl_kernels kernels, tl_stream stream, int32_t rms,
+                                        const tl_kernels_tensor *x, const tl_kernels_tensor *weight,
+                                        const tl_kernels_tensor *dy, const tl_kernels_tensor *stats,
+                                        const tl_kernels_tensor *dx,
+                                        const tl_kernels_tensor *dweight,
+                                        const tl_kernels_tensor *dbias) {
+  const char *fn = "tl_kernels_layernorm_backward";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  const int64_t rows = x->shape[0], n = x->shape[1];
+  TLK_REQUIRE(check(fn, "weight", weight, 1, 1));
+  TLK_REQUIRE(need_shape(fn, "weight", weight, {n}));
+  for (auto [arg, t] : {std::pair{"dy", dy}, {"dx", dx}}) {
+    TLK_REQUIRE(check(fn, arg, t, 2, 2));
+    TLK_REQUIRE(need_shape(fn, arg, t, {rows, n}));
+  }
+  for (auto [arg, t] : {std::pair{"weight", weight}, {"dy", dy}, {"dx", dx}})
+    TLK_REQUIRE(same_dtype(fn, arg, t, x->dtype));
+  TLK_REQUIRE(check(fn, "stats", stats, 2, 2));
+  TLK_REQUIRE(need_dtype(fn, "stats", stats, TL_DTYPE_F32));
+  TLK_REQUIRE(need_shape(fn, "stats", stats, {rows, 2}));
+  if (!dweight != !dbias)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: '%s' is NULL, the other parameter gradient not",
+                fn, dweight ? "dbias" : "dweight");
+  if (dweight)
+    for (auto [arg, t] : {std::pair{"dweight", dweight}, {"dbias", dbias}}) {
+      TLK_REQUIRE(check(fn, arg, t, 1, 1));
+      TLK_REQUIRE(need_dtype(fn, arg, t, TL_DTYPE_F32));
+      TLK_REQUIRE(need_shape(fn, arg, t, {n}));
+    }
+  if (n == 0)
+    return nullptr;
+  if (rows)
+    TLK_REQUIRE(
+        launch(kernels, stream, std::string(rms ? "rmsnorm_backward_" : "layernorm_backward_") + dt,
+               rows, 1, 1,
+               {tensor_arg(view(x, 2)), tensor_arg(view(weight, 1)), tensor_arg(view(dy, 2)),
+                tensor_arg(view(stats, 2)), tensor_arg(view(dx, 2))}));
+  if (!dweight)
+    return nullptr;
+  // rmsnorm's stats hold a mean of 0: the same parameter kernel (xhat = x rstd).
+  return launch(kernels, stream, std::string("norm_param_backward_") + dt, cdiv(n, 64), 1, 1,
+                {tensor_arg(view(x, 2)), tensor_arg(view(dy, 2)), tensor_arg(view(stats, 2)),
+                 tensor_arg(view(dweight, 1)), tensor_arg(view(dbias, 1))});
+}
+
+tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
+                                        const tl_kernels_attention_backward_desc *desc) {
+  const char *fn = "tl_kernels_attention_backward";
+  if (!kernels || !desc)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
+  if (desc->struct_size < sizeof(tl_kernels_attention_backward_desc))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const tl_kernels_tensor *q = desc->q, *k = desc->k, *v = desc->v;
+  for (auto [arg, t] : {std::pair{"q", q},
+                        {"k", k},
+                        {"v", v},
+                        {"out", desc->out},
+                        {"dout", desc->dout},
+                        {"dq", desc->dq},
+                        {"dk", desc->dk},
+                        {"dv", desc->dv}})
+    TLK_REQUIRE(check(fn, arg, t, 3, 3));
+  TLK_REQUIRE(check(fn, "lse", desc->lse, 2, 2));
+  TLK_REQUIRE(check(fn, "delta", desc->delta, 2, 2));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "q", q, &dt));
+  for (auto [arg, t] :
+       {std::pair{"k", k}, {"v", v}, {"out", desc->out}, {"dout", desc->dout}, {"dq", desc->dq}})
+    TLK_REQUIRE(same_dtype(fn, arg, t, q->dtype));
+  const int64_t bh = q->shape[0], s_len = q->shape[1], d = q->shape[2];
+  const int64_t group = desc->group;
+  if (group < 1 || bh % group)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'group' %lld does not divide q's %lld heads", fn,
+                static_cast<long long>(group), static_cast<long long>(bh));
+  const int64_t t_len = k->shape[1];
+  for (auto [arg, t] : {std::pair{"k", k}, {"v", v}})
+    TLK_REQUIRE(need_shape(fn, arg, t, {bh / group, t_len, d}));
+  for (auto [arg, t] : {std::pair{"out", desc->out}, {"dout", desc->dout}, {"dq", desc->dq}})
+    TLK_REQUIRE(need_shape(fn, arg, t, {bh, s_len, d}));
+  for (auto [arg, t] : {std::pair{"dk", desc->dk}, {"dv", desc->dv}}) {
+    TLK_REQUIRE(need_dtype(fn, arg, t, TL_DTYPE_F32));
+    TLK_REQUIRE(need_shape(fn, arg, t, {bh / group, t_len, d}));
+  }
+  for (auto [arg, t] : {std::pair{"lse", desc->lse}, {"delta", desc->delta}}) {
+    TLK_REQUIRE(need_dtype(fn, arg, t, TL_DTYPE_F32));
+    TLK_REQUIRE(need_shape(fn, arg, t, {bh, s_len}));
+  }
+  if (group > 1 && !desc->workspace)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'workspace' is NULL with group %lld", fn,
+                static_cast<long long>(group));
+  if (d > 128)
+    return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
+                static_cast<long long>(d));
+  if (bh == 0 || s_len == 0 || d == 0 || t_len == 0)
+    return nullptr; // nothing to write (dk and dv of no keys, or of no queries: left as they are)
+  View sums[2];     // dk, dv as (B Hkv, T D): the group sums' outputs
+  for (int i = 0; i < 2; ++i) {
+    const tl_kernels_tensor *dst = i ? desc->dv : desc->dk;
+    sums[i] = over(dst, 2);
+    sums[i].shape[0] = dst->shape[0], sums[i].strides[0] = dst->strides[0];
+    if (group > 1)
+      TLK_REQUIRE(merged(fn, i ? "dv" : "dk", dst, 1, 3, &sums[i].shape[1], &sums[i].strides[1]));
+  }
+  const bool small = d <= 64;
+  const int64_t bm = small ? 32 : 16;
+  const std::string tag =
+      std::string(desc->causal ? "_causal" : "") + (small ? "_d64_" : "_d128_") + dt;
+  const View q3 = view(q, 3), k3 = view(k, 3), v3 = view(v, 3), o3 = view(desc->out, 3),
+             do3 = view(desc->dout, 3), lse = view(desc->lse, 2), delta = view(desc->delta, 2);
+  TLK_REQUIRE(launch(kernels, stream,
+                     std::string("attention_backward_delta") + (small ? "_d64_" : "_d128_") + dt,
+                     cdiv(s_len, 32), bh, 1, {tensor_arg(o3), tensor_arg(do3), tensor_arg(delta)}));
+  TLK_REQUIRE(launch(kernels, stream, "attention_backward_dq" + tag, cdiv(s_len, bm), bh, 1,
+                     {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3),
+                      tensor_arg(lse), tensor_arg(delta), tensor_arg(view(desc->dq, 3)),
+                      scalar_f32(desc->scale), scalar_i32(group)}));
+  View dk = view(desc->dk, 3), dv = view(desc->dv, 3);
+  if (group > 1) { // per query head into the workspace: (B H, T, D) each, dense
+    for (View *w : {&dk, &dv}) {
+      *w = View{};
+      w->buffer = desc->workspace;
+      w->dtype = TL_DTYPE_F32;
+      w->rank = 3;
+      w->shape[0] = bh, w->shape[1] = t_len, w->shape[2] = d;
+      w->strides[0] = t_len * d, w->strides[1] = d, w->strides[2] = 1;
+    }
+    dv.offset = static_cast<uint64_t>(bh * t_len * d) * 4;
+  }
+  TLK_REQUIRE(launch(kernels, stream, "attention_backward_dkv" + tag, cdiv(t_len, bm), bh, 1,
+                     {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3),
+                      tensor_arg(lse), tensor_arg(delta), tensor_arg(dk), tensor_arg(dv),
+                      scalar_f32(desc->scale), scalar_i32(group)}));
+  if (group == 1)
+    return nullptr;
+  // Each kv head's gradient: the sum over its group of query heads, (B Hkv, group, T D) -> (B
+  // Hkv, T D), in order (as tl.ops' sum).
+  for (int i = 0; i < 2; ++i) {
+    View x3 = i ? dv : dk;
+    x3.shape[0] = bh / group, x3.strides[0] = group * t_len * d;
+    x3.shape[1] = group, x3.strides[1] = t_len * d;
+    x3.shape[2] = t_len * d, x3.strides[2] = 1;
+    TLK_REQUIRE(
+        launch(kernels, stream, "sum_inner_f32", x3.shape[0], cdiv(t_len * d, 64), 1,
+               {tensor_arg(x3), tensor_arg(sums[i]), scalar_f32(1.0f / group), scalar_f32(0)}));
+  }
+  return nullptr;
 }
 
 } // extern "C"

@@ -1,5 +1,5 @@
-/* tl/kernels.h from C: ops on the cpu device (and npusim where built) against double-precision
- * references, and the errors that name the argument. Exits 1 on the first failure.
+/* tl/kernels.h from C: every entry on the cpu device (and npusim where built) against
+ * double-precision references, and the errors that name the argument. Exits 1 on the first failure.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tl/kernels.h"
 
@@ -456,6 +456,855 @@ static void test_errors(Env *e) {
   tl_buffer_release(w.buffer), tl_buffer_release(t32.buffer), tl_buffer_release(t22.buffer);
 }
 
+/* ---- The entries since minor 1 ---- */
+
+static void release(tl_kernels_tensor *t) { tl_buffer_release(t->buffer); }
+
+static double maxabs(const float *got, const double *ref, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i)
+    m = fmax(m, fabs(got[i] - ref[i]));
+  return m;
+}
+
+/* Catches: the inner path's ragged 70 > 64 columns, the rows path's chunks (n = 1500 > 1024),
+ * mean's 1/n, var's correction and second pass, argmax's first index among ties, min's +inf
+ * padding, a transposed (strided) x, the dimensions around the axis merged wrongly. */
+static void test_reduce(Env *e) {
+  enum { A = 5, B = 37, C = 70, R = 3, N = 1500 };
+  static float x[A * B * C], xr[R * N], out[A * C + A * B + B * C];
+  static double ref[A * C + A * B + B * C];
+  static int32_t idx[A * B];
+  for (unsigned i = 0; i < A * B * C; ++i)
+    x[i] = 4 * value(i) + 1;
+  for (unsigned i = 0; i < R * N; ++i)
+    xr[i] = value(3 * i + 1) + 2;
+  for (unsigned r = 0; r < A * B; ++r) /* a tie at columns 3 and 50: argmax is 3 */
+    x[r * C + 3] = x[r * C + 50] = 9.0f + (float)(r % 3);
+  int64_t sx[3] = {A, B, C}, sr[2] = {R, N};
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 3, sx, x), tr = tensor(e, TL_DTYPE_F32, 2, sr, xr);
+  /* sum along axis 1: (A, C) */
+  tl_kernels_tensor o1 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){A, C}, NULL);
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_SUM, &tx, 1, 0, &o1), "reduce sum");
+  read(e, &o1, out, A * C * 4);
+  for (unsigned a = 0; a < A; ++a)
+    for (unsigned c = 0; c < C; ++c) {
+      double s = 0;
+      for (unsigned b = 0; b < B; ++b)
+        s += x[(a * B + b) * C + c];
+      ref[a * C + c] = s;
+    }
+  double err = normwise(out, ref, A * C);
+  EXPECT(err <= 1e-6, "reduce sum axis 1: normwise error %g", err);
+  /* var (correction 1) along axis 0: (B, C), outer 1, inner B C merged */
+  tl_kernels_tensor o0 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){B, C}, NULL);
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_VAR, &tx, 0, 1, &o0), "reduce var");
+  read(e, &o0, out, B * C * 4);
+  for (unsigned i = 0; i < B * C; ++i) {
+    double mu = 0, v = 0;
+    for (unsigned a = 0; a < A; ++a)
+      mu += x[a * B * C + i] / (double)A;
+    for (unsigned a = 0; a < A; ++a)
+      v += (x[a * B * C + i] - mu) * (x[a * B * C + i] - mu);
+    ref[i] = v / (A - 1);
+  }
+  err = normwise(out, ref, B * C);
+  EXPECT(err <= 1e-6, "reduce var axis 0: normwise error %g", err);
+  /* argmax and min along the last axis: (A, B) */
+  tl_kernels_tensor oi = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){A, B}, NULL);
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_ARGMAX, &tx, -1, 0, &oi), "argmax");
+  read(e, &oi, idx, sizeof idx);
+  int bad = 0;
+  for (unsigned r = 0; r < A * B; ++r)
+    bad += idx[r] != 3;
+  EXPECT(bad == 0, "argmax: %d rows not at the first maximum (3)", bad);
+  tl_kernels_tensor om = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){A, B}, NULL);
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_MIN, &tx, 2, 0, &om), "reduce min");
+  read(e, &om, out, A * B * 4);
+  for (unsigned r = 0; r < A * B; ++r) {
+    double m = INFINITY;
+    for (unsigned c = 0; c < C; ++c)
+      m = fmin(m, x[r * C + c]);
+    ref[r] = m;
+  }
+  EXPECT(maxabs(out, ref, A * B) == 0, "reduce min: max error %g", maxabs(out, ref, A * B));
+  /* mean of each row of xr (the rows path, n = 1500 past one 1024 chunk), then along axis 0 of
+   * xr^T (a strided (N, R) view: the inner path, its columns N apart) */
+  tl_kernels_tensor tt = tr;
+  tt.shape[0] = N, tt.shape[1] = R, tt.strides[0] = 1, tt.strides[1] = N;
+  tl_kernels_tensor ot = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){R}, NULL);
+  for (int strided = 0; strided < 2; ++strided) {
+    ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_MEAN, strided ? &tt : &tr,
+                         strided ? 0 : 1, 0, &ot),
+       "reduce mean");
+    read(e, &ot, out, R * 4);
+    for (unsigned r = 0; r < R; ++r) {
+      double s = 0;
+      for (unsigned j = 0; j < N; ++j)
+        s += xr[r * N + j];
+      ref[r] = s / N;
+    }
+    err = normwise(out, ref, R);
+    EXPECT(err <= 1e-6, "reduce mean (%s): normwise error %g", strided ? "x^T, axis 0" : "rows",
+           err);
+  }
+  /* a rank-1 x: out is rank 1 of extent 1 (all R N elements summed) */
+  tl_kernels_tensor t1 = tr, o11 = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){1}, NULL);
+  t1.rank = 1, t1.shape[0] = R * N, t1.strides[0] = 1;
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_SUM, &t1, 0, 0, &o11), "reduce rank 1");
+  read(e, &o11, out, 4);
+  ref[0] = 0;
+  for (unsigned i = 0; i < R * N; ++i)
+    ref[0] += xr[i];
+  err = normwise(out, ref, 1);
+  EXPECT(err <= 1e-6, "reduce sum of a rank-1 x: normwise error %g", err);
+  release(&o11);
+  release(&tx), release(&tr), release(&o1), release(&o0), release(&oi), release(&om), release(&ot);
+}
+
+/* Catches: the carry between chunks (1500 > 1024), the inner path's ragged columns, the
+ * axis' stride (axis 0 of (40, 3, 70)). */
+static void test_cumsum(Env *e) {
+  enum { R = 3, N = 1500, A = 40, B = 3, C = 70 };
+  static float x[R * N], y[A * B * C], out[A * B * C];
+  static double ref[A * B * C];
+  for (unsigned i = 0; i < R * N; ++i)
+    x[i] = value(i);
+  for (unsigned i = 0; i < A * B * C; ++i)
+    y[i] = value(5 * i + 2);
+  int64_t sx[2] = {R, N}, sy[3] = {A, B, C};
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, sx, x),
+                    to = tensor(e, TL_DTYPE_F32, 2, sx, NULL);
+  ok(tl_kernels_cumsum(e->kernels, e->stream, &tx, -1, &to), "cumsum rows");
+  read(e, &to, out, R * N * 4);
+  for (unsigned r = 0; r < R; ++r) {
+    double s = 0;
+    for (unsigned j = 0; j < N; ++j)
+      ref[r * N + j] = s += x[r * N + j];
+  }
+  double err = normwise(out, ref, R * N);
+  /* f32 running sums of 1500 terms: n u = 9e-5 bounds it (measured 1.3e-6); a lost carry is O(1) */
+  EXPECT(err <= 1e-5, "cumsum along rows: normwise error %g", err);
+  tl_kernels_tensor ty = tensor(e, TL_DTYPE_F32, 3, sy, y),
+                    tyo = tensor(e, TL_DTYPE_F32, 3, sy, NULL);
+  ok(tl_kernels_cumsum(e->kernels, e->stream, &ty, 0, &tyo), "cumsum axis 0");
+  read(e, &tyo, out, sizeof out);
+  for (unsigned i = 0; i < B * C; ++i) {
+    double s = 0;
+    for (unsigned a = 0; a < A; ++a)
+      ref[a * B * C + i] = s += y[a * B * C + i];
+  }
+  err = normwise(out, ref, A * B * C);
+  EXPECT(err <= 1e-6, "cumsum along axis 0: normwise error %g", err);
+  release(&tx), release(&to), release(&ty), release(&tyo);
+}
+
+/* Catches: the batch index, ragged tiles (70 x 45 in 64 x 64 blocks), rows and columns swapped
+ * only within a tile. */
+static void test_transpose(Env *e) {
+  enum { Z = 2, R = 70, C = 45 };
+  static float x[Z * R * C], out[Z * R * C];
+  for (unsigned i = 0; i < Z * R * C; ++i)
+    x[i] = value(i);
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){Z, R, C}, x);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){Z, C, R}, NULL);
+  ok(tl_kernels_transpose(e->kernels, e->stream, &tx, &to), "transpose");
+  read(e, &to, out, sizeof out);
+  int bad = 0;
+  for (unsigned z = 0; z < Z; ++z)
+    for (unsigned i = 0; i < R; ++i)
+      for (unsigned j = 0; j < C; ++j)
+        bad += out[(z * C + j) * R + i] != x[(z * R + i) * C + j];
+  EXPECT(bad == 0, "transpose: %d elements wrong", bad);
+  release(&tx), release(&to);
+}
+
+/* Catches: a piece written at the wrong offset along the axis (middle axis: strided slices),
+ * the i32 copy, a piece wider than one 64-element block (70). */
+static void test_concat(Env *e) {
+  enum { A = 3, B1 = 5, B2 = 2, C = 70 };
+  static float p[A * B1 * C], q[A * B2 * C], out[A * (B1 + B2) * C];
+  static int32_t i1[4 * 3], i2[2 * 3], io[6 * 3];
+  for (unsigned i = 0; i < A * B1 * C; ++i)
+    p[i] = value(i);
+  for (unsigned i = 0; i < A * B2 * C; ++i)
+    q[i] = value(3 * i + 7);
+  for (unsigned i = 0; i < 12; ++i)
+    i1[i] = (int32_t)i * 3 - 5;
+  for (unsigned i = 0; i < 6; ++i)
+    i2[i] = 1000 + (int32_t)i;
+  tl_kernels_tensor tp = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){A, B1, C}, p);
+  tl_kernels_tensor tq = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){A, B2, C}, q);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){A, B1 + B2, C}, NULL);
+  const tl_kernels_tensor *in[2] = {&tp, &tq};
+  ok(tl_kernels_concat(e->kernels, e->stream, 2, in, 1, &to), "concat");
+  read(e, &to, out, sizeof out);
+  int bad = 0;
+  for (unsigned a = 0; a < A; ++a)
+    for (unsigned b = 0; b < B1 + B2; ++b)
+      for (unsigned c = 0; c < C; ++c)
+        bad += out[(a * (B1 + B2) + b) * C + c] !=
+               (b < B1 ? p[(a * B1 + b) * C + c] : q[(a * B2 + b - B1) * C + c]);
+  EXPECT(bad == 0, "concat f32 along axis 1: %d elements wrong", bad);
+  tl_kernels_tensor j1 = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){4, 3}, i1);
+  tl_kernels_tensor j2 = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){2, 3}, i2);
+  tl_kernels_tensor jo = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){6, 3}, NULL);
+  const tl_kernels_tensor *jn[2] = {&j1, &j2};
+  ok(tl_kernels_concat(e->kernels, e->stream, 2, jn, 0, &jo), "concat i32");
+  read(e, &jo, io, sizeof io);
+  bad = 0;
+  for (unsigned i = 0; i < 18; ++i)
+    bad += io[i] != (i < 12 ? i1[i] : i2[i - 12]);
+  EXPECT(bad == 0, "concat i32 along axis 0: %d elements wrong", bad);
+  release(&tp), release(&tq), release(&to), release(&j1), release(&j2), release(&jo);
+}
+
+/* Catches: an id's row misread, D = 300 past one 256-column block, the backward's sum over
+ * repeated ids, dtable not zeroed first (it is filled with garbage before). */
+static void test_embedding(Env *e) {
+  enum { V = 50, D = 300, N = 37 };
+  static float table[V * D], out[N * D], dout[N * D], dtable[V * D];
+  static double ref[V * D];
+  static int32_t ids[N];
+  for (unsigned i = 0; i < V * D; ++i)
+    table[i] = value(i);
+  for (unsigned i = 0; i < N; ++i)
+    ids[i] = (int32_t)((i * 7) % 13 + (i % 2) * 30); /* repeats */
+  for (unsigned i = 0; i < N * D; ++i)
+    dout[i] = value(3 * i + 5);
+  tl_kernels_tensor tt = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){V, D}, table);
+  tl_kernels_tensor ti = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){N}, ids);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){N, D}, NULL);
+  ok(tl_kernels_embedding(e->kernels, e->stream, &tt, &ti, &to), "embedding");
+  read(e, &to, out, sizeof out);
+  int bad = 0;
+  for (unsigned i = 0; i < N; ++i)
+    for (unsigned j = 0; j < D; ++j)
+      bad += out[i * D + j] != table[ids[i] * D + j];
+  EXPECT(bad == 0, "embedding: %d elements wrong", bad);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){N, D}, dout);
+  tl_kernels_tensor td = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){V, D}, table); /* garbage */
+  ok(tl_kernels_embedding_backward(e->kernels, e->stream, &tg, &ti, &td), "embedding_backward");
+  read(e, &td, dtable, sizeof dtable);
+  memset(ref, 0, sizeof ref);
+  for (unsigned i = 0; i < N; ++i)
+    for (unsigned j = 0; j < D; ++j)
+      ref[ids[i] * D + j] += dout[i * D + j];
+  double err = normwise(dtable, ref, V * D);
+  EXPECT(err <= 1e-7, "embedding_backward: normwise error %g", err);
+  release(&tt), release(&ti), release(&to), release(&tg), release(&td);
+}
+
+/* Catches: bf16 read as another dtype in the mixed-dtype entries: the lookup's bf16 rows, the
+ * backward's bf16 dout summed into the f32 dtable. */
+static void test_embedding_bf16(Env *e) {
+  enum { V = 20, D = 40, N = 30 };
+  static uint16_t table[V * D], out[N * D], dout[N * D];
+  static float dtable[V * D];
+  static double ref[V * D];
+  static int32_t ids[N];
+  for (unsigned i = 0; i < V * D; ++i)
+    table[i] = to_bf16(value(i));
+  for (unsigned i = 0; i < N; ++i)
+    ids[i] = (int32_t)((i * 7) % V);
+  for (unsigned i = 0; i < N * D; ++i)
+    dout[i] = to_bf16(value(3 * i + 5));
+  tl_kernels_tensor tt = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){V, D}, table);
+  tl_kernels_tensor ti = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){N}, ids);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){N, D}, NULL);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_BF16, 2, (int64_t[2]){N, D}, dout);
+  tl_kernels_tensor td = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){V, D}, NULL);
+  ok(tl_kernels_embedding(e->kernels, e->stream, &tt, &ti, &to), "embedding bf16");
+  ok(tl_kernels_embedding_backward(e->kernels, e->stream, &tg, &ti, &td),
+     "embedding_backward bf16");
+  read(e, &to, out, sizeof out);
+  read(e, &td, dtable, sizeof dtable);
+  int bad = 0;
+  for (unsigned i = 0; i < N * D; ++i)
+    bad += out[i] != table[ids[i / D] * D + i % D];
+  EXPECT(bad == 0, "embedding bf16: %d elements wrong", bad);
+  memset(ref, 0, sizeof ref);
+  for (unsigned i = 0; i < N * D; ++i)
+    ref[ids[i / D] * D + i % D] += from_bf16(dout[i]);
+  double err = normwise(dtable, ref, V * D);
+  EXPECT(err <= 1e-7, "embedding_backward bf16: normwise error %g", err);
+  release(&tt), release(&ti), release(&to), release(&tg), release(&td);
+}
+
+/* Catches: the online logsumexp over chunks (1500 classes), the target's logit, an ignored
+ * row not 0, the backward's softmax - onehot and its per-row scale. */
+static void test_cross_entropy(Env *e) {
+  enum { N = 7, C = 1500 };
+  static float logits[N * C], loss[N], scale[N], dl[N * C];
+  static double ref[N * C];
+  static int32_t target[N];
+  for (unsigned i = 0; i < N * C; ++i)
+    logits[i] = 6 * value(i);
+  for (unsigned i = 0; i < N; ++i)
+    target[i] = (int32_t)((i * 331) % C), scale[i] = 0.5f + (float)i / 8;
+  target[4] = -100;
+  tl_kernels_tensor tl_ = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){N, C}, logits);
+  tl_kernels_tensor tt = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){N}, target);
+  tl_kernels_tensor ts = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){N}, scale);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){N}, NULL);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){N, C}, NULL);
+  ok(tl_kernels_cross_entropy(e->kernels, e->stream, &tl_, &tt, -100, &to), "cross_entropy");
+  ok(tl_kernels_cross_entropy_backward(e->kernels, e->stream, &tl_, &tt, &ts, -100, &tg),
+     "cross_entropy_backward");
+  read(e, &to, loss, sizeof loss);
+  read(e, &tg, dl, sizeof dl);
+  double lerr = 0;
+  for (unsigned r = 0; r < N; ++r) {
+    double m = -INFINITY, s = 0;
+    for (unsigned j = 0; j < C; ++j)
+      m = fmax(m, logits[r * C + j]);
+    for (unsigned j = 0; j < C; ++j)
+      s += exp(logits[r * C + j] - m);
+    double lse = m + log(s), want = target[r] == -100 ? 0 : lse - logits[r * C + target[r]];
+    lerr = fmax(lerr, fabs(loss[r] - want));
+    for (unsigned j = 0; j < C; ++j)
+      ref[r * C + j] = target[r] == -100
+                           ? 0
+                           : (exp(logits[r * C + j] - lse) - (j == (unsigned)target[r])) * scale[r];
+  }
+  EXPECT(lerr <= 1e-5, "cross_entropy: max error %g", lerr);
+  double err = normwise(dl, ref, N * C);
+  EXPECT(err <= 1e-6, "cross_entropy_backward: normwise error %g", err);
+  release(&tl_), release(&tt), release(&ts), release(&to), release(&tg);
+}
+
+/* Catches: the halves swapped or the sign of sin, cos/sin indexed by the wrong position, the
+ * second half's offset, a strided x (every other row of a buffer twice as tall). */
+static void test_rope(Env *e) {
+  enum { R = 3, S = 20, D = 18, H = D / 2 };
+  static float x[R * 2 * S * D], co[S * H], si[S * H], out[R * S * D];
+  static double ref[R * S * D];
+  for (unsigned i = 0; i < R * 2 * S * D; ++i)
+    x[i] = value(i);
+  for (unsigned p = 0; p < S; ++p)
+    for (unsigned i = 0; i < H; ++i) {
+      double ang = p * pow(10000.0, -2.0 * i / D);
+      co[p * H + i] = (float)cos(ang), si[p * H + i] = (float)sin(ang);
+    }
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){R, 2 * S, D}, x);
+  tx.shape[1] = S, tx.strides[1] = 2 * D; /* rows 0, 2, 4, ... of each (2S, D) block */
+  tl_kernels_tensor tc = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){S, H}, co);
+  tl_kernels_tensor ts = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){S, H}, si);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){R, S, D}, NULL);
+  ok(tl_kernels_rope(e->kernels, e->stream, &tx, &tc, &ts, &to), "rope");
+  read(e, &to, out, sizeof out);
+  for (unsigned r = 0; r < R; ++r)
+    for (unsigned p = 0; p < S; ++p)
+      for (unsigned i = 0; i < H; ++i) {
+        const float *xi = x + (r * 2 * S + 2 * p) * D;
+        double c = co[p * H + i], s = si[p * H + i];
+        ref[(r * S + p) * D + i] = xi[i] * c - xi[i + H] * s;
+        ref[(r * S + p) * D + i + H] = xi[i + H] * c + xi[i] * s;
+      }
+  double err = normwise(out, ref, R * S * D);
+  EXPECT(err <= 1e-6, "rope: normwise error %g", err);
+  release(&tx), release(&tc), release(&ts), release(&to);
+}
+
+/* Catches: a transposed a (strides (1, M)), K = 600 past one 512 block, alpha and the bias. */
+static void test_gemv(Env *e) {
+  enum { M = 70, K = 600 };
+  static float at[K * M], x[K], b[M], out[M];
+  static double ref[M];
+  for (unsigned i = 0; i < K * M; ++i)
+    at[i] = value(i);
+  for (unsigned i = 0; i < K; ++i)
+    x[i] = value(7 * i + 1);
+  for (unsigned i = 0; i < M; ++i)
+    b[i] = value(3 * i + 2);
+  tl_kernels_tensor ta = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){K, M}, at);
+  ta.shape[0] = M, ta.shape[1] = K, ta.strides[0] = 1, ta.strides[1] = M; /* a = at^T */
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){K}, x);
+  tl_kernels_tensor tb = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){M}, b);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){M}, NULL);
+  ok(tl_kernels_gemv(e->kernels, e->stream, &ta, &tx, &tb, 0.5f, &to), "gemv");
+  read(e, &to, out, sizeof out);
+  for (unsigned i = 0; i < M; ++i) {
+    double s = 0;
+    for (unsigned k = 0; k < K; ++k)
+      s += (double)at[k * M + i] * x[k];
+    ref[i] = 0.5 * s + b[i];
+  }
+  double err = normwise(out, ref, M);
+  EXPECT(err <= 1e-6, "gemv: normwise error %g", err);
+  release(&ta), release(&tx), release(&tb), release(&to);
+}
+
+/* Catches: the stride-2 window, zero padding at the edges, the weight's (C KH KW, OC) view,
+ * the bias and the fused relu, the image index, the bias-less specialization chosen without one. */
+static void test_conv2d(Env *e) {
+  enum { N = 2, C = 3, H = 9, W = 11, OC = 5, K = 3, OH = 5, OW = 6 };
+  static float x[N * C * H * W], w[OC * C * K * K], b[OC], out[N * OC * OH * OW];
+  static double ref[N * OC * OH * OW];
+  for (unsigned i = 0; i < N * C * H * W; ++i)
+    x[i] = value(i);
+  for (unsigned i = 0; i < OC * C * K * K; ++i)
+    w[i] = value(5 * i + 3);
+  for (unsigned i = 0; i < OC; ++i)
+    b[i] = value(11 * i + 1) / 4;
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){N, C, H, W}, x);
+  tl_kernels_tensor tw = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){OC, C, K, K}, w);
+  tl_kernels_tensor tb = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){OC}, b);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){N, OC, OH, OW}, NULL);
+  for (int with_bias = 1; with_bias >= 0; --with_bias) {
+    tl_kernels_conv2d_desc d = {sizeof d, &tx, &tw, with_bias ? &tb : NULL,
+                                &to,      2,   1,   TL_KERNELS_ACT_RELU};
+    ok(tl_kernels_conv2d(e->kernels, e->stream, &d), "conv2d");
+    read(e, &to, out, sizeof out);
+    for (unsigned n = 0; n < N; ++n)
+      for (unsigned o = 0; o < OC; ++o)
+        for (unsigned i = 0; i < OH; ++i)
+          for (unsigned j = 0; j < OW; ++j) {
+            double s = with_bias ? b[o] : 0;
+            for (unsigned c = 0; c < C; ++c)
+              for (unsigned p = 0; p < K; ++p)
+                for (unsigned q = 0; q < K; ++q) {
+                  int y = (int)(2 * i + p) - 1, z = (int)(2 * j + q) - 1;
+                  if (y >= 0 && y < H && z >= 0 && z < W)
+                    s +=
+                        (double)x[((n * C + c) * H + y) * W + z] * w[((o * C + c) * K + p) * K + q];
+                }
+            ref[((n * OC + o) * OH + i) * OW + j] = s > 0 ? s : 0;
+          }
+    double err = normwise(out, ref, N * OC * OH * OW);
+    EXPECT(err <= 1e-6, "conv2d %s bias: normwise error %g", with_bias ? "with" : "without", err);
+  }
+  release(&tx), release(&tw), release(&tb), release(&to);
+}
+
+/* Catches: max and avg swapped, the window's stride, the (N C) planes merged, ragged 9 x 11. */
+static void test_pool2d(Env *e) {
+  enum { N = 2, C = 3, H = 9, W = 11 };
+  static float x[N * C * H * W], out[N * C * H * W];
+  static double ref[N * C * H * W];
+  for (unsigned i = 0; i < N * C * H * W; ++i)
+    x[i] = value(i);
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){N, C, H, W}, x);
+  for (int avg = 0; avg < 2; ++avg) {
+    const unsigned k = avg ? 2 : 3, st = 2, oh = (H - k) / st + 1, ow = (W - k) / st + 1;
+    tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){N, C, oh, ow}, NULL);
+    ok(tl_kernels_pool2d(e->kernels, e->stream, avg, k, st, &tx, &to), "pool2d");
+    read(e, &to, out, (size_t)N * C * oh * ow * 4);
+    for (unsigned p = 0; p < N * C; ++p)
+      for (unsigned i = 0; i < oh; ++i)
+        for (unsigned j = 0; j < ow; ++j) {
+          double m = -INFINITY, s = 0;
+          for (unsigned a = 0; a < k; ++a)
+            for (unsigned b = 0; b < k; ++b) {
+              double v = x[(p * H + i * st + a) * W + j * st + b];
+              m = fmax(m, v), s += v;
+            }
+          ref[(p * oh + i) * ow + j] = avg ? s / (k * k) : m;
+        }
+    double err = normwise(out, ref, (size_t)N * C * oh * ow);
+    EXPECT(err <= 1e-7, "%s pool2d: normwise error %g", avg ? "avg" : "max", err);
+    release(&to);
+  }
+  release(&tx);
+}
+
+/* Catches: values not largest first, ties not to the lowest index, the index of a value
+ * instead of its column; rows of 9000: the rounds over three segments (the last ragged), a
+ * candidate's original column lost in the gather round, ties across segments. */
+static void topk_case(Env *e, int R, int N, unsigned K) {
+  float *x = malloc(sizeof(float) * R * N), *v = malloc(sizeof(float) * R * K);
+  int32_t *ix = malloc(sizeof(int32_t) * R * K);
+  char *taken = malloc((size_t)N);
+  for (unsigned i = 0; i < (unsigned)(R * N); ++i)
+    x[i] = (float)((i * 37) % 101);         /* ties: each value repeats every 101 columns */
+  for (int r = 0; N > 4096 && r < R; ++r) { /* the largest spread over the segments, tied */
+    float *row = x + (size_t)r * N;
+    row[5000] = row[8500] = 300, row[100] = row[4095] = row[8999] = 250;
+  }
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, N}, x);
+  tl_kernels_tensor tv = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, K}, NULL);
+  tl_kernels_tensor ti = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){R, K}, NULL);
+  uint64_t bytes = tl_kernels_topk_workspace_bytes(R, N, K, TL_DTYPE_F32);
+  EXPECT((bytes > 0) == (N > 4096), "topk workspace of %llu bytes for rows of %d",
+         (unsigned long long)bytes, N);
+  tl_buffer ws = NULL;
+  tl_buffer_desc wd = {sizeof wd, bytes ? bytes : 1, TL_BUFFER_DEVICE_LOCAL};
+  if (bytes)
+    ok(tl_buffer_create(e->device, &wd, &ws), "workspace");
+  ok(tl_kernels_topk(e->kernels, e->stream, &tx, K, &tv, &ti, ws), "topk");
+  read(e, &tv, v, sizeof(float) * R * K);
+  read(e, &ti, ix, sizeof(int32_t) * R * K);
+  int bad = 0;
+  for (unsigned r = 0; r < (unsigned)R; ++r) {
+    memset(taken, 0, (size_t)N);
+    for (unsigned i = 0; i < K; ++i) { /* reference: the lowest untaken column of the max */
+      int best = -1;
+      for (unsigned j = 0; j < (unsigned)N; ++j)
+        if (!taken[j] && (best < 0 || x[r * N + j] > x[r * N + best]))
+          best = (int)j;
+      taken[best] = 1;
+      bad += ix[r * K + i] != best || v[r * K + i] != x[r * N + best];
+    }
+  }
+  EXPECT(bad == 0, "topk (rows of %d): %d of %d entries wrong", N, bad, R * K);
+  if (ws)
+    tl_buffer_release(ws);
+  release(&tx), release(&tv), release(&ti);
+  free(x), free(v), free(ix), free(taken);
+}
+
+static void test_topk(Env *e) {
+  topk_case(e, 5, 300, 8);
+  topk_case(e, 3, 9000, 8);
+  topk_case(e, 2, 9000, 2);
+}
+
+/* Catches: the scale (max|x| / 127, 1 for a zero row), rounding other than to nearest even,
+ * a row past 1024 columns, dequantize's per-row scale. */
+static void test_quantize(Env *e) {
+  enum { R = 3, N = 1100 };
+  static float x[R * N], scale[R], out[R * N];
+  static int8_t q[R * N];
+  static double ref[R * N];
+  for (unsigned i = 0; i < R * N; ++i)
+    x[i] = 5 * value(i) * (float)(1 + i / N);
+  for (unsigned j = 0; j < N; ++j)
+    x[2 * N + j] = 0; /* a zero row */
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, N}, x);
+  tl_kernels_tensor tq = tensor(e, TL_DTYPE_I8, 2, (int64_t[2]){R, N}, NULL);
+  tl_kernels_tensor ts = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){R}, NULL);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, N}, NULL);
+  ok(tl_kernels_quantize_int8(e->kernels, e->stream, &tx, &tq, &ts), "quantize_int8");
+  ok(tl_kernels_dequantize_int8(e->kernels, e->stream, &tq, &ts, &to), "dequantize_int8");
+  read(e, &tq, q, sizeof q);
+  read(e, &ts, scale, sizeof scale);
+  read(e, &to, out, sizeof out);
+  int bad = 0;
+  for (unsigned r = 0; r < R; ++r) {
+    float m = 0;
+    for (unsigned j = 0; j < N; ++j)
+      m = fmaxf(m, fabsf(x[r * N + j]));
+    float s = m > 0 ? m / 127.0f : 1.0f;
+    bad += scale[r] != s;
+    for (unsigned j = 0; j < N; ++j) {
+      float v = fminf(fmaxf(x[r * N + j] / s, -127.0f), 127.0f);
+      bad += q[r * N + j] != (int8_t)nearbyintf(v);      /* the default rounding: to nearest even */
+      ref[r * N + j] = (float)(q[r * N + j] * scale[r]); /* one f32 rounding, as the kernel */
+    }
+  }
+  EXPECT(bad == 0, "quantize_int8: %d values or scales wrong", bad);
+  EXPECT(maxabs(out, ref, R * N) == 0, "dequantize_int8: max error %g", maxabs(out, ref, R * N));
+  release(&tx), release(&tq), release(&ts), release(&to);
+}
+
+static double dgelu(double v) {
+  return 0.5 * (1 + erf(v / sqrt(2.0))) + v * exp(-v * v / 2) / sqrt(2 * 3.14159265358979323846);
+}
+
+/* Catches: gelu's derivative (the erf form), leaky_relu's slope for negative x, dy not
+ * multiplied in, the ragged tile (37 x 100). */
+static void test_activation_backward(Env *e) {
+  enum { R = 37, C = 100 };
+  static float x[R * C], dy[R * C], dx[R * C];
+  static double ref[R * C];
+  for (unsigned i = 0; i < R * C; ++i)
+    x[i] = 3 * value(i), dy[i] = value(3 * i + 1);
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, C}, x);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, C}, dy);
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){R, C}, NULL);
+  ok(tl_kernels_activation_backward(e->kernels, e->stream, TL_KERNELS_ACT_GELU, 0, &tx, &tg, &to),
+     "gelu backward");
+  read(e, &to, dx, sizeof dx);
+  for (unsigned i = 0; i < R * C; ++i)
+    ref[i] = dy[i] * dgelu(x[i]);
+  double err = normwise(dx, ref, R * C);
+  EXPECT(err <= 1e-6, "gelu backward: normwise error %g", err);
+  ok(tl_kernels_activation_backward(e->kernels, e->stream, TL_KERNELS_ACT_LEAKY_RELU, 0.2f, &tx,
+                                    &tg, &to),
+     "leaky_relu backward");
+  read(e, &to, dx, sizeof dx);
+  for (unsigned i = 0; i < R * C; ++i)
+    ref[i] = dy[i] * (x[i] >= 0 ? 1 : 0.2);
+  err = normwise(dx, ref, R * C);
+  EXPECT(err <= 1e-7, "leaky_relu backward: normwise error %g", err);
+  release(&tx), release(&tg), release(&to);
+}
+
+/* Catches: sum(dy y) over chunks (1500 > 1024), log_softmax's exp(y) sum(dy) form. */
+static void test_softmax_backward(Env *e) {
+  enum { R = 3, C = 1500 };
+  static float y[R * C], ly[R * C], dy[R * C], dx[R * C];
+  static double ref[R * C];
+  for (unsigned r = 0; r < R; ++r) {
+    double s = 0;
+    for (unsigned j = 0; j < C; ++j)
+      s += exp(4 * value(r * C + j));
+    for (unsigned j = 0; j < C; ++j) {
+      y[r * C + j] = (float)(exp(4 * value(r * C + j)) / s);
+      ly[r * C + j] = (float)(4 * value(r * C + j) - log(s));
+      dy[r * C + j] = value(7 * (r * C + j) + 3);
+    }
+  }
+  int64_t sh[2] = {R, C};
+  tl_kernels_tensor ty = tensor(e, TL_DTYPE_F32, 2, sh, y),
+                    tl2 = tensor(e, TL_DTYPE_F32, 2, sh, ly);
+  tl_kernels_tensor tg = tensor(e, TL_DTYPE_F32, 2, sh, dy),
+                    to = tensor(e, TL_DTYPE_F32, 2, sh, NULL);
+  for (int log_ = 0; log_ < 2; ++log_) {
+    ok(tl_kernels_softmax_backward(e->kernels, e->stream, log_, log_ ? &tl2 : &ty, &tg, &to),
+       "softmax_backward");
+    read(e, &to, dx, sizeof dx);
+    for (unsigned r = 0; r < R; ++r) {
+      double s = 0;
+      for (unsigned j = 0; j < C; ++j)
+        s += log_ ? dy[r * C + j] : (double)dy[r * C + j] * y[r * C + j];
+      for (unsigned j = 0; j < C; ++j)
+        ref[r * C + j] = log_ ? dy[r * C + j] - exp((double)ly[r * C + j]) * s
+                              : y[r * C + j] * (dy[r * C + j] - s);
+    }
+    double err = normwise(dx, ref, R * C);
+    EXPECT(err <= 1e-5, "%s backward: normwise error %g", log_ ? "log_softmax" : "softmax", err);
+  }
+  release(&ty), release(&tl2), release(&tg), release(&to);
+}
+
+/* Catches: dx's two mean corrections, the weight in g = dy w, the stats' layout, dweight's
+ * xhat and dbias' sum over rows (70 rows > one 64-row block), rmsnorm's single correction. */
+static void test_layernorm_backward(Env *e) {
+  enum { R = 70, C = 50 };
+  static float x[R * C], w[C], b[C], dy[R * C], st[R * 2], dx[R * C], dw[C], db[C], y[R * C];
+  static double ref[R * C], rw[C], rb[C];
+  for (unsigned i = 0; i < R * C; ++i)
+    x[i] = 3 * value(i) + 1, dy[i] = value(5 * i + 3);
+  for (unsigned j = 0; j < C; ++j)
+    w[j] = 1 + value(j + 11) / 2, b[j] = value(j + 5);
+  int64_t s[2] = {R, C}, sw[1] = {C}, ss[2] = {R, 2};
+  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, s, x), tw = tensor(e, TL_DTYPE_F32, 1, sw, w);
+  tl_kernels_tensor tb = tensor(e, TL_DTYPE_F32, 1, sw, b),
+                    ty = tensor(e, TL_DTYPE_F32, 2, s, NULL);
+  tl_kernels_tensor ts = tensor(e, TL_DTYPE_F32, 2, ss, NULL),
+                    tg = tensor(e, TL_DTYPE_F32, 2, s, dy);
+  tl_kernels_tensor tdx = tensor(e, TL_DTYPE_F32, 2, s, NULL);
+  tl_kernels_tensor tdw = tensor(e, TL_DTYPE_F32, 1, sw, NULL),
+                    tdb = tensor(e, TL_DTYPE_F32, 1, sw, NULL);
+  for (int rms = 0; rms < 2; ++rms) {
+    ok(tl_kernels_layernorm(e->kernels, e->stream, &tx, &tw, rms ? NULL : &tb, 1e-5f, &ty, &ts),
+       "layernorm forward");
+    ok(tl_kernels_layernorm_backward(e->kernels, e->stream, rms, &tx, &tw, &tg, &ts, &tdx, &tdw,
+                                     &tdb),
+       "layernorm_backward");
+    read(e, &ts, st, sizeof st);
+    read(e, &tdx, dx, sizeof dx);
+    read(e, &tdw, dw, sizeof dw);
+    read(e, &tdb, db, sizeof db);
+    (void)y;
+    memset(rw, 0, sizeof rw), memset(rb, 0, sizeof rb);
+    for (unsigned r = 0; r < R; ++r) {
+      double mu = 0, var = 0, sg = 0, sgx = 0;
+      for (unsigned j = 0; j < C; ++j)
+        mu += rms ? 0 : x[r * C + j] / (double)C;
+      for (unsigned j = 0; j < C; ++j)
+        var += (x[r * C + j] - mu) * (x[r * C + j] - mu) / C;
+      double rstd = 1 / sqrt(var + 1e-5);
+      for (unsigned j = 0; j < C; ++j) {
+        double xh = (x[r * C + j] - mu) * rstd, g = (double)dy[r * C + j] * w[j];
+        sg += g / C, sgx += g * xh / C;
+        rw[j] += dy[r * C + j] * xh, rb[j] += dy[r * C + j];
+      }
+      for (unsigned j = 0; j < C; ++j) {
+        double xh = (x[r * C + j] - mu) * rstd, g = (double)dy[r * C + j] * w[j];
+        ref[r * C + j] = rstd * (g - (rms ? 0 : sg) - xh * sgx);
+      }
+    }
+    const char *name = rms ? "rmsnorm" : "layernorm";
+    double err = normwise(dx, ref, R * C);
+    EXPECT(err <= 1e-5, "%s backward dx: normwise error %g", name, err);
+    float fw[C], fb[C];
+    memcpy(fw, dw, sizeof fw), memcpy(fb, db, sizeof fb);
+    err = normwise(fw, rw, C);
+    EXPECT(err <= 1e-5, "%s backward dweight: normwise error %g", name, err);
+    err = normwise(fb, rb, C);
+    EXPECT(err <= 1e-6, "%s backward dbias: normwise error %g", name, err);
+  }
+  release(&tx), release(&tw), release(&tb), release(&ty), release(&ts), release(&tg);
+  release(&tdx), release(&tdw), release(&tdb);
+}
+
+/* Catches: dq, dk, dv against the analytic gradient of causal attention: the group sum of dk
+ * and dv over query heads sharing a kv head (group 2, through the workspace), delta, the
+ * causal mask in both kernels, a head dimension (24) below the specialization's 64; group 1
+ * without causality: dk, dv written straight by the dkv kernel, every key attended. */
+static void attention_backward_case(Env *e, unsigned G, int causal) {
+  enum { BH = 4, S = 37, T = 45, D = 24 };
+  static float q[BH * S * D], kv[2][BH * T * D], out[BH * S * D], lse[BH * S];
+  static float dout[BH * S * D], dq[BH * S * D], dk[BH * T * D], dv[BH * T * D];
+  static double rq[BH * S * D], rk[BH * T * D], rv[BH * T * D];
+  for (unsigned i = 0; i < BH * S * D; ++i)
+    q[i] = 2 * value(i), dout[i] = value(11 * i + 3);
+  for (unsigned i = 0; i < BH / G * T * D; ++i)
+    kv[0][i] = 2 * value(3 * i + 1), kv[1][i] = value(5 * i + 2);
+  int64_t sq[3] = {BH, S, D}, sk[3] = {BH / G, T, D}, sl[2] = {BH, S};
+  tl_kernels_tensor tq = tensor(e, TL_DTYPE_F32, 3, sq, q),
+                    tk = tensor(e, TL_DTYPE_F32, 3, sk, kv[0]);
+  tl_kernels_tensor tv = tensor(e, TL_DTYPE_F32, 3, sk, kv[1]),
+                    to = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
+  tl_kernels_tensor tl_ = tensor(e, TL_DTYPE_F32, 2, sl, NULL),
+                    td = tensor(e, TL_DTYPE_F32, 2, sl, NULL);
+  tl_kernels_tensor tdo = tensor(e, TL_DTYPE_F32, 3, sq, dout),
+                    tdq = tensor(e, TL_DTYPE_F32, 3, sq, NULL);
+  tl_kernels_tensor tdk = tensor(e, TL_DTYPE_F32, 3, sk, NULL),
+                    tdv = tensor(e, TL_DTYPE_F32, 3, sk, NULL);
+  tl_buffer ws = NULL; /* group 1: dk, dv written directly, no workspace */
+  tl_buffer_desc wd = {sizeof wd, (size_t)2 * BH * T * D * 4, TL_BUFFER_DEVICE_LOCAL};
+  if (G > 1)
+    ok(tl_buffer_create(e->device, &wd, &ws), "workspace");
+  const float scale = 1.0f / sqrtf((float)D);
+  tl_kernels_attention_desc fd = {sizeof fd, &tq, &tk, &tv, &to, &tl_, G, causal, scale};
+  ok(tl_kernels_attention(e->kernels, e->stream, &fd), "attention");
+  tl_kernels_attention_backward_desc bd = {sizeof bd, &tq,  &tk, &tv, &to, &tl_,   &tdo, &tdq,
+                                           &tdk,      &tdv, &td, ws,  G,   causal, scale};
+  ok(tl_kernels_attention_backward(e->kernels, e->stream, &bd), "attention_backward");
+  read(e, &to, out, sizeof out);
+  read(e, &tl_, lse, sizeof lse);
+  read(e, &tdq, dq, sizeof dq);
+  read(e, &tdk, dk, BH / G * T * D * 4);
+  read(e, &tdv, dv, BH / G * T * D * 4);
+  double lse_err = 0;
+  memset(rk, 0, sizeof rk), memset(rv, 0, sizeof rv);
+  for (unsigned h = 0; h < BH; ++h)
+    for (unsigned i = 0; i < S; ++i) {
+      const float *qi = q + (h * S + i) * D, *g = dout + (h * S + i) * D;
+      const float *k = kv[0] + h / G * T * D, *v = kv[1] + h / G * T * D;
+      double sc[T], p[T], dp[T], m = -INFINITY, sum = 0, delta = 0;
+      unsigned n = causal && i + 1 < T ? i + 1 : T;
+      for (unsigned j = 0; j < n; ++j) {
+        sc[j] = 0;
+        for (unsigned c = 0; c < D; ++c)
+          sc[j] += (double)qi[c] * k[j * D + c];
+        sc[j] *= scale;
+        m = fmax(m, sc[j]);
+      }
+      for (unsigned j = 0; j < n; ++j)
+        sum += exp(sc[j] - m);
+      lse_err = fmax(lse_err, fabs(lse[h * S + i] - (m + log(sum))));
+      for (unsigned j = 0; j < n; ++j) {
+        p[j] = exp(sc[j] - m) / sum, dp[j] = 0;
+        for (unsigned c = 0; c < D; ++c)
+          dp[j] += (double)g[c] * v[j * D + c];
+        delta += p[j] * dp[j];
+      }
+      for (unsigned c = 0; c < D; ++c) {
+        double acc = 0;
+        for (unsigned j = 0; j < n; ++j)
+          acc += p[j] * (dp[j] - delta) * k[j * D + c];
+        rq[(h * S + i) * D + c] = acc * scale;
+      }
+      for (unsigned j = 0; j < n; ++j)
+        for (unsigned c = 0; c < D; ++c) {
+          rk[(h / G * T + j) * D + c] += p[j] * (dp[j] - delta) * scale * qi[c];
+          rv[(h / G * T + j) * D + c] += p[j] * g[c];
+        }
+    }
+  EXPECT(lse_err <= 1e-5, "attention forward lse (group %u, causal %d): max error %g", G, causal,
+         lse_err);
+  double eq = normwise(dq, rq, BH * S * D), ek = normwise(dk, rk, BH / G * T * D),
+         ev = normwise(dv, rv, BH / G * T * D);
+  EXPECT(eq <= 1e-5 && ek <= 1e-5 && ev <= 1e-5,
+         "attention_backward (group %u, causal %d): normwise errors dq %g, dk %g, dv %g", G, causal,
+         eq, ek, ev);
+  if (ws)
+    tl_buffer_release(ws);
+  release(&tq), release(&tk), release(&tv), release(&to), release(&tl_), release(&td);
+  release(&tdo), release(&tdq), release(&tdk), release(&tdv);
+}
+
+static void test_attention_backward(Env *e) {
+  attention_backward_case(e, 1, 0);
+  attention_backward_case(e, 2, 1);
+  attention_backward_case(e, 1, 1);
+  attention_backward_case(e, 2, 0);
+}
+
+/* Catches: each new entry launching a bad argument instead of refusing it with its name (one
+ * case an entry), and UNIMPLEMENTED for a combination no specialization covers. */
+static void test_errors_v1_1(Env *e) {
+  tl_kernels *k = &e->kernels;
+  tl_stream st = e->stream;
+  tl_kernels_tensor a = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){4, 6}, NULL);
+  tl_kernels_tensor b = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){4, 5}, NULL);
+  tl_kernels_tensor v4 = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){4}, NULL);
+  tl_kernels_tensor i4 = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){4}, NULL);
+  tl_kernels_tensor i24 = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){4, 2}, NULL);
+  tl_kernels_tensor f24 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){4, 2}, NULL);
+  tl_kernels_tensor q8 = tensor(e, TL_DTYPE_I8, 2, (int64_t[2]){4, 6}, NULL);
+  expect_error(tl_kernels_reduce(*k, st, TL_KERNELS_SUM, &a, 2, 0, &v4), TL_STATUS_INVALID_ARGUMENT,
+               "'axis' 2 is out of range for rank 2");
+  expect_error(tl_kernels_reduce(*k, st, TL_KERNELS_ARGMAX, &a, 1, 0, &v4),
+               TL_STATUS_INVALID_ARGUMENT, "'out' is f32, expected i32");
+  expect_error(tl_kernels_cumsum(*k, st, &a, 0, &b), TL_STATUS_INVALID_ARGUMENT,
+               "'out' has shape (4, 5), x (4, 6)");
+  expect_error(tl_kernels_transpose(*k, st, &a, &a), TL_STATUS_INVALID_ARGUMENT,
+               "'out' has shape (4, 6), expected (6, 4)");
+  const tl_kernels_tensor *in[2] = {&a, &i24};
+  expect_error(tl_kernels_concat(*k, st, 2, in, 1, &a), TL_STATUS_INVALID_ARGUMENT,
+               "'inputs[1]' is i32, expected f32");
+  expect_error(tl_kernels_embedding(*k, st, &a, &v4, &a), TL_STATUS_INVALID_ARGUMENT,
+               "'ids' is f32, expected i32");
+  expect_error(tl_kernels_embedding_backward(*k, st, &a, &i4, &b), TL_STATUS_INVALID_ARGUMENT,
+               "'dtable' has shape (4, 5), expected (4, 6)");
+  tl_kernels_tensor i3 = tensor(e, TL_DTYPE_I32, 1, (int64_t[1]){3}, NULL);
+  expect_error(tl_kernels_cross_entropy(*k, st, &a, &i3, -100, &v4), TL_STATUS_INVALID_ARGUMENT,
+               "'target' has shape (3), expected (4)");
+  expect_error(tl_kernels_cross_entropy_backward(*k, st, &a, &i4, &i4, -100, &a),
+               TL_STATUS_INVALID_ARGUMENT, "'scale' is i32, expected f32");
+  tl_kernels_tensor x3 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){2, 4, 5}, NULL);
+  expect_error(tl_kernels_rope(*k, st, &x3, &f24, &f24, &x3), TL_STATUS_INVALID_ARGUMENT,
+               "'x' has an odd last dimension 5");
+  expect_error(tl_kernels_gemv(*k, st, &a, &v4, NULL, 1, &v4), TL_STATUS_INVALID_ARGUMENT,
+               "'x' has shape (4), expected (6)");
+  tl_kernels_tensor x4 = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){1, 2, 6, 6}, NULL);
+  tl_kernels_tensor w4 = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){3, 2, 5, 5}, NULL);
+  tl_kernels_tensor b3 = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){3}, NULL);
+  tl_kernels_tensor o4 = tensor(e, TL_DTYPE_F32, 4, (int64_t[4]){1, 3, 2, 2}, NULL);
+  tl_kernels_conv2d_desc cd = {sizeof cd, &x4, &w4, &b3, &o4, 1, 0, TL_KERNELS_ACT_NONE};
+  expect_error(tl_kernels_conv2d(*k, st, &cd), TL_STATUS_UNIMPLEMENTED,
+               "no specialization for a 5x5 window");
+  expect_error(tl_kernels_pool2d(*k, st, 0, 2, 2, &x4, &x4), TL_STATUS_INVALID_ARGUMENT,
+               "'out' has shape (1, 2, 6, 6), expected x's with (OH, OW) = (3, 3)");
+  expect_error(tl_kernels_topk(*k, st, &a, 3, &b, &i24, NULL), TL_STATUS_INVALID_ARGUMENT,
+               "'values' has shape (4, 5), expected (4, 3)");
+  tl_kernels_tensor f43 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){4, 3}, NULL);
+  tl_kernels_tensor i43 = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){4, 3}, NULL);
+  expect_error(tl_kernels_topk(*k, st, &a, 3, &f43, &i43, NULL), TL_STATUS_UNIMPLEMENTED,
+               "no specialization for 'k' 3");
+  release(&f43), release(&i43);
+  expect_error(tl_kernels_quantize_int8(*k, st, &a, &a, &v4), TL_STATUS_INVALID_ARGUMENT,
+               "'q' is f32, expected i8");
+  expect_error(tl_kernels_dequantize_int8(*k, st, &q8, &i4, &a), TL_STATUS_INVALID_ARGUMENT,
+               "'scale' is i32, expected f32");
+  expect_error(tl_kernels_activation_backward(*k, st, TL_KERNELS_ACT_RELU, 0, &a, &b, &a),
+               TL_STATUS_INVALID_ARGUMENT, "'dy' has extent 5 in dimension 1");
+  expect_error(tl_kernels_softmax_backward(*k, st, 0, &a, &a, &b), TL_STATUS_INVALID_ARGUMENT,
+               "'dx' has shape (4, 5), expected (4, 6)");
+  expect_error(tl_kernels_layernorm_backward(*k, st, 0, &a, &v4, &a, &f24, &a, NULL, NULL),
+               TL_STATUS_INVALID_ARGUMENT, "'weight' has shape (4), expected (6)");
+  tl_kernels_tensor l2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){2, 4}, NULL);
+  tl_kernels_attention_backward_desc ad = {sizeof ad, &x3, &x3, &x3,  &x3, &l2, &x3, &x3,
+                                           &x3,       &x3, &l2, NULL, 2,   0,   1.0f};
+  tl_kernels_tensor xs = x3; /* (2, 4, 5) with its first two dimensions' strides swapped */
+  xs.strides[0] = 5, xs.strides[1] = 10;
+  expect_error(tl_kernels_reduce(*k, st, TL_KERNELS_SUM, &xs, 2, 0, &l2),
+               TL_STATUS_INVALID_ARGUMENT, "'x': dimensions 0 to 1 do not merge");
+  tl_kernels_tensor k1 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){1, 4, 5}, NULL);
+  ad.k = ad.v = ad.dk = ad.dv = &k1;
+  expect_error(tl_kernels_attention_backward(*k, st, &ad), TL_STATUS_INVALID_ARGUMENT,
+               "'workspace' is NULL with group 2");
+  tl_kernels_tensor *all[] = {&a,  &b,  &v4, &i4, &i24, &f24, &q8, &i3,
+                              &x3, &x4, &w4, &b3, &o4,  &l2,  &k1};
+  for (unsigned i = 0; i < sizeof all / sizeof all[0]; ++i)
+    release(all[i]);
+}
+
 static void run_on(tl_runtime rt, const char *name) {
   Env e;
   if (tl_runtime_device_find(rt, name, &e.device)) {
@@ -474,6 +1323,24 @@ static void run_on(tl_runtime rt, const char *name) {
   test_attention_key_lengths(&e);
   test_gemm_split_k(&e);
   test_errors(&e);
+  test_reduce(&e);
+  test_cumsum(&e);
+  test_transpose(&e);
+  test_concat(&e);
+  test_embedding(&e);
+  test_embedding_bf16(&e);
+  test_cross_entropy(&e);
+  test_rope(&e);
+  test_gemv(&e);
+  test_conv2d(&e);
+  test_pool2d(&e);
+  test_topk(&e);
+  test_quantize(&e);
+  test_activation_backward(&e);
+  test_softmax_backward(&e);
+  test_layernorm_backward(&e);
+  test_attention_backward(&e);
+  test_errors_v1_1(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");
   printf("kernels-capi: %s: %s\n", name, failures == before ? "ok" : "FAILED");

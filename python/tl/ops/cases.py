@@ -178,6 +178,13 @@ def case_of(spec):
             vops = (splits + 3) * b * m * n
             exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
         shape = f"{b}x{m}x{n}x{kk} split {splits}"
+    elif k == "topk_segments_kernel":  # two segments, the second ragged
+        m, n, kk = 2, 5000, cx["K"]
+        grid = (m, _cdiv(n, cx["BLOCK"]))
+        c.t((m, n)), c.t((m, n), "int:0:5000"), c.t((m, grid[1] * kk), "nan")
+        c.t((m, grid[1] * kk), "nan")
+        tol, terms, vops = "reduce_max", 1, 3 * kk * m * n
+        shape = f"{m}x{n}"
     elif k == "conv2d_kernel":
         # the dilated specialization runs grouped (2 groups of 2 channels, 35 outputs each)
         kh, st, pad, dil = cx["KH"], cx["SH"], cx["PH"], cx["DH"]

@@ -21,7 +21,12 @@
 extern "C" {
 #endif
 
-#define TL_KERNELS_API_VERSION 1
+/* As the HAL's: a new major breaks callers (an entry or a struct field removed or changed); a
+ * new minor only adds (entries, enum values, fields at a struct's end). TL_KERNELS_API_VERSION
+ * is the major (1 since the first release). Minor 1: every op of tl.ops. */
+#define TL_KERNELS_API_VERSION_MAJOR 1
+#define TL_KERNELS_API_VERSION_MINOR 1
+#define TL_KERNELS_API_VERSION TL_KERNELS_API_VERSION_MAJOR
 #if defined(__GNUC__)
 #define TL_KERNELS_EXPORT __attribute__((visibility("default")))
 #else
@@ -132,6 +137,159 @@ typedef struct tl_kernels_attention_desc {
 /* Attention forward, flash-style (online softmax over key blocks, f32). */
 TL_KERNELS_EXPORT tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
                                                  const tl_kernels_attention_desc *desc);
+
+/* ---- Since minor 1: every op of tl.ops (python/tl/ops/README.md). ---- */
+
+typedef enum tl_kernels_reduction {
+  TL_KERNELS_SUM = 0,
+  TL_KERNELS_MEAN = 1,
+  TL_KERNELS_MAX = 2,
+  TL_KERNELS_MIN = 3,
+  TL_KERNELS_ARGMAX = 4, /* out is i32: the first index of the maximum */
+  TL_KERNELS_VAR = 5,    /* sum((x - mean)^2) / (n - correction) */
+} tl_kernels_reduction;
+
+/* out = OP of x along `axis` (negative: from the end); out has x's shape without that axis
+ * (rank 0 is given as rank 1 of extent 1). The dimensions before the axis, and those after it,
+ * must each merge into one (strides of a dense block, as a reshape without copy); the axis'
+ * extent must be > 0. correction: var's only. */
+TL_KERNELS_EXPORT tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream,
+                                              tl_kernels_reduction op, const tl_kernels_tensor *x,
+                                              int32_t axis, float correction,
+                                              const tl_kernels_tensor *out);
+/* out = running sum of x along `axis` (f32 accumulation); out has x's shape; the dimensions
+ * around the axis merge as tl_kernels_reduce's. */
+TL_KERNELS_EXPORT tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream,
+                                              const tl_kernels_tensor *x, int32_t axis,
+                                              const tl_kernels_tensor *out);
+/* out[z] = x[z]^T: x (rows, cols) or (batch, rows, cols), out (cols, rows) or (batch, ...). */
+TL_KERNELS_EXPORT tl_status tl_kernels_transpose(tl_kernels kernels, tl_stream stream,
+                                                 const tl_kernels_tensor *x,
+                                                 const tl_kernels_tensor *out);
+/* out = the `count` inputs joined along `axis` (f32, f16, bf16 or i32; the same shape outside
+ * the axis, out's extent along it their sum). Dimensions around the axis merge as in reduce. */
+TL_KERNELS_EXPORT tl_status tl_kernels_concat(tl_kernels kernels, tl_stream stream, uint32_t count,
+                                              const tl_kernels_tensor *const *inputs, int32_t axis,
+                                              const tl_kernels_tensor *out);
+/* out (n, D) = table (V, D)[ids], ids i32 (n). Every id must be in [0, V): the ids live on the
+ * device, so they are not checked. */
+TL_KERNELS_EXPORT tl_status tl_kernels_embedding(tl_kernels kernels, tl_stream stream,
+                                                 const tl_kernels_tensor *table,
+                                                 const tl_kernels_tensor *ids,
+                                                 const tl_kernels_tensor *out);
+/* dtable (V, D) f32, dense (row-major): zeroed, then dtable[ids[i]] += dout[i] for dout (n, D)
+ * (f32 atomics: equal ids sum in any order). ids as tl_kernels_embedding's. */
+TL_KERNELS_EXPORT tl_status tl_kernels_embedding_backward(tl_kernels kernels, tl_stream stream,
+                                                          const tl_kernels_tensor *dout,
+                                                          const tl_kernels_tensor *ids,
+                                                          const tl_kernels_tensor *dtable);
+/* loss (N) f32 = logsumexp(logits[i]) - logits[i, target[i]] for logits (N, C), target i32
+ * (N); 0 where target is ignore_index (a mean over the other rows is the caller's: reduce). */
+TL_KERNELS_EXPORT tl_status tl_kernels_cross_entropy(tl_kernels kernels, tl_stream stream,
+                                                     const tl_kernels_tensor *logits,
+                                                     const tl_kernels_tensor *target,
+                                                     int32_t ignore_index,
+                                                     const tl_kernels_tensor *loss);
+/* dlogits = (softmax(logits[i]) - onehot(target[i])) * scale[i], 0 for ignored rows; scale
+ * (N) f32 is each row's loss gradient (grad / valid rows for a mean, grad for a sum). */
+TL_KERNELS_EXPORT tl_status tl_kernels_cross_entropy_backward(tl_kernels kernels, tl_stream stream,
+                                                              const tl_kernels_tensor *logits,
+                                                              const tl_kernels_tensor *target,
+                                                              const tl_kernels_tensor *scale,
+                                                              int32_t ignore_index,
+                                                              const tl_kernels_tensor *dlogits);
+/* Rotate-half RoPE: x, out (S, D) or (rows, S, D), D even; cos, sin (S, D/2):
+ * out[:D/2] = x1 cos - x2 sin, out[D/2:] = x2 cos + x1 sin. */
+TL_KERNELS_EXPORT tl_status tl_kernels_rope(tl_kernels kernels, tl_stream stream,
+                                            const tl_kernels_tensor *x,
+                                            const tl_kernels_tensor *cos,
+                                            const tl_kernels_tensor *sin,
+                                            const tl_kernels_tensor *out);
+/* out (M) = alpha a (M, K) @ x (K) + bias (M, or NULL). */
+TL_KERNELS_EXPORT tl_status tl_kernels_gemv(tl_kernels kernels, tl_stream stream,
+                                            const tl_kernels_tensor *a, const tl_kernels_tensor *x,
+                                            const tl_kernels_tensor *bias, float alpha,
+                                            const tl_kernels_tensor *out);
+
+typedef struct tl_kernels_conv2d_desc {
+  size_t struct_size;
+  const tl_kernels_tensor *x;      /* (N, C, H, W); H and W must merge (W's stride dense) */
+  const tl_kernels_tensor *weight; /* (OC, C, KH, KW); C, KH, KW must merge */
+  const tl_kernels_tensor *bias;   /* (OC) or NULL */
+  const tl_kernels_tensor *out;    /* (N, OC, OH, OW); OH and OW must merge */
+  uint32_t stride, padding;        /* the same along H and W */
+  uint32_t activation;             /* NONE or RELU */
+} tl_kernels_conv2d_desc;
+/* conv2d (cross-correlation, as torch's) as an implicit GEMM, zero padding, f32 accumulation.
+ * Built: 3x3 stride 1 padding 1, 3x3 stride 2 padding 1, 1x1 stride 1 padding 0. */
+TL_KERNELS_EXPORT tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
+                                              const tl_kernels_conv2d_desc *desc);
+/* Max (avg when `avg` is 1) pooling without padding: x (N, C, H, W) or (N C, H, W), out the
+ * same rank with OH = (H - k) / stride + 1. Built: k 2 stride 2, k 3 stride 2, k 3 stride 1. */
+TL_KERNELS_EXPORT tl_status tl_kernels_pool2d(tl_kernels kernels, tl_stream stream, int32_t avg,
+                                              uint32_t kernel_size, uint32_t stride,
+                                              const tl_kernels_tensor *x,
+                                              const tl_kernels_tensor *out);
+/* The k largest of each row of x (rows, n), largest first, ties to the lowest index (NaN above
+ * every number): values (rows, k) in x's dtype, indices (rows, k) i32. Built: k 2 and 8. Rows
+ * over 4096 go in rounds, as tl.ops.topk: each 4096-wide segment's k largest, then the k largest
+ * of those candidates, until one segment holds them; the candidates live in `workspace`, of at
+ * least tl_kernels_topk_workspace_bytes (0, and workspace may be NULL, for rows up to 4096). */
+TL_KERNELS_EXPORT tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream,
+                                            const tl_kernels_tensor *x, uint32_t k,
+                                            const tl_kernels_tensor *values,
+                                            const tl_kernels_tensor *indices, tl_buffer workspace);
+TL_KERNELS_EXPORT uint64_t tl_kernels_topk_workspace_bytes(int64_t rows, int64_t n, uint32_t k,
+                                                           uint32_t dtype);
+/* Per row of x (rows, n): scale (rows) f32 = max|x| / 127 (1 for a zero row), q (rows, n) i8 =
+ * round-to-nearest-even(x / scale). */
+TL_KERNELS_EXPORT tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream,
+                                                     const tl_kernels_tensor *x,
+                                                     const tl_kernels_tensor *q,
+                                                     const tl_kernels_tensor *scale);
+/* out (rows, n) (f32, f16 or bf16) = q (rows, n) i8 * scale (rows) f32. */
+TL_KERNELS_EXPORT tl_status tl_kernels_dequantize_int8(tl_kernels kernels, tl_stream stream,
+                                                       const tl_kernels_tensor *q,
+                                                       const tl_kernels_tensor *scale,
+                                                       const tl_kernels_tensor *out);
+/* dx = dy * act'(x), elementwise (any activation but NONE); x, dy, dx rank 1 or 2. */
+TL_KERNELS_EXPORT tl_status tl_kernels_activation_backward(tl_kernels kernels, tl_stream stream,
+                                                           tl_kernels_activation act, float alpha,
+                                                           const tl_kernels_tensor *x,
+                                                           const tl_kernels_tensor *dy,
+                                                           const tl_kernels_tensor *dx);
+/* dx of softmax (log_softmax when `log` is 1) from its output y and dy, all (rows, n). */
+TL_KERNELS_EXPORT tl_status tl_kernels_softmax_backward(tl_kernels kernels, tl_stream stream,
+                                                        int32_t log, const tl_kernels_tensor *y,
+                                                        const tl_kernels_tensor *dy,
+                                                        const tl_kernels_tensor *dx);
+/* dx (rows, n) of layernorm (rmsnorm when `rms` is 1) from x, weight (n), dy and the forward's
+ * stats (rows, 2) f32; dweight and dbias (n) f32 when not NULL (both or neither; rmsnorm's
+ * dbias is the sum of dy, which rmsnorm does not use). */
+TL_KERNELS_EXPORT tl_status tl_kernels_layernorm_backward(
+    tl_kernels kernels, tl_stream stream, int32_t rms, const tl_kernels_tensor *x,
+    const tl_kernels_tensor *weight, const tl_kernels_tensor *dy, const tl_kernels_tensor *stats,
+    const tl_kernels_tensor *dx, const tl_kernels_tensor *dweight, const tl_kernels_tensor *dbias);
+
+typedef struct tl_kernels_attention_backward_desc {
+  size_t struct_size;
+  const tl_kernels_tensor *q, *k, *v; /* as tl_kernels_attention_desc's */
+  const tl_kernels_tensor *out;       /* the forward's output (B H, S, D) */
+  const tl_kernels_tensor *lse;       /* the forward's lse (B H, S) f32 */
+  const tl_kernels_tensor *dout;      /* (B H, S, D) */
+  const tl_kernels_tensor *dq;        /* (B H, S, D), written */
+  const tl_kernels_tensor *dk, *dv;   /* (B Hkv, T, D) f32, written: sums over each group */
+  const tl_kernels_tensor *delta;     /* (B H, S) f32 scratch: rowsum(out * dout) */
+  /* group > 1: f32 scratch of 2 (B H) T D elements for the per-query-head dk, dv (their sum
+   * over each group is written to dk, dv); NULL when group is 1. */
+  tl_buffer workspace;
+  uint32_t group;
+  int32_t causal;
+  float scale;
+} tl_kernels_attention_backward_desc;
+/* dq, dk, dv of tl_kernels_attention: delta, dq, per-query-head dk/dv, then their group sums. */
+TL_KERNELS_EXPORT tl_status tl_kernels_attention_backward(
+    tl_kernels kernels, tl_stream stream, const tl_kernels_attention_backward_desc *desc);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -511,16 +511,6 @@ tl_status tl_kernels_layernorm(tl_kernels kernels, tl_stream stream, const tl_ke
 
 namespace {
 
-tl_arg scalar_i32(int64_t i) {
-  tl_arg a;
-  std::memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.kind = TL_PARAM_SCALAR;
-  a.dtype = TL_DTYPE_I32;
-  a.i = i;
-  return a;
-}
-
 // Split-K GEMM: gemm_splitk_partial_<dt> into an f32 workspace (splits batch, M, N), then
 // gemm_splitk_reduce[_<act>][_bias_res]_<dt> (the partials in order s = 0 .. splits-1, the
 // epilogue once); the workspace's release waits for both.

@@ -1471,10 +1471,14 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
   TLK_REQUIRE(launch(kernels, stream,
                      std::string("attention_backward_delta") + (small ? "_d64_" : "_d128_") + dt,
                      cdiv(s_len, 32), bh, 1, {tensor_arg(o3), tensor_arg(do3), tensor_arg(delta)}));
-  TLK_REQUIRE(launch(kernels, stream, "attention_backward_dq" + tag, cdiv(s_len, bm), bh, 1,
-                     {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3),
-                      tensor_arg(lse), tensor_arg(delta), tensor_arg(view(desc->dq, 3)),
-                      scalar_f32(desc->scale), scalar_i32(group)}));
+  // The kernels' key lengths and heads (padding masks): unread by these specializations.
+  View no_lengths = unread(q, 1);
+  no_lengths.dtype = TL_DTYPE_I32;
+  TLK_REQUIRE(
+      launch(kernels, stream, "attention_backward_dq" + tag, cdiv(s_len, bm), bh, 1,
+             {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3), tensor_arg(lse),
+              tensor_arg(delta), tensor_arg(view(desc->dq, 3)), scalar_f32(desc->scale),
+              scalar_i32(group), tensor_arg(no_lengths), scalar_i32(1)}));
   View dk = view(desc->dk, 3), dv = view(desc->dv, 3);
   if (group > 1) { // per query head into the workspace: (B H, T, D) each, dense
     for (View *w : {&dk, &dv}) {
@@ -1487,10 +1491,11 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
     }
     dv.offset = static_cast<uint64_t>(bh * t_len * d) * 4;
   }
-  TLK_REQUIRE(launch(kernels, stream, "attention_backward_dkv" + tag, cdiv(t_len, bm), bh, 1,
-                     {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3),
-                      tensor_arg(lse), tensor_arg(delta), tensor_arg(dk), tensor_arg(dv),
-                      scalar_f32(desc->scale), scalar_i32(group)}));
+  TLK_REQUIRE(
+      launch(kernels, stream, "attention_backward_dkv" + tag, cdiv(t_len, bm), bh, 1,
+             {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3), tensor_arg(lse),
+              tensor_arg(delta), tensor_arg(dk), tensor_arg(dv), scalar_f32(desc->scale),
+              scalar_i32(group), tensor_arg(no_lengths), scalar_i32(1)}));
   if (group == 1)
     return nullptr;
   // Each kv head's gradient: the sum over its group of query heads, (B Hkv, group, T D) -> (B

@@ -122,6 +122,7 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
     const Clock::time_point w0 = Clock::now();
     stream.record(start);
     op();
+    ++t.ops_timed;
     stream.record(end);
     end.synchronize();
     const std::chrono::duration<double> wall = Clock::now() - w0;
@@ -137,6 +138,7 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
       stream.record(start);
       op();
       stream.record(end);
+      t.ops_timed += 2;
       end.synchronize();
       t.queued_s.push_back(end.elapsed_ms_since(start) / 1e3);
       s = std::min(s, t.queued_s.back());

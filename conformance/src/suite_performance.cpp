@@ -256,9 +256,14 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   int ran = 0;
   const double cpu0 = process_cpu_seconds();
   const auto wall0 = std::chrono::steady_clock::now();
+  int executions = 0;
   r.best_s = timed_best(
-      ctx, dev, s, [&] { s.launch(k.exe, k.index, grid, ops.args); }, t.params["warmup"],
-      t.params["reps"], ran);
+      ctx, dev, s,
+      [&] {
+        ++executions;
+        s.launch(k.exe, k.index, grid, ops.args);
+      },
+      t.params["warmup"], t.params["reps"], ran);
   const double cpu_s = process_cpu_seconds() - cpu0,
                wall_s =
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -273,7 +278,8 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
                {"reps_run", ran},
                {"normwise", cmp.metrics["normwise"]},
                {"process_cpu_s", cpu_s},
-               {"timed_wall_s", wall_s}};
+               {"timed_wall_s", wall_s},
+               {"busy_s", (executions - t.params["warmup"].get<int>()) * r.best_s}};
   if (!cmp.ok)
     r.wrong = "output check after the timed runs of " + cand["file"].get<std::string>() + ": " +
               cmp.message;
@@ -351,7 +357,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   const std::vector<double> ref = reference(kernel, dims, ops.host);
 
   json per = json::object();
-  double best = 0, cpu_s = 0, timed_wall_s = 0;
+  double best = 0, cpu_s = 0, timed_wall_s = 0, busy_s = 0;
   std::string winner;
   for (const json &cand : t.params["candidates"]) {
     const std::string file = cand["file"];
@@ -382,6 +388,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
     per[file] = r.metrics;
     cpu_s += r.metrics["process_cpu_s"].get<double>();
     timed_wall_s += r.metrics["timed_wall_s"].get<double>();
+    busy_s += r.metrics["busy_s"].get<double>();
     if (!r.wrong.empty())
       return Outcome::fail(r.wrong, {{"candidates", per}});
     if (r.best_s > 0 && (best == 0 || r.best_s < best)) {
@@ -423,11 +430,12 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   m["datasheet"] = peaks.datasheet.summary();
   m["process_cpu_s"] = cpu_s;
   m["timed_wall_s"] = timed_wall_s;
+  m["busy_s"] = busy_s;
   m.update(anchor_metrics);
   if (!busy.empty())
     return Outcome::fail(busy, m);
   if (peaks.datasheet.measured)
-    if (std::string why = host_cpu_evidence(cpu_s, timed_wall_s); !why.empty())
+    if (std::string why = host_cpu_evidence(cpu_s, busy_s); !why.empty())
       return Outcome::fail(why, m);
   if (peaks.flops <= 0 || peaks.bytes_per_s <= 0)
     return Outcome::fail("datasheet " + peaks.datasheet.path +

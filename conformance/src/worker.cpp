@@ -97,7 +97,7 @@ int run_test(const WorkerArgs &args) {
     // datasheet file applies and the device runs on the host (datasheet_for).
     if (t.suite == "bandwidth" || t.suite == "performance")
       ctx.host_anchors =
-          measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20, 10).to_json();
+          measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20, 30).to_json();
     hal::Runtime rt(nullptr, 1);
     ctx.paths = args.paths;
     ctx.seed = test_seed(args.seed, t.id);

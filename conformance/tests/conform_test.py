@@ -586,9 +586,9 @@ def faulty_lowpeak(args):
     for k, v in r.items():
         check_host_anchored(v)
         m = v["metrics"]
-        check(m["declared_by_plugin_bytes_per_s"] in (declared, dev["link_bandwidth_bytes_per_s"])
-              and m["peak_bytes_per_s"] > 3 * declared, f"{k}: judged near the plugin's own "
-              f"lowered figure {declared}: {m['peak_bytes_per_s']}")
+        # (the cpu plugin estimates its peak when queried: each process's figure differs a little)
+        check(m["peak_bytes_per_s"] > 3 * m["declared_by_plugin_bytes_per_s"], f"{k}: judged "
+              f"near the plugin's own lowered figure {declared}: {m['peak_bytes_per_s']}")
     # A datasheet this host cannot reach: judged on it, below 85 %, whatever the plugin declares.
     sheet = write_datasheet(args, "lowpeak-fast", dev["name"], 1e13, 1e13)
     r = faulty(args, "lowpeak", tests, ["--datasheet", sheet])

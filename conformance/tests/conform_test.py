@@ -163,7 +163,7 @@ def output_violates(result, output):
     return float(t["max_ulp"]) > float(t["bound_ulp"])
 
 
-def faulty(args, kind, filters, extra=()):
+def faulty(args, kind, filters, extra=(), must_fail=True):
     out = fresh(args, "faulty_" + kind)
     lib = os.path.join(args.faulty_dir, f"libtl_plugin_faulty_{kind}.so")
     cmd = ["run", "--device", "faulty_" + kind, "--plugin-path", lib, "--out", out, "--jobs", "2"]
@@ -171,7 +171,8 @@ def faulty(args, kind, filters, extra=()):
         cmd += ["--filter", f]
     start = time.time()
     p = run(args, cmd + list(extra))
-    check(p.returncode == 1, f"a faulty plugin's run must complete with failures: {p.returncode}")
+    check(p.returncode == 1 or (not must_fail and p.returncode == 0),
+          f"a faulty plugin's run must complete with failures: {p.returncode}")
     doc, _ = check_outputs(out)
     check(not doc["verdict"]["certified"], "a faulty plugin was certified")
     print(f"{kind}: {time.time() - start:.1f} s", flush=True)
@@ -580,7 +581,8 @@ def faulty_lowpeak(args):
     # No datasheet file: judged on the kit's own anchors; the verdict is the one those anchors
     # give (check_host_anchored recomputes it), whatever the plugin declares: against its
     # lowered figure each copy would be ~10x, "implausible".
-    r = faulty(args, "lowpeak", tests)
+    # (its copies are the cpu plugin's: on the anchors they may pass, as cpu's do)
+    r = faulty(args, "lowpeak", tests, must_fail=False)
     dev = results(os.path.join(args.work, "faulty_lowpeak"))["device"]
     declared = dev["peak_bandwidth_bytes_per_s"]
     for k, v in r.items():

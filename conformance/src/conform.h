@@ -18,7 +18,7 @@ using json = nlohmann::json;
 
 /// The version of the suite definitions (tests, their parameters and pass rules). Bump it when a
 /// test or a rule changes meaning; the tolerance table and corpus are hashed separately.
-inline constexpr const char *kSuiteVersion = "1.3";
+inline constexpr const char *kSuiteVersion = "1.4";
 
 /// A test's final status. Expected failures keep their status and are flagged separately.
 enum class Status { Pass, Fail, NotSupported, Crash, Timeout };
@@ -74,6 +74,9 @@ struct WorkerContext {
   tl_device_info info{};
   uint32_t device_index = 0;
   std::string plugin_name;
+  /// The kit's host anchors (host_anchor.h) for a timing test, measured by the worker before it
+  /// loaded any plugin, raised by a measurement after the timed runs; null when not measured.
+  json host_anchors;
 };
 
 /// What listing needs: the api suite's test names come from the CTS program (see describe).

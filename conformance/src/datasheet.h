@@ -28,6 +28,10 @@ struct Datasheet {
   // Its events count simulated time (a simulator): the host's wall clock bounds nothing then.
   // Declared here, not by the plugin, which could claim it to escape the wall-clock check.
   bool simulated_time = false;
+  // Measured by the kit in this run (host_anchor.h) instead of read from a file: `anchors` holds
+  // the measurement (each bandwidth kind is judged on its own anchor).
+  bool measured = false;
+  json anchors;
 
   double flops(const std::string &dtype) const { return peak_flops.value(dtype, 0.0); }
   /// What a test's metrics record about it: path, SHA-256, device, source.
@@ -43,11 +47,26 @@ std::string datasheet_path(const Paths &paths, const std::string &plugin);
 Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
                          const std::string &device_name);
 
-/// The datasheet for the worker's device (what both timing suites read).
+/// The datasheet for the worker's device (what both timing suites read): the file, else, for a
+/// device that runs on the host (its tests compile for llvm-cpu), the kit's host anchors that the
+/// worker measured (ctx.host_anchors), else none (!ok, with the reason).
 Datasheet datasheet_for(const WorkerContext &ctx);
 
-/// The run header's record: the file, its SHA-256 and content, or why there is none.
-json datasheet_record(const Paths &paths, const std::string &plugin, const std::string &device);
+/// After a timing test's timed runs on a measured datasheet: the kit measures its host anchors
+/// again (the plugin loaded, and idle) and keeps the better of each figure (a host disturbed
+/// during one measurement does not lower the bar). Records both in `metrics`; "" or why the
+/// anchors cannot be trusted: another thread of the process (the plugin's) used CPU while the
+/// kit measured. Nothing to do on a datasheet file.
+std::string remeasure_host_anchors(WorkerContext &ctx, json &metrics);
+
+/// A datasheet of the kit's host anchors for `device_name` (measured, ok).
+Datasheet measured_datasheet(const json &anchors, const std::string &device_name);
+
+/// The run header's record: the file, its SHA-256 and content, or why there is none. With no
+/// file and `host_device` (the device's tests compile for llvm-cpu), the kit measures the host's
+/// anchors now (the runner loads no plugin) and records them as the run's datasheet.
+json datasheet_record(const Paths &paths, const std::string &plugin, const std::string &device,
+                      bool host_device = false);
 
 /// "" or why `achieved` cannot be real: above kImplausibleFraction of `peak` (`what` names it).
 std::string implausible_fraction(double achieved, double peak, const std::string &what);

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "device_run.h"
 
+#include "host_anchor.h"
+
 #include "process.h"
 
 #include "tl/compiler/pipeline.h"
@@ -114,10 +116,13 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
   // Simulated time is deterministic: once two repetitions agree, more would only repeat them.
   const bool simulated = device.info().flags & TL_DEVICE_SIMULATED_TIME;
   Timing t;
+  const Clock::time_point loop0 = Clock::now();
+  const double cpu0 = process_cpu_seconds();
   for (int i = 0; i < reps; ++i) {
     const Clock::time_point w0 = Clock::now();
     stream.record(start);
     op();
+    ++t.ops_timed;
     stream.record(end);
     end.synchronize();
     const std::chrono::duration<double> wall = Clock::now() - w0;
@@ -133,6 +138,7 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
       stream.record(start);
       op();
       stream.record(end);
+      t.ops_timed += 2;
       end.synchronize();
       t.queued_s.push_back(end.elapsed_ms_since(start) / 1e3);
       s = std::min(s, t.queued_s.back());
@@ -142,6 +148,8 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
     if (simulated && i > 0 && s == t.device_s[i - 1])
       break;
   }
+  t.cpu_s = process_cpu_seconds() - cpu0;
+  t.loop_wall_s = std::chrono::duration<double>(Clock::now() - loop0).count();
   return t;
 }
 

@@ -51,6 +51,10 @@ struct Timing {
   /// Per repetition, on wall-clock devices: the same op queued behind a leading one, so that
   /// the stream is busy while the host queues the events and the op: the device's time alone.
   std::vector<double> queued_s;
+  /// The process's CPU seconds (the kernel's count) and the host's wall seconds over all the
+  /// timed repetitions: whether the work ran on this host's CPUs (host_cpu_evidence).
+  double cpu_s = 0, loop_wall_s = 0;
+  int ops_timed = 0; // the op's executions inside that loop (warm-ups excluded)
 };
 Timing time_op(const hal::Device &device, const hal::Stream &stream,
                const std::function<void()> &op, int warmup, int reps);

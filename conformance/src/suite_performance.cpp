@@ -6,6 +6,7 @@
 #include "compare.h"
 #include "datasheet.h"
 #include "device_run.h"
+#include "host_anchor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -253,9 +254,19 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   s.copy_to_device(out.data(), ops.buffers.back(), out.size() * 4);
   Measured r;
   int ran = 0;
+  const double cpu0 = process_cpu_seconds();
+  const auto wall0 = std::chrono::steady_clock::now();
+  int executions = 0;
   r.best_s = timed_best(
-      ctx, dev, s, [&] { s.launch(k.exe, k.index, grid, ops.args); }, t.params["warmup"],
-      t.params["reps"], ran);
+      ctx, dev, s,
+      [&] {
+        ++executions;
+        s.launch(k.exe, k.index, grid, ops.args);
+      },
+      t.params["warmup"], t.params["reps"], ran);
+  const double cpu_s = process_cpu_seconds() - cpu0,
+               wall_s =
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   s.copy_to_host(ops.buffers.back(), out.data(), out.size() * 4);
   s.synchronize();
   const std::vector<double> actual(out.begin(), out.end());
@@ -263,7 +274,12 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   tol.normwise = t.params["normwise_tolerance"].get<double>();
   tol.source = "the fp32 contract";
   CompareResult cmp = compare({ir::ScalarKind::F32, &actual, &ref, nullptr, 1}, tol);
-  r.metrics = {{"best_s", r.best_s}, {"reps_run", ran}, {"normwise", cmp.metrics["normwise"]}};
+  r.metrics = {{"best_s", r.best_s},
+               {"reps_run", ran},
+               {"normwise", cmp.metrics["normwise"]},
+               {"process_cpu_s", cpu_s},
+               {"timed_wall_s", wall_s},
+               {"busy_s", (executions - t.params["warmup"].get<int>()) * r.best_s}};
   if (!cmp.ok)
     r.wrong = "output check after the timed runs of " + cand["file"].get<std::string>() + ": " +
               cmp.message;
@@ -325,7 +341,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   const std::string target = compile_target(ctx.info, ctx.paths);
   if (target.empty())
     return Outcome::not_supported("no compiler backend for the device's targets");
-  const Peaks peaks = peaks_of(ctx);
+  Peaks peaks = peaks_of(ctx);
   if (!peaks.datasheet.ok)
     return Outcome::fail(peaks.datasheet.reason, {{"datasheet", peaks.datasheet.summary()}});
   if (peaks.flops <= 0 || peaks.bytes_per_s <= 0)
@@ -341,7 +357,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   const std::vector<double> ref = reference(kernel, dims, ops.host);
 
   json per = json::object();
-  double best = 0;
+  double best = 0, cpu_s = 0, timed_wall_s = 0, busy_s = 0;
   std::string winner;
   for (const json &cand : t.params["candidates"]) {
     const std::string file = cand["file"];
@@ -370,6 +386,9 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.metrics["achieved_flops_per_s"] = r.best_s > 0 ? w.flops / r.best_s : 0;
     per[file] = r.metrics;
+    cpu_s += r.metrics["process_cpu_s"].get<double>();
+    timed_wall_s += r.metrics["timed_wall_s"].get<double>();
+    busy_s += r.metrics["busy_s"].get<double>();
     if (!r.wrong.empty())
       return Outcome::fail(r.wrong, {{"candidates", per}});
     if (r.best_s > 0 && (best == 0 || r.best_s < best)) {
@@ -377,6 +396,10 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
       winner = file;
     }
   }
+  // On the kit's host anchors: measured again now that the plugin is idle (the better counts).
+  json anchor_metrics = json::object();
+  const std::string busy = remeasure_host_anchors(ctx, anchor_metrics);
+  peaks = peaks_of(ctx);
   const double achieved = best > 0 ? w.flops / best : 0;
   const double intensity = w.flops / w.bytes;
   // The roofline as the least time any kernel needs: the arithmetic at the f32 peak, the bytes
@@ -405,6 +428,19 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
             {"bound_s", {{"compute", compute_s}, {"memory", memory_s}, {"vector", vector_s}}},
             {"fraction_of_roofline", roof > 0 ? achieved / roof : 0}};
   m["datasheet"] = peaks.datasheet.summary();
+  m["process_cpu_s"] = cpu_s;
+  m["timed_wall_s"] = timed_wall_s;
+  m["busy_s"] = busy_s;
+  m.update(anchor_metrics);
+  if (!busy.empty())
+    return Outcome::fail(busy, m);
+  if (peaks.datasheet.measured)
+    if (std::string why = host_cpu_evidence(cpu_s, busy_s); !why.empty())
+      return Outcome::fail(why, m);
+  if (peaks.flops <= 0 || peaks.bytes_per_s <= 0)
+    return Outcome::fail("datasheet " + peaks.datasheet.path +
+                             " declares no peak_flops.f32 or memory_bandwidth_bytes_per_s",
+                         m);
   if (std::string why = implausible_fraction(achieved, roof, "the roofline of the datasheet");
       !why.empty())
     return Outcome::fail(why, m);

@@ -3,6 +3,7 @@
 #include "worker.h"
 
 #include "device_run.h"
+#include "host_anchor.h"
 #include "process.h"
 #include "tl/hal_json.hpp"
 
@@ -90,8 +91,14 @@ int run_test(const WorkerArgs &args) {
   const auto start = std::chrono::steady_clock::now();
   Outcome o;
   try {
-    hal::Runtime rt(nullptr, 1);
     WorkerContext ctx;
+    // A timing test's host anchors, measured before the runtime loads any plugin: no plugin
+    // code runs in this process yet, and the runner runs timing tests alone. Used only where no
+    // datasheet file applies and the device runs on the host (datasheet_for).
+    if (t.suite == "bandwidth" || t.suite == "performance")
+      ctx.host_anchors =
+          measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20, 30).to_json();
+    hal::Runtime rt(nullptr, 1);
     ctx.paths = args.paths;
     ctx.seed = test_seed(args.seed, t.id);
     if (std::string err = open_device(args.device, rt, ctx); !err.empty()) {

@@ -13,6 +13,9 @@
 //            its declared peak must not matter)
 //   FASTCLOCK  event timestamps run at 1/10 of the real clock: every interval is 10x too short;
 //            it also claims TL_DEVICE_SIMULATED_TIME (only a datasheet exempts a device)
+//   SLOW   every launch and every copy runs twice, on the host's CPUs as the cpu plugin's do:
+//          half the speed, the same results for the timing tests' idempotent work (a device
+//          judged on the kit's host anchors must fail on speed; use it on timing tests only)
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/vendor.h"
 
@@ -152,6 +155,10 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
   note_f32_buffers(launch);
 #endif
   tl_status s = real->stream_launch(stream, executable, launch);
+#ifdef FAULTY_SLOW
+  if (!s)
+    s = real->stream_launch(stream, executable, launch); // the same work again
+#endif
 #ifdef FAULTY_HANG
   g_launched = true;
 #endif
@@ -162,6 +169,23 @@ tl_status stream_launch(void *stream, void *executable, const tl_vendor_launch *
 #endif
   return s;
 }
+
+#ifdef FAULTY_SLOW
+tl_status copy_to_device(void *stream, const void *src, void *dst, uint64_t dst_offset,
+                         uint64_t size) {
+  tl_status s = real->stream_copy_to_device(stream, src, dst, dst_offset, size);
+  return s ? s : real->stream_copy_to_device(stream, src, dst, dst_offset, size);
+}
+tl_status copy_to_host(void *stream, void *src, uint64_t src_offset, void *dst, uint64_t size) {
+  tl_status s = real->stream_copy_to_host(stream, src, src_offset, dst, size);
+  return s ? s : real->stream_copy_to_host(stream, src, src_offset, dst, size);
+}
+tl_status copy_buffer(void *stream, void *src, uint64_t src_offset, void *dst, uint64_t dst_offset,
+                      uint64_t size) {
+  tl_status s = real->stream_copy_buffer(stream, src, src_offset, dst, dst_offset, size);
+  return s ? s : real->stream_copy_buffer(stream, src, src_offset, dst, dst_offset, size);
+}
+#endif
 
 void hang_if_launched() {
   while (g_launched)
@@ -198,6 +222,11 @@ extern "C" TL_VENDOR_EXPORT const tl_vendor_plugin *tl_vendor_plugin_entry(uint3
     table.stream_synchronize = stream_synchronize;
     table.event_synchronize = event_synchronize;
     table.event_timestamp_ns = event_timestamp_ns;
+#ifdef FAULTY_SLOW
+    table.stream_copy_to_device = copy_to_device;
+    table.stream_copy_to_host = copy_to_host;
+    table.stream_copy_buffer = copy_buffer;
+#endif
 #ifdef FAULTY_ABI
     table.abi_major = 99;
 #endif

@@ -1,0 +1,471 @@
+// Host anchors (see host_anchor.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "host_anchor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sched.h>
+#include <thread>
+#include <time.h>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+namespace tl::conform {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+int affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Runs body(thread) on `threads` threads (the caller is thread 0) and returns the wall seconds
+/// from the release until `finished()` holds (every piece of the work done: a helper that the
+/// scheduler holds back afterwards, before it exits, is not timed); adds the helpers' CPU
+/// seconds to `cpu`.
+double run_parallel(int threads, const std::function<void(int)> &body,
+                    const std::function<bool()> &finished, double &cpu) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<double> helper_cpu(threads, 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire))
+        std::this_thread::yield();
+      body(t);
+      helper_cpu[t] = thread_cpu_seconds(); // the whole life of this thread
+    });
+  while (ready.load() < threads - 1)
+    std::this_thread::yield();
+  const Clock::time_point t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  body(0);
+  while (!finished())
+    std::this_thread::yield();
+  const double s = seconds_since(t0);
+  for (std::thread &th : pool)
+    th.join();
+  for (int t = 1; t < threads; ++t)
+    cpu += helper_cpu[t];
+  return s;
+}
+
+/// Hands out [lo, hi) pieces of n elements (1 MiB of f32 each) to whichever thread asks first:
+/// a thread the scheduler holds back leaves its share to the others (as the cpu plugin's oneTBB
+/// pool does), so that a loaded host does not make the anchor wait for its slowest thread.
+struct Pieces {
+  static constexpr size_t kPiece = size_t(1) << 18;
+  size_t n;
+  std::atomic<size_t> next{0}, done{0};
+  explicit Pieces(size_t n) : n(n) {}
+  template <class F> void run(F &&f) {
+    for (size_t lo; (lo = next.fetch_add(kPiece)) < n;) {
+      f(lo, std::min(n, lo + kPiece));
+      done.fetch_add(std::min(n, lo + kPiece) - lo, std::memory_order_release);
+    }
+  }
+  bool finished() const { return done.load(std::memory_order_acquire) == n; }
+  void reset() { next = 0, done = 0; }
+};
+
+/// The CPU's f32 lanes and FMA pipes per core by CPUID (vendor, family, model and the vector
+/// extensions), with the rule applied. Where unsure, the larger figure (a higher peak is the
+/// stricter bar).
+void peak_rule(HostAnchors &a) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  char vendor[13] = {};
+  __get_cpuid(0, &eax, &ebx, &ecx, &edx);
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  unsigned family = (eax >> 8) & 0xf, model = (eax >> 4) & 0xf;
+  if (family == 0xf)
+    family += (eax >> 20) & 0xff;
+  if (family >= 6)
+    model |= ((eax >> 16) & 0xf) << 4;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s family %u model %u", vendor, family, model);
+  a.cpu = buf;
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2"),
+             avx = __builtin_cpu_supports("avx"), fma = __builtin_cpu_supports("fma");
+  const bool amd = std::string(vendor) == "AuthenticAMD" || std::string(vendor) == "HygonGenuine";
+  if (avx512 && amd && family < 0x1a) {
+    a.f32_lanes = 16, a.fma_pipes = 1; // Zen 4: AVX-512 on two 256-bit pipes
+    a.peak_rule = "AVX-512 on AMD before family 26 (Zen 4): 1 x 16 lanes";
+  } else if (avx512) {
+    a.f32_lanes = 16, a.fma_pipes = 2;
+    a.peak_rule = "AVX-512: 2 FMA pipes x 16 lanes (the larger figure where a part has 1)";
+  } else if (avx2 && fma && amd && family == 0x17 && model < 0x30) {
+    a.f32_lanes = 4, a.fma_pipes = 2; // Zen 1: 256-bit ops split over 128-bit pipes
+    a.peak_rule = "AVX2+FMA on AMD family 23 model < 48 (Zen 1): 2 FMA pipes x 4 lanes";
+  } else if (avx2 && fma) {
+    a.f32_lanes = 8, a.fma_pipes = 2;
+    a.peak_rule = "AVX2+FMA: 2 FMA pipes x 8 lanes (Haswell and later, Zen 2 and later)";
+  } else if (avx) {
+    a.f32_lanes = 8, a.fma_pipes = 1; // one add and one multiply pipe: 2 FLOP per lane
+    a.peak_rule = "AVX without FMA: an add and a multiply pipe x 8 lanes";
+  } else {
+    a.f32_lanes = 4, a.fma_pipes = 1;
+    a.peak_rule = "SSE: an add and a multiply pipe x 4 lanes";
+  }
+#else
+  a.cpu = "not x86";
+  a.peak_rule = "no CPUID rule for this architecture: no f32 peak";
+#endif
+}
+
+/// Cycles per second of one thread: a chain of dependent adds (one cycle each on every x86 core
+/// since the P6), best of `reps` windows of ~1 ms (a window the scheduler interrupted is slower).
+double clock_of_this_thread(int reps) {
+#if defined(__x86_64__)
+  constexpr int kIters = 40000, kChain = 32;
+  double best = 0;
+  for (int r = 0; r < reps; ++r) {
+    uint64_t x = 0;
+    const Clock::time_point t0 = Clock::now();
+    for (int i = 0; i < kIters; ++i)
+      asm volatile(".rept 32\n\taddq $1, %0\n\t.endr" : "+r"(x));
+    const double s = seconds_since(t0);
+    if (x != uint64_t(kIters) * kChain)
+      return 0; // cannot happen: the chain is what it says
+    best = std::max(best, double(kIters) * kChain / s);
+  }
+  return best;
+#else
+  (void)reps;
+  return 0;
+#endif
+}
+
+// STREAM's kernels on one piece, restrict-qualified so that they vectorize (this file builds at
+// -O3), as the device's kernels do: on a loaded host a scalar anchor would be the one starved of
+// CPU per byte.
+__attribute__((noinline)) void copy_piece(float *__restrict c, const float *__restrict b,
+                                          size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    c[i] = b[i];
+}
+__attribute__((noinline)) void triad_piece(float *__restrict a, const float *__restrict b,
+                                           const float *__restrict c, float s, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    a[i] = b[i] + s * c[i];
+}
+
+// The same kernels with streaming (non-temporal) stores, as llvm-cpu writes large outputs
+// (plan_streaming_stores): no read for ownership of the destination, so more of the bandwidth
+// carries the bytes STREAM counts. The anchor is the better of the two ways.
+#if defined(__x86_64__)
+// 32-byte streaming stores where the CPU has AVX (a whole line in two stores, as llvm-cpu's
+// vectors write it).
+__attribute__((target("avx"))) void copy_piece_nt_avx(float *c, const float *b, size_t n) {
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 31); ++i)
+    c[i] = b[i];
+  for (; i + 8 <= n; i += 8)
+    _mm256_stream_ps(c + i, _mm256_loadu_ps(b + i));
+  for (; i < n; ++i)
+    c[i] = b[i];
+  _mm_sfence();
+}
+__attribute__((target("avx"))) void triad_piece_nt_avx(float *a, const float *b, const float *c,
+                                                       float s, size_t n) {
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 31); ++i)
+    a[i] = b[i] + s * c[i];
+  const __m256 s8 = _mm256_set1_ps(s);
+  for (; i + 8 <= n; i += 8)
+    _mm256_stream_ps(
+        a + i, _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i))));
+  for (; i < n; ++i)
+    a[i] = b[i] + s * c[i];
+  _mm_sfence();
+}
+#endif
+
+void copy_piece_nt(float *c, const float *b, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx"))
+    return copy_piece_nt_avx(c, b, n);
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 15); ++i)
+    c[i] = b[i];
+  for (; i + 4 <= n; i += 4)
+    _mm_stream_ps(c + i, _mm_loadu_ps(b + i));
+  for (; i < n; ++i)
+    c[i] = b[i];
+  _mm_sfence(); // the streamed stores are done before the piece is counted
+#else
+  copy_piece(c, b, n);
+#endif
+}
+void triad_piece_nt(float *a, const float *b, const float *c, float s, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx"))
+    return triad_piece_nt_avx(a, b, c, s, n);
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 15); ++i)
+    a[i] = b[i] + s * c[i];
+  const __m128 s4 = _mm_set1_ps(s);
+  for (; i + 4 <= n; i += 4)
+    _mm_stream_ps(a + i, _mm_add_ps(_mm_loadu_ps(b + i), _mm_mul_ps(s4, _mm_loadu_ps(c + i))));
+  for (; i < n; ++i)
+    a[i] = b[i] + s * c[i];
+  _mm_sfence();
+#else
+  triad_piece(a, b, c, s, n);
+#endif
+}
+
+std::string read_loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+struct FreeDeleter {
+  void operator()(float *p) const { std::free(p); }
+};
+using Array = std::unique_ptr<float, FreeDeleter>;
+
+Array alloc_array(uint64_t bytes) {
+  auto *p = static_cast<float *>(std::aligned_alloc(64, (bytes + 63) & ~uint64_t(63)));
+  if (!p)
+    throw std::runtime_error("host anchors: cannot allocate " + std::to_string(bytes >> 20) +
+                             " MiB");
+  return Array(p);
+}
+
+} // namespace
+
+json HostAnchors::to_json() const {
+  return {{"ok", ok},
+          {"threads", threads},
+          {"array_bytes", array_bytes},
+          {"reps", reps},
+          {"stream_copy_bytes_per_s", copy_bytes_per_s},
+          {"stream_triad_bytes_per_s", triad_bytes_per_s},
+          {"memcpy_bytes_per_s", memcpy_bytes_per_s},
+          {"clock_hz", clock_hz},
+          {"peak_flops_f32", peak_flops_f32},
+          {"f32_lanes", f32_lanes},
+          {"fma_pipes", fma_pipes},
+          {"cpu", cpu},
+          {"peak_rule", peak_rule},
+          {"wall_s", wall_s},
+          {"other_cpu_s", other_cpu_s},
+          {"loadavg", loadavg}};
+}
+
+HostAnchors HostAnchors::from_json(const json &j) {
+  HostAnchors a;
+  a.ok = j.value("ok", false);
+  a.threads = j.value("threads", 0);
+  a.array_bytes = j.value("array_bytes", uint64_t(0));
+  a.reps = j.value("reps", 0);
+  a.copy_bytes_per_s = j.value("stream_copy_bytes_per_s", 0.0);
+  a.triad_bytes_per_s = j.value("stream_triad_bytes_per_s", 0.0);
+  a.memcpy_bytes_per_s = j.value("memcpy_bytes_per_s", 0.0);
+  a.clock_hz = j.value("clock_hz", 0.0);
+  a.peak_flops_f32 = j.value("peak_flops_f32", 0.0);
+  a.f32_lanes = j.value("f32_lanes", 0);
+  a.fma_pipes = j.value("fma_pipes", 0);
+  a.cpu = j.value("cpu", "");
+  a.peak_rule = j.value("peak_rule", "");
+  a.wall_s = j.value("wall_s", 0.0);
+  a.other_cpu_s = j.value("other_cpu_s", 0.0);
+  a.loadavg = j.value("loadavg", "");
+  return a;
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
+  HostAnchors a;
+  a.threads = affinity_cpus();
+  a.array_bytes = array_bytes;
+  a.reps = reps;
+  a.loadavg = read_loadavg();
+  peak_rule(a);
+  const Clock::time_point start = Clock::now();
+  const double process0 = process_cpu_seconds(), self0 = thread_cpu_seconds();
+  double helpers = 0; // CPU seconds of the anchor's helper threads
+  const size_t n = array_bytes / 4;
+  Array x = alloc_array(array_bytes), y = alloc_array(array_bytes), z = alloc_array(array_bytes);
+  float *A = x.get(), *B = y.get(), *C = z.get();
+  // First touch by the threads that stream them (pages land near those threads).
+  {
+    Pieces p(n);
+    run_parallel(
+        a.threads,
+        [&](int) {
+          p.run([&](size_t lo, size_t hi) {
+            for (size_t i = lo; i < hi; ++i)
+              A[i] = 1.0f, B[i] = 2.0f, C[i] = 0.5f;
+          });
+        },
+        [&] { return p.finished(); }, helpers);
+  }
+  const float scalar = 3.0f;
+  double copy = 0, triad = 0, mcpy = 0;
+  for (int r = 0; r < reps; ++r) {
+    Pieces p(n);
+    const double c = run_parallel(
+        a.threads,
+        [&](int) { p.run([&](size_t lo, size_t hi) { copy_piece(C + lo, B + lo, hi - lo); }); },
+        [&] { return p.finished(); }, helpers);
+    p.reset();
+    const double c_nt = run_parallel(
+        a.threads,
+        [&](int) { p.run([&](size_t lo, size_t hi) { copy_piece_nt(C + lo, B + lo, hi - lo); }); },
+        [&] { return p.finished(); }, helpers);
+    p.reset();
+    const double tr = run_parallel(
+        a.threads,
+        [&](int) {
+          p.run(
+              [&](size_t lo, size_t hi) { triad_piece(A + lo, B + lo, C + lo, scalar, hi - lo); });
+        },
+        [&] { return p.finished(); }, helpers);
+    p.reset();
+    const double tr_nt = run_parallel(
+        a.threads,
+        [&](int) {
+          p.run([&](size_t lo, size_t hi) {
+            triad_piece_nt(A + lo, B + lo, C + lo, scalar, hi - lo);
+          });
+        },
+        [&] { return p.finished(); }, helpers);
+    p.reset();
+    const double m = run_parallel(
+        a.threads,
+        [&](int) {
+          p.run([&](size_t lo, size_t hi) { std::memcpy(C + lo, B + lo, (hi - lo) * 4); });
+        },
+        [&] { return p.finished(); }, helpers);
+    copy = std::max(copy, 2.0 * double(array_bytes) / std::min(c, c_nt));
+    triad = std::max(triad, 3.0 * double(array_bytes) / std::min(tr, tr_nt));
+    mcpy = std::max(mcpy, double(array_bytes) / m);
+  }
+  // STREAM's own check: the arrays hold what the kernels must have written (b = 2 is only
+  // read; c = b; a = b + 3 c = 8).
+  for (size_t i = 0; i < n; i += 4099)
+    if (A[i] != 8.0f || C[i] != 2.0f)
+      throw std::runtime_error("host anchors: the STREAM arrays hold wrong values");
+  a.copy_bytes_per_s = copy;
+  a.triad_bytes_per_s = triad;
+  a.memcpy_bytes_per_s = mcpy;
+  // The clock, on every thread at once (an all-core clock, not one core's boost).
+  std::vector<double> clocks(a.threads, 0.0);
+  run_parallel(
+      a.threads, [&](int t) { clocks[t] = clock_of_this_thread(std::max(reps, 10)); },
+      [] { return true; }, helpers);
+  double sum = 0;
+  for (double c : clocks)
+    sum += c;
+  a.clock_hz = sum / a.threads;
+  a.peak_flops_f32 = double(a.f32_lanes) * a.fma_pipes * 2.0 * sum;
+  a.wall_s = seconds_since(start);
+  a.other_cpu_s =
+      std::max(0.0, (process_cpu_seconds() - process0) - (thread_cpu_seconds() - self0) - helpers);
+  a.ok = copy > 0 && triad > 0 && mcpy > 0;
+  return a;
+}
+
+HostAnchors best_of(const HostAnchors &a, const HostAnchors &b) {
+  if (!b.ok)
+    return a;
+  if (!a.ok)
+    return b;
+  HostAnchors r = a;
+  r.copy_bytes_per_s = std::max(a.copy_bytes_per_s, b.copy_bytes_per_s);
+  r.triad_bytes_per_s = std::max(a.triad_bytes_per_s, b.triad_bytes_per_s);
+  r.memcpy_bytes_per_s = std::max(a.memcpy_bytes_per_s, b.memcpy_bytes_per_s);
+  r.clock_hz = std::max(a.clock_hz, b.clock_hz);
+  r.peak_flops_f32 = std::max(a.peak_flops_f32, b.peak_flops_f32);
+  r.reps = a.reps + b.reps;
+  r.wall_s = a.wall_s + b.wall_s;
+  r.other_cpu_s = std::max(a.other_cpu_s, b.other_cpu_s);
+  return r;
+}
+
+double anchor_for_kind(const HostAnchors &a, const std::string &kind) {
+  if (kind == "copy")
+    return a.copy_bytes_per_s;
+  if (kind == "triad")
+    return a.triad_bytes_per_s;
+  if (kind == "d2d")
+    return 2.0 * a.memcpy_bytes_per_s;
+  return a.memcpy_bytes_per_s; // h2d, d2h
+}
+
+json anchors_datasheet(const HostAnchors &a, const std::string &device_name) {
+  char src[512];
+  std::snprintf(
+      src, sizeof src,
+      "measured by the kit in this run: STREAM copy %.2f GB/s, triad %.2f GB/s (the better "
+      "of plain and streaming stores; "
+      "%d threads, %llu MiB arrays, best of %d), memcpy %.2f GB/s; f32 peak %d lanes "
+      "x %d FMA pipes x 2 x %.3f GHz (a dependent add chain) x %d threads (%s; %s)",
+      a.copy_bytes_per_s / 1e9, a.triad_bytes_per_s / 1e9, a.threads,
+      static_cast<unsigned long long>(a.array_bytes >> 20), a.reps, a.memcpy_bytes_per_s / 1e9,
+      a.f32_lanes, a.fma_pipes, a.clock_hz / 1e9, a.threads, a.cpu.c_str(), a.peak_rule.c_str());
+  json d = {{"device", device_name},
+            {"source", src},
+            {"memory_bandwidth_bytes_per_s",
+             std::max({a.copy_bytes_per_s, a.triad_bytes_per_s, 2.0 * a.memcpy_bytes_per_s})},
+            {"link_bandwidth_bytes_per_s", a.memcpy_bytes_per_s}};
+  if (a.peak_flops_f32 > 0)
+    d["peak_flops"] = {{"f32", a.peak_flops_f32}};
+  return d;
+}
+
+bool host_target(const std::string &target) { return target == "llvm-cpu"; }
+
+std::string host_cpu_evidence(double process_cpu_s, double busy_s) {
+  if (busy_s <= 0 || process_cpu_s >= 0.1 * busy_s)
+    return {};
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "the device is judged on host anchors (its code is the host's: llvm-cpu), but "
+                "its timed runs (%.3g s of device intervals) used %.3g s of this process's CPU "
+                "(under a tenth): it does not run on the host; pass --datasheet FILE",
+                busy_s, process_cpu_s);
+  return buf;
+}
+
+} // namespace tl::conform

@@ -1,0 +1,72 @@
+// Host anchors: how the kit judges the speed of a device that runs on the host (the cpu plugin)
+// when no datasheet file applies. The kit measures the host itself, in the same run, with code
+// the plugin does not provide: STREAM copy and triad (threads = the CPUs this process may run
+// on, bytes counted STREAM's way, best of N) for memory bandwidth, a threaded memcpy for the
+// "link" (host memory to host memory) and for device-to-device copies, and the f32 peak from the
+// CPU's vector width and FMA pipes (CPUID) times a clock it times itself (a dependent add chain
+// on every thread). Measured before the plugin is loaded, and again after the timed runs with a
+// guard that no other thread of the process ran meanwhile (conformance/README.md, "Host
+// anchors").
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "conform.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tl::conform {
+
+/// The anchors the kit measured: each figure is the best of `reps` runs.
+struct HostAnchors {
+  bool ok = false;
+  int threads = 0;          // CPUs in this process's affinity mask
+  uint64_t array_bytes = 0; // each STREAM array, and each memcpy
+  int reps = 0;
+  double copy_bytes_per_s = 0;   // c = a: 2 x array_bytes per pass
+  double triad_bytes_per_s = 0;  // a = b + s c: 3 x array_bytes per pass
+  double memcpy_bytes_per_s = 0; // threaded memcpy, each byte counted once
+  double clock_hz = 0;           // per thread, timed concurrently on every thread (mean)
+  double peak_flops_f32 = 0;     // lanes x fma pipes x 2 x sum of the threads' clocks
+  int f32_lanes = 0, fma_pipes = 0;
+  std::string cpu, peak_rule; // CPUID vendor/family/model and the table row applied
+  double wall_s = 0;          // the whole measurement
+  double other_cpu_s = 0;     // process CPU time not spent by the anchor's own threads
+  std::string loadavg;        // /proc/loadavg when measured (the host's other load)
+  json to_json() const;
+  static HostAnchors from_json(const json &j);
+};
+
+/// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.
+HostAnchors measure_host_anchors(uint64_t array_bytes, int reps);
+
+/// The anchors' figures merged with another measurement's: the better of each (a figure
+/// lowered by a disturbance never wins).
+HostAnchors best_of(const HostAnchors &a, const HostAnchors &b);
+
+/// The bandwidth anchor a bandwidth test of `kind` is judged on, counted as the test counts
+/// its bytes: copy -> STREAM copy, triad -> STREAM triad, d2d -> memcpy x 2 (read + write),
+/// h2d/d2h -> memcpy (each byte once).
+double anchor_for_kind(const HostAnchors &a, const std::string &kind);
+
+/// The datasheet JSON the anchors make (device: `device_name`; source says how measured).
+json anchors_datasheet(const HostAnchors &a, const std::string &device_name);
+
+/// Whether a device runs on the host by the compiler's evidence: the kit compiles its tests for
+/// `target` "llvm-cpu", machine code for this host's CPU, which only a host CPU executes. (The
+/// timing suites add the run-time evidence: host_cpu_evidence.)
+bool host_target(const std::string &target);
+
+/// "" or why the timed work cannot have run on the host: over the timed loops the process used
+/// under a tenth of `busy_s` CPU seconds, the timed executions' best intervals summed (a host
+/// device keeps at least one CPU busy for its work; an offloading plugin that blocks in
+/// synchronize uses ~1 % of that). A tenth: on a host loaded 8-fold (load average 16 on 2
+/// CPUs) the best interval still holds time the process waited for a CPU, which CPU time does
+/// not count (measured: 0.3 of busy_s there).
+std::string host_cpu_evidence(double process_cpu_s, double busy_s);
+
+/// Process CPU seconds (CLOCK_PROCESS_CPUTIME_ID: the kernel's count, which the plugin cannot
+/// lower).
+double process_cpu_seconds();
+
+} // namespace tl::conform

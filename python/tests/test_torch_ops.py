@@ -418,3 +418,21 @@ def test_pooling_semantics_are_torchs(mode, args):
         *([args.get("count_include_pad", True)] if mode == "avg" else []))
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype, want", [("float8_e4m3fn", "float8e4m3"),
+                                         ("float8_e5m2", "float8e5m2"),
+                                         ("bfloat16", "bfloat16"), ("float16", "float16"),
+                                         ("float32", "float32"), ("int8", "int8")])
+def test_dlpack_codes_map_to_the_ir_types(dtype, want):
+    # torch CUDA tensors cross by DLPack (tl/devtensor.py): catches a dtype whose DLPack code
+    # has no entry (fp8 on the H200: "DLPack dtype code 10 bits 8 has no Tile IR element type")
+    # or maps to the wrong IR type. The codes are torch's own, read here from a CPU tensor.
+    import ctypes
+    from tl import devtensor
+    t = torch.zeros(3, dtype=getattr(torch, dtype))
+    cap = t.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    dl = devtensor._DLTensor.from_address(get(cap, b"dltensor")).dtype
+    assert devtensor._DL_DTYPES[(dl.code, dl.bits)] is getattr(tl, want)

@@ -20,7 +20,10 @@ KDL_CUDA, KDL_CUDA_MANAGED = 2, 13
 _DL_DTYPES = {(0, 8): core.int8, (0, 16): core.int16, (0, 32): core.int32, (0, 64): core.int64,
               (1, 8): core.uint8, (1, 16): core.uint16, (1, 32): core.uint32,
               (2, 16): core.float16, (2, 32): core.float32, (2, 64): core.float64,
-              (4, 16): core.bfloat16, (6, 8): core.int1, (1, 1): core.int1}
+              (4, 16): core.bfloat16, (6, 8): core.int1, (1, 1): core.int1,
+              # DLPack 1.0's kDLFloat8_e4m3fn (torch.float8_e4m3fn: no infinities, the IR's
+              # f8e4m3) and kDLFloat8_e5m2 (torch.float8_e5m2)
+              (10, 8): core.float8e4m3, (12, 8): core.float8e5m2}
 
 
 class _DLDevice(ctypes.Structure):

@@ -12,29 +12,9 @@ import time
 import numpy as np
 
 import tl.ops as ops
-from tl import jit
 from tl.ops import linear
 
-_times = []
-_run = jit.Kernel.run
-
-
-def _timed_run(self, grid, *args, _timed=False, **kwargs):
-    ms = _run(self, grid, *args, _timed=True, **kwargs)
-    if not _timed:
-        _times.append(ms)
-    return ms if _timed else None
-
-
-def device_ms(fn):
-    """The device time of one call of fn: every launch it makes, summed (HAL events)."""
-    jit.Kernel.run = _timed_run
-    try:
-        _times.clear()
-        fn()
-        return sum(_times)
-    finally:
-        jit.Kernel.run = _run
+from ops_bench import device_ms  # every launch of a call, summed (HAL events)
 
 
 def main():

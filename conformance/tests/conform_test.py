@@ -652,6 +652,9 @@ def datasheet(args):
     out = fresh(args, "datasheet_none")
     p = run(args, base + ["--out", out])
     doc = results(out)
+    # rc 1 is a timing test failing on its merits (the host's load moves the speed, not what it
+    # is judged against); 2 and above is the kit failing. What this test checks is the basis of
+    # every verdict, below: the kit's anchors, never the plugin's figures.
     check(p.returncode in (0, 1), f"rc {p.returncode}")
     for r in doc["results"]:
         check_host_anchored(r)

@@ -21,6 +21,20 @@ GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
                 tl.Config({"BM": 256, "BN": 512, "BK": 128}, targets="tnpu")]
 
 
+@tl.func
+def gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS: tl.constexpr,
+                  ACT: tl.constexpr, HAS_RES: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """out[z] block (m0, n0) = ACT(alpha acc + bias) + res[z], rounded once to out's dtype: the
+    epilogue of the GEMM and of split-K's reduction."""
+    acc = acc * alpha
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (n0,), (BN,)).to(tl.float32)[None, :]
+    acc = activate(acc, ACT)
+    if HAS_RES:
+        acc = acc + tl.reshape(tl.load(res + (z, m0, n0), (1, BM, BN)), (BM, BN)).to(tl.float32)
+    tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
+
+
 @tl.autotune(configs=GEMM_CONFIGS, key=["a", "b"])
 @tl.kernel
 def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out: tl.tensor,
@@ -36,13 +50,7 @@ def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out
         ta = tl.reshape(tl.load(a + (z, m0, k), (1, BM, BK)), (BM, BK))
         tb = tl.reshape(tl.load(b + (z, k, n0), (1, BK, BN)), (BK, BN))
         acc = tl.dot(ta, tb, acc=acc)
-    acc = acc * alpha
-    if HAS_BIAS:
-        acc = acc + tl.load(bias + (n0,), (BN,)).to(tl.float32)[None, :]
-    acc = activate(acc, ACT)
-    if HAS_RES:
-        acc = acc + tl.reshape(tl.load(res + (z, m0, n0), (1, BM, BN)), (BM, BN)).to(tl.float32)
-    tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
+    gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS, ACT, HAS_RES, BM, BN)
 
 
 @tl.kernel
@@ -178,13 +186,7 @@ def gemm_splitk_reduce_kernel(part: tl.tensor, bias: tl.tensor, res: tl.tensor, 
     acc = tl.zeros((BM, BN), tl.float32)
     for s in tl.range(0, splits, 1):
         acc = acc + tl.reshape(tl.load(part + (s * batch + z, m0, n0), (1, BM, BN)), (BM, BN))
-    acc = acc * alpha
-    if HAS_BIAS:
-        acc = acc + tl.load(bias + (n0,), (BN,)).to(tl.float32)[None, :]
-    acc = activate(acc, ACT)
-    if HAS_RES:
-        acc = acc + tl.reshape(tl.load(res + (z, m0, n0), (1, BM, BN)), (BM, BN)).to(tl.float32)
-    tl.store(out + (z, m0, n0), tl.reshape(acc, (1, BM, BN)))
+    gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS, ACT, HAS_RES, BM, BN)
 
 
 # Split-K's automatic choice, on the devices whose _common.TUNING["splitk_auto"] is on

@@ -258,7 +258,7 @@ int cmd_worker(const std::vector<std::string> &args) {
       "result", po::value(&w.result)->required())("data-dir", po::value(&w.paths.data_dir))(
       "corpus-dir", po::value(&w.paths.corpus_dir))("source-dir", po::value(&w.paths.source_dir))(
       "cts", po::value(&w.paths.cts))("target", po::value(&w.paths.target))(
-      "datasheet", po::value(&w.paths.datasheet));
+      "datasheet", po::value(&w.paths.datasheet))("host-anchors", po::value(&w.host_anchors));
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);

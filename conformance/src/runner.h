@@ -24,6 +24,7 @@ struct RunConfig {
   double timeout_scale = 1;    // multiplies each test's own limit (sanitizer builds are slower)
   bool quiet = false;
   Paths paths;
+  std::string host_anchors; // JSON: the run's host anchors (header), for non-timing workers
 };
 
 /// What describing the device found (from a worker): capabilities, plugin, api test names.

@@ -98,6 +98,8 @@ int run_test(const WorkerArgs &args) {
     if (t.suite == "bandwidth" || t.suite == "performance")
       ctx.host_anchors =
           measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20, 30).to_json();
+    else if (!args.host_anchors.empty())
+      ctx.host_anchors = json::parse(args.host_anchors); // the run's, for informative bounds
     hal::Runtime rt(nullptr, 1);
     ctx.paths = args.paths;
     ctx.seed = test_seed(args.seed, t.id);

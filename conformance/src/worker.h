@@ -13,9 +13,10 @@ namespace tl::conform {
 struct WorkerArgs {
   std::string mode; // "describe" or "test"
   std::string device;
-  std::string test_def; // the TestDef as JSON (mode "test")
-  uint64_t seed = 0;    // the run seed
-  std::string result;   // where the result JSON goes
+  std::string test_def;     // the TestDef as JSON (mode "test")
+  uint64_t seed = 0;        // the run seed
+  std::string result;       // where the result JSON goes
+  std::string host_anchors; // JSON: the run's host anchors, measured by the runner; may be empty
   Paths paths;
 };
 

@@ -86,6 +86,16 @@ def cpu_core_run(args):
     html = open(os.path.join(out, "report.html")).read()
     check("per-op roofline" in html and all(f"<td>{r['metrics']['op']}</td>" in html
                                             for r in ops), "the report lacks the per-op table")
+    # ... bounded by the run's own host anchors (no datasheet file for cpu): a bound, not "no
+    # datasheet", and the memory bound is the header's measured bandwidth (the better STREAM).
+    copy = doc["run"]["datasheet"]["content"]["memory_bandwidth_bytes_per_s"]
+    for r in ops:
+        roof = r["metrics"]["roofline"]
+        check(roof.get("bound") in ("memory", "compute", "vector"),
+              f"{r['id']}: no roofline bound: {roof.get('why_no_bound')}")
+        if roof["bound"] == "memory":
+            check(abs(roof["bound_per_s"] - copy) <= 1e-6 * copy,
+                  f"{r['id']}: memory bound {roof['bound_per_s']} is not the run's anchor {copy}")
     # Deterministic suites must pass on the cpu device; timing suites must have measured.
     for r in doc["results"]:
         if r["suite"] in ("api", "precision", "compiler", "ops"):

@@ -2,7 +2,8 @@
 # tl.ops on a device against anchors measured in the same run: each memory-bound op against a
 # STREAM triad run through the same device (the memory roofline), GEMM against OpenBLAS SGEMM
 # at the same size, attention against the GEMM's fraction of the FLOP peak; numpy's time for the
-# same op beside each, and PyTorch's CPU op where installed (and, for npusim, the fraction of the
+# same op beside each, and PyTorch's op on the same device (cpu; cuda: cuBLAS SGEMM for GEMM)
+# where installed (and, for npusim, the fraction of the
 # declared HBM peak). Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
@@ -117,11 +118,37 @@ class Triad:
                                                           device=self.device, BLOCK=self.BLOCK)
 
 
-def torch_cases(x, y, w, bias):
-    """PyTorch's CPU op for the rows that have one (zero-copy views of the same arrays)."""
+def torch_device(device):
+    """PyTorch's device for ours: "cpu", "cuda" where torch has CUDA; else None (no anchor)."""
     if torch is None:
+        return None
+    if device == "cpu":
+        return "cpu"
+    if device == "cuda" and torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = False  # f32 against f32: cuBLAS SGEMM
+        torch.backends.cudnn.allow_tf32 = False
+        return "cuda"
+    return None
+
+
+def torch_ms(fn, tdev):
+    """PyTorch's time for fn: the host clock on cpu, CUDA events around it on cuda."""
+    if tdev != "cuda":
+        return host_ms(fn)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def torch_cases(x, y, w, bias, tdev):
+    """PyTorch's op for the rows that have one, on `tdev` (cpu: zero-copy views of the same
+    arrays; cuda: copies on the GPU)."""
+    if tdev is None:
         return {}
-    tx, ty, tw, tb = (torch.from_numpy(a) for a in (x, y, w, bias))
+    tx, ty, tw, tb = (torch.from_numpy(a).to(tdev) for a in (x, y, w, bias))
     return {"add": lambda: tx + ty, "gelu (erf)": lambda: F.gelu(tx),
             "gelu (tanh)": lambda: F.gelu(tx, approximate="tanh"), "silu": lambda: F.silu(tx),
             "swiglu": lambda: F.silu(tx) * ty, "softmax": lambda: torch.softmax(tx, -1),
@@ -132,7 +159,7 @@ def torch_cases(x, y, w, bias):
             "transpose": lambda: tx.t().contiguous()}
 
 
-def memory_cases(scale, rng):
+def memory_cases(scale, rng, tdev):
     """(name, op(device), numpy or None, bytes, PyTorch or None): each memory-bound op family
     on about 64 MiB inputs (rows of 1024: the width of a small transformer's hidden state)."""
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
@@ -170,7 +197,7 @@ def memory_cases(scale, rng):
         s = np.abs(x).max(1, keepdims=True) / 127
         return np.rint(x / s).astype(np.int8), s
 
-    tc = torch_cases(x, y, w, bias)
+    tc = torch_cases(x, y, w, bias, tdev)
     return [r + (tc.get(r[0]),) for r in [
         ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e),
         ("gelu (erf)", lambda d: ops.gelu(x, device=d), None, 2 * e),
@@ -271,6 +298,7 @@ def main():
 
     info = runtime.device(a.device).info
     cpu = a.device == "cpu"
+    tdev = torch_device(a.device)  # PyTorch's op on the same device, where it has one
     peak = info["peak_flops"][tl.float32.code]
     if a.threads and cpu:  # the declared peak counts every core
         peak *= min(1.0, a.threads / info["compute_units"])
@@ -282,6 +310,9 @@ def main():
         f"peaks {info['peak_bandwidth'] / 1e9:.1f} GB/s (copy measured at open), "
         f"{peak / 1e9:.1f} GFLOP/s f32" + (f" on {a.threads} thread(s)" if a.threads else "")
         + (" (simulated time)" if info["simulated_time"] else ""))
+    if tdev == "cuda":
+        say(f"anchors: triad on the device; PyTorch {torch.__version__} on "
+            f"{torch.cuda.get_device_name()} (CUDA events; TF32 off)")
     if cpu:
         tinfo = "not installed"
         if torch is not None:
@@ -293,7 +324,7 @@ def main():
     results = {}
 
     # Memory-bound ops against the triad.
-    rows = memory_cases(a.scale, rng)
+    rows = memory_cases(a.scale, rng, tdev)
     triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
     say()
     say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
@@ -306,7 +337,10 @@ def main():
         ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
                               lambda: device_ms(triad), a.reps)
         ref_ms = statistics.median(host_ms(ref) for _ in range(a.reps)) if ref and cpu else None
-        t_ms = statistics.median(host_ms(tref) for _ in range(a.reps)) if tref and cpu else None
+        t_ms = None
+        if tref and tdev:
+            tref()  # warm-up (CUDA: the kernel's first load)
+            t_ms = statistics.median(torch_ms(tref, tdev) for _ in range(a.reps))
         gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
         results[name] = gbs / tgbs
         say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
@@ -333,11 +367,16 @@ def main():
         flops = 2.0 * n ** 3
         gemm_frac[n] = flops / (ms / 1e3) / peak
         results[name] = bms / ms if cpu else gemm_frac[n]
-        label = name + (" (vs OpenBLAS)" if cpu else "")
+        label = name + (" (vs OpenBLAS)" if cpu else " (PyTorch: cuBLAS SGEMM, no TF32)"
+                        if tdev == "cuda" else "")
         tms = "-"
-        if torch is not None and cpu:
-            tx, ty = torch.from_numpy(x), torch.from_numpy(y)
-            tms = f"{statistics.median(host_ms(lambda: tx @ ty) for _ in range(a.reps)):.3f}"
+        if tdev:
+            tx, ty = torch.from_numpy(x).to(tdev), torch.from_numpy(y).to(tdev)
+            tx @ ty  # warm-up
+            t_ms = statistics.median(torch_ms(lambda: tx @ ty, tdev) for _ in range(a.reps))
+            tms = f"{t_ms:.3f}"
+            if tdev == "cuda":  # cuBLAS SGEMM: the anchor on cuda
+                results[name + " (PyTorch)"] = t_ms / ms
         say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
             f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
     s = a.seq
@@ -363,10 +402,11 @@ def main():
         big = gemm_frac[max(gemm_frac)] if gemm_frac else 0
         results[name] = frac / big if big else 0
         tms = "-"
-        if torch is not None and cpu:
-            tq, tk, tv = (torch.from_numpy(t) for t in (q, k, v))
-            tms = statistics.median(host_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv))
-                                    for _ in range(a.reps))
+        if tdev:
+            tq, tk, tv = (torch.from_numpy(t).to(tdev) for t in (q, k, v))
+            F.scaled_dot_product_attention(tq, tk, tv)  # warm-up
+            tms = statistics.median(torch_ms(lambda: F.scaled_dot_product_attention(tq, tk, tv),
+                                             tdev) for _ in range(a.reps))
             results[name + " (PyTorch)"] = tms / ms
             tms = f"{tms:.3f}"
         say(f"| {name} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: numpy) | "

@@ -5,7 +5,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: bench/cuda/run_on_device.sh ARCHIVE -- bench/cuda/gpu_check.sh [suite...]
 #   suites: tests conform-compiler conform-precision conform-core conform-bandwidth python
-#   zero-copy bench launch staging ncu compile ops torch attention
+#   zero-copy bench launch staging ncu compile ops torch attention opsbench
 #   (default: tests conform-compiler conform-precision python)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -107,6 +107,14 @@ for s in "${steps[@]}"; do
     rc=$?
     tail -n 15 "$out/zero-copy.log"
     [ $rc -eq 0 ] || failed+=(zero-copy)
+    ;;
+  opsbench) # the op library's benchmark table on cuda (bench/ops_bench.py; 512 MiB rows)
+    (cd "$root" && PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" timeout ${TL_OPSBENCH_TIMEOUT:-420} \
+      python3 bench/ops_bench.py --device cuda ${TL_OPSBENCH_ARGS:---scale 8 --reps 5 --gemm 2048,4096 --seq 2048 --heads 16} \
+      --out "$out/ops-cuda.txt" >"$out/opsbench.log" 2>&1)
+    rc=$?
+    tail -n 45 "$out/opsbench.log"
+    [ $rc -eq 0 ] || failed+=(opsbench)
     ;;
   bench)
     (cd "$root" && PYTHONPATH="${PYTHONPATH:-}" timeout 300 python3 bench/cuda/bench_rows.py \

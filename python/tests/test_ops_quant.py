@@ -8,6 +8,7 @@ import pytest
 import tl
 import tl.ops as ops
 from tl.ops import reference as ref
+from tl.ops import quant
 from tl.ops.quant import INT8_MAX_K
 from tl.testing import assert_close
 from ops_util import DEVICES, check, make
@@ -107,6 +108,22 @@ def test_quantize_int8(dtype, axis, device):
     np.testing.assert_array_equal(q, q_ref)
     assert q.dtype == np.int8 and np.abs(q.astype(int)).max() == 127
     assert scale.shape == ((37,) if axis == 0 else (300,) if axis == 1 else (1,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("cols", [300, quant.ROW_SCALE_MAX_COLS + 5])
+def test_quantize_int8_rows_one_kernel_and_two(cols, device):
+    # Per row: rows up to ROW_SCALE_MAX_COLS take the one-kernel form (scale and values from
+    # one read; 37 rows over several programs of whole rows, the last ragged), longer rows the
+    # scale pass then the values. Catches either form's scale or q wrong (a scale stored for
+    # the wrong rows, a block divided by another block's scale, padding lanes in the max),
+    # exact against the reference.
+    x = _quant_input("f32", (37, cols))
+    x[5, cols - 1] = 1e4  # a row whose max is its last column
+    q, scale = ops.quantize_int8(x, axis=0, device=device)
+    q_ref, s_ref = ref.quantize_int8(x, 0)
+    np.testing.assert_array_equal(scale, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
 
 
 @pytest.mark.parametrize("device", DEVICES)

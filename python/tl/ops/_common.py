@@ -122,6 +122,10 @@ TUNING = {
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
     "axis_inner": {"default": 64, "llvm-cpu": 256},
+    # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
+    # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
+    # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms
+    "quantize_row_elements": {"default": 4096},
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); elsewhere it divides
     "softmax_reciprocal": {"default": False, "tnpu": True},

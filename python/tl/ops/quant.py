@@ -22,6 +22,10 @@ NO_FP8 = {"tnpu": "the TNPU's vector and matrix units have no fp8 (bf16, f16, f3
 # int8 GEMM: every product is at most 128 * 128 = 2^14 in magnitude, so an int32 sum of K of
 # them is exact while K <= (2^31 - 1) // 2^14 = 131071 (K up to 2^16 with room to spare).
 INT8_MAX_K = (2**31 - 1) // 2**14
+# Per-row quantization of rows up to this long is one kernel (quantize_scaled_kernel's
+# ROW_SCALE: the scale and the values from one read of the block); longer rows take the scale
+# pass, then the values.
+ROW_SCALE_MAX_COLS = 4096
 
 
 @tl.kernel
@@ -51,14 +55,22 @@ def absmax_kernel(x: tl.tensor, out: tl.tensor, QMAX: tl.constexpr, BM: tl.const
 
 @tl.kernel
 def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: tl.constexpr,
-                           BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False):
+                           BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False,
+                           ROW_SCALE: tl.constexpr = False):
     """q = x / scale[row] (scale[col] with COLS) in f32, clamped to [-QMAX, QMAX] (NaN stays
     NaN), rounded to nearest even into q's type (int8: NaN becomes 0; fp8: the saturated value
-    is always finite)."""
+    is always finite). ROW_SCALE (whole rows: BN >= cols, one program column): the program
+    computes and stores its rows' scales first (as absmax_kernel with QMAX), then divides the
+    block it holds, so that x is read from memory once (the two-kernel form reads it twice)."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
-    if COLS:
+    if ROW_SCALE:
+        amax = tl.max(tl.abs(v), axis=1)
+        s = tl.where(amax == 0.0, 1.0, amax / QMAX)
+        tl.store(scale + (m0,), s)
+        v = v / s[:, None]
+    elif COLS:
         v = v / tl.load(scale + (n0,), (BN,))[None, :]
     else:
         v = v / tl.load(scale + (m0,), (BM,))[:, None]
@@ -156,6 +168,12 @@ def _quantize(op, x, qdtype, axis, device):
                  BM=bm, BLOCK=block)
         c.launch(absmax_kernel, (1,), amax.reshape(1, rows), scale, device=device, QMAX=qmax,
                  BM=1, BLOCK=c.pow2(rows, 16, 4096))
+    elif n <= ROW_SCALE_MAX_COLS:  # per row, whole rows: one kernel, one read of x
+        bn = c.pow2(n, 16)
+        bm = c.pow2(rows, 1, max(1, c.tuned("quantize_row_elements", device) // bn))
+        c.launch(quantize_scaled_kernel, (tl.cdiv(rows, bm), 1), x, scale, q, device=device,
+                 QMAX=qmax, BM=bm, BN=bn, ROW_SCALE=True)
+        return q, scale
     else:
         c.launch(absmax_kernel, (tl.cdiv(rows, bm),), x, scale, device=device, QMAX=qmax,
                  BM=bm, BLOCK=block)

@@ -97,7 +97,7 @@ private:
   llvm::Value *elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
                                  llvm::Value *lane);
   llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
-  llvm::Value *exp_f32(llvm::Value *x);
+  llvm::Value *exp_f32(llvm::Value *x, bool normal = false);
   llvm::Value *erf_f32(llvm::Value *x);
   llvm::Value *tanh_f32(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);

@@ -214,15 +214,19 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
 }
 
 // erf of an f32 inline (GELU's hot loop): SLEEF's erff is double-float arithmetic, ~12x the
-// cost of this per lane, which made GELU compute-bound at 0.06 of the triad. Both branches are
-// computed and one selected (the loop vectorizes):
-//   |x| < 0.921875:  erf(x) = x + x R(x^2), R of degree 5 (the small correction carries the
-//                    rounding of its coefficients, not the leading 2/sqrt(pi));
-//   else:            erf(x) = sign(x) (1 - e^Q(t)), t = min(|x|, 3.925), Q of degree 7 fitted to
-//                    log(erfc(t)) (past 3.925 erf rounds to 1 in f32; inf gives 1, NaN stays).
-// Coefficients: iteratively reweighted least squares toward the minimax relative error of erf
-// (5e-11 before rounding to f32). Measured: LlvmCpu.InlineErfAndTanhF32AreWithinOneAndAHalfUlps
-// (1.08 ulp).
+// cost of this per lane, which made GELU compute-bound at 0.06 of the triad. One rational over
+// the whole clamped range, no branches (17 vector instructions per lane group; the two-branch
+// form before it, a polynomial below 0.921875 and 1 - e^Q(|x|) with the inline exp above, took
+// ~45 and held GELU at ~0.25 of the triad):
+//   erf(x) = x P(s) / Q(s), s = x^2, x clamped to [-3.925, 3.925] (past 3.925 erf rounds to +-1
+//   in f32; inf gives +-1, NaN stays: the ordered compares keep it), P and Q of degree 5 with
+//   positive coefficients (no cancellation in Horner's form); the result clamped to [-1, 1].
+// Coefficients: Sanathanan-Koerner iteration, then Lawson reweighting toward the minimax relative
+// error of erf(x) / x over s in [0, 3.925^2] (1.9e-8 before rounding to f32;
+// tools/fit_rational.py erf 5 5 3.925). In f32 the rounding of P, Q, the product and the
+// quotient add up to 5.2 ulp near erf = 1 over LlvmCpu.InlineErfAndTanhF32AreWithinTheirBounds's
+// 4.3M inputs (5.9 in the script's f32 emulation on a denser grid; tl-conform's bound for f32
+// erf: 16 ulp; f16 and bf16 round the f32 result once).
 llvm::Value *KernelCodegen::erf_f32(llvm::Value *x) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
@@ -232,27 +236,29 @@ llvm::Value *KernelCodegen::erf_f32(llvm::Value *x) {
       p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, v, c(*it)});
     return p;
   };
-  llvm::Value *ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  llvm::Value *r = horner({-0.0005990826757624745, 0.004993174225091934, -0.026766611263155937,
-                           0.1128181591629982, -0.37612494826316833, 0.12837915122509003},
-                          b_.CreateFMul(x, x));
-  llvm::Value *small = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {x, r, x});
-  llvm::Value *tc = b_.CreateSelect(b_.CreateFCmpOGT(ax, c(3.925)), c(3.925), ax);
-  llvm::Value *q = horner({-2.1119458324392326e-05, 0.00043474423000589013, -0.004172424785792828,
-                           0.025123005732893944, -0.10828561335802078, -0.633341908454895,
-                           -1.1295174360275269, 0.000175198438228108},
-                          tc);
-  llvm::Value *large =
-      b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b_.CreateFSub(c(1.0), exp_f32(q)), x);
-  return b_.CreateSelect(b_.CreateFCmpOLT(ax, c(0.921875)), small, large);
+  llvm::Value *xc = b_.CreateSelect(b_.CreateFCmpOGT(x, c(3.925)), c(3.925), x);
+  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, c(-3.925)), c(-3.925), xc);
+  llvm::Value *s = b_.CreateFMul(xc, xc);
+  llvm::Value *p = horner({2.0460479390749242e-06, 0.00028484559152275324, 0.003772566793486476,
+                           0.05276935547590256, 0.1905939280986786, 1.1283791065216064},
+                          s);
+  llvm::Value *q = horner({3.8048096030252054e-05, 0.0011638649739325047, 0.014983230270445347,
+                           0.11418282240629196, 0.5022422075271606, 1.0},
+                          s);
+  // The rational passes 1 by an ulp near x = 3.8 (its error, rounded): |erf| <= 1 kept.
+  llvm::Value *r = b_.CreateFDiv(b_.CreateFMul(xc, p), q);
+  r = b_.CreateSelect(b_.CreateFCmpOGT(r, c(1.0)), c(1.0), r);
+  return b_.CreateSelect(b_.CreateFCmpOLT(r, c(-1.0)), c(-1.0), r);
 }
 
 // tanh of an f32 inline (the tanh form of GELU; SLEEF's tanhf took 2.3x the time of the whole
 // erf GELU), both branches computed and one selected:
-//   |x| < 0.875:  tanh(x) = x + x s P(s), s = x^2, P of degree 5 (fitted as erf's below);
+//   |x| < 0.875:  tanh(x) = x + x s P(s), s = x^2, P of degree 5 (reweighted least squares
+//                 toward the minimax relative error);
 //   else:         tanh(x) = sign(x) (1 - 2 / (e^(2t) + 1)), t = min(|x|, 9.1) (past 9.1 tanh
-//                 rounds to 1 in f32; inf gives 1, NaN stays).
-// Measured: LlvmCpu.InlineErfAndTanhF32AreWithinOneAndAHalfUlps (0.94 ulp).
+//                 rounds to 1 in f32; inf gives 1, NaN stays); e^(2t) by the inline exp without
+//                 its clamps and with one scaling (2t is within [0, 18.2]).
+// Measured: LlvmCpu.InlineErfAndTanhF32AreWithinTheirBounds (0.94 ulp).
 llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
@@ -264,7 +270,7 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
     p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, s, c(k)});
   llvm::Value *small = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {x, b_.CreateFMul(p, s), x});
   llvm::Value *tc = b_.CreateSelect(b_.CreateFCmpOGT(ax, c(9.1)), c(9.1), ax);
-  llvm::Value *e = exp_f32(b_.CreateFMul(tc, c(2.0)));
+  llvm::Value *e = exp_f32(b_.CreateFMul(tc, c(2.0)), /*normal=*/true); // 2 tc in [1.75, 18.2]
   llvm::Value *large = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
   // x + x s P(s) drops the sign of -0 (s P(s) is -0 there): the sign is x's in both forms.
   return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign,
@@ -276,8 +282,10 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
 // ln2 split in two so that n ln2 is exact to 32 bits), e^r by a degree-6 polynomial (relative
 // error 3.1e-9), scaled by 2^n rounding once for subnormal results: vscalefps with AVX-512, else
 // two exact powers of two. Measured: see LlvmCpu.ExpF32IsWithinTwoUlps (4M f32 across the
-// range); the conformance bound for exp is 3 ulp.
-llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
+// range); the conformance bound for exp is 3 ulp. `normal`: the caller's x is within
+// [-87, 88] or NaN (tanh's clamped 2|x|), so that e^x and 2^n are normal: no clamps, and one
+// power of two (8 vector instructions fewer).
+llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, bool normal) {
   llvm::Type *t = x->getType(), *it = b_.getInt32Ty();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
@@ -285,8 +293,11 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   };
   // Clamp where e^x is already 0 or inf in f32; ordered compares keep a NaN, which then flows
   // through the polynomial (its n is frozen: any integer, the product stays NaN).
-  llvm::Value *xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
-  xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  llvm::Value *xc = x;
+  if (!normal) {
+    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  }
   llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                             b_.CreateFMul(xc, c(1.44269504088896341)));
   llvm::Value *r = fma(nf, c(-0.693145751953125), xc); // ln2 high part: 16 bits, exact product
@@ -301,10 +312,12 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x) {
   if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
     return x86::scalef(b_, module_, isa_, p, nf);
   llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
-  llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   auto pow2 = [&](llvm::Value *e) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), t);
   };
+  if (normal) // a product, not an add to p's exponent bits: a NaN's frozen n keeps it NaN
+    return b_.CreateFMul(p, pow2(n));
+  llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   return b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));
 }
 

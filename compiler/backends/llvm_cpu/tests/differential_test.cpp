@@ -427,12 +427,10 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   %c = tanh %t : tile<128xf32>
   %d = sigmoid %t : tile<128xf32>
   %e = sin %t : tile<128xf32>
-  %f = erf %t : tile<128xf32>
   %one = constant {value = 1} : i32
   %two = constant {value = 2} : i32
   %three = constant {value = 3} : i32
   %four = constant {value = 4} : i32
-  %five = constant {value = 5} : i32
   %m_z = constant {value = 0} : i32
   store %o, %m_z, %a
   %m_one = constant {value = 128} : i32
@@ -443,15 +441,28 @@ kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   store %o, %m_three, %d
   %m_four = constant {value = 512} : i32
   store %o, %m_four, %e
-  %m_five = constant {value = 640} : i32
-  store %o, %m_five, %f
   return
 }
 )";
   std::mt19937_64 rng(3);
   expect_same(text, "math",
-              {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {6 * 128})},
+              {random_tensor(ScalarKind::F32, {128}, rng), HostTensor(ScalarKind::F32, {5 * 128})},
               {}, {1, 1, 1}, 2); // SLEEF within 1 ulp, the interpreter's f32 result within 0.5
+  // erf: one rational in f32, within 6 ulp of erf (InlineErfAndTanhF32AreWithinTheirBounds;
+  // ~3 near 0: the rounding of P, Q, the product and the quotient), the interpreter within 0.5.
+  const char *erf_text = R"(
+kernel @erf(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<128xf32>
+  %f = erf %t : tile<128xf32>
+  store %o, %z, %f
+  return
+}
+)";
+  std::mt19937_64 rng_erf(3);
+  expect_same(erf_text, "erf",
+              {random_tensor(ScalarKind::F32, {128}, rng_erf), HostTensor(ScalarKind::F32, {128})},
+              {}, {1, 1, 1}, 6.5);
 }
 
 /// Compile options for an LLVM CPU name ("host", "x86-64-v3", ...) at `opt_level`.
@@ -547,11 +558,13 @@ TEST(LlvmCpu, SleefMathIsWithinOneAndAHalfUlps) {
   }
 }
 
-// The inline f32 erf and tanh (codegen_elementwise.cpp: polynomials and the inline exp) against
-// double: every 2^-10th f32 bit pattern, the splits between their two forms, where they round
-// to +-1, and the special values. 1.5 ulp, as SLEEF's were held to (fails: a wrong coefficient,
-// the branches swapped, a lost sign, or a result that does not reach +-1).
-TEST(LlvmCpu, InlineErfAndTanhF32AreWithinOneAndAHalfUlps) {
+// The inline f32 erf and tanh (codegen_elementwise.cpp: erf one rational, tanh a polynomial or
+// the inline exp) against double: every 2^-10th f32 bit pattern, tanh's split between its two
+// forms, where they round to +-1, and the special values. tanh within 1.5 ulp, as SLEEF's was
+// held to; erf within 6 (the single rational measured 5.2 near erf = 1 here, 5.9 on the denser
+// grid of tools/fit_rational.py; tl-conform's f32 bound is 16). Fails: a wrong coefficient, the
+// branches swapped, a lost sign, a clamp that lets erf pass 1 or not reach it, or a NaN not kept.
+TEST(LlvmCpu, InlineErfAndTanhF32AreWithinTheirBounds) {
   std::vector<float> in = f32_sweep(10);
   for (float f : {0.0f,
                   -0.0f,
@@ -561,6 +574,9 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinOneAndAHalfUlps) {
                   0.875f,
                   std::nextafter(0.875f, 0.0f),
                   3.925f,
+                  std::nextafter(3.925f, 0.0f),
+                  std::nextafter(3.925f, 4.0f),
+                  -3.925f,
                   3.92f,
                   4.0f,
                   -4.0f,
@@ -578,8 +594,12 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinOneAndAHalfUlps) {
   for (float f = 0.0f; f < 10.0f; f += 1.0f / 4096) // dense where the result is not +-1 or ~x
     in.insert(in.end(), {f, -f});
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
-  for (auto [op, ref_fn] :
-       {std::pair<const char *, double (*)(double)>{"erf", std::erf}, {"tanh", std::tanh}}) {
+  struct Case {
+    const char *op;
+    double (*ref)(double);
+    double ulps;
+  };
+  for (auto [op, ref_fn, bound] : {Case{"erf", std::erf, 6}, Case{"tanh", std::tanh, 1.5}}) {
     auto m = parse_ok(unary_f32_kernel(op));
     for (auto [cpu, opt] :
          {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
@@ -599,7 +619,8 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinOneAndAHalfUlps) {
         ASSERT_EQ(std::signbit(out[i]), std::signbit(in[i])) << op << "(" << in[i] << ")";
         const double ulp = f32_ulp(float(ref));
         worst = std::max(worst, std::abs(out[i] - ref) / ulp);
-        ASSERT_LE(std::abs(out[i] - ref), 1.5 * ulp) << op << "(" << in[i] << ") = " << out[i];
+        ASSERT_LE(std::abs(out[i] - ref), bound * ulp) << op << "(" << in[i] << ") = " << out[i];
+        ASSERT_LE(std::abs(out[i]), 1.0f) << op << "(" << in[i] << ")";
       }
       std::printf("%s f32 (%s, O%d): max error %.3f ulp over %zu values\n", op, cpu, opt, worst,
                   in.size());

@@ -1457,9 +1457,9 @@ static void test_attention_key_mask(Env *e, int causal) {
     old.struct_size = offsetof(tl_kernels_attention_desc, key_mask);
     old.key_mask = &tq;
     ok(tl_kernels_attention(e->kernels, e->stream, &old), "attention, a minor-1 desc");
-    d.key_mask = &tq; /* wrong dtype and shape */
+    d.key_mask = &tl_; /* wrong dtype and shape: f32 (6, 37) */
     expect_error(tl_kernels_attention(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
-                 "'key_mask' must be i32 of shape (3, 45)");
+                 "'key_mask' must be i32 of shape (3, 45) (batch, keys), got f32 (6, 37)");
     d.key_mask = &tm, d.key_lengths = &tm;
     expect_error(tl_kernels_attention(e->kernels, e->stream, &d), TL_STATUS_INVALID_ARGUMENT,
                  "give key_lengths or key_mask, not both");

@@ -405,8 +405,9 @@ def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor
 
 def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, device=None,
                        key_lengths=None, key_mask=None):
-    """(dq, dk, dv) of attention(q, k, v, causal=, scale=, key_lengths= or key_mask=) given the output
-    gradient do, the forward's output and its log-sum-exp (`attention(..., return_lse=True)`).
+    """(dq, dk, dv) of attention(q, k, v, causal=, scale=, key_lengths= or key_mask=) given
+    the output gradient do, the forward's output and its log-sum-exp (`attention(...,
+    return_lse=True)`).
     Shapes as the forward's; dk and dv sum over the query heads that share a kv head. Keys at
     or past key_lengths (or False in key_mask) get zero gradients, as do the queries left
     with no key."""

@@ -238,8 +238,8 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
 
 /// The fp64 answer of reference/ (written without the interpreter) for the ops it has: softmax,
 /// log_softmax, layernorm, rmsnorm, plain GEMM, attention (GQA by repeating k and v; key lengths
-/// by truncating each head's keys) and row sums; empty for the others. `out`: the argument it is
-/// the answer for.
+/// by truncating each head's keys, key masks by gathering each query's visible keys) and row sums;
+/// empty for the others. `out`: the argument it is the answer for.
 std::vector<double> independent_answer(const std::string &op, const ir::Kernel &kernel,
                                        const CaseArgs &a, std::string &out) {
   std::map<std::string, const interp::HostTensor *> t;
@@ -295,7 +295,29 @@ std::vector<double> independent_answer(const std::string &op, const ir::Kernel &
       }
     r.resize(q.size());
     const bool causal = op.find("causal") != std::string::npos;
-    if (op.find("_len_") == std::string::npos) {
+    if (op.find("_mask_") != std::string::npos) {
+      // key mask (B, T): query i of head h sees the keys j with klen[h / heads][j] != 0 (and j
+      // <= i when causal), gathered into a dense row; none: zeros
+      const std::vector<double> kmask = vals("klen");
+      const int64_t heads = int64_t(scalar.at("heads"));
+      std::vector<double> ks(tk * d), vs(tk * d);
+      for (int64_t h = 0; h < bh; ++h)
+        for (int64_t i = 0; i < s; ++i) {
+          int64_t n = 0;
+          for (int64_t j = 0; j < tk && (!causal || j <= i); ++j)
+            if (kmask[(h / heads) * tk + j] != 0) {
+              std::copy_n(&kk[(h * tk + j) * d], d, &ks[n * d]);
+              std::copy_n(&vv[(h * tk + j) * d], d, &vs[n * d]);
+              ++n;
+            }
+          double *ri = &r[(h * s + i) * d];
+          if (n == 0)
+            std::fill(ri, ri + d, 0.0);
+          else
+            tl::ref::attention(1, 1, n, d, &q[(h * s + i) * d], ks.data(), vs.data(),
+                               scalar.at("scale"), false, ri);
+        }
+    } else if (op.find("_len_") == std::string::npos) {
       tl::ref::attention(bh, s, tk, d, q.data(), kk.data(), vv.data(), scalar.at("scale"), causal,
                          r.data());
     } else { // padding masks: head bh sees the first klen[bh / heads] keys; none: zeros

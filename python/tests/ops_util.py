@@ -33,3 +33,13 @@ def check(actual, ref, op, dtype, **kw):
 # Every op runs on cpu and, where the build or the machine has them, on npusim (the simulator)
 # and cuda (a GPU): the same tests.
 DEVICES = ["cpu"] + [d for d in tl.devices() if d in ("npusim", "cuda")]
+
+
+def key_masks(b, t, rng_):
+    """(B, T) bool: entry 0 no key, 1 left padding (the last 20 keys: not a prefix, which
+    key_lengths cannot say), 2 every key, 3 and on a random pattern."""
+    m = np.ones((b, t), bool)
+    m[0] = False
+    m[1, :t - 20] = False
+    m[3:] = rng_.random((b - 3, t)) < 0.5
+    return m

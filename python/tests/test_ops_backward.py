@@ -6,7 +6,7 @@ import pytest
 import tl.ops as ops
 from tl.ops import reference as ref
 from tl.ops.backward import GRAD_ACTIVATIONS
-from ops_util import DEVICES, DTYPES, check, make
+from ops_util import DEVICES, DTYPES, check, key_masks, make
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
 rng = np.random.default_rng(23)
@@ -138,3 +138,29 @@ def test_attention_backward_key_lengths(causal, dtype, device):
     for grad in got[1:]:
         g = ref.f64(grad)
         assert not np.any(g[1, :, 1:]) and not np.any(g[3, :, 23:]), "keys past the length"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_key_mask(causal, dtype, device):
+    # Catches: gradients flowing to masked keys (left padding: dk, dv of the first 25 keys of
+    # entry 1 must be exactly 0; a random pattern in entry 3), another entry's mask row, NaN
+    # from the all-masked entry 0 (dq, dk, dv exactly 0), the mask ignored in dq or in dkv.
+    q = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    k = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    v = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    do = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    mask = key_masks(4, 45, rng)
+    out, lse = ops.attention(q, k, v, causal=causal, return_lse=True, key_mask=mask,
+                             device=device)
+    got = ops.attention_backward(do, q, k, v, out, lse, causal=causal, key_mask=mask,
+                                 device=device)
+    want = ref.attention_backward(do, q, k, v, causal=causal, key_mask=mask)
+    absd = ref.attention_backward(np.abs(ref.f64(do)), np.abs(ref.f64(q)), np.abs(ref.f64(k)),
+                                  np.abs(ref.f64(v)), causal=causal, key_mask=mask)
+    for name, g, w, a in zip(("dq", "dk", "dv"), got, want, absd):
+        check(g, w, "backward", dtype, n=45, ref_abs=np.abs(a) + np.abs(w), name=name)
+        assert not np.any(ref.f64(g[0])), f"{name}: no key must give zero gradients"
+    for grad in got[1:]:
+        g = ref.f64(grad)
+        assert not np.any(g[1, :, :25]) and not np.any(g[3][:, ~mask[3]]), "masked keys"

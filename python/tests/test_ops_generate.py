@@ -102,6 +102,26 @@ def test_checked_in_split_k_and_key_lengths_run_standalone():
                  ref_abs=ref.attention(q, k, np.abs(v), key_lengths=lens))
 
 
+def test_checked_in_key_mask_runs_standalone():
+    # Catches: the key-mask specialization not masking, or reading the mask as lengths or with
+    # another entry's row (left padding of entry 0: its first 25 of 45 keys masked, and every
+    # key masked in entry 1: zeros and lse -inf), from the checked-in file alone.
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((2, 2, 37, 64)).astype(np.float32)
+    k = rng.standard_normal((2, 1, 45, 64)).astype(np.float32)
+    v = rng.standard_normal((2, 1, 45, 64)).astype(np.float32)
+    mask = np.zeros((2, 45), np.int32)
+    mask[0, 25:] = 1
+    o, lse = np.full_like(q, np.nan), np.zeros((4, 37), np.float32)
+    _launch_file("attention_mask_d64_f32", (2, 4, 1),
+                 [q.reshape(4, 37, 64), k.reshape(2, 45, 64), v.reshape(2, 45, 64),
+                  o.reshape(4, 37, 64), lse, np.float32(0.125), np.int32(2), mask, np.int32(2)],
+                 {3, 4})
+    assert not np.any(o[1]) and np.all(lse[2:] == -np.inf)
+    assert_close(o, ref.attention(q, k, v, key_mask=mask), "attention", "f32", n=45,
+                 ref_abs=ref.attention(q, k, np.abs(v), key_mask=mask))
+
+
 def test_every_specialization_has_a_complete_conformance_case():
     # Catches: a specialization tl-conform's ops suite would not run (no case line), an argument
     # without a value (the suite fails the case), an output not poisoned (an element never

@@ -5,7 +5,7 @@ import pytest
 
 import tl.ops as ops
 from tl.ops import reference as ref
-from ops_util import DEVICES, DTYPES, DTYPES_F16, check, make
+from ops_util import DEVICES, DTYPES, DTYPES_F16, check, key_masks, make
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
 
@@ -101,6 +101,52 @@ def test_attention_key_lengths(causal, dtype, device):
     assert np.all(lse[0] == -np.inf), "length 0: lse must be -inf"
     want_lse = ref.attention_lse(q, k, causal=causal, key_lengths=LENGTHS)
     check(lse[1:], want_lse[1:], "softmax", "f32", n=45)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_key_mask(causal, dtype, device):
+    # Catches: masked keys attended (left padding: the first 25 of 45 keys masked, and a random
+    # pattern), the mask read as a prefix length, another batch entry's mask row applied (b =
+    # bh // H, 4 query heads over 2 kv heads), the causal mask dropped with a key mask (causal
+    # with left padding leaves the first 25 queries no key: zeros and lse -inf), NaN from the
+    # all-masked entry instead of zeros and lse = -inf.
+    q = make(rng, (4, 4, 37, 24), dtype, normal=True)
+    k = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    v = make(rng, (4, 2, 45, 24), dtype, normal=True)
+    mask = key_masks(4, 45, rng)
+    got, lse = ops.attention(q, k, v, causal=causal, key_mask=mask, return_lse=True,
+                             device=device)
+    want = ref.attention(q, k, v, causal=causal, key_mask=mask)
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal, key_mask=mask)
+    check(got, want, "attention", dtype, n=45, ref_abs=ref_abs)
+    assert not np.any(ref.f64(got[0])), "all keys masked: the output must be zeros"
+    assert np.all(lse[0] == -np.inf), "all keys masked: lse must be -inf"
+    want_lse = ref.attention_lse(q, k, causal=causal, key_mask=mask)
+    assert np.array_equal(lse == -np.inf, want_lse == -np.inf), "-inf where no key is visible"
+    fin = np.isfinite(want_lse)
+    check(lse[fin], want_lse[fin], "softmax", "f32", n=45)
+    if causal:  # left padding + causal: queries before the first unmasked key see none
+        assert not np.any(ref.f64(got[1, :, :25])) and np.all(lse[1, :, :25] == -np.inf)
+
+
+def test_attention_key_mask_several_blocks(device):
+    # Several key blocks (300 keys, blocks of up to 128): left padding over a whole block and
+    # into the next (the first 140 masked), a mask with only the last key, and a pattern whose
+    # kept keys sit in different blocks; T = 256 (a multiple of the block): the unmasked EVEN
+    # path must not be taken with a mask.
+    q = make(rng, (3, 2, 70, 64), "f32", normal=True)
+    for t in (300, 256):
+        k = make(rng, (3, 2, t, 64), "f32", normal=True)
+        v = make(rng, (3, 2, t, 64), "f32", normal=True)
+        mask = np.zeros((3, t), bool)
+        mask[0, 140:] = True
+        mask[1, t - 1] = True
+        mask[2, ::37] = True
+        got = ops.attention(q, k, v, key_mask=mask, device=device)
+        want = ref.attention(q, k, v, key_mask=mask)
+        ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), key_mask=mask)
+        check(got, want, "attention", "f32", n=t, ref_abs=ref_abs)
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -28,6 +28,15 @@ def _gqa(q, k, v, causal):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
 
+def _gqa_mask(q, k, v, causal, key_mask):
+    """torch's attention with a boolean attn_mask (True: attend) from the (B, T) key mask."""
+    s, t = q.shape[2], k.shape[2]
+    ok = key_mask[:, None, None, :].clone()
+    if causal:
+        ok = ok & torch.ones(s, t, dtype=torch.bool).tril()
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=ok.to(q.device), enable_gqa=True)
+
+
 def _gqa_lengths(q, k, v, causal, lengths):
     """torch's attention with keys at or past lengths[b] masked (a boolean attn_mask)."""
     s, t = q.shape[2], k.shape[2]
@@ -47,6 +56,18 @@ def _cases(g):
     cos, sin = tl.torch.rope_tables(37, 24)
     ids = torch.randint(0, 10, (4, 9), generator=g)
     lens = torch.tensor([45, 20], dtype=torch.int32)
+    # key masks (True: attend) that no length can give: left padding (the first 25 of 45 keys
+    # masked) and a random pattern; causal: key 0 kept (torch's no-key rows are NaN) with a
+    # hole (keys 5 to 20) and a random pattern
+    mg = torch.Generator().manual_seed(18)
+    left = torch.ones(2, 45, dtype=torch.bool)
+    left[0, :25] = False
+    left[1] = torch.rand(45, generator=mg) < 0.5
+    left[1, 44] = True
+    hole = torch.ones(2, 45, dtype=torch.bool)
+    hole[0, 5:21] = False
+    hole[1] = torch.rand(45, generator=mg) < 0.5
+    hole[:, 0] = True
     e1, bw = [("backward", 1)], ("backward", 37)
     c = {
         "add (row broadcast)": ([x, w], T.add, torch.add, [("add", 1), ("add", 1), bw]),
@@ -117,6 +138,16 @@ def _cases(g):
             [q, k, v], lambda q, k, v: tl.torch.attention(q, k, v, False, None,
                                                           lens.to(q.device)),
             lambda q, k, v: _gqa_lengths(q, k, v, False, lens),
+            [("attention", 45)] + [("backward", 45)] * 3),
+        "attention key_mask left padding gqa": (
+            [q, k, v], lambda q, k, v: tl.torch.attention(q, k, v, False, None, None,
+                                                          left.to(q.device)),
+            lambda q, k, v: _gqa_mask(q, k, v, False, left),
+            [("attention", 45)] + [("backward", 45)] * 3),
+        "attention key_mask causal gqa": (
+            [q, k, v], lambda q, k, v: tl.torch.attention(q, k, v, True, None, None,
+                                                          hole.to(q.device)),
+            lambda q, k, v: _gqa_mask(q, k, v, True, hole),
             [("attention", 45)] + [("backward", 45)] * 3),
         "gemm split-K bias relu": (
             [_rand(g, 3, 2100), _rand(g, 2100, 40), _rand(g, 40)],

@@ -141,6 +141,17 @@ def _cases():
           ("attention_backward", (r(2, 4, 19, 16), q, k, v, o_l, lse_l, False, None, kl),
            lambda do, q, k, v, o, lse, ca, s, kl: _d(ops.attention_backward)(
                do, q, k, v, o, lse, causal=ca, key_lengths=kl))]
+    # the boolean key mask (left padding in entry 0, every key masked in entry 1)
+    km = torch.ones(2, k.shape[2], dtype=torch.bool)
+    km[0, :k.shape[2] // 2] = False
+    km[1] = False
+    o_m, lse_m = T.attention(q, k, v, False, None, None, km)
+    c += [("attention", (q, k, v, True, None, None, km),
+           lambda q, k, v, ca, s, kl, km: _d(ops.attention)(q, k, v, causal=ca, return_lse=True,
+                                                            key_mask=km)),
+          ("attention_backward", (r(2, 4, 19, 16), q, k, v, o_m, lse_m, False, None, None, km),
+           lambda do, q, k, v, o, lse, ca, s, kl, km: _d(ops.attention_backward)(
+               do, q, k, v, o, lse, causal=ca, key_mask=km))]
     return c
 
 

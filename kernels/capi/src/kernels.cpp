@@ -20,6 +20,7 @@
 struct tl_kernels_s {
   tl_device device = nullptr;
   std::string target, options;
+  uint64_t supported_dtypes = 0; // the HAL's bit per dtype
   std::mutex mu;
   std::map<std::string, tl_executable> cache;
 };
@@ -357,6 +358,7 @@ tl_status tl_kernels_create(tl_device device, tl_kernels *out_kernels) {
   auto *k = new tl_kernels_s;
   k->device = device;
   k->target = target;
+  k->supported_dtypes = info.supported_dtypes;
   // The device's own options build for it alone, as Python's launches do.
   if (k->target == info.target)
     k->options = info.target_options;
@@ -514,21 +516,87 @@ namespace {
 // Split-K GEMM: gemm_splitk_partial_<dt> into an f32 workspace (splits batch, M, N), then
 // gemm_splitk_reduce[_<act>][_bias_res]_<dt> (the partials in order s = 0 .. splits-1, the
 // epilogue once); the workspace's release waits for both.
-tl_status gemm_split(tl_kernels kernels, tl_stream stream, const char *fn, const View &a,
-                     const View &b, const View &bias, const View &res, const View &o, unsigned act,
-                     const char *dt, float alpha, bool has_bias, bool has_res, int64_t splits) {
-  if (has_bias != has_res)
+// Attention's padding masks (forward and backward): checks key_lengths (B) i32 or key_mask (B,
+// T) i32 (not both) against q's bh rows of `heads` each and the head dimension d, and gives the
+// kernels' klen argument (a one-element placeholder without either) and the name's tag.
+tl_status padding_masks(const char *fn, const tl_kernels_tensor *q, const tl_kernels_tensor *klen,
+                        const tl_kernels_tensor *kmask, int64_t heads, int64_t group, int64_t t_len,
+                        View *arg, const char **tag) {
+  const int64_t bh = q->shape[0], d = q->shape[2];
+  *tag = "";
+  *arg = unread(q, 1);
+  arg->dtype = TL_DTYPE_I32;
+  if (!klen && !kmask)
+    return nullptr;
+  if (klen && kmask)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'key_mask': give key_lengths or key_mask, not both", fn);
+  const char *name = klen ? "key_lengths" : "key_mask";
+  const tl_kernels_tensor *t = klen ? klen : kmask;
+  if (tl_status s = check(fn, name, t, klen ? 1 : 2, klen ? 1 : 2))
+    return s;
+  if (heads < 1 || bh % heads || heads % group)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'heads' %lld must divide q's %lld rows and be a multiple of group %lld", fn,
+                static_cast<long long>(heads), static_cast<long long>(bh),
+                static_cast<long long>(group));
+  if (klen && (klen->dtype != TL_DTYPE_I32 || klen->shape[0] != bh / heads))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'key_lengths' must be i32 of shape (%lld)", fn,
+                static_cast<long long>(bh / heads));
+  if (kmask &&
+      (kmask->dtype != TL_DTYPE_I32 || kmask->shape[0] != bh / heads || kmask->shape[1] != t_len))
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'key_mask' must be i32 of shape (%lld, %lld) (batch, keys), got %s %s", fn,
+                static_cast<long long>(bh / heads), static_cast<long long>(t_len),
+                dname(kmask->dtype), shape_text(kmask->shape, kmask->rank).c_str());
+  if (d > 64)
     return fail(TL_STATUS_UNIMPLEMENTED,
-                "%s: split_k %lld needs bias and residual both or neither (the generated "
-                "reductions)",
-                fn, static_cast<long long>(splits));
+                "%s: head dimension %lld is above 64 with %s (the generated specializations)", fn,
+                static_cast<long long>(d), name);
+  *arg = view(t, klen ? 1 : 2);
+  *tag = klen ? "_len" : "_mask";
+  return nullptr;
+}
+
+tl_status gemm_split(tl_kernels kernels, tl_stream stream, const View &a, const View &b,
+                     const View &bias, const View &res, const View &o, unsigned act, const char *dt,
+                     float alpha, bool has_bias, bool has_res, int64_t splits) {
   const int64_t batch = o.shape[0], m = o.shape[1], n = o.shape[2], kk = a.shape[2];
+  // The reductions take bias and residual both or neither: one alone is paired with a zero
+  // view of the other (stride 0 over 4 zero bytes: + 0 is exact).
+  tl_buffer zero = nullptr;
+  View bias_v = bias, res_v = res;
+  if (has_bias != has_res) {
+    tl_buffer_desc zd = {sizeof zd, 4, TL_BUFFER_DEVICE_LOCAL};
+    if (tl_status s = tl_buffer_create(kernels->device, &zd, &zero))
+      return s;
+    const uint32_t zbits = 0;
+    if (tl_status s = tl_stream_fill(stream, zero, 0, 4, &zbits, 4)) {
+      tl_status_free(tl_buffer_release(zero));
+      return s;
+    }
+    View z;
+    z.buffer = zero;
+    z.dtype = o.dtype;
+    z.rank = 3;
+    z.shape[0] = batch, z.shape[1] = m, z.shape[2] = n;
+    if (has_bias) {
+      res_v = z;
+    } else {
+      z.rank = 1, z.shape[0] = n, z.shape[1] = z.shape[2] = 0;
+      bias_v = z;
+    }
+    has_bias = has_res = true;
+  }
   const int64_t chunk = cdiv(cdiv(kk, splits), 32) * 32; // the partials' K block is 32
   tl_buffer_desc bd = {sizeof bd, static_cast<uint64_t>(splits * batch * m * n * 4),
                        TL_BUFFER_DEVICE_LOCAL};
   tl_buffer work = nullptr;
-  if (tl_status s = tl_buffer_create(kernels->device, &bd, &work))
+  if (tl_status s = tl_buffer_create(kernels->device, &bd, &work)) {
+    if (zero)
+      tl_status_free(tl_buffer_release(zero));
     return s;
+  }
   View part;
   part.buffer = work;
   part.dtype = TL_DTYPE_F32;
@@ -544,10 +612,17 @@ tl_status gemm_split(tl_kernels kernels, tl_stream stream, const char *fn, const
       name += std::string("_") + kActivation[act];
     name += std::string(has_bias ? "_bias_res" : "") + "_" + dt;
     s = launch(kernels, stream, name, cdiv(m, 64), cdiv(n, 64), batch,
-               {tensor_arg(part), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
+               {tensor_arg(part), tensor_arg(bias_v), tensor_arg(res_v), tensor_arg(o),
                 scalar_f32(alpha), scalar_i32(splits)});
   }
   tl_status r = tl_buffer_release(work); // synchronizes the device's streams first
+  if (zero) {
+    tl_status rz = tl_buffer_release(zero);
+    if (!r)
+      r = rz;
+    else
+      tl_status_free(rz);
+  }
   if (s) {
     tl_status_free(r);
     return s;
@@ -627,11 +702,11 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
     const bool auto_on = kernels->target == "tnpu" || kernels->target == "nvptx";
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     splits = 1;
-    if (auto_on && tiles <= 4 && kk >= 2048 && !desc->bias == !desc->residual)
+    if (auto_on && tiles <= 4 && kk >= 2048)
       splits = std::max<int64_t>(2, std::min<int64_t>(32, kk / 512));
   }
   if (splits > 1)
-    return gemm_split(kernels, stream, fn, a, b, bias, res, o, act, dt, desc->alpha,
+    return gemm_split(kernels, stream, a, b, bias, res, o, act, dt, desc->alpha,
                       desc->bias != nullptr, desc->residual != nullptr, splits);
   std::string name = "gemm";
   if (act != TL_KERNELS_ACT_NONE)
@@ -650,8 +725,11 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   // descs from before the padding masks end at key_lengths: they have none
   if (desc->struct_size < offsetof(tl_kernels_attention_desc, key_lengths))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
-  const tl_kernels_tensor *klen =
-      desc->struct_size >= sizeof(tl_kernels_attention_desc) ? desc->key_lengths : nullptr;
+  // minor 1's descs end at key_mask: key lengths and heads but no mask
+  const bool has_lengths = desc->struct_size >= offsetof(tl_kernels_attention_desc, key_mask);
+  const tl_kernels_tensor *klen = has_lengths ? desc->key_lengths : nullptr;
+  const tl_kernels_tensor *kmask =
+      desc->struct_size >= sizeof(tl_kernels_attention_desc) ? desc->key_mask : nullptr;
   for (auto [arg, t] :
        {std::pair{"q", desc->q}, {"k", desc->k}, {"v", desc->v}, {"out", desc->out}})
     if (tl_status s = check(fn, arg, t, 3, 3))
@@ -687,30 +765,18 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   if (d > 128)
     return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
                 static_cast<long long>(d));
-  const int64_t heads = klen ? desc->heads : 1;
-  if (klen) {
-    if (tl_status s = check(fn, "key_lengths", klen, 1, 1))
-      return s;
-    if (heads < 1 || bh % heads || heads % group)
-      return fail(TL_STATUS_INVALID_ARGUMENT,
-                  "%s: 'heads' %lld must divide q's %lld rows and be a multiple of group %lld", fn,
-                  static_cast<long long>(heads), static_cast<long long>(bh),
-                  static_cast<long long>(group));
-    if (klen->dtype != TL_DTYPE_I32 || klen->shape[0] != bh / heads)
-      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'key_lengths' must be i32 of shape (%lld)", fn,
-                  static_cast<long long>(bh / heads));
-    if (d > 64)
-      return fail(TL_STATUS_UNIMPLEMENTED,
-                  "%s: head dimension %lld is above 64 with key_lengths (the generated "
-                  "specializations)",
-                  fn, static_cast<long long>(d));
-  }
+  const int64_t heads = klen || kmask ? desc->heads : 1;
+  View lens;
+  const char *mask_tag = "";
+  if (tl_status s =
+          padding_masks(fn, desc->q, klen, kmask, heads, group, k->shape[1], &lens, &mask_tag))
+    return s;
   if (bh == 0 || s_len == 0 || d == 0)
     return nullptr;
   if (k->shape[1] == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'k' has no keys", fn);
-  std::string name = std::string("attention") + (desc->causal ? "_causal" : "") +
-                     (klen ? "_len" : "") + (d <= 64 ? "_d64_" : "_d128_") + dt;
+  std::string name = std::string("attention") + (desc->causal ? "_causal" : "") + mask_tag +
+                     (d <= 64 ? "_d64_" : "_d128_") + dt;
   tl_arg g;
   std::memset(&g, 0, sizeof g);
   g.struct_size = sizeof g;
@@ -719,8 +785,6 @@ tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
   g.i = group;
   tl_arg h = g; // H: the padding-mask specializations' batch entry of row bh is bh / H
   h.i = heads;
-  View lens = klen ? view(klen, 1) : unread(desc->q, 1); // unread without key_lengths
-  lens.dtype = TL_DTYPE_I32;
   return launch(kernels, stream, name, cdiv(s_len, 32), bh, 1,
                 {tensor_arg(view(desc->q, 3)), tensor_arg(view(k, 3)), tensor_arg(view(v, 3)),
                  tensor_arg(view(desc->out, 3)), tensor_arg(view(lse, 2)), scalar_f32(desc->scale),
@@ -1052,8 +1116,12 @@ tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
   const char *fn = "tl_kernels_conv2d";
   if (!kernels || !desc)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
-  if (desc->struct_size < sizeof(tl_kernels_conv2d_desc))
+  // minor 1's descs end at dilation (their size may cover it as padding: both new fields or none)
+  if (desc->struct_size < offsetof(tl_kernels_conv2d_desc, dilation))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const bool v2 = desc->struct_size >= offsetof(tl_kernels_conv2d_desc, groups) + sizeof(uint32_t);
+  const int64_t dil = v2 && desc->dilation ? desc->dilation : 1;
+  const int64_t groups = v2 && desc->groups ? desc->groups : 1;
   const tl_kernels_tensor *x = desc->x, *w = desc->weight, *out = desc->out;
   for (auto [arg, t] : {std::pair{"x", x}, {"weight", w}, {"out", out}})
     TLK_REQUIRE(check(fn, arg, t, 4, 4));
@@ -1061,9 +1129,16 @@ tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
   TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
   const int64_t n = x->shape[0], ch = x->shape[1], h = x->shape[2], wd = x->shape[3];
   const int64_t oc = w->shape[0], kh = w->shape[2], kw = w->shape[3];
-  if (w->shape[1] != ch)
-    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'weight' has %lld input channels, x has %lld", fn,
-                static_cast<long long>(w->shape[1]), static_cast<long long>(ch));
+  if (ch % groups || oc % groups)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'groups' %lld does not divide x's %lld channels and weight's %lld outputs", fn,
+                static_cast<long long>(groups), static_cast<long long>(ch),
+                static_cast<long long>(oc));
+  const int64_t cg = ch / groups, og = oc / groups;
+  if (w->shape[1] != cg)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'weight' has %lld input channels, expected C/groups = %lld", fn,
+                static_cast<long long>(w->shape[1]), static_cast<long long>(cg));
   if (desc->bias) {
     TLK_REQUIRE(check(fn, "bias", desc->bias, 1, 1));
     TLK_REQUIRE(need_shape(fn, "bias", desc->bias, {oc}));
@@ -1073,46 +1148,60 @@ tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
   const int64_t st = desc->stride, pad = desc->padding;
   if (st < 1)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'stride' is 0", fn);
-  const int64_t oh = (h + 2 * pad - kh) / st + 1, ow = (wd + 2 * pad - kw) / st + 1;
-  if (h + 2 * pad < kh || wd + 2 * pad < kw)
-    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'weight''s window does not fit the padded x", fn);
+  const int64_t ekh = dil * (kh - 1) + 1, ekw = dil * (kw - 1) + 1; // the dilated window
+  const int64_t oh = (h + 2 * pad - ekh) / st + 1, ow = (wd + 2 * pad - ekw) / st + 1;
+  if (h + 2 * pad < ekh || wd + 2 * pad < ekw)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'weight''s window (dilation %lld) does not fit the padded x", fn,
+                static_cast<long long>(dil));
   TLK_REQUIRE(need_shape(fn, "out", out, {n, oc, oh, ow}));
   if (desc->activation != TL_KERNELS_ACT_NONE && desc->activation != TL_KERNELS_ACT_RELU)
     return fail(TL_STATUS_UNIMPLEMENTED,
                 "%s: 'activation' %u is not fused into conv2d (none, "
                 "relu)",
                 fn, desc->activation);
-  const bool built =
-      kh == kw && ((kh == 3 && st == 1 && pad == 1) || (kh == 3 && st == 2 && pad == 1) ||
-                   (kh == 1 && st == 1 && pad == 0));
+  const bool built = kh == kw && ((dil == 1 && kh == 3 && st == 1 && pad == 1) ||
+                                  (dil == 1 && kh == 3 && st == 2 && pad == 1) ||
+                                  (dil == 1 && kh == 1 && st == 1 && pad == 0) ||
+                                  (dil == 2 && kh == 3 && st == 1 && pad == 2));
   if (!built)
     return fail(TL_STATUS_UNIMPLEMENTED,
-                "%s: no specialization for a %lldx%lld window at stride %lld, padding %lld (3x3 "
-                "s1 p1, 3x3 s2 p1, 1x1 s1 p0)",
+                "%s: no specialization for a %lldx%lld window at stride %lld, padding %lld, "
+                "dilation %lld (3x3 s1 p1, 3x3 s2 p1, 1x1 s1 p0, 3x3 s1 p2 dilation 2)",
                 fn, static_cast<long long>(kh), static_cast<long long>(kw),
-                static_cast<long long>(st), static_cast<long long>(pad));
-  // The kernel's views per group (one group here): x (N, C, H W), w (1, C KH KW, OC) (the
-  // weight transposed), bias (1, OC), out (N, OC, OH OW).
+                static_cast<long long>(st), static_cast<long long>(pad),
+                static_cast<long long>(dil));
+  // The kernel's views per (image, group): x (N groups, C/groups, H W), w (groups, C/groups KH
+  // KW, OC/groups) (each group's weight transposed), bias (groups, OC/groups), out (N groups,
+  // OC/groups, OH OW): N and C (and N and OC) merge, each image's channels split in groups.
   View x3 = over(x, 3), w3 = over(w, 3), o3 = over(out, 3);
-  x3.shape[0] = n, x3.strides[0] = x->strides[0], x3.shape[1] = ch, x3.strides[1] = x->strides[1];
+  int64_t nc = 0;
+  TLK_REQUIRE(merged(fn, "x", x, 0, 2, &nc, &x3.strides[1]));
+  x3.shape[0] = n * groups, x3.strides[0] = cg * x3.strides[1], x3.shape[1] = cg;
   TLK_REQUIRE(merged(fn, "x", x, 2, 4, &x3.shape[2], &x3.strides[2]));
-  w3.shape[0] = 1, w3.strides[0] = 0;
+  w3.shape[0] = groups, w3.strides[0] = og * w->strides[0];
   TLK_REQUIRE(merged(fn, "weight", w, 1, 4, &w3.shape[1], &w3.strides[1]));
-  w3.shape[2] = oc, w3.strides[2] = w->strides[0];
-  o3.shape[0] = n, o3.strides[0] = out->strides[0], o3.shape[1] = oc;
-  o3.strides[1] = out->strides[1];
+  w3.shape[2] = og, w3.strides[2] = w->strides[0];
+  TLK_REQUIRE(merged(fn, "out", out, 0, 2, &nc, &o3.strides[1]));
+  o3.shape[0] = n * groups, o3.strides[0] = og * o3.strides[1], o3.shape[1] = og;
   TLK_REQUIRE(merged(fn, "out", out, 2, 4, &o3.shape[2], &o3.strides[2]));
+  View b2 = unread(x, 2);
+  if (desc->bias) {
+    b2 = over(desc->bias, 2);
+    b2.shape[0] = groups, b2.strides[0] = og * desc->bias->strides[0];
+    b2.shape[1] = og, b2.strides[1] = desc->bias->strides[0];
+  }
   if (n == 0 || oc == 0 || oh * ow == 0)
     return nullptr;
   if (ch == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has no channels", fn);
   std::string name = "conv2d_k" + std::to_string(kh) + "s" + std::to_string(st) + "p" +
-                     std::to_string(pad) + (desc->bias ? "_bias" : "") +
+                     std::to_string(pad) + (dil > 1 ? "d" + std::to_string(dil) : "") +
+                     (desc->bias ? "_bias" : "") +
                      (desc->activation == TL_KERNELS_ACT_RELU ? "_relu_" : "_") + dt;
-  return launch(kernels, stream, name, cdiv(oh * ow, 64), cdiv(oc, 64), n,
-                {tensor_arg(x3), tensor_arg(w3),
-                 tensor_arg(desc->bias ? view(desc->bias, 2) : unread(x, 2)), tensor_arg(o3),
-                 scalar_i32(h), scalar_i32(wd), scalar_i32(ow), scalar_i32(1)});
+  return launch(kernels, stream, name, cdiv(oh * ow, 64), cdiv(og, 64), n * groups,
+                {tensor_arg(x3), tensor_arg(w3), tensor_arg(b2), tensor_arg(o3), scalar_i32(h),
+                 scalar_i32(wd), scalar_i32(ow), scalar_i32(groups)});
 }
 
 // `t` (N, C, H, W) or (N C, H, W) as the (N C, H, W) view.
@@ -1409,8 +1498,12 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
   const char *fn = "tl_kernels_attention_backward";
   if (!kernels || !desc)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
-  if (desc->struct_size < sizeof(tl_kernels_attention_backward_desc))
+  // minor 1's descs end at key_lengths: no padding masks
+  if (desc->struct_size < offsetof(tl_kernels_attention_backward_desc, key_lengths))
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const bool has_masks = desc->struct_size >= sizeof(tl_kernels_attention_backward_desc);
+  const tl_kernels_tensor *klen = has_masks ? desc->key_lengths : nullptr;
+  const tl_kernels_tensor *kmask = has_masks ? desc->key_mask : nullptr;
   const tl_kernels_tensor *q = desc->q, *k = desc->k, *v = desc->v;
   for (auto [arg, t] : {std::pair{"q", q},
                         {"k", k},
@@ -1452,6 +1545,10 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
   if (d > 128)
     return fail(TL_STATUS_UNIMPLEMENTED, "%s: head dimension %lld is above 128", fn,
                 static_cast<long long>(d));
+  const int64_t heads = klen || kmask ? desc->heads : 1;
+  View lens;
+  const char *mask_tag = "";
+  TLK_REQUIRE(padding_masks(fn, q, klen, kmask, heads, group, t_len, &lens, &mask_tag));
   if (bh == 0 || s_len == 0 || d == 0 || t_len == 0)
     return nullptr; // nothing to write (dk and dv of no keys, or of no queries: left as they are)
   View sums[2];     // dk, dv as (B Hkv, T D): the group sums' outputs
@@ -1465,20 +1562,17 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
   const bool small = d <= 64;
   const int64_t bm = small ? 32 : 16;
   const std::string tag =
-      std::string(desc->causal ? "_causal" : "") + (small ? "_d64_" : "_d128_") + dt;
+      std::string(desc->causal ? "_causal" : "") + mask_tag + (small ? "_d64_" : "_d128_") + dt;
   const View q3 = view(q, 3), k3 = view(k, 3), v3 = view(v, 3), o3 = view(desc->out, 3),
              do3 = view(desc->dout, 3), lse = view(desc->lse, 2), delta = view(desc->delta, 2);
   TLK_REQUIRE(launch(kernels, stream,
                      std::string("attention_backward_delta") + (small ? "_d64_" : "_d128_") + dt,
                      cdiv(s_len, 32), bh, 1, {tensor_arg(o3), tensor_arg(do3), tensor_arg(delta)}));
-  // The kernels' key lengths and heads (padding masks): unread by these specializations.
-  View no_lengths = unread(q, 1);
-  no_lengths.dtype = TL_DTYPE_I32;
   TLK_REQUIRE(
       launch(kernels, stream, "attention_backward_dq" + tag, cdiv(s_len, bm), bh, 1,
              {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3), tensor_arg(lse),
               tensor_arg(delta), tensor_arg(view(desc->dq, 3)), scalar_f32(desc->scale),
-              scalar_i32(group), tensor_arg(no_lengths), scalar_i32(1)}));
+              scalar_i32(group), tensor_arg(lens), scalar_i32(heads)}));
   View dk = view(desc->dk, 3), dv = view(desc->dv, 3);
   if (group > 1) { // per query head into the workspace: (B H, T, D) each, dense
     for (View *w : {&dk, &dv}) {
@@ -1495,7 +1589,7 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
       launch(kernels, stream, "attention_backward_dkv" + tag, cdiv(t_len, bm), bh, 1,
              {tensor_arg(q3), tensor_arg(k3), tensor_arg(v3), tensor_arg(do3), tensor_arg(lse),
               tensor_arg(delta), tensor_arg(dk), tensor_arg(dv), scalar_f32(desc->scale),
-              scalar_i32(group), tensor_arg(no_lengths), scalar_i32(1)}));
+              scalar_i32(group), tensor_arg(lens), scalar_i32(heads)}));
   if (group == 1)
     return nullptr;
   // Each kv head's gradient: the sum over its group of query heads, (B Hkv, group, T D) -> (B
@@ -1510,6 +1604,229 @@ tl_status tl_kernels_attention_backward(tl_kernels kernels, tl_stream stream,
                {tensor_arg(x3), tensor_arg(sums[i]), scalar_f32(1.0f / group), scalar_f32(0)}));
   }
   return nullptr;
+}
+
+// The quantized format of dtype `q`: "int8", "f8e4m3" or "f8e5m2" (nullptr for another), its
+// qmax in *qmax.
+static const char *quant_format(uint32_t q, float *qmax) {
+  switch (q) {
+  case TL_DTYPE_I8:
+    return *qmax = 127.0f, "int8";
+  case TL_DTYPE_F8E4M3:
+    return *qmax = 448.0f, "f8e4m3";
+  case TL_DTYPE_F8E5M2:
+    return *qmax = 57344.0f, "f8e5m2";
+  default:
+    return nullptr;
+  }
+}
+
+// UNIMPLEMENTED naming `arg` when its fp8 dtype is not one the device declares.
+static tl_status device_supports(tl_kernels k, const char *fn, const char *arg,
+                                 const tl_kernels_tensor *t) {
+  if (t->dtype == TL_DTYPE_I8 || ((k->supported_dtypes >> t->dtype) & 1))
+    return nullptr;
+  return fail(TL_STATUS_UNIMPLEMENTED,
+              "%s: '%s' is %s, which this device (target %s) does not support (not in its HAL "
+              "supported_dtypes%s)",
+              fn, arg, dname(t->dtype), k->target.c_str(),
+              k->target == "tnpu" ? ": the TNPU's vector and matrix units have no fp8" : "");
+}
+
+// (rows, n) `t` as a rank-2 view, transposed (n, rows) when `cols`.
+static View rows_view(const tl_kernels_tensor *t, bool cols) {
+  View v = view(t, 2);
+  if (cols) {
+    std::swap(v.shape[0], v.shape[1]);
+    std::swap(v.strides[0], v.strides[1]);
+  }
+  return v;
+}
+
+static tl_status quant_axis(const char *fn, int32_t axis) {
+  if (axis != 0 && axis != 1 && axis != -1)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: 'axis' %d is not 0 (per row), 1 (per column) or -1 (per tensor)", fn, axis);
+  return nullptr;
+}
+
+tl_status tl_kernels_quantize(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,
+                              int32_t axis, const tl_kernels_tensor *q,
+                              const tl_kernels_tensor *scale) {
+  const char *fn = "tl_kernels_quantize";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "x", x, 2, 2));
+  TLK_REQUIRE(check(fn, "q", q, 2, 2));
+  TLK_REQUIRE(check(fn, "scale", scale, 1, 1));
+  TLK_REQUIRE(quant_axis(fn, axis));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "x", x, &dt));
+  float qmax = 0;
+  const char *fmt = quant_format(q->dtype, &qmax);
+  if (!fmt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'q' is %s (i8, f8e4m3, f8e5m2)", fn,
+                dname(q->dtype));
+  TLK_REQUIRE(need_dtype(fn, "scale", scale, TL_DTYPE_F32));
+  const int64_t rows = x->shape[0], n = x->shape[1];
+  TLK_REQUIRE(need_shape(fn, "q", q, {rows, n}));
+  TLK_REQUIRE(need_shape(fn, "scale", scale, {axis == -1 ? 1 : x->shape[axis]}));
+  TLK_REQUIRE(device_supports(kernels, fn, "q", q));
+  const bool cols = axis == 1;
+  const View xv = rows_view(x, cols), qv = rows_view(q, cols);
+  const int64_t r = xv.shape[0], c = xv.shape[1]; // the scales' rows
+  View sv = view(scale, 1);
+  if (axis == -1) {
+    if (rows == 0 || n == 0) { // no data: the scale of all zeros, 1
+      static const float one = 1.0f;
+      return tl_stream_fill(stream, scale->buffer, scale->offset_bytes, 4, &one, 4);
+    }
+    // amax per row into a workspace, then the scale of those maxima
+    tl_buffer_desc bd = {sizeof bd, static_cast<uint64_t>(rows) * 4, TL_BUFFER_DEVICE_LOCAL};
+    tl_buffer work = nullptr;
+    TLK_REQUIRE(tl_buffer_create(kernels->device, &bd, &work));
+    View amax;
+    amax.buffer = work, amax.dtype = TL_DTYPE_F32, amax.rank = 1;
+    amax.shape[0] = rows, amax.strides[0] = 1;
+    View amax2 = amax;
+    amax2.rank = 2, amax2.shape[0] = 1, amax2.shape[1] = rows;
+    amax2.strides[0] = 0, amax2.strides[1] = 1;
+    tl_status st = launch(kernels, stream, std::string("absmax_") + dt, rows, 1, 1,
+                          {tensor_arg(xv), tensor_arg(amax)});
+    if (!st)
+      st = launch(kernels, stream, std::string("quant_scale_") + fmt + "_f32", 1, 1, 1,
+                  {tensor_arg(amax2), tensor_arg(sv)});
+    sv.shape[0] = rows, sv.strides[0] = 0; // the one scale for every row
+    if (!st)
+      st = launch(kernels, stream, std::string("quantize_") + fmt + "_" + dt, cdiv(rows, 4),
+                  cdiv(n, 1024), 1, {tensor_arg(xv), tensor_arg(sv), tensor_arg(qv)});
+    tl_status rel = tl_buffer_release(work); // synchronizes the device's streams first
+    if (st) {
+      tl_status_free(rel);
+      return st;
+    }
+    return rel;
+  }
+  if (r == 0)
+    return nullptr;
+  // As tl.ops: the scales (a pass over each row, or each column of a transposed view), then
+  // the values.
+  TLK_REQUIRE(launch(kernels, stream, std::string("quant_scale_") + fmt + "_" + dt, r, 1, 1,
+                     {tensor_arg(xv), tensor_arg(sv)}));
+  if (c == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("quantize_") + fmt + "_" + dt, cdiv(r, 4),
+                cdiv(c, 1024), 1, {tensor_arg(xv), tensor_arg(sv), tensor_arg(qv)});
+}
+
+tl_status tl_kernels_dequantize(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *q,
+                                const tl_kernels_tensor *scale, int32_t axis,
+                                const tl_kernels_tensor *out) {
+  const char *fn = "tl_kernels_dequantize";
+  if (!kernels)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels is NULL", fn);
+  TLK_REQUIRE(check(fn, "q", q, 2, 2));
+  TLK_REQUIRE(check(fn, "scale", scale, 1, 1));
+  TLK_REQUIRE(check(fn, "out", out, 2, 2));
+  TLK_REQUIRE(quant_axis(fn, axis));
+  float qmax = 0;
+  const char *fmt = quant_format(q->dtype, &qmax);
+  if (!fmt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'q' is %s (i8, f8e4m3, f8e5m2)", fn,
+                dname(q->dtype));
+  const char *dt = nullptr;
+  TLK_REQUIRE(float_dtype(fn, "out", out, &dt));
+  TLK_REQUIRE(need_dtype(fn, "scale", scale, TL_DTYPE_F32));
+  TLK_REQUIRE(need_shape(fn, "scale", scale, {axis == -1 ? 1 : q->shape[axis]}));
+  TLK_REQUIRE(need_shape(fn, "out", out, {q->shape[0], q->shape[1]}));
+  TLK_REQUIRE(device_supports(kernels, fn, "q", q));
+  const View qv = rows_view(q, axis == 1), ov = rows_view(out, axis == 1);
+  View sv = view(scale, 1);
+  if (axis == -1)
+    sv.shape[0] = qv.shape[0], sv.strides[0] = 0;
+  if (qv.shape[0] == 0 || qv.shape[1] == 0)
+    return nullptr;
+  return launch(kernels, stream, std::string("dequantize_") + fmt + "_" + dt, cdiv(qv.shape[0], 4),
+                cdiv(qv.shape[1], 1024), 1, {tensor_arg(qv), tensor_arg(sv), tensor_arg(ov)});
+}
+
+tl_status tl_kernels_gemm_quantized(tl_kernels kernels, tl_stream stream,
+                                    const tl_kernels_gemm_quantized_desc *desc) {
+  const char *fn = "tl_kernels_gemm_quantized";
+  if (!kernels || !desc)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: kernels or desc is NULL", fn);
+  if (desc->struct_size < sizeof(tl_kernels_gemm_quantized_desc))
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: desc struct_size is too small", fn);
+  const tl_kernels_tensor *a = desc->a, *b = desc->b, *out = desc->out;
+  for (auto [arg, t] : {std::pair{"a", a}, {"b", b}, {"out", out}})
+    TLK_REQUIRE(check(fn, arg, t, 2, 2));
+  float qmax = 0;
+  const char *fmt = quant_format(a->dtype, &qmax);
+  if (!fmt)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'a' is %s (i8, f8e4m3, f8e5m2)", fn,
+                dname(a->dtype));
+  TLK_REQUIRE(same_dtype(fn, "b", b, a->dtype));
+  const int64_t m = a->shape[0], kk = a->shape[1], n = b->shape[1];
+  if (b->shape[0] != kk)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'b' has %lld rows, a has %lld columns", fn,
+                static_cast<long long>(b->shape[0]), static_cast<long long>(kk));
+  TLK_REQUIRE(need_shape(fn, "out", out, {m, n}));
+  const bool raw = !desc->scale_a;
+  const bool is_int = a->dtype == TL_DTYPE_I8;
+  if (is_int && kk > 131071)
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: K = %lld: int8 sums are exact in i32 up to K = 131071", fn,
+                static_cast<long long>(kk));
+  const char *dt = nullptr;
+  if (raw) {
+    if (!is_int || desc->scale_b || desc->bias || desc->activation != TL_KERNELS_ACT_NONE)
+      return fail(TL_STATUS_INVALID_ARGUMENT,
+                  "%s: 'scale_a' is NULL: raw sums are int8 only, without scale_b, bias or "
+                  "activation",
+                  fn);
+    TLK_REQUIRE(need_dtype(fn, "out", out, TL_DTYPE_I32));
+    dt = "i32";
+  } else {
+    if (!desc->scale_b)
+      return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'scale_b' is NULL (scale_a is given)", fn);
+    TLK_REQUIRE(check(fn, "scale_a", desc->scale_a, 1, 1));
+    TLK_REQUIRE(check(fn, "scale_b", desc->scale_b, 1, 1));
+    TLK_REQUIRE(need_dtype(fn, "scale_a", desc->scale_a, TL_DTYPE_F32));
+    TLK_REQUIRE(need_dtype(fn, "scale_b", desc->scale_b, TL_DTYPE_F32));
+    TLK_REQUIRE(need_shape(fn, "scale_a", desc->scale_a, {m}));
+    TLK_REQUIRE(need_shape(fn, "scale_b", desc->scale_b, {n}));
+    TLK_REQUIRE(float_dtype(fn, "out", out, &dt));
+    if (desc->bias) {
+      TLK_REQUIRE(check(fn, "bias", desc->bias, 1, 1));
+      TLK_REQUIRE(need_shape(fn, "bias", desc->bias, {n}));
+      TLK_REQUIRE(same_dtype(fn, "bias", desc->bias, out->dtype));
+    }
+  }
+  const bool gelu = desc->activation == TL_KERNELS_ACT_GELU;
+  if (desc->activation != TL_KERNELS_ACT_NONE && !gelu)
+    return fail(TL_STATUS_UNIMPLEMENTED, "%s: 'activation' %u is not built (none, or gelu)", fn,
+                desc->activation);
+  if (!raw && (gelu != (desc->bias != nullptr)))
+    return fail(TL_STATUS_UNIMPLEMENTED,
+                "%s: built epilogues: none, or bias and gelu together (bias %s, activation %u)", fn,
+                desc->bias ? "given" : "NULL", desc->activation);
+  if (a->dtype == TL_DTYPE_F8E5M2 && (desc->bias || out->dtype != TL_DTYPE_F32))
+    return fail(TL_STATUS_UNIMPLEMENTED, "%s: f8e5m2 operands are built without bias into f32 only",
+                fn);
+  TLK_REQUIRE(device_supports(kernels, fn, "a", a));
+  if (m == 0 || n == 0)
+    return nullptr;
+  std::string name = std::string("gemm_") + fmt + (gelu ? "_bias_gelu_" : "_") + dt;
+  View dummy = unread(a, 1);
+  dummy.dtype = TL_DTYPE_F32;
+  View bias = desc->bias ? view(desc->bias, 1) : unread(out, 1);
+  if (raw)
+    bias = dummy;
+  return launch(kernels, stream, name, cdiv(m, 64), cdiv(n, 64), 1,
+                {tensor_arg(view(a, 2)), tensor_arg(view(b, 2)),
+                 tensor_arg(raw ? dummy : view(desc->scale_a, 1)),
+                 tensor_arg(raw ? dummy : view(desc->scale_b, 1)), tensor_arg(bias),
+                 tensor_arg(view(out, 2))});
 }
 
 } // extern "C"

@@ -304,16 +304,19 @@ def attention_delta_kernel(o: tl.tensor, do: tl.tensor, delta: tl.tensor, BM: tl
 
 
 @tl.func
-def _probs(tq, tk, lse_rows, rows, cols, s_len, t_len, scale, kl, CAUSAL: tl.constexpr,
-           HAS_LEN: tl.constexpr):
+def _probs(tq, tk, lse_rows, rows, cols, s_len, t_len, scale, kl, km, CAUSAL: tl.constexpr,
+           HAS_LEN: tl.constexpr, HAS_MASK: tl.constexpr):
     """P of a (query block, key block): exp(q k^T scale - lse), 0 outside the sequences and,
     causal, above the diagonal; HAS_LEN: 0 at keys at or past kl (1,), the batch entry's key
-    length (a query with no key left has lse = -inf and every P 0: its gradients are 0)."""
+    length (a query with no key left has lse = -inf and every P 0: its gradients are 0);
+    HAS_MASK: 0 at keys whose mask km (1, BN) is 0."""
     ok = (rows < s_len)[:, None] & (cols < t_len)[None, :]
     if CAUSAL:
         ok = ok & (cols[None, :] <= rows[:, None])
     if HAS_LEN:
         ok = ok & (cols[None, :] < kl[:, None])
+    if HAS_MASK:
+        ok = ok & (km != 0)
     sc = tl.dot(tq, tl.trans(tk)) * scale
     return tl.where(ok, tl.exp(sc - lse_rows[:, None]), 0.0)
 
@@ -323,8 +326,10 @@ def attention_dq_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor,
                         lse: tl.tensor, delta: tl.tensor, dq: tl.tensor, scale: tl.float32,
                         group: tl.int32, klen: tl.tensor, heads: tl.int32,
                         CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                        BD: tl.constexpr, HAS_LEN: tl.constexpr = False):
-    """dq = (P * (dO V^T - delta)) K scale for BM queries of one head, keys in blocks of BN."""
+                        BD: tl.constexpr, HAS_LEN: tl.constexpr = False,
+                        HAS_MASK: tl.constexpr = False):
+    """dq = (P * (dO V^T - delta)) K scale for BM queries of one head, keys in blocks of BN.
+    klen: the key lengths (B,) with HAS_LEN, the key mask (B, T) int32 with HAS_MASK."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
     hk = bh // group  # b H + h over group is b Hkv + h / group (H is a multiple of group)
@@ -345,8 +350,11 @@ def attention_dq_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor,
     for n0 in tl.range(0, hi, BN):
         tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-        p = _probs(tq, tk, lr, rows, n0 + tl.arange(0, BN), s_len, t_len, scale, kl, CAUSAL,
-                   HAS_LEN)
+        km = kl  # unread without HAS_MASK
+        if HAS_MASK:
+            km = tl.load(klen + (bh // heads, n0), (1, BN))
+        p = _probs(tq, tk, lr, rows, n0 + tl.arange(0, BN), s_len, t_len, scale, kl, km, CAUSAL,
+                   HAS_LEN, HAS_MASK)
         ds = p * (tl.dot(tdo, tl.trans(tv)) - dl[:, None])
         acc = tl.dot(ds, tk, acc=acc)
     tl.store(dq + (bh, m0, 0), tl.reshape(acc * scale, (1, BM, BD)))
@@ -357,7 +365,8 @@ def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor
                          lse: tl.tensor, delta: tl.tensor, dk: tl.tensor, dv: tl.tensor,
                          scale: tl.float32, group: tl.int32, klen: tl.tensor,
                          heads: tl.int32, CAUSAL: tl.constexpr, BM: tl.constexpr,
-                         BN: tl.constexpr, BD: tl.constexpr, HAS_LEN: tl.constexpr = False):
+                         BN: tl.constexpr, BD: tl.constexpr, HAS_LEN: tl.constexpr = False,
+                         HAS_MASK: tl.constexpr = False):
     """For BN keys and one query head: dv = P^T dO and dk = (P * (dO V^T - delta))^T Q scale,
     queries in blocks of BM. dk, dv: (B H, T, D) f32, per query head (the host sums the heads
     that share a kv head: no atomics, and few scalars for the TNPU's registers)."""
@@ -373,6 +382,9 @@ def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor
     kl = tl.zeros((1,), tl.int32)
     if HAS_LEN:
         kl = tl.load(klen + (bh // heads,), (1,))
+    km = kl  # unread without HAS_MASK
+    if HAS_MASK:
+        km = tl.load(klen + (bh // heads, n0), (1, BN))
     lo = 0
     if CAUSAL:
         lo = (n0 // BM) * BM  # queries before the block's first key see none of it
@@ -382,7 +394,8 @@ def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor
         tdo = tl.reshape(tl.load(do + (bh, m0, 0), (1, BM, BD)), (BM, BD)).to(tl.float32)
         lr = tl.reshape(tl.load(lse + (bh, m0), (1, BM)), (BM,))
         dl = tl.reshape(tl.load(delta + (bh, m0), (1, BM)), (BM,))
-        p = _probs(tq, tk, lr, rows, cols, s_len, k.shape[1], scale, kl, CAUSAL, HAS_LEN)
+        p = _probs(tq, tk, lr, rows, cols, s_len, k.shape[1], scale, kl, km, CAUSAL, HAS_LEN,
+                   HAS_MASK)
         adv = tl.dot(tl.trans(p), tdo, acc=adv)
         ds = p * (tl.dot(tdo, tl.trans(tv)) - dl[:, None])
         adk = tl.dot(tl.trans(ds), tq, acc=adk)
@@ -391,11 +404,13 @@ def attention_dkv_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, do: tl.tensor
 
 
 def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, device=None,
-                       key_lengths=None):
-    """(dq, dk, dv) of attention(q, k, v, causal=, scale=, key_lengths=) given the output
-    gradient do, the forward's output and its log-sum-exp (`attention(..., return_lse=True)`).
+                       key_lengths=None, key_mask=None):
+    """(dq, dk, dv) of attention(q, k, v, causal=, scale=, key_lengths= or key_mask=) given
+    the output gradient do, the forward's output and its log-sum-exp (`attention(...,
+    return_lse=True)`).
     Shapes as the forward's; dk and dv sum over the query heads that share a kv head. Keys at
-    or past key_lengths get zero gradients, as do the queries left with no key."""
+    or past key_lengths (or False in key_mask) get zero gradients, as do the queries left
+    with no key."""
     from .transformer import MAX_HEAD_DIM
     import math
     op = "attention_backward"
@@ -423,9 +438,9 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
     dq = c.empty(q.shape, q)
     if q.size == 0 or k.size == 0:
         return dq, c.empty(k.shape, k), c.empty(v.shape, v)
-    from .transformer import key_lengths_array
-    kl = None if key_lengths is None else key_lengths_array(op, key_lengths, bq, t)
-    lens = (np.zeros(1, np.int32) if kl is None else kl, h)
+    from .transformer import padding_masks
+    kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, t)
+    lens = (kl, h)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
     bm = bn = 32 if bd <= 64 else 16
@@ -437,11 +452,11 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
              BM=bm, BD=bd)
     c.launch(attention_dq_kernel, (tl.cdiv(s, bm), bq * h), q3, k3, v3, do3, lse2, delta,
              dq.reshape(bq * h, s, d), scale, h // hk, *lens, device=device,
-             CAUSAL=bool(causal), BM=bm, BN=bn, BD=bd, HAS_LEN=kl is not None)
+             CAUSAL=bool(causal), BM=bm, BN=bn, BD=bd, HAS_LEN=has_len, HAS_MASK=has_mask)
     dk_h, dv_h = (c.empty((bq * h, t, d), np.float32) for _ in range(2))
     c.launch(attention_dkv_kernel, (tl.cdiv(t, bn), bq * h), q3, k3, v3, do3, lse2, delta,
              dk_h, dv_h, scale, h // hk, *lens, device=device, CAUSAL=bool(causal), BM=bm,
-             BN=bn, BD=bd, HAS_LEN=kl is not None)
+             BN=bn, BD=bd, HAS_LEN=has_len, HAS_MASK=has_mask)
     # Each kv head's gradient: the sum over the query heads sharing it (tl.ops.sum, in order).
     from .reduce import reduce as _reduce
     grads = []

@@ -240,10 +240,15 @@ def case_of(spec):
         pairs = bh * s * (s + 1) // 2 if causal else bh * s * s
         # B = 2 batch entries of H = 2 heads over one kv head; with HAS_LEN each entry's key
         # length drawn from [0, 37] (0: its queries have no key: zeros, lse -inf)
+        # with HAS_MASK each entry's key mask (2, T) drawn from {0, 1} (any pattern)
         lens = cx.get("HAS_LEN", False)
+        mask = cx.get("HAS_MASK", False)
 
         def klen():
-            c.t((2,), f"int:0:{s + 1}") if lens else c.t((1,), "int:0:1")
+            if mask:
+                c.t((2, s), "int:0:2")
+            else:
+                c.t((2,), f"int:0:{s + 1}") if lens else c.t((1,), "int:0:1")
             c.s(2)
         if k == "attention_kernel":
             grid = (_cdiv(s, cx["BM"]), bh)

@@ -188,20 +188,25 @@ def specs():
                         dict(BM=1, BLOCK=1024), "rows",
                         "per-row loss, f32; rows whose target is ignore_index give 0."))
         for causal in (False, True):
-            for d, lens in ((64, False), (128, False), (64, True)):
+            for d, lens in ((64, False), (128, False), (64, True), (64, "mask")):
+                mask = lens == "mask"
+                lens = lens is True
                 out.append(Spec(f"attention{'_causal' if causal else ''}"
-                                f"{'_len' if lens else ''}_d{d}_{dt}",
+                                f"{'_len' if lens else ''}{'_mask' if mask else ''}_d{d}_{dt}",
                                 transformer.attention_kernel,
                                 [t3, t3, t3, t3, _t(2, "f32"), f32s, ("s", np.int32),
-                                 _t(1, "i32"), ("s", np.int32)],
+                                 _t(2 if mask else 1, "i32"), ("s", np.int32)],
                                 dict(CAUSAL=causal, STORE_LSE=True, BM=32, BN=32, BD=d,
-                                     HAS_LEN=lens),
+                                     **(dict(HAS_MASK=True) if mask else dict(HAS_LEN=lens))),
                                 "ceil(S/32) x (batch heads)",
                                 f"flash attention forward, head dimension at most {d}; q, out: "
                                 "(B H, S, D), k, v: (B Hkv, T, D), lse: (B H, S) f32; "
-                                "group = H / Hkv; klen (B,) int32 and heads = H" +
-                                (": keys at or past klen[b] masked (no key left: zeros, lse "
-                                 "-inf)." if lens else " (unread: no padding mask).")))
+                                "group = H / Hkv; " +
+                                ("klen: the key mask (B, T) int32 and heads = H: keys where "
+                                 "it is 0 masked (no key left: zeros, lse -inf)." if mask else
+                                 "klen (B,) int32 and heads = H" +
+                                 (": keys at or past klen[b] masked (no key left: zeros, lse "
+                                  "-inf)." if lens else " (unread: no padding mask)."))))
         out.extend(_backward_specs(dt))
         out.append(Spec(f"copy_{dt}", data.copy_kernel, [t3, t3], dict(BN=64, BI=64),
                         "outer x ceil(n/64) x ceil(inner/64)",
@@ -300,10 +305,14 @@ def _backward_specs(dt):
     t3 = _t(3, dt)
     i32s, lens_t = ("s", np.int32), _t(1, "i32")
     for causal in (False, True):
-        for d, lens in ((64, False), (128, False), (64, True)):
-            tag = f"{'_causal' if causal else ''}{'_len' if lens else ''}_d{d}_{dt}"
+        for d, lens in ((64, False), (128, False), (64, True), (64, "mask")):
+            mask = lens == "mask"
+            lens = lens is True
+            tag = (f"{'_causal' if causal else ''}{'_len' if lens else ''}"
+                   f"{'_mask' if mask else ''}_d{d}_{dt}")
             blocks = dict(CAUSAL=causal, BM=32 if d <= 64 else 16, BN=32 if d <= 64 else 16,
-                          BD=d, HAS_LEN=lens)
+                          BD=d, **(dict(HAS_MASK=True) if mask else dict(HAS_LEN=lens)))
+            lens_t = _t(2 if mask else 1, "i32")
             out.append(Spec(f"attention_backward_dq{tag}", backward.attention_dq_kernel,
                             [t3] * 4 + [s2, s2, t3, f32s, i32s, lens_t, i32s], blocks,
                             f"ceil(S/{blocks['BM']}) x (batch heads)",

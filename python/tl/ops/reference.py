@@ -134,13 +134,16 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     return loss.sum() / max(int(keep.sum()), 1) if reduction == "mean" else loss.sum()
 
 
-def attention_mask(b, s, t, causal=False, key_lengths=None):
-    """(B, 1, S, T) bool: key j visible to query i (causal: j <= i; key_lengths: j < len[b])."""
+def attention_mask(b, s, t, causal=False, key_lengths=None, key_mask=None):
+    """(B, 1, S, T) bool: key j visible to query i (causal: j <= i; key_lengths: j < len[b];
+    key_mask (B, T): key_mask[b, j] true)."""
     ok = np.ones((b, 1, s, t), bool)
     if causal:
         ok &= np.tril(np.ones((s, t), bool))
     if key_lengths is not None:
         ok &= (np.arange(t)[None, :] < np.asarray(key_lengths)[:, None])[:, None, None, :]
+    if key_mask is not None:
+        ok &= (np.asarray(key_mask) != 0)[:, None, None, :]
     return ok
 
 
@@ -154,27 +157,27 @@ def masked_softmax(s, ok):
     return np.where(tot > 0, e / np.where(tot > 0, tot, 1), 0.0)
 
 
-def attention(q, k, v, causal=False, scale=None, key_lengths=None):
+def attention(q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None):
     q, k, v = f64(q), f64(k), f64(v)
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ np.swapaxes(k, -1, -2) * scale
-    if key_lengths is not None:
-        ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths)
+    if key_lengths is not None or key_mask is not None:
+        ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths, key_mask)
         return masked_softmax(s, ok) @ v
     if causal:
         s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     return softmax(s) @ v
 
 
-def attention_lse(q, k, causal=False, scale=None, key_lengths=None):
+def attention_lse(q, k, causal=False, scale=None, key_lengths=None, key_mask=None):
     """Each query's log-sum-exp of its visible scores (B, H, S); -inf where none is visible."""
     q, k = f64(q), f64(k)
     k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ np.swapaxes(k, -1, -2) * scale
-    ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths)
+    ok = attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal, key_lengths, key_mask)
     s = np.where(ok, s, -np.inf)
     m = s.max(-1)
     mm = np.where(np.isfinite(m), m, 0)
@@ -247,16 +250,16 @@ def embedding_backward(dout, ids, num_embeddings):
     return out
 
 
-def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None):
+def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None):
     """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
     do, q, k, v = f64(do), f64(q), f64(k), f64(v)
     group = q.shape[1] // k.shape[1]
     ke, ve = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = q @ np.swapaxes(ke, -1, -2) * scale
-    if key_lengths is not None:
+    if key_lengths is not None or key_mask is not None:
         p = masked_softmax(s, attention_mask(q.shape[0], s.shape[-2], s.shape[-1], causal,
-                                             key_lengths))
+                                             key_lengths, key_mask))
     else:
         if causal:
             s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)

@@ -71,7 +71,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
                      scale: tl.float32, group: tl.int32, klen: tl.tensor, heads: tl.int32,
                      CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, BM: tl.constexpr,
                      BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr = False,
-                     HAS_LEN: tl.constexpr = False):
+                     HAS_LEN: tl.constexpr = False, HAS_MASK: tl.constexpr = False):
     """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
     queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
     S, D) views; k, v: (B H / group, T, D). STORE_LSE: lse (B H, S) f32 gets each query's
@@ -79,7 +79,9 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     key block is whole, so the scores are not masked (on cpu the mask was a third of the time).
     HAS_LEN: klen (B,) int32 holds each batch entry's number of keys (heads: H, so b = bh //
     heads); keys at or past it are masked, and a query with no key left (length 0) gets zeros
-    and lse = -inf (as FlashAttention), not NaN."""
+    and lse = -inf (as FlashAttention), not NaN. HAS_MASK: klen is instead the key mask (B, T)
+    int32, nonzero where key j may be attended (any pattern: left padding too), read one key
+    block at a time; a query with no key left gets zeros and lse = -inf as with HAS_LEN."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
     hk = bh // group  # k and v's (batch, head): b H + h over group is b Hkv + h / group
@@ -100,16 +102,19 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
         tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         cols = n0 + tl.arange(0, BN)
         sc = tl.dot(tq, tl.trans(tk)) * scale
-        if CAUSAL or not EVEN or HAS_LEN:
+        if CAUSAL or not EVEN or HAS_LEN or HAS_MASK:
             ok = (cols < t_len)[None, :]
             if CAUSAL:
                 ok = ok & (cols[None, :] <= rows[:, None])
             if HAS_LEN:
                 ok = ok & (cols[None, :] < kl[:, None])
+            if HAS_MASK:
+                km = tl.load(klen + (bh // heads, n0), (1, BN))
+                ok = ok & (km != 0)
             sc = tl.where(ok, sc, -float("inf"))
         m_new = tl.maximum(m, tl.max(sc, axis=1))
         m_use = m_new
-        if HAS_LEN:
+        if HAS_LEN or HAS_MASK:
             # no key seen yet: exponentiate against 0, not -inf (exp(-inf - -inf) is NaN)
             m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
         p = tl.exp(sc - m_use[:, None])
@@ -118,7 +123,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
         acc = tl.dot(p, tv, acc=acc * corr[:, None])
         m = m_new
     o = acc / s[:, None]
-    if HAS_LEN:
+    if HAS_LEN or HAS_MASK:
         o = tl.where((s > 0.0)[:, None], o, 0.0)
     tl.store(out + (bh, m0, 0), tl.reshape(o, (1, BM, BD)))
     if STORE_LSE:
@@ -135,6 +140,29 @@ def key_lengths_array(op, key_lengths, batch, t):
         bad = kl[(kl < 0) | (kl > t)][0]
         c.fail(op, "key_lengths", f"length {int(bad)} out of range [0, {t}] (T = {t} keys)")
     return np.ascontiguousarray(kl)
+
+
+def key_mask_array(op, key_mask, batch, t):
+    """`key_mask` (B, T) of booleans (or integers: nonzero) as int32 0 / 1, True = attend."""
+    a = np.asarray(key_mask) if isinstance(key_mask, (list, tuple)) else c.as_array(
+        op, "key_mask", key_mask)
+    if a.dtype.kind not in "biu":
+        c.fail(op, "key_mask", f"expected booleans (True: attend), got dtype {a.dtype}")
+    if a.shape != (batch, t):
+        c.fail(op, "key_mask", f"expected shape ({batch}, {t}) (batch, keys), got {a.shape}")
+    return np.ascontiguousarray(a != 0, dtype=np.int32)
+
+
+def padding_masks(op, key_lengths, key_mask, batch, t):
+    """(the klen argument, HAS_LEN, HAS_MASK) of attention's kernels for key_lengths or
+    key_mask (not both); a one-element placeholder without either."""
+    if key_lengths is not None and key_mask is not None:
+        c.fail(op, "key_mask", "give key_lengths or key_mask, not both")
+    if key_lengths is not None:
+        return key_lengths_array(op, key_lengths, batch, t), True, False
+    if key_mask is not None:
+        return key_mask_array(op, key_mask, batch, t), False, True
+    return np.zeros(1, np.int32), False, False
 
 
 def rope(x, cos, sin, *, device=None):
@@ -219,14 +247,18 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
 
 
 def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False,
-              key_lengths=None):
+              key_lengths=None, key_mask=None):
     """Scaled dot-product attention forward, flash-style. q: (B, H, S, D); k, v: (B, Hkv, T, D)
     with H a multiple of Hkv (grouped-query and multi-query attention). causal: key j attends
     to query i when j <= i (top-left aligned, as torch's is_causal). scale: default 1/sqrt(D).
     Returns (B, H, S, D) in q's dtype; return_lse: also the (B, H, S) float32 log-sum-exp of
     each query's scores, which attention_backward takes. key_lengths: (B,) integers in [0, T],
     each batch entry's number of keys (padding masks: keys at or past it are ignored); a query
-    left with no key (length 0) gets zeros and lse = -inf (as FlashAttention), not NaN."""
+    left with no key (length 0) gets zeros and lse = -inf (as FlashAttention), not NaN.
+    key_mask: (B, T) booleans, True where key j may be attended (any pattern, e.g. left
+    padding; the inverse of torch's nn.MultiheadAttention key_padding_mask, whose True means
+    ignore, and the same as SDPA's boolean attn_mask broadcast over heads and queries); a query
+    left with no key gets zeros and lse = -inf. At most one of key_lengths and key_mask."""
     op = "attention"
     q = c.float_array(op, "q", q, ndim=4)
     k = c.float_array(op, "k", k, ndim=4)
@@ -246,7 +278,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
         c.fail(op, "k", "no keys (T = 0)")
     if d > MAX_HEAD_DIM:
         c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
-    kl = None if key_lengths is None else key_lengths_array(op, key_lengths, bq, k.shape[2])
+    kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, k.shape[2])
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
     # Query and key blocks of 128 x 64 (8192 elements), fewer for wider heads: the largest that
@@ -260,8 +292,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
-             lse.reshape(-1, lse.shape[-1]), scale, h // hk,
-             np.zeros(1, np.int32) if kl is None else kl, h, device=device,
+             lse.reshape(-1, lse.shape[-1]), scale, h // hk, kl, h, device=device,
              CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd,
-             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=kl is not None)
+             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=has_len, HAS_MASK=has_mask)
     return (out, lse) if return_lse else out

@@ -40,10 +40,12 @@ def rmsnorm(x, weight=None, eps=1e-6):
     return ops.rmsnorm(x, weight, eps)[0]
 
 
-def attention(q, k, v, causal=False, scale=None, key_lengths=None):
+def attention(q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None):
     """Scaled dot-product attention, q (B, H, S, D), k and v (B, Hkv, T, D); key_lengths (B,)
-    integers: keys at or past them masked (a query with no key left: zeros)."""
-    return ops.attention(q, k, v, causal, scale, key_lengths)[0]
+    integers: keys at or past them masked; key_mask (B, T) bool: True where a key may be
+    attended (the inverse of nn.MultiheadAttention's key_padding_mask); a query with no key
+    left gets zeros."""
+    return ops.attention(q, k, v, causal, scale, key_lengths, key_mask)[0]
 
 
 def swiglu(gate, up=None):

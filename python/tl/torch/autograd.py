@@ -206,15 +206,15 @@ def _ce_grad(ctx, g):
 
 def _save_attention(ctx, inputs, output):
     _device(ctx, inputs)
-    ctx.causal, ctx.scale, ctx.key_lengths = inputs[3], inputs[4], inputs[5]
+    ctx.causal, ctx.scale, ctx.key_lengths, ctx.key_mask = inputs[3:7]
     ctx.save_for_backward(inputs[0], inputs[1], inputs[2], output[0], output[1])
 
 
 def _attention_grad(ctx, g, glse):
     q, k, v, out, lse = ctx.saved_tensors
     dq, dk, dv = tl.attention_backward(g.contiguous(), q, k, v, out, lse, ctx.causal, ctx.scale,
-                                       ctx.key_lengths, device=ctx.dev)
-    return dq, dk, dv, None, None, None, None
+                                       ctx.key_lengths, ctx.key_mask, device=ctx.dev)
+    return dq, dk, dv, None, None, None, None, None
 
 
 def _save_none(ctx, inputs, output):

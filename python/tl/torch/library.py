@@ -364,16 +364,20 @@ def cross_entropy(b, logits, target, reduction="mean", ignore_index=-100, device
 
 
 @op("attention(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
-    "Tensor? key_lengths=None, str? device=None) -> (Tensor, Tensor)",
-    lambda q, k, v, causal=False, scale=None, key_lengths=None, device=None:
+    "Tensor? key_lengths=None, Tensor? key_mask=None, str? device=None) -> (Tensor, Tensor)",
+    lambda q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None, device=None:
         (_like(q), _like(q, tuple(q.shape[:3]), torch.float32)))
-def attention(b, q, k, v, causal=False, scale=None, key_lengths=None, device=None):
+def attention(b, q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None,
+              device=None):
     """(out, lse): lse (B, H, S) float32, which attention_backward takes. key_lengths: (B,)
-    integers (read on the host to check their range), keys at or past them masked; a query
-    with no key left gets zeros and lse -inf."""
+    integers (read on the host to check their range), keys at or past them masked; key_mask:
+    (B, T) bool, True where a key may be attended (SDPA's boolean attn_mask broadcast over
+    heads and queries; the inverse of nn.MultiheadAttention's key_padding_mask), read on the
+    host (B T values) and passed as int32; a query with no key left gets zeros and lse -inf."""
     return ops.attention(_arr(b, q), _arr(b, k), _arr(b, v), causal=causal, scale=scale,
                          device=device, return_lse=True,
-                         key_lengths=None if key_lengths is None else b.host(key_lengths))
+                         key_lengths=None if key_lengths is None else b.host(key_lengths),
+                         key_mask=None if key_mask is None else b.host(key_mask))
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -548,14 +552,15 @@ def embedding_backward(b, dout, ids, num_embeddings, device=None):
 
 
 @op("attention_backward(Tensor do, Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, "
-    "bool causal=False, float? scale=None, Tensor? key_lengths=None, str? device=None) -> "
-    "(Tensor, Tensor, Tensor)",
-    lambda do, q, k, v, out, lse, causal=False, scale=None, key_lengths=None, device=None:
-        (_like(q), _like(k), _like(v)))
+    "bool causal=False, float? scale=None, Tensor? key_lengths=None, Tensor? key_mask=None, "
+    "str? device=None) -> (Tensor, Tensor, Tensor)",
+    lambda do, q, k, v, out, lse, causal=False, scale=None, key_lengths=None, key_mask=None,
+    device=None: (_like(q), _like(k), _like(v)))
 def attention_backward(b, do, q, k, v, out, lse, causal=False, scale=None, key_lengths=None,
-                       device=None):
+                       key_mask=None, device=None):
     return ops.attention_backward(_arr(b, do), _arr(b, q), _arr(b, k), _arr(b, v),
                                   _arr(b, out), _arr(b, lse), causal=causal, scale=scale,
                                   device=device,
                                   key_lengths=None if key_lengths is None
-                                  else b.host(key_lengths))
+                                  else b.host(key_lengths),
+                                  key_mask=None if key_mask is None else b.host(key_mask))

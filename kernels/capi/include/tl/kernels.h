@@ -23,9 +23,12 @@ extern "C" {
 
 /* As the HAL's: a new major breaks callers (an entry or a struct field removed or changed); a
  * new minor only adds (entries, enum values, fields at a struct's end). TL_KERNELS_API_VERSION
- * is the major (1 since the first release). Minor 1: every op of tl.ops. */
+ * is the major (1 since the first release). Minor 1: every op of tl.ops. Minor 2: attention's
+ * boolean key mask (forward and backward; the backward desc's key lengths too), conv2d's
+ * dilation and groups, split-K with a bias or a residual alone, quantize / dequantize to int8
+ * or fp8 per row, column or tensor, and the int8 / fp8 GEMM. */
 #define TL_KERNELS_API_VERSION_MAJOR 1
-#define TL_KERNELS_API_VERSION_MINOR 1
+#define TL_KERNELS_API_VERSION_MINOR 2
 #define TL_KERNELS_API_VERSION TL_KERNELS_API_VERSION_MAJOR
 #if defined(__GNUC__)
 #define TL_KERNELS_EXPORT __attribute__((visibility("default")))
@@ -108,9 +111,10 @@ typedef struct tl_kernels_gemm_desc {
   /* Split-K (optional; a desc whose struct_size ends before it has 0): K in split_k slices,
    * f32 partials in a workspace, summed in a fixed order (no atomics: reproducible), the epilogue
    * once. 0: automatic (small outputs with K >= 2048 on the tnpu and nvptx targets), 1: never.
-   * The split path needs bias and residual both or neither (else it runs unsplit when automatic
-   * and is UNIMPLEMENTED when asked for), and returns after the stream has run it (releasing the
-   * workspace synchronizes the device's streams). */
+   * The split path takes any epilogue (before minor 2 bias and residual both or neither: a bias
+   * alone now reduces with a zero residual, a residual alone with a zero bias, both f32-exact
+   * additions of 0), and returns after the stream has run it (releasing the workspace
+   * synchronizes the device's streams). */
   uint32_t split_k;
 } tl_kernels_gemm_desc;
 /* out = act(alpha a @ b + bias) + residual, f32 accumulation. */
@@ -133,6 +137,13 @@ typedef struct tl_kernels_attention_desc {
                                            a query left with no key gets zeros and lse -inf.
                                            With key_lengths D <= 64. */
   uint32_t heads;                       /* H: q's row bh belongs to batch entry bh / H */
+  /* Since minor 2 (a desc whose struct_size ends before it has none): */
+  const tl_kernels_tensor *key_mask; /* (B, T) i32 or NULL: nonzero where key j may be attended
+                                        by every query of batch entry b (any pattern: left
+                                        padding too; torch's key_padding_mask is the inverse,
+                                        True = ignore); B from `heads` as key_lengths'. Not with
+                                        key_lengths; D <= 64. A query left with no key gets
+                                        zeros and lse -inf. */
 } tl_kernels_attention_desc;
 /* Attention forward, flash-style (online softmax over key blocks, f32). */
 TL_KERNELS_EXPORT tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
@@ -219,9 +230,15 @@ typedef struct tl_kernels_conv2d_desc {
   const tl_kernels_tensor *out;    /* (N, OC, OH, OW); OH and OW must merge */
   uint32_t stride, padding;        /* the same along H and W */
   uint32_t activation;             /* NONE or RELU */
+  /* Since minor 2 (read only when struct_size covers both; else 1 and 1): */
+  uint32_t dilation; /* the same along H and W; 0 is taken as 1 */
+  uint32_t groups;   /* C and OC multiples of it, weight (OC, C/groups, KH, KW) as torch's
+                        (groups = C: depthwise); 0 is taken as 1. x's N and C dimensions must
+                        merge (as must out's N and OC): a group is a slice of the channels. */
 } tl_kernels_conv2d_desc;
-/* conv2d (cross-correlation, as torch's) as an implicit GEMM, zero padding, f32 accumulation.
- * Built: 3x3 stride 1 padding 1, 3x3 stride 2 padding 1, 1x1 stride 1 padding 0. */
+/* conv2d (cross-correlation, as torch's) as an implicit GEMM, zero padding, f32 accumulation,
+ * any groups. Built: 3x3 stride 1 padding 1, 3x3 stride 2 padding 1, 1x1 stride 1 padding 0
+ * (dilation 1), 3x3 stride 1 padding 2 dilation 2. */
 TL_KERNELS_EXPORT tl_status tl_kernels_conv2d(tl_kernels kernels, tl_stream stream,
                                               const tl_kernels_conv2d_desc *desc);
 /* Max (avg when `avg` is 1) pooling without padding: x (N, C, H, W) or (N C, H, W), out the
@@ -286,10 +303,54 @@ typedef struct tl_kernels_attention_backward_desc {
   uint32_t group;
   int32_t causal;
   float scale;
+  /* Since minor 2 (a desc whose struct_size ends before them has none): the forward's padding
+   * masks, as tl_kernels_attention_desc's (masked keys and queries with no key get zero
+   * gradients; D <= 64 with either). */
+  const tl_kernels_tensor *key_lengths; /* (B) i32 or NULL */
+  const tl_kernels_tensor *key_mask;    /* (B, T) i32 or NULL; not with key_lengths */
+  uint32_t heads;                       /* H, with either */
 } tl_kernels_attention_backward_desc;
 /* dq, dk, dv of tl_kernels_attention: delta, dq, per-query-head dk/dv, then their group sums. */
 TL_KERNELS_EXPORT tl_status tl_kernels_attention_backward(
     tl_kernels kernels, tl_stream stream, const tl_kernels_attention_backward_desc *desc);
+
+/* ---- Since minor 2. ---- */
+
+/* Scales of x (rows, n) (f32, f16 or bf16) along `axis` and x quantized by them into q (rows,
+ * n), whose dtype is the format: i8 (qmax 127), f8e4m3 (448) or f8e5m2 (57344). axis 0: one
+ * scale per row, scale (rows); 1: per column, scale (n) (x and q read as transposed, strided
+ * views); -1: one for the tensor, scale (1) (amax per row into an f32 workspace the entry
+ * allocates, then of those: the call returns after the stream has run it, as split-K's).
+ * scale = max|x| / qmax in f32 (1 where it is 0), q = round-to-nearest-even(clamp(x / scale,
+ * -qmax, qmax)) (tl.ops.quantize_int8 / quantize_fp8's arithmetic). fp8 needs a device that
+ * declares it (HAL supported_dtypes; npusim does not: UNIMPLEMENTED naming the device). */
+TL_KERNELS_EXPORT tl_status tl_kernels_quantize(tl_kernels kernels, tl_stream stream,
+                                                const tl_kernels_tensor *x, int32_t axis,
+                                                const tl_kernels_tensor *q,
+                                                const tl_kernels_tensor *scale);
+/* out (rows, n) (f32, f16 or bf16) = q (rows, n) (i8, f8e4m3 or f8e5m2) * scale along `axis`
+ * (as tl_kernels_quantize's: 0 rows, 1 columns, -1 the tensor), in f32. */
+TL_KERNELS_EXPORT tl_status tl_kernels_dequantize(tl_kernels kernels, tl_stream stream,
+                                                  const tl_kernels_tensor *q,
+                                                  const tl_kernels_tensor *scale, int32_t axis,
+                                                  const tl_kernels_tensor *out);
+
+typedef struct tl_kernels_gemm_quantized_desc {
+  size_t struct_size;
+  const tl_kernels_tensor *a;       /* (M, K) i8, f8e4m3 or f8e5m2 */
+  const tl_kernels_tensor *b;       /* (K, N), a's dtype */
+  const tl_kernels_tensor *scale_a; /* (M) f32: a's per-row scales (NULL: raw i32 sums) */
+  const tl_kernels_tensor *scale_b; /* (N) f32: b's per-column scales (axis 1) */
+  const tl_kernels_tensor *bias;    /* (N) in out's dtype, or NULL */
+  const tl_kernels_tensor *out;     /* (M, N) f32, f16 or bf16; i32 for raw int8 sums */
+  uint32_t activation;              /* NONE, or GELU with a bias */
+} tl_kernels_gemm_quantized_desc;
+/* out = act(a @ b * scale_a[row] * scale_b[col] + bias): int8 products summed exactly in i32
+ * (K <= 131071), fp8 in f32; the epilogue in f32, rounded once. Built: i8 and f8e4m3 without
+ * bias (NONE) or with bias and GELU, into f32, f16 or bf16; f8e5m2 without bias into f32; i8
+ * raw (scales, bias NULL, out i32). fp8 as tl_kernels_quantize's (UNIMPLEMENTED on npusim). */
+TL_KERNELS_EXPORT tl_status tl_kernels_gemm_quantized(tl_kernels kernels, tl_stream stream,
+                                                      const tl_kernels_gemm_quantized_desc *desc);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -32,16 +32,17 @@ def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1
 @tl.kernel
 def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.constexpr,
                      BD: tl.constexpr):
-    """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time."""
+    """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time: each id read
+    as a scalar, its row copied as contiguous (1, BD) blocks (a per-lane gather was a bounds
+    check and a scalar load per element). Rows past the end read id 0 (the load's padding)
+    and are not stored (the store's bounds)."""
     r0 = tl.program_id(0) * BR
-    n = ids.shape[0]
     d = table.shape[1]
-    rows = r0 + tl.arange(0, BR)
-    idx = tl.gather(ids, (rows,), mask=rows < n)
-    for k in tl.range(0, d, BD):
-        cols = k + tl.arange(0, BD)
-        mask = (rows < n)[:, None] & (cols < d)[None, :]
-        tl.store(out + (r0, k), tl.gather(table, (idx[:, None], cols[None, :]), mask=mask))
+    for i in tl.range(0, BR):
+        r = r0 + i
+        idx = tl.sum(tl.load(ids + (r,), (1,)))
+        for k in tl.range(0, d, BD):
+            tl.store(out + (r, k), tl.load(table + (idx, k), (1, BD)))
 
 
 @tl.kernel

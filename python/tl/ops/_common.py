@@ -118,11 +118,6 @@ TUNING = {
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path)
     "reduce_rows": {"default": 0, "tnpu": 64},
-    # scans along the last axis (cumsum): this many rows per program, scanned together as the
-    # lanes of (BN, rows) transposed chunks (0: one row per program, a serial chain per
-    # element); llvm-cpu: 8 rows, one AVX2 vector per step, the transposes in 8 x 8 register
-    # blocks (bench/README.md)
-    "scan_rows": {"default": 0, "llvm-cpu": 8},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)

@@ -140,11 +140,6 @@ def case_of(spec):
                    "min": "reduce_min", "argmax": "reduce_argmax", "var": "reduce_var"}[op]
             cond = "abs" if op in ("sum", "mean") else "1"
             vops = 3 * e if op == "var" else e
-        elif k == "cumsum_kernel" and cx.get("ROWS"):
-            outer, n, inner = 1, 21, 1300  # 21 rows: two blocks of 8 and a ragged one
-            grid, terms, e = (_cdiv(n, cx["BI"]),), inner, outer * n * inner
-            c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
-            tol, cond, vops = "scan_sum", "abs", e
         elif k == "cumsum_kernel":
             c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
             tol, cond, vops = "scan_sum", "abs", e

@@ -111,10 +111,6 @@ def specs():
             out.append(Spec(f"cumsum_{where}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
-        out.append(Spec(f"cumsum_rowblocks_{dt}", cumsum_kernel, [t3, t3],
-                        dict(BN=512, BI=8, ROWS=True), "ceil(rows/8)",
-                        "running sum along each row of a (1, rows, n) view, 8 rows per program "
-                        "(the llvm-cpu choice: the rows are the lanes of each scan step)."))
         for k in (2, 8):
             out.append(Spec(f"topk_k{k}_{dt}", topk_kernel, [t2, t2, _t(2, "i32")],
                             dict(K=k, BM=1, BLOCK=4096), "rows",

@@ -67,29 +67,15 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
 
 
 @tl.kernel
-def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
-                  ROWS: tl.constexpr = False):
-    """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. ROWS (a scan
-    along the last axis, x and out as (1, rows, n) views): BI whole rows per program, each
-    (BI, BN) chunk transposed so that the scan's lanes are the rows (one row per program scans
-    one lane: a serial chain of dependent adds per element)."""
-    if ROWS:
-        r0 = tl.program_id(0) * BI
-        carry = tl.zeros((BI,), tl.float32)
-        for k in tl.range(0, x.shape[2], BN):
-            v = tl.trans(tl.reshape(tl.load(x + (0, r0, k), (1, BI, BN)),
-                                    (BI, BN)).to(tl.float32))
-            s = tl.trans(tl.cumsum(v, 0) + carry[None, :])
-            tl.store(out + (0, r0, k), tl.reshape(s, (1, BI, BN)))
-            carry = carry + tl.sum(v, axis=0)
-    else:
-        o = tl.program_id(0)
-        i0 = tl.program_id(1) * BI
-        carry = tl.zeros((BI,), tl.float32)
-        for k in tl.range(0, x.shape[1], BN):
-            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-            tl.store(out + (o, k, i0), tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
-            carry = carry + tl.sum(v, axis=0)
+def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr):
+    """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk."""
+    o = tl.program_id(0)
+    i0 = tl.program_id(1) * BI
+    carry = tl.zeros((BI,), tl.float32)
+    for k in tl.range(0, x.shape[1], BN):
+        v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+        tl.store(out + (o, k, i0), tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+        carry = carry + tl.sum(v, axis=0)
 
 
 def axis_tiles(n, inner, max_inner=64):
@@ -154,13 +140,7 @@ def cumsum(x, axis=-1, *, device=None):
     x = c.float_array("cumsum", "x", x, min_ndim=1)
     x3, _ = c.axis_view(x, axis, "cumsum")
     out = c.empty(x.shape, x)
-    rows = c.tuned("scan_rows", device) if x3.shape[2] == 1 else 0
-    if out.size and rows:
-        outer, n = x3.shape[:2]
-        bn = c.pow2(n, 8, 4096 // rows)
-        c.launch(cumsum_kernel, (tl.cdiv(outer, rows),), x3.reshape(1, outer, n),
-                 out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True)
-    elif out.size:
+    if out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
         bn = builtins.min(bn, 1024)
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,

@@ -124,6 +124,7 @@ private:
     std::vector<llvm::Value *> off;           // the block's element offsets
     std::vector<llvm::Value *> shape, stride; // the tensor's, in elements
     bool is_store;
+    int row_dim = 0; // the innermost dimension of extent > 1 (the last if none): rows of it
   };
   void pad_block(const ir::Operation &op, const BlockCopy &c);
   void copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_index, llvm::Value *base);

@@ -46,7 +46,9 @@ llvm::Value *KernelCodegen::block_rows_are_strided(unsigned arg,
                                                    const std::vector<llvm::Value *> &off,
                                                    const std::vector<int64_t> &tile_shape,
                                                    llvm::Value *&row_stride) {
-  const int last = int(tile_shape.size()) - 1;
+  int last = int(tile_shape.size()) - 1; // the innermost dimension of extent > 1
+  while (last > 0 && tile_shape[last] == 1)
+    --last;
   llvm::Value *ok = b_.getTrue();
   row_stride = i64(0);
   int64_t rows = 1; // rows of the tile after dimension d
@@ -78,14 +80,20 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   const Fusion f = fusion_of(store);
   const ir::Value *stored = store.operand(store.num_operands() - 1);
   const int64_t n = stored->type().num_elements();
-  const int64_t width =
-      stored->type().rank() ? std::max<int64_t>(stored->type().shape().back(), 1) : 1;
+  // The extent of a tile's innermost dimension of extent > 1 (the row of the fused loop).
+  auto inner_extent = [](const ir::Type &t) {
+    int64_t w = 1;
+    for (int d = t.rank() - 1; d >= 0 && w == 1; --d)
+      w = t.shape()[d];
+    return std::max<int64_t>(w, 1);
+  };
+  const int64_t width = inner_extent(stored->type());
   auto access = [&](const ir::Operation &op, const ir::Type &tile, llvm::Value *&ok) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
     const ir::ScalarKind elem = op.operand(0)->type().elem();
     Access acc{block_base(a, off, storage_type(elem)), storage_type(elem), elem, i64(width)};
-    if (tile.rank() && tile.shape().back() == width)
+    if (inner_extent(tile) == width)
       ok = b_.CreateAnd(ok, block_rows_are_strided(a, off, tile.shape(), acc.row_stride));
     else
       ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));

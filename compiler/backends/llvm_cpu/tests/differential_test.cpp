@@ -418,7 +418,9 @@ TEST(LlvmCpu, FloatReductionShapeOpsAndRaggedEdgesAreBitExact) {
 // axis kept; i32 too) and fused stores whose blocks are rows of a wider tensor (RoPE's half rows,
 // a concat's row slices): the stores into columns 8.. of %o and %w are row-strided, the ragged
 // last program (rows 16..20 of 21) and the 2 x 8 x 8 block (its batch stride is not 8 rows)
-// take the unfused path. A wrong shuffle mask or row stride moves elements.
+// take the unfused path; 8 x 1 and 1 x 8 x 1 blocks (trailing dimensions of extent 1) are copied
+// as strided rows of their 8-long dimension, ragged in the last program. A wrong shuffle mask,
+// row stride or trailing offset moves elements.
 const char *kTransposeAndStridedRows = R"(
 kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %i: tensor<?x?x?xi32>, %w: tensor<?x?x?xi32>) {
   %z = constant {value = 0} : i32
@@ -443,6 +445,13 @@ kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %i: tensor<?x?x?xi32>, %w: 
   %b3 = load %i, %one, %r0, %c8 : tile<1x8x8xi32>
   %c48 = constant {value = 48} : i32
   store %w, %z, %r0, %c48, %b3
+  %col = load %x, %r0, %c8 : tile<8x1xf32>
+  %c32 = constant {value = 32} : i32
+  store %o, %r0, %c32, %col
+  %c3 = load %i, %one, %r0, %c8 : tile<1x8x1xi32>
+  %c4 = add %c3, %c3 : tile<1x8x1xi32>
+  %c55 = constant {value = 55} : i32
+  store %w, %one, %r0, %c55, %c4
   return
 }
 )";

@@ -180,6 +180,11 @@ def specs():
         out.append(Spec(f"rope_{dt}", transformer.rope_kernel, [t3] * 2 + [t2] * 2 + [t3] * 2,
                         dict(BS=16, BH=64), "ceil(S/16) x rows",
                         "rotate-half RoPE; x1, x2, o1, o2: (rows, S, D/2) views of the halves."))
+        out.append(Spec(f"rope_reload_{dt}", transformer.rope_kernel,
+                        [t3] * 2 + [t2] * 2 + [t3] * 2, dict(BS=16, BH=64, RELOAD=True),
+                        "ceil(S/16) x rows",
+                        "rotate-half RoPE, each output's inputs loaded for it alone (the "
+                        "llvm-cpu choice: each store one fused loop); views as rope_*."))
         out.append(Spec(f"embedding_{dt}", transformer.embedding_kernel,
                         [t2, _t(1, "i32"), t2], dict(BR=16, BD=256), "ceil(n/16)",
                         "out[i] = table[ids[i]]."))

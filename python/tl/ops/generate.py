@@ -111,6 +111,10 @@ def specs():
             out.append(Spec(f"cumsum_{where}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
+        out.append(Spec(f"cumsum_rows_reload_{dt}", cumsum_kernel, [t3, t3],
+                        dict(BN=1024, BI=1, RELOAD=True), "outer x ceil(inner/1)",
+                        "as cumsum_rows, each chunk loaded again for the carry (the llvm-cpu "
+                        "choice: the scan reads its input in place)."))
         for k in (2, 8):
             out.append(Spec(f"topk_k{k}_{dt}", topk_kernel, [t2, t2, _t(2, "i32")],
                             dict(K=k, BM=1, BLOCK=4096), "rows",

@@ -53,10 +53,10 @@ def test_var_correction(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)
-@pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1)])
+@pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1), ((21, 300), -1)])
 def test_cumsum(shape, axis, dtype, device):
     # Catches: the carry between chunks dropped (5000 > one chunk), an exclusive scan, the
-    # wrong axis.
+    # wrong axis; a running value carried from one row into the next (21 rows).
     x = make(rng, shape, dtype, 0.0, 1.0)
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
 

@@ -118,6 +118,14 @@ TUNING = {
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path)
     "reduce_rows": {"default": 0, "tnpu": 64},
+    # RoPE loads each output's inputs for it alone (rope_kernel's RELOAD): on llvm-cpu each
+    # store is then one fused loop from the tensors (inputs used by both outputs were copied
+    # into stack tiles first); elsewhere a second load is a second DMA
+    "rope_reload": {"default": False, "llvm-cpu": True},
+    # cumsum loads each chunk again for the carry (reduce.cumsum_kernel's RELOAD): on
+    # llvm-cpu the scan's input is then read in place instead of copied (cumsum of 16384 x
+    # 1024 f32: 69 -> 57 ms side by side); elsewhere a second load is a second DMA
+    "scan_reload": {"default": False, "llvm-cpu": True},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)

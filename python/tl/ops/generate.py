@@ -111,6 +111,10 @@ def specs():
             out.append(Spec(f"cumsum_{where}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
+        out.append(Spec(f"cumsum_rows_reload_{dt}", cumsum_kernel, [t3, t3],
+                        dict(BN=1024, BI=1, RELOAD=True), "outer x ceil(inner/1)",
+                        "as cumsum_rows, each chunk loaded again for the carry (the llvm-cpu "
+                        "choice: the scan reads its input in place)."))
         for k in (2, 8):
             out.append(Spec(f"topk_k{k}_{dt}", topk_kernel, [t2, t2, _t(2, "i32")],
                             dict(K=k, BM=1, BLOCK=4096), "rows",
@@ -180,6 +184,11 @@ def specs():
         out.append(Spec(f"rope_{dt}", transformer.rope_kernel, [t3] * 2 + [t2] * 2 + [t3] * 2,
                         dict(BS=16, BH=64), "ceil(S/16) x rows",
                         "rotate-half RoPE; x1, x2, o1, o2: (rows, S, D/2) views of the halves."))
+        out.append(Spec(f"rope_reload_{dt}", transformer.rope_kernel,
+                        [t3] * 2 + [t2] * 2 + [t3] * 2, dict(BS=16, BH=64, RELOAD=True),
+                        "ceil(S/16) x rows",
+                        "rotate-half RoPE, each output's inputs loaded for it alone (the "
+                        "llvm-cpu choice: each store one fused loop); views as rope_*."))
         out.append(Spec(f"embedding_{dt}", transformer.embedding_kernel,
                         [t2, _t(1, "i32"), t2], dict(BR=16, BD=256), "ceil(n/16)",
                         "out[i] = table[ids[i]]."))

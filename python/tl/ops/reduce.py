@@ -67,14 +67,19 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
 
 
 @tl.kernel
-def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr):
-    """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk."""
+def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
+                  RELOAD: tl.constexpr = False):
+    """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
+    the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
+    used once, reads the tensor in place (llvm-cpu: a load used twice is copied first)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     carry = tl.zeros((BI,), tl.float32)
     for k in tl.range(0, x.shape[1], BN):
         v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
         tl.store(out + (o, k, i0), tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+        if RELOAD:
+            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
         carry = carry + tl.sum(v, axis=0)
 
 
@@ -144,7 +149,8 @@ def cumsum(x, axis=-1, *, device=None):
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
         bn = builtins.min(bn, 1024)
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
-                 out.reshape(x3.shape), device=device, BN=bn, BI=bi)
+                 out.reshape(x3.shape), device=device, BN=bn, BI=bi,
+                 RELOAD=c.tuned("scan_reload", device))
     return out
 
 

@@ -14,10 +14,12 @@ MAX_HEAD_DIM = 256  # attention keeps a query block's whole head in one tile
 
 @tl.kernel
 def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1: tl.tensor,
-                o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr):
+                o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr, RELOAD: tl.constexpr = False):
     """Rotate-half RoPE on (rows, S, D/2) views of each half of x and out (views of one array:
     each half's bounds mask its edge): o1 = x1 cos - x2 sin, o2 = x2 cos + x1 sin, with cos and
-    sin of shape (S, D/2); BH columns of each half at a time."""
+    sin of shape (S, D/2); BH columns of each half at a time. RELOAD: each output's inputs are
+    loaded for it alone (a second read, from the caches), so that each store is one fused loop
+    from the tensors (llvm-cpu; inputs used twice are copied into stack tiles first)."""
     s0 = tl.program_id(0) * BS
     r = tl.program_id(1)
     for c0 in tl.range(0, x1.shape[2], BH):
@@ -26,22 +28,28 @@ def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1
         co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
         si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
         tl.store(o1 + (r, s0, c0), tl.reshape(a * co - b * si, (1, BS, BH)))
+        if RELOAD:
+            a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+            b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+            co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
+            si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
         tl.store(o2 + (r, s0, c0), tl.reshape(b * co + a * si, (1, BS, BH)))
 
 
 @tl.kernel
 def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.constexpr,
                      BD: tl.constexpr):
-    """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time."""
+    """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time: each id read
+    as a scalar, its row copied as contiguous (1, BD) blocks (a per-lane gather was a bounds
+    check and a scalar load per element). Rows past the end read id 0 (the load's padding)
+    and are not stored (the store's bounds)."""
     r0 = tl.program_id(0) * BR
-    n = ids.shape[0]
     d = table.shape[1]
-    rows = r0 + tl.arange(0, BR)
-    idx = tl.gather(ids, (rows,), mask=rows < n)
-    for k in tl.range(0, d, BD):
-        cols = k + tl.arange(0, BD)
-        mask = (rows < n)[:, None] & (cols < d)[None, :]
-        tl.store(out + (r0, k), tl.gather(table, (idx[:, None], cols[None, :]), mask=mask))
+    for i in tl.range(0, BR):
+        r = r0 + i
+        idx = tl.sum(tl.load(ids + (r,), (1,)))
+        for k in tl.range(0, d, BD):
+            tl.store(out + (r, k), tl.load(table + (idx, k), (1, BD)))
 
 
 @tl.kernel
@@ -185,7 +193,8 @@ def rope(x, cos, sin, *, device=None):
         bh = c.pow2(h, 16, 256)
         bs = c.pow2(s, 1, max(1, 2048 // bh))
         c.launch(rope_kernel, (tl.cdiv(s, bs), x3.shape[0]), x3[..., :h], x3[..., h:], cos, sin,
-                 o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh)
+                 o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh,
+                 RELOAD=c.tuned("rope_reload", device))
     return out
 
 

@@ -90,6 +90,7 @@ private:
   // Ops (codegen_ops.cpp, codegen_memory.cpp).
   void lower_source(const ir::Operation &op);
   void lower_shape(const ir::Operation &op);
+  bool transpose_8x8(const ir::Operation &op, const Slot &src, const Slot &out);
   void lower_elementwise(const ir::Operation &op);
   llvm::Value *elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
                                 llvm::Value *lane);
@@ -123,6 +124,7 @@ private:
     std::vector<llvm::Value *> off;           // the block's element offsets
     std::vector<llvm::Value *> shape, stride; // the tensor's, in elements
     bool is_store;
+    int row_dim = 0; // the innermost dimension of extent > 1 (the last if none): rows of it
   };
   void pad_block(const ir::Operation &op, const BlockCopy &c);
   void copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_index, llvm::Value *base);
@@ -140,16 +142,20 @@ private:
   void lower_debug(const ir::Operation &op);
 
   // Emission of the planned fusions (fusion.cpp; the plan: plan_attrs.h).
-  struct Access { // a block of a tensor, contiguous: element i at base + i
+  struct Access { // a block of a tensor: element i of row r (of the fused loop) at base + r rs + i
     llvm::Value *base;
     llvm::Type *mem;
     ir::ScalarKind elem;
+    llvm::Value *row_stride = nullptr;
   };
   using LaneFn = std::function<llvm::Value *(llvm::Value *)>;
   Fusion fusion_of(const ir::Operation &store);
   void lower_fused_store(const ir::Operation &store);
   void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                          const LaneFn &value_at, llvm::BasicBlock *done);
+                          llvm::Value *contiguous, const LaneFn &value_at, llvm::BasicBlock *done);
+  llvm::Value *block_rows_are_strided(unsigned arg, const std::vector<llvm::Value *> &off,
+                                      const std::vector<int64_t> &tile_shape,
+                                      llvm::Value *&row_stride);
   /// Element `index` (flat, row-major) of tile `v`, computed if `v` is inlined.
   llvm::Value *lane_value(const ir::Value *v, llvm::Value *index);
   /// After load view `load`: the stores fetched for writing during the lane loops after it.

@@ -108,7 +108,7 @@ void KernelCodegen::pad_block(const ir::Operation &op, const BlockCopy &c) {
 void KernelCodegen::copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm::Value *hi,
                                       llvm::Value *row_index, llvm::Value *base, bool unit) {
   const ir::Type &tt = c.tile_type;
-  const int d = tt.rank() - 1;
+  const int d = c.row_dim;
   const int64_t last = tt.shape()[d];
   loop(
       lo, hi,
@@ -131,7 +131,7 @@ void KernelCodegen::copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm:
 /// The innermost dimension over its clamped in-bounds range, in two copies of the row loop: unit
 /// stride and any stride.
 void KernelCodegen::copy_block_row(const BlockCopy &c, llvm::Value *row_index, llvm::Value *base) {
-  const int d = c.tile_type.rank() - 1;
+  const int d = c.row_dim;
   const int64_t last = c.tile_type.shape()[d];
   llvm::Value *lo = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i64(0), b_.CreateNeg(c.off[d]));
   llvm::Value *hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i64(last),
@@ -154,8 +154,27 @@ void KernelCodegen::copy_block_row(const BlockCopy &c, llvm::Value *row_index, l
 void KernelCodegen::copy_block_dims(const BlockCopy &c, int d, llvm::Value *row_index,
                                     llvm::Value *base) {
   const ir::Type &tt = c.tile_type;
-  if (d == tt.rank() - 1) {
+  if (d == c.row_dim) {
+    // Trailing dimensions of extent 1 (an (outer, n, 1) block of a reduction's view): one
+    // bounds check and offset for them, then rows of dimension d, which are the contiguous runs
+    // (copied as rows of one element each, such a block had been a loop and a branch per
+    // element).
+    llvm::Value *inside = b_.getTrue();
+    for (int t = d + 1; t < tt.rank(); ++t) {
+      inside = b_.CreateAnd(inside, b_.CreateICmpULT(c.off[t], c.shape[t]));
+      base = b_.CreateAdd(base, b_.CreateMul(c.off[t], c.stride[t]));
+    }
+    if (d + 1 == tt.rank()) {
+      copy_block_row(c, row_index, base);
+      return;
+    }
+    auto *in_bb = llvm::BasicBlock::Create(ctx_, "row.in", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "row.next", fn_);
+    b_.CreateCondBr(inside, in_bb, next);
+    b_.SetInsertPoint(in_bb);
     copy_block_row(c, row_index, base);
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
     return;
   }
   loop(
@@ -187,6 +206,9 @@ void KernelCodegen::copy_block_access(const ir::Operation &op) {
       tt, slot(tile_v), storage_type(tt.elem()), arg_field(a, 0, nullptr), block_offsets(op), {},
       {}, is_store};
   c.shape.resize(rank), c.stride.resize(rank);
+  c.row_dim = rank - 1;
+  while (c.row_dim > 0 && tt.shape()[c.row_dim] == 1)
+    --c.row_dim;
   for (int d = 0; d < rank; ++d) {
     c.shape[d] = arg_field(a, 1, i64(d));
     c.stride[d] = arg_field(a, 2, i64(d));

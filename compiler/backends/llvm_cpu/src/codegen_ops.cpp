@@ -72,6 +72,8 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
     llvm::Value *v = b_.CreateLoad(src.elem, src.ptr);
     return loop(out.n, [&](llvm::Value *i) { b_.CreateStore(v, elem_ptr(out, i)); });
   }
+  if (op.opcode() == Opcode::Transpose && transpose_8x8(op, src, out))
+    return;
   // broadcast and transpose: out[idx] = in[map(idx)], walking out's multi-index by division.
   const std::vector<int64_t> in_strides = strides_of(in_t.shape());
   const std::vector<int64_t> out_strides = strides_of(out_t.shape());
@@ -111,6 +113,77 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
             "col");
       },
       "row");
+}
+
+/// A transpose of the last two dimensions (the others kept, e.g. `tl.trans` of an M x N tile)
+/// with both multiples of 8, in 8 x 8 blocks in registers: 8 row vectors loaded, transposed by
+/// the unpack / shuffle / lane-swap network (AVX2's vunpcklps, vshufps, vperm2f128 for 32-bit
+/// lanes), stored as 8 contiguous row vectors. Element by element, each output row gathered
+/// lanes N apart (transpose of 64 x 64 blocks at 0.35 of the triad). False: not this case.
+bool KernelCodegen::transpose_8x8(const ir::Operation &op, const Slot &src, const Slot &out) {
+  const ir::Type &in_t = op.operand(0)->type();
+  const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
+  const int r = in_t.rank();
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
+    return false;
+  for (int d = 0; d + 2 < r; ++d)
+    if (perm[d] != d)
+      return false;
+  const int64_t M = in_t.shape()[r - 2], N = in_t.shape()[r - 1];
+  if (M % 8 || N % 8 || M * N == 0)
+    return false;
+  auto *vec_t = llvm::FixedVectorType::get(src.elem, 8);
+  const llvm::Align align(module_.getDataLayout().getTypeAllocSize(src.elem));
+  static const int kUnpackLo[] = {0, 8, 1, 9, 4, 12, 5, 13},
+                   kUnpackHi[] = {2, 10, 3, 11, 6, 14, 7, 15},
+                   kPairLo[] = {0, 1, 8, 9, 4, 5, 12, 13}, kPairHi[] = {2, 3, 10, 11, 6, 7, 14, 15},
+                   kHalfLo[] = {0, 1, 2, 3, 8, 9, 10, 11}, kHalfHi[] = {4, 5, 6, 7, 12, 13, 14, 15};
+  auto shuffle = [&](llvm::Value *a, llvm::Value *b, const int(&mask)[8]) {
+    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask));
+  };
+  loop(
+      in_t.num_elements() / (M * N),
+      [&](llvm::Value *batch) {
+        llvm::Value *base = b_.CreateMul(batch, i64(M * N));
+        loop(
+            M / 8,
+            [&](llvm::Value *bi) {
+              loop(
+                  N / 8,
+                  [&](llvm::Value *bj) {
+                    llvm::Value *i0 = b_.CreateMul(bi, i64(8)), *j0 = b_.CreateMul(bj, i64(8));
+                    llvm::Value *rows[8], *t[8], *s[8];
+                    for (int k = 0; k < 8; ++k) // in rows i0 + k, columns j0 .. j0 + 7
+                      rows[k] = b_.CreateAlignedLoad(
+                          vec_t,
+                          elem_ptr(
+                              src,
+                              b_.CreateAdd(
+                                  base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(k)), i64(N)),
+                                                     j0))),
+                          align);
+                    for (int k = 0; k < 8; k += 2) { // interleave row pairs within 128-bit halves
+                      t[k] = shuffle(rows[k], rows[k + 1], kUnpackLo);
+                      t[k + 1] = shuffle(rows[k], rows[k + 1], kUnpackHi);
+                    }
+                    for (int h = 0; h < 8; h += 4) // s[h + c]: column c | c + 4 of rows h .. h + 3
+                      for (int c = 0; c < 4; ++c)
+                        s[h + c] =
+                            shuffle(t[h + c / 2], t[h + 2 + c / 2], c % 2 ? kPairHi : kPairLo);
+                    for (int c = 0; c < 8; ++c) { // out row j0 + c, columns i0 .. i0 + 7
+                      llvm::Value *col = c < 4 ? shuffle(s[c], s[4 + c], kHalfLo)
+                                               : shuffle(s[c - 4], s[c], kHalfHi);
+                      llvm::Value *at = b_.CreateAdd(
+                          base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(c)), i64(M)), i0));
+                      b_.CreateAlignedStore(col, elem_ptr(out, at), align);
+                    }
+                  },
+                  "tj");
+            },
+            "ti");
+      },
+      "tb");
+  return true;
 }
 
 void KernelCodegen::lower_dot(const ir::Operation &op) {
@@ -330,6 +403,32 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
         llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
       b_.CreateStore(next, acc);
     });
+    return;
+  }
+  if (scan && inner == 1) {
+    // A scan along the last axis keeps its running value in a register (a one-element slot
+    // that SROA promotes): loading the previous output element back each step put a
+    // store-to-load forward (~5 cycles) into the serial add chain (cumsum along rows 0.25 of
+    // the triad). The same order: element 0, then each k in ascending order.
+    Slot acc = new_slot(ir::Type::tile(t.elem(), {1}));
+    loop(
+        outer,
+        [&](llvm::Value *o) {
+          llvm::Value *x0 = lane_value(x, at(o, i64(0), i64(0)));
+          b_.CreateStore(x0, acc.ptr);
+          b_.CreateStore(x0, elem_ptr(out, at(o, i64(0), i64(0))));
+          loop(
+              i64(1), i64(len),
+              [&](llvm::Value *k) {
+                llvm::Value *next =
+                    round_to(t.elem(), combine(kind, t.elem(), b_.CreateLoad(acc.elem, acc.ptr),
+                                               lane_value(x, at(o, k, i64(0)))));
+                b_.CreateStore(next, acc.ptr);
+                b_.CreateStore(next, elem_ptr(out, at(o, k, i64(0))));
+              },
+              "k");
+        },
+        "o");
     return;
   }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};

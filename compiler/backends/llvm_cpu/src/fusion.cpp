@@ -39,19 +39,66 @@ KernelCodegen::Fusion KernelCodegen::fusion_of(const ir::Operation &store) {
   return f;
 }
 
-/// Emits the fused loop behind a run-time check, and the unfused ops in the other branch.
+/// Is the block inside the tensor, its last dimension contiguous and its rows (every other
+/// dimension, flattened) `row_stride` elements apart? A contiguous block is the case row_stride
+/// = the last dimension (or one row).
+llvm::Value *KernelCodegen::block_rows_are_strided(unsigned arg,
+                                                   const std::vector<llvm::Value *> &off,
+                                                   const std::vector<int64_t> &tile_shape,
+                                                   llvm::Value *&row_stride) {
+  int last = int(tile_shape.size()) - 1; // the innermost dimension of extent > 1
+  while (last > 0 && tile_shape[last] == 1)
+    --last;
+  llvm::Value *ok = b_.getTrue();
+  row_stride = i64(0);
+  int64_t rows = 1; // rows of the tile after dimension d
+  for (int d = last; d >= 0; --d) {
+    llvm::Value *shape = arg_field(arg, 1, i64(d)), *stride = arg_field(arg, 2, i64(d));
+    ok = b_.CreateAnd(
+        ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                         b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
+    if (tile_shape[d] == 1)
+      continue;
+    if (d == last) {
+      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(stride, i64(1)));
+      continue;
+    }
+    if (rows == 1)
+      row_stride = stride; // the innermost row dimension sets the stride
+    else
+      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(stride, b_.CreateMul(row_stride, i64(rows))));
+    rows *= tile_shape[d];
+  }
+  return ok;
+}
+
+/// Emits the fused loop behind a run-time check, and the unfused ops in the other branch. The
+/// loop walks rows of the stored tile's last dimension (W lanes): an access whose tile has that
+/// last dimension may have any row stride (RoPE's half rows, a concat's row slices of a wider
+/// output), any other access must be contiguous.
 void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   const Fusion f = fusion_of(store);
-  // Every access inside its tensor and contiguous (then tile element i is at base + i)?
+  const ir::Value *stored = store.operand(store.num_operands() - 1);
+  const int64_t n = stored->type().num_elements();
+  // The extent of a tile's innermost dimension of extent > 1 (the row of the fused loop).
+  auto inner_extent = [](const ir::Type &t) {
+    int64_t w = 1;
+    for (int d = t.rank() - 1; d >= 0 && w == 1; --d)
+      w = t.shape()[d];
+    return std::max<int64_t>(w, 1);
+  };
+  const int64_t width = inner_extent(stored->type());
   auto access = [&](const ir::Operation &op, const ir::Type &tile, llvm::Value *&ok) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
-    ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
     const ir::ScalarKind elem = op.operand(0)->type().elem();
-    return Access{block_base(a, off, storage_type(elem)), storage_type(elem), elem};
+    Access acc{block_base(a, off, storage_type(elem)), storage_type(elem), elem, i64(width)};
+    if (inner_extent(tile) == width)
+      ok = b_.CreateAnd(ok, block_rows_are_strided(a, off, tile.shape(), acc.row_stride));
+    else
+      ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
+    return acc;
   };
-  const ir::Value *stored = store.operand(store.num_operands() - 1);
-  const int64_t n = stored->type().num_elements();
   llvm::Value *ok = b_.getTrue();
   std::vector<Access> loads;
   for (const ir::Operation *l : f.loads)
@@ -62,11 +109,16 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   auto *done = llvm::BasicBlock::Create(ctx_, "fused.done", fn_);
   b_.CreateCondBr(ok, fast, slow);
   b_.SetInsertPoint(fast);
+  // Lane i = r W + j of row r: each access's element at base + r row_stride + j.
+  llvm::Value *row = i64(0), *col = nullptr;
+  auto at_row = [&](const Access &a) {
+    return b_.CreateGEP(a.mem, a.base, b_.CreateAdd(b_.CreateMul(row, a.row_stride), col));
+  };
   auto value_at = [&](llvm::Value *i) -> llvm::Value * {
     std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
     for (size_t k = 0; k < f.loads.size(); ++k) {
       const Access &l = loads[k];
-      llvm::Value *p = b_.CreateGEP(l.mem, l.base, i);
+      llvm::Value *p = col ? at_row(l) : b_.CreateGEP(l.mem, l.base, i);
       lane[f.loads[k]->result()] = from_storage(l.elem, b_.CreateLoad(l.mem, p));
     }
     for (const ir::Operation *op : f.ops) {
@@ -88,11 +140,30 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
     return to_storage(out.elem, v);
   };
-  if (plan::flag(store, plan::kNontemporal))
-    stream_fused_store(store, out, n, value_at, done);
+  if (plan::flag(store, plan::kNontemporal)) { // lane i at base + i: every access contiguous
+    llvm::Value *contiguous = b_.getTrue();
+    if (n != width) {
+      contiguous = b_.CreateICmpEQ(out.row_stride, i64(width));
+      for (const Access &l : loads)
+        contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+    }
+    stream_fused_store(store, out, n, contiguous, value_at, done);
+  }
   loop(
-      n, [&](llvm::Value *i) { b_.CreateStore(value_at(i), b_.CreateGEP(out.mem, out.base, i)); },
-      "fused");
+      n / width,
+      [&](llvm::Value *r) {
+        row = r;
+        loop(
+            width,
+            [&](llvm::Value *j) {
+              col = j;
+              llvm::Value *i = b_.CreateAdd(b_.CreateMul(r, i64(width)), j);
+              b_.CreateStore(value_at(i), at_row(out));
+              col = nullptr;
+            },
+            "fused");
+      },
+      "fused.row");
   b_.CreateBr(done);
   b_.SetInsertPoint(slow);
   for (const ir::Operation *l : f.loads)
@@ -110,7 +181,8 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
 // aligned chunk on the stack (L1) and copied out with aligned vector non-temporal stores. Leaves
 // the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                                       const LaneFn &value_at, llvm::BasicBlock *done) {
+                                       llvm::Value *contiguous, const LaneFn &value_at,
+                                       llvm::BasicBlock *done) {
   constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
   const unsigned a = arg_index_.at(store.operand(0));
@@ -118,7 +190,8 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
       b_.CreateMul(b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
-  llvm::Value *stream = b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes)));
+  llvm::Value *stream = b_.CreateAnd(
+      contiguous, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);

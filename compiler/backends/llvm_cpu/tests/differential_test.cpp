@@ -414,6 +414,58 @@ TEST(LlvmCpu, FloatReductionShapeOpsAndRaggedEdgesAreBitExact) {
               {}, {(R + 7) / 8, 1, 1});
 }
 
+// Transposes in 8 x 8 register blocks (rank 2, and the last two axes of rank 3 with the batch
+// axis kept; i32 too) and fused stores whose blocks are rows of a wider tensor (RoPE's half rows,
+// a concat's row slices): the stores into columns 8.. of %o and %w are row-strided, the ragged
+// last program (rows 16..20 of 21) and the 2 x 8 x 8 block (its batch stride is not 8 rows)
+// take the unfused path; 8 x 1 and 1 x 8 x 1 blocks (trailing dimensions of extent 1) are copied
+// as strided rows of their 8-long dimension, ragged in the last program. A wrong shuffle mask,
+// row stride or trailing offset moves elements.
+const char *kTransposeAndStridedRows = R"(
+kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %i: tensor<?x?x?xi32>, %w: tensor<?x?x?xi32>) {
+  %z = constant {value = 0} : i32
+  %p = program_id {axis = 0} : i32
+  %c8 = constant {value = 8} : i32
+  %r0 = mul %p, %c8 : i32
+  %t = load %x, %r0, %z : tile<8x16xf32>
+  %tt = transpose %t {perm = [1, 0]} : tile<16x8xf32>
+  %c24 = constant {value = 24} : i32
+  store %o, %z, %r0, %tt
+  %h = load %x, %r0, %c8 : tile<8x8xf32>
+  %two = full {value = 2.0} : tile<8x8xf32>
+  %hh = mul %h, %two : tile<8x8xf32>
+  store %o, %r0, %c24, %hh
+  %b = load %i, %z, %r0, %z : tile<2x8x16xi32>
+  %bt = transpose %b {perm = [0, 2, 1]} : tile<2x16x8xi32>
+  store %w, %z, %z, %r0, %bt
+  %b2 = load %i, %z, %r0, %c8 : tile<2x8x8xi32>
+  %c40 = constant {value = 40} : i32
+  store %w, %z, %r0, %c40, %b2
+  %one = constant {value = 1} : i32
+  %b3 = load %i, %one, %r0, %c8 : tile<1x8x8xi32>
+  %c48 = constant {value = 48} : i32
+  store %w, %z, %r0, %c48, %b3
+  %col = load %x, %r0, %c8 : tile<8x1xf32>
+  %c32 = constant {value = 32} : i32
+  store %o, %r0, %c32, %col
+  %c3 = load %i, %one, %r0, %c8 : tile<1x8x1xi32>
+  %c4 = add %c3, %c3 : tile<1x8x1xi32>
+  %c55 = constant {value = 55} : i32
+  store %w, %one, %r0, %c55, %c4
+  return
+}
+)";
+
+TEST(LlvmCpu, TransposesAndRowStridedFusedStoresAreBitExact) {
+  std::mt19937_64 rng(11);
+  const int64_t R = 21;
+  expect_same(kTransposeAndStridedRows, "tr",
+              {random_tensor(ScalarKind::F32, {R, 16}, rng), HostTensor(ScalarKind::F32, {R, 40}),
+               random_tensor(ScalarKind::I32, {2, R, 16}, rng),
+               HostTensor(ScalarKind::I32, {2, R, 56})},
+              {}, {(R + 7) / 8, 1, 1});
+}
+
 TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {
   const char *text = R"(
 kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {

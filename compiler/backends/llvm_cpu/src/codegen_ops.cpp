@@ -195,81 +195,76 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
 
 /// The register-blocked micro-kernel: MR x NR blocks of c held in vector registers across the
 /// whole k loop (one broadcast of a and NR/VL loads of b per k and row block, one fma each).
-/// MR x NV accumulators, NV loads of b and a broadcast fit the register file: 8 x 2 of 32 with
-/// AVX-512, 6 x 2 of 16 below (12 independent fma chains: two pipes of 4-cycle fmas need 8
-/// in flight; 4 x 2 left no slack). The rows left below a multiple of MR take the same kernel
-/// with fewer rows (not the scalar loop). Column blocks outside, row blocks inside: a K x NR
-/// panel of b stays in L1 while every row block streams past it (row blocks outside had
-/// reloaded all of b, one line per k, for every row block).
 void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c, int64_t M,
                                     int64_t K, int64_t N, int64_t *m_done, int64_t *n_done) {
   const unsigned elem_bits = c.elem->getPrimitiveSizeInBits();
   const unsigned VL = std::max(1u, vector_bits_ / elem_bits);
-  const int64_t NV = 2, NR = NV * VL, MR = vector_bits_ >= 512 ? 8 : 6;
-  const int64_t mb = M / MR, m_tail = M % MR, nb = N / NR;
-  if (M == 0 || nb == 0 || VL < 2)
+  const int64_t NV = 2, NR = NV * VL, MR = vector_bits_ >= 512 ? 8 : 4;
+  const int64_t mb = M / MR, nb = N / NR;
+  if (mb == 0 || nb == 0 || VL < 2)
     return;
-  *m_done = M;
+  *m_done = mb * MR;
   *n_done = nb * NR;
   auto *vt = llvm::FixedVectorType::get(c.elem, VL);
   const llvm::Align align(c.elem->getPrimitiveSizeInBits() / 8);
-  // c[i0 .. i0 + rows) x [j0, j0 + NR) += a[i0 .., :] b[:, j0 ..], k ascending.
-  auto block = [&](llvm::Value *i0, llvm::Value *j0, int64_t rows) {
-    auto cptr = [&](int64_t r, int64_t v) {
-      return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
-                                      b_.CreateAdd(j0, i64(v * VL))));
-    };
-    std::vector<llvm::Value *> init;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < NV; ++v)
-        init.push_back(b_.CreateAlignedLoad(vt, cptr(r, v), align));
-    llvm::BasicBlock *pre = b_.GetInsertBlock();
-    auto *body = llvm::BasicBlock::Create(ctx_, "mk.k", fn_);
-    auto *exit = llvm::BasicBlock::Create(ctx_, "mk.exit", fn_);
-    b_.CreateBr(body);
-    b_.SetInsertPoint(body);
-    llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
-    k->addIncoming(i64(0), pre);
-    std::vector<llvm::PHINode *> accs;
-    for (llvm::Value *v : init) {
-      accs.push_back(b_.CreatePHI(vt, 2));
-      accs.back()->addIncoming(v, pre);
-    }
-    std::vector<llvm::Value *> bv;
-    for (int64_t v = 0; v < NV; ++v)
-      bv.push_back(b_.CreateAlignedLoad(
-          vt, elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)), b_.CreateAdd(j0, i64(v * VL)))),
-          align));
-    std::vector<llvm::Value *> next(accs.size());
-    for (int64_t r = 0; r < rows; ++r) {
-      llvm::Value *ar = b_.CreateLoad(
-          a.elem, elem_ptr(a, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(K)), k)));
-      llvm::Value *splat = b_.CreateVectorSplat(VL, ar);
-      for (int64_t v = 0; v < NV; ++v)
-        next[r * NV + v] =
-            b_.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bv[v], accs[r * NV + v]});
-    }
-    llvm::Value *k1 = b_.CreateAdd(k, i64(1));
-    for (size_t x = 0; x < accs.size(); ++x)
-      accs[x]->addIncoming(next[x], b_.GetInsertBlock());
-    k->addIncoming(k1, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(k1, i64(K)), body, exit);
-    b_.SetInsertPoint(exit);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < NV; ++v)
-        b_.CreateAlignedStore(next[r * NV + v], cptr(r, v), align);
-  };
   loop(
-      nb,
-      [&](llvm::Value *jb) {
-        llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
-        if (mb > 0)
-          loop(
-              mb, [&](llvm::Value *ib) { block(b_.CreateMul(ib, i64(MR)), j0, MR); }, "ib");
-        if (m_tail > 0)
-          block(i64(mb * MR), j0, m_tail);
+      mb,
+      [&](llvm::Value *ib) {
+        llvm::Value *i0 = b_.CreateMul(ib, i64(MR));
+        loop(
+            nb,
+            [&](llvm::Value *jb) {
+              llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
+              auto cptr = [&](int64_t r, int64_t v) {
+                return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
+                                                b_.CreateAdd(j0, i64(v * VL))));
+              };
+              std::vector<llvm::Value *> init;
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t v = 0; v < NV; ++v)
+                  init.push_back(b_.CreateAlignedLoad(vt, cptr(r, v), align));
+              llvm::BasicBlock *pre = b_.GetInsertBlock();
+              auto *body = llvm::BasicBlock::Create(ctx_, "mk.k", fn_);
+              auto *exit = llvm::BasicBlock::Create(ctx_, "mk.exit", fn_);
+              b_.CreateBr(body);
+              b_.SetInsertPoint(body);
+              llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
+              k->addIncoming(i64(0), pre);
+              std::vector<llvm::PHINode *> accs;
+              for (llvm::Value *v : init) {
+                accs.push_back(b_.CreatePHI(vt, 2));
+                accs.back()->addIncoming(v, pre);
+              }
+              std::vector<llvm::Value *> bv;
+              for (int64_t v = 0; v < NV; ++v)
+                bv.push_back(
+                    b_.CreateAlignedLoad(vt,
+                                         elem_ptr(bs, b_.CreateAdd(b_.CreateMul(k, i64(N)),
+                                                                   b_.CreateAdd(j0, i64(v * VL)))),
+                                         align));
+              std::vector<llvm::Value *> next(accs.size());
+              for (int64_t r = 0; r < MR; ++r) {
+                llvm::Value *ar = b_.CreateLoad(
+                    a.elem,
+                    elem_ptr(a, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(K)), k)));
+                llvm::Value *splat = b_.CreateVectorSplat(VL, ar);
+                for (int64_t v = 0; v < NV; ++v)
+                  next[r * NV + v] = b_.CreateIntrinsic(llvm::Intrinsic::fma, {vt},
+                                                        {splat, bv[v], accs[r * NV + v]});
+              }
+              llvm::Value *k1 = b_.CreateAdd(k, i64(1));
+              for (size_t x = 0; x < accs.size(); ++x)
+                accs[x]->addIncoming(next[x], b_.GetInsertBlock());
+              k->addIncoming(k1, b_.GetInsertBlock());
+              b_.CreateCondBr(b_.CreateICmpSLT(k1, i64(K)), body, exit);
+              b_.SetInsertPoint(exit);
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t v = 0; v < NV; ++v)
+                  b_.CreateAlignedStore(next[r * NV + v], cptr(r, v), align);
+            },
+            "jb");
       },
-      "jb");
+      "ib");
 }
 
 llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm::Value *acc,

@@ -200,9 +200,9 @@ void expect_same(const std::string &text, const std::string &kernel,
 TEST(LlvmCpu, NarrowFloatDotsWithF32AccumulatorsAreBitExact) {
   // bf16 / f16 / f8 inputs with an f32 accumulator run the register-blocked micro-kernel (the
   // values are held as f32; the dots ask for order = "exact", so bit for bit is the contract),
-  // as f32 inputs do: 29x40 @ 40x72 covers whole blocks (6x16 below AVX-512, 8x32 with it), the
-  // columns right of them (the scalar loop) and the 5 rows below them (a register block of 5
-  // rows), with a loop-carried accumulator across two k blocks.
+  // as f32 inputs do: 29x40 @ 40x72 covers whole blocks (4x16 below AVX-512, 8x32 with it), the
+  // columns right of them and the rows below them (1 or 5: the scalar loop), with a loop-carried
+  // accumulator across two k blocks.
   for (const char *t : {"f32", "bf16", "f16", "f8e4m3", "f8e5m2"}) {
     SCOPED_TRACE(t);
     const std::string text = std::string(R"(

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tl::conform {
 
@@ -36,6 +37,25 @@ struct HostAnchors {
   json to_json() const;
   static HostAnchors from_json(const json &j);
 };
+
+/// The anchors' kernels: STREAM copy and triad, each with plain and with streaming stores (the
+/// better of the two counts), and memcpy in 1 MiB pieces.
+enum class AnchorKernel { Copy, CopyStreaming, Triad, TriadStreaming, Memcpy };
+constexpr int kAnchorKernels = 5;
+const char *anchor_kernel_name(AnchorKernel k);
+
+/// One pass over the arrays; the timed ones count (best of them per kernel).
+struct AnchorPass {
+  AnchorKernel kernel;
+  bool timed;
+};
+
+/// The passes measure_host_anchors makes, in order: each kernel a warm-up pass, then `reps`
+/// timed ones, so that every timed pass starts from the caches as the same kernel leaves them
+/// (as the device's timed runs follow a warm-up of the same operation). Not interleaved: a
+/// pass that writes through the caches leaves dirty lines that a following streaming-store pass
+/// pays to write back (the old order measured STREAM copy 15 % low; conformance/README.md).
+std::vector<AnchorPass> anchor_schedule(int reps);
 
 /// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.
 HostAnchors measure_host_anchors(uint64_t array_bytes, int reps);

@@ -2,6 +2,7 @@
 // hidden `__worker` mode is how the runner isolates each test in a process of its own.
 // SPDX-License-Identifier: Apache-2.0
 #include "conform.h"
+#include "host_anchor.h"
 #include "package.h"
 #include "profiles.h"
 #include "report.h"
@@ -32,6 +33,8 @@ commands:
   report    rewrite the outputs of --out from its results.jsonl (e.g. after a killed run)
   verify    check a certification package: every byte, every hash, the verdict, that its
             suite is this kit's; --rerun --device D re-executes a sample of its tests on D
+  anchors   measure the host anchors the bandwidth and performance suites judge a device on
+            the host by (JSON; --size-mib N, --reps R); --schedule prints their passes only
 
 )";
 
@@ -250,6 +253,27 @@ int cmd_verify(const std::vector<std::string> &args) {
   return ok ? 0 : 1;
 }
 
+/// The kit's host anchors as the runner measures them (host_anchor.h), or with --schedule the
+/// order of their passes (ctest conform.anchor_schedule checks it).
+int cmd_anchors(const std::vector<std::string> &args) {
+  po::options_description d;
+  uint64_t size_mib = 64;
+  int reps = 30;
+  d.add_options()("size-mib", po::value(&size_mib))("reps", po::value(&reps))("schedule", "");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  if (size_mib < 1 || reps < 1)
+    throw std::runtime_error("anchors: --size-mib and --reps must be at least 1");
+  if (vm.count("schedule")) {
+    for (const AnchorPass &p : anchor_schedule(reps))
+      std::cout << anchor_kernel_name(p.kernel) << (p.timed ? " timed" : " warmup") << "\n";
+    return 0;
+  }
+  std::cout << measure_host_anchors(size_mib << 20, reps).to_json().dump(2) << "\n";
+  return 0;
+}
+
 int cmd_worker(const std::vector<std::string> &args) {
   po::options_description d;
   WorkerArgs w;
@@ -290,6 +314,8 @@ int main(int argc, char **argv) {
       return cmd_report(args);
     if (cmd == "verify")
       return cmd_verify(args);
+    if (cmd == "anchors")
+      return cmd_anchors(args);
     if (cmd == "__worker")
       return cmd_worker(args);
     std::cerr << "tl-conform: unknown command '" << cmd << "'\n" << kUsage;

@@ -710,6 +710,35 @@ def datasheet(args):
     check(p.returncode == 2 and "no such file" in p.stderr, "a missing --datasheet must be refused")
 
 
+def anchor_schedule(args):
+    """The host anchors' passes: each kernel's timed passes follow a pass of the same kernel.
+    The old order (copy, streaming copy, triad, streaming triad, memcpy, repeated) timed every
+    streaming pass right after a pass that left its destination dirty in the caches, and
+    measured STREAM copy 15 % low (a kernel copy then read as 1.15x of it: "implausible")."""
+    p = run(args, ["anchors", "--schedule", "--reps", "3"])
+    check(p.returncode == 0, f"anchors --schedule: rc {p.returncode}")
+    passes = [line.split() for line in p.stdout.splitlines() if line.strip()]
+    kernels = {"copy", "copy_streaming", "triad", "triad_streaming", "memcpy"}
+    check({k for k, _ in passes} == kernels, f"the anchors' kernels: {passes}")
+    for k in kernels:
+        check(sum(1 for kk, w in passes if kk == k and w == "timed") == 3, f"{k}: not 3 timed")
+    for i, (k, when) in enumerate(passes):
+        check(when in ("timed", "warmup"), f"pass {i}: {when}")
+        if when == "timed":
+            check(i > 0 and passes[i - 1][0] == k,
+                  f"pass {i} ({k}, timed) follows {passes[i - 1] if i else 'nothing'}: a timed "
+                  "pass must follow a pass of the same kernel")
+    # The measurement itself, small: every figure there, the STREAM check passed.
+    p = run(args, ["anchors", "--size-mib", "8", "--reps", "2"])
+    check(p.returncode == 0, f"anchors: rc {p.returncode}")
+    a = json.loads(p.stdout)
+    check(a["ok"] and a["reps"] == 2 and a["array_bytes"] == 8 << 20, f"anchors: {a}")
+    for k in ["stream_copy_bytes_per_s", "stream_triad_bytes_per_s", "memcpy_bytes_per_s"]:
+        check(a[k] > 0, f"anchors: {k} = {a[k]}")
+    p = run(args, ["anchors", "--reps", "0"])
+    check(p.returncode == 2 and "--reps must be at least 1" in p.stderr, "--reps 0 accepted")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tl-conform", required=True)
@@ -722,7 +751,7 @@ def main():
                                      faulty_abi, faulty_noop, faulty_dropdtypes, resume,
                                      tamper, nonstandard, rerun, npusim_core_run,
                                      faulty_imprecise, faulty_lowpeak, faulty_fastclock,
-                                     faulty_slow, datasheet, perf_bar]}
+                                     faulty_slow, datasheet, perf_bar, anchor_schedule]}
     tests[args.test](args)
     print("OK", args.test)
 

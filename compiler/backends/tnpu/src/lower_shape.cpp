@@ -24,8 +24,8 @@ void Lowering::lower_shape(const ir::Operation &op) {
     vcmd(V::VIota, {d}, {}, {tile_range(op, op.result())}, {kT4, kT5});
     return;
   }
-  if (attr::has(&op, attr::kFused)) { // its users read the row (tnpu-plan-memory)
-    alloc_tile(op);
+  if (attr::has(&op, attr::kFused)) { // its users read the row in place (tnpu-plan-memory)
+    tiles_[op.result()] = tile(op, op.operand(0));
     return;
   }
   const ir::Type &in = op.operand(0)->type();

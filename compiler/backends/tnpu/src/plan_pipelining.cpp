@@ -136,16 +136,19 @@ std::vector<ir::Operation *> Pipeliner::candidates(ir::Block &body, const ir::Op
   // iteration overlaps the compute of the next. So are the tiles the vector unit computes for
   // a dot's a or b, so that the next iteration's vector work does not wait for this one's dot
   // to have read them (attention's p and v^T: bench/README.md npusim s11).
+  std::set<const ir::Operation *> stored_defs; // behind reshapes (as plan() checks below)
+  for (const auto &op : body.ops())
+    if (op->opcode() == Opcode::Store)
+      stored_defs.insert(stored_tile(*op)->def());
   for (const auto &op : body.ops()) {
     if (op->num_results() != 1 || !op->result()->type().is_tile() || attr::prefetchable(*op) ||
         (op->opcode() == Opcode::Dot && op->num_operands() > 2) || yielded(op->result()))
       continue;
+    bool dot_read = false;
     for (const ir::Operation *u : uses_.users(op->result()))
-      if ((u->opcode() == Opcode::Store && u->parent() == &body) ||
-          (computes(*op) && dot_operand(*u, op->result()))) {
-        mine.push_back(op.get());
-        break;
-      }
+      dot_read = dot_read || (computes(*op) && dot_operand(*u, op->result()));
+    if (stored_defs.count(op.get()) || dot_read)
+      mine.push_back(op.get());
   }
   return mine;
 }

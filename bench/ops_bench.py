@@ -282,6 +282,7 @@ def main():
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
     p.add_argument("--seq", type=int, default=2048, help="attention's sequence length")
+    p.add_argument("--head-dims", default="64", help="attention's head dimensions D")
     p.add_argument("--heads", type=int, default=8,
                    help="attention's heads (npusim: 2 simulate S = 2048 in minutes)")
     p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
@@ -379,10 +380,33 @@ def main():
                 results[name + " (PyTorch)"] = t_ms / ms
         say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
             f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
+    if not cpu and a.device == "npusim" and wanted("gemm") and a.gemm:
+        # The same-run anchor of the tnpu GEMM: the hand-written kernel (K <= 1024).
+        n = 1024
+        ms = tnpu_gemm_anchor(a.device, n, a.reps)
+        frac = 2.0 * n ** 3 / (ms / 1e3) / peak
+        results[f"gemm_f32_tnpu.tlir {n}"] = frac
+        say(f"| gemm_f32_tnpu.tlir {n} (hand-written anchor) | {ms:.3f} | "
+            f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | - | - | - |")
     s = a.seq
-    name = f"attention S={s}"
+    for d in (int(x) for x in a.head_dims.split(",") if x):
+        attention_row(a, s, d, rng, cpu, peak, gemm_frac, results, say, wanted)
+
+    say()
+    say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
+    for name, r in results.items():
+        key = name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
+        say(f"{key}_vs_anchor: {r:.3f}")
+    if a.out:
+        with open(a.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+def attention_row(a, s, d, rng, cpu, peak, gemm_frac, results, say, wanted):
+    """Attention forward at S = s, head dim d, against the largest GEMM's fraction of the peak."""
+    name = f"attention S={s}" + ("" if d == 64 else f" D={d}")
     if wanted(name):
-        bh, d = a.heads, 64
+        bh = a.heads
         q, k, v = (rng.standard_normal((1, bh, s, d), np.float32) for _ in range(3))
 
         def np_attention():
@@ -409,18 +433,9 @@ def main():
                                              tdev) for _ in range(a.reps))
             results[name + " (PyTorch)"] = tms / ms
             tms = f"{tms:.3f}"
-        say(f"| {name} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: numpy) | "
-            f"{ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | {results[name]:.2f} | "
-            f"{tms} |")
-
-    say()
-    say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
-    for name, r in results.items():
-        key = name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
-        say(f"{key}_vs_anchor: {r:.3f}")
-    if a.out:
-        with open(a.out, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+        say(f"| attention S={s} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: "
+            f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | "
+            f"{results[name]:.2f} | {tms} |")
 
 
 if __name__ == "__main__":

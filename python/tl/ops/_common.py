@@ -143,6 +143,10 @@ TUNING = {
     # nvptx: 64 x 64, the fastest or level on the H200 at head dims 64 and 128, S 197 to 1024
     # (bench/cuda/attention_blocks.py; every block size right since session 10's dot fix)
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (64, 64)},
+    # attention forward computes the next key block's scores before this block's softmax
+    # (transformer.attention_kernel's AHEAD): the tnpu's matrix unit then works while its vector
+    # unit exponentiates (bench/README.md, npusim s11); elsewhere one unit does both
+    "attention_ahead": {"default": False, "tnpu": True},
     # split-K GEMM's partials kernel: (BM, BN, BK); tnpu: whole 128 x 128 matrix-unit passes
     "splitk_blocks": {"default": (64, 64, 32), "tnpu": (128, 128, 128)},
     # gemm(split_k=None) splits small outputs with a long K by itself (linear.splitk_choice)

@@ -24,16 +24,36 @@ def chunk(x, o, k, i0, BN: tl.constexpr, BI: tl.constexpr, ROWS: tl.constexpr, o
 @tl.kernel
 def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
                   OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
-                  ROWS: tl.constexpr = False):
+                  ROWS: tl.constexpr = False, ONE: tl.constexpr = False):
     """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
     passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum.
     ROWS (a reduction along the last axis): x is the (1, rows, n) view and out (1, rows); a
     program reduces BI whole rows, so each load is BI contiguous rows instead of one row's
-    (BN, 1) column (the TNPU's column sums then use BI lanes, not one: _common.TUNING)."""
+    (BN, 1) column (the TNPU's column sums then use BI lanes, not one: _common.TUNING).
+    ONE (with ROWS): n fits one chunk (n <= BN), BI whole rows reduced along the rows without a
+    loop: the tnpu runs a kernel without loops persistent, the next program's load overlapping
+    this one's reduction and store."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     n = x.shape[2] if ROWS else x.shape[1]
-    if OP in ("sum", "mean", "var"):
+    if ONE:
+        pad = float("inf") if OP == "min" else -float("inf") if OP in ("max", "argmax") else 0.0
+        # (BI, BN): whole rows, reduced along axis 1 (the backend picks the row form)
+        v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN), other=pad), (BI, BN)).to(tl.float32)
+        if OP in ("sum", "mean", "var"):
+            r = tl.sum(v, axis=1)
+            if OP != "sum":
+                r = r * scale
+            if OP == "var":
+                d = tl.where((tl.arange(0, BN) < n)[None, :], v - r[:, None], 0.0)
+                r = tl.sum(d * d, axis=1) / (n - correction)
+        elif OP == "min":
+            r = tl.min(v, axis=1)
+        elif OP == "max":
+            r = tl.max(v, axis=1)
+        else:
+            r = tl.argmax(v, axis=1)
+    elif OP in ("sum", "mean", "var"):
         acc = tl.zeros((BI,), tl.float32)
         for k in tl.range(0, n, BN):
             acc = acc + tl.sum(chunk(x, o, k, i0, BN, BI, ROWS).to(tl.float32), axis=0)
@@ -108,7 +128,7 @@ def reduce(op, x, axis=-1, *, correction=0, device=None):
         bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
         c.launch(reduce_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
-                 BN=bn, BI=rows, ROWS=True)
+                 BN=bn, BI=rows, ROWS=True, ONE=n <= bn)  # (ROWS is tnpu tuning: reduce_rows)
     elif out.size:
         bn, bi = axis_tiles(n, inner, c.tuned("axis_inner", device))
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),

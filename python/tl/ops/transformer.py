@@ -74,12 +74,58 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
     tl.store(loss + (r0,), tl.where(keep, m + tl.log(s) - picked, 0.0))
 
 
+@tl.func
+def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
+                    BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr,
+                    HAS_LEN: tl.constexpr):
+    """attention_kernel's key loop for a device whose matrix and vector units run side by side
+    (the tnpu: _common.TUNING["attention_ahead"]); returns (m, s, acc^T). The scores are
+    computed transposed, s^T = k q^T (keys x queries, so each query's max and sum fold columns:
+    no transposes of the scores; the broadcasts of m and of the correction are rows, which the
+    vector unit reads with a row stride of 0), and one key block ahead: the next block's
+    scores go to the matrix unit before this block's softmax goes to the vector unit, so the
+    two overlap (the next block's scores are scaled once this block's are dead: the carried
+    tile is written in place). acc^T (D x queries) += v^T p^T. The last iteration's next block lies
+    past the keys (loaded as padding, unused)."""
+    qt = tl.trans(tq)
+    acct = tl.zeros((BD, BM), tl.float32)
+    k0 = tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+    ahead = tl.dot(k0, qt) * scale
+    for n0 in tl.range(0, hi, BN):
+        tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        tk = tl.reshape(tl.load(k + (hk, n0 + BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        nxt = tl.dot(tk, qt)
+        sc = ahead
+        if CAUSAL or not EVEN or HAS_LEN:
+            cols = n0 + tl.arange(0, BN)
+            ok = (cols < t_len)[:, None]
+            if CAUSAL:
+                ok = ok & (cols[:, None] <= rows[None, :])
+            if HAS_LEN:
+                ok = ok & (cols[:, None] < kl[None, :])
+            sc = tl.where(ok, sc, -float("inf"))
+        m_new = tl.maximum(m, tl.max(sc, axis=0))
+        m_use = m_new
+        if HAS_LEN:
+            m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
+        p = tl.exp(sc - m_use[None, :])
+        # here, not last: the vector unit's wait for the matrix unit's next scores must not
+        # wait for this block's dot below too (a queue's signal follows all it holds)
+        ahead = nxt * scale
+        corr = tl.exp(m - m_use)
+        s = s * corr + tl.sum(p, axis=0)
+        acct = tl.dot(tl.trans(tv), p, acc=acct * corr[None, :])
+        m = m_new
+    return m, s, acct
+
+
 @tl.kernel
 def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, lse: tl.tensor,
                      scale: tl.float32, group: tl.int32, klen: tl.tensor, heads: tl.int32,
                      CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, BM: tl.constexpr,
                      BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr = False,
-                     HAS_LEN: tl.constexpr = False, HAS_MASK: tl.constexpr = False):
+                     HAS_LEN: tl.constexpr = False, HAS_MASK: tl.constexpr = False,
+                     AHEAD: tl.constexpr = False):
     """out = softmax(q k^T * scale [causal: key j <= query i]) v for one (batch, head) and BM
     queries per program; keys in blocks of BN with an online max and sum (f32). q, out: (B H,
     S, D) views; k, v: (B H / group, T, D). STORE_LSE: lse (B H, S) f32 gets each query's
@@ -89,7 +135,9 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     heads); keys at or past it are masked, and a query with no key left (length 0) gets zeros
     and lse = -inf (as FlashAttention), not NaN. HAS_MASK: klen is instead the key mask (B, T)
     int32, nonzero where key j may be attended (any pattern: left padding too), read one key
-    block at a time; a query with no key left gets zeros and lse = -inf as with HAS_LEN."""
+    block at a time; a query with no key left gets zeros and lse = -inf as with HAS_LEN. AHEAD:
+    the key loop of attention_ahead (the tnpu's: scores transposed and one key block ahead; not
+    with HAS_MASK)."""
     m0 = tl.program_id(0) * BM
     bh = tl.program_id(1)
     hk = bh // group  # k and v's (batch, head): b H + h over group is b Hkv + h / group
@@ -105,31 +153,36 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     hi = t_len
     if CAUSAL:
         hi = tl.minimum(t_len, m0 + BM)
-    for n0 in tl.range(0, hi, BN):
-        tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-        tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-        cols = n0 + tl.arange(0, BN)
-        sc = tl.dot(tq, tl.trans(tk)) * scale
-        if CAUSAL or not EVEN or HAS_LEN or HAS_MASK:
-            ok = (cols < t_len)[None, :]
-            if CAUSAL:
-                ok = ok & (cols[None, :] <= rows[:, None])
-            if HAS_LEN:
-                ok = ok & (cols[None, :] < kl[:, None])
-            if HAS_MASK:
-                km = tl.load(klen + (bh // heads, n0), (1, BN))
-                ok = ok & (km != 0)
-            sc = tl.where(ok, sc, -float("inf"))
-        m_new = tl.maximum(m, tl.max(sc, axis=1))
-        m_use = m_new
-        if HAS_LEN or HAS_MASK:
-            # no key seen yet: exponentiate against 0, not -inf (exp(-inf - -inf) is NaN)
-            m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
-        p = tl.exp(sc - m_use[:, None])
-        corr = tl.exp(m - m_use)
-        s = s * corr + tl.sum(p, axis=1)
-        acc = tl.dot(p, tv, acc=acc * corr[:, None])
-        m = m_new
+    if AHEAD:
+        m, s, acct = attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL,
+                                     BM, BN, BD, EVEN, HAS_LEN)
+        acc = tl.trans(acct)
+    else:
+        for n0 in tl.range(0, hi, BN):
+            tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+            tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+            cols = n0 + tl.arange(0, BN)
+            sc = tl.dot(tq, tl.trans(tk)) * scale
+            if CAUSAL or not EVEN or HAS_LEN or HAS_MASK:
+                ok = (cols < t_len)[None, :]
+                if CAUSAL:
+                    ok = ok & (cols[None, :] <= rows[:, None])
+                if HAS_LEN:
+                    ok = ok & (cols[None, :] < kl[:, None])
+                if HAS_MASK:
+                    km = tl.load(klen + (bh // heads, n0), (1, BN))
+                    ok = ok & (km != 0)
+                sc = tl.where(ok, sc, -float("inf"))
+            m_new = tl.maximum(m, tl.max(sc, axis=1))
+            m_use = m_new
+            if HAS_LEN or HAS_MASK:
+                # no key seen yet: exponentiate against 0, not -inf (exp(-inf - -inf) is NaN)
+                m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
+            p = tl.exp(sc - m_use[:, None])
+            corr = tl.exp(m - m_use)
+            s = s * corr + tl.sum(p, axis=1)
+            acc = tl.dot(p, tv, acc=acc * corr[:, None])
+            m = m_new
     o = acc / s[:, None]
     if HAS_LEN or HAS_MASK:
         o = tl.where((s > 0.0)[:, None], o, 0.0)
@@ -303,5 +356,6 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
              lse.reshape(-1, lse.shape[-1]), scale, h // hk, kl, h, device=device,
              CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd,
-             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=has_len, HAS_MASK=has_mask)
+             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=has_len, HAS_MASK=has_mask,
+             AHEAD=bool(c.tuned("attention_ahead", device)) and not has_mask)
     return (out, lse) if return_lse else out

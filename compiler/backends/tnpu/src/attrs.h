@@ -37,6 +37,9 @@ inline constexpr const char *kMem = "tnpu.mem";
 inline constexpr const char *kStride = "tnpu.stride";
 /// On an op whose tile does not fit: the error, without location, for the lowering to report.
 inline constexpr const char *kOverflow = "tnpu.overflow";
+/// On a broadcast of one row (1 x C -> R x C) whose every user is an elementwise vector op: no
+/// copy; the users read the row with a row stride of 0 (its result shares the row's address).
+inline constexpr const char *kFused = "tnpu.fused";
 /// On the kernel's `return`: the bytes of scratchpad / accumulator the planned tiles use (the
 /// lowering's temporaries and scalar slots start above the scratchpad's).
 inline constexpr const char *kSramPeak = "tnpu.sram_peak";

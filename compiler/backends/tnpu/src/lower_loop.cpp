@@ -94,9 +94,9 @@ void Lowering::lower_grid_loop() {
 ///  1. waits for the loads of its iteration: every queue waits for the signals each DMA engine
 ///     sent right behind that prefetch (eager semaphores: later commands on the engine, such
 ///     as the previous iteration's stores, are not waited for);
-///  2. orders every other queue after the previous iteration's compute (the buffers the
-///     prefetch overwrites), and the DMA engines after each other where tnpu.dma_ordered
-///     says so;
+///  2. orders the DMA engines after the previous iteration's compute (the buffers the
+///     prefetch overwrites) — in copy 0 (after the back edge) every queue — and the DMA
+///     engines after each other where tnpu.dma_ordered says so;
 ///  3. prefetches the loads of iteration i + D - 1 into the buffer of iteration i - 1 and
 ///     signals behind them;
 ///  4. computes; its tiles that are stored have D buffers too, so the store of iteration i
@@ -159,9 +159,15 @@ void Lowering::lower_body(Loop &loop, int buffer, Signals &signalled) {
   loop.bind(false);
   if (buffer >= 0) {
     sync_.wait_ahead(signalled[size_t(buffer)]);
+    // The DMA engines wait for the previous iteration's compute (the prefetch below overwrites
+    // its buffers). The matrix and vector units wait for each other only in copy 0, after the
+    // back edge, where QueueSync's log lacks the previous round's later copies; in a later copy
+    // the log holds this round's earlier copies (everything older is behind copy 0's waits), so
+    // their ranges order the units (attention: the next key block's scores on the matrix unit
+    // overlap this block's softmax on the vector unit, bench/README.md npusim s11).
     for (int c : {sync_.mx(), sync_.vec()})
       for (int q = 0; q < sync_.vec() + 1; ++q)
-        if (q != c)
+        if (q != c && (buffer == 0 || q < sync_.num_dma()))
           sync_.order(c, q);
     const bool dma_ordered = attr::has(attr::loop_op(*loop.body), attr::kDmaOrdered);
     for (int p = 0; p < sync_.num_dma() && dma_ordered; ++p)

@@ -24,6 +24,10 @@ void Lowering::lower_shape(const ir::Operation &op) {
     vcmd(V::VIota, {d}, {}, {tile_range(op, op.result())}, {kT4, kT5});
     return;
   }
+  if (attr::has(&op, attr::kFused)) { // its users read the row in place (tnpu-plan-memory)
+    tiles_[op.result()] = tile(op, op.operand(0));
+    return;
+  }
   const ir::Type &in = op.operand(0)->type();
   if (in.rank() > 2 || rt.rank() > 2)
     fail(op, "'" + std::string(op.name()) + "' of rank-" + std::to_string(rt.rank()) +

@@ -84,7 +84,10 @@ void Lowering::lower_elementwise(const ir::Operation &op) {
     vcmd(V::VXor, {d, a, ones}, {reads[0], {ones, ones + uint64_t(n)}}, {w});
     return;
   }
-  vec_setup(n, 1, t, unsigned_int(e));
+  if (fused_row_operands(op, reads))
+    vec_setup(op.result()->type().shape()[1], op.result()->type().shape()[0], t, unsigned_int(e));
+  else
+    vec_setup(n, 1, t, unsigned_int(e));
   switch (op.num_operands()) {
   case 1:
     vcmd(vop, {d, a}, reads, {w});
@@ -101,6 +104,27 @@ void Lowering::lower_elementwise(const ir::Operation &op) {
     vcmd(vop, {d, a, tile(op, op.operand(1)), tile(op, op.operand(2))}, reads, {w});
     return;
   }
+}
+
+bool Lowering::fused_row_operands(const ir::Operation &op, std::vector<Range> &reads) {
+  bool any = false;
+  for (const ir::Value *v : op.operands())
+    any = any || (v->def() && attr::has(v->def(), attr::kFused));
+  if (!any)
+    return false;
+  // Row by row: a fused row broadcast's row is read again for every row (row stride 0).
+  const ir::Type &rt = op.result()->type();
+  const int64_t cols = rt.shape()[1];
+  veci(F::Sd, cols * elem_bytes(op, rt.elem()));
+  const F strides[] = {F::Sa, F::Sb, F::Sc};
+  for (unsigned i = 0; i < op.num_operands(); ++i) {
+    const ir::Value *v = op.operand(i);
+    const bool row = v->def() && attr::has(v->def(), attr::kFused);
+    veci(strides[i], row ? 0 : cols * elem_bytes(op, v->type().elem()));
+    if (row)
+      reads[i] = range(op, tile(op, v), v->def()->operand(0)->type());
+  }
+  return true;
 }
 
 void Lowering::lower_tile_cmp(const ir::Operation &op) {

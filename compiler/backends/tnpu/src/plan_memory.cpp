@@ -4,9 +4,11 @@
 
 #include "attrs.h"
 #include "tl/ir/uses.h"
+#include "vector_codes.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,36 @@ uint64_t bytes_of(const ir::Type &t) {
 bool is_tile(const ir::Value *v) { return v->type().is_tile(); }
 bool is_alias(const ir::Operation *op) { // same data, another shape
   return op->opcode() == Opcode::ExpandDims || op->opcode() == Opcode::Reshape;
+}
+/// A broadcast of one row to R > 1 rows (w[None, :] in a layernorm).
+bool row_broadcast(const ir::Operation *op) {
+  if (op->opcode() != Opcode::Broadcast)
+    return false;
+  const ir::Type &in = op->operand(0)->type(), &out = op->result()->type();
+  return in.rank() == 2 && out.rank() == 2 && in.shape()[0] == 1 && out.shape()[0] > 1 &&
+         in.shape()[1] == out.shape()[1];
+}
+/// u is lowered as one elementwise vector command over tiles of v's shape with a row stride
+/// per operand (lower_elementwise's general case: binary and ternary ops but clamp).
+bool strided_user(const ir::Operation *u, const ir::Value *v) {
+  if (u->num_results() != 1 || !u->result()->type().is_tile() ||
+      u->result()->type().shape() != v->type().shape() || u->num_operands() < 2 ||
+      u->num_operands() > 3)
+    return false;
+  switch (u->opcode()) {
+  case Opcode::Cmp:
+  case Opcode::Cast:
+  case Opcode::Bitcast:
+  case Opcode::Reduce:
+  case Opcode::Scan:
+  case Opcode::Arange:
+  case Opcode::Broadcast:
+  case Opcode::Transpose:
+  case Opcode::Clamp:
+    return false;
+  default:
+    return detail::vector_opcode(u->opcode()) != npu::isa::Opcode::Nop;
+  }
 }
 /// The innermost `for` op whose body holds op (directly or inside `if`s), or null.
 const ir::Operation *loop_of(const ir::Operation *op) {
@@ -64,6 +96,7 @@ struct Slot {
   uint64_t bytes = 0;
   bool matrix = false;
   const ir::Operation *pipelined = nullptr;
+  const ir::Operation *loop = nullptr; ///< the `for` whose one iteration holds the whole slot
   std::vector<const ir::Value *> members;
 };
 
@@ -82,7 +115,11 @@ public:
   void run(ir::Kernel &kernel) {
     number(*kernel_.body());
     share_slots();
-    allocate();
+    allocate(false);
+    const Plan packed = save();
+    allocate(true);
+    if (!keep_spread(packed))
+      restore(packed);
     record(kernel);
   }
 
@@ -90,9 +127,32 @@ private:
   void number(const ir::Block &b);
   void share_slots();
   void share_carried(const ir::Operation &loop);
-  std::vector<Slot *> slots_in_order(std::map<const ir::Value *, Slot> &slots);
-  void allocate();
+  std::vector<Slot *> slots_in_order(std::map<const ir::Value *, Slot> &slots, bool spread);
+  void allocate(bool spread);
   void record(ir::Kernel &kernel);
+
+  /// The outcome of one allocation, to compare the packed plan with the spread one.
+  struct Plan {
+    std::map<const ir::Value *, Place> place;
+    std::map<const ir::Operation *, uint64_t> stride;
+    uint64_t sram_peak = 0, acc_peak = 0, matrix_in_sram = 0, max_tile = 0;
+    bool overflow = false;
+  };
+  Plan save() const {
+    return {place_, stride_, sram_peak_, acc_peak_, matrix_in_sram_, max_tile_, overflow_};
+  }
+  void restore(const Plan &p) {
+    place_ = p.place, stride_ = p.stride, sram_peak_ = p.sram_peak, acc_peak_ = p.acc_peak;
+  }
+  /// The spread plan is kept when everything fits as it did packed (no matrix result moves
+  /// from the accumulator to the scratchpad) and it leaves the lowering's temporaries (above
+  /// the tiles) the room the packed plan left them, or four of the largest tiles.
+  bool keep_spread(const Plan &packed) const {
+    if (overflow_ || packed.overflow || matrix_in_sram_ > packed.matrix_in_sram)
+      return false;
+    const uint64_t room = std::min(opts_.sram_bytes - packed.sram_peak, 4 * packed.max_tile);
+    return sram_peak_ + room <= opts_.sram_bytes;
+  }
 
   bool inside(const ir::Value *v, const ir::Operation *loop) {
     return def_[v] >= pos_[loop] && def_[v] <= end_[loop] && v->def() != loop;
@@ -113,7 +173,7 @@ private:
     int64_t last = def_[v];
     for (const ir::Operation *u : uses_.users(v)) {
       last = std::max(last, use_pos(v, u));
-      if (is_alias(u))
+      if (is_alias(u) || fused_.count(u))
         last = std::max(last, last_use(u->result()));
     }
     return last;
@@ -129,14 +189,17 @@ private:
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;
   ir::UseList uses_;
+  std::set<const ir::Operation *> fused_; ///< row broadcasts their users read in place
   int64_t next_ = 0;
   std::map<const ir::Operation *, int64_t> pos_, end_;
   std::map<const ir::Value *, int64_t> def_;
-  std::vector<const ir::Value *> values_; ///< every value, in the order the parser makes them
+  std::vector<const ir::Value *> values_;    ///< every value, in the order the parser makes them
+  std::vector<const ir::Operation *> loops_; ///< every `for`, in program order
   std::map<const ir::Value *, const ir::Value *> parent_;
   std::map<const ir::Value *, Place> place_;
   std::map<const ir::Operation *, uint64_t> stride_; ///< of each buffered tile's buffers
-  uint64_t sram_peak_ = 0, acc_peak_ = 0;
+  uint64_t sram_peak_ = 0, acc_peak_ = 0, matrix_in_sram_ = 0, max_tile_ = 0;
+  bool overflow_ = false;
 };
 
 /// Positions in program order: an op's, its results' and its regions' arguments' (one), and
@@ -144,6 +207,8 @@ private:
 void MemoryPlanner::number(const ir::Block &b) {
   for (const auto &op : b.ops()) {
     const int64_t p = pos_[op.get()] = next_++;
+    if (op->opcode() == Opcode::For)
+      loops_.push_back(op.get());
     for (const auto &r : op->results())
       def_[r.get()] = p;
     for (unsigned r = 0; r < op->num_regions(); ++r) {
@@ -161,6 +226,22 @@ void MemoryPlanner::share_slots() {
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
     if (is_alias(op))
       unite(op->result(), op->operand(0));
+  });
+  // A row broadcast is an alias of its row when every user reads it with a row stride of 0
+  // (not a buffered row: the users would need the broadcast's buffer, not the row's).
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    if (!row_broadcast(op) || buffered(op->operand(0)))
+      return;
+    const ir::Value *src = op->operand(0);
+    while (src->def() && is_alias(src->def()))
+      src = src->def()->operand(0);
+    if (buffered(src) || uses_.users(op->result()).empty())
+      return;
+    for (const ir::Operation *u : uses_.users(op->result()))
+      if (!strided_user(u, op->result()))
+        return;
+    fused_.insert(op);
+    unite(op->result(), op->operand(0));
   });
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
     if (op->opcode() == Opcode::Dot && op->num_operands() > 2 &&
@@ -199,7 +280,14 @@ void MemoryPlanner::share_carried(const ir::Operation &op) {
 
 /// The slots in the order the scan places them: by start, larger first, then program order. A
 /// buffered slot holds all its buffers through its whole loop (the kernel, for the grid loop).
-std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Slot> &slots) {
+/// `spread`: a slot that lives within one iteration of a `for` holds its place to the end of
+/// the loop's body, so no other tile of that body reuses it. Reuse within a body orders the
+/// next iteration's first commands after this iteration's last ones (a write after read across
+/// the back edge: attention's transpose of the next key block on the vector unit waited for
+/// the matrix unit's last dot of the previous block, whose operand took the transpose's place),
+/// which keeps the units from overlapping iterations.
+std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Slot> &slots,
+                                                  bool spread) {
   for (size_t i = 0; i < values_.size(); ++i) {
     const ir::Value *v = values_[i];
     const int64_t d = def_[v];
@@ -210,19 +298,27 @@ std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Sl
     if (d < s.start)
       s.start = d, s.first = v, s.seq = i;
     s.end = std::max(s.end, last_use(v));
-    s.bytes = std::max(s.bytes, bytes_of(v->type()));
+    if (!fused_.count(v->def())) // a fused broadcast takes no room of its own
+      s.bytes = std::max(s.bytes, bytes_of(v->type()));
     s.matrix = s.matrix || (v->def() && v->def()->opcode() == Opcode::Dot);
     if (buffered(v))
       s.pipelined = v->def();
   }
   std::vector<Slot *> order;
   for (auto &[root, s] : slots) {
+    max_tile_ = std::max(max_tile_, s.bytes);
     if (s.pipelined) {
       const ir::Operation *loop = loop_of(s.pipelined); // null: the grid loop
       s.start = loop ? std::min(s.start, pos_[loop]) : 0;
       s.end = loop ? std::max(s.end, end_[loop]) : next_;
       stride_[s.pipelined] = align(s.bytes);
       s.bytes = uint64_t(attr::get_int(*s.pipelined, attr::kBuffers)) * align(s.bytes);
+    } else if (spread) {
+      for (const ir::Operation *f : loops_) // the innermost loop whose body holds the slot
+        if (pos_[f] < s.start && s.end <= end_[f])
+          s.loop = f;
+      if (s.loop)
+        s.end = end_[s.loop];
     }
     order.push_back(&s);
   }
@@ -234,8 +330,10 @@ std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Sl
   return order;
 }
 
-void MemoryPlanner::allocate() {
+void MemoryPlanner::allocate(bool spread) {
   std::map<const ir::Value *, Slot> slots;
+  place_.clear(), stride_.clear();
+  sram_peak_ = acc_peak_ = matrix_in_sram_ = 0, overflow_ = false;
   struct Live {
     uint64_t lo, hi;
     int64_t end;
@@ -262,7 +360,7 @@ void MemoryPlanner::allocate() {
       n += l.hi - l.lo;
     return n;
   };
-  for (const Slot *s : slots_in_order(slots)) {
+  for (const Slot *s : slots_in_order(slots, spread)) {
     Place p;
     uint64_t at = 0;
     if (s->matrix && place(acc, opts_.accumulator_bytes, *s, at)) {
@@ -271,7 +369,9 @@ void MemoryPlanner::allocate() {
     } else if (place(sram, opts_.sram_bytes, *s, at)) {
       p.at = int64_t(at);
       sram_peak_ = std::max(sram_peak_, at + s->bytes);
+      matrix_in_sram_ += s->matrix ? s->bytes : 0;
     } else {
+      overflow_ = true;
       const std::string &name = s->first->name();
       const int64_t buffers = s->pipelined ? attr::get_int(*s->pipelined, attr::kBuffers) : 1;
       p.overflow = "tile " + s->first->type().str() + " does not fit the scratchpad (tile " +
@@ -315,6 +415,8 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
       op->set_attr(attr::kOverflow, overflow);
     if (const auto it = stride_.find(op); it != stride_.end())
       op->set_attr(attr::kStride, int64_t(it->second));
+    if (fused_.count(op))
+      op->set_attr(attr::kFused, int64_t(1));
   });
   ir::Operation *ret = kernel.body()->terminator();
   ret->set_attr(attr::kSramPeak, int64_t(sram_peak_));
@@ -325,7 +427,7 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
 
 bool plan_memory(ir::Kernel &kernel, const CompileOptions &options) {
   attr::clear(kernel, {attr::kAddr, attr::kMem, attr::kStride, attr::kOverflow, attr::kSramPeak,
-                       attr::kAccPeak});
+                       attr::kAccPeak, attr::kFused});
   MemoryPlanner(kernel, options).run(kernel);
   return true;
 }

@@ -24,6 +24,15 @@ bool defined_in(const ir::Value *v, const ir::Operation *loop) {
       return true;
   return false;
 }
+/// op writes a tile of its own on the vector unit (not a dot, not another view of its operand).
+bool computes(const ir::Operation &op) {
+  return op.opcode() != Opcode::Dot && op.opcode() != Opcode::Reshape &&
+         op.opcode() != Opcode::ExpandDims;
+}
+/// u is a dot reading v as its a or b (not as its accumulator).
+bool dot_operand(const ir::Operation &u, const ir::Value *v) {
+  return u.opcode() == Opcode::Dot && (u.operand(0) == v || u.operand(1) == v);
+}
 /// The stored value behind its reshapes / expand_dims.
 const ir::Value *stored_tile(const ir::Operation &store) {
   const ir::Value *v = store.operand(unsigned(store.num_operands() - 1));
@@ -124,14 +133,22 @@ std::vector<ir::Operation *> Pipeliner::candidates(ir::Block &body, const ir::Op
   if (mine.empty())
     return mine;
   // Tiles the body computes and stores: buffered like the loads, so that the store of one
-  // iteration overlaps the compute of the next.
+  // iteration overlaps the compute of the next. So are the tiles the vector unit computes for
+  // a dot's a or b, so that the next iteration's vector work does not wait for this one's dot
+  // to have read them (attention's p and v^T: bench/README.md npusim s11).
+  std::set<const ir::Operation *> stored_defs; // behind reshapes (as plan() checks below)
+  for (const auto &op : body.ops())
+    if (op->opcode() == Opcode::Store)
+      stored_defs.insert(stored_tile(*op)->def());
   for (const auto &op : body.ops()) {
     if (op->num_results() != 1 || !op->result()->type().is_tile() || attr::prefetchable(*op) ||
         (op->opcode() == Opcode::Dot && op->num_operands() > 2) || yielded(op->result()))
       continue;
+    bool dot_read = false;
     for (const ir::Operation *u : uses_.users(op->result()))
-      if (u->opcode() == Opcode::Store && u->parent() == &body)
-        mine.push_back(op.get());
+      dot_read = dot_read || (computes(*op) && dot_operand(*u, op->result()));
+    if (stored_defs.count(op.get()) || dot_read)
+      mine.push_back(op.get());
   }
   return mine;
 }

@@ -186,11 +186,21 @@ __attribute__((noinline)) void triad_piece(float *__restrict a, const float *__r
 // carries the bytes STREAM counts. The anchor is the better of the two ways.
 #if defined(__x86_64__)
 // 32-byte streaming stores where the CPU has AVX (a whole line in two stores, as llvm-cpu's
-// vectors write it).
+// vectors write it), two lines an iteration with the loads first: one load-store pair an
+// iteration measured 0.9 of this on Zen 3 (25.0 against 27.9 GB/s, 2 threads, 64 MiB), below
+// llvm-cpu's own unrolled copy (32 GB/s: "implausible" against a slower anchor).
 __attribute__((target("avx"))) void copy_piece_nt_avx(float *c, const float *b, size_t n) {
   size_t i = 0;
   for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 31); ++i)
     c[i] = b[i];
+  for (; i + 32 <= n; i += 32) {
+    const __m256 x0 = _mm256_loadu_ps(b + i), x1 = _mm256_loadu_ps(b + i + 8),
+                 x2 = _mm256_loadu_ps(b + i + 16), x3 = _mm256_loadu_ps(b + i + 24);
+    _mm256_stream_ps(c + i, x0);
+    _mm256_stream_ps(c + i + 8, x1);
+    _mm256_stream_ps(c + i + 16, x2);
+    _mm256_stream_ps(c + i + 24, x3);
+  }
   for (; i + 8 <= n; i += 8)
     _mm256_stream_ps(c + i, _mm256_loadu_ps(b + i));
   for (; i < n; ++i)
@@ -203,6 +213,14 @@ __attribute__((target("avx"))) void triad_piece_nt_avx(float *a, const float *b,
   for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 31); ++i)
     a[i] = b[i] + s * c[i];
   const __m256 s8 = _mm256_set1_ps(s);
+  for (; i + 16 <= n; i += 16) { // a line an iteration, as the copy
+    const __m256 y0 =
+        _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i)));
+    const __m256 y1 =
+        _mm256_add_ps(_mm256_loadu_ps(b + i + 8), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i + 8)));
+    _mm256_stream_ps(a + i, y0);
+    _mm256_stream_ps(a + i + 8, y1);
+  }
   for (; i + 8 <= n; i += 8)
     _mm256_stream_ps(
         a + i, _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i))));

@@ -390,7 +390,7 @@ def main():
             f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | - | - | - |")
     s = a.seq
     for d in (int(x) for x in a.head_dims.split(",") if x):
-        attention_row(a, s, d, rng, cpu, peak, gemm_frac, results, say, wanted)
+        attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted)
 
     say()
     say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
@@ -402,7 +402,7 @@ def main():
             fh.write("\n".join(lines) + "\n")
 
 
-def attention_row(a, s, d, rng, cpu, peak, gemm_frac, results, say, wanted):
+def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted):
     """Attention forward at S = s, head dim d, against the largest GEMM's fraction of the peak."""
     name = f"attention S={s}" + ("" if d == 64 else f" D={d}")
     if wanted(name):

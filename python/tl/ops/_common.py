@@ -143,6 +143,11 @@ TUNING = {
     # nvptx: 64 x 64, the fastest or level on the H200 at head dims 64 and 128, S 197 to 1024
     # (bench/cuda/attention_blocks.py; every block size right since session 10's dot fix)
     "attention_blocks": {"default": None, "tnpu": (128, 128), "nvptx": (64, 64)},
+    # ... and where the grid with these blocks still gives every compute unit a program (long
+    # sequences, many heads). H200, device time (bench/cuda/attention_blocks.py, session 11):
+    # S = 2048, 16 heads: 128 x 64 0.802 / 1.750 ms at D = 64 / 128 against 64 x 64's 0.894 /
+    # 1.992; with 64 programs (S = 1024, 8 heads) 128 x 64 is the slower (0.227 vs 0.165 ms)
+    "attention_blocks_many": {"default": None, "nvptx": (128, 64)},
     # attention forward computes the next key block's scores before this block's softmax
     # (transformer.attention_kernel's AHEAD): the tnpu's matrix unit then works while its vector
     # unit exponentiates (bench/README.md, npusim s11); elsewhere one unit does both
@@ -155,6 +160,14 @@ TUNING = {
     # measured 0.2-1.8x the unsplit GEMM (bench/README.md, split-K), so not there
     "splitk_auto": {"default": False, "nvptx": True, "tnpu": True},
 }
+
+
+@functools.lru_cache(maxsize=None)
+def compute_units(device):
+    """`device`'s compute units (cores, SMs) as it reports them."""
+    from .. import runtime
+
+    return runtime.device(device or "cpu").info["compute_units"]
 
 
 @functools.lru_cache(maxsize=None)

@@ -350,6 +350,9 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     bm = bn = min(128, 8192 // bd)
     if c.tuned("attention_blocks", device) and bd <= 128:
         bm, bn = c.tuned("attention_blocks", device)
+        many = c.tuned("attention_blocks_many", device)
+        if many and tl.cdiv(s, many[0]) * bq * h >= c.compute_units(device):
+            bm, bn = many
     hk = k.shape[1]
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),

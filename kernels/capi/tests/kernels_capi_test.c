@@ -300,8 +300,29 @@ static void expect_error(tl_status s, tl_status_code code, const char *fragment)
  * last 584 columns: an integer-valued sum, exact in f32, must come out exact), the epilogue
  * applied per partial (alpha 0.5 and the bias would count 7 times), a workspace too small for
  * the batch, and the automatic choice (split_k 0) computing something else. */
+enum { SPLIT_B = 2, SPLIT_M = 3, SPLIT_K = 5000, SPLIT_N = 70 };
+
+/* How many elements of `out` differ from act(alpha a b + bias) + res in double (exact here: the
+ * sums are integers); a NULL bias or residual counts as zeros. */
+static unsigned split_k_mismatches(const float *a, const float *b, const float *bias,
+                                   const float *res, float alpha, int relu, const float *out) {
+  enum { B = SPLIT_B, M = SPLIT_M, K = SPLIT_K, N = SPLIT_N };
+  unsigned bad = 0;
+  for (unsigned z = 0; z < B; ++z)
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j) {
+        double acc = 0;
+        for (unsigned k = 0; k < K; ++k)
+          acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+        double want = alpha * acc + (bias ? bias[j] : 0);
+        want = (relu ? fmax(want, 0) : want) + (res ? res[(z * M + i) * N + j] : 0);
+        bad += out[(z * M + i) * N + j] != (float)want;
+      }
+  return bad;
+}
+
 static void test_gemm_split_k(Env *e) {
-  enum { B = 2, M = 3, K = 5000, N = 70 };
+  enum { B = SPLIT_B, M = SPLIT_M, K = SPLIT_K, N = SPLIT_N };
   static float a[B * M * K], b[K * N], bias[N], res[B * M * N], out[B * M * N];
   for (unsigned z = 0; z < B; ++z)
     for (unsigned i = 0; i < M; ++i)
@@ -323,16 +344,7 @@ static void test_gemm_split_k(Env *e) {
                               0.5f,     split};
     ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm split_k");
     read(e, &to, out, sizeof out);
-    unsigned bad = 0;
-    for (unsigned z = 0; z < B; ++z)
-      for (unsigned i = 0; i < M; ++i)
-        for (unsigned j = 0; j < N; ++j) {
-          double acc = 0;
-          for (unsigned k = 0; k < K; ++k)
-            acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
-          double want = fmax(0.5 * acc + bias[j], 0) + res[(z * M + i) * N + j];
-          bad += out[(z * M + i) * N + j] != (float)want;
-        }
+    unsigned bad = split_k_mismatches(a, b, bias, res, 0.5f, 1, out);
     EXPECT(bad == 0, "gemm split_k %u: %u of %d elements not exact", split, bad, B * M * N);
   }
   /* Since minor 2: a bias alone (paired with a zero residual) and a residual alone (a zero
@@ -350,16 +362,8 @@ static void test_gemm_split_k(Env *e) {
                               3};
     ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm split_k, bias or residual alone");
     read(e, &to, out, sizeof out);
-    unsigned bad = 0;
-    for (unsigned z = 0; z < B; ++z)
-      for (unsigned i = 0; i < M; ++i)
-        for (unsigned j = 0; j < N; ++j) {
-          double acc = 0;
-          for (unsigned k = 0; k < K; ++k)
-            acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
-          double want = acc + (with_bias ? bias[j] : res[(z * M + i) * N + j]);
-          bad += out[(z * M + i) * N + j] != (float)want;
-        }
+    unsigned bad =
+        split_k_mismatches(a, b, with_bias ? bias : NULL, with_bias ? NULL : res, 1.0f, 0, out);
     EXPECT(bad == 0, "gemm split_k 3 with %s alone: %u of %d elements not exact",
            with_bias ? "bias" : "residual", bad, B * M * N);
   }

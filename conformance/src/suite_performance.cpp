@@ -286,6 +286,13 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   return r;
 }
 
+/// A candidate's entry in the test's metrics: its file, and the target where it is a tuned
+/// variant.
+std::string candidate_key(const json &cand) {
+  const std::string file = cand["file"], target = cand["target"];
+  return target == "*" ? file : file + " [" + target + "]";
+}
+
 /// Whether `cand` runs here: its target and the limits it asserts.
 std::string skip_reason(const json &cand, const std::string &target,
                         const std::vector<int64_t> &dims) {
@@ -359,10 +366,14 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   json per = json::object();
   double best = 0, cpu_s = 0, timed_wall_s = 0, busy_s = 0;
   std::string winner;
+  std::string winner_key;
   for (const json &cand : t.params["candidates"]) {
     const std::string file = cand["file"];
+    // One file may be a candidate for several targets (softmax_cpu.tlir on llvm-cpu and
+    // nvptx): keyed by file alone, the skipped target's entry replaced the measured one.
+    const std::string key = candidate_key(cand);
     if (std::string why = skip_reason(cand, target, dims); !why.empty()) {
-      per[file] = {{"skipped", why}};
+      per[key] = {{"skipped", why}};
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
@@ -375,7 +386,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
       // and the metrics say why. The library kernel must compile everywhere.
       if (cand["target"] == "*")
         throw;
-      per[file] = {{"skipped", std::string("does not compile for the device: ") + e.what()}};
+      per[key] = {{"skipped", std::string("does not compile for the device: ") + e.what()}};
       continue;
     }
     LoadedKernel k{dev.load(blob.data(), blob.size()), 0};
@@ -385,7 +396,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
     r.metrics["host_s"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.metrics["achieved_flops_per_s"] = r.best_s > 0 ? w.flops / r.best_s : 0;
-    per[file] = r.metrics;
+    per[key] = r.metrics;
     cpu_s += r.metrics["process_cpu_s"].get<double>();
     timed_wall_s += r.metrics["timed_wall_s"].get<double>();
     busy_s += r.metrics["busy_s"].get<double>();
@@ -394,6 +405,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
     if (r.best_s > 0 && (best == 0 || r.best_s < best)) {
       best = r.best_s;
       winner = file;
+      winner_key = key;
     }
   }
   // On the kit's host anchors: measured again now that the plugin is idle (the better counts).
@@ -415,6 +427,7 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   json m = {{"kernel", kernel},
             {"target", target},
             {"winner", winner},
+            {"winner_candidate", winner_key},
             {"candidates", per},
             {"flops", w.flops},
             {"bytes", w.bytes},

@@ -121,6 +121,21 @@ def test_cumsum(shape, axis, dtype, device):
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
 
 
+@pytest.mark.parametrize("n,seg", [(5000, 32), (37, 32), (300, 8)])
+def test_cumsum_segments(n, seg, device):
+    # cumsum_kernel's SEG (nvptx's choice, TUNING["scan_segments"]) run here through the
+    # kernel itself. Catches: an inclusive segment offset (each segment counting its own sum
+    # twice), the carry between chunks dropped (5000 > 1024), the ragged last chunk's padding
+    # mis-scanned, segments of one element (37: 64 // 32 = 2, as the host clamps SEG to BN).
+    x = make(rng, (3, n), "f32", 0.0, 1.0)
+    out = np.full_like(x, np.nan)
+    bn = c.pow2(n, 16, 1024)
+    seg = min(seg, bn)
+    c.launch(reduce_mod.cumsum_kernel, (3, 1), x.reshape(3, n, 1), out.reshape(3, n, 1),
+             device=device, BN=bn, BI=1, SEG=seg)
+    check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_topk(dtype, device):
     # Catches: a winner not taken out (the same index twice), ties not to the lowest index,

@@ -133,14 +133,16 @@ TUNING = {
     "scan_segments": {"default": 1, "nvptx": 32},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
-    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
-    "axis_inner": {"default": 64, "llvm-cpu": 256},
+    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);
+    # 1024 (whole 4 KiB rows, with the rows split across programs: axis_split) streams each
+    # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer
     # programs than this many per compute unit, the rows are split into blocks, each a program,
     # and the blocks' partials combined by a second kernel (reduce.split_choice); 0: never.
     # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
     # the triad on the H200, bench/README.md)
-    "axis_split": {"default": 0, "nvptx": 4},
+    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms

@@ -1,11 +1,16 @@
 # tl.ops reductions and cumsum along any axis against fp64 references.
 # SPDX-License-Identifier: Apache-2.0
+import importlib
+
 import numpy as np
 import pytest
 
 import tl.ops as ops
+from tl.ops import _common as c
 from tl.ops import reference as ref
 from ops_util import DEVICES, DTYPES, DTYPES_F16, check, make
+
+reduce_mod = importlib.import_module("tl.ops.reduce")  # tl.ops.reduce is the function
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
 
@@ -52,6 +57,61 @@ def test_var_correction(device):
           "reduce_var", "f32", n=50)
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min"])
+@pytest.mark.parametrize("shape,axis,split,dtype", [((1009, 70), 0, 7, "f32"),
+                                                    ((3, 431, 300), 1, 3, "bf16"),
+                                                    ((9001, 1), 0, 3, "f32")])
+def test_reduce_split_rows(op, shape, axis, split, dtype, device):
+    # The two-stage reduction along a middle axis (row blocks, then their partials combined).
+    # Catches: a block's rows dropped or counted twice (the sum of positives off by a block's
+    # share), rows past n loaded as 0 into max of negatives / min of positives (1009, 431 and
+    # 9001 rows are prime: the last block is ragged), mean scaled per block instead of by 1/n,
+    # var's second pass around a block's mean instead of the whole mean, columns past the
+    # inner extent (70, 300, 1: ragged against the column block) written or mixed in.
+    lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "var": (-3.0, 2.0), "max": (-3.0, -1.0),
+              "min": (1.0, 3.0)}[op]
+    x = make(rng, shape, dtype, lo, hi)
+    n = shape[axis]
+    x3, _ = c.axis_view(x, axis, op)
+    bn, bi = reduce_mod.axis_tiles(n, x3.shape[2], c.tuned("axis_inner", device))
+    blocks, _ = reduce_mod.split_choice(*x3.shape, bn, bi, device, split)
+    assert blocks > 1, "the shape must take the split path"
+    got = ops.reduce(op, x, axis, split=split, device=device)
+    check(got, ref.reduce(op, x, axis), TOL[op], dtype, n=n)
+
+
+@pytest.mark.parametrize("split", [2, 5, 40])
+def test_argmax_split_rows(split, device):
+    # Catches: a later block's equal maximum winning over the first (rows 100 and 4500 tie),
+    # block-relative row indices, the combine picking the last block of a tie, -inf padding
+    # rows (5003 is prime) winning a column of -inf.
+    x = make(rng, (5003, 9), "f32", -1, 1)
+    x[100, :] = 2.0
+    x[4500, :] = 2.0
+    x[4800, 2] = 3.0
+    x[:, 7] = -np.inf
+    got = ops.reduce("argmax", x, 0, split=split, device=device)
+    np.testing.assert_array_equal(got, x.argmax(0))
+    assert got.dtype == np.int32
+
+
+def test_reduce_split_matches_unsplit_var_correction(device):
+    # Catches: correction ignored on the split path; the split's var against the one-program
+    # var (both against fp64).
+    x = make(rng, (700, 33), "f32", 0, 1)
+    want = ref.reduce("var", x, 0, correction=1)
+    for split in (1, 6):
+        check(ops.var(x, 0, correction=1, device=device) if split == 1 else
+              ops.reduce("var", x, 0, correction=1, split=split, device=device),
+              want, "reduce_var", "f32", n=700)
+
+
+def test_reduce_split_bad_argument(device):
+    # Catches: a bad split accepted silently (0 blocks would leave the output unwritten).
+    with pytest.raises(c.OpError, match="argument 'split'"):
+        ops.reduce("sum", np.ones((100, 4), np.float32), 0, split=0, device=device)
+
+
 @pytest.mark.parametrize("dtype", DTYPES_F16)
 @pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1), ((21, 300), -1)])
 def test_cumsum(shape, axis, dtype, device):
@@ -59,6 +119,21 @@ def test_cumsum(shape, axis, dtype, device):
     # wrong axis; a running value carried from one row into the next (21 rows).
     x = make(rng, shape, dtype, 0.0, 1.0)
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
+
+
+@pytest.mark.parametrize("n,seg", [(5000, 32), (37, 32), (300, 8)])
+def test_cumsum_segments(n, seg, device):
+    # cumsum_kernel's SEG (nvptx's choice, TUNING["scan_segments"]) run here through the
+    # kernel itself. Catches: an inclusive segment offset (each segment counting its own sum
+    # twice), the carry between chunks dropped (5000 > 1024), the ragged last chunk's padding
+    # mis-scanned, segments of one element (37: 64 // 32 = 2, as the host clamps SEG to BN).
+    x = make(rng, (3, n), "f32", 0.0, 1.0)
+    out = np.full_like(x, np.nan)
+    bn = c.pow2(n, 16, 1024)
+    seg = min(seg, bn)
+    c.launch(reduce_mod.cumsum_kernel, (3, 1), x.reshape(3, n, 1), out.reshape(3, n, 1),
+             device=device, BN=bn, BI=1, SEG=seg)
+    check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -126,10 +126,23 @@ TUNING = {
     # llvm-cpu the scan's input is then read in place instead of copied (cumsum of 16384 x
     # 1024 f32: 69 -> 57 ms side by side); elsewhere a second load is a second DMA
     "scan_reload": {"default": False, "llvm-cpu": True},
+    # cumsum along rows: each 1024-element chunk as this many segments scanned on their own
+    # (reduce.cumsum_kernel's SEG). nvptx lowers a scan as a loop per element over the
+    # elements before it (quadratic in the scan's length: 0.05 of the triad on the H200,
+    # bench/README.md); 32 segments of 32 make it ~30x less work
+    "scan_segments": {"default": 1, "nvptx": 32},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
-    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md)
-    "axis_inner": {"default": 64, "llvm-cpu": 256},
+    # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);
+    # 1024 (whole 4 KiB rows, with the rows split across programs: axis_split) streams each
+    # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024},
+    # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer
+    # programs than this many per compute unit, the rows are split into blocks, each a program,
+    # and the blocks' partials combined by a second kernel (reduce.split_choice); 0: never.
+    # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
+    # the triad on the H200, bench/README.md)
+    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms

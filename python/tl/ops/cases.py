@@ -149,6 +149,28 @@ def case_of(spec):
             c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
             tol, terms = "gather", 1
         shape = f"{outer}x{n}x{inner}"
+    elif k == "reduce_part_kernel":  # 3 blocks of 128 rows, the last ragged (300 rows)
+        outer, n, inner, span = 3, 300, 70, 128
+        blocks = _cdiv(n, span)
+        grid = (outer, _cdiv(inner, cx["BI"]), blocks)
+        e = outer * n * inner
+        c.t((outer, n, inner)), c.t((outer, blocks, inner), "nan")
+        c.t((outer, blocks, inner), "nan" if cx["OP"] == "argmax" else "")
+        c.t((outer, inner)), c.s(span)
+        op = cx["OP"]
+        # the index output is written only by argmax; its random input otherwise unread
+        tol = {"sum": "reduce_sum", "sq": "reduce_var", "max": "reduce_max",
+               "min": "reduce_min", "argmax": "reduce_argmax"}[op]
+        terms, cond = span, "abs" if op == "sum" else "1"
+        vops = 3 * e if op == "sq" else e
+        shape = f"{outer}x{n}x{inner} span {span}"
+    elif k == "argmax_combine_kernel":
+        outer, blocks, inner = 3, 37, 70
+        grid = (outer, _cdiv(inner, cx["BI"]))
+        c.t((outer, blocks, inner)), c.t((outer, blocks, inner), "int:0:100000")
+        c.t((outer, inner), "nan")
+        tol, vops = "reduce_argmax", 2 * outer * blocks * inner
+        shape = f"{outer}x{blocks}x{inner}"
     elif k == "gemm_kernel":
         b, m, n, kk = 2, 70, 100, 45
         grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]), b)

@@ -87,20 +87,93 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
 
 
 @tl.kernel
+def reduce_part_kernel(x: tl.tensor, part: tl.tensor, index: tl.tensor, mean: tl.tensor,
+                       span: tl.int32, OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr):
+    """Stage one of a split reduction along the middle axis of x (outer, n, inner): program
+    (o, j, s) reduces rows [s span, (s + 1) span) of columns [j BI, (j + 1) BI) into
+    part[o, s, :] (f32): sum (sum, mean, var's first pass), max, min, argmax (the maximum, and
+    its first row to index[o, s, :] (i32)), sq (sum((x - mean)^2) around mean[o, :], var's
+    second pass). span is a multiple of BN, so no chunk straddles two programs; rows past n
+    load the op's neutral value (a block wholly past n gives it). Stage two is reduce_kernel
+    along part's middle axis (argmax: argmax_combine_kernel)."""
+    o = tl.program_id(0)
+    i0 = tl.program_id(1) * BI
+    s = tl.program_id(2)
+    lo = s * span
+    n = x.shape[1]
+    if OP == "sum" or OP == "sq":
+        r = tl.zeros((BI,), tl.float32)
+        if OP == "sq":
+            mu = tl.reshape(tl.load(mean + (o, i0), (1, BI)), (BI,))
+        for k in tl.range(lo, lo + span, BN):
+            v = chunk(x, o, k, i0, BN, BI, False).to(tl.float32)
+            if OP == "sq":
+                d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - mu[None, :], 0.0)
+                v = d * d
+            r = r + tl.sum(v, axis=0)
+    elif OP == "min":
+        r = tl.full((BI,), float("inf"), tl.float32)
+        for k in tl.range(lo, lo + span, BN):
+            r = tl.minimum(r, tl.min(chunk(x, o, k, i0, BN, BI, False, float("inf"))
+                                     .to(tl.float32), axis=0))
+    else:
+        r = tl.full((BI,), -float("inf"), tl.float32)
+        best = tl.zeros((BI,), tl.int32) + lo
+        for k in tl.range(lo, lo + span, BN):
+            v = chunk(x, o, k, i0, BN, BI, False, -float("inf")).to(tl.float32)
+            m = tl.max(v, axis=0)
+            if OP == "argmax":  # a later chunk wins only with a larger value: the first index
+                best = tl.where(m > r, k + tl.argmax(v, axis=0), best)
+            r = tl.maximum(r, m)
+        if OP == "argmax":
+            tl.store(index + (o, s, i0), tl.reshape(best, (1, 1, BI)))
+    tl.store(part + (o, s, i0), tl.reshape(r, (1, 1, BI)))
+
+
+@tl.kernel
+def argmax_combine_kernel(part: tl.tensor, index: tl.tensor, out: tl.tensor, BS: tl.constexpr,
+                          BI: tl.constexpr):
+    """Stage two of a split argmax: out[o, i] = index[o, s, i] of the first block s holding
+    the largest part[o, s, i] (blocks are in row order, so the first maximal row overall).
+    All S blocks in one tile (S <= BS)."""
+    o = tl.program_id(0)
+    i0 = tl.program_id(1) * BI
+    v = tl.reshape(tl.load(part + (o, 0, i0), (1, BS, BI), other=-float("inf")), (BS, BI))
+    rows = tl.reshape(tl.load(index + (o, 0, i0), (1, BS, BI)), (BS, BI))
+    pick = tl.argmax(v, axis=0)
+    hit = tl.arange(0, BS)[:, None] == pick[None, :]
+    tl.store(out + (o, i0), tl.reshape(tl.sum(tl.where(hit, rows, 0), axis=0), (1, BI)))
+
+
+@tl.kernel
 def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
-                  RELOAD: tl.constexpr = False):
+                  RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1):
     """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
     the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
-    used once, reads the tensor in place (llvm-cpu: a load used twice is copied first)."""
+    used once, reads the tensor in place (llvm-cpu: a load used twice is copied first).
+    SEG (rows, BI = 1): the chunk as SEG segments of BN / SEG, each scanned on its own, plus
+    the sum of the segments before it: a scan's length is its serial depth (nvptx computes
+    each element's prefix in a loop over the elements before it), so this cuts the depth from
+    BN to BN / SEG + SEG."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     carry = tl.zeros((BI,), tl.float32)
     for k in tl.range(0, x.shape[1], BN):
         v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-        tl.store(out + (o, k, i0), tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
-        if RELOAD:
-            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-        carry = carry + tl.sum(v, axis=0)
+        if SEG > 1:
+            tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
+            w = tl.reshape(v, (SEG, BN // SEG))
+            sums = tl.sum(w, axis=1)
+            before = tl.cumsum(sums, 0) - sums + carry
+            tl.store(out + (o, k, i0),
+                     tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
+            carry = carry + tl.sum(sums, axis=0)
+        else:
+            tl.store(out + (o, k, i0),
+                     tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+            if RELOAD:
+                v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+            carry = carry + tl.sum(v, axis=0)
 
 
 def axis_tiles(n, inner, max_inner=64):
@@ -110,9 +183,69 @@ def axis_tiles(n, inner, max_inner=64):
     return c.pow2(n, 16, builtins.max(16, 4096 // bi)), bi
 
 
-def reduce(op, x, axis=-1, *, correction=0, device=None):
+# A split reduction has at most this many row blocks (argmax_combine_kernel holds them in one
+# tile).
+MAX_SPLIT = 256
+
+
+def split_choice(outer, n, inner, bn, bi, device, split=None):
+    """(blocks, span): the rows of a reduction along a middle axis in `blocks` blocks of `span`
+    rows (a multiple of bn). split None: TUNING["axis_split"] programs per compute unit, when
+    the (outer, inner / bi) grid has fewer (a column sum of 16384 x 1024 is 16 programs of 64
+    columns); an int: that many blocks (at most one per chunk of bn rows)."""
+    if split is None:
+        per = c.tuned("axis_split", device)
+        have = outer * tl.cdiv(inner, bi)
+        want = per * c.compute_units(device)
+        split = tl.cdiv(want, have) if per and have < want else 1
+    elif not (isinstance(split, int) and split >= 1):
+        c.fail("reduce", "split", f"expected a positive integer or None, got {split!r}")
+    split = builtins.min(split, tl.cdiv(n, bn), MAX_SPLIT)
+    span = tl.cdiv(tl.cdiv(n, split), bn) * bn
+    return tl.cdiv(n, span), span
+
+
+def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
+    """op along x3's middle axis in two stages: reduce_part_kernel's partials per block of
+    `span` rows (f32, (outer, blocks, inner)), then those reduced by reduce_kernel (blocks
+    added in order: the same bits every run) or argmax_combine_kernel; var: the mean so, then
+    the squared deviations around it so."""
+    outer, n, inner = x3.shape
+    part = c.empty((outer, blocks, inner), np.float32)
+    index = c.empty((outer, blocks, inner) if op == "argmax" else (1, 1, 1), np.int32)
+    grid = (outer, tl.cdiv(inner, bi), blocks)
+    cbn, cbi = axis_tiles(blocks, inner, c.tuned("axis_inner", device))
+
+    def combine(kind, dst, scale):
+        c.launch(reduce_kernel, (outer, tl.cdiv(inner, cbi)), part, dst.reshape(outer, inner),
+                 scale, 0.0, device=device, OP=kind, BN=cbn, BI=cbi)
+
+    first = "sum" if op in ("mean", "var") else op
+    c.launch(reduce_part_kernel, grid, x3, part, index, part, span, device=device, OP=first,
+             BN=bn, BI=bi)
+    if op == "argmax":
+        bs = c.pow2(blocks, 16)
+        abi = c.pow2(inner, 1, builtins.max(1, 4096 // bs))
+        c.launch(argmax_combine_kernel, (outer, tl.cdiv(inner, abi)), part, index,
+                 out.reshape(outer, inner), device=device, BS=bs, BI=abi)
+    elif op != "var":
+        combine("mean" if op == "mean" else op, out, 1.0 / n)
+    else:
+        mean = c.empty((outer, inner), np.float32)
+        combine("mean", mean, 1.0 / n)
+        c.launch(reduce_part_kernel, grid, x3, part, index, mean, span, device=device, OP="sq",
+                 BN=bn, BI=bi)
+        denom = n - correction
+        combine("mean", out, 1.0 / denom if denom else float("inf"))
+    return out
+
+
+def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     """OP of x along `axis` (one axis; the result drops it). sum, mean, max, min, var keep x's
-    dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / (n - correction)."""
+    dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / (n - correction).
+    Along an axis other than the last, the rows may be split into blocks reduced by separate
+    programs and then combined (deterministically): `split` blocks, or None for the device's
+    choice (split_choice)."""
     if op not in REDUCTIONS:
         c.fail("reduce", "op", f"unknown reduction '{op}' (one of {', '.join(REDUCTIONS)})")
     x = c.float_array(op, "x", x, min_ndim=1)
@@ -131,6 +264,9 @@ def reduce(op, x, axis=-1, *, correction=0, device=None):
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn)  # (ROWS is tnpu tuning: reduce_rows)
     elif out.size:
         bn, bi = axis_tiles(n, inner, c.tuned("axis_inner", device))
+        blocks, span = split_choice(outer, n, inner, bn, bi, device, split)
+        if blocks > 1:
+            return reduce_split(op, x3, out, blocks, span, bn, bi, correction, device)
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
                  1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi)
     return out
@@ -168,9 +304,10 @@ def cumsum(x, axis=-1, *, device=None):
     if out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
         bn = builtins.min(bn, 1024)
+        seg = builtins.min(c.tuned("scan_segments", device), bn) if bi == 1 else 1
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
                  out.reshape(x3.shape), device=device, BN=bn, BI=bi,
-                 RELOAD=c.tuned("scan_reload", device))
+                 RELOAD=c.tuned("scan_reload", device) and seg == 1, SEG=seg)
     return out
 
 

@@ -789,28 +789,36 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
   llvm::Type *t = value_type(k, op);
   llvm::Value *base = spill(in);
   barrier();
-  const std::vector<int64_t> strides = row_major_strides(it.shape());
+  // Each line along the axis is scanned in place in shared memory by one thread (thread i takes
+  // lines i, i + threads, ...), in ascending order (ir.h): linear work and a serial depth of the
+  // line's length. Each element's prefix re-added from its line's start, one loop per element,
+  // was quadratic in the length (cumsum along rows: 0.05 of the H200's triad).
+  const int64_t len = it.shape()[axis];
+  const int64_t inner = row_major_strides(it.shape())[axis];
+  const int64_t lines = it.num_elements() / len;
+  const int64_t threads = 32 * static_cast<int64_t>(num_warps_);
+  for (int64_t first_line = 0; first_line < lines; first_line += threads) {
+    llvm::Value *line = b_.CreateAdd(tid_, b_.getInt64(first_line));
+    guarded(b_.CreateICmpULT(line, b_.getInt64(lines)), [&] {
+      llvm::Value *start = b_.CreateAdd(
+          b_.CreateMul(b_.CreateUDiv(line, b_.getInt64(inner)), b_.getInt64(len * inner)),
+          b_.CreateURem(line, b_.getInt64(inner)));
+      llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
+      loop(b_.getInt64(len - 1), {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
+        llvm::Value *at =
+            b_.CreateAdd(start, b_.CreateMul(b_.CreateAdd(i, b_.getInt64(1)), b_.getInt64(inner)));
+        llvm::Value *sum = combine(kind, k, acc[0], b_.CreateLoad(t, shared_at(base, t, at)));
+        b_.CreateStore(sum, shared_at(base, t, at));
+        return {sum};
+      });
+    });
+  }
+  barrier();
   Coords &c = coords_of(op.result());
   const size_t n = registers_per_thread(c.layout, c.shape);
   Regs out;
-  for (size_t r = 0; r < n; ++r) {
-    // Element c: the prefix along the axis up to c, in ascending order (ir.h).
-    llvm::Value *start = b_.getInt64(0), *upto = nullptr;
-    for (int d = 0; d < it.rank(); ++d) {
-      llvm::Value *x = coord(c, static_cast<int64_t>(r), d);
-      if (d == axis)
-        upto = x;
-      else
-        start = b_.CreateAdd(start, b_.CreateMul(x, b_.getInt64(strides[d])));
-    }
-    llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
-    Regs res = loop(upto, {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
-      llvm::Value *at = b_.CreateAdd(
-          start, b_.CreateMul(b_.CreateAdd(i, b_.getInt64(1)), b_.getInt64(strides[axis])));
-      return {combine(kind, k, acc[0], b_.CreateLoad(t, shared_at(base, t, at)))};
-    });
-    out.push_back(res[0]);
-  }
+  for (size_t r = 0; r < n; ++r)
+    out.push_back(b_.CreateLoad(t, shared_at(base, t, linear_index(c, static_cast<int64_t>(r)))));
   values_[op.result()] = out;
 }
 

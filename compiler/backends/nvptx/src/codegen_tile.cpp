@@ -787,8 +787,6 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
   const std::string &kind = *op.attr_as<std::string>("kind");
   const ScalarKind k = it.elem();
   llvm::Type *t = value_type(k, op);
-  llvm::Value *base = spill(in);
-  barrier();
   // Each line along the axis is scanned in place in shared memory by one thread (thread i takes
   // lines i, i + threads, ...), in ascending order (ir.h): linear work and a serial depth of the
   // line's length. Each element's prefix re-added from its line's start, one loop per element,
@@ -796,13 +794,36 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
   const int64_t len = it.shape()[axis];
   const int64_t inner = row_major_strides(it.shape())[axis];
   const int64_t lines = it.num_elements() / len;
+  // Lines along the last axis are stored one element apart (row-major index + index / len), so
+  // that the threads' i-th steps (at t (len + 1) + i) fall in distinct banks; lines along an
+  // outer axis are adjacent already (thread t's step i at t + i inner).
+  const bool pad = inner == 1;
+  auto slot = [&](llvm::Value *index) {
+    return pad ? b_.CreateAdd(index, b_.CreateUDiv(index, b_.getInt64(len))) : index;
+  };
+  const uint64_t bytes = static_cast<uint64_t>(it.num_elements() + (pad ? lines : 0)) *
+                         module_.getDataLayout().getTypeAllocSize(t);
+  if (bytes > kMaxShared)
+    throw LoweringError(op.loc().str() + ": error: nvptx: scan of " + it.str() + " needs " +
+                        std::to_string(bytes) + " bytes of shared memory (at most " +
+                        std::to_string(kMaxShared) + ")");
+  need_shared(bytes);
+  barrier(); // earlier readers of the buffer are done
+  llvm::Value *base = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, b_.getInt64(0));
+  const Regs &src = regs(in);
+  Coords &ci = coords_of(in);
+  for (size_t r = 0; r < src.size(); ++r)
+    b_.CreateStore(src[r], shared_at(base, t, slot(linear_index(ci, static_cast<int64_t>(r)))));
+  shared_in_use_ = true;
+  barrier();
   const int64_t threads = 32 * static_cast<int64_t>(num_warps_);
   for (int64_t first_line = 0; first_line < lines; first_line += threads) {
     llvm::Value *line = b_.CreateAdd(tid_, b_.getInt64(first_line));
     guarded(b_.CreateICmpULT(line, b_.getInt64(lines)), [&] {
-      llvm::Value *start = b_.CreateAdd(
-          b_.CreateMul(b_.CreateUDiv(line, b_.getInt64(inner)), b_.getInt64(len * inner)),
-          b_.CreateURem(line, b_.getInt64(inner)));
+      llvm::Value *start = pad ? b_.CreateMul(line, b_.getInt64(len + 1))
+                               : b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(line, b_.getInt64(inner)),
+                                                           b_.getInt64(len * inner)),
+                                              b_.CreateURem(line, b_.getInt64(inner)));
       llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
       loop(b_.getInt64(len - 1), {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
         llvm::Value *at =
@@ -818,7 +839,8 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
   const size_t n = registers_per_thread(c.layout, c.shape);
   Regs out;
   for (size_t r = 0; r < n; ++r)
-    out.push_back(b_.CreateLoad(t, shared_at(base, t, linear_index(c, static_cast<int64_t>(r)))));
+    out.push_back(
+        b_.CreateLoad(t, shared_at(base, t, slot(linear_index(c, static_cast<int64_t>(r))))));
   values_[op.result()] = out;
 }
 

@@ -106,8 +106,10 @@ class Triad:
     BLOCK = 8192  # what vector_add_cpu.tlir uses (bench/HISTORY.md's sweep)
 
     def __init__(self, n, device):
-        self.b, self.c = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
-        self.a = np.zeros(n, np.float32)
+        # 64-byte aligned (numpy's own large arrays start 16 bytes past a page): llvm-cpu streams
+        # `a` with non-temporal stores only from aligned blocks, as STREAM's triad does
+        self.b, self.c, self.a = (ops._common.aligned_empty(n, np.float32) for _ in range(3))
+        self.b[:], self.c[:], self.a[:] = 1.0, 2.0, 0.0
         self.device, self.bytes = device, 12 * n
         self()  # compile, touch the pages
         if not np.array_equal(self.a[:: n // 7 + 1], np.full(len(self.a[:: n // 7 + 1]), 7.0)):

@@ -106,8 +106,10 @@ class Triad:
     BLOCK = 8192  # what vector_add_cpu.tlir uses (bench/HISTORY.md's sweep)
 
     def __init__(self, n, device):
-        self.b, self.c = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
-        self.a = np.zeros(n, np.float32)
+        # 64-byte aligned (numpy's own large arrays start 16 bytes past a page): llvm-cpu streams
+        # `a` with non-temporal stores only from aligned blocks, as STREAM's triad does
+        self.b, self.c, self.a = (ops._common.aligned_empty(n, np.float32) for _ in range(3))
+        self.b[:], self.c[:], self.a[:] = 1.0, 2.0, 0.0
         self.device, self.bytes = device, 12 * n
         self()  # compile, touch the pages
         if not np.array_equal(self.a[:: n // 7 + 1], np.full(len(self.a[:: n // 7 + 1]), 7.0)):
@@ -152,6 +154,7 @@ def torch_cases(x, y, w, bias, tdev):
     return {"add": lambda: tx + ty, "gelu (erf)": lambda: F.gelu(tx),
             "gelu (tanh)": lambda: F.gelu(tx, approximate="tanh"), "silu": lambda: F.silu(tx),
             "swiglu": lambda: F.silu(tx) * ty, "softmax": lambda: torch.softmax(tx, -1),
+            "log_softmax": lambda: torch.log_softmax(tx, -1),
             "layernorm": lambda: F.layer_norm(tx, (tx.shape[-1],), tw, tb),
             "rmsnorm": lambda: F.rms_norm(tx, (tx.shape[-1],), tw, 1e-6),
             "sum (rows)": lambda: tx.sum(1), "sum (columns)": lambda: tx.sum(0),
@@ -180,6 +183,10 @@ def memory_cases(scale, rng, tdev):
         z = np.exp(x - m)
         return z / z.sum(1, keepdims=True)
 
+    def np_log_softmax():
+        z = x - x.max(1, keepdims=True)
+        return z - np.log(np.exp(z).sum(1, keepdims=True))
+
     def np_layernorm():
         mu = x.mean(1, keepdims=True)
         d = x - mu
@@ -205,6 +212,7 @@ def memory_cases(scale, rng, tdev):
         ("silu", lambda d: ops.silu(x, device=d), lambda: x / (1 + np.exp(-x)), 2 * e),
         ("swiglu", lambda d: ops.swiglu(x, y, device=d), None, 3 * e),
         ("softmax", lambda d: ops.softmax(x, device=d), np_softmax, 2 * e),
+        ("log_softmax", lambda d: ops.log_softmax(x, device=d), np_log_softmax, 2 * e),
         ("layernorm", lambda d: ops.layernorm(x, w, bias, device=d), np_layernorm, 2 * e),
         ("rmsnorm", lambda d: ops.rmsnorm(x, w, device=d), np_rmsnorm, 2 * e),
         ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e),

@@ -73,3 +73,25 @@ def test_layernorm_without_affine_3d(device):
     # Catches: weight/bias read when absent (HAS_W / HAS_B), a rank-3 input not seen as rows.
     x = make(rng, (2, 3, 70), "f32", normal=True)
     check(ops.layernorm(x, device=device), ref.layernorm(x), "norm", "f32", n=70)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
+def test_rows_streamed_outputs(op, device):
+    # 8192 x 1024 f32 = 32 MiB: on cpu the output is past llvm-cpu's streaming threshold and
+    # 64-byte aligned (_common.empty), so each row's late store runs the non-temporal path
+    # (cpu-stream-stores, session 12). Catches: that path writing the wrong lanes or chunks
+    # (the bench sizes, never reached by the small shapes above), an unaligned output (the
+    # plain path would run instead: the alignment is asserted), rows of a later program lost.
+    if device != "cpu":
+        pytest.skip("the streaming path is llvm-cpu's (npusim runs the small shapes above)")
+    x = make(rng, (8192, 1024), "f32", -4, 4)
+    if op in ("softmax", "log_softmax"):
+        got, want = getattr(ops, op)(x, device=device), getattr(ref, op)(x)
+        tol = "softmax"
+    else:
+        w = make(rng, (1024,), "f32", -2, 2)
+        got = getattr(ops, op)(x, w, device=device)
+        want = ref.layernorm(x, w) if op == "layernorm" else ref.rmsnorm(x, w)
+        tol = "norm"
+    assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
+    check(got, want, tol, "f32", n=1024)

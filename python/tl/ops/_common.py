@@ -85,17 +85,38 @@ def _dtype(like):
     return np.dtype(like) if isinstance(like, (type, np.dtype)) else like.dtype
 
 
+ALIGN = 64  # bytes: a cache line and an AVX-512 vector
+
+
+def aligned_empty(shape, dtype):
+    """An uninitialized C-contiguous array whose data starts on an ALIGN-byte boundary. numpy's
+    large arrays start 16 bytes past a page (malloc's header), and llvm-cpu writes large outputs
+    with non-temporal stores only from 64-byte aligned blocks (no read of each line before it is
+    overwritten: bench/README.md, session 12)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(d) for d in np.atleast_1d(shape)) if not isinstance(shape, int) else (shape,)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def empty(shape, like):
     """An uninitialized array of `shape` with the dtype of array `like` (bf16 kept) or dtype
-    `like`; under tl.torch, a torch tensor's memory (or its stand-in, for CUDA tensors)."""
+    `like`, 64-byte aligned (aligned_empty); under tl.torch, a torch tensor's memory (or its
+    stand-in, for CUDA tensors)."""
     hook = HOOK.get()
-    return np.empty(shape, _dtype(like)) if hook is None else hook.empty(shape, _dtype(like))
+    return aligned_empty(shape, _dtype(like)) if hook is None else hook.empty(shape, _dtype(like))
 
 
 def zeros(shape, like):
     """As `empty`, filled with zeros."""
     hook = HOOK.get()
-    return np.zeros(shape, _dtype(like)) if hook is None else hook.zeros(shape, _dtype(like))
+    if hook is not None:
+        return hook.zeros(shape, _dtype(like))
+    out = aligned_empty(shape, _dtype(like))
+    out[...] = 0
+    return out
 
 
 def np_dtype(name):

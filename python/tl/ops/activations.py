@@ -14,7 +14,9 @@ def activate(x, ACT: tl.constexpr, alpha=0.01):
     elif ACT == "gelu":  # exact: x Phi(x)
         x = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
     elif ACT == "gelu_tanh":
-        x = 0.5 * x * (1.0 + tl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+        # 0.5 x (1 + tanh(u)) = x sigmoid(2u): one exp and a division where tanh costs both
+        # of its branches per lane on llvm-cpu (GELU tanh 0.28 -> see bench/README.md, s12)
+        x = x * tl.sigmoid(1.5957691216057308 * (x + 0.044715 * x * x * x))
     elif ACT == "silu":
         x = x * tl.sigmoid(x)
     elif ACT == "sigmoid":

@@ -16,8 +16,12 @@ MAX_ELEMS = 8192  # elements a program holds at most (rows times BLOCK)
 # Rows per program (at most MAX_ELEMS // BLOCK), chosen per device by tl.autotune. Measured
 # (bench/ops_bench.py, rows of 1024): on cpu one row per program streams best (softmax 0.42 ->
 # 0.60, layernorm 0.36 -> 0.70 of the triad; the next row's prefetch and fewer broadcast
-# lanes), on npusim eight (3-5x faster there: fewer, larger DMA transfers).
-ROW_CONFIGS = [tl.Config({"BM": 1}), tl.Config({"BM": 8})]
+# lanes), on npusim eight (3-5x faster there: fewer, larger DMA transfers). On cpu only one row
+# is tried (session 12, 2 vCPUs at load 10-16: BM = 1 at or below BM = 8 in every alternating
+# pair, e.g. layernorm 53 vs 88 ms, but the two timed at launch differ by less than the noise, and
+# the autotuner had kept 8 for softmax: 74.7 vs 73.3 ms, then 85 ms against 50-62).
+ROW_CONFIGS = [tl.Config({"BM": 1}), tl.Config({"BM": 8}),
+               tl.Config({"BM": 1}, targets="llvm-cpu")]
 
 
 def rows_per_program(bm, block):

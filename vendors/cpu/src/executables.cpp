@@ -44,6 +44,13 @@ std::string load_native(const tl_vendor_executable_image &image, Program &progra
   return "";
 }
 
+/// Orders this thread's earlier non-temporal stores before its later stores (x86 sfence).
+inline void fence_streaming_stores() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#endif
+}
+
 /// Runs a native kernel over the grid on the device's workers; the first fault becomes ABORTED.
 Error run_native_grid(tbb::task_arena &arena, tl_cpu_kernel_fn fn, const std::string &name,
                       const std::vector<tl_cpu_arg> &args, const std::array<int64_t, 3> &grid) {
@@ -59,10 +66,13 @@ Error run_native_grid(tbb::task_arena &arena, tl_cpu_kernel_fn fn, const std::st
         [&](const tbb::blocked_range<int64_t> &r) {
           for (int64_t id = r.begin(); id < r.end(); ++id) {
             if (failed.load(std::memory_order_relaxed))
-              return;
+              break;
             if (fn(&launch, id % grid[0], (id / grid[0]) % grid[1], id / (grid[0] * grid[1])))
               failed.store(true, std::memory_order_relaxed);
           }
+          // The programs' non-temporal stores are weakly ordered (llvm_cpu_abi.h): drain them
+          // before this worker reports the range done.
+          fence_streaming_stores();
         },
         tbb::simple_partitioner());
   });

@@ -219,8 +219,9 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
         }
       },
       "chunk");
-  // Non-temporal stores are weakly ordered: make them visible before the program ends.
-  b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  // Non-temporal stores are weakly ordered; the host fences them (sfence) once a worker has run
+  // its programs (llvm_cpu_abi.h): a fence per program (mfence) stalled each row op's program
+  // until its row had drained to DRAM (bench/README.md, session 12).
   b_.CreateBr(done);
   b_.SetInsertPoint(plain);
 }

@@ -31,6 +31,8 @@ inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
 
 /// Lanes a streaming store computes into its stack chunk before copying them out.
 inline constexpr int64_t kStreamChunk = 256;
+/// The smallest fused store that streams: a row of 1024 f32 (the row ops' programs).
+inline constexpr int64_t kStreamMinBytes = 4096;
 
 /// The integer attribute `name` of `op`, if set.
 std::optional<int64_t> group(const ir::Operation &op, std::string_view name);

@@ -18,15 +18,19 @@ int64_t stored_bytes(ir::ScalarKind k) {
 bool plan_streaming_stores(ir::Kernel &kernel) {
   bool changed = plan::clear(kernel, plan::kNontemporal);
   ir::walk(kernel.body(), [&](ir::Operation *store) {
-    if (store->opcode() != ir::Opcode::Store || !store->attr(plan::kFuse) ||
-        store->attr(plan::kPrefetchAfter))
+    if (store->opcode() != ir::Opcode::Store || !store->attr(plan::kFuse))
       return;
     const int64_t n = store->operand(store->num_operands() - 1)->type().num_elements();
     const int64_t esize = stored_bytes(store->operand(0)->type().elem());
     // Whole chunks, whole 64-byte vectors per chunk, and enough lanes to be worth the copy.
-    if (n % plan::kStreamChunk != 0 || n * esize < 16384 || (plan::kStreamChunk * esize) % 64 != 0)
+    if (n % plan::kStreamChunk != 0 || n * esize < plan::kStreamMinBytes ||
+        (plan::kStreamChunk * esize) % 64 != 0)
       return;
     store->set_attr(std::string(plan::kNontemporal), true);
+    // A late store (a row op's output after its reductions) streams too: fetching its block
+    // for ownership (cpu-prefetch-stores) read every output line from DRAM before it was
+    // overwritten, a third more traffic (the 0.67 cap of bench/README.md).
+    store->remove_attr(plan::kPrefetchAfter);
     changed = true;
   });
   return changed;

@@ -7,6 +7,12 @@
  * int64_t z)`, running program (x, y, z) of the grid; it returns 0, or nonzero after calling
  * tl_cpu_report_error (which the host defines) for a run-time fault: an out-of-bounds gather or
  * scatter, a failed assert, integer division by zero.
+ *
+ * Large stores may be non-temporal (x86 streaming stores), which are weakly ordered and not
+ * fenced by the kernel: a host that runs programs on one thread and reads their results on
+ * another executes a store fence (x86 `sfence`) on the running thread after its programs and
+ * before it signals them done (the cpu device does, once per range of programs). The thread
+ * that ran a program always sees its stores.
  */
 #ifndef TL_FORMAT_LLVM_CPU_ABI_H_
 #define TL_FORMAT_LLVM_CPU_ABI_H_

@@ -110,7 +110,7 @@ private:
                       const std::string &mode);
   void lower_dot(const ir::Operation &op);
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K, int64_t N,
-                       int64_t *m_done, int64_t *n_done);
+                       const ir::Block *block, int64_t *m_done, int64_t *n_done);
   void lower_reduce_scan(const ir::Operation &op);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
@@ -182,6 +182,19 @@ private:
     bool write;             // fetched for ownership (a store's block)
   };
   std::vector<Stream> streams_;
+  // The next trip's block of a k-loop load (cpu.prefetch_next): `rows` rows (0 when the last
+  // dimension is not contiguous) of `row_bytes` bytes, `stride` bytes apart from `at`, fetched
+  // by the micro-kernel of a dot in `block` (dot_microkernel), `tile_rows` (the tile's) at most.
+  struct RowStream {
+    llvm::Value *at, *rows, *stride;
+    int64_t tile_rows, row_bytes;
+    const ir::Block *block;
+  };
+  std::vector<RowStream> row_streams_;
+  /// A load marked cpu.prefetch_next: its next trip's block becomes a row stream.
+  void stream_next_block(const ir::Operation &load);
+  /// Prefetches of the row streams of the dot's block, spread over `t` of `count` iterations.
+  void fetch_next_rows(const ir::Block *block, llvm::Value *t, int64_t count);
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
 };
 

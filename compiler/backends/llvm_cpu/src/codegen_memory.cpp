@@ -49,7 +49,32 @@ int64_t KernelCodegen::tile_bytes(const ir::Type &t) {
          int64_t(module_.getDataLayout().getTypeAllocSize(storage_type(t.elem())));
 }
 
+void KernelCodegen::stream_next_block(const ir::Operation &load) {
+  const int64_t along = *plan::group(load, plan::kPrefetchNext);
+  const ir::Operation &loop = *load.parent()->parent();
+  const unsigned a = arg_index_.at(load.operand(0));
+  const ir::Type &tt = load.result()->type();
+  const int rank = tt.rank();
+  std::vector<llvm::Value *> off = block_offsets(load);
+  off[along] = b_.CreateAdd(off[along], b_.CreateSExt(scalar(loop.operand(2)), b_.getInt64Ty()));
+  llvm::Type *mem_t = storage_type(tt.elem());
+  const int64_t elem = int64_t(module_.getDataLayout().getTypeAllocSize(mem_t));
+  int row_dim = -1; // the one dimension before the last wider than 1 (cpu-prefetch-next)
+  for (int d = 0; d + 1 < rank; ++d)
+    if (tt.shape()[d] > 1)
+      row_dim = d;
+  const int64_t tile_rows = row_dim < 0 ? 1 : tt.shape()[row_dim];
+  // Rows are runs of the last dimension only where it is contiguous (not a transposed view).
+  llvm::Value *unit = b_.CreateICmpEQ(arg_field(a, 2, i64(rank - 1)), i64(1));
+  llvm::Value *stride =
+      row_dim < 0 ? i64(0) : b_.CreateMul(arg_field(a, 2, i64(row_dim)), i64(elem));
+  row_streams_.push_back({block_base(a, off, mem_t), b_.CreateSelect(unit, i64(tile_rows), i64(0)),
+                          stride, tile_rows, tt.shape()[rank - 1] * elem, load.parent()});
+}
+
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
+  if (op.opcode() == Opcode::Load && op.attr(plan::kPrefetchNext))
+    stream_next_block(op);
   // A load planned as a view (cpu.view, plan_views.h) reads the tensor in place when the block is
   // inside and contiguous: no copy, its users read the tensor; otherwise it is copied as below.
   if (op.opcode() == Opcode::Load && op.attr(plan::kView) && !slots_.count(op.result())) {

@@ -224,7 +224,7 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   // and flushes subnormals, where the IR's dot is one fma per k in ascending order.)
   if (fl && (acc == ScalarKind::F32 || acc == ScalarKind::F64) && a.elem == c.elem &&
       bs.elem == c.elem)
-    dot_microkernel(a, bs, c, M, K, N, &m_done, &n_done);
+    dot_microkernel(a, bs, c, M, K, N, op.parent(), &m_done, &n_done);
   auto widen = [&](llvm::Value *x, ScalarKind from) {
     return fl ? b_.CreateFPCast(x, c.elem) : b_.CreateIntCast(x, c.elem, ir::is_signed(from));
   };
@@ -269,7 +269,8 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
 /// The register-blocked micro-kernel: MR x NR blocks of c held in vector registers across the
 /// whole k loop (one broadcast of a and NR/VL loads of b per k and row block, one fma each).
 void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c, int64_t M,
-                                    int64_t K, int64_t N, int64_t *m_done, int64_t *n_done) {
+                                    int64_t K, int64_t N, const ir::Block *block, int64_t *m_done,
+                                    int64_t *n_done) {
   const unsigned elem_bits = c.elem->getPrimitiveSizeInBits();
   const unsigned VL = std::max(1u, vector_bits_ / elem_bits);
   const int64_t NV = 2, NR = NV * VL, MR = vector_bits_ >= 512 ? 8 : 4;
@@ -287,6 +288,7 @@ void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c
         loop(
             nb,
             [&](llvm::Value *jb) {
+              fetch_next_rows(block, b_.CreateAdd(b_.CreateMul(ib, i64(nb)), jb), mb * nb);
               llvm::Value *j0 = b_.CreateMul(jb, i64(NR));
               auto cptr = [&](int64_t r, int64_t v) {
                 return elem_ptr(c, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(r)), i64(N)),
@@ -338,6 +340,33 @@ void KernelCodegen::dot_microkernel(const Slot &a, const Slot &bs, const Slot &c
             "jb");
       },
       "ib");
+}
+
+/// The next trip's blocks of the k loop's loads (cpu.prefetch_next) fetched a few rows per
+/// micro-kernel block (`t` of `count`), so that the fetches spread over the dot's compute
+/// instead of filling the miss queue at once: each row's lines, the last one at its last byte (a
+/// row that does not start on a line touches one more).
+void KernelCodegen::fetch_next_rows(const ir::Block *block, llvm::Value *t, int64_t count) {
+  for (const RowStream &s : row_streams_) {
+    if (s.block != block)
+      continue;
+    const int64_t per = (s.tile_rows + count - 1) / count, lines = s.row_bytes / 64 + 1;
+    for (int64_t i = 0; i < per; ++i) {
+      llvm::Value *r = b_.CreateAdd(b_.CreateMul(t, i64(per)), i64(i));
+      auto *fetch = llvm::BasicBlock::Create(ctx_, "next.row", fn_);
+      auto *done = llvm::BasicBlock::Create(ctx_, "next.done", fn_);
+      b_.CreateCondBr(b_.CreateICmpSLT(r, s.rows), fetch, done);
+      b_.SetInsertPoint(fetch);
+      llvm::Value *row = b_.CreateGEP(b_.getInt8Ty(), s.at, b_.CreateMul(r, s.stride));
+      for (int64_t l = 0; l < lines; ++l)
+        b_.CreateIntrinsic(
+            llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+            {b_.CreateGEP(b_.getInt8Ty(), row, i64(std::min(l * 64, s.row_bytes - 1))),
+             b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)}); // read, into L2, data
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    }
+  }
 }
 
 llvm::Value *KernelCodegen::combine(const std::string &kind, ScalarKind k, llvm::Value *acc,

@@ -7,6 +7,7 @@
 
 #include "plan_inlining.h"
 #include "plan_prefetch.h"
+#include "plan_prefetch_next.h"
 #include "plan_reduce_fusion.h"
 #include "plan_store_fusion.h"
 #include "plan_streaming_stores.h"
@@ -43,7 +44,10 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   // 5. Later stores of a view's block are fetched for writing during its lane loops.
   p.push_back(
       {"cpu-prefetch-stores", "fetch stores' blocks for writing after a view", plan_prefetch});
-  // 6. Large fused stores not fetched for ownership stream with non-temporal stores (x86).
+  // 6. A k loop's loads read by its dot are fetched one trip ahead, during the dot.
+  p.push_back(
+      {"cpu-prefetch-next", "fetch a loop's next tiles during its dot", plan_prefetch_next});
+  // 7. Large fused stores not fetched for ownership stream with non-temporal stores (x86).
   if (kTargetIsX86)
     p.push_back({"cpu-stream-stores", "write large fused stores with non-temporal stores",
                  plan_streaming_stores});

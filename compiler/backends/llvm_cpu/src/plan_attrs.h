@@ -12,7 +12,9 @@
 //   cpu.prefetch_after = V  a store whose block is fetched for writing by the lane loops that
 //                         follow view V;
 //   cpu.nontemporal = true  a fused store that may write with non-temporal stores (x86, large
-//                         aligned tensors: the emitter checks the size and alignment at run time).
+//                         aligned tensors: the emitter checks the size and alignment at run time);
+//   cpu.prefetch_next = D   a load in a for body whose offset along D is the induction variable:
+//                         the dot that reads it fetches the next trip's block (offset D + step).
 #pragma once
 
 #include "tl/ir/ir.h"
@@ -28,6 +30,7 @@ inline constexpr std::string_view kInProducer = "cpu.in_producer";
 inline constexpr std::string_view kView = "cpu.view";
 inline constexpr std::string_view kPrefetchAfter = "cpu.prefetch_after";
 inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
+inline constexpr std::string_view kPrefetchNext = "cpu.prefetch_next";
 
 /// Lanes a streaming store computes into its stack chunk before copying them out.
 inline constexpr int64_t kStreamChunk = 256;

@@ -84,9 +84,10 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
     if ONE_PASS:
         v = tl.load(x + (r0, 0), (R, BLOCK)).to(tl.float32)
         mean = tl.zeros((R,), tl.float32)
+        d = v  # RMSNorm: no subtraction of the zero mean (a vector pass on the tnpu)
         if not RMS:
             mean = tl.sum(v, axis=1) / n
-        d = v - mean[:, None]
+            d = v - mean[:, None]
         if not EVEN:
             d = tl.where((tl.arange(0, BLOCK) < n)[None, :], d, 0.0)
         rstd = tl.rsqrt(tl.sum(d * d, axis=1) / n + eps)

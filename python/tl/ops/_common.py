@@ -171,6 +171,9 @@ TUNING = {
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); elsewhere it divides
     "softmax_reciprocal": {"default": False, "tnpu": True},
+    # layernorm's y * w + b as one fma (rows.norm_kernel's FMA): on the tnpu v.fma is one vector
+    # pass where v.mul and v.add are two (bench/README.md, npusim s12); elsewhere as written
+    "norm_fma": {"default": False, "tnpu": True},
     # attention forward: (queries, keys) per block, for head dims up to 128; None: the largest
     # blocks every device compiles (transformer.py); the tnpu's matrix unit is 128 x 128 (32 x
     # 32 blocks: 0.019 of its f32 peak at S = 512, 128 x 128: 0.076)

@@ -74,11 +74,13 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
 def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats: tl.tensor,
                 eps: tl.float32, RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
                 ONE_PASS: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr,
-                EVEN: tl.constexpr = False):
+                EVEN: tl.constexpr = False, FMA: tl.constexpr = False):
     """LayerNorm (two-pass mean and variance) or RMSNorm (RMS) of each row, in f32; stats
     (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward.
     ONE_PASS (rows of at most BLOCK): the row is read once and kept. EVEN (n a multiple of
     BLOCK): no column past the row's end, so no mask (on cpu the mask cost 2/3 of the time).
+    FMA (ONE_PASS, weight and bias): y * w + b as one fma (_common.TUNING "norm_fma": one
+    vector pass instead of two on the tnpu; one rounding fewer).
     A program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program)."""
     R = min(BM, max(1, MAX_ELEMS // BLOCK))
     r0 = tl.program_id(0) * R
@@ -86,17 +88,22 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
     if ONE_PASS:
         v = tl.load(x + (r0, 0), (R, BLOCK)).to(tl.float32)
         mean = tl.zeros((R,), tl.float32)
+        d = v  # RMSNorm: no subtraction of the zero mean (a vector pass on the tnpu)
         if not RMS:
             mean = tl.sum(v, axis=1) / n
-        d = v - mean[:, None]
+            d = v - mean[:, None]
         if not EVEN:
             d = tl.where((tl.arange(0, BLOCK) < n)[None, :], d, 0.0)
         rstd = tl.rsqrt(tl.sum(d * d, axis=1) / n + eps)
         y = d * rstd[:, None]
-        if HAS_W:
-            y = y * tl.load(w + (0,), (BLOCK,)).to(tl.float32)[None, :]
-        if HAS_B:
-            y = y + tl.load(b + (0,), (BLOCK,)).to(tl.float32)[None, :]
+        if HAS_W and HAS_B and FMA:
+            y = tl.fma(y, tl.load(w + (0,), (BLOCK,)).to(tl.float32)[None, :],
+                       tl.load(b + (0,), (BLOCK,)).to(tl.float32)[None, :])
+        else:
+            if HAS_W:
+                y = y * tl.load(w + (0,), (BLOCK,)).to(tl.float32)[None, :]
+            if HAS_B:
+                y = y + tl.load(b + (0,), (BLOCK,)).to(tl.float32)[None, :]
         tl.store(out + (r0, 0), y)
     else:
         mean = tl.zeros((R,), tl.float32)
@@ -184,7 +191,8 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
                                           dummy if bias is None else bias, o2, stats,
                                           float(eps)),
                           device=device or "cpu", RMS=op == "rmsnorm", HAS_W=weight is not None,
-                          HAS_B=bias is not None, ONE_PASS=one, BLOCK=block, EVEN=n % block == 0)
+                          HAS_B=bias is not None, ONE_PASS=one, BLOCK=block, EVEN=n % block == 0,
+                          FMA=c.tuned("norm_fma", device))
     return (out, stats) if return_stats else out
 
 

@@ -40,6 +40,10 @@ inline constexpr const char *kOverflow = "tnpu.overflow";
 /// On a broadcast of one row (1 x C -> R x C) whose every user is an elementwise vector op: no
 /// copy; the users read the row with a row stride of 0 (its result shares the row's address).
 inline constexpr const char *kFused = "tnpu.fused";
+/// On a broadcast of one column (m[:, None], R x 1 -> R x C) whose every user is an elementwise
+/// vector op: the columns Wn (< C, C a multiple) of the copy it makes (R x Wn); each user runs
+/// C / Wn commands over column chunks, reading the copy with a row stride of Wn elements.
+inline constexpr const char *kNarrow = "tnpu.narrow";
 /// On the kernel's `return`: the bytes of scratchpad / accumulator the planned tiles use (the
 /// lowering's temporaries and scalar slots start above the scratchpad's).
 inline constexpr const char *kSramPeak = "tnpu.sram_peak";

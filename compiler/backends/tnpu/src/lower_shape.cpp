@@ -43,6 +43,17 @@ void Lowering::lower_shape(const ir::Operation &op) {
       copy_tile(op, d, a, rt);
     return;
   }
+  if (const int64_t wn = attr::get_int(op, attr::kNarrow)) { // R x Wn, read by column chunks
+    veci(F::N, wn);
+    veci(F::Rows, rows);
+    veci(F::Src, code);
+    veci(F::Sa, es);
+    veci(F::Ea, 0);
+    veci(F::Sd, wn * es);
+    veci(F::Ed, es);
+    vcmd(V::VScopy, {d, a}, {tile_range(op, op.operand(0))}, {{d, d + uint64_t(rows * wn * es)}});
+    return;
+  }
   // broadcast: element strides of 0 along the dimensions of extent 1
   const int64_t in_rows = in.rank() == 2 ? in.shape()[0] : 1;
   const int64_t in_cols = in.shape()[in.rank() - 1];

@@ -84,10 +84,9 @@ void Lowering::lower_elementwise(const ir::Operation &op) {
     vcmd(V::VXor, {d, a, ones}, {reads[0], {ones, ones + uint64_t(n)}}, {w});
     return;
   }
-  if (fused_row_operands(op, reads))
-    vec_setup(op.result()->type().shape()[1], op.result()->type().shape()[0], t, unsigned_int(e));
-  else
-    vec_setup(n, 1, t, unsigned_int(e));
+  if (op.opcode() != Opcode::Clamp && lower_strided(op, vop, t, unsigned_int(e), d))
+    return;
+  vec_setup(n, 1, t, unsigned_int(e));
   switch (op.num_operands()) {
   case 1:
     vcmd(vop, {d, a}, reads, {w});
@@ -106,23 +105,64 @@ void Lowering::lower_elementwise(const ir::Operation &op) {
   }
 }
 
-bool Lowering::fused_row_operands(const ir::Operation &op, std::vector<Range> &reads) {
+bool Lowering::lower_strided(const ir::Operation &op, isa::Opcode vop, int t, bool is_unsigned,
+                             uint64_t d) {
+  enum class Kind { Tile, Row, Column };
+  const ir::Type &rt = op.result()->type();
+  if (rt.rank() != 2)
+    return false;
+  const int64_t rows = rt.shape()[0], cols = rt.shape()[1];
+  int64_t chunk = cols;
   bool any = false;
-  for (const ir::Value *v : op.operands())
-    any = any || (v->def() && attr::has(v->def(), attr::kFused));
+  std::vector<Kind> kinds;
+  for (const ir::Value *v : op.operands()) {
+    const ir::Operation *def = v->def();
+    Kind k = Kind::Tile;
+    if (def && attr::has(def, attr::kFused))
+      k = Kind::Row;
+    else if (def && attr::has(def, attr::kNarrow))
+      k = Kind::Column, chunk = std::min(chunk, attr::get_int(*def, attr::kNarrow));
+    any = any || k != Kind::Tile;
+    kinds.push_back(k);
+  }
   if (!any)
     return false;
-  // Row by row: a fused row broadcast's row is read again for every row (row stride 0).
-  const ir::Type &rt = op.result()->type();
-  const int64_t cols = rt.shape()[1];
-  veci(F::Sd, cols * elem_bytes(op, rt.elem()));
+  // Every command reads each operand's whole range (QueueSync orders by tiles): a fused row's
+  // row, a narrowed column broadcast's R x Wn copy.
+  std::vector<Range> reads;
+  std::vector<uint64_t> base;
+  std::vector<int64_t> es;
   const F strides[] = {F::Sa, F::Sb, F::Sc};
+  const int ed = elem_bytes(op, rt.elem());
+  veci(F::Sd, cols * ed);
   for (unsigned i = 0; i < op.num_operands(); ++i) {
     const ir::Value *v = op.operand(i);
-    const bool row = v->def() && attr::has(v->def(), attr::kFused);
-    veci(strides[i], row ? 0 : cols * elem_bytes(op, v->type().elem()));
-    if (row)
-      reads[i] = range(op, tile(op, v), v->def()->operand(0)->type());
+    base.push_back(tile(op, v));
+    es.push_back(elem_bytes(op, v->type().elem()));
+    int64_t stride = cols * es[i];
+    if (kinds[i] == Kind::Row) {
+      stride = 0;
+      reads.push_back(range(op, base[i], v->def()->operand(0)->type()));
+    } else if (kinds[i] == Kind::Column) {
+      stride = attr::get_int(*v->def(), attr::kNarrow) * es[i];
+      reads.push_back({base[i], base[i] + uint64_t(rows * stride)});
+    } else {
+      reads.push_back(tile_range(op, v));
+    }
+    veci(strides[i], stride);
+  }
+  const Range w = tile_range(op, op.result());
+  vec_setup(chunk, rows, t, is_unsigned);
+  // Column chunks: a narrowed column broadcast is read from its first column in each.
+  for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
+    uint64_t at[3] = {0, 0, 0};
+    for (unsigned i = 0; i < op.num_operands(); ++i)
+      at[i] = base[i] + (kinds[i] == Kind::Column ? 0 : uint64_t(c0 * es[i]));
+    const uint64_t out = d + uint64_t(c0 * ed);
+    if (op.num_operands() == 2)
+      vcmd(vop, {out, at[0], at[1]}, reads, {w});
+    else
+      vcmd(vop, {out, at[0], at[1], at[2]}, reads, {w});
   }
   return true;
 }

@@ -302,9 +302,10 @@ private:
   void lower_scalar_on_vec(const ir::Operation &op);
   /// Sets n, rows, t, u (and the row strides of every operand to n elements of t).
   void vec_setup(int64_t n, int64_t rows, int t, bool is_unsigned = false);
-  /// An elementwise op with a fused row broadcast among its operands (attr::kFused): sets the
-  /// row strides (0 for such a row) and narrows its read to the row; false when it has none.
-  bool fused_row_operands(const ir::Operation &op, std::vector<Range> &reads);
+  /// An elementwise op (2 or 3 operands) reading a fused row broadcast (attr::kFused: row
+  /// stride 0) or a narrowed column broadcast (attr::kNarrow: one command per chunk of Wn
+  /// columns, each reading the R x Wn copy) as an operand, into d; false when it reads neither.
+  bool lower_strided(const ir::Operation &op, isa::Opcode vop, int t, bool is_unsigned, uint64_t d);
   /// Converts between the unit's dtypes (v.cvt with rounding `rm`, or v.icvt when both are
   /// integers).
   void convert(const ir::Operation &op, uint64_t dst, uint64_t src, ir::ScalarKind from,

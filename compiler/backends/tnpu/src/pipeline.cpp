@@ -78,6 +78,7 @@ CompileOptions options_from_chip(const std::string &path) {
   o.matrix_cols = c.core.matrix.cols;
   o.dma_engines = c.core.dma.engines; // the lowering uses up to what its semaphores allow
   o.vector_lanes = c.core.vector.lanes;
+  o.vector_depth = c.core.vector.pipeline_depth;
   return o;
 }
 

@@ -34,6 +34,14 @@ bool row_broadcast(const ir::Operation *op) {
   return in.rank() == 2 && out.rank() == 2 && in.shape()[0] == 1 && out.shape()[0] > 1 &&
          in.shape()[1] == out.shape()[1];
 }
+/// A broadcast of one column to C > 1 columns (m[:, None] in a softmax).
+bool column_broadcast(const ir::Operation *op) {
+  if (op->opcode() != Opcode::Broadcast)
+    return false;
+  const ir::Type &in = op->operand(0)->type(), &out = op->result()->type();
+  return in.rank() == 2 && out.rank() == 2 && in.shape()[1] == 1 && out.shape()[1] > 1 &&
+         in.shape()[0] == out.shape()[0];
+}
 /// u is lowered as one elementwise vector command over tiles of v's shape with a row stride
 /// per operand (lower_elementwise's general case: binary and ternary ops but clamp).
 bool strided_user(const ir::Operation *u, const ir::Value *v) {
@@ -127,6 +135,24 @@ private:
   void number(const ir::Block &b);
   void share_slots();
   void share_carried(const ir::Operation &loop);
+  /// The columns Wn of a column broadcast's copy (R x C, read by `users` elementwise ops) with
+  /// the fewest vector cycles: a command costs depth + R ceil(n / W); C: not narrowed.
+  int64_t narrow_columns(int64_t rows, int64_t cols, size_t users) const {
+    const int64_t w = std::max(1, opts_.vector_lanes), u = int64_t(users);
+    auto cmd = [&](int64_t n) { return opts_.vector_depth + rows * ((n + w - 1) / w); };
+    int64_t best = cols, least = (1 + u) * cmd(cols);
+    for (int64_t n = w; n < cols && cols % n == 0; n *= 2)
+      if (const int64_t c = cmd(n) * (1 + u * (cols / n)); c < least)
+        best = n, least = c;
+    return best;
+  }
+  /// The bytes v's tile takes (a narrowed column broadcast: its R x Wn copy).
+  uint64_t tile_bytes(const ir::Value *v) const {
+    const auto it = narrow_.find(v->def());
+    if (it == narrow_.end())
+      return bytes_of(v->type());
+    return bytes_of(v->type()) / uint64_t(v->type().shape()[1]) * uint64_t(it->second);
+  }
   std::vector<Slot *> slots_in_order(std::map<const ir::Value *, Slot> &slots, bool spread);
   void allocate(bool spread);
   void record(ir::Kernel &kernel);
@@ -189,7 +215,8 @@ private:
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;
   ir::UseList uses_;
-  std::set<const ir::Operation *> fused_; ///< row broadcasts their users read in place
+  std::set<const ir::Operation *> fused_;           ///< row broadcasts their users read in place
+  std::map<const ir::Operation *, int64_t> narrow_; ///< column broadcasts' copies' columns
   int64_t next_ = 0;
   std::map<const ir::Operation *, int64_t> pos_, end_;
   std::map<const ir::Value *, int64_t> def_;
@@ -228,20 +255,33 @@ void MemoryPlanner::share_slots() {
       unite(op->result(), op->operand(0));
   });
   // A row broadcast is an alias of its row when every user reads it with a row stride of 0
-  // (not a buffered row: the users would need the broadcast's buffer, not the row's).
+  // (not a buffered broadcast: its users would need its own buffer). A row the pipeline
+  // prefetches into rotating buffers (layernorm's w and b in the grid loop) fuses too: the
+  // users read the body copy's buffer of the row (the lowering's tile address of the row), and
+  // the buffers hold the row through the whole loop.
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
-    if (!row_broadcast(op) || buffered(op->operand(0)))
-      return;
-    const ir::Value *src = op->operand(0);
-    while (src->def() && is_alias(src->def()))
-      src = src->def()->operand(0);
-    if (buffered(src) || uses_.users(op->result()).empty())
+    if (!row_broadcast(op) || buffered(op->result()) || uses_.users(op->result()).empty())
       return;
     for (const ir::Operation *u : uses_.users(op->result()))
       if (!strided_user(u, op->result()))
         return;
     fused_.insert(op);
     unite(op->result(), op->operand(0));
+  });
+  // A column broadcast has no stride-0 element form as an operand (element strides exist only
+  // in v.scopy): its copy is narrowed to R x Wn when its users' C / Wn commands over column
+  // chunks, plus the narrow copy, take fewer vector cycles than the R x C copy and one command
+  // each (softmax's and the norms' m[:, None], issue 18 s12).
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    if (!column_broadcast(op) || buffered(op->result()) || uses_.users(op->result()).empty())
+      return;
+    for (const ir::Operation *u : uses_.users(op->result()))
+      if (!strided_user(u, op->result()))
+        return;
+    const ir::Type &t = op->result()->type();
+    const int64_t wn = narrow_columns(t.shape()[0], t.shape()[1], uses_.users(op->result()).size());
+    if (wn < t.shape()[1])
+      narrow_[op] = wn;
   });
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
     if (op->opcode() == Opcode::Dot && op->num_operands() > 2 &&
@@ -299,7 +339,7 @@ std::vector<Slot *> MemoryPlanner::slots_in_order(std::map<const ir::Value *, Sl
       s.start = d, s.first = v, s.seq = i;
     s.end = std::max(s.end, last_use(v));
     if (!fused_.count(v->def())) // a fused broadcast takes no room of its own
-      s.bytes = std::max(s.bytes, bytes_of(v->type()));
+      s.bytes = std::max(s.bytes, tile_bytes(v));
     s.matrix = s.matrix || (v->def() && v->def()->opcode() == Opcode::Dot);
     if (buffered(v))
       s.pipelined = v->def();
@@ -417,6 +457,8 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
       op->set_attr(attr::kStride, int64_t(it->second));
     if (fused_.count(op))
       op->set_attr(attr::kFused, int64_t(1));
+    if (const auto it = narrow_.find(op); it != narrow_.end())
+      op->set_attr(attr::kNarrow, it->second);
   });
   ir::Operation *ret = kernel.body()->terminator();
   ret->set_attr(attr::kSramPeak, int64_t(sram_peak_));
@@ -427,7 +469,7 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
 
 bool plan_memory(ir::Kernel &kernel, const CompileOptions &options) {
   attr::clear(kernel, {attr::kAddr, attr::kMem, attr::kStride, attr::kOverflow, attr::kSramPeak,
-                       attr::kAccPeak, attr::kFused});
+                       attr::kAccPeak, attr::kFused, attr::kNarrow});
   MemoryPlanner(kernel, options).run(kernel);
   return true;
 }

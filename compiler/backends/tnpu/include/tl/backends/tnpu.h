@@ -20,6 +20,7 @@ struct CompileOptions {
   int matrix_rows = 128, matrix_cols = 128; ///< R x C of the matrix unit
   int dma_engines = 2;                      ///< DMA queues used (at most 3)
   int vector_lanes = 64;  ///< W elements per vector-unit cycle (the reductions' costs)
+  int vector_depth = 8;   ///< the vector unit's pipeline depth: cycles every command adds
   int pipeline_depth = 3; ///< buffers of a software-pipelined loop's loads (2..4)
   /// A kernel without loops whose loads can be prefetched becomes one program per core that
   /// loops over the core's grid programs itself, pipelined like a loop (Kernel::persistent).

@@ -170,7 +170,7 @@ json datasheet_record(const Paths &paths, const std::string &plugin, const std::
                       bool host_device) {
   if (host_device && datasheet_path(paths, plugin).empty()) {
     // The runner never loads a plugin, and no worker runs yet: the plugin is idle.
-    const HostAnchors a = measure_host_anchors(uint64_t(64) << 20, 30);
+    const HostAnchors a = measure_host_anchors(uint64_t(64) << 20, kAnchorReps);
     const Datasheet d = measured_datasheet(a.to_json(), device);
     return {{"path", d.path},
             {"given", false},

@@ -77,22 +77,37 @@ double run_parallel(int threads, const std::function<void(int)> &body,
   return s;
 }
 
-/// Hands out [lo, hi) pieces of n elements (1 MiB of f32 each) to whichever thread asks first:
-/// a thread the scheduler holds back leaves its share to the others (as the cpu plugin's oneTBB
-/// pool does), so that a loaded host does not make the anchor wait for its slowest thread.
+/// Hands out [lo, hi) pieces of `piece` elements of n, as the cpu plugin's oneTBB pool hands
+/// out a grid (simple_partitioner: the range halved between the threads, each working through
+/// its own span from the front, a thread that runs out taking the pieces left in another's):
+/// every thread streams a span of its own, and a thread the scheduler holds back leaves its
+/// share to the others, so a loaded host does not make the anchor wait for its slowest thread.
 struct Pieces {
-  static constexpr size_t kPiece = size_t(1) << 18;
-  size_t n;
-  std::atomic<size_t> next{0}, done{0};
-  explicit Pieces(size_t n) : n(n) {}
-  template <class F> void run(F &&f) {
-    for (size_t lo; (lo = next.fetch_add(kPiece)) < n;) {
-      f(lo, std::min(n, lo + kPiece));
-      done.fetch_add(std::min(n, lo + kPiece) - lo, std::memory_order_release);
+  size_t n, piece;
+  std::vector<size_t> end;                     // span s is [end[s - 1], end[s]), end[-1] = 0
+  std::unique_ptr<std::atomic<size_t>[]> next; // each span's next piece
+  std::atomic<size_t> done{0};
+  Pieces(size_t n, size_t piece, int spans)
+      : n(n), piece(piece), end(spans), next(new std::atomic<size_t>[spans]) {
+    for (int s = 0; s < spans; ++s) {
+      // span boundaries on whole pieces, as a grid's programs split
+      const size_t pieces = (n + piece - 1) / piece;
+      end[s] = std::min(n, pieces * (s + 1) / spans * piece);
+      next[s] = s == 0 ? 0 : end[s - 1];
+    }
+  }
+  template <class F> void run(int thread, F &&f) {
+    const int spans = int(end.size());
+    for (int k = 0; k < spans; ++k) {
+      const int s = (thread + k) % spans;
+      for (size_t lo; (lo = next[s].fetch_add(piece)) < end[s];) {
+        const size_t hi = std::min(end[s], lo + piece);
+        f(lo, hi);
+        done.fetch_add(hi - lo, std::memory_order_release);
+      }
     }
   }
   bool finished() const { return done.load(std::memory_order_acquire) == n; }
-  void reset() { next = 0, done = 0; }
 };
 
 /// The CPU's f32 lanes and FMA pipes per core by CPUID (vendor, family, model and the vector
@@ -228,7 +243,59 @@ __attribute__((target("avx"))) void triad_piece_nt_avx(float *a, const float *b,
     a[i] = b[i] + s * c[i];
   _mm_sfence();
 }
+
+// llvm-cpu's own form of the streaming copy and triad (`tlc compile --target llvm-cpu` of the
+// bandwidth suite's kernels, then `tlc inspect --code` and objdump): 1 KiB of the source loaded
+// (or of the triad's results computed, mul then add) into 32 vectors, spilled where they do not
+// fit, then 32 streaming stores; the DRAM sees reads and writes in 1 KiB runs rather than
+// alternating every two lines. The anchor is the best of both forms (and of plain stores).
+__attribute__((target("avx"))) void copy_piece_nt_kib_avx(float *c, const float *b, size_t n) {
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 31); ++i)
+    c[i] = b[i];
+  for (; i + 256 <= n; i += 256) {
+    __m256 x[32];
+#pragma GCC unroll 32
+    for (int v = 0; v < 32; ++v)
+      x[v] = _mm256_loadu_ps(b + i + 8 * v);
+#pragma GCC unroll 32
+    for (int v = 0; v < 32; ++v)
+      _mm256_stream_ps(c + i + 8 * v, x[v]);
+  }
+  for (; i + 8 <= n; i += 8)
+    _mm256_stream_ps(c + i, _mm256_loadu_ps(b + i));
+  for (; i < n; ++i)
+    c[i] = b[i];
+  _mm_sfence();
+}
+__attribute__((target("avx"))) void triad_piece_nt_kib_avx(float *a, const float *b, const float *c,
+                                                           float s, size_t n) {
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 31); ++i)
+    a[i] = b[i] + s * c[i];
+  const __m256 s8 = _mm256_set1_ps(s);
+  for (; i + 256 <= n; i += 256) {
+    __m256 y[32];
+#pragma GCC unroll 32
+    for (int v = 0; v < 32; ++v)
+      y[v] = _mm256_add_ps(_mm256_loadu_ps(b + i + 8 * v),
+                           _mm256_mul_ps(s8, _mm256_loadu_ps(c + i + 8 * v)));
+#pragma GCC unroll 32
+    for (int v = 0; v < 32; ++v)
+      _mm256_stream_ps(a + i + 8 * v, y[v]);
+  }
+  for (; i + 8 <= n; i += 8)
+    _mm256_stream_ps(
+        a + i, _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i))));
+  for (; i < n; ++i)
+    a[i] = b[i] + s * c[i];
+  _mm_sfence();
+}
 #endif
+
+/// The 1 KiB-run forms where the CPU has AVX, else the plain streaming ones.
+void copy_piece_nt_kib(float *c, const float *b, size_t n);
+void triad_piece_nt_kib(float *a, const float *b, const float *c, float s, size_t n);
 
 void copy_piece_nt(float *c, const float *b, size_t n) {
 #if defined(__x86_64__)
@@ -264,6 +331,26 @@ void triad_piece_nt(float *a, const float *b, const float *c, float s, size_t n)
 #endif
 }
 
+void copy_piece_nt_kib(float *c, const float *b, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx"))
+    return copy_piece_nt_kib_avx(c, b, n);
+#endif
+  copy_piece_nt(c, b, n);
+}
+void triad_piece_nt_kib(float *a, const float *b, const float *c, float s, size_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx"))
+    return triad_piece_nt_kib_avx(a, b, c, s, n);
+#endif
+  triad_piece_nt(a, b, c, s, n);
+}
+
+bool is_copy(AnchorKernel k) {
+  return k == AnchorKernel::Copy || k == AnchorKernel::CopyStreaming ||
+         k == AnchorKernel::CopyStreamingKiB;
+}
+
 std::string read_loadavg() {
   std::ifstream in("/proc/loadavg");
   std::string line;
@@ -294,6 +381,7 @@ json HostAnchors::to_json() const {
           {"stream_copy_bytes_per_s", copy_bytes_per_s},
           {"stream_triad_bytes_per_s", triad_bytes_per_s},
           {"memcpy_bytes_per_s", memcpy_bytes_per_s},
+          {"by_choice", by_choice},
           {"clock_hz", clock_hz},
           {"peak_flops_f32", peak_flops_f32},
           {"f32_lanes", f32_lanes},
@@ -314,6 +402,7 @@ HostAnchors HostAnchors::from_json(const json &j) {
   a.copy_bytes_per_s = j.value("stream_copy_bytes_per_s", 0.0);
   a.triad_bytes_per_s = j.value("stream_triad_bytes_per_s", 0.0);
   a.memcpy_bytes_per_s = j.value("memcpy_bytes_per_s", 0.0);
+  a.by_choice = j.value("by_choice", json::object());
   a.clock_hz = j.value("clock_hz", 0.0);
   a.peak_flops_f32 = j.value("peak_flops_f32", 0.0);
   a.f32_lanes = j.value("f32_lanes", 0);
@@ -338,10 +427,14 @@ const char *anchor_kernel_name(AnchorKernel k) {
     return "copy";
   case AnchorKernel::CopyStreaming:
     return "copy_streaming";
+  case AnchorKernel::CopyStreamingKiB:
+    return "copy_streaming_1k";
   case AnchorKernel::Triad:
     return "triad";
   case AnchorKernel::TriadStreaming:
     return "triad_streaming";
+  case AnchorKernel::TriadStreamingKiB:
+    return "triad_streaming_1k";
   case AnchorKernel::Memcpy:
     return "memcpy";
   }
@@ -350,11 +443,18 @@ const char *anchor_kernel_name(AnchorKernel k) {
 
 std::vector<AnchorPass> anchor_schedule(int reps) {
   std::vector<AnchorPass> s;
-  for (AnchorKernel k : {AnchorKernel::Copy, AnchorKernel::CopyStreaming, AnchorKernel::Triad,
-                         AnchorKernel::TriadStreaming, AnchorKernel::Memcpy}) {
-    s.push_back({k, false}); // the warm-up: the caches as this kernel leaves them
-    for (int r = 0; r < reps; ++r)
-      s.push_back({k, true});
+  for (AnchorKernel k :
+       {AnchorKernel::Copy, AnchorKernel::CopyStreaming, AnchorKernel::CopyStreamingKiB,
+        AnchorKernel::Triad, AnchorKernel::TriadStreaming, AnchorKernel::TriadStreamingKiB,
+        AnchorKernel::Memcpy}) {
+    std::vector<size_t> pieces(std::begin(kStreamPieces), std::end(kStreamPieces));
+    if (k == AnchorKernel::Memcpy)
+      pieces = {kMemcpyPiece};
+    for (size_t piece : pieces) {
+      s.push_back({k, piece, false}); // the warm-up: the caches as this kernel leaves them
+      for (int r = 0; r < reps; ++r)
+        s.push_back({k, piece, true});
+    }
   }
   return s;
 }
@@ -374,11 +474,11 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   float *A = x.get(), *B = y.get(), *C = z.get();
   // First touch by the threads that stream them (pages land near those threads).
   {
-    Pieces p(n);
+    Pieces p(n, kMemcpyPiece, a.threads);
     run_parallel(
         a.threads,
-        [&](int) {
-          p.run([&](size_t lo, size_t hi) {
+        [&](int t) {
+          p.run(t, [&](size_t lo, size_t hi) {
             for (size_t i = lo; i < hi; ++i)
               A[i] = 1.0f, B[i] = 2.0f, C[i] = 0.5f;
           });
@@ -393,7 +493,7 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   // its own series (bench/results/2026-12-03-anchor-order-s11cpucert.txt).
   double best[kAnchorKernels] = {};
   for (const AnchorPass &pass : anchor_schedule(reps)) {
-    Pieces p(n);
+    Pieces p(n, pass.piece, a.threads);
     std::function<void(size_t, size_t)> piece;
     switch (pass.kernel) {
     case AnchorKernel::Copy:
@@ -401,6 +501,9 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
       break;
     case AnchorKernel::CopyStreaming:
       piece = [&](size_t lo, size_t hi) { copy_piece_nt(C + lo, B + lo, hi - lo); };
+      break;
+    case AnchorKernel::CopyStreamingKiB:
+      piece = [&](size_t lo, size_t hi) { copy_piece_nt_kib(C + lo, B + lo, hi - lo); };
       break;
     case AnchorKernel::Triad:
       piece = [&](size_t lo, size_t hi) { triad_piece(A + lo, B + lo, C + lo, scalar, hi - lo); };
@@ -410,20 +513,35 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
         triad_piece_nt(A + lo, B + lo, C + lo, scalar, hi - lo);
       };
       break;
+    case AnchorKernel::TriadStreamingKiB:
+      piece = [&](size_t lo, size_t hi) {
+        triad_piece_nt_kib(A + lo, B + lo, C + lo, scalar, hi - lo);
+      };
+      break;
     case AnchorKernel::Memcpy:
       piece = [&](size_t lo, size_t hi) { std::memcpy(C + lo, B + lo, (hi - lo) * 4); };
       break;
     }
     const double s = run_parallel(
-        a.threads, [&](int) { p.run(piece); }, [&] { return p.finished(); }, helpers);
-    if (pass.timed && s > 0)
-      best[int(pass.kernel)] = std::max(best[int(pass.kernel)], double(array_bytes) / s);
+        a.threads, [&](int t) { p.run(t, piece); }, [&] { return p.finished(); }, helpers);
+    if (pass.timed && s > 0) {
+      const double rate = double(array_bytes) / s;
+      best[int(pass.kernel)] = std::max(best[int(pass.kernel)], rate);
+      const double counted = rate * (is_copy(pass.kernel)                  ? 2.0
+                                     : pass.kernel == AnchorKernel::Memcpy ? 1.0
+                                                                           : 3.0);
+      const std::string key =
+          std::string(anchor_kernel_name(pass.kernel)) + "/" + std::to_string(pass.piece);
+      a.by_choice[key] = std::max(a.by_choice.value(key, 0.0), counted);
+    }
   }
   // Bytes per second of one array; STREAM counts copy's 2 arrays and triad's 3.
   const double copy =
-      2.0 * std::max(best[int(AnchorKernel::Copy)], best[int(AnchorKernel::CopyStreaming)]);
+      2.0 * std::max({best[int(AnchorKernel::Copy)], best[int(AnchorKernel::CopyStreaming)],
+                      best[int(AnchorKernel::CopyStreamingKiB)]});
   const double triad =
-      3.0 * std::max(best[int(AnchorKernel::Triad)], best[int(AnchorKernel::TriadStreaming)]);
+      3.0 * std::max({best[int(AnchorKernel::Triad)], best[int(AnchorKernel::TriadStreaming)],
+                      best[int(AnchorKernel::TriadStreamingKiB)]});
   const double mcpy = best[int(AnchorKernel::Memcpy)];
   // STREAM's own check: the arrays hold what the kernels must have written (b = 2 is only
   // read; c = b; a = b + 3 c = 8).
@@ -433,11 +551,12 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   a.copy_bytes_per_s = copy;
   a.triad_bytes_per_s = triad;
   a.memcpy_bytes_per_s = mcpy;
-  // The clock, on every thread at once (an all-core clock, not one core's boost).
+  // The clock, on every thread at once (an all-core clock, not one core's boost), best of 30
+  // windows whatever the passes' count.
   std::vector<double> clocks(a.threads, 0.0);
   run_parallel(
-      a.threads, [&](int t) { clocks[t] = clock_of_this_thread(std::max(reps, 10)); },
-      [] { return true; }, helpers);
+      a.threads, [&](int t) { clocks[t] = clock_of_this_thread(30); }, [] { return true; },
+      helpers);
   double sum = 0;
   for (double c : clocks)
     sum += c;
@@ -459,6 +578,8 @@ HostAnchors best_of(const HostAnchors &a, const HostAnchors &b) {
   r.copy_bytes_per_s = std::max(a.copy_bytes_per_s, b.copy_bytes_per_s);
   r.triad_bytes_per_s = std::max(a.triad_bytes_per_s, b.triad_bytes_per_s);
   r.memcpy_bytes_per_s = std::max(a.memcpy_bytes_per_s, b.memcpy_bytes_per_s);
+  for (const auto &[key, v] : b.by_choice.items())
+    r.by_choice[key] = std::max(r.by_choice.value(key, 0.0), v.get<double>());
   r.clock_hz = std::max(a.clock_hz, b.clock_hz);
   r.peak_flops_f32 = std::max(a.peak_flops_f32, b.peak_flops_f32);
   r.reps = a.reps + b.reps;
@@ -478,12 +599,12 @@ double anchor_for_kind(const HostAnchors &a, const std::string &kind) {
 }
 
 json anchors_datasheet(const HostAnchors &a, const std::string &device_name) {
-  char src[512];
+  char src[768];
   std::snprintf(
       src, sizeof src,
       "measured by the kit in this run: STREAM copy %.2f GB/s, triad %.2f GB/s (the better "
-      "of plain and streaming stores; "
-      "%d threads, %llu MiB arrays, best of %d), memcpy %.2f GB/s; f32 peak %d lanes "
+      "of plain and streaming stores in pieces of 16, 64 and 256 KiB; "
+      "%d threads, %llu MiB arrays, best of %d passes each), memcpy %.2f GB/s; f32 peak %d lanes "
       "x %d FMA pipes x 2 x %.3f GHz (a dependent add chain) x %d threads (%s; %s)",
       a.copy_bytes_per_s / 1e9, a.triad_bytes_per_s / 1e9, a.threads,
       static_cast<unsigned long long>(a.array_bytes >> 20), a.reps, a.memcpy_bytes_per_s / 1e9,

@@ -12,49 +12,78 @@
 
 #include "conform.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tl::conform {
 
-/// The anchors the kit measured: each figure is the best of `reps` runs.
+/// The piece sizes (f32 elements: 16, 64 and 256 KiB) the STREAM anchors hand to their threads:
+/// the bandwidth suite's kernel blocks, one program per block on the device (suite_bandwidth.cpp
+/// times each and the best counts), so the anchor gets every choice the device gets and a device
+/// cannot look faster than the host's memory only because the kit chose a worse piece.
+inline constexpr size_t kStreamPieces[] = {4096, 16384, 65536};
+/// Timed passes of each anchor kernel at each piece size where a test does not set its own
+/// (`anchor_reps`): 10 x 3 piece sizes, the 30 passes a kernel had when it had one piece size.
+inline constexpr int kAnchorReps = 10;
+/// memcpy's pieces (1 MiB of f32), as the cpu plugin's copies split theirs (vendors/cpu).
+inline constexpr size_t kMemcpyPiece = size_t(1) << 18;
+
+/// The anchors the kit measured: each figure is the best over the kernels' loop forms and piece
+/// sizes of `reps` timed passes each.
 struct HostAnchors {
   bool ok = false;
-  int threads = 0;          // CPUs in this process's affinity mask
-  uint64_t array_bytes = 0; // each STREAM array, and each memcpy
-  int reps = 0;
+  int threads = 0;               // CPUs in this process's affinity mask
+  uint64_t array_bytes = 0;      // each STREAM array, and each memcpy
+  int reps = 0;                  // timed passes of each kernel at each piece size
   double copy_bytes_per_s = 0;   // c = a: 2 x array_bytes per pass
   double triad_bytes_per_s = 0;  // a = b + s c: 3 x array_bytes per pass
   double memcpy_bytes_per_s = 0; // threaded memcpy, each byte counted once
-  double clock_hz = 0;           // per thread, timed concurrently on every thread (mean)
-  double peak_flops_f32 = 0;     // lanes x fma pipes x 2 x sum of the threads' clocks
+  /// Every kernel's best at every piece size, as "<kernel>/<piece elements>" (bytes counted as
+  /// the figures above: STREAM's way, memcpy once): which choice gave each figure.
+  json by_choice = json::object();
+  double clock_hz = 0;       // per thread, timed concurrently on every thread (mean)
+  double peak_flops_f32 = 0; // lanes x fma pipes x 2 x sum of the threads' clocks
   int f32_lanes = 0, fma_pipes = 0;
   std::string cpu, peak_rule; // CPUID vendor/family/model and the table row applied
   double wall_s = 0;          // the whole measurement
   double other_cpu_s = 0;     // process CPU time not spent by the anchor's own threads
   std::string loadavg;        // /proc/loadavg when measured (the host's other load)
+
   json to_json() const;
   static HostAnchors from_json(const json &j);
 };
 
-/// The anchors' kernels: STREAM copy and triad, each with plain and with streaming stores (the
-/// better of the two counts), and memcpy in 1 MiB pieces.
-enum class AnchorKernel { Copy, CopyStreaming, Triad, TriadStreaming, Memcpy };
-constexpr int kAnchorKernels = 5;
+/// The anchors' kernels: STREAM copy and triad, each with plain stores and with streaming stores
+/// in two loop forms (two lines an iteration; llvm-cpu's 1 KiB runs of loads, then of stores):
+/// the best of the three counts; and memcpy in 1 MiB pieces.
+enum class AnchorKernel {
+  Copy,
+  CopyStreaming,
+  CopyStreamingKiB,
+  Triad,
+  TriadStreaming,
+  TriadStreamingKiB,
+  Memcpy
+};
+constexpr int kAnchorKernels = 7;
 const char *anchor_kernel_name(AnchorKernel k);
 
-/// One pass over the arrays; the timed ones count (best of them per kernel).
+/// One pass over the arrays in pieces of `piece` elements; the timed ones count (best of them
+/// per kernel and piece size).
 struct AnchorPass {
   AnchorKernel kernel;
+  size_t piece;
   bool timed;
 };
 
-/// The passes measure_host_anchors makes, in order: each kernel a warm-up pass, then `reps`
-/// timed ones, so that every timed pass starts from the caches as the same kernel leaves them
-/// (as the device's timed runs follow a warm-up of the same operation). Not interleaved: a
-/// pass that writes through the caches leaves dirty lines that a following streaming-store pass
-/// pays to write back (the old order measured STREAM copy 15 % low; conformance/README.md).
+/// The passes measure_host_anchors makes, in order: each kernel at each of its piece sizes
+/// (kStreamPieces; memcpy kMemcpyPiece) a warm-up pass, then `reps` timed ones, so that every
+/// timed pass starts from the caches as the same kernel leaves them (as the device's timed runs
+/// follow a warm-up of the same operation). Not interleaved: a pass that writes through the
+/// caches leaves dirty lines that a following streaming-store pass pays to write back (the old
+/// order measured STREAM copy 15 % low; conformance/README.md).
 std::vector<AnchorPass> anchor_schedule(int reps);
 
 /// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.

@@ -258,7 +258,7 @@ int cmd_verify(const std::vector<std::string> &args) {
 int cmd_anchors(const std::vector<std::string> &args) {
   po::options_description d;
   uint64_t size_mib = 64;
-  int reps = 30;
+  int reps = kAnchorReps;
   d.add_options()("size-mib", po::value(&size_mib))("reps", po::value(&reps))("schedule", "");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
@@ -267,7 +267,8 @@ int cmd_anchors(const std::vector<std::string> &args) {
     throw std::runtime_error("anchors: --size-mib and --reps must be at least 1");
   if (vm.count("schedule")) {
     for (const AnchorPass &p : anchor_schedule(reps))
-      std::cout << anchor_kernel_name(p.kernel) << (p.timed ? " timed" : " warmup") << "\n";
+      std::cout << anchor_kernel_name(p.kernel) << " " << p.piece
+                << (p.timed ? " timed" : " warmup") << "\n";
     return 0;
   }
   std::cout << measure_host_anchors(size_mib << 20, reps).to_json().dump(2) << "\n";

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -44,7 +45,19 @@ const std::vector<BandwidthCase> &cases() {
 // sizes (a CPU at a few pages, an NPU's DMA at hundreds of KiB), so each block size of kBlocks
 // runs and the best counts, as STREAM leaves its array sizes to the tester; every block's figure
 // is in the test's metrics.
-constexpr int64_t kBlocks[] = {4096, 16384, 65536};
+// The host anchors hand out pieces of the same sizes (kStreamPieces: the anchor gets the choices
+// the device gets).
+constexpr int64_t kBlocks[] = {int64_t(kStreamPieces[0]), int64_t(kStreamPieces[1]),
+                               int64_t(kStreamPieces[2])};
+static_assert(std::size(kBlocks) == std::size(kStreamPieces));
+
+/// Timed repetitions of each operation (each block of a kernel): on a wall-clock device each
+/// times the op on an idle stream and queued behind itself (time_op), 2 x kReps intervals. The
+/// host anchors take kReps timed passes of each loop form and piece size before the test and
+/// kReps after it (the better counts): 2 x kReps as well, so that neither side is the best of a
+/// larger sample (on a noisy host the larger sample finds the higher maximum: h2d at 0.79 of an
+/// anchor that was the best of 60 passes against the device's 10).
+constexpr int kReps = 5;
 constexpr const char *kKernels = R"(
 kernel @copy(%a: tensor<?xf32>, %c: tensor<?xf32>) {
   %pid = program_id {axis = 0} : i32
@@ -123,7 +136,11 @@ std::vector<TestDef> list_bandwidth(const ListContext &) {
                     {"size_mib", c.mib},
                     {"min_pass_s", kMinPassSeconds},
                     {"warmup", 1},
-                    {"reps", 5},
+                    {"reps", kReps},
+                    {"anchor_reps", kReps},
+                    {"blocks", c.kind == std::string("copy") || c.kind == std::string("triad")
+                                   ? json(kBlocks)
+                                   : json::array()},
                     {"pass_fraction_of_peak", kPassFraction},
                     {"peak", std::string("datasheet.") + peak_figure(c.kind)},
                     // no datasheet file, a device on the host: the kit's own measurement
@@ -193,6 +210,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   Timing best_timing;
   double cpu_s = 0, loop_wall_s = 0; // over every timed repetition: where the work ran
   double busy_s = 0;                 // executions x their best interval, over the blocks
+  size_t device_samples = 0;         // timed intervals of each block (the same for every block)
   for (int64_t block : kernel ? std::vector<int64_t>(std::begin(kBlocks), std::end(kBlocks))
                               : std::vector<int64_t>{0}) {
     std::function<void()> op;
@@ -231,6 +249,7 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
     const Timing timing = time_op(dev, s, op, warmup, reps);
     const double t = timing.best_s;
     cpu_s += timing.cpu_s;
+    device_samples = timing.device_s.size() + timing.queued_s.size();
     loop_wall_s += timing.loop_wall_s;
     busy_s += timing.ops_timed * t;
     if (kind != "d2h") {
@@ -295,6 +314,12 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
             {"timed_wall_s", loop_wall_s},
             {"busy_s", busy_s}};
   m.update(anchor_metrics);
+  // The sample sizes behind each side's best (README "Host anchors": they must be equal).
+  m["device_samples_per_choice"] = device_samples;
+  if (ds.measured && anchor_metrics.contains("host_anchors_after"))
+    m["anchor_samples_per_choice"] =
+        HostAnchors::from_json(anchor_metrics["host_anchors_before"]).reps +
+        HostAnchors::from_json(anchor_metrics["host_anchors_after"]).reps;
   if (kernel) {
     m["block"] = best_block;
     m["achieved_bytes_per_s_by_block"] = per_block;

@@ -95,9 +95,13 @@ int run_test(const WorkerArgs &args) {
     // A timing test's host anchors, measured before the runtime loads any plugin: no plugin
     // code runs in this process yet, and the runner runs timing tests alone. Used only where no
     // datasheet file applies and the device runs on the host (datasheet_for).
+    // Timed passes of each anchor kernel at each piece size: the test's `anchor_reps` where it
+    // sets them (the bandwidth suite: as many as the device gets, README "Host anchors"), else
+    // kAnchorReps.
     if (t.suite == "bandwidth" || t.suite == "performance")
-      ctx.host_anchors =
-          measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20, 30).to_json();
+      ctx.host_anchors = measure_host_anchors(t.params.value("size_mib", uint64_t(64)) << 20,
+                                              t.params.value("anchor_reps", kAnchorReps))
+                             .to_json();
     else if (!args.host_anchors.empty())
       ctx.host_anchors = json::parse(args.host_anchors); // the run's, for informative bounds
     hal::Runtime rt(nullptr, 1);

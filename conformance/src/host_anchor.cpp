@@ -204,62 +204,20 @@ __attribute__((noinline)) void triad_piece(float *__restrict a, const float *__r
 // vectors write it), two lines an iteration with the loads first: one load-store pair an
 // iteration measured 0.9 of this on Zen 3 (25.0 against 27.9 GB/s, 2 threads, 64 MiB), below
 // llvm-cpu's own unrolled copy (32 GB/s: "implausible" against a slower anchor).
-__attribute__((target("avx"))) void copy_piece_nt_avx(float *c, const float *b, size_t n) {
+// One streaming form, `V` 32-byte vectors a run: the run's loads (or the triad's results) first,
+// then its streaming stores.
+template <int V>
+__attribute__((target("avx"))) void copy_piece_nt_runs(float *c, const float *b, size_t n) {
   size_t i = 0;
   for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 31); ++i)
     c[i] = b[i];
-  for (; i + 32 <= n; i += 32) {
-    const __m256 x0 = _mm256_loadu_ps(b + i), x1 = _mm256_loadu_ps(b + i + 8),
-                 x2 = _mm256_loadu_ps(b + i + 16), x3 = _mm256_loadu_ps(b + i + 24);
-    _mm256_stream_ps(c + i, x0);
-    _mm256_stream_ps(c + i + 8, x1);
-    _mm256_stream_ps(c + i + 16, x2);
-    _mm256_stream_ps(c + i + 24, x3);
-  }
-  for (; i + 8 <= n; i += 8)
-    _mm256_stream_ps(c + i, _mm256_loadu_ps(b + i));
-  for (; i < n; ++i)
-    c[i] = b[i];
-  _mm_sfence();
-}
-__attribute__((target("avx"))) void triad_piece_nt_avx(float *a, const float *b, const float *c,
-                                                       float s, size_t n) {
-  size_t i = 0;
-  for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 31); ++i)
-    a[i] = b[i] + s * c[i];
-  const __m256 s8 = _mm256_set1_ps(s);
-  for (; i + 16 <= n; i += 16) { // a line an iteration, as the copy
-    const __m256 y0 =
-        _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i)));
-    const __m256 y1 =
-        _mm256_add_ps(_mm256_loadu_ps(b + i + 8), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i + 8)));
-    _mm256_stream_ps(a + i, y0);
-    _mm256_stream_ps(a + i + 8, y1);
-  }
-  for (; i + 8 <= n; i += 8)
-    _mm256_stream_ps(
-        a + i, _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_mul_ps(s8, _mm256_loadu_ps(c + i))));
-  for (; i < n; ++i)
-    a[i] = b[i] + s * c[i];
-  _mm_sfence();
-}
-
-// llvm-cpu's own form of the streaming copy and triad (`tlc compile --target llvm-cpu` of the
-// bandwidth suite's kernels, then `tlc inspect --code` and objdump): 1 KiB of the source loaded
-// (or of the triad's results computed, mul then add) into 32 vectors, spilled where they do not
-// fit, then 32 streaming stores; the DRAM sees reads and writes in 1 KiB runs rather than
-// alternating every two lines. The anchor is the best of both forms (and of plain stores).
-__attribute__((target("avx"))) void copy_piece_nt_kib_avx(float *c, const float *b, size_t n) {
-  size_t i = 0;
-  for (; i < n && (reinterpret_cast<uintptr_t>(c + i) & 31); ++i)
-    c[i] = b[i];
-  for (; i + 256 <= n; i += 256) {
-    __m256 x[32];
+  for (; i + 8 * V <= n; i += 8 * V) {
+    __m256 x[V];
 #pragma GCC unroll 32
-    for (int v = 0; v < 32; ++v)
+    for (int v = 0; v < V; ++v)
       x[v] = _mm256_loadu_ps(b + i + 8 * v);
 #pragma GCC unroll 32
-    for (int v = 0; v < 32; ++v)
+    for (int v = 0; v < V; ++v)
       _mm256_stream_ps(c + i + 8 * v, x[v]);
   }
   for (; i + 8 <= n; i += 8)
@@ -268,20 +226,21 @@ __attribute__((target("avx"))) void copy_piece_nt_kib_avx(float *c, const float 
     c[i] = b[i];
   _mm_sfence();
 }
-__attribute__((target("avx"))) void triad_piece_nt_kib_avx(float *a, const float *b, const float *c,
-                                                           float s, size_t n) {
+template <int V>
+__attribute__((target("avx"))) void triad_piece_nt_runs(float *a, const float *b, const float *c,
+                                                        float s, size_t n) {
   size_t i = 0;
   for (; i < n && (reinterpret_cast<uintptr_t>(a + i) & 31); ++i)
     a[i] = b[i] + s * c[i];
   const __m256 s8 = _mm256_set1_ps(s);
-  for (; i + 256 <= n; i += 256) {
-    __m256 y[32];
+  for (; i + 8 * V <= n; i += 8 * V) {
+    __m256 y[V];
 #pragma GCC unroll 32
-    for (int v = 0; v < 32; ++v)
+    for (int v = 0; v < V; ++v)
       y[v] = _mm256_add_ps(_mm256_loadu_ps(b + i + 8 * v),
                            _mm256_mul_ps(s8, _mm256_loadu_ps(c + i + 8 * v)));
 #pragma GCC unroll 32
-    for (int v = 0; v < 32; ++v)
+    for (int v = 0; v < V; ++v)
       _mm256_stream_ps(a + i + 8 * v, y[v]);
   }
   for (; i + 8 <= n; i += 8)
@@ -290,6 +249,27 @@ __attribute__((target("avx"))) void triad_piece_nt_kib_avx(float *a, const float
   for (; i < n; ++i)
     a[i] = b[i] + s * c[i];
   _mm_sfence();
+}
+// The two-line forms: the copy two lines a run, the triad one line a run.
+__attribute__((target("avx"))) void copy_piece_nt_avx(float *c, const float *b, size_t n) {
+  copy_piece_nt_runs<4>(c, b, n);
+}
+__attribute__((target("avx"))) void triad_piece_nt_avx(float *a, const float *b, const float *c,
+                                                       float s, size_t n) {
+  triad_piece_nt_runs<2>(a, b, c, s, n);
+}
+
+// llvm-cpu's own form of the streaming copy and triad (`tlc compile --target llvm-cpu` of the
+// bandwidth suite's kernels, then `tlc inspect --code` and objdump): 1 KiB of the source loaded
+// (or of the triad's results computed, mul then add) into 32 vectors, spilled where they do not
+// fit, then 32 streaming stores; the DRAM sees reads and writes in 1 KiB runs rather than
+// alternating every two lines. The anchor is the best of both forms (and of plain stores).
+__attribute__((target("avx"))) void copy_piece_nt_kib_avx(float *c, const float *b, size_t n) {
+  copy_piece_nt_runs<32>(c, b, n);
+}
+__attribute__((target("avx"))) void triad_piece_nt_kib_avx(float *a, const float *b, const float *c,
+                                                           float s, size_t n) {
+  triad_piece_nt_runs<32>(a, b, c, s, n);
 }
 #endif
 

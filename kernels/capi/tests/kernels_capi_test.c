@@ -170,6 +170,15 @@ static void test_layernorm(Env *e) {
 
 static double gelu(double v) { return 0.5 * v * (1 + erf(v / sqrt(2.0))); }
 
+/* Row i, column j of batch entry z of a (B, M, K) by a shared (K, N) product, in double. */
+static double batched_dot(const float *a, const float *b, unsigned M, unsigned K, unsigned N,
+                          unsigned z, unsigned i, unsigned j) {
+  double acc = 0;
+  for (unsigned k = 0; k < K; ++k)
+    acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+  return acc;
+}
+
 /* Catches: the epilogue's order (residual after the activation), a batch index ignored, a
  * shared rank-2 b, bf16 operands read as another dtype. */
 static void test_gemm(Env *e, uint32_t dtype) {
@@ -222,9 +231,7 @@ static void test_gemm(Env *e, uint32_t dtype) {
   for (unsigned z = 0; z < B; ++z)
     for (unsigned i = 0; i < M; ++i)
       for (unsigned j = 0; j < N; ++j) {
-        double acc = 0;
-        for (unsigned k = 0; k < K; ++k)
-          acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+        const double acc = batched_dot(a, b, M, K, N, z, i, j);
         ref[(z * M + i) * N + j] = gelu(0.5 * acc + bias[j]) + res[(z * M + i) * N + j];
       }
   double err = normwise(out, ref, B * M * N);
@@ -311,9 +318,7 @@ static unsigned split_k_mismatches(const float *a, const float *b, const float *
   for (unsigned z = 0; z < B; ++z)
     for (unsigned i = 0; i < M; ++i)
       for (unsigned j = 0; j < N; ++j) {
-        double acc = 0;
-        for (unsigned k = 0; k < K; ++k)
-          acc += (double)a[(z * M + i) * K + k] * b[k * N + j];
+        const double acc = batched_dot(a, b, M, K, N, z, i, j);
         double want = alpha * acc + (bias ? bias[j] : 0);
         want = (relu ? fmax(want, 0) : want) + (res ? res[(z * M + i) * N + j] : 0);
         bad += out[(z * M + i) * N + j] != (float)want;

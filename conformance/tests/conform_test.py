@@ -171,7 +171,10 @@ def check_host_anchored(r, slow=False):
     else:
         peak = max(before["peak_flops_f32"], after["peak_flops_f32"])
         check(abs(m["peak_flops_per_s"] - peak) <= 1e-9 * peak, f"{k}: f32 peak {m}")
-        check(r["status"] == "pass" or "bar" in r["message"], f"{k}: {r['message'][:200]}")
+        # A failure is on speed: under a bar, or above 1.05x of a roofline the kit measured low
+        # on a noisy host (CI: vector_add at 1.07x); never busy, unmeasured or wrong output.
+        check(r["status"] == "pass" or "bar" in r["message"] or
+              r["message"].startswith("implausible:"), f"{k}: {r['message'][:200]}")
 
 
 def op_case_names():

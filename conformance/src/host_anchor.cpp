@@ -182,6 +182,28 @@ double clock_of_this_thread(int reps) {
 #endif
 }
 
+/// Cycles per second of one thread over one window of `window_s` seconds (at least 0.5 ms): the
+/// mean, not the best of short windows, so that the time the scheduler took from the thread
+/// counts, as it does in the work it is paired with.
+double clock_over(double window_s) {
+#if defined(__x86_64__)
+  constexpr int kIters = 1000, kChain = 32;
+  uint64_t x = 0, done = 0;
+  const Clock::time_point t0 = Clock::now();
+  double s = 0;
+  do {
+    for (int i = 0; i < kIters; ++i)
+      asm volatile(".rept 32\n\taddq $1, %0\n\t.endr" : "+r"(x));
+    done += uint64_t(kIters) * kChain;
+    s = seconds_since(t0);
+  } while (s < std::max(window_s, 5e-4));
+  return x == done ? double(done) / s : 0;
+#else
+  (void)window_s;
+  return 0;
+#endif
+}
+
 // STREAM's kernels on one piece, restrict-qualified so that they vectorize (this file builds at
 // -O3), as the device's kernels do: on a loaded host a scalar anchor would be the one starved of
 // CPU per byte.
@@ -439,6 +461,88 @@ std::vector<AnchorPass> anchor_schedule(int reps) {
   return s;
 }
 
+/// The anchor's arrays (a = 1, b = 2, c = 0.5 at first touch) and one pass of a kernel over
+/// them, shared by measure_host_anchors and the paired rounds (anchor_round).
+struct AnchorBench::Impl {
+  int threads;
+  uint64_t array_bytes;
+  size_t n;
+  Array x, y, z;
+  double helper_cpu_s = 0; // CPU seconds of the passes' helper threads
+  Impl(uint64_t bytes, int threads)
+      : threads(threads), array_bytes(bytes), n(bytes / 4), x(alloc_array(bytes)),
+        y(alloc_array(bytes)), z(alloc_array(bytes)) {
+    float *A = x.get(), *B = y.get(), *C = z.get();
+    // First touch by the threads that stream them (pages land near those threads).
+    Pieces p(n, kMemcpyPiece, threads);
+    run_parallel(
+        threads,
+        [&](int t) {
+          p.run(t, [&](size_t lo, size_t hi) {
+            for (size_t i = lo; i < hi; ++i)
+              A[i] = 1.0f, B[i] = 2.0f, C[i] = 0.5f;
+          });
+        },
+        [&] { return p.finished(); }, helper_cpu_s);
+  }
+};
+
+AnchorBench::AnchorBench(uint64_t array_bytes, int threads)
+    : impl_(std::make_unique<Impl>(array_bytes, threads > 0 ? threads : affinity_cpus())) {}
+AnchorBench::~AnchorBench() = default;
+int AnchorBench::threads() const { return impl_->threads; }
+uint64_t AnchorBench::array_bytes() const { return impl_->array_bytes; }
+double AnchorBench::helper_cpu_s() const { return impl_->helper_cpu_s; }
+
+double AnchorBench::pass(AnchorKernel kernel, size_t piece) {
+  Impl &b = *impl_;
+  float *A = b.x.get(), *B = b.y.get(), *C = b.z.get();
+  const float scalar = 3.0f;
+  Pieces p(b.n, piece, b.threads);
+  std::function<void(size_t, size_t)> f;
+  switch (kernel) {
+  case AnchorKernel::Copy:
+    f = [&](size_t lo, size_t hi) { copy_piece(C + lo, B + lo, hi - lo); };
+    break;
+  case AnchorKernel::CopyStreaming:
+    f = [&](size_t lo, size_t hi) { copy_piece_nt(C + lo, B + lo, hi - lo); };
+    break;
+  case AnchorKernel::CopyStreamingKiB:
+    f = [&](size_t lo, size_t hi) { copy_piece_nt_kib(C + lo, B + lo, hi - lo); };
+    break;
+  case AnchorKernel::Triad:
+    f = [&](size_t lo, size_t hi) { triad_piece(A + lo, B + lo, C + lo, scalar, hi - lo); };
+    break;
+  case AnchorKernel::TriadStreaming:
+    f = [&](size_t lo, size_t hi) { triad_piece_nt(A + lo, B + lo, C + lo, scalar, hi - lo); };
+    break;
+  case AnchorKernel::TriadStreamingKiB:
+    f = [&](size_t lo, size_t hi) { triad_piece_nt_kib(A + lo, B + lo, C + lo, scalar, hi - lo); };
+    break;
+  case AnchorKernel::Memcpy:
+    f = [&](size_t lo, size_t hi) { std::memcpy(C + lo, B + lo, (hi - lo) * 4); };
+    break;
+  }
+  const double s = run_parallel(
+      b.threads, [&](int t) { p.run(t, f); }, [&] { return p.finished(); }, b.helper_cpu_s);
+  if (!(s > 0))
+    return 0;
+  const double counted = is_copy(kernel) ? 2.0 : kernel == AnchorKernel::Memcpy ? 1.0 : 3.0;
+  return counted * double(b.array_bytes) / s;
+}
+
+std::string AnchorBench::wrong_values(bool copied, bool triads) const {
+  // STREAM's own check: b = 2 is only read; a copy (or memcpy) leaves c = b, a triad a = b + 3c
+  // of the c it read (every copy before every triad in measure_host_anchors' schedule, and a
+  // paired round runs one kind).
+  const Impl &b = *impl_;
+  const float *A = b.x.get(), *B = b.y.get(), *C = b.z.get();
+  for (size_t i = 0; i < b.n; i += 4099)
+    if (B[i] != 2.0f || C[i] != (copied ? 2.0f : 0.5f) || A[i] != (triads ? 2 + 3 * C[i] : 1.0f))
+      return "host anchors: the STREAM arrays hold wrong values at element " + std::to_string(i);
+  return {};
+}
+
 HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   HostAnchors a;
   a.threads = affinity_cpus();
@@ -448,24 +552,7 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   peak_rule(a);
   const Clock::time_point start = Clock::now();
   const double process0 = process_cpu_seconds(), self0 = thread_cpu_seconds();
-  double helpers = 0; // CPU seconds of the anchor's helper threads
-  const size_t n = array_bytes / 4;
-  Array x = alloc_array(array_bytes), y = alloc_array(array_bytes), z = alloc_array(array_bytes);
-  float *A = x.get(), *B = y.get(), *C = z.get();
-  // First touch by the threads that stream them (pages land near those threads).
-  {
-    Pieces p(n, kMemcpyPiece, a.threads);
-    run_parallel(
-        a.threads,
-        [&](int t) {
-          p.run(t, [&](size_t lo, size_t hi) {
-            for (size_t i = lo; i < hi; ++i)
-              A[i] = 1.0f, B[i] = 2.0f, C[i] = 0.5f;
-          });
-        },
-        [&] { return p.finished(); }, helpers);
-  }
-  const float scalar = 3.0f;
+  AnchorBench bench(array_bytes, a.threads);
   // Each kernel's passes in a series of their own (anchor_schedule), as the device's timed
   // runs follow its warm-up of the same operation: a pass through the cache (plain stores, the
   // pieces' memcpy) leaves its destination's lines dirty in the caches, and streaming stores
@@ -473,66 +560,27 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   // its own series (bench/results/2026-12-03-anchor-order-s11cpucert.txt).
   double best[kAnchorKernels] = {};
   for (const AnchorPass &pass : anchor_schedule(reps)) {
-    Pieces p(n, pass.piece, a.threads);
-    std::function<void(size_t, size_t)> piece;
-    switch (pass.kernel) {
-    case AnchorKernel::Copy:
-      piece = [&](size_t lo, size_t hi) { copy_piece(C + lo, B + lo, hi - lo); };
-      break;
-    case AnchorKernel::CopyStreaming:
-      piece = [&](size_t lo, size_t hi) { copy_piece_nt(C + lo, B + lo, hi - lo); };
-      break;
-    case AnchorKernel::CopyStreamingKiB:
-      piece = [&](size_t lo, size_t hi) { copy_piece_nt_kib(C + lo, B + lo, hi - lo); };
-      break;
-    case AnchorKernel::Triad:
-      piece = [&](size_t lo, size_t hi) { triad_piece(A + lo, B + lo, C + lo, scalar, hi - lo); };
-      break;
-    case AnchorKernel::TriadStreaming:
-      piece = [&](size_t lo, size_t hi) {
-        triad_piece_nt(A + lo, B + lo, C + lo, scalar, hi - lo);
-      };
-      break;
-    case AnchorKernel::TriadStreamingKiB:
-      piece = [&](size_t lo, size_t hi) {
-        triad_piece_nt_kib(A + lo, B + lo, C + lo, scalar, hi - lo);
-      };
-      break;
-    case AnchorKernel::Memcpy:
-      piece = [&](size_t lo, size_t hi) { std::memcpy(C + lo, B + lo, (hi - lo) * 4); };
-      break;
-    }
-    const double s = run_parallel(
-        a.threads, [&](int t) { p.run(t, piece); }, [&] { return p.finished(); }, helpers);
-    if (pass.timed && s > 0) {
-      const double rate = double(array_bytes) / s;
-      best[int(pass.kernel)] = std::max(best[int(pass.kernel)], rate);
-      const double counted = rate * (is_copy(pass.kernel)                  ? 2.0
-                                     : pass.kernel == AnchorKernel::Memcpy ? 1.0
-                                                                           : 3.0);
+    const double counted = bench.pass(pass.kernel, pass.piece);
+    if (pass.timed && counted > 0) {
+      best[int(pass.kernel)] = std::max(best[int(pass.kernel)], counted);
       const std::string key =
           std::string(anchor_kernel_name(pass.kernel)) + "/" + std::to_string(pass.piece);
       a.by_choice[key] = std::max(a.by_choice.value(key, 0.0), counted);
     }
   }
-  // Bytes per second of one array; STREAM counts copy's 2 arrays and triad's 3.
-  const double copy =
-      2.0 * std::max({best[int(AnchorKernel::Copy)], best[int(AnchorKernel::CopyStreaming)],
-                      best[int(AnchorKernel::CopyStreamingKiB)]});
-  const double triad =
-      3.0 * std::max({best[int(AnchorKernel::Triad)], best[int(AnchorKernel::TriadStreaming)],
-                      best[int(AnchorKernel::TriadStreamingKiB)]});
-  const double mcpy = best[int(AnchorKernel::Memcpy)];
-  // STREAM's own check: the arrays hold what the kernels must have written (b = 2 is only
-  // read; c = b; a = b + 3 c = 8).
-  for (size_t i = 0; i < n; i += 4099)
-    if (A[i] != 8.0f || C[i] != 2.0f)
-      throw std::runtime_error("host anchors: the STREAM arrays hold wrong values");
-  a.copy_bytes_per_s = copy;
-  a.triad_bytes_per_s = triad;
-  a.memcpy_bytes_per_s = mcpy;
+  if (std::string wrong = bench.wrong_values(true, true); !wrong.empty())
+    throw std::runtime_error(wrong);
+  // Counted STREAM's way (copy 2 arrays, triad 3), memcpy each byte once.
+  a.copy_bytes_per_s =
+      std::max({best[int(AnchorKernel::Copy)], best[int(AnchorKernel::CopyStreaming)],
+                best[int(AnchorKernel::CopyStreamingKiB)]});
+  a.triad_bytes_per_s =
+      std::max({best[int(AnchorKernel::Triad)], best[int(AnchorKernel::TriadStreaming)],
+                best[int(AnchorKernel::TriadStreamingKiB)]});
+  a.memcpy_bytes_per_s = best[int(AnchorKernel::Memcpy)];
   // The clock, on every thread at once (an all-core clock, not one core's boost), best of 30
   // windows whatever the passes' count.
+  double helpers = bench.helper_cpu_s();
   std::vector<double> clocks(a.threads, 0.0);
   run_parallel(
       a.threads, [&](int t) { clocks[t] = clock_of_this_thread(30); }, [] { return true; },
@@ -545,8 +593,83 @@ HostAnchors measure_host_anchors(uint64_t array_bytes, int reps) {
   a.wall_s = seconds_since(start);
   a.other_cpu_s =
       std::max(0.0, (process_cpu_seconds() - process0) - (thread_cpu_seconds() - self0) - helpers);
-  a.ok = copy > 0 && triad > 0 && mcpy > 0;
+  a.ok = a.copy_bytes_per_s > 0 && a.triad_bytes_per_s > 0 && a.memcpy_bytes_per_s > 0;
   return a;
+}
+
+std::vector<AnchorKernel> anchor_kernels_for_kind(const std::string &kind) {
+  if (kind == "memory")
+    return {AnchorKernel::Copy,  AnchorKernel::CopyStreaming,  AnchorKernel::CopyStreamingKiB,
+            AnchorKernel::Triad, AnchorKernel::TriadStreaming, AnchorKernel::TriadStreamingKiB,
+            AnchorKernel::Memcpy};
+  if (kind == "copy")
+    return {AnchorKernel::Copy, AnchorKernel::CopyStreaming, AnchorKernel::CopyStreamingKiB};
+  if (kind == "triad")
+    return {AnchorKernel::Triad, AnchorKernel::TriadStreaming, AnchorKernel::TriadStreamingKiB};
+  return {AnchorKernel::Memcpy}; // d2d, h2d, d2h
+}
+
+AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps) {
+  AnchorRound r;
+  const Clock::time_point start = Clock::now();
+  const double process0 = process_cpu_seconds(), self0 = thread_cpu_seconds(),
+               helpers0 = bench.helper_cpu_s();
+  for (AnchorKernel k : anchor_kernels_for_kind(kind)) {
+    // memcpy read + write, STREAM's count of a copy, where the test counts so
+    const double times = k == AnchorKernel::Memcpy && (kind == "d2d" || kind == "memory") ? 2 : 1;
+    std::vector<size_t> pieces(std::begin(kStreamPieces), std::end(kStreamPieces));
+    if (k == AnchorKernel::Memcpy)
+      pieces = {kMemcpyPiece};
+    for (size_t piece : pieces) {
+      bench.pass(k, piece); // the warm-up: the caches as this kernel leaves them
+      const std::string key = std::string(anchor_kernel_name(k)) + "/" + std::to_string(piece);
+      for (int i = 0; i < reps; ++i) {
+        const double v = times * bench.pass(k, piece);
+        r.by_choice[key] = std::max(r.by_choice.value(key, 0.0), v);
+        if (v > r.bytes_per_s)
+          r.bytes_per_s = v, r.choice = key;
+      }
+    }
+  }
+  r.wrong = bench.wrong_values(kind != "triad", kind == "triad" || kind == "memory");
+  r.wall_s = seconds_since(start);
+  r.other_cpu_s =
+      std::max(0.0, (process_cpu_seconds() - process0) - (thread_cpu_seconds() - self0) -
+                        (bench.helper_cpu_s() - helpers0));
+  r.samples_per_choice = reps;
+  return r;
+}
+
+size_t median_round(const json &rounds) {
+  std::vector<size_t> order(rounds.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return rounds[x]["ratio"].get<double>() < rounds[y]["ratio"].get<double>();
+  });
+  return order.empty() ? 0 : order[order.size() / 2];
+}
+
+AnchorRound clock_round(int threads, double window_s, int reps) {
+  AnchorRound r;
+  const Clock::time_point start = Clock::now();
+  const double process0 = process_cpu_seconds(), self0 = thread_cpu_seconds();
+  double helpers = 0;
+  for (int i = 0; i < reps; ++i) {
+    std::vector<double> clocks(threads, 0.0);
+    run_parallel(
+        threads, [&](int t) { clocks[t] = clock_over(window_s); }, [] { return true; }, helpers);
+    double sum = 0;
+    for (double c : clocks)
+      sum += c;
+    r.clock_hz = std::max(r.clock_hz, sum / threads);
+  }
+  r.choice = "clock/" + std::to_string(window_s);
+  r.samples_per_choice = reps;
+  r.wall_s = seconds_since(start);
+  r.other_cpu_s =
+      std::max(0.0, (process_cpu_seconds() - process0) - (thread_cpu_seconds() - self0) - helpers);
+  return r;
 }
 
 HostAnchors best_of(const HostAnchors &a, const HostAnchors &b) {
@@ -566,16 +689,6 @@ HostAnchors best_of(const HostAnchors &a, const HostAnchors &b) {
   r.wall_s = a.wall_s + b.wall_s;
   r.other_cpu_s = std::max(a.other_cpu_s, b.other_cpu_s);
   return r;
-}
-
-double anchor_for_kind(const HostAnchors &a, const std::string &kind) {
-  if (kind == "copy")
-    return a.copy_bytes_per_s;
-  if (kind == "triad")
-    return a.triad_bytes_per_s;
-  if (kind == "d2d")
-    return 2.0 * a.memcpy_bytes_per_s;
-  return a.memcpy_bytes_per_s; // h2d, d2h
 }
 
 json anchors_datasheet(const HostAnchors &a, const std::string &device_name) {

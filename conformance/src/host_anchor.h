@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,17 +87,62 @@ struct AnchorPass {
 /// order measured STREAM copy 15 % low; conformance/README.md).
 std::vector<AnchorPass> anchor_schedule(int reps);
 
+/// The anchor's three arrays (first touched by the threads that stream them) and its kernels:
+/// one pass at a time, for measure_host_anchors and for the rounds a bandwidth test pairs with
+/// the device's repetitions (anchor_round).
+class AnchorBench {
+public:
+  AnchorBench(uint64_t array_bytes, int threads);
+  ~AnchorBench();
+  /// One pass of `kernel` over the arrays in pieces of `piece` elements, on threads() threads:
+  /// bytes per second counted as HostAnchors counts them (STREAM's way; memcpy once).
+  double pass(AnchorKernel kernel, size_t piece);
+  int threads() const;
+  uint64_t array_bytes() const;
+  double helper_cpu_s() const; // the passes' helper threads' CPU seconds so far
+  /// "" or where the arrays are not what the passes must have left (STREAM's check), given
+  /// whether copies and triads ran (copies first).
+  std::string wrong_values(bool copied, bool triads) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One paired round of a bandwidth test's anchor: each of its loop forms at each piece size
+/// (the kernels of `kind`: copy and triad their three forms in kStreamPieces; d2d, h2d, d2h
+/// memcpy in kMemcpyPiece), a warm-up pass then `reps` timed ones each; the best, counted as
+/// the test of `kind` counts its bytes: copy -> STREAM copy, triad -> STREAM triad, d2d -> memcpy
+/// x 2 (read + write), h2d/d2h -> memcpy (each byte once); "memory": all seven kernels, memcpy
+/// x 2 (the datasheet's memory bandwidth: the performance suite's roofline). A bench runs one
+/// kind.
+struct AnchorRound {
+  double bytes_per_s = 0;
+  double clock_hz = 0;                // clock_round's figure (per thread)
+  std::string choice;                 // "<kernel>/<piece>" that gave it
+  json by_choice = json::object();    // each choice's best this round
+  int samples_per_choice = 0;         // timed passes of each choice
+  double wall_s = 0, other_cpu_s = 0; // as HostAnchors': the plugin's threads must be idle
+  std::string wrong;                  // STREAM's check after the round
+};
+AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps);
+
+/// The index of the paired round (an object with "ratio") whose ratio is the median; with an
+/// odd count of rounds, that round's own figures give the median ratio exactly.
+size_t median_round(const json &rounds);
+
+/// One paired round of the clock for the performance suite: `reps` windows of `window_s`
+/// seconds (the paired work's own duration) of a dependent add chain on `threads` threads at
+/// once; clock_hz is the best window's mean per thread (a window the scheduler interrupted
+/// counts the lost time, as the paired work does).
+AnchorRound clock_round(int threads, double window_s, int reps);
+
 /// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.
 HostAnchors measure_host_anchors(uint64_t array_bytes, int reps);
 
 /// The anchors' figures merged with another measurement's: the better of each (a figure
 /// lowered by a disturbance never wins).
 HostAnchors best_of(const HostAnchors &a, const HostAnchors &b);
-
-/// The bandwidth anchor a bandwidth test of `kind` is judged on, counted as the test counts
-/// its bytes: copy -> STREAM copy, triad -> STREAM triad, d2d -> memcpy x 2 (read + write),
-/// h2d/d2h -> memcpy (each byte once).
-double anchor_for_kind(const HostAnchors &a, const std::string &kind);
 
 /// The datasheet JSON the anchors make (device: `device_name`; source says how measured).
 json anchors_datasheet(const HostAnchors &a, const std::string &device_name);

@@ -196,6 +196,13 @@ TUNING = {
     # x 5000, 3.0x at 8 x 64 x 16384 in simulated time); on the 2-vCPU cpu device the split
     # measured 0.2-1.8x the unsplit GEMM (bench/README.md, split-K), so not there
     "splitk_auto": {"default": False, "nvptx": True, "tnpu": True},
+    # gemm packs both operands into contiguous blocks first (linear.gemm_packed_kernel) when M,
+    # N and K are all at least the first value; the rest: its (BM, BN, BK). None: never (the
+    # GPUs' and the tnpu's loads are DMA / coalesced block copies already). llvm-cpu: 256 x 32
+    # x 64, b's 64 x 32 block (8 KiB, contiguous) stays in L1 while the micro-kernel sweeps a's
+    # rows; 2048^3 in CPU time 0.75 -> 0.82-0.94 of OpenBLAS, 1024^3 and 512^3 level (128 x
+    # 128 x 64 packed: 0.75 -> 0.75; BK 128 or 256: 0.47-0.57; bench/README.md, session 13)
+    "gemm_pack": {"default": None, "llvm-cpu": (512, 256, 32, 64)},
 }
 
 

@@ -53,7 +53,7 @@ def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out
     gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS, ACT, HAS_RES, BM, BN)
 
 
-# ---- packed GEMM (llvm-cpu) ------------------------------------------------------------------
+# ---- packed GEMM ------------------------------------------------------------------------
 # gemm_kernel's tile loads read BM (BK) rows one matrix row apart, copied into a stack tile at
 # every (program, k step): at 2048^3 each row is its own page, so the copies wait on DRAM, and
 # every b block is copied again by each of the M / BM programs of its column. Packing copies
@@ -63,67 +63,75 @@ def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out
 # _common.TUNING["gemm_pack"] says where (and from which size) gemm takes this path.
 
 @tl.kernel
-def gemm_pack_kernel(x: tl.tensor, out: tl.tensor, panels: tl.int32, COLS: tl.constexpr,
-                     BR: tl.constexpr, BC: tl.constexpr):
-    """out[z, block] = x[z] block (r, c) of BR x BC, zeros past x's edges, on a (batch, rows,
-    cols) view; out: (batch, blocks, BR, BC). COLS false: row panels (block r panels + c, a's
-    layout, panels = the column blocks); true: column panels (block c panels + r, b's layout,
-    panels = the row blocks). A program per block."""
-    r = tl.program_id(0)
-    cb = tl.program_id(1)
+def gemm_pack_kernel(x: tl.tensor, out: tl.tensor, panels: tl.int32, blocks: tl.int32,
+                     COLS: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):
+    """out[z blocks + block] = x[z] block (r, c) of BR x BC, zeros past x's edges, on a (batch,
+    rows, cols) view; out: (batch blocks, BR, BC), `blocks` per batch entry. COLS false: row
+    panels (block r panels + c, a's layout, panels = the column blocks); true: column panels
+    (block c panels + r, b's layout, panels = the row blocks). A program per block, column
+    blocks first (grid (column blocks, row blocks, batch)): consecutive programs read the next
+    BC columns of the same rows, whose lines and pages the previous program brought in."""
+    cb = tl.program_id(0)
+    r = tl.program_id(1)
     z = tl.program_id(2)
     t = tl.load(x + (z, r * BR, cb * BC), (1, BR, BC))
     if COLS:
         blk = cb * panels + r
     else:
         blk = r * panels + cb
-    tl.store(out + (z, blk, 0, 0), tl.reshape(t, (1, 1, BR, BC)))
+    tl.store(out + (z * blocks + blk, 0, 0), t)
 
 
 @tl.kernel
 def gemm_packed_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor,
-                       out: tl.tensor, alpha: tl.float32, kblocks: tl.int32,
-                       HAS_BIAS: tl.constexpr, ACT: tl.constexpr, HAS_RES: tl.constexpr,
-                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """gemm_kernel on packed operands: a (batch, M/BM x kblocks, BM, BK) row panels, b (batch,
-    N/BN x kblocks, BK, BN) column panels (gemm_pack_kernel, zero-padded to whole blocks); out,
-    res: (batch, M, N). A program per (BM, BN) block of one batch entry."""
+                       out: tl.tensor, alpha: tl.float32, kblocks: tl.int32, a_step: tl.int32,
+                       b_step: tl.int32, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
+                       HAS_RES: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):
+    """gemm_kernel on packed operands (gemm_pack_kernel, zero-padded to whole blocks): a's row
+    panels of kblocks (BM, BK) blocks, b's column panels of kblocks (BK, BN) blocks, batch
+    entry z's from block z a_step (z b_step; 0: one operand shared by every entry); out, res:
+    (batch, M, N). A program per (BM, BN) block of one batch entry."""
     pm = tl.program_id(0)
     pn = tl.program_id(1)
     z = tl.program_id(2)
+    a0 = z * a_step + pm * kblocks
+    b0 = z * b_step + pn * kblocks
     acc = tl.zeros((BM, BN), tl.float32)
     for kb in tl.range(0, kblocks, 1):
-        ta = tl.reshape(tl.load(a + (z, pm * kblocks + kb, 0, 0), (1, 1, BM, BK)), (BM, BK))
-        tb = tl.reshape(tl.load(b + (z, pn * kblocks + kb, 0, 0), (1, 1, BK, BN)), (BK, BN))
+        ta = tl.reshape(tl.load(a + (a0 + kb, 0, 0), (1, BM, BK)), (BM, BK))
+        tb = tl.reshape(tl.load(b + (b0 + kb, 0, 0), (1, BK, BN)), (BK, BN))
         acc = tl.dot(ta, tb, acc=acc)
     gemm_epilogue(acc, alpha, bias, res, out, z, pm * BM, pn * BN, HAS_BIAS, ACT, HAS_RES, BM,
                   BN)
 
 
 def _pack(x3, br, bc, cols, device):
-    """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel into (batch, blocks, br,
-    bc). A stride-0 batch (one operand shared by every entry) is packed once and shared."""
+    """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel: (packed, blocks per
+    batch entry). A stride-0 batch (one operand shared by every entry) is packed once, and its
+    step is 0."""
     shared = x3.shape[0] > 1 and x3.strides[0] == 0
     src = x3[:1] if shared else x3
     rb, cb = tl.cdiv(x3.shape[1], br), tl.cdiv(x3.shape[2], bc)
-    out = c.empty((src.shape[0], rb * cb, br, bc), x3)
-    gemm_pack_kernel[(rb, cb, src.shape[0])](*c.device_args(src, out), rb if cols else cb,
-                                             device=device or "cpu", COLS=cols, BR=br, BC=bc)
-    return np.broadcast_to(out, (x3.shape[0],) + out.shape[1:]) if shared else out
+    out = c.empty((src.shape[0] * rb * cb, br, bc), x3)
+    gemm_pack_kernel[(cb, rb, src.shape[0])](*c.device_args(src, out), rb if cols else cb,
+                                             rb * cb, device=device or "cpu", COLS=cols, BR=br,
+                                             BC=bc)
+    return out, 0 if shared else rb * cb
 
 
 def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, device):
-    """gemm on llvm-cpu's packed path: both operands packed, then gemm_packed_kernel."""
+    """gemm on the packed path: both operands packed, then gemm_packed_kernel."""
     bm, bn, bk = tiles
     batch, m, k = a3.shape
     n = b3.shape[2]
-    ap = _pack(a3, bm, bk, False, device)
-    bp = _pack(b3, bk, bn, True, device)
-    dummy = ap[0, 0, 0, :1]
+    ap, a_step = _pack(a3, bm, bk, False, device)
+    bp, b_step = _pack(b3, bk, bn, True, device)
+    dummy = ap[0, 0, :1]
     gemm_packed_kernel[(tl.cdiv(m, bm), tl.cdiv(n, bn), batch)](
         *c.device_args(ap, bp, dummy if bias is None else bias, res3, out3), alpha,
-        tl.cdiv(k, bk), device=device or "cpu", HAS_BIAS=bias is not None, ACT=activation,
-        HAS_RES=residual is not None, BM=bm, BN=bn, BK=bk)
+        tl.cdiv(k, bk), a_step, b_step, device=device or "cpu", HAS_BIAS=bias is not None,
+        ACT=activation, HAS_RES=residual is not None, BM=bm, BN=bn, BK=bk)
 
 
 @tl.kernel

@@ -53,7 +53,7 @@ def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out
     gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS, ACT, HAS_RES, BM, BN)
 
 
-# ---- packed GEMM ------------------------------------------------------------------------
+# ---- packed GEMM --------------------------------------------------------------------------------
 # gemm_kernel's tile loads read BM (BK) rows one matrix row apart, copied into a stack tile at
 # every (program, k step): at 2048^3 each row is its own page, so the copies wait on DRAM, and
 # every b block is copied again by each of the M / BM programs of its column. Packing copies

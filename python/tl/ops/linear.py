@@ -1,6 +1,8 @@
 # GEMM with a fused epilogue (alpha, bias, activation, residual; batched, strided or transposed
 # operands), GEMV and transpose. Tile sizes are tl.autotune configs, chosen per device.
 # SPDX-License-Identifier: Apache-2.0
+import threading
+
 import numpy as np
 
 import tl
@@ -106,18 +108,46 @@ def gemm_packed_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tens
                   BN)
 
 
-def _pack(x3, br, bc, cols, device):
-    """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel: (packed, blocks per
-    batch entry). A stride-0 batch (one operand shared by every entry) is packed once, and its
-    step is 0."""
+# The packed operands' memory, kept per thread for the next call up to PACK_KEEP bytes: fresh
+# pages are zeroed by the OS at their first touch (clear_page: 9 % of a 1024^3 GEMM's profile
+# with fresh buffers). Launches on the arrays' device are synchronous, so a call's packed
+# operands are dead when it returns; under tl.torch (a hook's memory) they are allocated anew.
+PACK_KEEP = 64 << 20
+_pack_memory = threading.local()
+
+
+def _pack_buffers(shapes, like):
+    """Arrays of `shapes` (dtype of `like`) for the packed operands, 64-byte aligned."""
+    if c.HOOK.get() is not None:
+        return [c.empty(s, like) for s in shapes]
+    dt = like.dtype  # bf16's own dtype kept
+    nbytes = [int(np.prod(s)) * dt.itemsize for s in shapes]
+    starts = np.cumsum([0] + [-(-n // c.ALIGN) * c.ALIGN for n in nbytes])
+    mem = getattr(_pack_memory, "mem", None)
+    if mem is None or mem.nbytes < starts[-1]:
+        mem = c.aligned_empty(int(starts[-1]), np.uint8)
+        if mem.nbytes <= PACK_KEEP:
+            _pack_memory.mem = mem
+    return [mem[at:at + n].view(dt).reshape(s) for at, n, s in zip(starts, nbytes, shapes)]
+
+
+def _pack(x3, br, bc, cols, out, device):
+    """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel into `out`
+    (_pack_shape): the blocks per batch entry. A stride-0 batch (one operand shared by every
+    entry) is packed once, and its step is 0."""
     shared = x3.shape[0] > 1 and x3.strides[0] == 0
     src = x3[:1] if shared else x3
     rb, cb = tl.cdiv(x3.shape[1], br), tl.cdiv(x3.shape[2], bc)
-    out = c.empty((src.shape[0] * rb * cb, br, bc), x3)
     gemm_pack_kernel[(cb, rb, src.shape[0])](*c.device_args(src, out), rb if cols else cb,
                                              rb * cb, device=device or "cpu", COLS=cols, BR=br,
                                              BC=bc)
-    return out, 0 if shared else rb * cb
+    return 0 if shared else rb * cb
+
+
+def _pack_shape(x3, br, bc):
+    """The packed shape of x3 (gemm_pack_kernel's out)."""
+    batch = 1 if x3.shape[0] > 1 and x3.strides[0] == 0 else x3.shape[0]
+    return (batch * tl.cdiv(x3.shape[1], br) * tl.cdiv(x3.shape[2], bc), br, bc)
 
 
 def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, device):
@@ -125,8 +155,9 @@ def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, d
     bm, bn, bk = tiles
     batch, m, k = a3.shape
     n = b3.shape[2]
-    ap, a_step = _pack(a3, bm, bk, False, device)
-    bp, b_step = _pack(b3, bk, bn, True, device)
+    ap, bp = _pack_buffers([_pack_shape(a3, bm, bk), _pack_shape(b3, bk, bn)], a3)
+    a_step = _pack(a3, bm, bk, False, ap, device)
+    b_step = _pack(b3, bk, bn, True, bp, device)
     dummy = ap[0, 0, :1]
     gemm_packed_kernel[(tl.cdiv(m, bm), tl.cdiv(n, bn), batch)](
         *c.device_args(ap, bp, dummy if bias is None else bias, res3, out3), alpha,

@@ -135,7 +135,7 @@ def _pack(x3, br, bc, cols, out, device):
     """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel into `out`
     (_pack_shape): the blocks per batch entry. A stride-0 batch (one operand shared by every
     entry) is packed once, and its step is 0."""
-    shared = x3.shape[0] > 1 and x3.strides[0] == 0
+    shared = _shared(x3)
     src = x3[:1] if shared else x3
     rb, cb = tl.cdiv(x3.shape[1], br), tl.cdiv(x3.shape[2], bc)
     gemm_pack_kernel[(cb, rb, src.shape[0])](*c.device_args(src, out), rb if cols else cb,
@@ -144,9 +144,14 @@ def _pack(x3, br, bc, cols, out, device):
     return 0 if shared else rb * cb
 
 
+def _shared(x3):
+    """Whether x3 is one operand shared by every batch entry (a stride-0 batch: _batched)."""
+    return x3.shape[0] > 1 and x3.strides[0] == 0
+
+
 def _pack_shape(x3, br, bc):
     """The packed shape of x3 (gemm_pack_kernel's out)."""
-    batch = 1 if x3.shape[0] > 1 and x3.strides[0] == 0 else x3.shape[0]
+    batch = 1 if _shared(x3) else x3.shape[0]
     return (batch * tl.cdiv(x3.shape[1], br) * tl.cdiv(x3.shape[2], bc), br, bc)
 
 

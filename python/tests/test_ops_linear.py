@@ -50,6 +50,57 @@ def test_gemm_batched_shared_and_transposed(device):
     dot_check(ops.gemm(a, b3, device=device), a, b3, "f32")
 
 
+# ---- packed GEMM (TUNING["gemm_pack"]) -------------------------------------------------------
+
+def packed(monkeypatch, tiles=(32, 32, 16)):
+    """gemm takes the packed path from M = N = K = 1 on every device, with small tiles so that
+    small shapes have several ragged blocks along each dimension."""
+    from tl.ops import _common
+    monkeypatch.setitem(_common.TUNING, "gemm_pack", {"default": (1,) + tiles})
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["f16"])
+@pytest.mark.parametrize("mkn", [(70, 45, 33), (1, 130, 5), (64, 32, 96)])
+def test_gemm_packed(mkn, dtype, device, monkeypatch):
+    # Catches: the packed blocks' padding past M, N or K read as garbage instead of zeros (70,
+    # 45, 33 against 32 x 32 x 16 blocks), a's row panels or b's column panels numbered in the
+    # other order (block r panels + c against c panels + r: wrong wherever there are two
+    # panels and two k blocks), the last ragged output block stored past the edge, whole
+    # blocks only (64 x 32 x 96).
+    packed(monkeypatch)
+    m, k, n = mkn
+    a, b = make(rng, (m, k), dtype), make(rng, (k, n), dtype)
+    dot_check(ops.gemm(a, b, device=device), a, b, dtype)
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu_tanh", "silu"])
+def test_gemm_packed_epilogue_transposed_batched(act, device, monkeypatch):
+    # Catches: the packed path dropping alpha, the bias (or adding it per row), the activation
+    # or the residual; a transposed a or b (strides swapped) packed as if contiguous; a shared
+    # rank-2 b packed for batch 0 only or a batch index ignored (every entry gets batch 0's).
+    packed(monkeypatch)
+    a = make(rng, (3, 45, 70), "f32").transpose(0, 2, 1)  # (3, 70, 45), transposed entries
+    b = make(rng, (33, 45), "f32").T
+    bias, res = make(rng, (33,), "f32"), make(rng, (3, 70, 33), "f32")
+    got = ops.gemm(a, b, bias=bias, activation=act, residual=res, alpha=0.5, device=device)
+    dot_check(got, a, b, "f32", bias=bias, activation_=act, residual=res, alpha=0.5)
+    b3 = make(rng, (3, 45, 17), "f32")
+    dot_check(ops.gemm(a[1], b3, device=device), a[1], b3, "f32")
+
+
+def test_gemm_packed_default_tiles(device):
+    # Catches: the device's own packed configuration (llvm-cpu: from 512, 256 x 32 x 64
+    # blocks) wrong at a ragged size just past its threshold (three row panels, the last of one
+    # row; a last column panel of 18 columns; a last k block of 17 columns).
+    from tl.ops import _common
+    pack = _common.tuned("gemm_pack", device)
+    if pack is None:
+        pytest.skip("this device's gemm does not pack")
+    m, k, n = pack[0] + 1, pack[0] + 17, pack[0] + 18
+    a, b = make(rng, (m, k), "f32"), make(rng, (k, n), "f32")
+    dot_check(ops.gemm(a, b, device=device), a, b, "f32")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_gemv(dtype, device):
     # Catches: a row's partial K block (K = 1000 > one block of 512), the bias per column.

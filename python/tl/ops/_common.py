@@ -196,6 +196,14 @@ TUNING = {
     # x 5000, 3.0x at 8 x 64 x 16384 in simulated time); on the 2-vCPU cpu device the split
     # measured 0.2-1.8x the unsplit GEMM (bench/README.md, split-K), so not there
     "splitk_auto": {"default": False, "nvptx": True, "tnpu": True},
+    # gemm packs both operands into contiguous blocks first (linear.gemm_packed_kernel) when M,
+    # N and K are all at least the first value; the rest: its (BM, BN, BK). None: never (the
+    # GPUs' and the tnpu's loads are DMA / coalesced block copies already). llvm-cpu: 256 x 32
+    # x 64, b's 64 x 32 block (8 KiB, contiguous) stays in L1 while the micro-kernel sweeps a's
+    # rows (packed 128 x 128 x 64 was level with the unpacked GEMM; BK 128 or 256 slower at
+    # 2048^3). One thread, CPU time: 2048^3 0.81 -> 0.87 of OpenBLAS, 1024^3 0.77 -> 0.80
+    # (medians of 3 alternating rounds, bench/README.md, cpu GEMM session 13); 512^3 level
+    "gemm_pack": {"default": None, "llvm-cpu": (512, 256, 32, 64)},
 }
 
 

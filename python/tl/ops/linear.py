@@ -1,6 +1,8 @@
 # GEMM with a fused epilogue (alpha, bias, activation, residual; batched, strided or transposed
 # operands), GEMV and transpose. Tile sizes are tl.autotune configs, chosen per device.
 # SPDX-License-Identifier: Apache-2.0
+import threading
+
 import numpy as np
 
 import tl
@@ -51,6 +53,121 @@ def gemm_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor, out
         tb = tl.reshape(tl.load(b + (z, k, n0), (1, BK, BN)), (BK, BN))
         acc = tl.dot(ta, tb, acc=acc)
     gemm_epilogue(acc, alpha, bias, res, out, z, m0, n0, HAS_BIAS, ACT, HAS_RES, BM, BN)
+
+
+# ---- packed GEMM --------------------------------------------------------------------------------
+# gemm_kernel's tile loads read BM (BK) rows one matrix row apart, copied into a stack tile at
+# every (program, k step): at 2048^3 each row is its own page, so the copies wait on DRAM, and
+# every b block is copied again by each of the M / BM programs of its column. Packing copies
+# each operand once into contiguous (BR, BC) blocks, a panel's k blocks one after the other
+# (a: row panels, b: column panels); the packed GEMM's loads are then whole contiguous blocks,
+# which llvm-cpu reads in place (cpu.view: no copy) and the hardware prefetchers stream.
+# _common.TUNING["gemm_pack"] says where (and from which size) gemm takes this path.
+
+@tl.kernel
+def gemm_pack_kernel(x: tl.tensor, out: tl.tensor, panels: tl.int32, blocks: tl.int32,
+                     COLS: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):
+    """out[z blocks + block] = x[z] block (r, c) of BR x BC, zeros past x's edges, on a (batch,
+    rows, cols) view; out: (batch blocks, BR, BC), `blocks` per batch entry. COLS false: row
+    panels (block r panels + c, a's layout, panels = the column blocks); true: column panels
+    (block c panels + r, b's layout, panels = the row blocks). A program per block, column
+    blocks first (grid (column blocks, row blocks, batch)): consecutive programs read the next
+    BC columns of the same rows, whose lines and pages the previous program brought in."""
+    cb = tl.program_id(0)
+    r = tl.program_id(1)
+    z = tl.program_id(2)
+    t = tl.load(x + (z, r * BR, cb * BC), (1, BR, BC))
+    if COLS:
+        blk = cb * panels + r
+    else:
+        blk = r * panels + cb
+    tl.store(out + (z * blocks + blk, 0, 0), t)
+
+
+@tl.kernel
+def gemm_packed_kernel(a: tl.tensor, b: tl.tensor, bias: tl.tensor, res: tl.tensor,
+                       out: tl.tensor, alpha: tl.float32, kblocks: tl.int32, a_step: tl.int32,
+                       b_step: tl.int32, HAS_BIAS: tl.constexpr, ACT: tl.constexpr,
+                       HAS_RES: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):
+    """gemm_kernel on packed operands (gemm_pack_kernel, zero-padded to whole blocks): a's row
+    panels of kblocks (BM, BK) blocks, b's column panels of kblocks (BK, BN) blocks, batch
+    entry z's from block z a_step (z b_step; 0: one operand shared by every entry); out, res:
+    (batch, M, N). A program per (BM, BN) block of one batch entry."""
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    z = tl.program_id(2)
+    a0 = z * a_step + pm * kblocks
+    b0 = z * b_step + pn * kblocks
+    acc = tl.zeros((BM, BN), tl.float32)
+    for kb in tl.range(0, kblocks, 1):
+        ta = tl.reshape(tl.load(a + (a0 + kb, 0, 0), (1, BM, BK)), (BM, BK))
+        tb = tl.reshape(tl.load(b + (b0 + kb, 0, 0), (1, BK, BN)), (BK, BN))
+        acc = tl.dot(ta, tb, acc=acc)
+    gemm_epilogue(acc, alpha, bias, res, out, z, pm * BM, pn * BN, HAS_BIAS, ACT, HAS_RES, BM,
+                  BN)
+
+
+# The packed operands' memory, kept per thread for the next call up to PACK_KEEP bytes: fresh
+# pages are zeroed by the OS at their first touch (clear_page: 9 % of a 1024^3 GEMM's profile
+# with fresh buffers). Launches on the arrays' device are synchronous, so a call's packed
+# operands are dead when it returns; under tl.torch (a hook's memory) they are allocated anew.
+PACK_KEEP = 64 << 20
+_pack_memory = threading.local()
+
+
+def _pack_buffers(shapes, like):
+    """Arrays of `shapes` (dtype of `like`) for the packed operands, 64-byte aligned."""
+    if c.HOOK.get() is not None:
+        return [c.empty(s, like) for s in shapes]
+    dt = like.dtype  # bf16's own dtype kept
+    nbytes = [int(np.prod(s)) * dt.itemsize for s in shapes]
+    starts = np.cumsum([0] + [-(-n // c.ALIGN) * c.ALIGN for n in nbytes])
+    mem = getattr(_pack_memory, "mem", None)
+    if mem is None or mem.nbytes < starts[-1]:
+        mem = c.aligned_empty(int(starts[-1]), np.uint8)
+        if mem.nbytes <= PACK_KEEP:
+            _pack_memory.mem = mem
+    return [mem[at:at + n].view(dt).reshape(s) for at, n, s in zip(starts, nbytes, shapes)]
+
+
+def _pack(x3, br, bc, cols, out, device):
+    """x3 (batch, rows, cols; any strides) packed by gemm_pack_kernel into `out`
+    (_pack_shape): the blocks per batch entry. A stride-0 batch (one operand shared by every
+    entry) is packed once, and its step is 0."""
+    shared = _shared(x3)
+    src = x3[:1] if shared else x3
+    rb, cb = tl.cdiv(x3.shape[1], br), tl.cdiv(x3.shape[2], bc)
+    gemm_pack_kernel[(cb, rb, src.shape[0])](*c.device_args(src, out), rb if cols else cb,
+                                             rb * cb, device=device or "cpu", COLS=cols, BR=br,
+                                             BC=bc)
+    return 0 if shared else rb * cb
+
+
+def _shared(x3):
+    """Whether x3 is one operand shared by every batch entry (a stride-0 batch: _batched)."""
+    return x3.shape[0] > 1 and x3.strides[0] == 0
+
+
+def _pack_shape(x3, br, bc):
+    """The packed shape of x3 (gemm_pack_kernel's out)."""
+    batch = 1 if _shared(x3) else x3.shape[0]
+    return (batch * tl.cdiv(x3.shape[1], br) * tl.cdiv(x3.shape[2], bc), br, bc)
+
+
+def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, device):
+    """gemm on the packed path: both operands packed, then gemm_packed_kernel."""
+    bm, bn, bk = tiles
+    batch, m, k = a3.shape
+    n = b3.shape[2]
+    ap, bp = _pack_buffers([_pack_shape(a3, bm, bk), _pack_shape(b3, bk, bn)], a3)
+    a_step = _pack(a3, bm, bk, False, ap, device)
+    b_step = _pack(b3, bk, bn, True, bp, device)
+    dummy = ap[0, 0, :1]
+    gemm_packed_kernel[(tl.cdiv(m, bm), tl.cdiv(n, bn), batch)](
+        *c.device_args(ap, bp, dummy if bias is None else bias, res3, out3), alpha,
+        tl.cdiv(k, bk), a_step, b_step, device=device or "cpu", HAS_BIAS=bias is not None,
+        ACT=activation, HAS_RES=residual is not None, BM=bm, BN=bn, BK=bk)
 
 
 @tl.kernel
@@ -135,6 +252,11 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
     if splits > 1:
         _gemm_split(a3, b3, bias, residual, res3, out.reshape(batch, m, n), float(alpha),
                     activation, splits, device)
+        return out
+    pack = c.tuned("gemm_pack", device)
+    if pack is not None and min(m, n, a.shape[-1]) >= pack[0]:
+        _gemm_packed(a3, b3, bias, residual, res3, out.reshape(batch, m, n), float(alpha),
+                     activation, pack[1:], device)
         return out
     grid = lambda meta: (tl.cdiv(m, meta["BM"]), tl.cdiv(n, meta["BN"]), batch)  # noqa: E731
     gemm_kernel[grid](*c.device_args(a3, b3, dummy if bias is None else bias, res3,

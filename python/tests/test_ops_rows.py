@@ -95,3 +95,22 @@ def test_rows_streamed_outputs(op, device):
         tol = "norm"
     assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
     check(got, want, tol, "f32", n=1024)
+
+
+@pytest.mark.parametrize("rows", [3, 8192])
+def test_log_softmax_in_place(rows, device):
+    # The kernel with out = x: on cpu x is read in place (a view) by the fused store that
+    # writes out (cpu-plan-views, session 13), one lane before it is written, as the store's
+    # own fused loads are; 8192 rows of 1024 f32 (32 MiB) take the streamed path. Catches: a
+    # lane of x read after this program's store overwrote it (the result then differs from
+    # the out-of-place call's, bit for bit).
+    if device != "cpu":
+        pytest.skip("the in-place view is llvm-cpu's")
+    from tl.ops import _common, rows as row_ops
+    x = make(rng, (rows, 1024), "f32", -8, 8)
+    want = ops.log_softmax(x, device=device)
+    y = _common.aligned_empty(x.shape, np.float32)  # aligned: the streamed path at 32 MiB
+    y[...] = x
+    row_ops.softmax_kernel.kernel[(rows,)](y, y, device=device, LOG=True, ONE_PASS=True, BM=1,
+                                           BLOCK=1024, RECIP=False)
+    np.testing.assert_array_equal(y, want)

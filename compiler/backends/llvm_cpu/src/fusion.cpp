@@ -298,6 +298,8 @@ llvm::Value *KernelCodegen::lane_value(const ir::Value *v, llvm::Value *index) {
       return scalar(def->operand(0));
     if (def->opcode() == Opcode::Full)
       return attr_constant(def->result()->type().elem(), *def->attr("value"));
+    if (def->opcode() == Opcode::Broadcast) // of a one-element tile (plan_inlining.h)
+      return lane_value(def->operand(0), i64(0));
     std::vector<llvm::Value *> args;
     for (const ir::Value *in : def->operands())
       args.push_back(lane_value(in, index));

@@ -19,8 +19,13 @@ bool plan_inlining(ir::Kernel &kernel) {
   ir::walk(kernel.body(), [&](ir::Operation *op) {
     if (plan::deferred(*op) || op->num_results() != 1 || op->result()->type().is_scalar())
       return;
-    // A splat, or a `full` constant tile (`0.5 * x` in a kernel): one value for every lane.
-    const bool splat = op->opcode() == Opcode::Splat || op->opcode() == Opcode::Full;
+    // A splat, or a `full` constant tile (`0.5 * x` in a kernel), or a broadcast of a one-element
+    // tile (a row's statistic, `m[:, None]`, with one row per program): one value for every
+    // lane. A materialized broadcast was a pass filling a stack tile per row (softmax's max and
+    // sum, layernorm's mean and 1/sigma) that its users read back.
+    const bool splat =
+        op->opcode() == Opcode::Splat || op->opcode() == Opcode::Full ||
+        (op->opcode() == Opcode::Broadcast && op->operand(0)->type().num_elements() == 1);
     if (!splat && !(op->flags() & ir::kElementwise))
       return;
     const auto &users = uses.users(op->result());

@@ -6,11 +6,12 @@
 
 namespace tl::llvm_cpu {
 
-/// Marks with `cpu.inline` the splats and `full` constants, and the elementwise ops with exactly
-/// one use, whose users all walk lanes (elementwise ops, reduce, scan) in the same block: each
-/// lane is computed inside its user's loop instead of being stored to a tile and read back. An
-/// elementwise op used twice stays materialized, so that nothing is computed twice (a splat is free
-/// to recompute). Runs after cpu-fuse-stores: ops of a fused tree are evaluated at their store.
+/// Marks with `cpu.inline` the splats, `full` constants and broadcasts of a one-element tile, and
+/// the elementwise ops with exactly one use, whose users all walk lanes (elementwise ops, reduce,
+/// scan) in the same block: each lane is computed inside its user's loop instead of being stored
+/// to a tile and read back. An elementwise op used twice stays materialized, so that nothing is
+/// computed twice (a splat, one value for every lane, is free to recompute). Runs after
+/// cpu-fuse-stores: ops of a fused tree are evaluated at their store.
 bool plan_inlining(ir::Kernel &kernel);
 
 } // namespace tl::llvm_cpu

@@ -27,7 +27,8 @@ public:
   }
   const ir::Operation *operator()(const ir::Operation *op) const {
     for (;;) {
-      if (plan::flag(*op, plan::kInline) && op->opcode() != Opcode::Splat) {
+      if (plan::flag(*op, plan::kInline) && op->opcode() != Opcode::Splat &&
+          op->opcode() != Opcode::Broadcast) { // those may have several users
         op = uses_.users(op->result()).front();
         continue;
       }
@@ -59,7 +60,10 @@ bool held_as_stored(ir::ScalarKind k) {
 }
 
 /// True when every user of `load`'s tile, and of the values sharing its storage (reshape,
-/// expand_dims), is evaluated before the first write to memory after the load in its block.
+/// expand_dims), is evaluated before the first write to memory after the load in its block. A
+/// fused store that reads the tile as a leaf of its tree counts as a reader, not as a write
+/// before it: its loop reads each lane before it writes that lane, as it reads its own fused
+/// loads (log_softmax's x - lse: x had been copied, and the copy had no next-row prefetch).
 bool used_before_writes(const ir::Operation *load, const ir::UseList &uses,
                         const EvaluatedAt &evaluated_at) {
   const ir::Block *block = load->parent();
@@ -68,21 +72,27 @@ bool used_before_writes(const ir::Operation *load, const ir::UseList &uses,
     ops.push_back(op.get());
   const size_t at = std::find(ops.begin(), ops.end(), load) - ops.begin();
   size_t last = 0; // the last op of the block that uses the tile (directly or in its regions)
+  bool last_reads_first = false; // that op is a fused store of the block reading the tile
   std::vector<const ir::Value *> shared = {load->result()};
   for (size_t v = 0; v < shared.size(); ++v) {
     for (const ir::Operation *u : uses.users(shared[v])) {
-      if (u->opcode() == Opcode::Reshape || u->opcode() == Opcode::ExpandDims)
-        shared.push_back(u->result());
+      if (u->opcode() == Opcode::Reshape || u->opcode() == Opcode::ExpandDims ||
+          (u->opcode() == Opcode::Broadcast && plan::flag(*u, plan::kInline)))
+        shared.push_back(u->result()); // an inlined broadcast's users read the tile too
       u = evaluated_at(u);
       while (u && u->parent() != block)
         u = u->parent()->parent();
       if (!u)
         return false;
-      last = std::max<size_t>(last, std::find(ops.begin(), ops.end(), u) - ops.begin());
+      const size_t i = std::find(ops.begin(), ops.end(), u) - ops.begin();
+      const bool fused_store = u->opcode() == Opcode::Store && plan::group(*u, plan::kFuse);
+      if (i > last || (i == last && !fused_store))
+        last_reads_first = fused_store;
+      last = std::max(last, i);
     }
   }
   for (size_t i = at + 1; i <= last && i < ops.size(); ++i)
-    if (writes_memory(ops[i]))
+    if (writes_memory(ops[i]) && !(i == last && last_reads_first))
       return false;
   return true;
 }

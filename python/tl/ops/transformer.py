@@ -184,7 +184,9 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     if AHEAD:
         m, s, acct = attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL,
                                      BM, BN, BD, EVEN, HAS_LEN)
-        acc = tl.trans(acct)
+        # by 1 / s along acc^T's rows (read in place: a row broadcast), one pass, not a
+        # column broadcast and a v.div (4 passes) after the transpose
+        o = tl.trans(acct * (1.0 / s)[None, :])
     else:
         for n0 in tl.range(0, hi, BN):
             tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
@@ -211,7 +213,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
             s = s * corr + tl.sum(p, axis=1)
             acc = tl.dot(p, tv, acc=acc * corr[:, None])
             m = m_new
-    o = acc / s[:, None]
+        o = acc / s[:, None]
     if HAS_LEN or HAS_MASK:
         o = tl.where((s > 0.0)[:, None], o, 0.0)
     tl.store(out + (bh, m0, 0), tl.reshape(o, (1, BM, BD)))

@@ -264,7 +264,7 @@ def datasheet(device, name, path=None):
     suffix " (cuda:N)" aside); figures None and the reason otherwise."""
     path = pathlib.Path(path) if path else DATASHEETS / f"{device}.json"
     if not path.is_file():
-        return None, f"no datasheet {path}"
+        return None, f"no datasheet {os.path.relpath(path, DATASHEETS.parents[2])}"
     sheet = json.loads(path.read_text())
     model = name[:name.rfind(f" ({device}:")] if name.endswith(")") and \
         f" ({device}:" in name else name

@@ -3,11 +3,12 @@
 # STREAM triad run through the same device (the memory roofline), GEMM against OpenBLAS SGEMM
 # at the same size, attention against the GEMM's fraction of the FLOP peak; numpy's time for the
 # same op beside each, and PyTorch's op on the same device (cpu; cuda: cuBLAS SGEMM for GEMM)
-# where installed (and, for npusim, the fraction of the
-# declared HBM peak). Prints a Markdown table and `name: value` lines; --out writes both.
+# where installed; where the kit has the device's datasheet (npusim, cuda), each op's roofline
+# bound from its figures and the op's fraction of it, beside the fraction of the declared memory
+# peak. Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
-[--scale 1.0] [--reps 7] [--only NAME,...] [--out bench/results/FILE.txt].
+[--scale 1.0] [--reps 7] [--only NAME,...] [--datasheet FILE] [--out bench/results/FILE.txt].
 
 Bytes are counted as the op needs them (inputs read once, outputs written once; STREAM's count
 for the triad: 12 bytes per element), FLOPs as 2 M N K for GEMM and 4 B H S^2 D for attention.
@@ -19,7 +20,11 @@ path): a one-line loop that the llvm-cpu backend fuses into one vector loop with
 stores past 32 MiB, which is what a C STREAM triad compiled with -O3 does (bench/HISTORY.md:
 TL's vector add measured 1.0-1.2x the C triad of cpu_kernels_bench). No op can stream its bytes
 faster than the triad streams its own, so op GB/s / triad GB/s is the fraction of the memory
-roofline. OpenBLAS is numpy's BLAS (scipy-openblas; its core type and threads are printed), run
+roofline. The datasheet's roofline (tl-conform's, conformance/src/suite_ops.cpp) bounds an op by
+the largest of its bytes at the memory bandwidth, its FLOPs at the f32 peak and its vector
+unit's time (vector operations and exponentials at their rates, added: one unit runs both),
+with the vector work per element from tl.ops.cases.WORK, the counts the kit's cases use.
+OpenBLAS is numpy's BLAS (scipy-openblas; its core type and threads are printed), run
 with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from the environment before it loads."""
 import os
 import sys
@@ -53,6 +58,9 @@ import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
+import json  # noqa: E402
+import pathlib  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 try:  # PyTorch's CPU ops: the issue's anchors for softmax, the norms and attention, if installed
@@ -63,6 +71,7 @@ except ImportError:
 
 import tl  # noqa: E402
 import tl.ops as ops  # noqa: E402
+from tl.ops.cases import work  # noqa: E402
 from tl import jit, runtime  # noqa: E402
 
 _times = []
@@ -163,13 +172,16 @@ def torch_cases(x, y, w, bias, tdev):
 
 
 def memory_cases(scale, rng, tdev):
-    """(name, op(device), numpy or None, bytes, PyTorch or None): each memory-bound op family
-    on about 64 MiB inputs (rows of 1024: the width of a small transformer's hidden state)."""
+    """(name, op(device), numpy or None, bytes, (vector ops, exps), PyTorch or None): each
+    memory-bound op family on about 64 MiB inputs (rows of 1024: the width of a small
+    transformer's hidden state); the vector work from tl.ops.cases.work, as the kit counts it
+    (data movement: none)."""
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     rows = max(64, int(16384 * scale))
     x, y = f(rows, 1024), f(rows, 1024)
     w, bias = f(1024), f(1024)
-    e = x.nbytes
+    e, n = x.nbytes, x.size
+    none = (0, 0)
     xs = f(rows // 2, 1024)  # concat: two halves into one array of x's size
     s_len = 2048
     xr = f(max(1, rows // s_len), 16, s_len, 64)[..., :64]  # (B, H, S, D): rows x 1024 floats
@@ -204,34 +216,88 @@ def memory_cases(scale, rng, tdev):
         s = np.abs(x).max(1, keepdims=True) / 127
         return np.rint(x / s).astype(np.int8), s
 
+    # quantize int8: the row's absmax, then the scaled quantization (one kernel or two)
+    quant = tuple(a + b for a, b in zip(work("absmax", n), work("quantize", n)))
     tc = torch_cases(x, y, w, bias, tdev)
     return [r + (tc.get(r[0]),) for r in [
-        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e),
-        ("gelu (erf)", lambda d: ops.gelu(x, device=d), None, 2 * e),
-        ("gelu (tanh)", lambda d: ops.gelu(x, approximate="tanh", device=d), None, 2 * e),
-        ("silu", lambda d: ops.silu(x, device=d), lambda: x / (1 + np.exp(-x)), 2 * e),
-        ("swiglu", lambda d: ops.swiglu(x, y, device=d), None, 3 * e),
-        ("softmax", lambda d: ops.softmax(x, device=d), np_softmax, 2 * e),
-        ("log_softmax", lambda d: ops.log_softmax(x, device=d), np_log_softmax, 2 * e),
-        ("layernorm", lambda d: ops.layernorm(x, w, bias, device=d), np_layernorm, 2 * e),
-        ("rmsnorm", lambda d: ops.rmsnorm(x, w, device=d), np_rmsnorm, 2 * e),
-        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e),
-        ("sum (columns)", lambda d: ops.sum(x, axis=0, device=d), lambda: x.sum(0), e),
-        ("max (rows)", lambda d: ops.max(x, device=d), lambda: x.max(1), e),
-        ("cumsum (rows)", lambda d: ops.cumsum(x, device=d), lambda: np.cumsum(x, 1), 2 * e),
+        ("add", lambda d: ops.add(x, y, device=d), lambda: x + y, 3 * e, work("add", n)),
+        ("gelu (erf)", lambda d: ops.gelu(x, device=d), None, 2 * e, work("gelu", n)),
+        ("gelu (tanh)", lambda d: ops.gelu(x, approximate="tanh", device=d), None, 2 * e,
+         work("gelu_tanh", n)),
+        ("silu", lambda d: ops.silu(x, device=d), lambda: x / (1 + np.exp(-x)), 2 * e,
+         work("silu", n)),
+        ("swiglu", lambda d: ops.swiglu(x, y, device=d), None, 3 * e, work("swiglu", n)),
+        ("softmax", lambda d: ops.softmax(x, device=d), np_softmax, 2 * e, work("softmax", n)),
+        ("log_softmax", lambda d: ops.log_softmax(x, device=d), np_log_softmax, 2 * e,
+         work("log_softmax", n)),
+        ("layernorm", lambda d: ops.layernorm(x, w, bias, device=d), np_layernorm, 2 * e,
+         work("layernorm", n)),
+        ("rmsnorm", lambda d: ops.rmsnorm(x, w, device=d), np_rmsnorm, 2 * e,
+         work("rmsnorm", n)),
+        ("sum (rows)", lambda d: ops.sum(x, device=d), lambda: x.sum(1), e, work("sum", n)),
+        ("sum (columns)", lambda d: ops.sum(x, axis=0, device=d), lambda: x.sum(0), e,
+         work("sum", n)),
+        ("max (rows)", lambda d: ops.max(x, device=d), lambda: x.max(1), e, work("max", n)),
+        ("cumsum (rows)", lambda d: ops.cumsum(x, device=d), lambda: np.cumsum(x, 1), 2 * e,
+         work("cumsum", n)),
         ("transpose", lambda d: ops.transpose(x, device=d),
-         lambda: np.ascontiguousarray(x.T), 2 * e),
+         lambda: np.ascontiguousarray(x.T), 2 * e, none),
         ("rope S=2048 D=64", lambda d: ops.rope(xr, cos, sin, device=d), np_rope,
-         2 * xr.nbytes + cos.nbytes + sin.nbytes),
+         2 * xr.nbytes + cos.nbytes + sin.nbytes, work("rope", xr.size)),
         ("embedding", lambda d: ops.embedding(table, ids, device=d), lambda: table[ids],
-         2 * rows * 1024 * 4 + ids.nbytes),
+         2 * rows * 1024 * 4 + ids.nbytes, none),
         ("concat", lambda d: ops.concat([xs, xs], device=d),
-         lambda: np.concatenate([xs, xs]), 4 * xs.nbytes),
+         lambda: np.concatenate([xs, xs]), 4 * xs.nbytes, none),
         ("concat (columns)", lambda d: ops.concat([xc, xc], axis=1, device=d),
-         lambda: np.concatenate([xc, xc], 1), 4 * xc.nbytes),
+         lambda: np.concatenate([xc, xc], 1), 4 * xc.nbytes, none),
         ("quantize int8", lambda d: ops.quantize_int8(x, device=d), np_quantize,
-         e + e // 4 + rows * 4),
+         e + e // 4 + rows * 4, quant),
     ]]
+
+
+DATASHEETS = pathlib.Path(__file__).resolve().parents[1] / "conformance/data/datasheets"
+
+
+def datasheet(device, name, path=None):
+    """(figures, why not): the kit's datasheet of `device` (data/datasheets/<device>.json, as
+    tl-conform picks it, or `path`) when it declares the device named `name` (a GPU's instance
+    suffix " (cuda:N)" aside); figures None and the reason otherwise."""
+    path = pathlib.Path(path) if path else DATASHEETS / f"{device}.json"
+    if not path.is_file():
+        return None, f"no datasheet {os.path.relpath(path, DATASHEETS.parents[2])}"
+    sheet = json.loads(path.read_text())
+    model = name[:name.rfind(f" ({device}:")] if name.endswith(")") and \
+        f" ({device}:" in name else name
+    if sheet.get("device") not in (name, model):
+        return None, f"{path} is for {sheet.get('device')}, the device is {name}"
+    sheet["path"] = str(path)
+    return sheet, ""
+
+
+def roofline(sheet, nbytes, flops=0.0, vops=0.0, exps=0.0):
+    """(seconds, resource): the least time the work needs on the datasheet's figures, and what
+    bounds it ("memory", "compute" or "vector"), as tl-conform's roofline draws it: the
+    largest of the bytes at the memory bandwidth, the FLOPs at the f32 peak and the vector
+    unit's time, its simple operations and exponentials added (one unit runs both; a
+    datasheet without vector rates has no vector bound). Ties go to memory, as there."""
+    times = {"memory": nbytes / sheet["memory_bandwidth_bytes_per_s"],
+             "compute": flops / sheet["peak_flops"]["f32"], "vector": 0.0}
+    if sheet.get("vector_ops_per_s"):
+        times["vector"] += vops / sheet["vector_ops_per_s"]
+    if sheet.get("exp_ops_per_s"):
+        times["vector"] += exps / sheet["exp_ops_per_s"]
+    resource = max(times, key=times.get)  # the first of equals: memory
+    return times[resource], resource
+
+
+def bound_cells(sheet, ms, nbytes, flops=0.0, vops=0.0, exps=0.0):
+    """The table's roofline cells ("vector 0.123" ms, fraction) and the fraction (None
+    without a datasheet)."""
+    if sheet is None:
+        return "- | -", None
+    s, resource = roofline(sheet, nbytes, flops, vops, exps)
+    frac = s * 1e3 / ms
+    return f"{resource} {s * 1e3:.4g} | {frac:.2f}", frac
 
 
 def median_pair(op, anchor, reps):
@@ -294,6 +360,8 @@ def main():
     p.add_argument("--heads", type=int, default=8,
                    help="attention's heads (npusim: 2 simulate S = 2048 in minutes)")
     p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
+    p.add_argument("--datasheet", help="the device's datasheet (default: tl-conform's, "
+                   "conformance/data/datasheets/DEVICE.json)")
     p.add_argument("--out", help="also write the table and the lines to this file")
     a = p.parse_args()
     lines = []
@@ -329,17 +397,27 @@ def main():
             tinfo = f"{torch.__version__}, {torch.get_num_threads()} threads"
         say(f"anchors: triad on the device; OpenBLAS {core}, {blas_threads} threads (numpy's); "
             f"PyTorch {tinfo}")
+    sheet, why = datasheet(a.device, info["name"], a.datasheet)
+    if sheet:
+        say(f"roofline: {os.path.relpath(sheet['path'], DATASHEETS.parents[2])}: memory "
+            f"{sheet['memory_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s, f32 "
+            f"{sheet['peak_flops']['f32'] / 1e9:.1f} GFLOP/s, vector "
+            f"{sheet.get('vector_ops_per_s', 0) / 1e9:.1f} Gop/s, exp "
+            f"{sheet.get('exp_ops_per_s', 0) / 1e9:.1f} G/s; the bound column names the "
+            "resource and its time, the next the op's fraction of it")
+    else:
+        say(f"roofline: none ({why})")
     rng = np.random.default_rng(0)
-    results = {}
+    results, rooflines = {}, {}
 
     # Memory-bound ops against the triad.
     rows = memory_cases(a.scale, rng, tdev)
     triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
     say()
     say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
-        "| numpy ms | PyTorch ms |")
-    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes, tref in rows:
+        "| bound ms | vs bound | numpy ms | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, fn, ref, nbytes, (vops, exps), tref in rows:
         if not wanted(name):
             continue
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
@@ -352,15 +430,17 @@ def main():
             t_ms = statistics.median(torch_ms(tref, tdev) for _ in range(a.reps))
         gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
         results[name] = gbs / tgbs
+        cells, rooflines[name] = bound_cells(sheet, ms, nbytes, vops=vops, exps=exps)
         say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
-            f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | "
+            f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | {cells} | "
             f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} | "
             f"{'-' if t_ms is None else f'{t_ms:.3f}'} |")
 
     # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak.
     say()
-    say("| op | device ms | GFLOP/s | fraction of peak | anchor ms | vs anchor | PyTorch ms |")
-    say("| --- | --- | --- | --- | --- | --- | --- |")
+    say("| op | device ms | GFLOP/s | fraction of peak | bound ms | vs bound | anchor ms "
+        "| vs anchor | PyTorch ms |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     gemm_frac = {}
     for n in (int(s) for s in a.gemm.split(",") if s):
         name = f"gemm {n}"
@@ -386,7 +466,9 @@ def main():
             tms = f"{t_ms:.3f}"
             if tdev == "cuda":  # cuBLAS SGEMM: the anchor on cuda
                 results[name + " (PyTorch)"] = t_ms / ms
-        say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | "
+        # a plain product: no elementwise work
+        cells, rooflines[name] = bound_cells(sheet, ms, 3 * x.nbytes, flops)
+        say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | {cells} | "
             f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
     if not cpu and a.device == "npusim" and wanted("gemm") and a.gemm:
         # The same-run anchor of the tnpu GEMM: the hand-written kernel (K <= 1024).
@@ -394,23 +476,33 @@ def main():
         ms = tnpu_gemm_anchor(a.device, n, a.reps)
         frac = 2.0 * n ** 3 / (ms / 1e3) / peak
         results[f"gemm_f32_tnpu.tlir {n}"] = frac
+        cells, _ = bound_cells(sheet, ms, 3 * 4 * n * n, 2.0 * n ** 3)
         say(f"| gemm_f32_tnpu.tlir {n} (hand-written anchor) | {ms:.3f} | "
-            f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | - | - | - |")
+            f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | {cells} | - | - | - |")
     s = a.seq
     for d in (int(x) for x in a.head_dims.split(",") if x):
-        attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted)
+        attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted, sheet,
+                      rooflines)
 
     say()
     say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
     for name, r in results.items():
-        key = name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
-        say(f"{key}_vs_anchor: {r:.3f}")
+        say(f"{line_key(name)}_vs_anchor: {r:.3f}")
+    for name, r in rooflines.items():
+        if r is not None:
+            say(f"{line_key(name)}_vs_roofline: {r:.3f}")
     if a.out:
         with open(a.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
 
 
-def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted):
+def line_key(name):
+    """A row's name as a `name: value` line's key ("sum (rows)" -> "sum_rows")."""
+    return name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
+
+
+def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted, sheet,
+                  rooflines):
     """Attention forward at S = s, head dim d, against the largest GEMM's fraction of the peak."""
     name = f"attention S={s}" + ("" if d == 64 else f" D={d}")
     if wanted(name):
@@ -441,8 +533,11 @@ def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted
                                              tdev) for _ in range(a.reps))
             results[name + " (PyTorch)"] = tms / ms
             tms = f"{tms:.3f}"
+        # q, k, v read once, out written once; the softmax's work per query-key pair
+        cells, rooflines[name] = bound_cells(sheet, ms, 4 * q.nbytes, flops,
+                                             *work("attention", bh * s * s))
         say(f"| attention S={s} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: "
-            f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {nms:.3f} | "
+            f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {cells} | {nms:.3f} | "
             f"{results[name]:.2f} | {tms} |")
 
 

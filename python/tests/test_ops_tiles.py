@@ -1,7 +1,8 @@
 # tl.ops at the largest blocks each device's tuning picks (tl/ops/_common.py TUNING; on npusim
 # 32K-element elementwise tiles, 64K-element row tiles, 64 whole rows per reduction program,
-# 128 x 128 attention blocks): they must fit the device (a tnpu scratchpad overflow is a compile
-# error) and compute the same results as the small blocks the other tests reach.
+# 128 x 128 attention blocks, 256 x 128 where the grid fills the cores): they must fit the
+# device (a tnpu scratchpad overflow is a compile error) and compute the same results as the
+# small blocks the other tests reach.
 # SPDX-License-Identifier: Apache-2.0
 import numpy as np
 import pytest
@@ -70,3 +71,22 @@ def test_attention_several_key_blocks(causal, device):
     ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
     check(ops.attention(q, k, v, causal=causal, device=device),
           ref.attention(q, k, v, causal=causal), "attention", "f32", n=300, ref_abs=ref_abs)
+
+
+@pytest.mark.parametrize("dtype,d,t,causal,lens", [
+    ("f32", 128, 600, False, False), ("bf16", 128, 600, True, False), ("f32", 64, 600, False, True),
+    ("f32", 64, 384, False, False)])
+def test_attention_many_blocks(dtype, d, t, causal, lens, device):
+    # Catches (npusim: 256 x 128 blocks once the grid fills the cores, TUNING
+    # "attention_blocks_many"; two key blocks a step): a scratchpad overflow at D = 128 (a
+    # compile error), the second block of a step past the keys left unmasked (600 keys: five
+    # blocks, the last ragged; 384: three whole blocks, so no mask unless EVEN counts pairs),
+    # masks by causality or by key lengths, and a ragged second query block (300 queries).
+    q = make(rng, (2, 2, 300, d), dtype, normal=True)
+    k = make(rng, (2, 2, t, d), dtype, normal=True)
+    v = make(rng, (2, 2, t, d), dtype, normal=True)
+    kl = np.array([t, 77], np.int32) if lens else None
+    got = ops.attention(q, k, v, causal=causal, key_lengths=kl, device=device)
+    want = ref.attention(q, k, v, causal=causal, key_lengths=kl)
+    ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal, key_lengths=kl)
+    check(got, want, "attention", dtype, n=t, ref_abs=ref_abs)

@@ -183,8 +183,12 @@ TUNING = {
     # ... and where the grid with these blocks still gives every compute unit a program (long
     # sequences, many heads). H200, device time (bench/cuda/attention_blocks.py, session 11):
     # S = 2048, 16 heads: 128 x 64 0.802 / 1.750 ms at D = 64 / 128 against 64 x 64's 0.894 /
-    # 1.992; with 64 programs (S = 1024, 8 heads) 128 x 64 is the slower (0.227 vs 0.165 ms)
-    "attention_blocks_many": {"default": None, "nvptx": (128, 64)},
+    # 1.992; with 64 programs (S = 1024, 8 heads) 128 x 64 is the slower (0.227 vs 0.165 ms).
+    # tnpu: 256 queries halve v^T's transposes per score (npusim, S = 2048, 2 heads: 0.337 /
+    # 0.391 ms at D = 64 / 128 with 128 x 128, 0.309 / 0.352 with 256 x 128; 256 x 256 0.311
+    # at D = 64 and over the scratchpad at D = 128; 512 x 128 0.303 at D = 64 with 2 programs
+    # a core)
+    "attention_blocks_many": {"default": None, "nvptx": (128, 64), "tnpu": (256, 128)},
     # attention forward computes the next key block's scores before this block's softmax
     # (transformer.attention_kernel's AHEAD): the tnpu's matrix unit then works while its vector
     # unit exponentiates (bench/README.md, npusim s11); elsewhere one unit does both

@@ -26,6 +26,31 @@ COLUMNS = ("name", "shape", "grid", "args", "tolerance", "terms", "cond", "flops
            "vector_ops", "exp_ops")
 
 
+# The vector work of one element of each op (attention: of one query-key pair), as the
+# roofline counts it: (simple vector operations, exponentials / erf / tanh ...). The cases below
+# and bench/ops_bench.py's rows count their vector_ops and exp_ops from here alone, so the kit
+# and the benchmark bound an op alike. Ops that only move data (transpose, concat, embedding)
+# have none.
+WORK = {
+    **{op: (1, 0) for op in ("add", "sub", "mul", "div", "relu", "leaky_relu", "dequantize",
+                             "sum", "mean", "max", "min", "argmax", "cumsum")},
+    "swiglu": (5, 1), "geglu": (5, 1),
+    **{act: (4, 1) for act in ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh")},
+    "softmax": (4, 1), "log_softmax": (4, 1),
+    "layernorm": (7, 0), "rmsnorm": (7, 0),
+    "var": (3, 0),
+    "rope": (3, 0),  # per element of x (each output pair: four products and two sums)
+    "absmax": (2, 0), "quantize": (4, 0),
+    "attention": (4, 1),  # per pair: scale, max, subtraction, sum; the exponential
+}
+
+
+def work(op, n):
+    """(vector_ops, exp_ops) of `op` over `n` elements (attention: query-key pairs)."""
+    vops, exps = WORK[op]
+    return vops * n, exps * n
+
+
 def _cdiv(a, b):
     return -(-a // b)
 
@@ -75,12 +100,12 @@ def case_of(spec):
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
             op = cx["OP"]
             tol = "glu" if op in ("swiglu", "geglu") else op
-            vops, exps = (e, 0) if op in ("add", "sub", "mul", "div") else (5 * e, e)
+            vops, exps = work(op, e)
         elif k == "unary_kernel":
             c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
             act = cx["ACT"]
             tol = "gelu" if act.startswith("gelu") else act
-            vops, exps = (e, 0) if act in ("relu", "leaky_relu") else (4 * e, e)
+            vops, exps = work(act, e)
         elif k == "activation_grad_kernel":
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
             tol, vops = "backward", 6 * e
@@ -88,7 +113,7 @@ def case_of(spec):
         else:  # dequantize: int8 q over its whole range, fp8 q random in [-1, 1)
             int8 = spec.args[0][2] == "i8"
             c.t((m, n), "int:-127:128" if int8 else ""), c.t((m,)), c.t((m, n), "nan")
-            tol, vops = "mul", e
+            tol, (vops, exps) = "mul", work("dequantize", e)
         shape = f"{m}x{n}"
     elif k in ("softmax_kernel", "norm_kernel", "softmax_grad_kernel", "norm_grad_kernel",
                "topk_kernel", "absmax_kernel", "cross_entropy_kernel",
@@ -99,11 +124,11 @@ def case_of(spec):
         terms = n
         if k == "softmax_kernel":
             c.t((m, n)), c.t((m, n), "nan")
-            tol, vops, exps = "softmax", 4 * e, e
+            tol, (vops, exps) = "softmax", work("log_softmax" if cx["LOG"] else "softmax", e)
         elif k == "norm_kernel":
             c.t((m, n)), c.t((n,)), c.t((n,)), c.t((m, n), "nan"), c.t((m, 2), "nan")
             c.s(1e-5)
-            tol, vops = "norm", 7 * e
+            tol, (vops, exps) = "norm", work("rmsnorm" if cx["RMS"] else "layernorm", e)
         elif k == "softmax_grad_kernel":
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
             tol, vops, exps = "backward", 4 * e, e if cx["LOG"] else 0
@@ -117,7 +142,8 @@ def case_of(spec):
         elif k == "absmax_kernel":  # amax (exact) or the scale amax / QMAX (a division)
             n = 300
             c.t((m, n)), c.t((m,), "nan")
-            tol, terms, vops = ("div" if cx["QMAX"] else "reduce_max"), 1, 2 * m * n
+            tol, terms, (vops, exps) = ("div" if cx["QMAX"] else "reduce_max"), 1, \
+                work("absmax", m * n)
         else:  # cross_entropy forward / backward: targets 0..5, 3 ignored
             if k == "cross_entropy_kernel":
                 c.t((m, n)), c.t((m,), "int:0:6"), c.t((m,), "nan"), c.s(3)
@@ -139,10 +165,10 @@ def case_of(spec):
             tol = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max",
                    "min": "reduce_min", "argmax": "reduce_argmax", "var": "reduce_var"}[op]
             cond = "abs" if op in ("sum", "mean") else "1"
-            vops = 3 * e if op == "var" else e
+            vops, exps = work(op, e)
         elif k == "cumsum_kernel":
             c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
-            tol, cond, vops = "scan_sum", "abs", e
+            tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
         else:
             outer, n, inner = 3, 70, 100
             grid = (outer, _cdiv(n, cx["BN"]), _cdiv(inner, cx["BI"]))
@@ -242,7 +268,8 @@ def case_of(spec):
         grid = (_cdiv(s, cx["BS"]), rows)
         c.t((rows, s, h)), c.t((rows, s, h)), c.t((s, h)), c.t((s, h))
         c.t((rows, s, h), "nan"), c.t((rows, s, h), "nan")
-        tol, vops, shape = "rope", 6 * rows * s * h, f"{rows}x{s}x{2 * h}"
+        tol, shape = "rope", f"{rows}x{s}x{2 * h}"
+        vops, exps = work("rope", rows * s * 2 * h)
     elif k in ("embedding_kernel", "embedding_grad_kernel"):
         v, d, n = 10, 300, 37
         grid = (_cdiv(n, cx["BR"]),)
@@ -277,7 +304,7 @@ def case_of(spec):
             c.t(q), c.t(kv), c.t(kv), c.t(q, "nan"), c.t((bh, s), "nan"), c.s(scale), c.s(group)
             klen()
             tol, terms = "attention", s
-            flops, vops, exps = 4 * pairs * d, 4 * pairs, pairs
+            flops, (vops, exps) = 4 * pairs * d, work("attention", pairs)
         elif k == "attention_delta_kernel":
             grid = (_cdiv(s, cx["BM"]), bh)
             c.t(q), c.t(q), c.t((bh, s), "nan")
@@ -301,7 +328,8 @@ def case_of(spec):
         m, n = 13, 1100
         grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
         c.t((m, n)), c.t((m,)), c.t((m, n), "nan")
-        tol, vops, shape = "quantize", 4 * m * n, f"{m}x{n}"
+        tol, shape = "quantize", f"{m}x{n}"
+        vops, exps = work("quantize", m * n)
     elif k == "qgemm_kernel":
         m, n, kk = 70, 100, 45
         grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))

@@ -75,6 +75,30 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
 
 
 @tl.func
+def attention_step(sc, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL: tl.constexpr,
+                   BN: tl.constexpr, MASK: tl.constexpr, HAS_LEN: tl.constexpr):
+    """One key block of attention_ahead: sc its scaled scores transposed (keys x queries),
+    tv its values; returns the new (m, s, acc^T)."""
+    if MASK:
+        cols = n0 + tl.arange(0, BN)
+        ok = (cols < t_len)[:, None]
+        if CAUSAL:
+            ok = ok & (cols[:, None] <= rows[None, :])
+        if HAS_LEN:
+            ok = ok & (cols[:, None] < kl[None, :])
+        sc = tl.where(ok, sc, -float("inf"))
+    m_new = tl.maximum(m, tl.max(sc, axis=0))
+    m_use = m_new
+    if HAS_LEN:
+        m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
+    p = tl.exp(sc - m_use[None, :])
+    corr = tl.exp(m - m_use)
+    s = s * corr + tl.sum(p, axis=0)
+    acct = tl.dot(tl.trans(tv), p, acc=acct * corr[None, :])
+    return m_new, s, acct
+
+
+@tl.func
 def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
                     BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr,
                     HAS_LEN: tl.constexpr):
@@ -82,40 +106,44 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
     (the tnpu: _common.TUNING["attention_ahead"]); returns (m, s, acc^T). The scores are
     computed transposed, s^T = k q^T (keys x queries, so each query's max and sum fold columns:
     no transposes of the scores; the broadcasts of m and of the correction are rows, which the
-    vector unit reads with a row stride of 0), and one key block ahead: the next block's
-    scores go to the matrix unit before this block's softmax goes to the vector unit, so the
-    two overlap (the next block's scores are scaled once this block's are dead: the carried
-    tile is written in place). acc^T (D x queries) += v^T p^T. The last iteration's next block lies
-    past the keys (loaded as padding, unused)."""
-    qt = tl.trans(tq)
+    vector unit reads with a row stride of 0), and ahead: two key blocks an iteration, each
+    block's scores in its own carried tile, the block after next computed into a tile as soon
+    as its softmax has read it, so the matrix unit works while the vector unit exponentiates.
+    q is scaled once (the scores leave the matrix unit scaled: no pass over them for it; with
+    one carried tile that pass was also the copy that let the next dot run early). acc^T (D x
+    queries) += v^T p^T. Blocks past the keys (the last iteration's second block when the
+    blocks are odd, the next blocks' scores) are loaded as padding and masked (EVEN: T a
+    multiple of 2 BN, none past)."""
     acct = tl.zeros((BD, BM), tl.float32)
-    k0 = tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-    ahead = tl.dot(k0, qt) * scale
-    for n0 in tl.range(0, hi, BN):
+    mask = CAUSAL or not EVEN or HAS_LEN
+    if CAUSAL and HAS_LEN:
+        # both masks in two blocks a step need more than the tnpu's 17 scalar registers: one
+        # block a step, its scores scaled into the carried tile
+        qt = tl.trans(tq)
+        k0 = tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        ahead = tl.dot(k0, qt) * scale
+        for n0 in tl.range(0, hi, BN):
+            tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+            tk = tl.reshape(tl.load(k + (hk, n0 + BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+            nxt = tl.dot(tk, qt)
+            m, s, acct = attention_step(ahead, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL, BN,
+                                        mask, HAS_LEN)
+            ahead = nxt * scale
+        return m, s, acct
+    qt = tl.trans(tq) * scale
+    a0 = tl.dot(tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
+    a1 = tl.dot(tl.reshape(tl.load(k + (hk, BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
+    for n0 in tl.range(0, hi, 2 * BN):
         tv = tl.reshape(tl.load(v + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-        tk = tl.reshape(tl.load(k + (hk, n0 + BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
-        nxt = tl.dot(tk, qt)
-        sc = ahead
-        if CAUSAL or not EVEN or HAS_LEN:
-            cols = n0 + tl.arange(0, BN)
-            ok = (cols < t_len)[:, None]
-            if CAUSAL:
-                ok = ok & (cols[:, None] <= rows[None, :])
-            if HAS_LEN:
-                ok = ok & (cols[:, None] < kl[None, :])
-            sc = tl.where(ok, sc, -float("inf"))
-        m_new = tl.maximum(m, tl.max(sc, axis=0))
-        m_use = m_new
-        if HAS_LEN:
-            m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
-        p = tl.exp(sc - m_use[None, :])
-        # here, not last: the vector unit's wait for the matrix unit's next scores must not
-        # wait for this block's dot below too (a queue's signal follows all it holds)
-        ahead = nxt * scale
-        corr = tl.exp(m - m_use)
-        s = s * corr + tl.sum(p, axis=0)
-        acct = tl.dot(tl.trans(tv), p, acc=acct * corr[None, :])
-        m = m_new
+        m, s, acct = attention_step(a0, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL, BN, mask,
+                                    HAS_LEN)
+        tk = tl.reshape(tl.load(k + (hk, n0 + 2 * BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        a0 = tl.dot(tk, qt)
+        tv = tl.reshape(tl.load(v + (hk, n0 + BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        m, s, acct = attention_step(a1, tv, m, s, acct, n0 + BN, t_len, rows, kl, CAUSAL, BN,
+                                    mask, HAS_LEN)
+        tk = tl.reshape(tl.load(k + (hk, n0 + 3 * BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
+        a1 = tl.dot(tk, qt)
     return m, s, acct
 
 
@@ -156,7 +184,9 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     if AHEAD:
         m, s, acct = attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL,
                                      BM, BN, BD, EVEN, HAS_LEN)
-        acc = tl.trans(acct)
+        # by 1 / s along acc^T's rows (read in place: a row broadcast), one pass, not a
+        # column broadcast and a v.div (4 passes) after the transpose
+        o = tl.trans(acct * (1.0 / s)[None, :])
     else:
         for n0 in tl.range(0, hi, BN):
             tk = tl.reshape(tl.load(k + (hk, n0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
@@ -183,7 +213,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
             s = s * corr + tl.sum(p, axis=1)
             acc = tl.dot(p, tv, acc=acc * corr[:, None])
             m = m_new
-    o = acc / s[:, None]
+        o = acc / s[:, None]
     if HAS_LEN or HAS_MASK:
         o = tl.where((s > 0.0)[:, None], o, 0.0)
     tl.store(out + (bh, m0, 0), tl.reshape(o, (1, BM, BD)))
@@ -354,11 +384,12 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
         if many and tl.cdiv(s, many[0]) * bq * h >= c.compute_units(device):
             bm, bn = many
     hk = k.shape[1]
+    ahead = bool(c.tuned("attention_ahead", device)) and not has_mask  # two key blocks a step
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),
              lse.reshape(-1, lse.shape[-1]), scale, h // hk, kl, h, device=device,
              CAUSAL=bool(causal), STORE_LSE=bool(return_lse), BM=bm, BN=bn, BD=bd,
-             EVEN=not causal and k.shape[2] % bn == 0, HAS_LEN=has_len, HAS_MASK=has_mask,
-             AHEAD=bool(c.tuned("attention_ahead", device)) and not has_mask)
+             EVEN=not causal and k.shape[2] % (bn * (2 if ahead else 1)) == 0, HAS_LEN=has_len,
+             HAS_MASK=has_mask, AHEAD=ahead)
     return (out, lse) if return_lse else out

@@ -1,0 +1,95 @@
+# bench/ops_bench.py's roofline column: the bound drawn from the kit's datasheet with the kit's
+# counts (tl.ops.cases.work), the resource it names, and the rows of an npusim run.
+# SPDX-License-Identifier: Apache-2.0
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHEET = ROOT / "conformance/data/datasheets/npusim.json"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("ops_bench", ROOT / "bench/ops_bench.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def npusim(bench):
+    sheet, why = bench.datasheet("npusim", json.loads(SHEET.read_text())["device"])
+    assert sheet is not None, why
+    return sheet
+
+
+def test_vector_bound_ops(bench, npusim):
+    """softmax and GELU on npusim: 4 vector passes and one exponential (4 passes' time) per
+    element bound them, not their 8 bytes (fails with a memory-only bound, or with the
+    exponentials' time taken as the max instead of added to the passes')."""
+    from tl.ops.cases import work
+    n = 4096 * 1024
+    for op in ("softmax", "gelu", "silu"):
+        s, resource = bench.roofline(npusim, 8 * n, 0, *work(op, n))
+        assert resource == "vector", op
+        assert s == pytest.approx(n * (4 / 256e9 + 1 / 64e9)), op
+        assert s > 8 * n / 819.2e9 * 3  # more than 3x the HBM time
+
+
+def test_memory_and_compute_bound_ops(bench, npusim):
+    """add (one pass per 12 bytes) is memory-bound; a 2048^3 GEMM compute-bound; attention at
+    D = 64 and 128 vector-bound (4 passes and an exponential per query-key pair against 4 D
+    FLOPs at the matrix unit's 32.8 TFLOP/s)."""
+    from tl.ops.cases import work
+    n = 4096 * 1024
+    assert bench.roofline(npusim, 12 * n, 0, *work("add", n)) == \
+        (pytest.approx(12 * n / 819.2e9), "memory")
+    assert bench.roofline(npusim, 12 * 2048 ** 2, 2.0 * 2048 ** 3)[1] == "compute"
+    for d in (64, 128):
+        pairs = 2 * 2048 ** 2
+        s, resource = bench.roofline(npusim, 16 * 2 * 2048 * d, 4.0 * pairs * d,
+                                     *work("attention", pairs))
+        assert resource == "vector", d
+        assert s == pytest.approx(pairs * 8 / 256e9)
+
+
+def test_datasheet_match(bench, tmp_path):
+    """The kit's file for the device, only when it names the device (a GPU's instance suffix
+    aside); none for cpu (the kit has no cpu datasheet: its anchors are measured)."""
+    assert bench.datasheet("cpu", "x86")[0] is None
+    assert bench.datasheet("npusim", "TNPU tnpu-edge (SystemC)")[0] is None
+    cuda = json.loads((ROOT / "conformance/data/datasheets/cuda.json").read_text())["device"]
+    assert bench.datasheet("cuda", f"{cuda} (cuda:1)")[0] is not None
+    assert bench.datasheet("cuda", f"{cuda} (rocm:1)")[0] is None
+
+
+def test_npusim_rows(tmp_path):
+    """The npusim table: softmax's row names the vector bound, add's memory, and each fraction
+    of the bound is the bound's time over the row's device time (fails if a row's bound is
+    drawn from the wrong counts or resource, or its fraction from another time)."""
+    out = tmp_path / "t.txt"
+    subprocess.run([sys.executable, str(ROOT / "bench/ops_bench.py"), "--device", "npusim",
+                    "--scale", "0.004", "--reps", "1", "--only", "add,softmax", "--gemm", "",
+                    "--head-dims", "", "--out", str(out)], check=True, timeout=600)
+    rows = {}
+    for line in out.read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 11 and cells[0] in ("add", "softmax"):
+            rows[cells[0]] = cells
+    n = 65 * 1024  # --scale 0.004: 65 rows of 1024 f32
+    expect = {"softmax": ("vector", n * (4 / 256e9 + 1 / 64e9), 8 * n),
+              "add": ("memory", 12 * n / 819.2e9, 12 * n)}
+    for name, cells in rows.items():
+        resource, bound_ms = cells[7].split()
+        want, bound_s, nbytes = expect[name]
+        assert (resource, float(bound_ms)) == (want, pytest.approx(bound_s * 1e3, rel=1e-3))
+        # the op's time from its GB/s (device ms has 3 decimals: ~1 digit at this size)
+        assert float(cells[8]) == pytest.approx(bound_s * float(cells[3]) * 1e9 / nbytes,
+                                                abs=0.006), name
+    text = out.read_text()
+    assert "softmax_vs_roofline: " in text and "roofline: conformance/data/datasheets/" in text

@@ -100,6 +100,9 @@ public:
   int threads() const;
   uint64_t array_bytes() const;
   double helper_cpu_s() const; // the passes' helper threads' CPU seconds so far
+  /// Cycles per second per thread over one window of `window_s` seconds on every thread at
+  /// once (a dependent add chain; the mean over the window, time the scheduler took counts).
+  double clock_window(double window_s);
   /// "" or where the arrays are not what the passes must have left (STREAM's check), given
   /// whether copies and triads ran (copies first).
   std::string wrong_values(bool copied, bool triads) const;
@@ -132,10 +135,10 @@ AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps);
 size_t median_round(const json &rounds);
 
 /// One paired round of the clock for the performance suite: `reps` windows of `window_s`
-/// seconds (the paired work's own duration) of a dependent add chain on `threads` threads at
+/// seconds (the paired work's own duration) of a dependent add chain on the bench's threads at
 /// once; clock_hz is the best window's mean per thread (a window the scheduler interrupted
 /// counts the lost time, as the paired work does).
-AnchorRound clock_round(int threads, double window_s, int reps);
+AnchorRound clock_round(AnchorBench &bench, double window_s, int reps);
 
 /// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.
 HostAnchors measure_host_anchors(uint64_t array_bytes, int reps);

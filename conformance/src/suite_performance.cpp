@@ -34,7 +34,7 @@ constexpr double kNormwise = 1e-6;
 /// On a device judged on host anchors: rounds of the winning candidate (kPairedReps repetitions,
 /// idle and queued: 2 intervals each), each followed by the anchor's 2 x kPairedReps timed
 /// passes of each choice (paired_rounds); odd, so that one round's ratio is the median.
-constexpr int kPairedRounds = 5, kPairedReps = 1;
+constexpr int kPairedRounds = 9, kPairedReps = 1;
 
 struct PerfCase {
   std::string name, kernel;  // kernel: gemm, softmax, vector_add
@@ -364,9 +364,8 @@ std::string paired_rounds(WorkerContext &ctx, const TestDef &t, const Workload &
                           const Peaks &peaks, json &pairs) {
   const HostAnchors before = HostAnchors::from_json(ctx.host_anchors);
   const bool memory_bound = w.bytes / peaks.bytes_per_s >= w.flops / peaks.flops;
-  std::unique_ptr<AnchorBench> bench;
-  if (memory_bound)
-    bench = std::make_unique<AnchorBench>(before.array_bytes, before.threads);
+  // The clock needs only the bench's threads, not its arrays.
+  AnchorBench bench(memory_bound ? before.array_bytes : 64, before.threads);
   hal::Device dev(ctx.device);
   hal::Stream s = dev.stream();
   const auto grid = grid_of(t.params["kernel"], t.params["dims"], cand["tile"]);
@@ -379,8 +378,8 @@ std::string paired_rounds(WorkerContext &ctx, const TestDef &t, const Workload &
     if (std::string why = implausible_clock(tm, peaks.datasheet.simulated_time); !why.empty())
       return why;
     std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the plugin's pool sleeps
-    const AnchorRound ar = memory_bound ? anchor_round(*bench, "memory", 2 * reps)
-                                        : clock_round(before.threads, tm.best_s, 2 * reps);
+    const AnchorRound ar = memory_bound ? anchor_round(bench, "memory", 2 * reps)
+                                        : clock_round(bench, tm.best_s, 2 * reps);
     if (!ar.wrong.empty())
       return ar.wrong;
     const double flops = memory_bound ? peaks.flops

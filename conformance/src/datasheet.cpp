@@ -5,13 +5,11 @@
 #include "device_run.h"
 #include "host_anchor.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 namespace tl::conform {
 namespace {
@@ -133,27 +131,6 @@ Datasheet measured_datasheet(const json &anchors, const std::string &device_name
   if (!d.ok)
     d.reason = "the kit's host anchors could not be measured";
   return d;
-}
-
-std::string remeasure_host_anchors(WorkerContext &ctx, json &metrics) {
-  if (!datasheet_for(ctx).measured)
-    return {};
-  const HostAnchors before = HostAnchors::from_json(ctx.host_anchors);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the plugin's pool goes to sleep
-  const HostAnchors after = measure_host_anchors(before.array_bytes, before.reps);
-  metrics["host_anchors_before"] = ctx.host_anchors;
-  metrics["host_anchors_after"] = after.to_json();
-  if (after.other_cpu_s > 0.01 + 0.05 * after.wall_s) {
-    char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "while the kit measured its host anchors after the timed runs, other threads "
-                  "of the process (the plugin's) used %.3f s of CPU in %.3f s: a device judged on "
-                  "host anchors must be idle while they are measured",
-                  after.other_cpu_s, after.wall_s);
-    return buf;
-  }
-  ctx.host_anchors = best_of(before, after).to_json();
-  return {};
 }
 
 Datasheet datasheet_for(const WorkerContext &ctx) {

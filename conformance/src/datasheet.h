@@ -52,13 +52,6 @@ Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
 /// worker measured (ctx.host_anchors), else none (!ok, with the reason).
 Datasheet datasheet_for(const WorkerContext &ctx);
 
-/// After a timing test's timed runs on a measured datasheet: the kit measures its host anchors
-/// again (the plugin loaded, and idle) and keeps the better of each figure (a host disturbed
-/// during one measurement does not lower the bar). Records both in `metrics`; "" or why the
-/// anchors cannot be trusted: another thread of the process (the plugin's) used CPU while the
-/// kit measured. Nothing to do on a datasheet file.
-std::string remeasure_host_anchors(WorkerContext &ctx, json &metrics);
-
 /// A datasheet of the kit's host anchors for `device_name` (measured, ok).
 Datasheet measured_datasheet(const json &anchors, const std::string &device_name);
 

@@ -755,23 +755,16 @@ AnchorRound clock_round(AnchorBench &bench, double window_s, int reps) {
   return r;
 }
 
-HostAnchors best_of(const HostAnchors &a, const HostAnchors &b) {
-  if (!b.ok)
-    return a;
-  if (!a.ok)
-    return b;
-  HostAnchors r = a;
-  r.copy_bytes_per_s = std::max(a.copy_bytes_per_s, b.copy_bytes_per_s);
-  r.triad_bytes_per_s = std::max(a.triad_bytes_per_s, b.triad_bytes_per_s);
-  r.memcpy_bytes_per_s = std::max(a.memcpy_bytes_per_s, b.memcpy_bytes_per_s);
-  for (const auto &[key, v] : b.by_choice.items())
-    r.by_choice[key] = std::max(r.by_choice.value(key, 0.0), v.get<double>());
-  r.clock_hz = std::max(a.clock_hz, b.clock_hz);
-  r.peak_flops_f32 = std::max(a.peak_flops_f32, b.peak_flops_f32);
-  r.reps = a.reps + b.reps;
-  r.wall_s = a.wall_s + b.wall_s;
-  r.other_cpu_s = std::max(a.other_cpu_s, b.other_cpu_s);
-  return r;
+std::string anchor_busy(const AnchorRound &ar, int round) {
+  if (ar.other_cpu_s <= 0.01 + 0.05 * ar.wall_s)
+    return {};
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "while the kit ran its anchor in round %d, other threads of the process (the "
+                "plugin's) used %.3f s of CPU in %.3f s: a device judged on host anchors must be "
+                "idle while they run",
+                round, ar.other_cpu_s, ar.wall_s);
+  return buf;
 }
 
 json anchors_datasheet(const HostAnchors &a, const std::string &device_name) {

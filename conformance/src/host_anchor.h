@@ -130,6 +130,11 @@ struct AnchorRound {
 };
 AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps);
 
+/// "" or why the round's anchor was disturbed by the plugin: the process's CPU time not spent
+/// by the anchor's threads over 10 ms + 5 % of the round's wall time (a device judged on host
+/// anchors must be idle while they run; a plugin that spins its threads to slow them fails).
+std::string anchor_busy(const AnchorRound &ar, int round);
+
 /// The index of the paired round (an object with "ratio") whose ratio is the median; with an
 /// odd count of rounds, that round's own figures give the median ratio exactly.
 size_t median_round(const json &rounds);
@@ -142,10 +147,6 @@ AnchorRound clock_round(AnchorBench &bench, double window_s, int reps);
 
 /// Measures the host's anchors (about 0.5-1 s). Never touches a plugin.
 HostAnchors measure_host_anchors(uint64_t array_bytes, int reps);
-
-/// The anchors' figures merged with another measurement's: the better of each (a figure
-/// lowered by a disturbance never wins).
-HostAnchors best_of(const HostAnchors &a, const HostAnchors &b);
 
 /// The datasheet JSON the anchors make (device: `device_name`; source says how measured).
 json anchors_datasheet(const HostAnchors &a, const std::string &device_name);

@@ -323,15 +323,8 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
                      {"ratio", ar.bytes_per_s > 0 ? round_best / ar.bytes_per_s : 0},
                      {"anchor_wall_s", ar.wall_s},
                      {"anchor_other_cpu_s", ar.other_cpu_s}});
-    if (ar.other_cpu_s > 0.01 + 0.05 * ar.wall_s) {
-      char buf[320];
-      std::snprintf(buf, sizeof buf,
-                    "while the kit ran its anchor in round %d, other threads of the process (the "
-                    "plugin's) used %.3f s of CPU in %.3f s: a device judged on host anchors "
-                    "must be idle while they run",
-                    round, ar.other_cpu_s, ar.wall_s);
-      return Outcome::fail(buf, {{"paired_rounds", pairs}});
-    }
+    if (std::string why = anchor_busy(ar, round); !why.empty())
+      return Outcome::fail(why, {{"paired_rounds", pairs}});
   }
   // The device's figure and the anchor it is judged on: with paired rounds, the round whose
   // ratio is the median (an odd count of rounds: that round's two figures give the fraction

@@ -249,6 +249,19 @@ double timed_best(const WorkerContext &ctx, const hal::Device &dev, const hal::S
   return t.best_s;
 }
 
+/// Reads the output back into `out` (after the stream's work) and compares it with the fp64
+/// reference under the fp32 contract.
+CompareResult read_and_compare(const hal::Stream &s, const Operands &ops, std::vector<float> &out,
+                               const TestDef &t, const std::vector<double> &ref) {
+  s.copy_to_host(ops.buffers.back(), out.data(), out.size() * 4);
+  s.synchronize();
+  const std::vector<double> actual(out.begin(), out.end());
+  Tolerance tol;
+  tol.normwise = t.params["normwise_tolerance"].get<double>();
+  tol.source = "the fp32 contract";
+  return compare({ir::ScalarKind::F32, &actual, &ref, nullptr, 1}, tol);
+}
+
 /// Poisons the output (NaN: an unwritten element fails the check), times the candidate, then
 /// reads the output back and compares it with the fp64 reference.
 Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedKernel &k,
@@ -275,13 +288,7 @@ Measured measure(WorkerContext &ctx, const TestDef &t, const json &cand, LoadedK
   const double cpu_s = process_cpu_seconds() - cpu0,
                wall_s =
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  s.copy_to_host(ops.buffers.back(), out.data(), out.size() * 4);
-  s.synchronize();
-  const std::vector<double> actual(out.begin(), out.end());
-  Tolerance tol;
-  tol.normwise = t.params["normwise_tolerance"].get<double>();
-  tol.source = "the fp32 contract";
-  CompareResult cmp = compare({ir::ScalarKind::F32, &actual, &ref, nullptr, 1}, tol);
+  const CompareResult cmp = read_and_compare(s, ops, out, t, ref);
   r.metrics = {{"best_s", r.best_s},
                {"reps_run", ran},
                {"normwise", cmp.metrics["normwise"]},
@@ -401,23 +408,10 @@ std::string paired_rounds(WorkerContext &ctx, const TestDef &t, const Workload &
                      {"anchor_samples_per_choice", ar.samples_per_choice},
                      {"anchor_wall_s", ar.wall_s},
                      {"anchor_other_cpu_s", ar.other_cpu_s}});
-    if (ar.other_cpu_s > 0.01 + 0.05 * ar.wall_s) {
-      char buf[320];
-      std::snprintf(buf, sizeof buf,
-                    "while the kit ran its anchor in round %d, other threads of the process (the "
-                    "plugin's) used %.3f s of CPU in %.3f s: a device judged on host anchors "
-                    "must be idle while they run",
-                    round, ar.other_cpu_s, ar.wall_s);
-      return buf;
-    }
+    if (std::string why = anchor_busy(ar, round); !why.empty())
+      return why;
   }
-  s.copy_to_host(ops.buffers.back(), out.data(), out.size() * 4);
-  s.synchronize();
-  const std::vector<double> actual(out.begin(), out.end());
-  Tolerance tol;
-  tol.normwise = t.params["normwise_tolerance"].get<double>();
-  tol.source = "the fp32 contract";
-  if (CompareResult cmp = compare({ir::ScalarKind::F32, &actual, &ref, nullptr, 1}, tol); !cmp.ok)
+  if (const CompareResult cmp = read_and_compare(s, ops, out, t, ref); !cmp.ok)
     return "output check after the paired rounds of " + cand["file"].get<std::string>() + ": " +
            cmp.message;
   return {};
@@ -493,15 +487,11 @@ Outcome run_performance(WorkerContext &ctx, const TestDef &t) {
   }
   json anchor_metrics = json::object(), pairs = json::array();
   std::string busy;
-  if (peaks.datasheet.measured && best > 0) {
-    // A device on the host: the winner in paired rounds with the kit's anchor (below).
-    busy = paired_rounds(ctx, t, w, winner_cand, winner_kernel, ops, ref, peaks, pairs);
+  if (peaks.datasheet.measured) {
+    // A device on the host: the winner in paired rounds with the kit's anchor (above).
     anchor_metrics["host_anchors_before"] = ctx.host_anchors;
-  } else {
-    // On the kit's host anchors: measured again now that the plugin is idle (the better
-    // counts).
-    busy = remeasure_host_anchors(ctx, anchor_metrics);
-    peaks = peaks_of(ctx);
+    if (best > 0)
+      busy = paired_rounds(ctx, t, w, winner_cand, winner_kernel, ops, ref, peaks, pairs);
   }
   double achieved = best > 0 ? w.flops / best : 0;
   const double intensity = w.flops / w.bytes;

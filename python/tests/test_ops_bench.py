@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -73,14 +74,20 @@ def test_npusim_rows(tmp_path):
     of the bound is the bound's time over the row's device time (fails if a row's bound is
     drawn from the wrong counts or resource, or its fraction from another time)."""
     out = tmp_path / "t.txt"
+    # the script imports tl from python/ (ctest runs this file from there; the child's own
+    # path starts at bench/)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                  if p]))
     subprocess.run([sys.executable, str(ROOT / "bench/ops_bench.py"), "--device", "npusim",
                     "--scale", "0.004", "--reps", "1", "--only", "add,softmax", "--gemm", "",
-                    "--head-dims", "", "--out", str(out)], check=True, timeout=600)
+                    "--head-dims", "", "--out", str(out)], check=True, timeout=600, env=env)
     rows = {}
     for line in out.read_text().splitlines():
         cells = [c.strip() for c in line.split("|")[1:-1]]
         if len(cells) == 11 and cells[0] in ("add", "softmax"):
             rows[cells[0]] = cells
+    assert set(rows) == {"add", "softmax"}, out.read_text()
     n = 65 * 1024  # --scale 0.004: 65 rows of 1024 f32
     expect = {"softmax": ("vector", n * (4 / 256e9 + 1 / 64e9), 8 * n),
               "add": ("memory", 12 * n / 819.2e9, 12 * n)}

@@ -104,8 +104,10 @@ def test_log_softmax_in_place(rows, device):
     # own fused loads are; 8192 rows of 1024 f32 (32 MiB) take the streamed path. Catches: a
     # lane of x read after this program's store overwrote it (the result then differs from
     # the out-of-place call's, bit for bit).
-    if device != "cpu":
-        pytest.skip("the in-place view is llvm-cpu's")
+    # Every device must give the same bits in place (an in-place kernel is a user's choice);
+    # the 32 MiB case is llvm-cpu's streamed path only (minutes of simulation elsewhere).
+    if device != "cpu" and rows > 3:
+        pytest.skip("32 MiB: llvm-cpu's streamed path")
     from tl.ops import _common, rows as row_ops
     x = make(rng, (rows, 1024), "f32", -8, 8)
     want = ops.log_softmax(x, device=device)

@@ -113,12 +113,12 @@ private:
 };
 
 /// One paired round of a bandwidth test's anchor: each of its loop forms at each piece size
-/// (the kernels of `kind`: copy and triad their three forms in kStreamPieces; d2d, h2d, d2h
-/// memcpy in kMemcpyPiece), a warm-up pass then `reps` timed ones each; the best, counted as
-/// the test of `kind` counts its bytes: copy -> STREAM copy, triad -> STREAM triad, d2d -> memcpy
-/// x 2 (read + write), h2d/d2h -> memcpy (each byte once); "memory": all seven kernels, memcpy
-/// x 2 (the datasheet's memory bandwidth: the performance suite's roofline). A bench runs one
-/// kind.
+/// (the kernels of `kind`: copy and triad their three forms in kStreamPieces; d2d, h2d, d2h the
+/// three STREAM copy forms and memcpy, all in kMemcpyPiece, the cpu plugin's pieces), a warm-up
+/// pass then `reps` timed ones each; the best, counted as the test of `kind` counts its bytes:
+/// copy -> STREAM copy, triad -> STREAM triad, d2d -> read + write, h2d/d2h -> each byte once;
+/// "memory": all seven kernels, memcpy x 2 (the datasheet's memory bandwidth: the performance
+/// suite's roofline). A bench runs one kind.
 struct AnchorRound {
   double bytes_per_s = 0;
   double clock_hz = 0;                // clock_round's figure (per thread)

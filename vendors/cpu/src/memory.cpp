@@ -6,9 +6,14 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace tl::cpu {
 namespace {
@@ -16,6 +21,12 @@ namespace {
 /// Below this a copy or fill runs on the stream's own thread; above it on the device's workers.
 constexpr uint64_t kParallelBytes = uint64_t(4) << 20;
 constexpr uint64_t kChunkBytes = uint64_t(1) << 20;
+/// Copies at least this large bypass the caches (streaming stores): more than a Zen 3 L3, they
+/// would evict it anyway, and without the read of each destination line before it is written
+/// (write-allocate) a copy moves 2 bytes per byte copied instead of 3: 1.6-2x memcpy's rate on
+/// the development VM (conformance/README.md, "Session 14"). Smaller copies keep their
+/// destination in the caches for the next kernel.
+constexpr uint64_t kStreamingCopyBytes = uint64_t(32) << 20;
 
 char *at(Device::Buffer &buffer, uint64_t offset) {
   return static_cast<char *>(buffer.data) + offset;
@@ -53,6 +64,41 @@ void fill_pattern(tbb::task_arena &arena, char *dst, uint64_t size, const uint8_
   });
 }
 
+#if defined(__x86_64__)
+/// Two 64-byte lines a step: unaligned loads, aligned streaming stores (the head up to the
+/// destination's first line and the tail are plain copies).
+__attribute__((target("avx"))) void streaming_copy_avx(char *dst, const char *src, uint64_t size) {
+  const uint64_t head =
+      std::min<uint64_t>((64 - (reinterpret_cast<uintptr_t>(dst) & 63)) & 63, size);
+  std::memcpy(dst, src, head);
+  dst += head, src += head, size -= head;
+  for (; size >= 128; size -= 128, dst += 128, src += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 64));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 64), c);
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 96), d);
+  }
+  std::memcpy(dst, src, size);
+}
+#endif
+
+/// One piece of a large copy with streaming stores where the CPU has AVX (else memcpy); fenced,
+/// so that the piece's stores are visible before the copy is reported done.
+void streaming_copy(char *dst, const char *src, uint64_t size) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx")) {
+    streaming_copy_avx(dst, src, size);
+    _mm_sfence();
+    return;
+  }
+#endif
+  std::memcpy(dst, src, size);
+}
+
 } // namespace
 
 void parallel_copy(tbb::task_arena &arena, void *dst, const void *src, uint64_t size) {
@@ -62,10 +108,14 @@ void parallel_copy(tbb::task_arena &arena, void *dst, const void *src, uint64_t 
   }
   auto *d = static_cast<char *>(dst);
   auto *s = static_cast<const char *>(src);
+  const bool streaming = size >= kStreamingCopyBytes;
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<uint64_t>(0, size, kChunkBytes),
                       [&](const tbb::blocked_range<uint64_t> &r) {
-                        std::memcpy(d + r.begin(), s + r.begin(), r.size());
+                        if (streaming)
+                          streaming_copy(d + r.begin(), s + r.begin(), r.size());
+                        else
+                          std::memcpy(d + r.begin(), s + r.begin(), r.size());
                       });
   });
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +141,38 @@ TEST_F(CpuPlugin, CopiesInAllDirections) {
     TL_ASSERT_OK(p->stream_copy_to_host(s, b, 128, back.data(), n * 4));
     TL_ASSERT_OK(p->stream_synchronize(s));
     EXPECT_EQ(host, back);
+  }
+}
+
+// Copies from 32 MiB stream their destination past the caches in 1 MiB pieces: every byte at
+// any alignment of either side, the ragged head and tail of each piece, nothing written outside.
+TEST_F(CpuPlugin, StreamedCopiesAreExactAtAnyAlignment) {
+  void *s = new_stream();
+  const uint64_t n = (uint64_t(32) << 20) + 77;
+  std::vector<uint8_t> host(n + 5), back(n + 16, 0xee);
+  for (uint64_t i = 0; i < host.size(); ++i)
+    host[i] = uint8_t(i * 131 + (i >> 13));
+  for (uint64_t src_offset : {uint64_t(0), uint64_t(5)}) {
+    void *a = alloc(n + 64), *b = alloc(n + 64), *c = alloc(n + 64);
+    std::vector<uint8_t> guard(n + 64, 0xcd);
+    TL_ASSERT_OK(p->stream_copy_to_device(s, guard.data(), b, 0, n + 64));
+    TL_ASSERT_OK(p->stream_copy_to_device(s, host.data() + src_offset, a, 3, n));
+    TL_ASSERT_OK(p->stream_copy_buffer(s, a, 3, b, 17, n));
+    TL_ASSERT_OK(p->stream_copy_buffer(s, b, 0, c, 0, n + 64));
+    TL_ASSERT_OK(p->stream_copy_to_host(s, c, 17, back.data() + 1, n));
+    TL_ASSERT_OK(p->stream_synchronize(s));
+    EXPECT_TRUE(
+        std::equal(host.begin() + src_offset, host.begin() + src_offset + n, back.begin() + 1))
+        << "source offset " << src_offset;
+    EXPECT_EQ(back[0], 0xee); // the host side: nothing before or after the copy
+    EXPECT_EQ(back[n + 1], 0xee);
+    std::vector<uint8_t> whole(n + 64);
+    TL_ASSERT_OK(p->stream_copy_to_host(s, b, 0, whole.data(), n + 64));
+    TL_ASSERT_OK(p->stream_synchronize(s));
+    EXPECT_TRUE(
+        std::all_of(whole.begin(), whole.begin() + 17, [](uint8_t v) { return v == 0xcd; }));
+    EXPECT_TRUE(
+        std::all_of(whole.begin() + 17 + n, whole.end(), [](uint8_t v) { return v == 0xcd; }));
   }
 }
 

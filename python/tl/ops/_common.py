@@ -152,6 +152,11 @@ TUNING = {
     # elements before it (quadratic in the scan's length: 0.05 of the triad on the H200,
     # bench/README.md); 32 segments of 32 make it ~30x less work
     "scan_segments": {"default": 1, "nvptx": 32},
+    # cumsum along the last axis: whole rows, this many per program (cumsum_kernel's ROWS; 0:
+    # one row per program as a (BN, 1) column). The tnpu scans a column as a transpose, a scan
+    # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
+    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak)
+    "scan_rows": {"default": 0, "tnpu": 64},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);

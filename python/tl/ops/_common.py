@@ -157,6 +157,10 @@ TUNING = {
     # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
     # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak)
     "scan_rows": {"default": 0, "tnpu": 64},
+    # elements per program of a copy (concat's pieces, data.copy_kernel). tnpu: one DMA
+    # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
+    # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)
+    "copy_elements": {"default": 4096, "tnpu": 65536},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);

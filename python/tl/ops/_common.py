@@ -166,13 +166,19 @@ TUNING = {
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);
     # 1024 (whole 4 KiB rows, with the rows split across programs: axis_split) streams each
     # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11)
-    "axis_inner": {"default": 64, "llvm-cpu": 1024},
+    # tnpu: 1024 as well, with axis_elements' 64 rows a chunk (256 KiB DMA commands) and one
+    # program of a column sum per core (axis_split; a second kernel adds the partials): npusim
+    # column sum of 4096 x 1024 f32 0.22 -> 0.90 of HBM (64 columns, 16 programs: 0.22; 1024
+    # columns in 16-row chunks 0.76, 2 programs per core 0.85, bench/README.md session 14)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024},
+    # reductions along another axis: elements per chunk of rows (BN = this / BI)
+    "axis_elements": {"default": 4096, "tnpu": 65536},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer
     # programs than this many per compute unit, the rows are split into blocks, each a program,
     # and the blocks' partials combined by a second kernel (reduce.split_choice); 0: never.
     # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
     # the triad on the H200, bench/README.md)
-    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2},
+    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2, "tnpu": 1},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms

@@ -194,11 +194,16 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
                 carry = carry + tl.sum(v, axis=0)
 
 
-def axis_tiles(n, inner, max_inner=64):
+def axis_tiles(n, inner, max_inner=64, elements=4096):
     """(BN, BI): up to `max_inner` inner columns (the device's `axis_inner`, _common.TUNING),
-    4096 elements (a row when inner is 1)."""
+    `elements` per chunk (the device's `axis_elements`; a row when inner is 1)."""
     bi = c.pow2(inner, 1, max_inner)
-    return c.pow2(n, 16, builtins.max(16, 4096 // bi)), bi
+    return c.pow2(n, 16, builtins.max(16, elements // bi)), bi
+
+
+def axis_choice(n, inner, device):
+    """axis_tiles with `device`'s tuning."""
+    return axis_tiles(n, inner, c.tuned("axis_inner", device), c.tuned("axis_elements", device))
 
 
 # A split reduction has at most this many row blocks (argmax_combine_kernel holds them in one
@@ -232,7 +237,7 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
     part = c.empty((outer, blocks, inner), np.float32)
     index = c.empty((outer, blocks, inner) if op == "argmax" else (1, 1, 1), np.int32)
     grid = (outer, tl.cdiv(inner, bi), blocks)
-    cbn, cbi = axis_tiles(blocks, inner, c.tuned("axis_inner", device))
+    cbn, cbi = axis_choice(blocks, inner, device)
 
     def combine(kind, dst, scale):
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, cbi)), part, dst.reshape(outer, inner),
@@ -281,7 +286,7 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn)  # (ROWS is tnpu tuning: reduce_rows)
     elif out.size:
-        bn, bi = axis_tiles(n, inner, c.tuned("axis_inner", device))
+        bn, bi = axis_choice(n, inner, device)
         blocks, span = split_choice(outer, n, inner, bn, bi, device, split)
         if blocks > 1:
             return reduce_split(op, x3, out, blocks, span, bn, bi, correction, device)

@@ -161,6 +161,11 @@ TUNING = {
     # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
     # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)
     "copy_elements": {"default": 4096, "tnpu": 65536},
+    # transpose: (rows, columns) of x per program, at most
+    # tnpu: whole 4 KiB rows of x per load and 512-byte rows per store, 512 KiB a DMA command
+    # (npusim, 4096 x 1024 f32: 64 x 64 0.17 of HBM, 128 x 128 0.28, 256 x 256 0.45, 128 x 512
+    # 0.58, 128 x 1024 0.69, 256 x 1024 0.70; bench/README.md session 14)
+    "transpose_block": {"default": (64, 64), "tnpu": (128, 1024)},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);

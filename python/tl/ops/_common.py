@@ -161,6 +161,14 @@ TUNING = {
     # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
     # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)
     "copy_elements": {"default": 4096, "tnpu": 65536},
+    # embedding: (elements per program, columns per row copy), and ids copied together
+    # (transformer.embedding_kernel's U: their row copies in flight at once; more than 4 need
+    # more than the tnpu's 17 scalar registers). npusim, 4096 rows of 1024 f32: 256-column
+    # copies, 16 rows a program 1.045 ms (0.04 of HBM); whole rows 0.563; 4 at once 0.344
+    # (16 rows a program), 0.341 (64). Each row is a DMA command of its own (~0.2 us: setup and
+    # HBM latency for 4 KiB; bench/README.md session 14)
+    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024)},
+    "embedding_unroll": {"default": 1, "tnpu": 4},
     # transpose: (rows, columns) of x per program, at most
     # tnpu: whole 4 KiB rows of x per load and 512-byte rows per store, 512 KiB a DMA command
     # (npusim, 4096 x 1024 f32: 64 x 64 0.17 of HBM, 128 x 128 0.28, 256 x 256 0.45, 128 x 512

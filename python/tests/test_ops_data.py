@@ -32,6 +32,18 @@ def test_concat(axis, dtype, device):
         assert tl.bf16.is_bf16(got)
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_concat_large_blocks(axis, device):
+    # The device's copy blocks (TUNING["copy_elements"]: 64 rows of 1024 on the tnpu) on
+    # pieces with ragged blocks: 70 rows (64 + 6), 1000 of 1024 columns, 300 / 700 columns.
+    # Catches: a block's padding rows or columns stored past its piece (over the next one),
+    # the last partial block of rows dropped.
+    shapes = [(70, 1000), (130, 1000)] if axis == 0 else [(100, 300), (100, 700)]
+    arrays = [make(rng, s, "f32") for s in shapes]
+    got = ops.concat(arrays, axis, device=device)
+    np.testing.assert_array_equal(got, np.concatenate(arrays, axis))
+
+
 def test_quantize_int8(device):
     # Catches: scale from the column instead of the row, truncation instead of rounding (12.7),
     # a zero row dividing by zero, values outside [-127, 127].

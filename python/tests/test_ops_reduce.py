@@ -136,6 +136,21 @@ def test_cumsum_segments(n, seg, device):
     check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
 
 
+@pytest.mark.parametrize("rows,n,bi,bn", [(70, 300, 64, 512), (3, 5000, 8, 1024),
+                                          (9, 37, 8, 64)])
+def test_cumsum_rows(rows, n, bi, bn, device):
+    # cumsum_kernel's ROWS (the tnpu's choice, TUNING["scan_rows"]) run here through the
+    # kernel itself. Catches: a row's running value carried into the next row (one program
+    # scans several), the carry between chunks dropped (5000 > 1024), the ragged last block
+    # of rows (70 = 64 + 6) or chunk stored past the end (NaN-filled out compared whole), ONE
+    # taken where n needs a loop.
+    x = make(rng, (rows, n), "f32", 0.0, 1.0)
+    out = np.full_like(x, np.nan)
+    c.launch(reduce_mod.cumsum_kernel, (1, -(-rows // bi)), x.reshape(1, rows, n),
+             out.reshape(1, rows, n), device=device, BN=bn, BI=bi, ROWS=True, ONE=n <= bn)
+    check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_topk(dtype, device):
     # Catches: a winner not taken out (the same index twice), ties not to the lowest index,

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import tl.ops as ops
+from tl.ops import _common as c
 from tl.ops import reference as ref
+from tl.ops import transformer as tr
 from ops_util import DEVICES, DTYPES, DTYPES_F16, check, key_masks, make
 
 pytestmark = pytest.mark.parametrize("device", DEVICES)
@@ -32,6 +34,19 @@ def test_embedding(dtype, device):
     got = ops.embedding(table, ids, device=device)
     assert got.shape == (4, 9, 300)
     check(got, ref.embedding(table, ids), "gather", dtype)
+
+
+@pytest.mark.parametrize("u", [2, 4])
+def test_embedding_unrolled(u, device):
+    # embedding_kernel's U (the tnpu's choice, TUNING["embedding_unroll"]) run here through
+    # the kernel itself: 70 ids in programs of 16 (the last one ragged), 300 columns in one
+    # 512-wide copy. Catches: the j-th id of a group paired with another row (a lane
+    # mis-selected), a group's last rows skipped, bits changed (exact).
+    table = make(rng, (50, 300), "f32", normal=True)
+    ids = rng.integers(0, 50, 70).astype(np.int32)
+    out = np.full((70, 300), np.nan, np.float32)
+    c.launch(tr.embedding_kernel, (5,), table, ids, out, device=device, BR=16, BD=512, U=u)
+    np.testing.assert_array_equal(out, table[ids])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

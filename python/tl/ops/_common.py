@@ -152,18 +152,46 @@ TUNING = {
     # elements before it (quadratic in the scan's length: 0.05 of the triad on the H200,
     # bench/README.md); 32 segments of 32 make it ~30x less work
     "scan_segments": {"default": 1, "nvptx": 32},
+    # cumsum along the last axis: whole rows, this many per program (cumsum_kernel's ROWS; 0:
+    # one row per program as a (BN, 1) column). The tnpu scans a column as a transpose, a scan
+    # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
+    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak)
+    "scan_rows": {"default": 0, "tnpu": 64},
+    # elements per program of a copy (concat's pieces, data.copy_kernel). tnpu: one DMA
+    # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
+    # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)
+    "copy_elements": {"default": 4096, "tnpu": 65536},
+    # embedding: (elements per program, columns per row copy), and ids copied together
+    # (transformer.embedding_kernel's U: their row copies in flight at once; more than 4 need
+    # more than the tnpu's 17 scalar registers). npusim, 4096 rows of 1024 f32: 256-column
+    # copies, 16 rows a program 1.045 ms (0.04 of HBM); whole rows 0.563; 4 at once 0.344
+    # (16 rows a program), 0.341 (64). Each row is a DMA command of its own (~0.2 us: setup and
+    # HBM latency for 4 KiB; bench/README.md session 14)
+    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024)},
+    "embedding_unroll": {"default": 1, "tnpu": 4},
+    # transpose: (rows, columns) of x per program, at most
+    # tnpu: whole 4 KiB rows of x per load and 512-byte rows per store, 512 KiB a DMA command
+    # (npusim, 4096 x 1024 f32: 64 x 64 0.17 of HBM, 128 x 128 0.28, 256 x 256 0.45, 128 x 512
+    # 0.58, 128 x 1024 0.69, 256 x 1024 0.70; bench/README.md session 14)
+    "transpose_block": {"default": (64, 64), "tnpu": (128, 1024)},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);
     # 1024 (whole 4 KiB rows, with the rows split across programs: axis_split) streams each
     # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11)
-    "axis_inner": {"default": 64, "llvm-cpu": 1024},
+    # tnpu: 1024 as well, with axis_elements' 64 rows a chunk (256 KiB DMA commands) and one
+    # program of a column sum per core (axis_split; a second kernel adds the partials): npusim
+    # column sum of 4096 x 1024 f32 0.22 -> 0.90 of HBM (64 columns, 16 programs: 0.22; 1024
+    # columns in 16-row chunks 0.76, 2 programs per core 0.85, bench/README.md session 14)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024},
+    # reductions along another axis: elements per chunk of rows (BN = this / BI)
+    "axis_elements": {"default": 4096, "tnpu": 65536},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer
     # programs than this many per compute unit, the rows are split into blocks, each a program,
     # and the blocks' partials combined by a second kernel (reduce.split_choice); 0: never.
     # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
     # the triad on the H200, bench/README.md)
-    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2},
+    "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2, "tnpu": 1},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms

@@ -71,7 +71,7 @@ def concat(arrays, axis=0, *, device=None):
             # 256-byte runs, 0.42 of the triad); along the last axis (BN, n) blocks of row
             # slices, fused row by row (one 2 KiB row slice per program: 0.53-0.65).
             bi = c.pow2(x3.shape[2], 1, 1024)
-            bn = c.pow2(x3.shape[1], 1, max(1, 4096 // bi))
+            bn = c.pow2(x3.shape[1], 1, max(1, c.tuned("copy_elements", device) // bi))
             c.launch(copy_kernel, (x3.shape[0], tl.cdiv(x3.shape[1], bn),
                                    tl.cdiv(x3.shape[2], bi)), x3, o3, device=device, BN=bn,
                      BI=bi)

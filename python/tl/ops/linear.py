@@ -377,7 +377,8 @@ def transpose(x, *, device=None):
     out = c.empty(shape, x)
     if out.size:
         x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
-        bm, bn = (c.pow2(d, 16, 64) for d in x3.shape[1:])
+        tm, tn = c.tuned("transpose_block", device)
+        bm, bn = c.pow2(x3.shape[1], 16, tm), c.pow2(x3.shape[2], 16, tn)
         c.launch(transpose_kernel, (tl.cdiv(x3.shape[1], bm), tl.cdiv(x3.shape[2], bn),
                                     x3.shape[0]), x3, out.reshape(x3.shape[0], shape[-2],
                                                                   shape[-1]),

@@ -147,40 +147,63 @@ def argmax_combine_kernel(part: tl.tensor, index: tl.tensor, out: tl.tensor, BS:
 
 @tl.kernel
 def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
-                  RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1):
+                  RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1, ROWS: tl.constexpr = False,
+                  ONE: tl.constexpr = False):
     """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
     the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
     used once, reads the tensor in place (llvm-cpu: a load used twice is copied first).
     SEG (rows, BI = 1): the chunk as SEG segments of BN / SEG, each scanned on its own, plus
     the sum of the segments before it: a scan's length is its serial depth (nvptx computes
     each element's prefix in a loop over the elements before it), so this cuts the depth from
-    BN to BN / SEG + SEG."""
+    BN to BN / SEG + SEG.
+    ROWS (a scan along the last axis): x and out are (1, rows, n) views, a program scans BI
+    whole rows along the row (the tnpu's v.cumsum per row, 64 lanes busy, where a (BN, 1) column
+    is a transpose and a scan of one row at a time: _common.TUNING's scan_rows); ONE: n fits
+    one chunk (n <= BN), no loop, so the tnpu runs the kernel persistent (the next rows' load
+    overlapping this scan and store)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
-    carry = tl.zeros((BI,), tl.float32)
-    for k in tl.range(0, x.shape[1], BN):
-        v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-        if SEG > 1:
-            tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
-            w = tl.reshape(v, (SEG, BN // SEG))
-            sums = tl.sum(w, axis=1)
-            before = tl.cumsum(sums, 0) - sums + carry
-            tl.store(out + (o, k, i0),
-                     tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
-            carry = carry + tl.sum(sums, axis=0)
+    if ROWS:
+        if ONE:
+            v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN)), (BI, BN)).to(tl.float32)
+            tl.store(out + (o, i0, 0), tl.reshape(tl.cumsum(v, 1), (1, BI, BN)))
         else:
-            tl.store(out + (o, k, i0),
-                     tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
-            if RELOAD:
-                v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-            carry = carry + tl.sum(v, axis=0)
+            run = tl.zeros((BI,), tl.float32)
+            for k in tl.range(0, x.shape[2], BN):
+                v = tl.reshape(tl.load(x + (o, i0, k), (1, BI, BN)), (BI, BN)).to(tl.float32)
+                tl.store(out + (o, i0, k),
+                         tl.reshape(tl.cumsum(v, 1) + run[:, None], (1, BI, BN)))
+                run = run + tl.sum(v, axis=1)
+    else:
+        carry = tl.zeros((BI,), tl.float32)
+        for k in tl.range(0, x.shape[1], BN):
+            v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+            if SEG > 1:
+                tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
+                w = tl.reshape(v, (SEG, BN // SEG))
+                sums = tl.sum(w, axis=1)
+                before = tl.cumsum(sums, 0) - sums + carry
+                tl.store(out + (o, k, i0),
+                         tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
+                carry = carry + tl.sum(sums, axis=0)
+            else:
+                tl.store(out + (o, k, i0),
+                         tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+                if RELOAD:
+                    v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+                carry = carry + tl.sum(v, axis=0)
 
 
-def axis_tiles(n, inner, max_inner=64):
+def axis_tiles(n, inner, max_inner=64, elements=4096):
     """(BN, BI): up to `max_inner` inner columns (the device's `axis_inner`, _common.TUNING),
-    4096 elements (a row when inner is 1)."""
+    `elements` per chunk (the device's `axis_elements`; a row when inner is 1)."""
     bi = c.pow2(inner, 1, max_inner)
-    return c.pow2(n, 16, builtins.max(16, 4096 // bi)), bi
+    return c.pow2(n, 16, builtins.max(16, elements // bi)), bi
+
+
+def axis_choice(n, inner, device):
+    """axis_tiles with `device`'s tuning."""
+    return axis_tiles(n, inner, c.tuned("axis_inner", device), c.tuned("axis_elements", device))
 
 
 # A split reduction has at most this many row blocks (argmax_combine_kernel holds them in one
@@ -214,7 +237,7 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
     part = c.empty((outer, blocks, inner), np.float32)
     index = c.empty((outer, blocks, inner) if op == "argmax" else (1, 1, 1), np.int32)
     grid = (outer, tl.cdiv(inner, bi), blocks)
-    cbn, cbi = axis_tiles(blocks, inner, c.tuned("axis_inner", device))
+    cbn, cbi = axis_choice(blocks, inner, device)
 
     def combine(kind, dst, scale):
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, cbi)), part, dst.reshape(outer, inner),
@@ -263,7 +286,7 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn)  # (ROWS is tnpu tuning: reduce_rows)
     elif out.size:
-        bn, bi = axis_tiles(n, inner, c.tuned("axis_inner", device))
+        bn, bi = axis_choice(n, inner, device)
         blocks, span = split_choice(outer, n, inner, bn, bi, device, split)
         if blocks > 1:
             return reduce_split(op, x3, out, blocks, span, bn, bi, correction, device)
@@ -301,7 +324,15 @@ def cumsum(x, axis=-1, *, device=None):
     x = c.float_array("cumsum", "x", x, min_ndim=1)
     x3, _ = c.axis_view(x, axis, "cumsum")
     out = c.empty(x.shape, x)
-    if out.size:
+    outer, n, inner = x3.shape
+    rows = c.tuned("scan_rows", device) if inner == 1 else 0
+    if out.size and rows:
+        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
+        bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
+        c.launch(cumsum_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
+                 out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True,
+                 ONE=n <= bn)
+    elif out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
         bn = builtins.min(bn, 1024)
         seg = builtins.min(c.tuned("scan_segments", device), bn) if bi == 1 else 1

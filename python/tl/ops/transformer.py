@@ -38,18 +38,30 @@ def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1
 
 @tl.kernel
 def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.constexpr,
-                     BD: tl.constexpr):
+                     BD: tl.constexpr, U: tl.constexpr = 1):
     """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time: each id read
     as a scalar, its row copied as contiguous (1, BD) blocks (a per-lane gather was a bounds
     check and a scalar load per element). Rows past the end read id 0 (the load's padding)
-    and are not stored (the store's bounds)."""
+    and are not stored (the store's bounds). U > 1 (whole rows, BD >= the table's width; BR a
+    multiple of U): U ids loaded together and their rows copied unrolled, so that U row
+    copies are in flight on the DMA engines where one row's copy waited for the next id's
+    read-back (the tnpu: _common.TUNING's embedding_unroll)."""
     r0 = tl.program_id(0) * BR
     d = table.shape[1]
-    for i in tl.range(0, BR):
-        r = r0 + i
-        idx = tl.sum(tl.load(ids + (r,), (1,)))
-        for k in tl.range(0, d, BD):
-            tl.store(out + (r, k), tl.load(table + (idx, k), (1, BD)))
+    if U > 1:
+        lane = tl.arange(0, U)
+        for i in tl.range(0, BR, U):
+            r = r0 + i
+            idv = tl.load(ids + (r,), (U,))
+            for j in tl.static_range(U):
+                idx = tl.sum(tl.where(lane == j, idv, 0))
+                tl.store(out + (r + j, 0), tl.load(table + (idx, 0), (1, BD)))
+    else:
+        for i in tl.range(0, BR):
+            r = r0 + i
+            idx = tl.sum(tl.load(ids + (r,), (1,)))
+            for k in tl.range(0, d, BD):
+                tl.store(out + (r, k), tl.load(table + (idx, k), (1, BD)))
 
 
 @tl.kernel
@@ -302,10 +314,12 @@ def embedding(table, ids, *, device=None):
     out = c.empty(ids.shape + (table.shape[1],), table)
     if out.size:
         flat = np.ascontiguousarray(ids.reshape(-1))
-        bd = c.pow2(table.shape[1], 16, 256)
-        br = c.pow2(flat.size, 1, max(1, 4096 // bd))
+        elements, cols = c.tuned("embedding_block", device)
+        bd = c.pow2(table.shape[1], 16, cols)
+        br = c.pow2(flat.size, 1, max(1, elements // bd))
+        u = min(c.tuned("embedding_unroll", device), br) if bd >= table.shape[1] else 1
         c.launch(embedding_kernel, (tl.cdiv(flat.size, br),), table, flat,
-                 out.reshape(flat.size, table.shape[1]), device=device, BR=br, BD=bd)
+                 out.reshape(flat.size, table.shape[1]), device=device, BR=br, BD=bd, U=u)
     return out
 
 

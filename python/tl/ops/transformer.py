@@ -78,7 +78,9 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
 def attention_step(sc, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL: tl.constexpr,
                    BN: tl.constexpr, MASK: tl.constexpr, HAS_LEN: tl.constexpr):
     """One key block of attention_ahead: sc its scaled scores transposed (keys x queries),
-    tv its values; returns the new (m, s, acc^T)."""
+    tv its values, s the sums as a (1, queries) tile; returns the new (m, s, acc^T). The sums
+    come from the matrix unit, a ones row times p (a column sum in key order, as tl.sum's), so
+    the vector unit, the tnpu's bound here, runs one pass a score fewer."""
     if MASK:
         cols = n0 + tl.arange(0, BN)
         ok = (cols < t_len)[:, None]
@@ -93,13 +95,13 @@ def attention_step(sc, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL: tl.constexpr
         m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
     p = tl.exp(sc - m_use[None, :])
     corr = tl.exp(m - m_use)
-    s = s * corr + tl.sum(p, axis=0)
+    s = tl.dot(tl.full((1, BN), 1.0, tl.float32), p, acc=s * corr[None, :])
     acct = tl.dot(tl.trans(tv), p, acc=acct * corr[None, :])
     return m_new, s, acct
 
 
 @tl.func
-def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
+def attention_ahead(k, v, tq, m, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
                     BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr,
                     HAS_LEN: tl.constexpr):
     """attention_kernel's key loop for a device whose matrix and vector units run side by side
@@ -111,10 +113,11 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
     as its softmax has read it, so the matrix unit works while the vector unit exponentiates.
     q is scaled once (the scores leave the matrix unit scaled: no pass over them for it; with
     one carried tile that pass was also the copy that let the next dot run early). acc^T (D x
-    queries) += v^T p^T. Blocks past the keys (the last iteration's second block when the
+    queries) += v^T p^T and the sums (1 x queries) += ones p^T, both on the matrix unit. Blocks past the keys (the last iteration's second block when the
     blocks are odd, the next blocks' scores) are loaded as padding and masked (EVEN: T a
     multiple of 2 BN, none past)."""
     acct = tl.zeros((BD, BM), tl.float32)
+    s = tl.zeros((1, BM), tl.float32)
     mask = CAUSAL or not EVEN or HAS_LEN
     if CAUSAL and HAS_LEN:
         # both masks in two blocks a step need more than the tnpu's 17 scalar registers: one
@@ -129,7 +132,7 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
             m, s, acct = attention_step(ahead, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL, BN,
                                         mask, HAS_LEN)
             ahead = nxt * scale
-        return m, s, acct
+        return m, tl.max(s, axis=0), acct
     qt = tl.trans(tq) * scale
     a0 = tl.dot(tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
     a1 = tl.dot(tl.reshape(tl.load(k + (hk, BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
@@ -144,7 +147,7 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
                                     mask, HAS_LEN)
         tk = tl.reshape(tl.load(k + (hk, n0 + 3 * BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         a1 = tl.dot(tk, qt)
-    return m, s, acct
+    return m, tl.max(s, axis=0), acct
 
 
 @tl.kernel
@@ -182,7 +185,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     if CAUSAL:
         hi = tl.minimum(t_len, m0 + BM)
     if AHEAD:
-        m, s, acct = attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL,
+        m, s, acct = attention_ahead(k, v, tq, m, hk, t_len, hi, rows, kl, scale, CAUSAL,
                                      BM, BN, BD, EVEN, HAS_LEN)
         # by 1 / s along acc^T's rows (read in place: a row broadcast), one pass, not a
         # column broadcast and a v.div (4 passes) after the transpose

@@ -224,6 +224,29 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
         tl.store(lse + (bh, m0), tl.reshape(m + tl.log(s), (1, BM)))
 
 
+def attention_blocks(device, bd, s, t, programs, masked, step):
+    """attention_kernel's (BM, BN) for S queries over T keys (step key blocks a loop step),
+    head tiles of bd and `programs` (batch, head) pairs. The default: square, 128 for heads
+    up to 64 and fewer for wider ones (a q block of at most 8192 elements), the largest that
+    compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
+    D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own blocks where _common.TUNING has
+    them (tnpu: 128 x 128, its matrix unit's size), larger ones where the grid still gives
+    every compute unit a program, largest where no key block is masked (not `masked`, T a
+    multiple of the step's keys: the masks' tiles are not live, so more queries fit)."""
+    bm = bn = min(128, 8192 // bd)
+    if not c.tuned("attention_blocks", device) or bd > 128:
+        return bm, bn
+    bm, bn = c.tuned("attention_blocks", device)
+    choices = [c.tuned("attention_blocks_many", device)]
+    whole = c.tuned("attention_blocks_whole", device)
+    if whole and not masked and t % (whole[1] * step) == 0:
+        choices.insert(0, whole)
+    for blocks in choices:
+        if blocks and tl.cdiv(s, blocks[0]) * programs >= c.compute_units(device):
+            return blocks
+    return bm, bn
+
+
 def key_lengths_array(op, key_lengths, batch, t):
     """`key_lengths` (B,) as int32, each in [0, T]."""
     kl = c.index_array(op, "key_lengths", key_lengths)
@@ -376,18 +399,10 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, k.shape[2])
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
-    # Query and key blocks of 128 x 64 (8192 elements), fewer for wider heads: the largest that
-    # compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
-    # D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own
-    # blocks where _common.TUNING has them (tnpu: 128 x 128, its matrix unit's size).
-    bm = bn = min(128, 8192 // bd)
-    if c.tuned("attention_blocks", device) and bd <= 128:
-        bm, bn = c.tuned("attention_blocks", device)
-        many = c.tuned("attention_blocks_many", device)
-        if many and tl.cdiv(s, many[0]) * bq * h >= c.compute_units(device):
-            bm, bn = many
     hk = k.shape[1]
     ahead = bool(c.tuned("attention_ahead", device)) and not has_mask  # two key blocks a step
+    bm, bn = attention_blocks(device, bd, s, k.shape[2], bq * h, causal or has_len or has_mask,
+                              2 if ahead else 1)
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),

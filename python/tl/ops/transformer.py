@@ -113,9 +113,10 @@ def attention_ahead(k, v, tq, m, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.cons
     as its softmax has read it, so the matrix unit works while the vector unit exponentiates.
     q is scaled once (the scores leave the matrix unit scaled: no pass over them for it; with
     one carried tile that pass was also the copy that let the next dot run early). acc^T (D x
-    queries) += v^T p^T and the sums (1 x queries) += ones p^T, both on the matrix unit. Blocks past the keys (the last iteration's second block when the
-    blocks are odd, the next blocks' scores) are loaded as padding and masked (EVEN: T a
-    multiple of 2 BN, none past)."""
+    queries) += v^T p^T and the sums (1 x queries) += ones p^T, both on the matrix unit.
+    Blocks past the keys (the last iteration's second block when the blocks are odd, the next
+    blocks' scores) are loaded as padding and masked (EVEN: T a multiple of 2 BN, none
+    past)."""
     acct = tl.zeros((BD, BM), tl.float32)
     s = tl.zeros((1, BM), tl.float32)
     mask = CAUSAL or not EVEN or HAS_LEN
@@ -229,10 +230,11 @@ def attention_blocks(device, bd, s, t, programs, masked, step):
     head tiles of bd and `programs` (batch, head) pairs. The default: square, 128 for heads
     up to 64 and fewer for wider ones (a q block of at most 8192 elements), the largest that
     compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
-    D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own blocks where _common.TUNING has
-    them (tnpu: 128 x 128, its matrix unit's size), larger ones where the grid still gives
-    every compute unit a program, largest where no key block is masked (not `masked`, T a
-    multiple of the step's keys: the masks' tiles are not live, so more queries fit)."""
+    D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own blocks
+    where _common.TUNING has them (tnpu: 128 x 128, its matrix unit's size), larger ones where
+    the grid still gives every compute unit a program, largest where no key block is masked
+    (not `masked`, T a multiple of the step's keys: the masks' tiles are not live, so more
+    queries fit)."""
     bm = bn = min(128, 8192 // bd)
     if not c.tuned("attention_blocks", device) or bd > 128:
         return bm, bn

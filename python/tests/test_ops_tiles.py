@@ -73,16 +73,19 @@ def test_attention_several_key_blocks(causal, device):
           ref.attention(q, k, v, causal=causal), "attention", "f32", n=300, ref_abs=ref_abs)
 
 
-@pytest.mark.parametrize("dtype,d,t,causal,lens", [
-    ("f32", 128, 600, False, False), ("bf16", 128, 600, True, False), ("f32", 64, 600, False, True),
-    ("f32", 64, 384, False, False)])
-def test_attention_many_blocks(dtype, d, t, causal, lens, device):
+@pytest.mark.parametrize("dtype,d,s,t,causal,lens", [
+    ("f32", 128, 300, 600, False, False), ("bf16", 128, 300, 600, True, False),
+    ("f32", 64, 300, 600, False, True), ("f32", 64, 300, 384, False, False),
+    ("f32", 128, 600, 512, False, False), ("bf16", 64, 600, 256, False, False)])
+def test_attention_many_blocks(dtype, d, s, t, causal, lens, device):
     # Catches (npusim: 256 x 128 blocks once the grid fills the cores, TUNING
-    # "attention_blocks_many"; two key blocks a step): a scratchpad overflow at D = 128 (a
-    # compile error), the second block of a step past the keys left unmasked (600 keys: five
-    # blocks, the last ragged; 384: three whole blocks, so no mask unless EVEN counts pairs),
-    # masks by causality or by key lengths, and a ragged second query block (300 queries).
-    q = make(rng, (2, 2, 300, d), dtype, normal=True)
+    # "attention_blocks_many", 512 x 128 where no key block is masked, "attention_blocks_whole";
+    # two key blocks a step): a scratchpad overflow at D = 128 (a compile error: 512 queries
+    # with a mask's tiles), the second block of a step past the keys left unmasked (600 keys:
+    # five blocks, the last ragged; 384: three whole blocks, so no mask unless EVEN counts
+    # pairs), masks by causality or by key lengths, and a ragged second query block (300
+    # queries in 256s, 600 in 512s).
+    q = make(rng, (2, 2, s, d), dtype, normal=True)
     k = make(rng, (2, 2, t, d), dtype, normal=True)
     v = make(rng, (2, 2, t, d), dtype, normal=True)
     kl = np.array([t, 77], np.int32) if lens else None
@@ -90,3 +93,20 @@ def test_attention_many_blocks(dtype, d, t, causal, lens, device):
     want = ref.attention(q, k, v, causal=causal, key_lengths=kl)
     ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal, key_lengths=kl)
     check(got, want, "attention", dtype, n=t, ref_abs=ref_abs)
+
+
+def test_attention_blocks_choice(device):
+    # Catches: 512-query blocks where a mask's tiles are live (over the tnpu's scratchpad: at
+    # D = 128 with any mask, at D = 64 with key lengths), where T is not a multiple of a loop
+    # step's keys (the last step masked), or where the grid leaves a core idle; the npusim
+    # figures behind each choice are in _common.TUNING.
+    if device != "npusim":
+        pytest.skip("the tnpu's blocks")
+    from tl.ops.transformer import attention_blocks
+    assert attention_blocks("npusim", 128, 2048, 2048, 2, False, 2) == (512, 128)
+    assert attention_blocks("npusim", 64, 1024, 256, 2, False, 2) == (512, 128)
+    assert attention_blocks("npusim", 128, 2048, 2048, 2, True, 2) == (256, 128)
+    assert attention_blocks("npusim", 128, 2048, 2048 - 128, 2, False, 2) == (256, 128)
+    assert attention_blocks("npusim", 128, 1024, 2048, 1, False, 2) == (256, 128)
+    assert attention_blocks("npusim", 128, 512, 2048, 1, False, 2) == (128, 128)
+    assert attention_blocks("npusim", 256, 2048, 2048, 2, False, 2) == (32, 32)

@@ -217,6 +217,13 @@ TUNING = {
     # at D = 64 and over the scratchpad at D = 128; 512 x 128 0.303 at D = 64 with 2 programs
     # a core)
     "attention_blocks_many": {"default": None, "nvptx": (128, 64), "tnpu": (256, 128)},
+    # ... and where, besides, no key block is masked (not causal, no padding masks, T a
+    # multiple of a loop step's keys): tnpu, 512 queries (v^T transposed for twice the scores)
+    # fit the scratchpad only without the masks' tiles (at D = 128 with any mask, at D = 64
+    # with key lengths they do not). npusim, s14 (the sums on the matrix unit), S = 2048, 2
+    # heads: 256 x 128 0.275 / 0.315 ms at D = 64 / 128, 512 x 128 0.264 / 0.299 (S = 1024,
+    # one program a core: 0.077 / 0.090 -> 0.073 / 0.084); 1024 x 128 over the scratchpad
+    "attention_blocks_whole": {"default": None, "tnpu": (512, 128)},
     # attention forward computes the next key block's scores before this block's softmax
     # (transformer.attention_kernel's AHEAD): the tnpu's matrix unit then works while its vector
     # unit exponentiates (bench/README.md, npusim s11); elsewhere one unit does both

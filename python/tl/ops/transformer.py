@@ -90,7 +90,9 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
 def attention_step(sc, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL: tl.constexpr,
                    BN: tl.constexpr, MASK: tl.constexpr, HAS_LEN: tl.constexpr):
     """One key block of attention_ahead: sc its scaled scores transposed (keys x queries),
-    tv its values; returns the new (m, s, acc^T)."""
+    tv its values, s the sums as a (1, queries) tile; returns the new (m, s, acc^T). The sums
+    come from the matrix unit, a ones row times p (a column sum in key order, as tl.sum's), so
+    the vector unit, the tnpu's bound here, runs one pass a score fewer."""
     if MASK:
         cols = n0 + tl.arange(0, BN)
         ok = (cols < t_len)[:, None]
@@ -105,13 +107,13 @@ def attention_step(sc, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL: tl.constexpr
         m_use = tl.where(m_new == -float("inf"), 0.0, m_new)
     p = tl.exp(sc - m_use[None, :])
     corr = tl.exp(m - m_use)
-    s = s * corr + tl.sum(p, axis=0)
+    s = tl.dot(tl.full((1, BN), 1.0, tl.float32), p, acc=s * corr[None, :])
     acct = tl.dot(tl.trans(tv), p, acc=acct * corr[None, :])
     return m_new, s, acct
 
 
 @tl.func
-def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
+def attention_ahead(k, v, tq, m, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.constexpr,
                     BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr, EVEN: tl.constexpr,
                     HAS_LEN: tl.constexpr):
     """attention_kernel's key loop for a device whose matrix and vector units run side by side
@@ -123,10 +125,12 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
     as its softmax has read it, so the matrix unit works while the vector unit exponentiates.
     q is scaled once (the scores leave the matrix unit scaled: no pass over them for it; with
     one carried tile that pass was also the copy that let the next dot run early). acc^T (D x
-    queries) += v^T p^T. Blocks past the keys (the last iteration's second block when the
-    blocks are odd, the next blocks' scores) are loaded as padding and masked (EVEN: T a
-    multiple of 2 BN, none past)."""
+    queries) += v^T p^T and the sums (1 x queries) += ones p^T, both on the matrix unit.
+    Blocks past the keys (the last iteration's second block when the blocks are odd, the next
+    blocks' scores) are loaded as padding and masked (EVEN: T a multiple of 2 BN, none
+    past)."""
     acct = tl.zeros((BD, BM), tl.float32)
+    s = tl.zeros((1, BM), tl.float32)
     mask = CAUSAL or not EVEN or HAS_LEN
     if CAUSAL and HAS_LEN:
         # both masks in two blocks a step need more than the tnpu's 17 scalar registers: one
@@ -141,7 +145,7 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
             m, s, acct = attention_step(ahead, tv, m, s, acct, n0, t_len, rows, kl, CAUSAL, BN,
                                         mask, HAS_LEN)
             ahead = nxt * scale
-        return m, s, acct
+        return m, tl.max(s, axis=0), acct
     qt = tl.trans(tq) * scale
     a0 = tl.dot(tl.reshape(tl.load(k + (hk, 0, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
     a1 = tl.dot(tl.reshape(tl.load(k + (hk, BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32), qt)
@@ -156,7 +160,7 @@ def attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL: tl.c
                                     mask, HAS_LEN)
         tk = tl.reshape(tl.load(k + (hk, n0 + 3 * BN, 0), (1, BN, BD)), (BN, BD)).to(tl.float32)
         a1 = tl.dot(tk, qt)
-    return m, s, acct
+    return m, tl.max(s, axis=0), acct
 
 
 @tl.kernel
@@ -194,7 +198,7 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     if CAUSAL:
         hi = tl.minimum(t_len, m0 + BM)
     if AHEAD:
-        m, s, acct = attention_ahead(k, v, tq, m, s, hk, t_len, hi, rows, kl, scale, CAUSAL,
+        m, s, acct = attention_ahead(k, v, tq, m, hk, t_len, hi, rows, kl, scale, CAUSAL,
                                      BM, BN, BD, EVEN, HAS_LEN)
         # by 1 / s along acc^T's rows (read in place: a row broadcast), one pass, not a
         # column broadcast and a v.div (4 passes) after the transpose
@@ -231,6 +235,30 @@ def attention_kernel(q: tl.tensor, k: tl.tensor, v: tl.tensor, out: tl.tensor, l
     tl.store(out + (bh, m0, 0), tl.reshape(o, (1, BM, BD)))
     if STORE_LSE:
         tl.store(lse + (bh, m0), tl.reshape(m + tl.log(s), (1, BM)))
+
+
+def attention_blocks(device, bd, s, t, programs, masked, step):
+    """attention_kernel's (BM, BN) for S queries over T keys (step key blocks a loop step),
+    head tiles of bd and `programs` (batch, head) pairs. The default: square, 128 for heads
+    up to 64 and fewer for wider ones (a q block of at most 8192 elements), the largest that
+    compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
+    D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own blocks
+    where _common.TUNING has them (tnpu: 128 x 128, its matrix unit's size), larger ones where
+    the grid still gives every compute unit a program, largest where no key block is masked
+    (not `masked`, T a multiple of the step's keys: the masks' tiles are not live, so more
+    queries fit)."""
+    bm = bn = min(128, 8192 // bd)
+    if not c.tuned("attention_blocks", device) or bd > 128:
+        return bm, bn
+    bm, bn = c.tuned("attention_blocks", device)
+    choices = [c.tuned("attention_blocks_many", device)]
+    whole = c.tuned("attention_blocks_whole", device)
+    if whole and not masked and t % (whole[1] * step) == 0:
+        choices.insert(0, whole)
+    for blocks in choices:
+        if blocks and tl.cdiv(s, blocks[0]) * programs >= c.compute_units(device):
+            return blocks
+    return bm, bn
 
 
 def key_lengths_array(op, key_lengths, batch, t):
@@ -387,18 +415,10 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, k.shape[2])
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bd = c.pow2(d, 16)
-    # Query and key blocks of 128 x 64 (8192 elements), fewer for wider heads: the largest that
-    # compiles on every device (TNPU memory); on cpu 2.5x the GFLOP/s of 32 x 32 at S = 2048,
-    # D = 64 (larger dots for the micro-kernel), on npusim 4x at S = 256. A device's own
-    # blocks where _common.TUNING has them (tnpu: 128 x 128, its matrix unit's size).
-    bm = bn = min(128, 8192 // bd)
-    if c.tuned("attention_blocks", device) and bd <= 128:
-        bm, bn = c.tuned("attention_blocks", device)
-        many = c.tuned("attention_blocks_many", device)
-        if many and tl.cdiv(s, many[0]) * bq * h >= c.compute_units(device):
-            bm, bn = many
     hk = k.shape[1]
     ahead = bool(c.tuned("attention_ahead", device)) and not has_mask  # two key blocks a step
+    bm, bn = attention_blocks(device, bd, s, k.shape[2], bq * h, causal or has_len or has_mask,
+                              2 if ahead else 1)
     lse = c.zeros((bq, h, s) if return_lse else (1, 1), np.float32)
     c.launch(attention_kernel, (tl.cdiv(s, bm), bq * h), q.reshape(bq * h, s, d),
              k.reshape(bq * hk, -1, d), v.reshape(bq * hk, -1, d), out.reshape(bq * h, s, d),

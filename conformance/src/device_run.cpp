@@ -169,4 +169,10 @@ std::string implausible_clock(const Timing &t, bool simulated_time) {
   return buf;
 }
 
+void append_samples(Timing &all, const Timing &more) {
+  all.device_s.insert(all.device_s.end(), more.device_s.begin(), more.device_s.end());
+  all.wall_s.insert(all.wall_s.end(), more.wall_s.begin(), more.wall_s.end());
+  all.queued_s.insert(all.queued_s.end(), more.queued_s.begin(), more.queued_s.end());
+}
+
 } // namespace tl::conform

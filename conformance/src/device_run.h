@@ -65,6 +65,10 @@ Timing time_op(const hal::Device &device, const hal::Stream &stream,
 /// time is exempt: `simulated_time` comes from the device's datasheet, never from the plugin's
 /// own TL_DEVICE_SIMULATED_TIME flag (a plugin could claim it to escape the check).
 std::string implausible_clock(const Timing &t, bool simulated_time);
+/// Adds `more`'s per-repetition intervals (device, wall, queued) to `all`: paired rounds time
+/// one repetition a round, and their clock is judged once over every round's (a single
+/// repetition's wall time is as long as the scheduler made it).
+void append_samples(Timing &all, const Timing &more);
 
 /// A ready-to-launch kernel with device buffers for timing loops.
 struct LoadedKernel {

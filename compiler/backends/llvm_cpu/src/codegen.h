@@ -98,7 +98,14 @@ private:
   llvm::Value *elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,
                                  llvm::Value *lane);
   llvm::Value *float_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a);
-  llvm::Value *exp_f32(llvm::Value *x, bool normal = false);
+  /// What the caller of exp_f32 needs of e^x (codegen_elementwise.cpp).
+  enum class ExpRange {
+    Full,        ///< every f32 x: subnormal results, 0 and inf exact
+    Normal,      ///< x within [-87, 88] or NaN: no clamps, one power of two
+    OnePlus,     ///< only 1 + e^x is used (sigmoid): e^x below 2^-126 and above 2^127.5 may be off
+    NonPositive, ///< x at most 0 or NaN (cpu.exp_nonpositive): results below 2^-126.5 flushed
+  };
+  llvm::Value *exp_f32(llvm::Value *x, ExpRange range = ExpRange::Full);
   llvm::Value *erf_f32(llvm::Value *x);
   llvm::Value *tanh_f32(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);

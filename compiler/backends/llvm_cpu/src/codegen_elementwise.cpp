@@ -123,7 +123,10 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   case Opcode::Abs:
     return unary(llvm::Intrinsic::fabs);
   case Opcode::Exp:
-    return t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+    if (!t->isFloatTy())
+      return sleef("exp");
+    return exp_f32(a[0],
+                   plan::flag(op, plan::kExpNonpositive) ? ExpRange::NonPositive : ExpRange::Full);
   case Opcode::Exp2:
     return sleef("exp2");
   case Opcode::Log:
@@ -144,7 +147,7 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
     return t->isFloatTy() ? erf_f32(a[0]) : sleef("erf");
   case Opcode::Sigmoid: {
     a[0] = b_.CreateFNeg(a[0]);
-    llvm::Value *e = t->isFloatTy() ? exp_f32(a[0]) : sleef("exp");
+    llvm::Value *e = t->isFloatTy() ? exp_f32(a[0], ExpRange::OnePlus) : sleef("exp");
     llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
     return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
   }
@@ -270,7 +273,7 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
     p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, s, c(k)});
   llvm::Value *small = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {x, b_.CreateFMul(p, s), x});
   llvm::Value *tc = b_.CreateSelect(b_.CreateFCmpOGT(ax, c(9.1)), c(9.1), ax);
-  llvm::Value *e = exp_f32(b_.CreateFMul(tc, c(2.0)), /*normal=*/true); // 2 tc in [1.75, 18.2]
+  llvm::Value *e = exp_f32(b_.CreateFMul(tc, c(2.0)), ExpRange::Normal); // 2 tc in [1.75, 18.2]
   llvm::Value *large = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
   // x + x s P(s) drops the sign of -0 (s P(s) is -0 there): the sign is x's in both forms.
   return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign,
@@ -282,40 +285,66 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
 // ln2 split in two so that n ln2 is exact to 32 bits), e^r by a degree-6 polynomial (relative
 // error 3.1e-9), scaled by 2^n rounding once for subnormal results: vscalefps with AVX-512, else
 // two exact powers of two. Measured: see LlvmCpu.ExpF32IsWithinTwoUlps (4M f32 across the
-// range); the conformance bound for exp is 3 ulp. `normal`: the caller's x is within
-// [-87, 88] or NaN (tanh's clamped 2|x|), so that e^x and 2^n are normal: no clamps, and one
-// power of two (8 vector instructions fewer).
-llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, bool normal) {
+// range); the conformance bound for exp is 3 ulp. `range` (codegen.h) drops what the caller does
+// not need: Normal (tanh's clamped 2|x|): no clamps, one power of two (8 vector instructions
+// fewer). OnePlus (sigmoid's 1 / (1 + e^-x)): x clamped to [-87, 89], where below -87 1 + e^x
+// rounds to 1 anyway, and one power of two, 2^128 = inf (its bit pattern) from x = 88.38 on, so
+// sigmoid flushes its results below 2^-127.5 to 0 (a precision decision: tl-conform's sigmoid
+// inputs stay within [-30, 30], the ops' tolerances are normwise; see
+// LlvmCpu.SigmoidF32IsWithinItsBound); and a degree-5 polynomial (1.1e-7: sigmoid within 3.24 ulp
+// of its 5-ulp bound): SiLU's loop 5 integer ops, a product and an FMA shorter.
+// NonPositive (softmax's x - max x, cpu-exp-ranges): clamped at -88 only, one power of two,
+// 2^-127 encoded as 0 (its bit pattern), so results below 2^-126.5 are 0 (the same decision;
+// LlvmCpu.NonPositiveExpF32FlushesOnlyBelowTheNormals).
+llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range) {
   llvm::Type *t = x->getType(), *it = b_.getInt32Ty();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, q, r});
   };
-  // Clamp where e^x is already 0 or inf in f32; ordered compares keep a NaN, which then flows
-  // through the polynomial (its n is frozen: any integer, the product stays NaN).
+  // Clamp where e^x is already 0 or inf in f32 (OnePlus: where 1 + e^x is 1 or inf); ordered
+  // compares keep a NaN, which then flows through the polynomial (its n is frozen: any integer,
+  // the product stays NaN).
   llvm::Value *xc = x;
-  if (!normal) {
-    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-104.0)), c(-104.0), x);
-    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
+  if (range != ExpRange::Normal) {
+    const double lo = range == ExpRange::OnePlus       ? -87.0
+                      : range == ExpRange::NonPositive ? -88.0
+                                                       : -104.0;
+    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(lo)), c(lo), x);
   }
+  if (range == ExpRange::Full || range == ExpRange::OnePlus)
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
   llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                             b_.CreateFMul(xc, c(1.44269504088896341)));
   llvm::Value *r = fma(nf, c(-0.693145751953125), xc); // ln2 high part: 16 bits, exact product
   r = fma(nf, c(-1.4286068203094172e-06), r);          // ln2 - high part
   // e^r = 1 + r + r^2 q(r), q of degree 4 fitted for the relative error of e^r over the range
   // (weighted least squares on Chebyshev nodes: 3.1e-9, against 1.2e-7 for the degree-6 Taylor
-  // polynomial), so one FMA less than the degree-7 Taylor polynomial.
-  llvm::Value *p = c(0.0013814590638503432);
-  for (double k : {0.008368711918592453, 0.04166838899254799, 0.1666652113199234,
-                   0.4999999403953552, 1.0, 1.0})
-    p = fma(p, r, c(k));
+  // polynomial), so one FMA less than the degree-7 Taylor polynomial; OnePlus: q of degree 3
+  // fitted the same way (1.1e-7).
+  std::initializer_list<double> q6 = {0.0013814590638503432,
+                                      0.008368711918592453,
+                                      0.04166838899254799,
+                                      0.1666652113199234,
+                                      0.4999999403953552,
+                                      1.0,
+                                      1.0};
+  std::initializer_list<double> q5 = {
+      0.008312850259244442, 0.04189023748040199, 0.16667111217975616, 0.4999922811985016, 1.0, 1.0};
+  std::initializer_list<double> coeffs = range == ExpRange::OnePlus ? q5 : q6;
+  llvm::Value *p = c(*coeffs.begin());
+  for (auto k = coeffs.begin() + 1; k != coeffs.end(); ++k)
+    p = fma(p, r, c(*k));
   if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
     return x86::scalef(b_, module_, isa_, p, nf);
   llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
   auto pow2 = [&](llvm::Value *e) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), t);
   };
-  if (normal) // a product, not an add to p's exponent bits: a NaN's frozen n keeps it NaN
+  // One power of two: a product, not an add to p's exponent bits, so a NaN's frozen n keeps it
+  // NaN (Normal: n in [-125, 127]; OnePlus: n in [-126, 128], 2^128 encoded as inf; NonPositive:
+  // n in [-127, 0], 2^-127 encoded as 0).
+  if (range != ExpRange::Full)
     return b_.CreateFMul(p, pow2(n));
   llvm::Value *n1 = b_.CreateAShr(n, 1), *n2 = b_.CreateSub(n, n1);
   return b_.CreateFMul(b_.CreateFMul(p, pow2(n1)), pow2(n2));

@@ -5,6 +5,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/llvm_cpu.h"
 
+#include "plan_exp_ranges.h"
 #include "plan_inlining.h"
 #include "plan_prefetch.h"
 #include "plan_prefetch_next.h"
@@ -51,6 +52,8 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   if (kTargetIsX86)
     p.push_back({"cpu-stream-stores", "write large fused stores with non-temporal stores",
                  plan_streaming_stores});
+  // 8. Exps of a value minus its maximum (softmax) skip their overflow clamp and subnormal scaling.
+  p.push_back({"cpu-exp-ranges", "mark exps whose argument is at most 0", plan_exp_ranges});
   return p;
 }
 

@@ -14,7 +14,9 @@
 //   cpu.nontemporal = true  a fused store that may write with non-temporal stores (x86, large
 //                         aligned tensors: the emitter checks the size and alignment at run time);
 //   cpu.prefetch_next = D   a load in a for body whose offset along D is the induction variable:
-//                         the dot that reads it fetches the next trip's block (offset D + step).
+//                         the dot that reads it fetches the next trip's block (offset D + step);
+//   cpu.exp_nonpositive = true  an f32 exp of a value minus its maximum: its argument is at most 0
+//                         or NaN (its results below 2^-126.5 flushed to 0).
 #pragma once
 
 #include "tl/ir/ir.h"
@@ -31,6 +33,7 @@ inline constexpr std::string_view kView = "cpu.view";
 inline constexpr std::string_view kPrefetchAfter = "cpu.prefetch_after";
 inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
 inline constexpr std::string_view kPrefetchNext = "cpu.prefetch_next";
+inline constexpr std::string_view kExpNonpositive = "cpu.exp_nonpositive";
 
 /// Lanes a streaming store computes into its stack chunk before copying them out.
 inline constexpr int64_t kStreamChunk = 256;

@@ -720,6 +720,113 @@ TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
   }
 }
 
+// The inline f32 sigmoid, 1 / (1 + e^-x) with the exp's OnePlus form (codegen_elementwise.cpp:
+// clamped to [-87, 89], one power of two, degree-5 polynomial), against double: every 2^-10th
+// f32 bit pattern, the clamps' and the power of two's edges, subnormal and special inputs. Results
+// of at least 2^-126 within 3.5 ulp (measured 3.24; tl-conform's sigmoid bound is 5); below, the
+// stated flush:
+// within 2^-127 of the true value (x < -88.38 gives 0). Fails: a wrong coefficient, a clamp that
+// cuts into the normal results (-87 applied to x instead of -x, 89 too low), 2^n wrapping below
+// n = -126 (garbage for x > 87), a result past [0, 1] or a NaN not kept.
+TEST(LlvmCpu, SigmoidF32IsWithinItsBound) {
+  std::vector<float> in = f32_sweep(10);
+  for (float f : {0.0f,   -0.0f,     87.0f,      -87.0f,    87.33654f, -87.33654f, 88.0f,
+                  -88.0f, 88.37626f, -88.37626f, -88.3763f, 88.72283f, -88.72283f, -88.72284f,
+                  89.0f,  -89.0f,    -103.97f,   -104.0f,   104.0f,    1e-30f,     -1e-30f,
+                  1e-40f, -1e-40f,   1e30f,      -1e30f,    INFINITY,  -INFINITY,  NAN})
+    in.push_back(f);
+  for (float f = 0.0f; f < 100.0f; f += 1.0f / 1024) // dense where the result is not 0 or 1
+    in.insert(in.end(), {f, -f});
+  in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
+  auto m = parse_ok(unary_f32_kernel("sigmoid"));
+  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
+    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
+    std::string error;
+    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
+    ASSERT_TRUE(prog) << error;
+    std::vector<float> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    double worst = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::isnan(in[i])) {
+        ASSERT_TRUE(std::isnan(out[i]));
+        continue;
+      }
+      const double ref = 1 / (1 + std::exp(-double(in[i])));
+      ASSERT_TRUE(out[i] >= 0.0f && out[i] <= 1.0f) << "sigmoid(" << in[i] << ") = " << out[i];
+      if (ref < std::ldexp(1.0, -126)) {
+        ASSERT_LE(std::abs(out[i] - ref), std::ldexp(1.0, -127))
+            << "sigmoid(" << in[i] << ") = " << out[i];
+        continue;
+      }
+      const double ulp = f32_ulp(float(ref));
+      worst = std::max(worst, std::abs(out[i] - ref) / ulp);
+      ASSERT_LE(std::abs(out[i] - ref), 3.5 * ulp) << "sigmoid(" << in[i] << ") = " << out[i];
+    }
+    std::printf("sigmoid f32 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
+                in.size());
+  }
+}
+
+// The f32 exp of x - max(x) (cpu-exp-ranges marks it; the exp's NonPositive form: clamped at
+// -88, one power of two, 2^-127 encoded as 0) against double: every 2^-10th non-positive f32 bit
+// pattern, the edges of the subnormal results and -inf, each block's maximum 0 (its first lane),
+// so x - max(x) is x. Results of at least 2^-126 within 2 ulp, as the general exp's; below, the
+// stated flush: within 2^-126.5 of the true value (0 from x = -87.68 on). Fails: the pass marking
+// an exp whose argument can be positive (wrong results above 1 would show here only as the general
+// form's failure), 2^n wrapping below n = -127 (garbage for x < -88), a wrong coefficient.
+TEST(LlvmCpu, NonPositiveExpF32FlushesOnlyBelowTheNormals) {
+  const char *text = R"(
+kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %n = constant {value = 4096} : i32
+  %off = mul %pid, %n : i32
+  %t = load %x, %off : tile<4096xf32>
+  %m = reduce %t {axis = 0, kind = "max"} : f32
+  %ms = splat %m : tile<4096xf32>
+  %d = sub %t, %ms : tile<4096xf32>
+  %e = exp %d : tile<4096xf32>
+  store %o, %off, %e
+  return
+}
+)";
+  std::vector<float> in;
+  for (float f : f32_sweep(10))
+    if (f <= 0.0f) // NaN excluded: it would be its block's maximum
+      in.push_back(f);
+  for (float f : {-87.0f, -87.33654f, -87.33655f, -87.68f, -87.7f, -88.0f, -88.03f, -88.1f,
+                  -103.97f, -104.0f, -1e-30f, -1e-40f, -INFINITY})
+    in.push_back(f);
+  for (float f = 0.0f; f < 110.0f; f += 1.0f / 1024)
+    in.push_back(-f);
+  in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
+  for (size_t b = 0; b < in.size(); b += 4096)
+    in[b] = 0.0f;
+  auto m = parse_ok(text);
+  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
+    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
+    std::string error;
+    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
+    ASSERT_TRUE(prog) << error;
+    std::vector<float> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    double worst = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double ref = std::exp(double(in[i]));
+      if (ref < std::ldexp(1.0, -126)) {
+        ASSERT_LE(std::abs(out[i] - ref), std::ldexp(std::sqrt(0.5), -126) * (1 + 1e-6))
+            << "exp(" << in[i] << ")";
+        continue;
+      }
+      const double ulp = f32_ulp(float(ref));
+      worst = std::max(worst, std::abs(out[i] - ref) / ulp);
+      ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ") = " << out[i];
+    }
+    std::printf("exp f32 of x - max x (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt,
+                worst, in.size());
+  }
+}
+
 const char *kMemoryOps = R"(
 kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: tensor<?xf32>, %n: i32) {
   %z = constant {value = 0} : i32

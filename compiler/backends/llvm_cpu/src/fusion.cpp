@@ -140,14 +140,22 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
     return to_storage(out.elem, v);
   };
-  if (plan::flag(store, plan::kNontemporal)) { // lane i at base + i: every access contiguous
-    llvm::Value *contiguous = b_.getTrue();
+  if (plan::flag(store, plan::kNontemporal)) {
+    // The chunk loop reads lane i of each load at base + i (contiguous loads). The output may
+    // be row-strided (a transpose's 256-byte rows of a 64 KiB-strided output, a concat's row
+    // slices) where each row is whole 64-byte vectors and every row starts 64-byte aligned.
+    const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+    llvm::Value *streamable = b_.getTrue();
     if (n != width) {
-      contiguous = b_.CreateICmpEQ(out.row_stride, i64(width));
+      streamable =
+          (width * esize) % 64
+              ? b_.CreateICmpEQ(out.row_stride, i64(width))
+              : b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)),
+                                i64(0));
       for (const Access &l : loads)
-        contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+        streamable = b_.CreateAnd(streamable, b_.CreateICmpEQ(l.row_stride, i64(width)));
     }
-    stream_fused_store(store, out, n, contiguous, value_at, done);
+    stream_fused_store(store, out, n, width, streamable, value_at, done);
   }
   loop(
       n / width,
@@ -176,13 +184,13 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
 }
 
 // A store planned non-temporal (cpu-stream-stores) uses them when the block is 64-byte aligned
-// and the tensor larger than kStreamBytes (smaller ones may be read back from the caches). LLVM's
-// vectorizer will not emit them without provable alignment, so lanes are computed into an
-// aligned chunk on the stack (L1) and copied out with aligned vector non-temporal stores. Leaves
-// the builder in the other branch (plain stores).
+// (each row, where it is row-strided: `streamable`) and the tensor larger than kStreamBytes
+// (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
+// provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
+// with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                                       llvm::Value *contiguous, const LaneFn &value_at,
-                                       llvm::BasicBlock *done) {
+                                       int64_t width, llvm::Value *streamable,
+                                       const LaneFn &value_at, llvm::BasicBlock *done) {
   constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
   const unsigned a = arg_index_.at(store.operand(0));
@@ -191,7 +199,7 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
   llvm::Value *stream = b_.CreateAnd(
-      contiguous, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
+      streamable, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);
@@ -210,8 +218,13 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
             "lane");
         for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
           llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
-          llvm::Value *to = b_.CreateGEP(
-              b_.getInt8Ty(), out.base, b_.CreateAdd(b_.CreateMul(first, i64(esize)), i64(v * 64)));
+          // The vector's first lane in row lane / width, column lane % width (one row holds
+          // whole vectors, or the rows are contiguous: lower_fused_store's check).
+          llvm::Value *lane = b_.CreateAdd(first, i64(v * 64 / esize));
+          llvm::Value *at =
+              b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
+                           b_.CreateURem(lane, i64(width)));
+          llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(esize)));
           auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
                                            llvm::Align(64));
           st->setMetadata(llvm::LLVMContext::MD_nontemporal,

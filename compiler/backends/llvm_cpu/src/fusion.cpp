@@ -194,8 +194,14 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
   constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
   const unsigned a = arg_index_.at(store.operand(0));
-  llvm::Value *tensor_bytes =
-      b_.CreateMul(b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
+  // The tensor's span: the largest extent x stride over its dimensions (the first alone read 0
+  // for a concat's (1, rows, n) views, whose added leading axis has stride 0).
+  llvm::Value *span = i64(0);
+  for (int d = 0; d < store.operand(0)->type().rank(); ++d) {
+    llvm::Value *e = b_.CreateMul(arg_field(a, 1, i64(d)), arg_field(a, 2, i64(d)));
+    span = b_.CreateSelect(b_.CreateICmpSGT(e, span), e, span);
+  }
+  llvm::Value *tensor_bytes = b_.CreateMul(span, i64(esize));
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
   llvm::Value *stream = b_.CreateAnd(

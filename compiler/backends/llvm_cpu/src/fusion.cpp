@@ -222,14 +222,19 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
               b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
             },
             "lane");
+        // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or
+        // the rows are contiguous: lower_fused_store's check). A chunk within one row (width a
+        // multiple of the chunk: concat's 1024-lane rows) is one run from its first lane.
+        auto element = [&](llvm::Value *lane) {
+          return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
+                              b_.CreateURem(lane, i64(width)));
+        };
+        llvm::Value *run = width % kChunk ? nullptr : element(first);
         for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
           llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
-          // The vector's first lane in row lane / width, column lane % width (one row holds
-          // whole vectors, or the rows are contiguous: lower_fused_store's check).
-          llvm::Value *lane = b_.CreateAdd(first, i64(v * 64 / esize));
+          const int64_t step = v * 64 / esize; // the vector's first lane in the chunk
           llvm::Value *at =
-              b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
-                           b_.CreateURem(lane, i64(width)));
+              run ? b_.CreateAdd(run, i64(step)) : element(b_.CreateAdd(first, i64(step)));
           llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(esize)));
           auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
                                            llvm::Align(64));

@@ -145,17 +145,22 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     // be row-strided (a transpose's 256-byte rows of a 64 KiB-strided output, a concat's row
     // slices) where each row is whole 64-byte vectors and every row starts 64-byte aligned.
     const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
-    llvm::Value *streamable = b_.getTrue();
+    llvm::Value *loads_contiguous = b_.getTrue(), *contiguous = b_.getTrue();
     if (n != width) {
-      streamable =
-          (width * esize) % 64
-              ? b_.CreateICmpEQ(out.row_stride, i64(width))
-              : b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)),
-                                i64(0));
       for (const Access &l : loads)
-        streamable = b_.CreateAnd(streamable, b_.CreateICmpEQ(l.row_stride, i64(width)));
+        loads_contiguous =
+            b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+      contiguous = b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(out.row_stride, i64(width)));
     }
-    stream_fused_store(store, out, n, width, streamable, value_at, done);
+    // A contiguous block is one run, streamed as before session 14 (concat along rows measured
+    // slower through the row-strided loop); the row-strided one in the other branch.
+    stream_fused_store(store, out, n, 0, contiguous, value_at, done);
+    if (n != width && (width * esize) % 64 == 0) {
+      llvm::Value *rows_aligned =
+          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)), i64(0));
+      stream_fused_store(store, out, n, width, b_.CreateAnd(loads_contiguous, rows_aligned),
+                         value_at, done);
+    }
   }
   loop(
       n / width,
@@ -184,7 +189,8 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
 }
 
 // A store planned non-temporal (cpu-stream-stores) uses them when the block is 64-byte aligned
-// (each row, where it is row-strided: `streamable`) and the tensor larger than kStreamBytes
+// (each row, where it is row-strided: `streamable`; width 0: one contiguous run) and the tensor
+// larger than kStreamBytes
 // (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
 // provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
 // with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
@@ -229,7 +235,7 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
           return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
                               b_.CreateURem(lane, i64(width)));
         };
-        llvm::Value *run = width % kChunk ? nullptr : element(first);
+        llvm::Value *run = !width ? first : width % kChunk ? nullptr : element(first);
         for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
           llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
           const int64_t step = v * 64 / esize; // the vector's first lane in the chunk

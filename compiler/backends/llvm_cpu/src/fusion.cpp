@@ -230,7 +230,7 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
             "lane");
         // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or
         // the rows are contiguous: lower_fused_store's check). A chunk within one row (width a
-        // multiple of the chunk: concat's 1024-lane rows) is one run from its first lane.
+        // multiple of the chunk: concat's 512-lane slices) is one run from its first lane.
         auto element = [&](llvm::Value *lane) {
           return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
                               b_.CreateURem(lane, i64(width)));

@@ -44,6 +44,21 @@ def test_concat_large_blocks(axis, device):
     np.testing.assert_array_equal(got, np.concatenate(arrays, axis))
 
 
+@pytest.mark.parametrize("widths", [(512, 512), (256, 768), (500, 524)])
+def test_concat_columns_streamed(widths, device):
+    # 8192 rows of 1024 f32 (32 MiB): on cpu each piece's (8, w) blocks of row slices take the
+    # non-temporal path where a slice is whole 64-byte lines starting on one (session 14).
+    # Catches: a slice's vectors placed by the lane index instead of the output's 4 KiB row
+    # stride, the second piece's column offset lost, slices of 500 and 524 f32 (2000 and 2096
+    # bytes, unaligned starts: the plain path must run). Exact.
+    if device != "cpu":
+        pytest.skip("the streaming path is llvm-cpu's (the small shapes above run everywhere)")
+    arrays = [make(rng, (8192, w), "f32") for w in widths]
+    got = ops.concat(arrays, 1, device=device)
+    assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
+    np.testing.assert_array_equal(got, np.concatenate(arrays, 1))
+
+
 def test_quantize_int8(device):
     # Catches: scale from the column instead of the row, truncation instead of rounding (12.7),
     # a zero row dividing by zero, values outside [-127, 127].

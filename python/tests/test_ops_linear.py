@@ -131,6 +131,21 @@ def test_transpose_large_blocks(dtype, device):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096)])
+def test_transpose_streamed(shape, device):
+    # 32 MiB or more of f32: on cpu each 64 x 64 block's rows (256 bytes, a whole output row
+    # apart) take the non-temporal path (session 14). Catches: a vector placed by the lane
+    # index instead of the row stride (rows of a block written over each other), the batch
+    # (2 x 2048 x 2048), an output row stride not a multiple of 64 bytes (4096 x 2056: 8224-byte
+    # rows, the plain path must run), a ragged edge (2050 rows). Exact.
+    if device != "cpu":
+        pytest.skip("the streaming path is llvm-cpu's (the small shapes above run everywhere)")
+    x = make(rng, shape, "f32")
+    got = ops.transpose(x, device=device)
+    assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
+    np.testing.assert_array_equal(got, np.swapaxes(x, -1, -2))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("stride,padding,k", [(1, 0, 3), (2, 1, 3), ((1, 2), (2, 0), 3),
                                               (1, 0, 1)])

@@ -158,8 +158,8 @@ private:
   using LaneFn = std::function<llvm::Value *(llvm::Value *)>;
   Fusion fusion_of(const ir::Operation &store);
   void lower_fused_store(const ir::Operation &store);
-  void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                          llvm::Value *contiguous, const LaneFn &value_at, llvm::BasicBlock *done);
+  void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n, int64_t width,
+                          llvm::Value *streamable, const LaneFn &value_at, llvm::BasicBlock *done);
   llvm::Value *block_rows_are_strided(unsigned arg, const std::vector<llvm::Value *> &off,
                                       const std::vector<int64_t> &tile_shape,
                                       llvm::Value *&row_stride);

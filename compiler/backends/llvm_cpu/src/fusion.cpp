@@ -140,14 +140,27 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
     return to_storage(out.elem, v);
   };
-  if (plan::flag(store, plan::kNontemporal)) { // lane i at base + i: every access contiguous
-    llvm::Value *contiguous = b_.getTrue();
+  if (plan::flag(store, plan::kNontemporal)) {
+    // The chunk loop reads lane i of each load at base + i (contiguous loads). The output may
+    // be row-strided (a transpose's 256-byte rows of a 64 KiB-strided output, a concat's row
+    // slices) where each row is whole 64-byte vectors and every row starts 64-byte aligned.
+    const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+    llvm::Value *loads_contiguous = b_.getTrue(), *contiguous = b_.getTrue();
     if (n != width) {
-      contiguous = b_.CreateICmpEQ(out.row_stride, i64(width));
       for (const Access &l : loads)
-        contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+        loads_contiguous =
+            b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+      contiguous = b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(out.row_stride, i64(width)));
     }
-    stream_fused_store(store, out, n, contiguous, value_at, done);
+    // A contiguous block is one run, streamed as before session 14 (concat along rows measured
+    // slower through the row-strided loop); the row-strided one in the other branch.
+    stream_fused_store(store, out, n, 0, contiguous, value_at, done);
+    if (n != width && (width * esize) % 64 == 0) {
+      llvm::Value *rows_aligned =
+          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)), i64(0));
+      stream_fused_store(store, out, n, width, b_.CreateAnd(loads_contiguous, rows_aligned),
+                         value_at, done);
+    }
   }
   loop(
       n / width,
@@ -176,22 +189,29 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
 }
 
 // A store planned non-temporal (cpu-stream-stores) uses them when the block is 64-byte aligned
-// and the tensor larger than kStreamBytes (smaller ones may be read back from the caches). LLVM's
-// vectorizer will not emit them without provable alignment, so lanes are computed into an
-// aligned chunk on the stack (L1) and copied out with aligned vector non-temporal stores. Leaves
-// the builder in the other branch (plain stores).
+// (each row, where it is row-strided: `streamable`; width 0: one contiguous run) and the tensor
+// larger than kStreamBytes
+// (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
+// provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
+// with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                                       llvm::Value *contiguous, const LaneFn &value_at,
-                                       llvm::BasicBlock *done) {
+                                       int64_t width, llvm::Value *streamable,
+                                       const LaneFn &value_at, llvm::BasicBlock *done) {
   constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
   const unsigned a = arg_index_.at(store.operand(0));
-  llvm::Value *tensor_bytes =
-      b_.CreateMul(b_.CreateMul(arg_field(a, 1, i64(0)), arg_field(a, 2, i64(0))), i64(esize));
+  // The tensor's span: the largest extent x stride over its dimensions (the first alone read 0
+  // for a concat's (1, rows, n) views, whose added leading axis has stride 0).
+  llvm::Value *span = i64(0);
+  for (int d = 0; d < store.operand(0)->type().rank(); ++d) {
+    llvm::Value *e = b_.CreateMul(arg_field(a, 1, i64(d)), arg_field(a, 2, i64(d)));
+    span = b_.CreateSelect(b_.CreateICmpSGT(e, span), e, span);
+  }
+  llvm::Value *tensor_bytes = b_.CreateMul(span, i64(esize));
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
   llvm::Value *stream = b_.CreateAnd(
-      contiguous, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
+      streamable, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);
@@ -208,10 +228,20 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
               b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
             },
             "lane");
+        // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or
+        // the rows are contiguous: lower_fused_store's check). A chunk within one row (width a
+        // multiple of the chunk: concat's 512-lane slices) is one run from its first lane.
+        auto element = [&](llvm::Value *lane) {
+          return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
+                              b_.CreateURem(lane, i64(width)));
+        };
+        llvm::Value *run = !width ? first : width % kChunk ? nullptr : element(first);
         for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
           llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
-          llvm::Value *to = b_.CreateGEP(
-              b_.getInt8Ty(), out.base, b_.CreateAdd(b_.CreateMul(first, i64(esize)), i64(v * 64)));
+          const int64_t step = v * 64 / esize; // the vector's first lane in the chunk
+          llvm::Value *at =
+              run ? b_.CreateAdd(run, i64(step)) : element(b_.CreateAdd(first, i64(step)));
+          llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(esize)));
           auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
                                            llvm::Align(64));
           st->setMetadata(llvm::LLVMContext::MD_nontemporal,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -682,6 +683,24 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinTheirBounds) {
   }
 }
 
+/// Compiles `module` (a rank-1 kernel @f(x, o) over blocks of 4096) for the host at O3 (vscalefps
+/// with AVX-512), AVX2 (x86-64-v3: exact power-of-two scalings) and the host at O0 (the helpers
+/// inlined without vectorization), runs it over `in` and hands each output to `check` with
+/// the lowering's name.
+void for_each_lowering(
+    const Module &module, const std::vector<float> &in,
+    const std::function<void(const std::string &lowering, const std::vector<float> &out)> &check) {
+  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
+    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
+    std::string error;
+    auto prog = compile_and_load(module, for_cpu(cpu, opt), &error);
+    ASSERT_TRUE(prog) << error;
+    std::vector<float> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    check(std::string(cpu) + ", O" + std::to_string(opt), out);
+  }
+}
+
 // The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit
 // pattern (4M values spanning all exponents and signs) and the edges of the range.
 TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
@@ -693,13 +712,7 @@ TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
   auto m = parse_ok(unary_f32_kernel("exp"));
   // The host (vscalefps with AVX-512), AVX2 (two exact power-of-two scalings), and the host
   // unoptimized (the scalef helper inlined without vectorization).
-  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
-    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
-    std::string error;
-    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
-    ASSERT_TRUE(prog) << error;
-    std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+  for_each_lowering(*m, in, [&](const std::string &lowering, const std::vector<float> &out) {
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       const double ref = std::exp(double(in[i]));
@@ -715,9 +728,9 @@ TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
       worst = std::max(worst, std::abs(out[i] - ref) / ulp);
       ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ")";
     }
-    std::printf("exp f32 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
+    std::printf("exp f32 (%s): max error %.3f ulp over %zu values\n", lowering.c_str(), worst,
                 in.size());
-  }
+  });
 }
 
 // The inline f32 sigmoid, 1 / (1 + e^-x) with the exp's OnePlus form (codegen_elementwise.cpp:
@@ -739,13 +752,7 @@ TEST(LlvmCpu, SigmoidF32IsWithinItsBound) {
     in.insert(in.end(), {f, -f});
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
   auto m = parse_ok(unary_f32_kernel("sigmoid"));
-  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
-    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
-    std::string error;
-    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
-    ASSERT_TRUE(prog) << error;
-    std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+  for_each_lowering(*m, in, [&](const std::string &lowering, const std::vector<float> &out) {
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       if (std::isnan(in[i])) {
@@ -763,9 +770,9 @@ TEST(LlvmCpu, SigmoidF32IsWithinItsBound) {
       worst = std::max(worst, std::abs(out[i] - ref) / ulp);
       ASSERT_LE(std::abs(out[i] - ref), 3.5 * ulp) << "sigmoid(" << in[i] << ") = " << out[i];
     }
-    std::printf("sigmoid f32 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
+    std::printf("sigmoid f32 (%s): max error %.3f ulp over %zu values\n", lowering.c_str(), worst,
                 in.size());
-  }
+  });
 }
 
 // The f32 exp of x - max(x) (cpu-exp-ranges marks it; the exp's NonPositive form: clamped at
@@ -803,13 +810,7 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
   for (size_t b = 0; b < in.size(); b += 4096)
     in[b] = 0.0f;
   auto m = parse_ok(text);
-  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
-    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
-    std::string error;
-    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
-    ASSERT_TRUE(prog) << error;
-    std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+  for_each_lowering(*m, in, [&](const std::string &lowering, const std::vector<float> &out) {
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       const double ref = std::exp(double(in[i]));
@@ -822,9 +823,9 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
       worst = std::max(worst, std::abs(out[i] - ref) / ulp);
       ASSERT_LE(std::abs(out[i] - ref), 2 * ulp) << "exp(" << in[i] << ") = " << out[i];
     }
-    std::printf("exp f32 of x - max x (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt,
+    std::printf("exp f32 of x - max x (%s): max error %.3f ulp over %zu values\n", lowering.c_str(),
                 worst, in.size());
-  }
+  });
 }
 
 const char *kMemoryOps = R"(

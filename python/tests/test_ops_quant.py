@@ -192,13 +192,14 @@ def test_quantize_fp8_special(fmt, device):
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_dequantize_int8_axis(dtype, axis, device):
     # Catches: the scale of another row / column, a per-tensor scale read past its one element,
-    # the output dtype ignored.
+    # the output dtype ignored. "dequantize": an f32 product rounded to bf16 / f16 (two
+    # roundings; "mul"'s half ulp failed a product just off a tie when rng's draws differed).
     q = rng.integers(-127, 128, (37, 300)).astype(np.int8)
     n = {0: 37, 1: 300, None: 1}[axis]
     scale = rng.uniform(0.001, 0.1, n).astype(np.float32)
     got = ops.dequantize_int8(q, scale, dtype, axis=axis, device=device)
     s = scale[:, None] if axis == 0 else scale[None, :] if axis == 1 else scale[0]
-    check(got, q.astype(np.float64) * s.astype(np.float64), "mul", dtype)
+    check(got, q.astype(np.float64) * s.astype(np.float64), "dequantize", dtype)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -113,7 +113,7 @@ def case_of(spec):
         else:  # dequantize: int8 q over its whole range, fp8 q random in [-1, 1)
             int8 = spec.args[0][2] == "i8"
             c.t((m, n), "int:-127:128" if int8 else ""), c.t((m,)), c.t((m, n), "nan")
-            tol, (vops, exps) = "mul", work("dequantize", e)
+            tol, (vops, exps) = "dequantize", work("dequantize", e)
         shape = f"{m}x{n}"
     elif k in ("softmax_kernel", "norm_kernel", "softmax_grad_kernel", "norm_grad_kernel",
                "topk_kernel", "absmax_kernel", "cross_entropy_kernel",

@@ -688,7 +688,7 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinTheirBounds) {
 /// inlined without vectorization), runs it over `in` and hands each output to `check` with
 /// the lowering's name.
 void for_each_lowering(
-    const Module &module, const std::vector<float> &in,
+    const tl::ir::Module &module, const std::vector<float> &in,
     const std::function<void(const std::string &lowering, const std::vector<float> &out)> &check) {
   for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
     SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
@@ -696,7 +696,9 @@ void for_each_lowering(
     auto prog = compile_and_load(module, for_cpu(cpu, opt), &error);
     ASSERT_TRUE(prog) << error;
     std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 4096), "");
+    ASSERT_EQ(launch_rank1(*prog, "f", {const_cast<float *>(in.data()), out.data()},
+                           int64_t(in.size()), 4096),
+              "");
     check(std::string(cpu) + ", O" + std::to_string(opt), out);
   }
 }

@@ -130,6 +130,16 @@ const char *peak_figure(const std::string &kind) {
   return over_link(kind) ? "link_bandwidth_bytes_per_s" : "memory_bandwidth_bytes_per_s";
 }
 
+/// The kit's figure a test of `kind` is judged on where the device runs on the host: STREAM copy
+/// or triad for the kernels; for a copy of buffers the host's best copy (memcpy or a STREAM copy
+/// form, anchor_round), read + write counted for d2d, each byte once over the "link".
+std::string host_anchor_figure(const std::string &kind) {
+  return kind == "copy"    ? "stream_copy"
+         : kind == "triad" ? "stream_triad"
+         : kind == "d2d"   ? "host_copy_x2"
+                           : "host_copy";
+}
+
 std::vector<TestDef> list_bandwidth(const ListContext &) {
   std::vector<TestDef> out;
   for (const BandwidthCase &c : cases())
@@ -152,10 +162,7 @@ std::vector<TestDef> list_bandwidth(const ListContext &) {
                     {"pass_fraction_of_peak", kPassFraction},
                     {"peak", std::string("datasheet.") + peak_figure(c.kind)},
                     // no datasheet file, a device on the host: the kit's own measurement
-                    {"host_anchor", std::string(c.kind) == "copy"    ? "stream_copy"
-                                    : std::string(c.kind) == "triad" ? "stream_triad"
-                                    : std::string(c.kind) == "d2d"   ? "memcpy_x2"
-                                                                     : "memcpy"},
+                    {"host_anchor", host_anchor_figure(c.kind)},
                     {"implausible_above_fraction", kImplausibleFraction},
                     {"implausible_device_s_below", "0.5 * wall_s - 0.00025"}}});
   return out;
@@ -337,12 +344,8 @@ Outcome run_bandwidth(WorkerContext &ctx, const TestDef &t) {
   // The device's figure and the anchor it is judged on: with paired rounds, the round whose
   // ratio is the median (an odd count of rounds: that round's two figures give the fraction
   // exactly); otherwise the datasheet file's figure.
-  const std::string figure = ds.measured
-                                 ? std::string("host_anchor.") + (kind == "copy"    ? "stream_copy"
-                                                                  : kind == "triad" ? "stream_triad"
-                                                                  : kind == "d2d"   ? "memcpy_x2"
-                                                                                    : "memcpy")
-                                 : peak_figure(kind);
+  const std::string figure =
+      ds.measured ? std::string("host_anchor.") + host_anchor_figure(kind) : peak_figure(kind);
   double achieved = best > 0 ? counted / best : 0;
   double peak = link ? ds.link_bandwidth : ds.memory_bandwidth;
   if (paired && !pairs.empty()) {

@@ -1,12 +1,12 @@
 // Host anchors: how the kit judges the speed of a device that runs on the host (the cpu plugin)
-// when no datasheet file applies. The kit measures the host itself, in the same run, with code
-// the plugin does not provide: STREAM copy and triad (threads = the CPUs this process may run
-// on, bytes counted STREAM's way, best of N) for memory bandwidth, a threaded memcpy for the
-// "link" (host memory to host memory) and for device-to-device copies, and the f32 peak from the
+// when no datasheet file applies. The kit measures the host itself with code the plugin does
+// not provide: STREAM copy and triad (threads = the CPUs this process may run on, bytes counted
+// STREAM's way) for memory bandwidth; for copies of buffers (the "link" is host memory, and
+// device-to-device) the best of memcpy and the STREAM copy forms; and the f32 peak from the
 // CPU's vector width and FMA pipes (CPUID) times a clock it times itself (a dependent add chain
-// on every thread). Measured before the plugin is loaded, and again after the timed runs with a
-// guard that no other thread of the process ran meanwhile (conformance/README.md, "Host
-// anchors").
+// on every thread). Once before the plugin loads (the run's datasheet), then in paired rounds
+// beside each timing test, with a guard that the plugin's threads stayed idle
+// (conformance/README.md, "Host anchors", "Paired rounds").
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 

@@ -23,8 +23,8 @@ constexpr uint64_t kParallelBytes = uint64_t(4) << 20;
 constexpr uint64_t kChunkBytes = uint64_t(1) << 20;
 /// Copies at least this large bypass the caches (streaming stores): more than a Zen 3 L3, they
 /// would evict it anyway, and without the read of each destination line before it is written
-/// (write-allocate) a copy moves 2 bytes per byte copied instead of 3: 1.6-2x memcpy's rate on
-/// the development VM (conformance/README.md, "Session 14"). Smaller copies keep their
+/// (write-allocate) a copy moves 2 bytes per byte copied instead of 3: 1.4-1.8x memcpy's rate
+/// on the development VM (conformance/README.md, "Session 14"). Smaller copies keep their
 /// destination in the caches for the next kernel.
 constexpr uint64_t kStreamingCopyBytes = uint64_t(32) << 20;
 

@@ -204,6 +204,13 @@ private:
     }
     return last;
   }
+  /// The last position the data of v is read at: through every view of the tile v is a view of
+  /// (a reshape of a zeros tile read again later must not be written in place before then).
+  int64_t data_last_use(const ir::Value *v) {
+    while (v->def() && (is_alias(v->def()) || fused_.count(v->def())))
+      v = v->def()->operand(0);
+    return last_use(v);
+  }
   const ir::Value *find(const ir::Value *v) {
     auto it = parent_.find(v);
     if (it == parent_.end() || it->second == v)
@@ -285,7 +292,7 @@ void MemoryPlanner::share_slots() {
   });
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
     if (op->opcode() == Opcode::Dot && op->num_operands() > 2 &&
-        last_use(op->operand(2)) == pos_[op] && !buffered(op->operand(2)))
+        data_last_use(op->operand(2)) == pos_[op] && !buffered(op->operand(2)))
       unite(op->result(), op->operand(2)); // accumulated in place
   });
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
@@ -294,7 +301,8 @@ void MemoryPlanner::share_slots() {
   });
 }
 
-/// A loop's carried tile shares its result's slot, its init's when the init dies at the loop,
+/// A loop's carried tile shares its result's slot, its init's when the init's data (every view
+/// of it) dies at the loop,
 /// its yielded value's when the carried value is dead by the time that is written.
 void MemoryPlanner::share_carried(const ir::Operation &op) {
   const ir::Block &body = *op.region(0);
@@ -305,7 +313,7 @@ void MemoryPlanner::share_carried(const ir::Operation &op) {
       continue;
     unite(op.result(i), arg);
     const auto inits = std::count(op.operands().begin(), op.operands().end(), init);
-    if (inits == 1 && last_use(init) == pos_[&op] && !buffered(init) && def_[init] < pos_[&op])
+    if (inits == 1 && data_last_use(init) == pos_[&op] && !buffered(init) && def_[init] < pos_[&op])
       unite(init, arg);
     if (!yield || i >= yield->num_operands())
       continue;

@@ -79,7 +79,7 @@ struct Env {
         dev(rt.device("cpu")), stream(dev.stream()), gemm(load(read_kernel("gemm_cpu.tlir"))),
         gemm_bf16(load(bf16_inputs(read_kernel("gemm_cpu.tlir")))),
         vadd(load(read_kernel("vector_add_cpu.tlir"))),
-        softmax(load(read_kernel("softmax_cpu.tlir"))) {
+        softmax(load(read_kernel("../ops/softmax_onepass4096_f32.tlir"))) {
     unsetenv("TL_CPU_THREADS");
   }
   Executable load(const std::string &text) {

@@ -27,6 +27,18 @@ def test_softmax(op, shape, dtype, device):
     check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", dtype, n=shape[-1])
 
 
+def test_softmax_one_pass_rejects_wider_rows(device):
+    # Catches: the one-pass form (the C API's softmax_onepass<BLOCK> specializations) run on a
+    # row wider than its chunk: it would normalize the first BLOCK columns and leave the rest.
+    import tl
+    from tl.ops import rows
+    x = make(rng, (2, 1025), "f32")
+    out = np.zeros_like(x)
+    with pytest.raises(tl.TLRuntimeError, match="rows are wider than BLOCK"):
+        rows.softmax_kernel.kernel[(2,)](x, out, LOG=False, ONE_PASS=True, BM=1, BLOCK=1024,
+                                         RECIP=True, device=device)
+
+
 def test_softmax_other_axis(device):
     # Catches: the axis argument ignored (rows normalized instead of columns).
     x = make(rng, (40, 6, 3), "f32", -5, 5)

@@ -109,30 +109,40 @@ static void test_add_bias(Env *e) {
   tl_buffer_release(tx.buffer), tl_buffer_release(tb.buffer), tl_buffer_release(to.buffer);
 }
 
-/* Catches: the online max/sum across chunks (5000 > 1024 columns), masked lanes summed. */
+/* Catches: the online max/sum across chunks (5000 > 1024 columns: two passes), masked lanes
+ * summed, and the one-pass forms the widths up to 4096 take (4096: the widest; 1025: a 2048
+ * chunk with 1023 padded lanes; 1000): a row cut at its chunk, padding counted in the sum, or
+ * log_softmax's x - lse wrong. */
 static void test_softmax(Env *e) {
-  enum { R = 3, C = 5000 };
-  static float x[R * C], out[R * C];
-  static double ref[R * C];
-  for (unsigned i = 0; i < R * C; ++i)
-    x[i] = 10 * value(i);
-  int64_t s[2] = {R, C};
-  tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, s, x), to = tensor(e, TL_DTYPE_F32, 2, s, NULL);
-  ok(tl_kernels_softmax(e->kernels, e->stream, 0, &tx, &to), "softmax");
-  read(e, &to, out, sizeof out);
-  for (unsigned r = 0; r < R; ++r) {
-    double m = -INFINITY, sum = 0;
-    for (unsigned j = 0; j < C; ++j)
-      m = fmax(m, x[r * C + j]);
-    for (unsigned j = 0; j < C; ++j)
-      sum += exp(x[r * C + j] - m);
-    for (unsigned j = 0; j < C; ++j)
-      ref[r * C + j] = exp(x[r * C + j] - m) / sum;
-  }
-  double err = normwise(out, ref, R * C);
-  /* the kit's softmax bound: max(1e-6, n u) = 3e-4 for n = 5000; far tighter in practice */
-  EXPECT(err <= 3e-6, "softmax: normwise error %g", err);
-  tl_buffer_release(tx.buffer), tl_buffer_release(to.buffer);
+  enum { R = 3, CMAX = 5000 };
+  static float x[R * CMAX], out[R * CMAX];
+  static double ref[R * CMAX];
+  const int64_t widths[] = {5000, 4096, 1025, 1000};
+  for (unsigned w = 0; w < sizeof widths / sizeof widths[0]; ++w)
+    for (int log_ = 0; log_ < 2; ++log_) {
+      const int64_t C = widths[w];
+      for (unsigned i = 0; i < R * C; ++i)
+        x[i] = 10 * value(i + (unsigned)w);
+      int64_t s[2] = {R, C};
+      tl_kernels_tensor tx = tensor(e, TL_DTYPE_F32, 2, s, x);
+      tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 2, s, NULL);
+      ok(tl_kernels_softmax(e->kernels, e->stream, log_, &tx, &to), "softmax");
+      read(e, &to, out, sizeof(float) * R * C);
+      for (unsigned r = 0; r < R; ++r) {
+        double m = -INFINITY, sum = 0;
+        for (unsigned j = 0; j < C; ++j)
+          m = fmax(m, x[r * C + j]);
+        for (unsigned j = 0; j < C; ++j)
+          sum += exp(x[r * C + j] - m);
+        for (unsigned j = 0; j < C; ++j)
+          ref[r * C + j] = log_ ? x[r * C + j] - m - log(sum) : exp(x[r * C + j] - m) / sum;
+      }
+      double err = normwise(out, ref, R * C);
+      /* the kit's softmax bound: max(1e-6, n u) = 3e-4 for n = 5000; far tighter in practice */
+      EXPECT(err <= 3e-6, "%s of rows of %lld: normwise error %g", log_ ? "log_softmax" : "softmax",
+             (long long)C, err);
+      tl_buffer_release(tx.buffer), tl_buffer_release(to.buffer);
+    }
 }
 
 /* Catches: the mean not subtracted, weight/bias misapplied, the stats' layout. */

@@ -119,6 +119,8 @@ def case_of(spec):
                "topk_kernel", "absmax_kernel", "cross_entropy_kernel",
                "cross_entropy_grad_kernel"):
         m, n = 5, 1300
+        if k == "softmax_kernel" and cx["ONE_PASS"]:
+            n = cx["BLOCK"] - 3  # ragged: the padding of the one chunk must not count
         e = m * n
         grid = (_cdiv(m, cx["BM"]),)
         terms = n

@@ -42,6 +42,9 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
     r0 = tl.program_id(0) * R
     n = x.shape[1]
     if ONE_PASS:
+        # a wider row would be cut at BLOCK columns: wrong, not slow (the generated one-pass
+        # specializations are called by name, from C too)
+        tl.device_assert(n <= BLOCK, "softmax_kernel ONE_PASS: the rows are wider than BLOCK")
         v = tl.load(x + (r0, 0), (R, BLOCK), other=-float("inf")).to(tl.float32)
         m = tl.max(v, axis=1)
         e = tl.exp(v - m[:, None])

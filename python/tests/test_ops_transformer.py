@@ -78,9 +78,10 @@ def test_embedding_row_gather_one(device):
 
 
 def test_embedding_row_gather_strided(device):
-    # A table whose columns are not contiguous (every other column of a wider array): the
-    # tnpu's row gather falls back to one-element rows per column. Catches: the run read as
-    # contiguous (columns of the wider array).
+    # A table whose columns are not contiguous (every other column of a wider array), launched
+    # in place on cpu (zero copy, strides kept). Catches: the G form's gather reading the run
+    # as contiguous (columns of the wider array). npusim's launch copies the view contiguous
+    # first, so the tnpu's strided fallback (one-element rows per column) is not reached here.
     wide = make(rng, (40, 200), "f32", normal=True)
     table = wide[:, ::2]
     ids = rng.integers(0, 40, 37).astype(np.int32)

@@ -49,6 +49,56 @@ def test_embedding_unrolled(u, device):
     np.testing.assert_array_equal(out, table[ids])
 
 
+@pytest.mark.parametrize("bd", [128, 256])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_embedding_row_gather(bd, dtype, device):
+    # embedding_kernel's G (the tnpu's choice, TUNING["embedding_gather"]: one row gather of
+    # (BR, BD) per column block, lowered by the tnpu as dma.gather of whole runs) run here
+    # through the kernel itself: 70 ids in programs of 16 (the last ragged, its padding rows
+    # gathering row 0 and not stored), 300 columns as blocks of BD whose last starts at
+    # 300 - BD. Catches: a run start or row stride wrong, the last block's overlap written
+    # from other columns, rows past the ids stored, bits changed (exact).
+    table = make(rng, (50, 300), dtype, normal=True)
+    ids = rng.integers(0, 50, 70).astype(np.int32)
+    out = np.zeros((70, 300), table.dtype)
+    c.launch(tr.embedding_kernel, (5,), table, ids, out, device=device, BR=16, BD=bd, G=True)
+    np.testing.assert_array_equal(out.view(np.uint8), table[ids].view(np.uint8))
+
+
+def test_embedding_row_gather_one(device):
+    # G with ONE (BD the table's width, no column loop: the tnpu's persistent form), 70 ids
+    # in programs of 16. Catches: the ragged last program's padding rows stored, a program's
+    # rows taken from another program's ids (exact).
+    table = make(rng, (50, 256), "f32", normal=True)
+    ids = rng.integers(0, 50, 70).astype(np.int32)
+    out = np.zeros((70, 256), np.float32)
+    c.launch(tr.embedding_kernel, (5,), table, ids, out, device=device, BR=16, BD=256, G=True,
+             ONE=True)
+    np.testing.assert_array_equal(out, table[ids])
+
+
+def test_embedding_row_gather_strided(device):
+    # A table whose columns are not contiguous (every other column of a wider array), launched
+    # in place on cpu (zero copy, strides kept). Catches: the G form's gather reading the run
+    # as contiguous (columns of the wider array). npusim's launch copies the view contiguous
+    # first, so the tnpu's strided fallback (one-element rows per column) is not reached here.
+    wide = make(rng, (40, 200), "f32", normal=True)
+    table = wide[:, ::2]
+    ids = rng.integers(0, 40, 37).astype(np.int32)
+    out = np.zeros((37, 100), np.float32)
+    c.launch(tr.embedding_kernel, (3,), table, ids, out, device=device, BR=16, BD=64, G=True)
+    np.testing.assert_array_equal(out, table[ids])
+
+
+def test_embedding_row_gather_bad_id(device):
+    # An id past the table's rows is an error (the gather's), never a row of garbage.
+    table = make(rng, (10, 64), "f32", normal=True)
+    ids = np.array([1, 2, 10, 3], np.int32)
+    out = np.zeros((4, 64), np.float32)
+    with pytest.raises(Exception, match="out of bounds"):
+        c.launch(tr.embedding_kernel, (1,), table, ids, out, device=device, BR=4, BD=64, G=True)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("classes", [100, 5000])
 def test_cross_entropy(classes, dtype, device):

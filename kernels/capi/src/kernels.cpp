@@ -972,7 +972,11 @@ tl_status tl_kernels_embedding(tl_kernels kernels, tl_stream stream, const tl_ke
     return nullptr;
   if (table->shape[0] == 0)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'table' has no rows", fn);
-  return launch(kernels, stream, std::string("embedding_") + dt, cdiv(n, 16), 1, 1,
+  // the tnpu: row gathers of 256-column runs (tl.ops' TUNING["embedding_gather"]; one
+  // dma.gather of 64 rows where each row was a DMA command of its own)
+  const bool rows = kernels->target == "tnpu" && d >= 256;
+  return launch(kernels, stream, std::string(rows ? "embedding_rows_" : "embedding_") + dt,
+                cdiv(n, rows ? 64 : 16), 1, 1,
                 {tensor_arg(view(table, 2)), tensor_arg(view(ids, 1)), tensor_arg(view(out, 2))});
 }
 

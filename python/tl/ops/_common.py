@@ -169,6 +169,10 @@ TUNING = {
     # HBM latency for 4 KiB; bench/README.md session 14)
     "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024)},
     "embedding_unroll": {"default": 1, "tnpu": 4},
+    # embedding as gathers of (rows, BD) blocks whose columns are one run (embedding_kernel's
+    # G): the tnpu lowers each as a row gather, one dma.gather of whole rows (bench/README.md
+    # session 15); cpu keeps the row copies
+    "embedding_gather": {"default": False, "tnpu": True},
     # transpose: (rows, columns) of x per program, at most
     # tnpu: whole 4 KiB rows of x per load and 512-byte rows per store, 512 KiB a DMA command
     # (npusim, 4096 x 1024 f32: 64 x 64 0.17 of HBM, 128 x 128 0.28, 256 x 256 0.45, 128 x 512

@@ -223,6 +223,11 @@ def specs():
         out.append(Spec(f"embedding_{dt}", transformer.embedding_kernel,
                         [t2, _t(1, "i32"), t2], dict(BR=16, BD=256), "ceil(n/16)",
                         "out[i] = table[ids[i]]."))
+        out.append(Spec(f"embedding_rows_{dt}", transformer.embedding_kernel,
+                        [t2, _t(1, "i32"), t2], dict(BR=64, BD=256, G=True), "ceil(n/64)",
+                        "out[i] = table[ids[i]] as gathers of 256-column runs, which the tnpu "
+                        "lowers as row gathers (its choice, TUNING['embedding_gather']); the "
+                        "table needs D >= 256."))
         out.append(Spec(f"cross_entropy_{dt}", transformer.cross_entropy_kernel,
                         [t2, _t(1, "i32"), _t(1, "f32"), ("s", np.int32)],
                         dict(BM=1, BLOCK=1024), "rows",

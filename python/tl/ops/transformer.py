@@ -38,17 +38,34 @@ def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1
 
 @tl.kernel
 def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.constexpr,
-                     BD: tl.constexpr, U: tl.constexpr = 1):
+                     BD: tl.constexpr, U: tl.constexpr = 1, G: tl.constexpr = False,
+                     ONE: tl.constexpr = False):
     """out[i, :] = table[ids[i], :] for BR ids per program, BD columns at a time: each id read
     as a scalar, its row copied as contiguous (1, BD) blocks (a per-lane gather was a bounds
     check and a scalar load per element). Rows past the end read id 0 (the load's padding)
     and are not stored (the store's bounds). U > 1 (whole rows, BD >= the table's width; BR a
     multiple of U): U ids loaded together and their rows copied unrolled, so that U row
     copies are in flight on the DMA engines where one row's copy waited for the next id's
-    read-back (the tnpu: _common.TUNING's embedding_unroll)."""
+    read-back (the tnpu: _common.TUNING's embedding_unroll). G (BD <= the table's width): BR
+    rows at once as one gather of (BR, BD) whose column indices are a run of BD, unmasked, so
+    that the tnpu lowers it as a row gather (one dma.gather of BD-element rows, the ids its
+    index tile) where each row was a DMA command of its own; the last block starts at d - BD
+    (an overlap written twice with the same values) so no column lane is out of bounds. Rows
+    past the end gather row 0 (the ids' padding) and are not stored. ONE (with G): BD is the
+    table's width, no column loop, so the tnpu runs the kernel persistent (the next ids' load
+    ahead of this gather)."""
     r0 = tl.program_id(0) * BR
     d = table.shape[1]
-    if U > 1:
+    if G and ONE:
+        idv = tl.load(ids + (r0,), (BR,))
+        tl.store(out + (r0, 0), tl.gather(table, (idv[:, None], tl.arange(0, BD)[None, :])))
+    elif G:
+        idv = tl.load(ids + (r0,), (BR,))
+        for k in tl.range(0, d, BD):
+            k0 = tl.minimum(k, d - BD)
+            v = tl.gather(table, (idv[:, None], (k0 + tl.arange(0, BD))[None, :]))
+            tl.store(out + (r0, k0), v)
+    elif U > 1:
         lane = tl.arange(0, U)
         for i in tl.range(0, BR, U):
             r = r0 + i
@@ -343,11 +360,15 @@ def embedding(table, ids, *, device=None):
     if out.size:
         flat = np.ascontiguousarray(ids.reshape(-1))
         elements, cols = c.tuned("embedding_block", device)
-        bd = c.pow2(table.shape[1], 16, cols)
+        g = c.tuned("embedding_gather", device)
+        # the row gather's column run must fit in a row: the largest power of two <= D
+        bd = min(1 << (table.shape[1].bit_length() - 1), cols) if g else \
+            c.pow2(table.shape[1], 16, cols)
         br = c.pow2(flat.size, 1, max(1, elements // bd))
-        u = min(c.tuned("embedding_unroll", device), br) if bd >= table.shape[1] else 1
+        u = min(c.tuned("embedding_unroll", device), br) if bd >= table.shape[1] and not g else 1
         c.launch(embedding_kernel, (tl.cdiv(flat.size, br),), table, flat,
-                 out.reshape(flat.size, table.shape[1]), device=device, BR=br, BD=bd, U=u)
+                 out.reshape(flat.size, table.shape[1]), device=device, BR=br, BD=bd, U=u,
+                 G=bool(g), ONE=bool(g) and bd == table.shape[1])
     return out
 
 

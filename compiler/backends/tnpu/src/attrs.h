@@ -39,11 +39,16 @@ inline constexpr const char *kStride = "tnpu.stride";
 inline constexpr const char *kOverflow = "tnpu.overflow";
 /// On a broadcast of one row (1 x C -> R x C) whose every user is an elementwise vector op: no
 /// copy; the users read the row with a row stride of 0 (its result shares the row's address).
+/// Also on an index broadcast whose every user is a row gather (kRowGather): no copy, the row
+/// gather reads its input.
 inline constexpr const char *kFused = "tnpu.fused";
 /// On a broadcast of one column (m[:, None], R x 1 -> R x C) whose every user is an elementwise
 /// vector op: the columns Wn (< C, C a multiple) of the copy it makes (R x Wn); each user runs
 /// C / Wn commands over column chunks, reading the copy with a row stride of Wn elements.
 inline constexpr const char *kNarrow = "tnpu.narrow";
+/// On a gather of row_gather's form whose index broadcasts are fused (their tiles are their
+/// inputs'): lowered as one dma.gather of C-element rows per engine, the ids its index tile.
+inline constexpr const char *kRowGather = "tnpu.row_gather";
 /// On the kernel's `return`: the bytes of scratchpad / accumulator the planned tiles use (the
 /// lowering's temporaries and scalar slots start above the scratchpad's).
 inline constexpr const char *kSramPeak = "tnpu.sram_peak";
@@ -59,6 +64,18 @@ bool prefetchable(const ir::Operation &op);
 /// The op that holds a loop's decisions: the `for` whose body `body` is, or the kernel's
 /// `return` when `body` is the kernel body (the grid loop of a persistent kernel).
 const ir::Operation *loop_op(const ir::Block &body);
+
+/// A gather of rank-2 tensor t that reads R whole runs of C columns: unmasked, its row index
+/// a broadcast of an (R, 1) tile `ids`, its column index a broadcast of a run of C (reshapes
+/// of arange(a, a + C), plus a splat of scalar `start` where given): out[r, c] = t[ids[r],
+/// start + a + c]. embedding_kernel's G form (python/tl/ops/transformer.py).
+struct RowGather {
+  const ir::Operation *rows, *cols; ///< the broadcasts of the row and the column indices
+  const ir::Value *ids;             ///< the (R, 1) i32 row indices
+  const ir::Value *start;           ///< the run's scalar start, or null
+  int64_t offset;                   ///< the arange's start
+};
+std::optional<RowGather> row_gather(const ir::Operation &op);
 
 /// The integer attribute `name` of op, or `otherwise`.
 int64_t get_int(const ir::Operation &op, const char *name, int64_t otherwise = 0);

@@ -236,6 +236,11 @@ void Lowering::lower(const ir::Operation &op) {
     lower_assert(op);
     return;
   case Opcode::Gather:
+    if (attr::has(&op, attr::kRowGather)) {
+      lower_row_gather(op, *attr::row_gather(op));
+      return;
+    }
+    [[fallthrough]];
   case Opcode::Scatter:
   case Opcode::AtomicAdd:
     lower_indexed(op);

@@ -1,4 +1,5 @@
-// gather, scatter and atomic_add: the indexed DMA commands, one tensor element per lane.
+// gather, scatter and atomic_add: the indexed DMA commands, one tensor element per lane; a row
+// gather (attr::kRowGather) one whole run of columns per row index.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
@@ -191,6 +192,78 @@ void Lowering::indexed_transfer(const ir::Operation &op, const Lanes &l) {
       vcmd(O::VSel, {local, l.valid, local, l.s}, {bytes_at(l.valid, n), lr, bytes_at(l.s, 4 * n)},
            {lr});
     }
+  }
+}
+
+/// A row gather (attr::row_gather, planned by tnpu-plan-memory): the column run checked on the
+/// command processor, then per DMA engine one dma.gather of its share of the rows, each row the
+/// C elements at (ids[r], first column) (oob 0: an id outside [0, extent 0) faults naming it and
+/// its entry in the engine's share). Where the tensor's columns are not contiguous (stride 1
+/// other than one element), each share is C gathers of one-element rows, a counted loop.
+void Lowering::lower_row_gather(const ir::Operation &op, const attr::RowGather &g) {
+  const ir::Value *tensor = op.operand(0);
+  const unsigned p = param(op, tensor);
+  const int64_t es = elem_bytes(op, tensor->type().elem());
+  const int64_t rows = op.result()->type().shape()[0], cols = op.result()->type().shape()[1];
+  const uint8_t start = g.start ? scalar(op, g.start) : 0;
+  const uint64_t local = alloc_tile(op), ids = tile(op, g.ids);
+  // kT3 = the run's first column; the run must lie in [0, extent 1), as every lane is unmasked
+  li(kT3, uint64_t(g.offset));
+  if (g.start)
+    emit(O::Add, kT3, kT3, start);
+  emit(O::Addi, kT1, kT3, 0, cols);
+  load_bound(kT2, BindKind::Shape, p, 1);
+  li(kT0, 0);
+  const size_t negative = branch(O::Blt, kT3, 0), past = branch(O::Blt, kT2, kT1);
+  li(kT0, 1);
+  land(negative), land(past);
+  report_unless(kT0, op.loc().str() +
+                         ": 'gather' index out of bounds in an unmasked lane of "
+                         "tensor %" +
+                         tensor->name() + " (its run of " + std::to_string(cols) + " columns)");
+  load_bound(kT4, BindKind::StrideBytes, p, 1);
+  emit(O::Mul, kT3, kT3, kT4);
+  load_bound(kT1, BindKind::Address, p, 0);
+  emit(O::Add, kT1, kT1, kT3); // the run's first element in row 0
+  dmai(D::ESize, es), dmai(D::N2, 1), dmai(D::V0, cols), dmai(D::V2, 1);
+  dmai(D::LS1, cols * es), dmai(D::ISz, 4), dmai(D::Oob, 0);
+  load_bound(kT2, BindKind::Shape, p, 0);
+  dmar(D::V1, kT2);
+  load_bound(kT2, BindKind::StrideBytes, p, 0);
+  dmar(D::HS1, kT2);
+  dmai(D::N0, cols);
+  li(kT2, uint64_t(es));
+  const size_t contiguous = branch(O::Beq, kT4, kT2);
+  dmai(D::N0, 1);
+  land(contiguous);
+  const uint64_t bytes = uint64_t(rows * cols * es);
+  const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
+  const Range hbm = hbm_range(p);
+  const int group = ++groups_;
+  auto share = [&](int part, uint64_t base, uint64_t row_bytes) {
+    const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
+    return Range{base + uint64_t(r0) * row_bytes, base + uint64_t(r0 + n) * row_bytes};
+  };
+  const uint64_t row_bytes = uint64_t(cols * es);
+  if (parts > 1) // every part's waits before the first part (as box_transfers)
+    for (int part = 0; part < parts; ++part)
+      sync_.prepare(part, {hbm, share(part, ids, 4)}, {share(part, local, row_bytes)}, group);
+  for (int part = 0; part < parts; ++part) {
+    const Range lr = share(part, local, row_bytes), ir = share(part, ids, 4);
+    dmai(D::N1, int64_t((ir.hi - ir.lo) / 4));
+    li(kT0, uint64_t(es)); // kT3 = the commands: 1, or C where the columns are strided
+    li(kT3, 1);
+    const size_t one = branch(O::Beq, kT4, kT0);
+    li(kT3, uint64_t(cols));
+    land(one);
+    li(kT0, lr.lo), li(kT2, ir.lo);
+    emit(O::Mov, kT5, kT1);
+    const int q = next_dma(lr.hi - lr.lo + kCommandBytes, parts > 1 ? part : -1);
+    sync_.issue(q, {hbm, ir}, {lr}, group);
+    emit(O::DmaGather, QueueSync::isa_queue(q, sync_.num_dma()), kT0, kT5, 0, kT2);
+    emit(O::Addi, kT0, kT0, 0, es); // (strided: the next column)
+    emit(O::Add, kT5, kT5, kT4);
+    emit(O::Dbnz, kT3, 0, 0, -3);
   }
 }
 

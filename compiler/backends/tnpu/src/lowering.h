@@ -363,6 +363,7 @@ private:
   void name_bad_index(const ir::Operation &op, const Lanes &l);
   void element_offsets(const ir::Operation &op, const Lanes &l);
   void indexed_transfer(const ir::Operation &op, const Lanes &l);
+  void lower_row_gather(const ir::Operation &op, const attr::RowGather &g);
 
   const ir::Kernel &kernel_;
   const CompileOptions &opts_;

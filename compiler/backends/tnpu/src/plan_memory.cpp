@@ -224,6 +224,7 @@ private:
   ir::UseList uses_;
   std::set<const ir::Operation *> fused_;           ///< row broadcasts their users read in place
   std::map<const ir::Operation *, int64_t> narrow_; ///< column broadcasts' copies' columns
+  std::set<const ir::Operation *> row_gathers_;     ///< gathers lowered as row gathers
   int64_t next_ = 0;
   std::map<const ir::Operation *, int64_t> pos_, end_;
   std::map<const ir::Value *, int64_t> def_;
@@ -289,6 +290,27 @@ void MemoryPlanner::share_slots() {
     const int64_t wn = narrow_columns(t.shape()[0], t.shape()[1], uses_.users(op->result()).size());
     if (wn < t.shape()[1])
       narrow_[op] = wn;
+  });
+  // A row gather (attr::row_gather: embedding's rows) reads its ids and its column run from
+  // the broadcasts' inputs, so the broadcasts, R x C i32 copies each, are not made when every
+  // user of theirs is such a gather reading them in the same place.
+  ir::walk(kernel_.body(), [&](const ir::Operation *op) {
+    const auto g = attr::row_gather(*op);
+    if (!g)
+      return;
+    for (const ir::Operation *b : {g->rows, g->cols}) {
+      if (buffered(b->result()))
+        return;
+      for (const ir::Operation *u : uses_.users(b->result())) {
+        const auto ug = attr::row_gather(*u);
+        if (!ug || (b == g->rows ? ug->rows : ug->cols) != b)
+          return;
+      }
+    }
+    row_gathers_.insert(op);
+    for (const ir::Operation *b : {g->rows, g->cols})
+      if (fused_.insert(b).second)
+        unite(b->result(), b->operand(0));
   });
   ir::walk(kernel_.body(), [&](const ir::Operation *op) {
     if (op->opcode() == Opcode::Dot && op->num_operands() > 2 &&
@@ -465,6 +487,8 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
       op->set_attr(attr::kStride, int64_t(it->second));
     if (fused_.count(op))
       op->set_attr(attr::kFused, int64_t(1));
+    if (row_gathers_.count(op))
+      op->set_attr(attr::kRowGather, int64_t(1));
     if (const auto it = narrow_.find(op); it != narrow_.end())
       op->set_attr(attr::kNarrow, it->second);
   });
@@ -477,7 +501,7 @@ void MemoryPlanner::record(ir::Kernel &kernel) {
 
 bool plan_memory(ir::Kernel &kernel, const CompileOptions &options) {
   attr::clear(kernel, {attr::kAddr, attr::kMem, attr::kStride, attr::kOverflow, attr::kSramPeak,
-                       attr::kAccPeak, attr::kFused, attr::kNarrow});
+                       attr::kAccPeak, attr::kFused, attr::kNarrow, attr::kRowGather});
   MemoryPlanner(kernel, options).run(kernel);
   return true;
 }

@@ -151,6 +151,22 @@ def test_cumsum_rows(rows, n, bi, bn, device):
     check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
 
 
+@pytest.mark.parametrize("bi", [8, 12, 16, 4])
+def test_cumsum_rows_serial_order(bi, device):
+    # A scan sums in ascending order (tl/ir/ir.h); llvm-cpu interleaves 8 rows' add chains.
+    # Bitwise against numpy's serial f32 running sum, on values whose sums depend on the order
+    # (magnitudes 2^-20 to 2^20). Catches: a reassociated (log-step or blocked) order, a row's
+    # chain fed another row's elements, the rows past the last whole block of 8 (BI 12 and 4)
+    # mis-scanned.
+    rows, n = 21, 1000
+    x = (rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-20, 21, (rows, n))).astype(
+        np.float32)
+    out = np.full_like(x, np.nan)
+    c.launch(reduce_mod.cumsum_kernel, (1, -(-rows // bi)), x.reshape(1, rows, n),
+             out.reshape(1, rows, n), device=device, BN=1024, BI=bi, ROWS=True, ONE=True)
+    np.testing.assert_array_equal(out, np.cumsum(x, axis=1, dtype=np.float32))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_topk(dtype, device):
     # Catches: a winner not taken out (the same index twice), ties not to the lowest index,

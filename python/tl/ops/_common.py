@@ -155,8 +155,10 @@ TUNING = {
     # cumsum along the last axis: whole rows, this many per program (cumsum_kernel's ROWS; 0:
     # one row per program as a (BN, 1) column). The tnpu scans a column as a transpose, a scan
     # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
-    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak)
-    "scan_rows": {"default": 0, "tnpu": 64},
+    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak). llvm-cpu: the
+    # rows of a tile are scanned 8 at a time as independent add chains (codegen_ops.cpp), where
+    # one row a program was one serial chain bound by the add latency (bench/README.md s15)
+    "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8},
     # elements per program of a copy (concat's pieces, data.copy_kernel). tnpu: one DMA
     # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
     # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)

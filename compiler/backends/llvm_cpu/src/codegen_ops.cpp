@@ -435,29 +435,41 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     return;
   }
   if (scan && inner == 1) {
-    // A scan along the last axis keeps its running value in a register (a one-element slot
-    // that SROA promotes): loading the previous output element back each step put a
-    // store-to-load forward (~5 cycles) into the serial add chain (cumsum along rows 0.25 of
-    // the triad). The same order: element 0, then each k in ascending order.
-    Slot acc = new_slot(ir::Type::tile(t.elem(), {1}));
+    // A scan along the last axis keeps its running values in registers (a slot that SROA
+    // promotes): loading the previous output element back each step put a store-to-load
+    // forward (~5 cycles) into the serial add chain (cumsum along rows 0.25 of the triad).
+    // Rows are independent chains: up to kScanRows of them step through k together, so that
+    // their adds overlap (one row's chain is bound by the add latency, ~3 cycles an element on
+    // Zen 3). Each row keeps the same order: element 0, then each k in ascending order.
+    constexpr int64_t kScanRows = 8;
+    Slot acc = new_slot(ir::Type::tile(t.elem(), {kScanRows}));
+    auto rows = [&](llvm::Value *o0, int64_t count) {
+      for (int64_t u = 0; u < count; ++u) {
+        llvm::Value *o = b_.CreateAdd(o0, i64(u));
+        llvm::Value *x0 = lane_value(x, at(o, i64(0), i64(0)));
+        b_.CreateStore(x0, elem_ptr(acc, i64(u)));
+        b_.CreateStore(x0, elem_ptr(out, at(o, i64(0), i64(0))));
+      }
+      loop(
+          i64(1), i64(len),
+          [&](llvm::Value *k) {
+            for (int64_t u = 0; u < count; ++u) {
+              llvm::Value *o = b_.CreateAdd(o0, i64(u));
+              llvm::Value *a = elem_ptr(acc, i64(u));
+              llvm::Value *next =
+                  round_to(t.elem(), combine(kind, t.elem(), b_.CreateLoad(acc.elem, a),
+                                             lane_value(x, at(o, k, i64(0)))));
+              b_.CreateStore(next, a);
+              b_.CreateStore(next, elem_ptr(out, at(o, k, i64(0))));
+            }
+          },
+          "k");
+    };
+    const int64_t whole = outer / kScanRows, rest = outer % kScanRows;
     loop(
-        outer,
-        [&](llvm::Value *o) {
-          llvm::Value *x0 = lane_value(x, at(o, i64(0), i64(0)));
-          b_.CreateStore(x0, acc.ptr);
-          b_.CreateStore(x0, elem_ptr(out, at(o, i64(0), i64(0))));
-          loop(
-              i64(1), i64(len),
-              [&](llvm::Value *k) {
-                llvm::Value *next =
-                    round_to(t.elem(), combine(kind, t.elem(), b_.CreateLoad(acc.elem, acc.ptr),
-                                               lane_value(x, at(o, k, i64(0)))));
-                b_.CreateStore(next, acc.ptr);
-                b_.CreateStore(next, elem_ptr(out, at(o, k, i64(0))));
-              },
-              "k");
-        },
-        "o");
+        whole, [&](llvm::Value *ob) { rows(b_.CreateMul(ob, i64(kScanRows)), kScanRows); }, "o");
+    if (rest)
+      rows(i64(whole * kScanRows), rest);
     return;
   }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};

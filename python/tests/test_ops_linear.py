@@ -147,6 +147,25 @@ def test_transpose_streamed(shape, device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("view", ["offset", "transposed", "batch_strided"])
+def test_transpose_strided_views(view, dtype, device):
+    # Strided and offset inputs. Catches: rows read a block width apart instead of the row
+    # stride (an offset slice of wider rows: 200 x 300 of 205 x 333, starting at (3, 29): a
+    # ragged 200 = 3 x 64 + 8 rows, 300 = 4 x 64 + 44 columns), a last dimension that is not
+    # contiguous read as if it were (a transposed view), the batch stride of a non-contiguous
+    # batch (every other entry). Exact.
+    base = make(rng, (2, 205, 333), dtype)
+    x = {"offset": base[1, 3:203, 29:329],
+         "transposed": base[0].T,
+         "batch_strided": make(rng, (4, 130, 77), dtype)[::2]}[view]
+    got = ops.transpose(x, device=device)
+    want = np.swapaxes(x, -1, -2)
+    if dtype == "bf16":
+        got, want = np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("stride,padding,k", [(1, 0, 3), (2, 1, 3), ((1, 2), (2, 0), 3),
                                               (1, 0, 1)])
 def test_conv2d(stride, padding, k, dtype, device):

@@ -203,8 +203,10 @@ TUNING = {
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms
     "quantize_row_elements": {"default": 4096},
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
-    # passes, v.mul 1 (bench/README.md); elsewhere it divides
-    "softmax_reciprocal": {"default": False, "tnpu": True},
+    # passes, v.mul 1 (bench/README.md); llvm-cpu: vdivps is one per 3.5 cycles per 8 lanes on
+    # Zen 3, vmulps two per cycle (softmax 16384 x 1024 f32, session 15: 5.42 -> 4.95 ms, 0.69 ->
+    # 0.76 of the triad); elsewhere it divides
+    "softmax_reciprocal": {"default": False, "tnpu": True, "llvm-cpu": True},
     # layernorm's y * w + b as one fma (rows.norm_kernel's FMA): on the tnpu v.fma is one vector
     # pass where v.mul and v.add are two (bench/README.md, npusim s12); elsewhere as written
     "norm_fma": {"default": False, "tnpu": True},

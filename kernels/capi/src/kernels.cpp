@@ -874,6 +874,21 @@ tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kerne
   if (x3.shape[0] == 0 || x3.shape[1] == 0 || x3.shape[2] == 0)
     return nullptr;
   const bool rows = x3.shape[2] == 1;
+  // Along the last axis, where a device scans whole rows faster (TUNING["scan_rows"] of
+  // python/tl/ops: 8 rows a program on llvm-cpu, their add chains interleaved; 64 on the tnpu,
+  // v.cumsum per row where a (n, 1) column is a transpose and a one-lane scan): the rows as a
+  // (1, rows, n) view.
+  const int64_t r = kernels->target == "llvm-cpu" ? 8 : kernels->target == "tnpu" ? 64 : 0;
+  if (rows && r) {
+    View x1 = x3, o1 = o3;
+    for (View *v : {&x1, &o1}) {
+      v->shape[2] = v->shape[1], v->strides[2] = v->strides[1];
+      v->shape[1] = v->shape[0], v->strides[1] = v->strides[0];
+      v->shape[0] = 1, v->strides[0] = 0;
+    }
+    return launch(kernels, stream, "cumsum_lastaxis_r" + std::to_string(r) + "_" + dt, 1,
+                  cdiv(x3.shape[0], r), 1, {tensor_arg(x1), tensor_arg(o1)});
+  }
   return launch(kernels, stream, std::string("cumsum") + (rows ? "_rows_" : "_inner_") + dt,
                 x3.shape[0], rows ? 1 : cdiv(x3.shape[2], 64), 1, {tensor_arg(x3), tensor_arg(o3)});
 }

@@ -155,6 +155,14 @@ def case_of(spec):
                 tol = "backward"
             vops, exps = 4 * e, e
         shape = f"{m}x{n}"
+    elif k == "cumsum_kernel" and cx.get("ROWS"):
+        # (1, rows, n) views: a ragged last program of rows, two chunks with the second ragged
+        rows, n = cx["BI"] + 3, 1300
+        grid = (1, _cdiv(rows, cx["BI"]))
+        e, terms = rows * n, n
+        c.t((1, rows, n)), c.t((1, rows, n), "nan")
+        tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
+        shape = f"1x{rows}x{n}"
     elif k in ("reduce_kernel", "cumsum_kernel", "copy_kernel"):
         outer, n, inner = (6, 1300, 1) if cx["BI"] == 1 else (3, 100, 70)
         grid = (outer, _cdiv(inner, cx["BI"])) if k != "copy_kernel" else \

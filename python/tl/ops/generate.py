@@ -142,6 +142,15 @@ def specs():
             out.append(Spec(f"cumsum_{where}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
+        # the llvm-cpu and tnpu choices of TUNING["scan_rows"]; 64 rows in chunks of 512 (a
+        # 64 x 1024 f32 scan is over nvptx's shared memory: every specialization compiles
+        # everywhere)
+        for r, bn in ((8, 1024), (64, 512)):
+            out.append(Spec(f"cumsum_lastaxis_r{r}_{dt}", cumsum_kernel, [t3, t3],
+                            dict(BN=bn, BI=r, ROWS=True), f"1 x ceil(rows/{r})",
+                            f"running sum along the last axis of a (1, rows, n) view, {r} whole "
+                            f"rows a program in chunks of {bn} columns (cumsum's ROWS form: "
+                            "the llvm-cpu choice with 8, the tnpu's with 64)."))
         out.append(Spec(f"cumsum_rows_reload_{dt}", cumsum_kernel, [t3, t3],
                         dict(BN=1024, BI=1, RELOAD=True), "outer x ceil(inner/1)",
                         "as cumsum_rows, each chunk loaded again for the carry (the llvm-cpu "

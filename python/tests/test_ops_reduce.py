@@ -158,6 +158,8 @@ def test_cumsum_rows_serial_order(bi, device):
     # (magnitudes 2^-20 to 2^20). Catches: a reassociated (log-step or blocked) order, a row's
     # chain fed another row's elements, the rows past the last whole block of 8 (BI 12 and 4)
     # mis-scanned.
+    if device == "cuda" and bi & (bi - 1):
+        pytest.skip("nvptx tiles are powers of two (a 12-row tile is a compile error there)")
     rows, n = 21, 1000
     x = (rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-20, 21, (rows, n))).astype(
         np.float32)

@@ -280,10 +280,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     out = c.empty(shape, np.int32 if op == "argmax" else x)
     rows = c.tuned("reduce_rows", device) if inner == 1 else 0
     if out.size and rows:
-        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN. A
-        # chunk's scan is one serial f32 chain: at most 1024 long, as the other path's chunks
-        # (a 5000-long chain broke the kit's scan_sum bound on cpu: normwise 1.2e-6 > 1e-6).
-        bn = c.pow2(n, 16, builtins.min(1024, builtins.max(16, 65536 // rows)))
+        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
+        bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
         c.launch(reduce_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn)  # (ROWS is tnpu tuning: reduce_rows)

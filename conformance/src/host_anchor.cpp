@@ -523,16 +523,23 @@ const char *anchor_kernel_name(AnchorKernel k) {
   return "?";
 }
 
+namespace {
+/// The piece sizes anchor_round runs kernel k at for a test of `kind`: the copies of buffers
+/// (d2d, h2d, d2h) and memcpy in the plugin's pieces, the STREAM kernels at every block size.
+std::vector<size_t> anchor_pieces(AnchorKernel k, const std::string &kind) {
+  if (k == AnchorKernel::Memcpy || kind == "d2d" || kind == "h2d" || kind == "d2h")
+    return {kMemcpyPiece};
+  return {std::begin(kStreamPieces), std::end(kStreamPieces)};
+}
+} // namespace
+
 std::vector<AnchorPass> anchor_schedule(int reps) {
   std::vector<AnchorPass> s;
   for (AnchorKernel k :
        {AnchorKernel::Copy, AnchorKernel::CopyStreaming, AnchorKernel::CopyStreamingKiB,
         AnchorKernel::Triad, AnchorKernel::TriadStreaming, AnchorKernel::TriadStreamingKiB,
         AnchorKernel::Memcpy}) {
-    std::vector<size_t> pieces(std::begin(kStreamPieces), std::end(kStreamPieces));
-    if (k == AnchorKernel::Memcpy)
-      pieces = {kMemcpyPiece};
-    for (size_t piece : pieces) {
+    for (size_t piece : anchor_pieces(k, "memory")) {
       s.push_back({k, piece, false}); // the warm-up: the caches as this kernel leaves them
       for (int r = 0; r < reps; ++r)
         s.push_back({k, piece, true});
@@ -705,17 +712,12 @@ AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps) 
   const Clock::time_point start = Clock::now();
   const double process0 = process_cpu_seconds(), self0 = thread_cpu_seconds(),
                helpers0 = bench.helper_cpu_s();
-  // The copies of buffers (d2d, h2d, d2h) run every form in the pieces the plugin copies in.
-  const bool buffer_copy = kind == "d2d" || kind == "h2d" || kind == "d2h";
   const bool link = kind == "h2d" || kind == "d2h";
   for (AnchorKernel k : anchor_kernels_for_kind(kind)) {
     // Counted as the test counts: a link moves each byte once (STREAM counts a copy's two
     // arrays, a pass of memcpy each byte once); d2d and the memory bound read + write.
     const double times = k == AnchorKernel::Memcpy ? (link ? 1 : 2) : is_copy(k) && link ? 0.5 : 1;
-    std::vector<size_t> pieces(std::begin(kStreamPieces), std::end(kStreamPieces));
-    if (k == AnchorKernel::Memcpy || buffer_copy)
-      pieces = {kMemcpyPiece};
-    for (size_t piece : pieces) {
+    for (size_t piece : anchor_pieces(k, kind)) {
       bench.pass(k, piece); // the warm-up: the caches as this kernel leaves them
       const std::string key = std::string(anchor_kernel_name(k)) + "/" + std::to_string(piece);
       for (int i = 0; i < reps; ++i) {
@@ -733,6 +735,10 @@ AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps) 
                         (bench.helper_cpu_s() - helpers0));
   r.samples_per_choice = reps;
   return r;
+}
+
+int anchor_pieces_per_form(const std::string &kind) {
+  return int(anchor_pieces(AnchorKernel::Copy, kind).size());
 }
 
 size_t median_round(const json &rounds) {

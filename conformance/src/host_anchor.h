@@ -129,6 +129,10 @@ struct AnchorRound {
   std::string wrong;                  // STREAM's check after the round
 };
 AnchorRound anchor_round(AnchorBench &bench, const std::string &kind, int reps);
+/// How many piece sizes anchor_round times each STREAM loop form at for `kind` (3 for memory,
+/// copy and triad; 1 for the copies of buffers): a round of `reps` times each form this many x
+/// `reps` times, and a device's figure is the best of as many samples (its blocks x intervals).
+int anchor_pieces_per_form(const std::string &kind);
 
 /// "" or why the round's anchor was disturbed by the plugin: the process's CPU time not spent
 /// by the anchor's threads over 10 ms + 5 % of the round's wall time (a device judged on host

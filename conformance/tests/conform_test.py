@@ -210,7 +210,13 @@ def check_host_anchored(r, slow=False):
                                     m["bytes"] / p["peak_bytes_per_s"])
             check(abs(p["roofline_flops_per_s"] - roof) <= 1e-9 * roof,
                   f"{k}: round {i}: roofline {p['roofline_flops_per_s']}, recomputed {roof}")
-            check(p["device_samples"] == p["anchor_samples_per_choice"],
+            # Evenly sampled: the winner's intervals as many as the anchor's passes of each loop
+            # form over its piece sizes (the clock: its windows). The old kit set 2 intervals
+            # against forms of 6 passes (softmax 0.50 of the roofline where 6 made it 0.6).
+            pieces = (len({c.split("/")[1] for c in p["anchor_by_choice"]
+                           if not c.startswith("memcpy")}) if bound == "memory" else 1)
+            check(p["device_samples"] == p["anchor_samples_per_form"] ==
+                  p["anchor_samples_per_choice"] * pieces and pieces >= 1,
                   f"{k}: round {i}: unevenly sampled: {p}")
         ratios = sorted(p["achieved_flops_per_s"] / p["roofline_flops_per_s"] for p in pairs)
         frac = ratios[len(ratios) // 2]

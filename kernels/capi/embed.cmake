@@ -1,4 +1,5 @@
-# Writes OUTPUT, a C++ source holding every kernels/ops/*.tlir in DIR as tl::kernels::kEmbeddedOps.
+# Writes OUTPUT, a C++ source holding every kernels/ops/*.tlir in DIR as tl::kernels::kEmbeddedOps
+# and DIR/tuning.tsv (the device choices) as tl::kernels::kEmbeddedTuning.
 # SPDX-License-Identifier: Apache-2.0
 file(GLOB files ${DIR}/*.tlir)
 list(SORT files)
@@ -11,7 +12,9 @@ foreach(f ${files})
   string(APPEND body "    {\"${name}\", R\"tlir(${text})tlir\"},\n")
   math(EXPR count "${count} + 1")
 endforeach()
-string(APPEND body "};\nconst unsigned kEmbeddedOpCount = ${count};\n\n} // namespace tl::kernels\n")
+file(READ ${DIR}/tuning.tsv tuning)
+string(APPEND body "};\nconst unsigned kEmbeddedOpCount = ${count};\n")
+string(APPEND body "const char *const kEmbeddedTuning = R\"tsv(${tuning})tsv\";\n\n} // namespace tl::kernels\n")
 file(WRITE ${OUTPUT}.tmp "${body}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUTPUT}.tmp ${OUTPUT})
 file(REMOVE ${OUTPUT}.tmp)

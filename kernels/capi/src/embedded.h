@@ -1,5 +1,5 @@
 // The generated specializations built into libtl_kernels (embedded.cpp, made by embed.cmake
-// from kernels/ops/*.tlir at build time).
+// from kernels/ops/*.tlir and tuning.tsv at build time).
 // SPDX-License-Identifier: Apache-2.0
 #ifndef TL_KERNELS_EMBEDDED_H_
 #define TL_KERNELS_EMBEDDED_H_
@@ -13,6 +13,8 @@ struct EmbeddedOp {
 
 extern const EmbeddedOp kEmbeddedOps[];
 extern const unsigned kEmbeddedOpCount;
+/// kernels/ops/tuning.tsv: tl.ops' device choices, "name\ttarget\tvalue" rows (generate.py).
+extern const char *const kEmbeddedTuning;
 
 } // namespace tl::kernels
 

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,38 @@ tl_status same_dtype(const char *fn, const char *arg, const tl_kernels_tensor *t
 }
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// tl.ops' choice `name` for the target (kernels/ops/tuning.tsv, generated from _common.TUNING:
+// the same choices the Python ops make): the target's row, else the default's (generate.py
+// writes one for every name in its C_API_TUNING); empty if neither (the generic choice then).
+std::vector<int64_t> tuned(const tl_kernels_s &k, const std::string &name) {
+  static const std::map<std::pair<std::string, std::string>, std::vector<int64_t>> table = [] {
+    std::map<std::pair<std::string, std::string>, std::vector<int64_t>> t;
+    std::istringstream in(tl::kernels::kEmbeddedTuning);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream row(line);
+      std::string key, target, value;
+      if (line.empty() || line[0] == '#' || !std::getline(row, key, '\t') ||
+          !std::getline(row, target, '\t') || !std::getline(row, value) || key == "name")
+        continue;
+      std::vector<int64_t> v;
+      std::istringstream vs(value);
+      for (std::string x; std::getline(vs, x, ',');)
+        v.push_back(std::stoll(x));
+      t[{key, target}] = v;
+    }
+    return t;
+  }();
+  auto it = table.find({name, k.target});
+  if (it == table.end())
+    it = table.find({name, "default"});
+  return it == table.end() ? std::vector<int64_t>{} : it->second;
+}
+
+int64_t tuned_int(const tl_kernels_s &k, const std::string &name) {
+  const std::vector<int64_t> v = tuned(k, name);
+  return v.empty() ? 0 : v[0];
+}
 
 // The executable of specialization `name`, compiled on first use.
 tl_status executable(tl_kernels k, const std::string &name, tl_executable *out) {
@@ -707,7 +740,7 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
   const int64_t kk = a.shape[2];
   int64_t splits = split_k;
   if (split_k == 0) { // tl.ops' linear.splitk_choice where TUNING["splitk_auto"] is on
-    const bool auto_on = kernels->target == "tnpu" || kernels->target == "nvptx";
+    const bool auto_on = tuned_int(*kernels, "splitk_auto") != 0;
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     splits = 1;
     if (auto_on && tiles <= 4 && kk >= 2048)
@@ -720,7 +753,18 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
   if (act != TL_KERNELS_ACT_NONE)
     name += std::string("_") + kActivation[act];
   name += std::string(desc->bias ? "_bias" : "") + (desc->residual ? "_res" : "") + "_" + dt;
-  return launch(kernels, stream, name, cdiv(m, 64), cdiv(n, 64), batch,
+  // The plain GEMM at the target's tile (TUNING["gemm_tile"]: gemm_tile<BM>x<BN>x<BK>_<dt>);
+  // the fused epilogues at 64 x 64 x 32, generated once for every target.
+  int64_t bm = 64, bn = 64;
+  if (name == std::string("gemm_") + dt) {
+    const std::vector<int64_t> tile = tuned(*kernels, "gemm_tile");
+    if (tile.size() == 3 && tile != std::vector<int64_t>{64, 64, 32}) {
+      bm = tile[0], bn = tile[1];
+      name = "gemm_tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+             std::to_string(tile[2]) + "_" + dt;
+    }
+  }
+  return launch(kernels, stream, name, cdiv(m, bm), cdiv(n, bn), batch,
                 {tensor_arg(a), tensor_arg(b), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
                  scalar_f32(desc->alpha)});
 }
@@ -878,7 +922,7 @@ tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kerne
   // python/tl/ops: 8 rows a program on llvm-cpu, their add chains interleaved; 64 on the tnpu,
   // v.cumsum per row where a (n, 1) column is a transpose and a one-lane scan): the rows as a
   // (1, rows, n) view.
-  const int64_t r = kernels->target == "llvm-cpu" ? 8 : kernels->target == "tnpu" ? 64 : 0;
+  const int64_t r = tuned_int(*kernels, "scan_rows");
   if (rows && r) {
     View x1 = x3, o1 = o3;
     for (View *v : {&x1, &o1}) {
@@ -989,7 +1033,7 @@ tl_status tl_kernels_embedding(tl_kernels kernels, tl_stream stream, const tl_ke
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'table' has no rows", fn);
   // the tnpu: row gathers of 256-column runs (tl.ops' TUNING["embedding_gather"]; one
   // dma.gather of 64 rows where each row was a DMA command of its own)
-  const bool rows = kernels->target == "tnpu" && d >= 256;
+  const bool rows = tuned_int(*kernels, "embedding_gather") != 0 && d >= 256;
   return launch(kernels, stream, std::string(rows ? "embedding_rows_" : "embedding_") + dt,
                 cdiv(n, rows ? 64 : 16), 1, 1,
                 {tensor_arg(view(table, 2)), tensor_arg(view(ids, 1)), tensor_arg(view(out, 2))});

@@ -392,6 +392,37 @@ static void test_gemm_split_k(Env *e) {
   tl_buffer_release(tres.buffer), tl_buffer_release(to.buffer);
 }
 
+/* The plain GEMM, which runs at the target's tile (gemm_tile<BM>x<BN>x<BK>: 128 x 128 x 64 on
+ * the cpu, 128 x 128 x 128 on the tnpu), over several blocks each way with ragged edges and a
+ * K not a multiple of BK. Catches: the grid counted in another tile than the one launched
+ * (blocks never written: NaN stays), a ragged block's or K step's tail read or summed wrongly,
+ * a batch entry's offset. Integer inputs: exact sums. */
+static void test_gemm_tiles(Env *e) {
+  enum { B = 2, M = 300, K = 200, N = 270 };
+  static float a[B * M * K], b[K * N], out[B * M * N];
+  for (unsigned z = 0; z < B; ++z)
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned k = 0; k < K; ++k)
+        a[(z * M + i) * K + k] = (float)((k + 2 * i + 3 * z) % 11) - 5;
+  for (unsigned i = 0; i < K * N; ++i)
+    b[i] = (float)(i % 7) - 3;
+  int64_t sa[3] = {B, M, K}, sb[2] = {K, N}, so[3] = {B, M, N};
+  tl_kernels_tensor ta = tensor(e, TL_DTYPE_F32, 3, sa, a), tb = tensor(e, TL_DTYPE_F32, 2, sb, b);
+  for (unsigned i = 0; i < B * M * N; ++i)
+    out[i] = NAN;
+  tl_kernels_tensor to = tensor(e, TL_DTYPE_F32, 3, so, out);
+  tl_kernels_gemm_desc d = {sizeof d, &ta, &tb, NULL, NULL, &to, TL_KERNELS_ACT_NONE, 1.0f, 1};
+  ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm (the target's tile)");
+  read(e, &to, out, sizeof out);
+  unsigned bad = 0;
+  for (unsigned z = 0; z < B; ++z)
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j)
+        bad += out[(z * M + i) * N + j] != (float)batched_dot(a, b, M, K, N, z, i, j);
+  EXPECT(bad == 0, "gemm at the target's tile: %u of %d elements not exact", bad, B * M * N);
+  tl_buffer_release(ta.buffer), tl_buffer_release(tb.buffer), tl_buffer_release(to.buffer);
+}
+
 /* Padding masks. Catches: keys at or past a batch entry's length attended (30 of 45: inside the
  * second key block), another entry's length applied (B 2 of H 2 heads over one kv head: the
  * entry is bh / H, not the kv head bh / group), and the no-key entry (length 0) giving NaN
@@ -1801,6 +1832,7 @@ static void run_on(tl_runtime rt, const char *name) {
   test_quantize_axes(&e, TL_DTYPE_F8E4M3);
   test_quantize_axes(&e, TL_DTYPE_F8E5M2);
   test_gemm_quantized(&e);
+  test_gemm_tiles(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");
   printf("kernels-capi: %s: %s\n", name, failures == before ? "ok" : "FAILED");

@@ -251,6 +251,14 @@ TUNING = {
     # 2048^3). One thread, CPU time: 2048^3 0.81 -> 0.87 of OpenBLAS, 1024^3 0.77 -> 0.80
     # (medians of 3 alternating rounds, bench/README.md, cpu GEMM session 13); 512^3 level
     "gemm_pack": {"default": None, "llvm-cpu": (512, 256, 32, 64)},
+    # the GEMM's (BM, BN, BK) where no autotuner runs: the C API's plain GEMM and tl-conform's
+    # performance.gemm (the generated gemm_tile<BM>x<BN>x<BK>_<dtype> specializations; Python
+    # autotunes among linear.GEMM_CONFIGS instead). llvm-cpu: the micro-kernel's tile (1.7x
+    # 64 x 64 x 32 at 2048^3); nvptx: 128 x 64 x 64, the fastest of 24 tile shapes at 1024^3 on
+    # the H200 (bench/cuda/README.md); tnpu: whole matrix-unit passes, 0.67 of the default
+    # chip's f32 peak at 1024^3 where 64 x 64 x 32 made 0.05 (linear.GEMM_CONFIGS)
+    "gemm_tile": {"default": (64, 64, 32), "llvm-cpu": (128, 128, 64), "nvptx": (128, 64, 64),
+                  "tnpu": (128, 128, 128)},
 }
 
 

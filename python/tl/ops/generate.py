@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from .. import bf16, fp8
+from . import _common as c
 from . import backward, cases, data, elementwise, linear, quant, rows, transformer
 from .reduce import (REDUCTIONS, argmax_combine_kernel, cumsum_kernel, reduce_kernel,
                      reduce_part_kernel, topk_kernel, topk_segments_kernel)
@@ -181,6 +182,17 @@ def specs():
                                     dict(HAS_BIAS=bias, ACT=act, HAS_RES=res, BM=64, BN=64,
                                          BK=32), gemm_grid,
                                     "out = act(alpha a @ b + bias) + res, f32 accumulation."))
+        # the plain GEMM at each target's tile (TUNING["gemm_tile"]) for callers that do not
+        # autotune: the C API and tl-conform's performance suite
+        for tile in sorted(set(c.TUNING["gemm_tile"].values()) - {(64, 64, 32)}):
+            bm, bn, bk = tile
+            targets = ", ".join(sorted(t for t, v in c.TUNING["gemm_tile"].items() if v == tile))
+            out.append(Spec(f"gemm_tile{bm}x{bn}x{bk}_{dt}", linear.gemm_kernel,
+                            [t3, t3, t1, t3, t3, f32s],
+                            dict(HAS_BIAS=False, ACT="none", HAS_RES=False, BM=bm, BN=bn, BK=bk),
+                            f"ceil(M/{bm}) x ceil(N/{bn}) x batch over (batch, rows, cols) views",
+                            f"out = alpha a @ b, f32 accumulation; {bm} x {bn} blocks, K in steps "
+                            f"of {bk} ({targets}'s tile: _common.TUNING['gemm_tile'])."))
         i32s, p3 = ("s", np.int32), _t(3, "f32")
         out.append(Spec(f"gemm_splitk_partial_{dt}", linear.gemm_splitk_kernel,
                         [t3, t3, p3, i32s], dict(BM=64, BN=64, BK=32),
@@ -394,7 +406,24 @@ def generate():
         index.append(f"{s.name}\t{kernel}\t{s.grid}\t{args}")
     files["index.tsv"] = "\n".join(index) + "\n"
     files["cases.tsv"] = cases.cases_tsv(specs())
+    files["tuning.tsv"] = tuning_tsv()
     return files
+
+
+# The device choices the C API makes as tl.ops does (kernels/capi: embedded with the .tlir).
+C_API_TUNING = ("gemm_tile", "splitk_auto", "scan_rows", "embedding_gather")
+
+
+def tuning_tsv():
+    """_common.TUNING's C_API_TUNING entries, a row per (name, target): integers (a tuple's
+    comma-separated; False / True as 0 / 1)."""
+    rows = ["# tl.ops' device choices (python/tl/ops/_common.py TUNING) for the C API; generated",
+            "name\ttarget\tvalue"]
+    for name in C_API_TUNING:
+        for target, v in sorted(c.TUNING[name].items()):
+            v = v if isinstance(v, tuple) else (v,)
+            rows.append(f"{name}\t{target}\t" + ",".join(str(int(x)) for x in v))
+    return "\n".join(rows) + "\n"
 
 
 def check(directory):

@@ -152,22 +152,24 @@ def test_cumsum_rows(rows, n, bi, bn, device):
     check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
 
 
-@pytest.mark.parametrize("bi", [8, 12, 16, 4])
-def test_cumsum_rows_serial_order(bi, device):
-    # A scan sums in ascending order (tl/ir/ir.h); llvm-cpu interleaves 8 rows' add chains.
-    # Bitwise against numpy's serial f32 running sum, on values whose sums depend on the order
-    # (magnitudes 2^-20 to 2^20). Catches: a reassociated (log-step or blocked) order, a row's
-    # chain fed another row's elements, the rows past the last whole block of 8 (BI 12 and 4)
-    # mis-scanned.
-    rows, n = 21, 1000
+@pytest.mark.parametrize("bi,bn", [(8, 1024), (12, 1024), (16, 1024), (4, 1024), (12, 20)])
+def test_cumsum_rows_serial_order(bi, bn, device):
+    # A scan sums in ascending order (tl/ir/ir.h); llvm-cpu scans 8 rows together, in 8 x 8
+    # blocks transposed so that a vector's lanes are the rows. Bitwise against numpy's serial
+    # f32 running sum, on values whose sums depend on the order (magnitudes 2^-20 to 2^20).
+    # Catches: a reassociated (log-step or blocked) order, a row's chain fed another row's
+    # elements (a wrong transpose), the rows past the last whole block of 8 (BI 12 and 4)
+    # mis-scanned, the columns past the last whole block of 8 (rows of 20: 2 blocks and 4).
+    # One chunk a row (ONE): a chunk's carry is added to its scan, another order.
+    rows, n = 21, min(1000, bn)
     x = (rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-20, 21, (rows, n))).astype(
         np.float32)
     out = np.full_like(x, np.nan)
 
     def scan():
         c.launch(reduce_mod.cumsum_kernel, (1, -(-rows // bi)), x.reshape(1, rows, n),
-                 out.reshape(1, rows, n), device=device, BN=1024, BI=bi, ROWS=True, ONE=True)
-    if device == "cuda" and bi & (bi - 1):
+                 out.reshape(1, rows, n), device=device, BN=bn, BI=bi, ROWS=True, ONE=True)
+    if device == "cuda" and (bi & (bi - 1) or bn & (bn - 1)):
         # nvptx takes tiles whose dimensions are powers of two: a located compile error, not
         # a wrong scan
         with pytest.raises(tl.CompileError, match="dimensions must be powers of two"):

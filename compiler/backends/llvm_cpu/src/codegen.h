@@ -118,6 +118,7 @@ private:
   void lower_dot(const ir::Operation &op);
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K, int64_t N,
                        const ir::Block *block, int64_t *m_done, int64_t *n_done);
+  std::vector<llvm::Value *> transpose8(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);

@@ -3,6 +3,7 @@
 // reductions in ascending index order (a float sum may reassociate, as tl/ir/ir.h allows).
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
+#include "plan_attrs.h"
 
 #include <limits>
 
@@ -401,6 +402,29 @@ llvm::Value *KernelCodegen::reduce_identity(const std::string &kind, ScalarKind 
         : (max ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits)));
 }
 
+/// The 8 x 8 transpose of 8 vectors of 8 lanes (row u, lane j -> row j, lane u): unpacks of
+/// lanes, then of pairs, then the 128-bit halves (AVX's unpcklps / shufps / vperm2f128).
+std::vector<llvm::Value *> KernelCodegen::transpose8(const std::vector<llvm::Value *> &r) {
+  auto shuffle = [&](llvm::Value *a, llvm::Value *b, std::initializer_list<int> mask) {
+    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask.begin(), mask.size()));
+  };
+  std::vector<llvm::Value *> t(8), q(8), out(8);
+  for (int i = 0; i < 4; ++i) { // lanes of rows 2i, 2i + 1 interleaved, per 128-bit half
+    t[2 * i] = shuffle(r[2 * i], r[2 * i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
+    t[2 * i + 1] = shuffle(r[2 * i], r[2 * i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
+  }
+  for (int i = 0; i < 2; ++i) // pairs of t[4i + 0/1] with t[4i + 2/3]
+    for (int h = 0; h < 2; ++h) {
+      q[4 * i + 2 * h] = shuffle(t[4 * i + h], t[4 * i + 2 + h], {0, 1, 8, 9, 4, 5, 12, 13});
+      q[4 * i + 2 * h + 1] = shuffle(t[4 * i + h], t[4 * i + 2 + h], {2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  for (int j = 0; j < 4; ++j) { // the low halves of rows 0-3 with those of 4-7, then the high
+    out[j] = shuffle(q[j], q[4 + j], {0, 1, 2, 3, 8, 9, 10, 11});
+    out[4 + j] = shuffle(q[j], q[4 + j], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return out;
+}
+
 /// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
 /// the inner loop vectorizes while each element still combines in ascending k.
 void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
@@ -443,15 +467,58 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     // Zen 3). Each row keeps the same order: element 0, then each k in ascending order.
     constexpr int64_t kScanRows = 8;
     Slot acc = new_slot(ir::Type::tile(t.elem(), {kScanRows}));
+    // f32 rows read from memory (not a fused expression), 8 at a time: 8 x 8 blocks, each
+    // transposed so that a vector's lanes are the 8 rows, the 8 columns then combined into one
+    // running vector in ascending order (the same adds, in the same order, as the scalar chains:
+    // bit-identical) and transposed back. The scalar form was 2 memory operations and a scalar
+    // add an element (cumsum along rows of f32 at ~0.5 of the triad).
+    const ir::Operation *xdef = x->def();
+    const bool blocks = t.elem() == ScalarKind::F32 && kind != "argmax" && len >= kScanRows &&
+                        !(xdef && plan::flag(*xdef, plan::kInline));
     auto rows = [&](llvm::Value *o0, int64_t count) {
-      for (int64_t u = 0; u < count; ++u) {
-        llvm::Value *o = b_.CreateAdd(o0, i64(u));
-        llvm::Value *x0 = lane_value(x, at(o, i64(0), i64(0)));
-        b_.CreateStore(x0, elem_ptr(acc, i64(u)));
-        b_.CreateStore(x0, elem_ptr(out, at(o, i64(0), i64(0))));
+      int64_t k_first = 1; // the first column the scalar loop below combines
+      if (blocks && count == kScanRows) {
+        auto *vt = llvm::FixedVectorType::get(acc.elem, kScanRows);
+        auto row_ptr = [&](Slot &sl, int64_t u, llvm::Value *k0) {
+          return elem_ptr(sl, at(b_.CreateAdd(o0, i64(u)), k0, i64(0)));
+        };
+        // One block of columns [k0, k0 + 8): `first` starts each row's chain at column k0.
+        auto block = [&](llvm::Value *k0, llvm::Value *running, bool first) {
+          std::vector<llvm::Value *> v(kScanRows);
+          for (int64_t u = 0; u < kScanRows; ++u)
+            v[u] = b_.CreateAlignedLoad(vt, row_ptr(slot(x), u, k0), llvm::Align(4));
+          v = transpose8(v);
+          for (int64_t j = 0; j < kScanRows; ++j)
+            running = v[j] = first && j == 0 ? v[j] : combine(kind, t.elem(), running, v[j]);
+          v = transpose8(v);
+          for (int64_t u = 0; u < kScanRows; ++u)
+            b_.CreateAlignedStore(v[u], row_ptr(out, u, k0), llvm::Align(4));
+          return running;
+        };
+        llvm::Value *running = block(i64(0), nullptr, true);
+        Slot carry = new_slot(ir::Type::tile(t.elem(), {kScanRows}));
+        b_.CreateStore(running, carry.ptr);
+        const int64_t whole = len / kScanRows;
+        loop(
+            i64(1), i64(whole),
+            [&](llvm::Value *kb) {
+              llvm::Value *r =
+                  block(b_.CreateMul(kb, i64(kScanRows)), b_.CreateLoad(vt, carry.ptr), false);
+              b_.CreateStore(r, carry.ptr);
+            },
+            "kb");
+        b_.CreateStore(b_.CreateLoad(vt, carry.ptr), acc.ptr); // the ragged tail's start
+        k_first = whole * kScanRows;
+      } else {
+        for (int64_t u = 0; u < count; ++u) {
+          llvm::Value *o = b_.CreateAdd(o0, i64(u));
+          llvm::Value *x0 = lane_value(x, at(o, i64(0), i64(0)));
+          b_.CreateStore(x0, elem_ptr(acc, i64(u)));
+          b_.CreateStore(x0, elem_ptr(out, at(o, i64(0), i64(0))));
+        }
       }
       loop(
-          i64(1), i64(len),
+          i64(k_first), i64(len),
           [&](llvm::Value *k) {
             for (int64_t u = 0; u < count; ++u) {
               llvm::Value *o = b_.CreateAdd(o0, i64(u));

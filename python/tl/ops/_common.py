@@ -143,6 +143,11 @@ TUNING = {
     # store is then one fused loop from the tensors (inputs used by both outputs were copied
     # into stack tiles first); elsewhere a second load is a second DMA
     "rope_reload": {"default": False, "llvm-cpu": True},
+    # RoPE: elements of each half per program (BS positions x BH columns). tnpu: each program's
+    # six (BS, BH) tiles are DMA commands of their own, so larger blocks amortize their setup
+    # and HBM latency (npusim, (8, 16, 2048, 64) f32: 2048 elements 1.002 ms simulated, 8192
+    # 0.581, 16384 0.471, 32768 0.416; 65536 does not fit the scratchpad)
+    "rope_elements": {"default": 2048, "tnpu": 32768},
     # cumsum loads each chunk again for the carry (reduce.cumsum_kernel's RELOAD): on
     # llvm-cpu the scan's input is then read in place instead of copied (cumsum of 16384 x
     # 1024 f32: 69 -> 57 ms side by side); elsewhere a second load is a second DMA

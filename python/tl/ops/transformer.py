@@ -331,7 +331,7 @@ def rope(x, cos, sin, *, device=None):
         h = d // 2
         x3, o3 = x.reshape(-1, s, d), out.reshape(-1, s, d)
         bh = c.pow2(h, 16, 256)
-        bs = c.pow2(s, 1, max(1, 2048 // bh))
+        bs = c.pow2(s, 1, max(1, c.tuned("rope_elements", device) // bh))
         c.launch(rope_kernel, (tl.cdiv(s, bs), x3.shape[0]), x3[..., :h], x3[..., h:], cos, sin,
                  o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh,
                  RELOAD=c.tuned("rope_reload", device))

@@ -205,8 +205,10 @@ TUNING = {
     "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2, "tnpu": 1},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
-    # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms
-    "quantize_row_elements": {"default": 4096},
+    # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms. tnpu:
+    # fewer, larger DMA commands (npusim, 4096 x 1024 f32: 4096 elements 0.186 ms simulated,
+    # 16384 0.166, 65536 0.161; the vector unit's divisions bound the rest)
+    "quantize_row_elements": {"default": 4096, "tnpu": 65536},
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); llvm-cpu: vdivps is one per 3.5 cycles per 8 lanes on
     # Zen 3, vmulps two per cycle (softmax 16384 x 1024 f32, session 15: 5.42 -> 4.95 ms, 0.69 ->

@@ -157,19 +157,25 @@ def test_cumsum_rows(rows, n, bi, bn, device):
                                                 (9, 128, 4, 1)])
 def test_cumsum_matrix(rows, n, bi, programs, dtype, device):
     # cumsum_kernel's MX (the tnpu's choice, TUNING["scan_matrix"]) run here through the
-    # kernel itself: 128-element chunks times a triangle of ones onto the sums of the chunks
-    # before them. Catches: the triangle transposed (suffix sums), the carry dropped (every
-    # chunk after the first off by the sums before it) or inclusive (its own sum twice), a
-    # row's carry taken from another row, the loop over row blocks skipping or repeating
-    # blocks (70 rows = 9 blocks of 8 over 4 programs, the last ragged: NaN-filled out
-    # compared whole), the padding past n (300 in a 512-wide block) mis-summed, one chunk.
-    x = make(rng, (rows, n), dtype, 0.0, 1.0)
+    # kernel itself: 128-element chunks times a triangle of ones plus the sums of the chunks
+    # before them. Small integers, so every order sums exactly and the result is compared
+    # bitwise (the scan_sum bound of bf16 / f16 at n = 1000 would let a wrong carry through).
+    # Catches: the triangle transposed (suffix sums), the carry dropped (every chunk after the
+    # first off by the sums before it) or inclusive (its own sum twice), a row's carry taken
+    # from another row, the loop over row blocks skipping or repeating blocks (70 rows = 9
+    # blocks of 8 over 4 programs, the last ragged; garbage where nothing is stored), the
+    # padding past n (300 in a 512-wide block) mis-summed, one chunk (n = 128).
+    def arr(a):
+        return tl.bf16.array(a) if dtype == "bf16" else a.astype(
+            {"f32": np.float32, "f16": np.float16}[dtype])
+    v = rng.integers(0, 4, (rows, n)).astype(np.float64)
+    x, want = arr(v), arr(np.cumsum(v, axis=1))
     out = c.empty((rows, n), x)
-    out[...] = make(rng, (rows, n), dtype, 7.0, 8.0)  # garbage where nothing is stored
+    out[...] = arr(np.full((rows, n), 7.0))  # garbage where nothing is stored
     c.launch(reduce_mod.cumsum_kernel, (1, programs), x.reshape(1, rows, n),
              out.reshape(1, rows, n), device=device, BN=c.pow2(n, 128), BI=bi, ROWS=True,
              MX=True)
-    check(out, ref.cumsum(x, -1), "scan_sum", dtype, n=n)
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
 
 
 def test_cumsum_matrix_nonfinite(device, monkeypatch):

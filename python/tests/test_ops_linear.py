@@ -119,8 +119,8 @@ def test_transpose(dtype, device):
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_transpose_large_blocks(dtype, device):
-    # The device's blocks (TUNING["transpose_block"]: 128 x 1024 on the tnpu) ragged on both
-    # axes: 300 = 2 x 128 + 44 rows, 1100 = 1024 + 76 columns, two batch entries. Catches: a
+    # The device's blocks (TUNING["transpose_block"]: 256 x 512 on the tnpu) ragged on both
+    # axes: 300 = 256 + 44 rows, 1100 = 2 x 512 + 76 columns, two batch entries. Catches: a
     # block's padding stored past the output's edge or over the next batch entry, the ragged
     # last block of either axis dropped, bits changed (exact).
     x = make(rng, (2, 300, 1100), dtype)
@@ -129,6 +129,21 @@ def test_transpose_large_blocks(dtype, device):
     if dtype == "bf16":
         got, want = got.view(np.uint16), want.view(np.uint16)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cols", [16, 32, 64, 80])
+def test_transpose_swizzled(cols, device, monkeypatch):
+    # transpose_kernel's SW (TUNING["transpose_swizzle"], the tnpu's choice) forced on every
+    # device with 16 x 16 blocks: program (i, j) takes column block (i + j) mod the blocks
+    # where they are a power of two (1, 2, 4 here; 5 keeps the plain order), over 7 row blocks
+    # (100 rows, ragged) and two batch entries. Catches: a rotation that is no permutation (a
+    # column block written twice and another never: garbage left in the output), the rotated
+    # block's rows or columns taken from the unrotated one, SW used with 5 blocks. Exact.
+    from tl.ops import _common
+    monkeypatch.setitem(_common.TUNING, "transpose_block", {"default": (16, 16)})
+    monkeypatch.setitem(_common.TUNING, "transpose_swizzle", {"default": True})
+    x = make(rng, (2, 100, cols), "f32")
+    np.testing.assert_array_equal(ops.transpose(x, device=device), np.swapaxes(x, 1, 2))
 
 
 @pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096)])

@@ -152,6 +152,54 @@ def test_cumsum_rows(rows, n, bi, bn, device):
     check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
 
 
+@pytest.mark.parametrize("dtype", DTYPES_F16)
+@pytest.mark.parametrize("rows,n,bi,programs", [(70, 300, 8, 4), (5, 1000, 2, 2),
+                                                (9, 128, 4, 1)])
+def test_cumsum_matrix(rows, n, bi, programs, dtype, device):
+    # cumsum_kernel's MX (the tnpu's choice, TUNING["scan_matrix"]) run here through the
+    # kernel itself: 128-element chunks times a triangle of ones plus the sums of the chunks
+    # before them. Small integers, so every order sums exactly and the result is compared
+    # bitwise (the scan_sum bound of bf16 / f16 at n = 1000 would let a wrong carry through).
+    # Catches: the triangle transposed (suffix sums), the carry dropped (every chunk after the
+    # first off by the sums before it) or inclusive (its own sum twice), a row's carry taken
+    # from another row, the loop over row blocks skipping or repeating blocks (70 rows = 9
+    # blocks of 8 over 4 programs, the last ragged; garbage where nothing is stored), the
+    # padding past n (300 in a 512-wide block) mis-summed, one chunk (n = 128).
+    def arr(a):
+        return tl.bf16.array(a) if dtype == "bf16" else a.astype(
+            {"f32": np.float32, "f16": np.float16}[dtype])
+    v = rng.integers(0, 4, (rows, n)).astype(np.float64)
+    x, want = arr(v), arr(np.cumsum(v, axis=1))
+    out = c.empty((rows, n), x)
+    out[...] = arr(np.full((rows, n), 7.0))  # garbage where nothing is stored
+    c.launch(reduce_mod.cumsum_kernel, (1, programs), x.reshape(1, rows, n),
+             out.reshape(1, rows, n), device=device, BN=c.pow2(n, 128), BI=bi, ROWS=True,
+             MX=True)
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+
+
+def test_cumsum_matrix_nonfinite(device, monkeypatch):
+    # The matrix form multiplies every element by the triangle's zeros (inf x 0 = NaN), so
+    # cumsum takes it only where every running sum is finite (scan_matrix_ok), forced on every
+    # device here. Catches: an inf, a NaN or sums that overflow sent to the matrix form (the
+    # running sums before the inf / NaN turn NaN), finite inputs kept off it.
+    monkeypatch.setitem(c.TUNING, "scan_matrix", {"default": 4096})
+    monkeypatch.setitem(c.TUNING, "scan_rows", {"default": 8})
+    x = make(rng, (6, 300), "f32", 0.0, 1.0)
+    x[1, 200], x[2, 10], x[3, 150], x[4, 250] = np.inf, -np.inf, np.nan, np.inf
+    x[4, 260] = -np.inf  # inf - inf: NaN from there on
+    with np.errstate(invalid="ignore"):
+        want = np.cumsum(x, axis=1, dtype=np.float32)
+    got = ops.cumsum(x, device=device)
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert not reduce_mod.scan_matrix_ok(x.reshape(1, 6, 300), 300)
+    big = np.full((1, 2, 1000), 3e36, np.float32)  # finite, but the running sums overflow
+    assert not reduce_mod.scan_matrix_ok(big, 1000)
+    assert reduce_mod.scan_matrix_ok(x[5:].reshape(1, 1, 300), 300)
+    assert reduce_mod.scan_matrix_ok(tl.bf16.array(x[5:]).reshape(1, 1, 300), 300)
+
+
 @pytest.mark.parametrize("bi,bn", [(8, 1024), (12, 1024), (16, 1024), (4, 1024), (12, 20)])
 def test_cumsum_rows_serial_order(bi, bn, device):
     # A scan sums in ascending order (tl/ir/ir.h); llvm-cpu scans 8 rows together, in 8 x 8

@@ -164,6 +164,11 @@ TUNING = {
     # rows of a tile are scanned 8 at a time as independent add chains (codegen_ops.cpp), where
     # one row a program was one serial chain bound by the add latency (bench/README.md s15)
     "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8},
+    # cumsum along the last axis on the matrix unit (reduce.cumsum_kernel's MX): elements per
+    # block of rows (0: never). tnpu: 65536 (64 rows of 1024; npusim 4096 x 1024 f32: the
+    # vector scan 0.118 ms, MX 0.087 with 64 rows, 0.090 with 32, 0.099 with 16;
+    # bench/README.md session 16)
+    "scan_matrix": {"default": 0, "tnpu": 65536},
     # elements per program of a copy (concat's pieces, data.copy_kernel). tnpu: one DMA
     # command per block, each paying its setup and HBM latency (npusim concat of 4096 x 1024
     # f32: 16 KiB blocks 0.57 of HBM, 64 KiB 0.79, 256 KiB 0.99)
@@ -181,10 +186,16 @@ TUNING = {
     # session 15); cpu keeps the row copies
     "embedding_gather": {"default": False, "tnpu": True},
     # transpose: (rows, columns) of x per program, at most
-    # tnpu: whole 4 KiB rows of x per load and 512-byte rows per store, 512 KiB a DMA command
-    # (npusim, 4096 x 1024 f32: 64 x 64 0.17 of HBM, 128 x 128 0.28, 256 x 256 0.45, 128 x 512
-    # 0.58, 128 x 1024 0.69, 256 x 1024 0.70; bench/README.md session 14)
-    "transpose_block": {"default": (64, 64), "tnpu": (128, 1024)},
+    # tnpu: 256 x 512 (512 KiB DMA commands) with transpose_swizzle. An HBM channel is
+    # (address / 256) mod 16, so a block's loads touch BN / 64 channels and its stores BM / 64:
+    # 128 x 1024 stored each block's 1024 rows of 512 bytes on 2 channels (both DMA engines
+    # held by the one store, 0.69 of HBM); 256 x 512 stores on 4, and with the swizzle the four
+    # cores' loads fall on all 16 (npusim, 4096 x 1024 f32: 0.69 -> 0.98; 512 x 256 0.98,
+    # 256 x 256 0.96; bench/README.md session 16; s14: 64 x 64 0.17, 128 x 128 0.28)
+    "transpose_block": {"default": (64, 64), "tnpu": (256, 512)},
+    # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
+    # SW; where the column blocks are a power of two), see transpose_block
+    "transpose_swizzle": {"default": False, "tnpu": True},
     # reductions along another axis: inner columns per program, at most. On cpu each program
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);

@@ -155,6 +155,15 @@ def case_of(spec):
                 tol = "backward"
             vops, exps = 4 * e, e
         shape = f"{m}x{n}"
+    elif k == "cumsum_kernel" and cx.get("MX"):
+        # (1, rows, n) views: two programs looping over the row blocks (the last ragged), n
+        # ragged in its last 128-wide chunk
+        rows, n = 5 * cx["BI"] + 3, cx["BN"] - 100
+        grid = (1, 2)
+        e, terms = rows * n, n
+        c.t((1, rows, n)), c.t((1, rows, n), "nan")
+        tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
+        shape = f"1x{rows}x{n}"
     elif k == "cumsum_kernel" and cx.get("ROWS"):
         # (1, rows, n) views: a ragged last program of rows, two chunks with the second ragged
         rows, n = cx["BI"] + 3, 1300

@@ -152,6 +152,13 @@ def specs():
                             f"running sum along the last axis of a (1, rows, n) view, {r} whole "
                             f"rows a program in chunks of {bn} columns (cumsum's ROWS form: "
                             "the llvm-cpu choice with 8, the tnpu's with 64)."))
+        out.append(Spec(f"cumsum_lastaxis_mx_{dt}", cumsum_kernel, [t3, t3],
+                        dict(BN=1024, BI=8, ROWS=True, MX=True), "1 x programs (any)",
+                        "running sum along the last axis of a (1, rows, n) view, n <= 1024: "
+                        "each 128-element chunk times a triangle of ones on the matrix unit "
+                        "plus the chunks before it; program p takes blocks of 8 rows p, p + "
+                        "programs, ... (cumsum's MX form, the tnpu's choice with 64 rows; "
+                        "finite inputs only: a non-finite one turns the sums before it NaN)."))
         out.append(Spec(f"cumsum_rows_reload_{dt}", cumsum_kernel, [t3, t3],
                         dict(BN=1024, BI=1, RELOAD=True), "outer x ceil(inner/1)",
                         "as cumsum_rows, each chunk loaded again for the carry (the llvm-cpu "

@@ -186,10 +186,19 @@ def gemv_kernel(a: tl.tensor, x: tl.tensor, bias: tl.tensor, out: tl.tensor, alp
 
 
 @tl.kernel
-def transpose_kernel(x: tl.tensor, out: tl.tensor, BM: tl.constexpr, BN: tl.constexpr):
-    """out[z] = x[z].T on (batch, rows, cols) views."""
+def transpose_kernel(x: tl.tensor, out: tl.tensor, BM: tl.constexpr, BN: tl.constexpr,
+                     SW: tl.constexpr = 1):
+    """out[z] = x[z].T on (batch, rows, cols) views. SW > 1 (the column blocks, a power of
+    two): program (i, j) takes column block (i + j) mod SW, so that programs side by side
+    (consecutive i, on different compute units) read different column blocks (the tnpu: other
+    HBM channels, _common.TUNING's transpose_swizzle). A mask, not a remainder: the tnpu
+    prefetches the next program's loads only through scalars such as add / and, and a longer
+    chain of them ran out of its registers."""
     m0 = tl.program_id(0) * BM
-    n0 = tl.program_id(1) * BN
+    pn = tl.program_id(1)
+    if SW > 1:
+        pn = (pn + tl.program_id(0)) & (SW - 1)
+    n0 = pn * BN
     z = tl.program_id(2)
     t = tl.reshape(tl.load(x + (z, m0, n0), (1, BM, BN)), (BM, BN))
     tl.store(out + (z, n0, m0), tl.reshape(tl.trans(t), (1, BN, BM)))
@@ -379,10 +388,11 @@ def transpose(x, *, device=None):
         x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
         tm, tn = c.tuned("transpose_block", device)
         bm, bn = c.pow2(x3.shape[1], 16, tm), c.pow2(x3.shape[2], 16, tn)
-        c.launch(transpose_kernel, (tl.cdiv(x3.shape[1], bm), tl.cdiv(x3.shape[2], bn),
-                                    x3.shape[0]), x3, out.reshape(x3.shape[0], shape[-2],
-                                                                  shape[-1]),
-                 device=device, BM=bm, BN=bn)
+        blocks = tl.cdiv(x3.shape[2], bn)
+        sw = blocks if c.tuned("transpose_swizzle", device) and blocks & (blocks - 1) == 0 else 1
+        c.launch(transpose_kernel, (tl.cdiv(x3.shape[1], bm), blocks, x3.shape[0]), x3,
+                 out.reshape(x3.shape[0], shape[-2], shape[-1]), device=device, BM=bm, BN=bn,
+                 SW=sw)
     return out
 
 

@@ -148,7 +148,7 @@ def argmax_combine_kernel(part: tl.tensor, index: tl.tensor, out: tl.tensor, BS:
 @tl.kernel
 def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
                   RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1, ROWS: tl.constexpr = False,
-                  ONE: tl.constexpr = False):
+                  ONE: tl.constexpr = False, MX: tl.constexpr = False):
     """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
     the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
     used once, reads the tensor in place (llvm-cpu: a load used twice is copied first).
@@ -160,10 +160,30 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
     whole rows along the row (the tnpu's v.cumsum per row, 64 lanes busy, where a (BN, 1) column
     is a transpose and a scan of one row at a time: _common.TUNING's scan_rows); ONE: n fits
     one chunk (n <= BN), no loop, so the tnpu runs the kernel persistent (the next rows' load
-    overlapping this scan and store)."""
+    overlapping this scan and store).
+    MX (with ROWS; n <= BN, BN a multiple of 128): the scan on the matrix unit. Each row's
+    128-element chunks times an upper-triangular 128 x 128 matrix of ones, the running sums
+    within each chunk (the unit adds in order, one rounding a step: the serial scan), plus
+    the chunk's carry, the sum of the chunks before it (the chunks' sums, then a scan of BI x
+    BN / 128 of them, on the vector unit). Program p takes row blocks p, p + programs, ... so
+    the triangle is built once a program. (Tried on npusim: the chunk sums as a ones row times
+    the chunks' transpose on the matrix unit, and the carries as the dot's accumulator, a
+    broadcast: both slower.) Every element is multiplied by the triangle's zeros too, so a
+    non-finite input (inf x 0 = NaN) or a sum that overflows would poison the chunk: the host
+    takes MX only where every prefix sum is finite (cumsum's scan_matrix_ok)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
-    if ROWS:
+    if ROWS and MX:
+        tl.static_assert(BN % 128 == 0, "cumsum_kernel: MX takes rows in chunks of 128")
+        k = tl.arange(0, 128)
+        tri = tl.where(k[:, None] <= k[None, :], 1.0, 0.0).to(x.dtype)
+        for r0 in tl.range(i0, x.shape[1], tl.num_programs(1) * BI):
+            v = tl.reshape(tl.load(x + (o, r0, 0), (1, BI, BN)), (BI * (BN // 128), 128))
+            sums = tl.reshape(tl.sum(v.to(tl.float32), axis=1), (BI, BN // 128))
+            carry = tl.reshape(tl.cumsum(sums, 1) - sums, (BI * (BN // 128),))
+            run = tl.dot(v, tri) + carry[:, None]
+            tl.store(out + (o, r0, 0), tl.reshape(run, (1, BI, BN)))
+    elif ROWS:
         if ONE:
             v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN)), (BI, BN)).to(tl.float32)
             tl.store(out + (o, i0, 0), tl.reshape(tl.cumsum(v, 1), (1, BI, BN)))
@@ -319,6 +339,19 @@ def var(x, axis=-1, *, correction=0, device=None):
     return reduce("var", x, axis, correction=correction, device=device)
 
 
+# cumsum_kernel's MX takes rows of at most this many elements (one chunk loop: the rows' carry
+# scan stays a small tile)
+SCAN_MATRIX_MAX = 1024
+
+
+def scan_matrix_ok(x3, n):
+    """Whether every running sum along x3's rows of n is finite (every input finite and n
+    times the largest magnitude below float32's largest): cumsum_kernel's MX multiplies each
+    element by zeros too, so it may take only such inputs."""
+    a = c.bf16.to_float32(x3) if c.bf16.is_bf16(x3) else x3
+    return bool(float(np.abs(a).max()) * n < float(np.finfo(np.float32).max))
+
+
 def cumsum(x, axis=-1, *, device=None):
     """Running sum along `axis`, computed in f32, in x's dtype."""
     x = c.float_array("cumsum", "x", x, min_ndim=1)
@@ -326,7 +359,16 @@ def cumsum(x, axis=-1, *, device=None):
     out = c.empty(x.shape, x)
     outer, n, inner = x3.shape
     rows = c.tuned("scan_rows", device) if inner == 1 else 0
-    if out.size and rows:
+    block = c.tuned("scan_matrix", device) if rows else 0
+    if out.size and block and n <= SCAN_MATRIX_MAX and scan_matrix_ok(x3, n):
+        # Along the last axis on the matrix unit (cumsum_kernel's MX): rows of BN (chunks of
+        # 128) in blocks of about `block` elements, one program a compute unit looping over them
+        bn = c.pow2(n, 128)
+        bi = builtins.max(1, block // bn)
+        programs = builtins.min(c.compute_units(device), tl.cdiv(outer, bi))
+        c.launch(cumsum_kernel, (1, programs), x3.reshape(1, outer, n),
+                 out.reshape(1, outer, n), device=device, BN=bn, BI=bi, ROWS=True, MX=True)
+    elif out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN. A
         # chunk's scan is one serial f32 chain: at most 1024 long, as the other path's chunks
         # (a 5000-long chain broke the kit's scan_sum bound on cpu: normwise 1.2e-6 > 1e-6).

@@ -40,6 +40,9 @@ except OSError:
     flags = []
 if "avx512f" in flags and "avx512dq" in flags and "avx512vl" in flags:
     config.available_features.add("x86-avx512")
+# ... and the AVX max/min forms (x86_isa.cpp's sse_minmax) where it has AVX but not AVX-512DQ.
+if "avx" in flags and "avx512dq" not in flags:
+    config.available_features.add("x86-avx-no512dq")
 # nvptx tests that assemble their PTX need the CUDA toolkit's ptxas (no GPU).
 _cuda = os.environ.get("TL_CUDA_PATH") or "/usr/local/cuda"
 if os.access(os.path.join(_cuda, "bin", "ptxas"), os.X_OK):

@@ -60,15 +60,15 @@ def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: t
     """q = x / scale[row] (scale[col] with COLS) in f32, clamped to [-QMAX, QMAX] (NaN stays
     NaN), rounded to nearest even into q's type (int8: NaN becomes 0; fp8: the saturated value
     is always finite). ROW_SCALE (whole rows: BN >= cols, one program column): the program
-    computes and stores its rows' scales first (as absmax_kernel with QMAX), then divides the
-    block it holds, so that x is read from memory once (the two-kernel form reads it twice)."""
+    computes its rows' scales (as absmax_kernel with QMAX), divides the block it holds and
+    stores the scales after q, so that x is read from memory once (the two-kernel form reads it
+    twice)."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
     if ROW_SCALE:
         amax = tl.max(tl.abs(v), axis=1)
         s = tl.where(amax == 0.0, 1.0, amax / QMAX)
-        tl.store(scale + (m0,), s)
         v = v / s[:, None]
     elif COLS:
         v = v / tl.load(scale + (n0,), (BN,))[None, :]
@@ -76,6 +76,11 @@ def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: t
         v = v / tl.load(scale + (m0,), (BM,))[:, None]
     v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
     tl.store(q + (m0, n0), tl.cast(v, q.dtype, "rne"))
+    if ROW_SCALE:
+        # The scales last: a store between x's load and q's (the compiler cannot tell that scale
+        # does not alias x) made llvm-cpu copy the block to the stack instead of reading it in
+        # place (cpu-plan-views).
+        tl.store(scale + (m0,), s)
 
 
 QGEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),

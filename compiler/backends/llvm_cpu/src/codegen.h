@@ -156,11 +156,14 @@ private:
     ir::ScalarKind elem;
     llvm::Value *row_stride = nullptr;
   };
-  using LaneFn = std::function<llvm::Value *(llvm::Value *)>;
+  /// The stored value of lane i of a fused loop, given its row and column in the stored tile
+  /// (both null: lane i of contiguous blocks).
+  using LaneFn = std::function<llvm::Value *(llvm::Value *i, llvm::Value *row, llvm::Value *col)>;
   Fusion fusion_of(const ir::Operation &store);
   void lower_fused_store(const ir::Operation &store);
   void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n, int64_t width,
-                          llvm::Value *streamable, const LaneFn &value_at, llvm::BasicBlock *done);
+                          int64_t row_width, llvm::Value *streamable, const LaneFn &value_at,
+                          llvm::BasicBlock *done);
   llvm::Value *block_rows_are_strided(unsigned arg, const std::vector<llvm::Value *> &off,
                                       const std::vector<int64_t> &tile_shape,
                                       llvm::Value *&row_stride);

@@ -110,18 +110,22 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   b_.CreateCondBr(ok, fast, slow);
   b_.SetInsertPoint(fast);
   // Lane i = r W + j of row r: each access's element at base + r row_stride + j.
-  llvm::Value *row = i64(0), *col = nullptr;
-  auto at_row = [&](const Access &a) {
+  auto at_row = [&](const Access &a, llvm::Value *row, llvm::Value *col) {
     return b_.CreateGEP(a.mem, a.base, b_.CreateAdd(b_.CreateMul(row, a.row_stride), col));
   };
-  auto value_at = [&](llvm::Value *i) -> llvm::Value * {
+  auto value_at = [&](llvm::Value *i, llvm::Value *row, llvm::Value *col) -> llvm::Value * {
     std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
     for (size_t k = 0; k < f.loads.size(); ++k) {
       const Access &l = loads[k];
-      llvm::Value *p = col ? at_row(l) : b_.CreateGEP(l.mem, l.base, i);
+      llvm::Value *p = col ? at_row(l, row, col) : b_.CreateGEP(l.mem, l.base, i);
       lane[f.loads[k]->result()] = from_storage(l.elem, b_.CreateLoad(l.mem, p));
     }
     for (const ir::Operation *op : f.ops) {
+      if (op->opcode() == Opcode::Broadcast) { // a row broadcast (plan_store_fusion.h): the
+        // row's value, invariant in the loop over the row when the row is known
+        lane[op->result()] = lane_value(op->operand(0), row ? row : b_.CreateUDiv(i, i64(width)));
+        continue;
+      }
       if (!(op->flags() & ir::kElementwise)) { // a reshape: the same lanes
         lane[op->result()] =
             lane.count(op->operand(0)) ? lane.at(op->operand(0)) : lane_value(op->operand(0), i);
@@ -154,25 +158,22 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     }
     // A contiguous block is one run, streamed as before session 14 (concat along rows measured
     // slower through the row-strided loop); the row-strided one in the other branch.
-    stream_fused_store(store, out, n, 0, contiguous, value_at, done);
+    stream_fused_store(store, out, n, 0, width, contiguous, value_at, done);
     if (n != width && (width * esize) % 64 == 0) {
       llvm::Value *rows_aligned =
           b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)), i64(0));
-      stream_fused_store(store, out, n, width, b_.CreateAnd(loads_contiguous, rows_aligned),
+      stream_fused_store(store, out, n, width, width, b_.CreateAnd(loads_contiguous, rows_aligned),
                          value_at, done);
     }
   }
   loop(
       n / width,
       [&](llvm::Value *r) {
-        row = r;
         loop(
             width,
             [&](llvm::Value *j) {
-              col = j;
               llvm::Value *i = b_.CreateAdd(b_.CreateMul(r, i64(width)), j);
-              b_.CreateStore(value_at(i), at_row(out));
-              col = nullptr;
+              b_.CreateStore(value_at(i, r, j), at_row(out, r, j));
             },
             "fused");
       },
@@ -195,7 +196,7 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
 // provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
 // with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                                       int64_t width, llvm::Value *streamable,
+                                       int64_t width, int64_t row_width, llvm::Value *streamable,
                                        const LaneFn &value_at, llvm::BasicBlock *done) {
   constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
@@ -222,10 +223,20 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
       n / kChunk,
       [&](llvm::Value *c) {
         llvm::Value *first = b_.CreateMul(c, i64(kChunk));
+        // A chunk within one row of the tile (row_width a multiple of it) names its row, so that
+        // a row broadcast's value is one per chunk (the loads then address rows: they are
+        // contiguous here, row_stride = row_width).
+        llvm::Value *row = nullptr, *col0 = nullptr;
+        if (row_width % kChunk == 0) {
+          row = b_.CreateUDiv(first, i64(row_width));
+          col0 = b_.CreateURem(first, i64(row_width));
+        }
         loop(
             kChunk,
             [&](llvm::Value *j) {
-              b_.CreateStore(value_at(b_.CreateAdd(first, j)), b_.CreateGEP(out.mem, chunk.ptr, j));
+              llvm::Value *v =
+                  value_at(b_.CreateAdd(first, j), row, row ? b_.CreateAdd(col0, j) : nullptr);
+              b_.CreateStore(v, b_.CreateGEP(out.mem, chunk.ptr, j));
             },
             "lane");
         // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or

@@ -18,9 +18,24 @@ struct Tree {
   std::vector<ir::Operation *> ops; // operands before users
 };
 
-/// Collects the tree feeding a store: single-use elementwise ops, reshapes and loads of `block`.
-/// False if `v` is not such an op (then it is a leaf, read from its slot).
-bool collect(const ir::Value *v, const ir::Block &block, const ir::UseList &uses, Tree &t) {
+/// A broadcast along the last axis only, of several rows, to the stored tile's shape (x / s[:,
+/// None] with s a statistic of each of BM rows): one value per row of the fused loop. One-row
+/// broadcasts are splats, inlined (plan_inlining.h).
+bool row_broadcast(const ir::Operation &op, const ir::Type &stored) {
+  if (op.opcode() != Opcode::Broadcast || op.result()->type().shape() != stored.shape())
+    return false;
+  const std::vector<int64_t> &in = op.operand(0)->type().shape(), &out = stored.shape();
+  if (out.empty() || in.size() != out.size() || in.back() != 1 || out.back() == 1 ||
+      op.operand(0)->type().num_elements() == 1)
+    return false;
+  return std::equal(in.begin(), in.end() - 1, out.begin());
+}
+
+/// Collects the tree feeding a store of `stored`: single-use elementwise ops, reshapes, row
+/// broadcasts (their operand a leaf) and loads of `block`. False if `v` is not such an op (then
+/// it is a leaf, read from its slot).
+bool collect(const ir::Value *v, const ir::Block &block, const ir::UseList &uses,
+             const ir::Type &stored, Tree &t) {
   ir::Operation *def = v->def();
   if (!def || def->parent() != &block || uses.count(v) != 1)
     return false;
@@ -28,11 +43,15 @@ bool collect(const ir::Value *v, const ir::Block &block, const ir::UseList &uses
     t.loads.push_back(def);
     return true;
   }
+  if (row_broadcast(*def, stored)) {
+    t.ops.push_back(def);
+    return true;
+  }
   const bool reshape = def->opcode() == Opcode::Reshape || def->opcode() == Opcode::ExpandDims;
   if (!reshape && !(def->flags() & ir::kElementwise))
     return false;
   for (const ir::Value *in : def->operands())
-    collect(in, block, uses, t);
+    collect(in, block, uses, stored, t);
   t.ops.push_back(def);
   return true;
 }
@@ -62,8 +81,8 @@ bool plan_store_fusion(ir::Kernel &kernel) {
     if (store->opcode() != Opcode::Store)
       return;
     Tree t;
-    if (!collect(store->operand(store->num_operands() - 1), *store->parent(), uses, t) ||
-        !can_defer(*store, t))
+    const ir::Value *stored = store->operand(store->num_operands() - 1);
+    if (!collect(stored, *store->parent(), uses, stored->type(), t) || !can_defer(*store, t))
       return;
     for (ir::Operation *op : t.loads)
       op->set_attr(std::string(plan::kFuse), group);

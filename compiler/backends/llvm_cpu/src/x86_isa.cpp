@@ -3,6 +3,7 @@
 
 #include "vector_math.h"
 
+#include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
@@ -43,46 +44,8 @@ void scalef_body(llvm::Function &fn, unsigned lanes) {
   b.CreateRet(r);
 }
 
-} // namespace
-
-Isa isa_features(llvm::StringRef features) {
-  llvm::SmallVector<llvm::StringRef, 64> parts;
-  features.split(parts, ',');
-  Isa a;
-  for (llvm::StringRef p : parts) {
-    a.avx512f |= p == "+avx512f";
-    a.avx512dq |= p == "+avx512dq";
-    a.avx512vl |= p == "+avx512vl";
-  }
-  return a;
-}
-
-llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
-                    llvm::Value *n) {
-  auto define = [&](llvm::Function &helper) {
-    scalef_body(helper, 1);
-    std::vector<VectorVariant> variants;
-    for (unsigned lanes : {16u, 8u, 4u}) {
-      if (lanes < 16 && !isa.avx512vl)
-        continue;
-      auto *vt = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
-      auto *v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
-                                       llvm::GlobalValue::InternalLinkage,
-                                       std::string(kScalef) + ".v" + std::to_string(lanes), m);
-      v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
-      scalef_body(*v, lanes);
-      variants.push_back({lanes, v});
-    }
-    return variants;
-  };
-  auto *type = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
-  return call_helper(b, m, kScalef, type, define, {p, n});
-}
-
-void finish_module(llvm::Module &m, const Isa &isa) {
-  // Vector f32 maximum / minimum as vrangeps + NaN blend.
-  if (!isa.avx512dq)
-    return;
+/// Vector f32 maximum / minimum as vrangeps + NaN blend (AVX-512DQ).
+void range_minmax(llvm::Module &m, const Isa &isa) {
   llvm::SmallVector<llvm::IntrinsicInst *, 32>
       to_rewrite; // collected first: rewriting edits the lists
   for (llvm::Function &f : m)
@@ -116,6 +79,244 @@ void finish_module(llvm::Module &m, const Isa &isa) {
     ii->replaceAllUsesWith(r);
     ii->eraseFromParent();
   }
+}
+
+/// The SSE / AVX max (min) of `vt`'s 128 or 256 bits of f32 or f64; not_intrinsic otherwise.
+/// Each returns its second operand when either is a NaN or both are zeros.
+llvm::Intrinsic::ID sse_minmax_id(llvm::FixedVectorType *vt, bool max, const Isa &isa) {
+  namespace I = llvm::Intrinsic;
+  const bool f32 = vt->getElementType()->isFloatTy();
+  if (!f32 && !vt->getElementType()->isDoubleTy())
+    return I::not_intrinsic;
+  const uint64_t bits = vt->getPrimitiveSizeInBits().getFixedValue();
+  if (bits == 128)
+    return f32 ? (max ? I::x86_sse_max_ps : I::x86_sse_min_ps)
+               : (max ? I::x86_sse2_max_pd : I::x86_sse2_min_pd);
+  if (bits == 256 && isa.avx)
+    return f32 ? (max ? I::x86_avx_max_ps_256 : I::x86_avx_min_ps_256)
+               : (max ? I::x86_avx_max_pd_256 : I::x86_avx_min_pd_256);
+  return I::not_intrinsic;
+}
+
+llvm::Value *as_int(llvm::IRBuilder<> &b, llvm::Value *v) {
+  return b.CreateBitCast(v,
+                         llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(v->getType())));
+}
+
+/// All-ones lanes where x or y is a NaN.
+llvm::Value *unordered(llvm::IRBuilder<> &b, llvm::Value *x, llvm::Value *y) {
+  return b.CreateSExt(b.CreateFCmpUNO(x, y),
+                      llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(x->getType())));
+}
+
+/// A constant without NaN or zero lanes (a clamp's bound): max/min against it has no zeros to
+/// order, and the instruction with it first returns the other operand where that is a NaN.
+bool plain_constant(llvm::Value *v) {
+  auto *c = llvm::dyn_cast<llvm::Constant>(v);
+  if (!c)
+    return false;
+  for (unsigned i = 0, n = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); i < n;
+       ++i) {
+    auto *e = llvm::dyn_cast_or_null<llvm::ConstantFP>(c->getAggregateElement(i));
+    if (!e || e->isNaN() || e->isZero())
+      return false;
+  }
+  return true;
+}
+
+/// IEEE maximum (minimum) of x and y: the instruction in both orders, and-ed (max) or or-ed (min)
+/// so that equal zeros give +0 (-0), then or-ed with the unordered mask so that a NaN lane is a
+/// NaN (all ones; its sign and payload are unspecified, tl/ir/ir.h). Five single-uop
+/// instructions (one against a plain_constant); LLVM 19's AVX2 lowering of llvm.maximum blends
+/// three times.
+llvm::Value *sse_minmax(llvm::IRBuilder<> &b, llvm::Intrinsic::ID id, bool max, llvm::Value *x,
+                        llvm::Value *y) {
+  if (plain_constant(x))
+    return b.CreateIntrinsic(id, {}, {x, y});
+  if (plain_constant(y))
+    return b.CreateIntrinsic(id, {}, {y, x});
+  llvm::Value *xy = as_int(b, b.CreateIntrinsic(id, {}, {x, y}));
+  llvm::Value *yx = as_int(b, b.CreateIntrinsic(id, {}, {y, x}));
+  llvm::Value *r = max ? b.CreateAnd(xy, yx) : b.CreateOr(xy, yx);
+  return b.CreateBitCast(b.CreateOr(r, unordered(b, x, y)), x->getType());
+}
+
+/// The steps of a vectorized max (min) reduction through phi p: r1 = op(p, x1), r2 = op(r1, x2),
+/// ..., rK = op(rK-1, xK) (either operand order; K > 1 where the loop was unrolled after
+/// vectorizing), p used only by r1, each step but the last only by the next, rK one of p's two
+/// incoming values. Empty otherwise.
+llvm::SmallVector<llvm::IntrinsicInst *, 8> reduction_chain(llvm::PHINode *p,
+                                                            llvm::Intrinsic::ID op) {
+  llvm::SmallVector<llvm::IntrinsicInst *, 8> chain;
+  if (p->getNumIncomingValues() != 2)
+    return {};
+  llvm::Value *cur = p;
+  while (cur == p || (cur != p->getIncomingValue(0) && cur != p->getIncomingValue(1))) {
+    auto *u = cur->hasOneUse() ? llvm::dyn_cast<llvm::IntrinsicInst>(*cur->user_begin()) : nullptr;
+    if (!u || u->getIntrinsicID() != op || u->getArgOperand(0) == u->getArgOperand(1) ||
+        chain.size() == 64)
+      return {};
+    chain.push_back(u);
+    cur = u;
+  }
+  return chain;
+}
+
+/// The reduction's value from the NaN-ignoring accumulator m, the and (max) / or (min) of every
+/// element's bits s and the NaN mask f: where m is a zero, every element was <= 0 (>= 0 for min),
+/// so the result is -0 exactly when every sign bit was set (any was, for min); the sign bit of s
+/// says which. A NaN anywhere makes the lane a NaN.
+llvm::Value *reduction_result(llvm::IRBuilder<> &b, llvm::Value *m, llvm::Value *s,
+                              llvm::Value *f) {
+  auto *it = llvm::cast<llvm::VectorType>(s->getType());
+  const unsigned bits = it->getScalarSizeInBits();
+  llvm::Value *sign = b.CreateAnd(s, llvm::ConstantInt::get(it, llvm::APInt::getSignMask(bits)));
+  llvm::Value *r = b.CreateSelect(b.CreateFCmpOEQ(m, llvm::Constant::getNullValue(m->getType())),
+                                  b.CreateBitCast(sign, m->getType()), m);
+  return b.CreateBitCast(b.CreateOr(as_int(b, r), f), m->getType());
+}
+
+/// Rewrites the reduction steps r1 ... rK = reduction_chain(p) into mk = op'(xk, mk-1) (m0 = p),
+/// which keeps the accumulator on a NaN xk and on equal zeros (one instruction a step on the
+/// loop-carried chain, against the elementwise form's three), with two more accumulators off
+/// that chain: s (bits and-ed / or-ed) and f (NaN lanes). Every use of rK outside the loop's
+/// chain gets reduction_result (at the start of a phi's block with a single predecessor: the
+/// loop's exit), so the fix-up runs once after the loop. False, changing nothing, where a use is
+/// a phi of a block with several predecessors.
+bool rewrite_reduction(llvm::PHINode *p, llvm::ArrayRef<llvm::IntrinsicInst *> chain,
+                       llvm::Intrinsic::ID id, bool max) {
+  llvm::IntrinsicInst *last = chain.back();
+  llvm::SmallVector<llvm::Use *, 4> outside;
+  for (llvm::Use &u : last->uses()) {
+    auto *phi = llvm::dyn_cast<llvm::PHINode>(u.getUser());
+    if (phi == p)
+      continue;
+    if (phi && !phi->getParent()->getSinglePredecessor())
+      return false;
+    outside.push_back(&u);
+  }
+  const unsigned back = p->getIncomingValue(0) == last ? 0 : 1;
+  llvm::Value *init = p->getIncomingValue(1 - back);
+  llvm::BasicBlock *entry = p->getIncomingBlock(1 - back), *latch = p->getIncomingBlock(back);
+  auto *it = llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(p->getType()));
+  llvm::IRBuilder<> pre(entry->getTerminator());
+  llvm::Value *s0 = as_int(pre, init), *f0 = unordered(pre, init, init);
+  llvm::IRBuilder<> head(p);
+  llvm::PHINode *s = head.CreatePHI(it, 2, "minmax.bits"), *f = head.CreatePHI(it, 2, "minmax.nan");
+  llvm::Value *prev = p, *m = p, *sv = s, *fv = f;
+  for (llvm::IntrinsicInst *r : chain) {
+    llvm::Value *x = r->getArgOperand(r->getArgOperand(0) == prev ? 1 : 0);
+    llvm::IRBuilder<> b(r);
+    m = b.CreateIntrinsic(id, {}, {x, m});
+    sv = max ? b.CreateAnd(sv, as_int(b, x)) : b.CreateOr(sv, as_int(b, x));
+    fv = b.CreateOr(fv, unordered(b, x, x));
+    prev = r;
+  }
+  s->addIncoming(s0, entry);
+  s->addIncoming(sv, latch);
+  f->addIncoming(f0, entry);
+  f->addIncoming(fv, latch);
+  p->setIncomingValue(back, m);
+  for (llvm::Use *u : outside) {
+    if (auto *phi = llvm::dyn_cast<llvm::PHINode>(u->getUser())) {
+      // The phi takes m; its users take the fixed-up value (sv and fv dominate the block: its
+      // one predecessor ends where rK is available).
+      u->set(m);
+      llvm::IRBuilder<> at(&*phi->getParent()->getFirstInsertionPt());
+      llvm::SmallVector<llvm::Use *, 4> users;
+      for (llvm::Use &pu : phi->uses())
+        users.push_back(&pu);
+      llvm::Value *v = reduction_result(at, phi, sv, fv);
+      for (llvm::Use *pu : users)
+        pu->set(v);
+      continue;
+    }
+    llvm::IRBuilder<> at(llvm::cast<llvm::Instruction>(u->getUser()));
+    u->set(reduction_result(at, m, sv, fv));
+  }
+  for (auto r = chain.rbegin(); r != chain.rend(); ++r) // each used only by the next
+    (*r)->eraseFromParent();
+  return true;
+}
+
+/// Without AVX-512DQ: vector maximum / minimum of f32 and f64 through SSE / AVX max / min, the
+/// steps of vectorized reductions as rewrite_reduction, the others as sse_minmax.
+void sse_minmax(llvm::Module &m, const Isa &isa) {
+  llvm::SmallVector<llvm::IntrinsicInst *, 32> found; // collected first: rewriting edits lists
+  for (llvm::Function &f : m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i))
+        if (ii->getIntrinsicID() == llvm::Intrinsic::maximum ||
+            ii->getIntrinsicID() == llvm::Intrinsic::minimum)
+          if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()))
+            if (sse_minmax_id(vt, true, isa) != llvm::Intrinsic::not_intrinsic)
+              found.push_back(ii);
+  llvm::SmallPtrSet<llvm::Instruction *, 32> rewritten; // reduction steps, erased
+  for (llvm::IntrinsicInst *ii : found) {
+    if (rewritten.contains(ii))
+      continue;
+    const bool max = ii->getIntrinsicID() == llvm::Intrinsic::maximum;
+    const llvm::Intrinsic::ID id =
+        sse_minmax_id(llvm::cast<llvm::FixedVectorType>(ii->getType()), max, isa);
+    bool reduction = false;
+    for (unsigned i = 0; i < 2 && !reduction; ++i)
+      if (auto *p = llvm::dyn_cast<llvm::PHINode>(ii->getArgOperand(i))) {
+        auto chain = reduction_chain(p, ii->getIntrinsicID());
+        if (!chain.empty() && chain.front() == ii && rewrite_reduction(p, chain, id, max)) {
+          rewritten.insert(chain.begin(), chain.end());
+          reduction = true;
+        }
+      }
+    if (reduction)
+      continue;
+    llvm::IRBuilder<> b(ii);
+    ii->replaceAllUsesWith(sse_minmax(b, id, max, ii->getArgOperand(0), ii->getArgOperand(1)));
+    ii->eraseFromParent();
+  }
+}
+
+} // namespace
+
+Isa isa_features(llvm::StringRef features) {
+  llvm::SmallVector<llvm::StringRef, 64> parts;
+  features.split(parts, ',');
+  Isa a;
+  for (llvm::StringRef p : parts) {
+    a.avx512f |= p == "+avx512f";
+    a.avx512dq |= p == "+avx512dq";
+    a.avx512vl |= p == "+avx512vl";
+    a.avx |= p == "+avx";
+  }
+  return a;
+}
+
+llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
+                    llvm::Value *n) {
+  auto define = [&](llvm::Function &helper) {
+    scalef_body(helper, 1);
+    std::vector<VectorVariant> variants;
+    for (unsigned lanes : {16u, 8u, 4u}) {
+      if (lanes < 16 && !isa.avx512vl)
+        continue;
+      auto *vt = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+      auto *v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
+                                       llvm::GlobalValue::InternalLinkage,
+                                       std::string(kScalef) + ".v" + std::to_string(lanes), m);
+      v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
+      scalef_body(*v, lanes);
+      variants.push_back({lanes, v});
+    }
+    return variants;
+  };
+  auto *type = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
+  return call_helper(b, m, kScalef, type, define, {p, n});
+}
+
+void finish_module(llvm::Module &m, const Isa &isa) {
+  if (isa.avx512dq)
+    range_minmax(m, isa);
+  else
+    sse_minmax(m, isa);
   for (llvm::Function &f : llvm::make_early_inc_range(m)) // now unused declarations
     if (f.isIntrinsic() && f.use_empty())
       f.eraseFromParent();

@@ -1,6 +1,7 @@
 // x86 instructions that LLVM 19 does not select from portable IR, for the hot spots of
 // memory-bound kernels: the 2^n scaling of exp (AVX-512 vscalefps: one instruction instead of
-// ten) and the NaN-propagating max/min of reductions (AVX-512DQ vrangeps: three instead of six).
+// ten) and the NaN-propagating max/min of reductions (AVX-512DQ vrangeps: three instead of six;
+// elsewhere SSE/AVX max/min without blends).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -12,7 +13,7 @@ namespace tl::llvm_cpu::x86 {
 
 /// The x86 features the helpers use, from a target feature string ("+avx512f,...").
 struct Isa {
-  bool avx512f = false, avx512dq = false, avx512vl = false;
+  bool avx = false, avx512f = false, avx512dq = false, avx512vl = false;
 };
 Isa isa_features(llvm::StringRef features);
 
@@ -22,9 +23,13 @@ Isa isa_features(llvm::StringRef features);
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
                     llvm::Value *n);
 
-/// After the optimization pipeline: rewrites vector llvm.maximum / llvm.minimum of f32 as
-/// vrangeps (which orders -0 < +0 as the IR does) plus one compare and blend that propagates NaN
-/// (vrangeps alone returns the other operand).
+/// After the optimization pipeline: rewrites vector llvm.maximum / llvm.minimum. With AVX-512DQ
+/// (f32) as vrangeps (which orders -0 < +0 as the IR does) plus one compare and blend that
+/// propagates NaN (vrangeps alone returns the other operand). Without it (f32 and f64, 128 bits, or
+/// 256 with AVX) as SSE/AVX max/min, which LLVM 19 lowers with three blends a vector: a vectorized
+/// reduction's step keeps a plain max/min on its loop-carried chain, with the NaN lanes and the
+/// zeros' signs accumulated beside it and applied once after the loop; other uses take max/min in
+/// both operand orders and-ed / or-ed (zeros ordered) and or-ed with the NaN mask.
 void finish_module(llvm::Module &m, const Isa &isa);
 
 } // namespace tl::llvm_cpu::x86

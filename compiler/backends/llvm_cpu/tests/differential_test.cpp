@@ -1178,6 +1178,158 @@ kernel @mm(%a: tensor<?xf32>, %b: tensor<?xf32>, %hi: tensor<?xf32>, %lo: tensor
   }
 }
 
+TEST(LlvmCpu, RowMaxMinPropagateNaNAndOrderSignedZerosAtEveryPosition) {
+  // Row reductions (the loop-carried accumulator of x86_isa.cpp's rewrite_reduction without
+  // AVX-512DQ: a plain max / min beside NaN and sign accumulators, fixed up after the loop) at
+  // f32, f64, f16 and bf16 over rows of 1003 (whole vectors and a scalar tail). Each row is one
+  // case that a wrong fix-up gets wrong: a NaN first, in the middle, in the last vector lane or
+  // in the tail (max and min NaN); only zeros of mixed signs (max +0, min -0), all -0, all +0, one
+  // +0 among -0 (max +0) and one -0 among +0 (min -0), negatives with a -0 (max -0), positives
+  // with a +0 (min +0), infinities, all equal, all -inf or +inf.
+  for (const char *t : {"f32", "f64", "f16", "bf16"}) {
+    SCOPED_TRACE(t);
+    std::string text = R"(
+kernel @rows(%a: tensor<?x?xT>, %hi: tensor<?xT>, %lo: tensor<?xT>) {
+  %pid = program_id {axis = 0} : i32
+  %four = constant {value = 4} : i32
+  %r0 = mul %pid, %four : i32
+  %z = constant {value = 0} : i32
+  %x = load %a, %r0, %z {padding = 0.0} : tile<4x1003xT>
+  %m = reduce %x {axis = 1, kind = "max"} : tile<4xT>
+  %n = reduce %x {axis = 1, kind = "min"} : tile<4xT>
+  store %hi, %r0, %m
+  store %lo, %r0, %n
+  return
+}
+)";
+    for (size_t at; (at = text.find("xT>")) != std::string::npos;)
+      text.replace(at + 1, 1, t);
+    const ScalarKind kind = std::string(t) == "f32"   ? ScalarKind::F32
+                            : std::string(t) == "f64" ? ScalarKind::F64
+                            : std::string(t) == "f16" ? ScalarKind::F16
+                                                      : ScalarKind::BF16;
+    constexpr int64_t kCols = 1003, kCases = 19, kRows = kCases + 2; // ragged last program
+    std::mt19937_64 rng(41);
+    HostTensor a = random_tensor(kind, {kRows, kCols}, rng);
+    auto row = [&](int64_t r, auto &&value) {
+      for (int64_t c = 0; c < kCols; ++c)
+        a.set(r * kCols + c, value(c));
+    };
+    auto zeros = [&](int64_t r, double first, double rest, int64_t at) {
+      row(r, [&](int64_t c) { return c == at ? first : rest; });
+    };
+    const int64_t nan_at[] = {0, kCols / 2, 7, 8, 999, kCols - 1};
+    int64_t r = 0;
+    for (int64_t c : nan_at) // NaN at one position, the rest random
+      a.set(r++ * kCols + c, std::nan(""));
+    row(r++, [&](int64_t) { return rng() % 2 ? 0.0 : -0.0; });
+    zeros(r++, -0.0, -0.0, 0);
+    zeros(r++, 0.0, 0.0, 0);
+    zeros(r++, 0.0, -0.0, 517);
+    zeros(r++, -0.0, 0.0, 1001);
+    zeros(r++, 0.0, -0.0, 3);
+    row(r++, [&](int64_t c) { return c == 640 ? -0.0 : -1.0 - double(c % 5); });
+    row(r++, [&](int64_t c) { return c == 12 ? 0.0 : 1.0 + double(c % 5); });
+    row(r++, [&](int64_t c) { return c == 100 ? INFINITY : c == 900 ? -INFINITY : 0.5; });
+    row(r++, [&](int64_t) { return 1.5; });
+    row(r++, [&](int64_t) { return -INFINITY; });
+    row(r++, [&](int64_t) { return INFINITY; });
+    row(r++, [&](int64_t c) { return c == 1002 ? -std::nan("") : -0.0; });
+    ASSERT_EQ(r, kCases);
+    expect_same(text, "rows", {a, HostTensor(kind, {kRows}), HostTensor(kind, {kRows})}, {},
+                {(kRows + 3) / 4, 1, 1});
+  }
+}
+
+TEST(LlvmCpu, MaxMinAgainstConstantsKeepNaN) {
+  // Against a constant without NaN or zero lanes (a clamp's bounds) max / min are one vmaxps /
+  // vminps with the constant first (x86_isa.cpp sse_minmax without AVX-512DQ): a NaN x must stay
+  // NaN, zeros and values equal to a bound must come out as the interpreter's.
+  const char *text = R"(
+kernel @bounds(%a: tensor<?xf32>, %c: tensor<?xf32>, %h: tensor<?xf32>, %l: tensor<?xf32>) {
+  %z = constant {value = 0} : i32
+  %x = load %a, %z {padding = 0.0} : tile<1024xf32>
+  %lo = full {value = -1.5} : tile<1024xf32>
+  %hi = full {value = 2.5} : tile<1024xf32>
+  %k = clamp %x, %lo, %hi : tile<1024xf32>
+  store %c, %z, %k
+  %m = max %lo, %x : tile<1024xf32>
+  store %h, %z, %m
+  %n = min %x, %hi : tile<1024xf32>
+  store %l, %z, %n
+  return
+}
+)";
+  const float specials[] = {0.0f,           -0.0f, INFINITY, -INFINITY, std::nanf(""),
+                            -std::nanf(""), -1.5f, 2.5f,     1e-45f,    -1e-45f};
+  std::mt19937_64 rng(47);
+  for (int64_t n : {1024, 1000}) {
+    HostTensor a = random_tensor(ScalarKind::F32, {n}, rng);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i < int64_t(std::size(specials)))
+        a.set(i, specials[i]);
+      else if (rng() % 3 == 0)
+        a.set(i, specials[rng() % std::size(specials)]);
+      else
+        a.set(i, a.get(i) * 4.0);
+    }
+    expect_same(text, "bounds",
+                {a, HostTensor(ScalarKind::F32, {n}), HostTensor(ScalarKind::F32, {n}),
+                 HostTensor(ScalarKind::F32, {n})},
+                {}, {1, 1, 1});
+  }
+}
+
+TEST(LlvmCpu, FusedRowBroadcastsAreExact) {
+  // x / s[:, None] of several rows (int8 quantize's, layernorm's statistics) is a per-row value
+  // inside the fused store (plan_store_fusion.h), in the row loop, the streaming chunks (a
+  // tensor over 32 MiB, aligned) and the unfused branch (a ragged last block). Fails if a lane
+  // takes another row's value.
+  const char *text = R"(
+kernel @rowdiv(%x: tensor<?x?xf32>, %s: tensor<?xf32>, %o: tensor<?x?xf32>) {
+  %pid = program_id {axis = 0} : i32
+  %four = constant {value = 4} : i32
+  %r0 = mul %pid, %four : i32
+  %z = constant {value = 0} : i32
+  %a = load %x, %r0, %z : tile<4x1024xf32>
+  %v = load %s, %r0 : tile<4xf32>
+  %e = expand_dims %v {axis = 1} : tile<4x1xf32>
+  %b = broadcast %e : tile<4x1024xf32>
+  %q = div %a, %b : tile<4x1024xf32>
+  store %o, %r0, %z, %q
+  return
+}
+)";
+  std::mt19937_64 rng(43);
+  for (int64_t rows : {8, 9, 3}) // whole blocks, a ragged last block, one partial block
+    expect_same(text, "rowdiv",
+                {random_tensor(ScalarKind::F32, {rows, 1024}, rng),
+                 random_tensor(ScalarKind::F32, {rows}, rng),
+                 HostTensor(ScalarKind::F32, {rows, 1024})},
+                {}, {(rows + 3) / 4, 1, 1});
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  const int64_t rows = 8300, cols = 1024; // 34 MB of output: the streaming path
+  std::vector<float> x(rows * cols), s(rows), storage(rows * cols + 16, -1.0f);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    x[i] = float(i % 1013) * 0.5f - 200.0f;
+  for (int64_t r = 0; r < rows; ++r)
+    s[r] = 1.0f + float(r % 97) * 0.125f;
+  float *out = aligned_output(storage, 0);
+  std::vector<tl_cpu_arg> args(3);
+  args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
+  args[1] = {s.data(), {rows}, {1}, 0, 0.0};
+  args[2] = {out, {rows, cols}, {cols, 1}, 0, 0.0};
+  LaunchHost host;
+  tl_cpu_launch launch{args.data(), {(rows + 3) / 4, 1, 1}, &host};
+  for (int64_t p = 0; p < launch.grid[0]; ++p)
+    ASSERT_EQ(prog->find("rowdiv")(&launch, p, 0, 0), 0) << host.first_error();
+  for (int64_t i = 0; i < rows * cols; ++i)
+    ASSERT_EQ(out[i], x[i] / s[i / cols]) << "at " << i;
+}
+
 TEST(LlvmCpu, StreamingStoresToLargeTensorsAreExact) {
   // Tensors over 32 MiB written by fused stores take the non-temporal path when the block is
   // 64-byte aligned (fusion.cpp); a misaligned base, the ragged last block and small tensors take

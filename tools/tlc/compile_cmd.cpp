@@ -39,11 +39,13 @@ compile::TargetOptions parse_target_options(const std::vector<std::string> &key_
 
 namespace {
 
-/// --emit-llvm: the optimized LLVM IR of a module the pipeline planned, to `path` ("-":
-/// stdout); "" or the code generator's error.
-std::string write_llvm_ir(const ir::Module &module, const std::string &path) {
+/// --emit-llvm: the optimized LLVM IR of a module the pipeline planned, for the LLVM CPU `cpu`
+/// ("host" or a name such as znver3), to `path` ("-": stdout); "" or the code generator's error.
+std::string write_llvm_ir(const ir::Module &module, const std::string &cpu,
+                          const std::string &path) {
   llvm_cpu::CompileOptions options;
   options.planned = true;
+  options.cpu = cpu;
   std::string error;
   const std::string ir = llvm_cpu::emit_llvm_ir(module, options, &error);
   if (!error.empty())
@@ -83,8 +85,8 @@ std::string write_ptx(const ir::Module &module, const compile::TargetOptions &ta
 } // namespace
 
 int cmd_compile(int argc, char **argv) {
-  std::string input, output, target_name, emit_llvm, emit_ptx,
-      pipeline = passes::default_pipeline();
+  std::string input, output, target_name, emit_llvm, emit_llvm_cpu = "host", emit_ptx,
+                                                     pipeline = passes::default_pipeline();
   std::vector<std::string> target_options;
   passes::PassManagerOptions pm_opts;
   po::options_description desc("tlc compile options");
@@ -100,6 +102,9 @@ int cmd_compile(int argc, char **argv) {
       "key=value for the target, repeatable (tnpu: chip=sim/configs/edge.json)")(
       "emit-llvm", po::value(&emit_llvm),
       "llvm-cpu only: also write the optimized LLVM IR to this file (- for stdout)")(
+      "emit-llvm-cpu", po::value(&emit_llvm_cpu),
+      "the LLVM CPU --emit-llvm generates for (default host; e.g. znver3, x86-64-v3): tests "
+      "pin one; the .tlx is always for the host")(
       "emit-ptx", po::value(&emit_ptx),
       "nvptx only: also write the PTX (first arch= of the options) to this file (- for stdout)");
   if (!parse_options(argc, argv, desc,
@@ -135,7 +140,7 @@ int cmd_compile(int argc, char **argv) {
   if (!emit_llvm.empty()) {
     if (target_name != "llvm-cpu")
       throw std::runtime_error("--emit-llvm needs --target llvm-cpu");
-    if (std::string e = write_llvm_ir(*module, emit_llvm); !e.empty()) {
+    if (std::string e = write_llvm_ir(*module, emit_llvm_cpu, emit_llvm); !e.empty()) {
       std::cerr << "tlc compile: error: " << e << "\n";
       return 1;
     }

@@ -18,6 +18,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -66,6 +67,11 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const CompileOptions &o, std
     *error = llvm::toString(tm.takeError());
     return nullptr;
   }
+  // LLVM only warns on stderr for an unknown CPU and generates for a generic one.
+  if (o.cpu != "host" && !(*tm)->getMCSubtargetInfo()->isCPUStringValid(o.cpu)) {
+    *error = "llvm-cpu: '" + o.cpu + "' is not an LLVM CPU of " + (*tm)->getTargetTriple().str();
+    return nullptr;
+  }
   return std::move(*tm);
 }
 
@@ -89,12 +95,9 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
   out.setDataLayout(tm.createDataLayout());
   out.setTargetTriple(tm.getTargetTriple().str());
   const x86::Isa isa =
-      tm.getTargetTriple().isX86() ? x86::isa_features(tm.getTargetFeatureString()) : x86::Isa{};
+      tm.getTargetTriple().isX86() ? x86::isa_features(*tm.getMCSubtargetInfo()) : x86::Isa{};
   try {
-    const std::string features = tm.getTargetFeatureString().str();
-    const unsigned vector_bits = isa.avx512f                                  ? 512
-                                 : features.find("+avx") != std::string::npos ? 256
-                                                                              : 128;
+    const unsigned vector_bits = isa.avx512f ? 512 : isa.avx ? 256 : 128;
     lower_module(*planned, out, vector_bits, isa);
   } catch (const LoweringError &e) {
     *error = e.what();

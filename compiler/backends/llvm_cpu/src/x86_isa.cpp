@@ -9,6 +9,7 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 
 #include <string>
 
@@ -277,16 +278,13 @@ void sse_minmax(llvm::Module &m, const Isa &isa) {
 
 } // namespace
 
-Isa isa_features(llvm::StringRef features) {
-  llvm::SmallVector<llvm::StringRef, 64> parts;
-  features.split(parts, ',');
+Isa isa_features(const llvm::MCSubtargetInfo &subtarget) {
+  // The subtarget's own bits: a named CPU (not the host) has an empty feature string.
   Isa a;
-  for (llvm::StringRef p : parts) {
-    a.avx512f |= p == "+avx512f";
-    a.avx512dq |= p == "+avx512dq";
-    a.avx512vl |= p == "+avx512vl";
-    a.avx |= p == "+avx";
-  }
+  a.avx512f = subtarget.checkFeatures("+avx512f");
+  a.avx512dq = subtarget.checkFeatures("+avx512dq");
+  a.avx512vl = subtarget.checkFeatures("+avx512vl");
+  a.avx = subtarget.checkFeatures("+avx");
   return a;
 }
 

@@ -9,13 +9,18 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+namespace llvm {
+class MCSubtargetInfo;
+}
+
 namespace tl::llvm_cpu::x86 {
 
-/// The x86 features the helpers use, from a target feature string ("+avx512f,...").
+/// The x86 features the helpers use, from the target machine's subtarget (the host's or a named
+/// CPU's).
 struct Isa {
   bool avx = false, avx512f = false, avx512dq = false, avx512vl = false;
 };
-Isa isa_features(llvm::StringRef features);
+Isa isa_features(const llvm::MCSubtargetInfo &subtarget);
 
 /// p * 2^n for f32 p and an integral f32 n, rounded once (subnormal and overflowing results
 /// included): a helper (vector_math.h) whose vector variants of 16 lanes (8 and 4 with AVX-512VL)

@@ -81,6 +81,24 @@ def test_reduce_split_rows(op, shape, axis, split, dtype, device):
     check(got, ref.reduce(op, x, axis), TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+def test_reduce_columns_wide(op, dtype, device):
+    # Column reductions at the cpu's tiles (1024 columns, 16-row chunks, the rows split across
+    # programs; llvm-cpu adds each chunk's rows to the running sums in one lane loop). 1001
+    # rows are not a multiple of the chunk (the last chunk padded with the op's neutral value),
+    # 1030 columns leave a ragged second column block of 6 (not a vector). Catches: a
+    # chunk's rows dropped or counted twice, padding rows counted (0 into max of negatives,
+    # into min of positives), the ragged columns written from the wrong lanes.
+    if device != "cpu":
+        pytest.skip("the cpu's column tiles")
+    lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "max": (-3.0, -1.0),
+              "min": (1.0, 3.0)}[op]
+    x = make(rng, (1001, 1030), dtype, lo, hi)
+    got = ops.reduce(op, x, 0, device=device)
+    check(got, ref.reduce(op, x, 0), TOL[op], dtype, n=1001)
+
+
 @pytest.mark.parametrize("split", [2, 5, 40])
 def test_argmax_split_rows(split, device):
     # Catches: a later block's equal maximum winning over the first (rows 100 and 4500 tie),

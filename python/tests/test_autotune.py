@@ -229,3 +229,30 @@ def test_no_config_for_target_is_a_clear_error(cache):
     t = tuner([tl.Config({"BLOCK": 16, "TAG": 1}, targets="tnpu")])
     with pytest.raises(ValueError, match="has no config for target"):
         launch(t, 100, "cpu")
+
+
+@tl.kernel
+def capped(x: tl.tensor, y: tl.tensor, tag: tl.tensor, n, BLOCK: tl.constexpr,
+           TAG: tl.constexpr):
+    tl.static_assert(BLOCK <= 32, "BLOCK above this chip's limit")  # a config that fails
+    i = tl.program_id(0) * BLOCK
+    tl.store(y + (i,), tl.load(x + (i,), (BLOCK,)) * 2.0)
+    tl.store(tag + (0,), tl.full((1,), TAG))
+
+
+def test_a_config_that_does_not_compile_is_left_out_with_a_warning(cache):
+    # A config the device's chip cannot compile (e.g. a tile beyond its scratchpad) is left out
+    # of the timing, said aloud, and the others still chosen among; every config failing raises
+    # the first compile error. Catches: the error escaping the autotuner (the launch fails),
+    # the failed config chosen or timed (TAG 2, or a time stored for it), the failure silent
+    # (no warning), all-failing configs choosing nothing silently.
+    configs = [tl.Config({"BLOCK": 64, "TAG": 2}), tl.Config({"BLOCK": 16, "TAG": 1})]
+    t = tl.autotune(configs=configs, key=["n"], warmup=0, rep=1)(capped)
+    with pytest.warns(UserWarning, match="does not compile for llvm-cpu, left out.*BLOCK above"):
+        assert launch(t, 1000) == 1
+    [path] = entries(cache)
+    assert json.loads(path.read_text())["times_ms"][0] is None
+    bad = tl.autotune(configs=[tl.Config({"BLOCK": 64, "TAG": 2})], key=["n"], warmup=0,
+                      rep=1)(capped)
+    with pytest.warns(UserWarning), pytest.raises(tl.CompileError, match="BLOCK above"):
+        launch(bad, 1000)

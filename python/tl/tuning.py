@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from . import ir, runtime
+from .errors import CompileError
 
 log = logging.getLogger("tl")
 FORMAT = "tl-autotune 1"
@@ -233,16 +234,29 @@ class Autotuner:
         if not configs:
             raise ValueError(f"tl.autotune: {self.__name__} has no config for target "
                              f"'{where['target']}' (each config names other targets)")
-        times = []
+        times, failed = [], []
         for c in configs:
-            for _ in range(self.warmup):
-                self.kernel.run(grid, *args, device=device, target=target, **kwargs, **c.kwargs)
-            t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
-                                    **kwargs, **c.kwargs) for _ in range(self.rep))
+            try:
+                for _ in range(self.warmup):
+                    self.kernel.run(grid, *args, device=device, target=target, **kwargs,
+                                    **c.kwargs)
+                t = min(self.kernel.run(grid, *args, device=device, target=target, _timed=True,
+                                        **kwargs, **c.kwargs) for _ in range(self.rep))
+            except CompileError as e:
+                # A config this target cannot compile (a tile larger than a chip's scratchpad:
+                # configs are per target, chips of one target differ) is left out, said aloud;
+                # if every config fails, the first error is the kernel's.
+                failed.append(e)
+                warnings.warn(f"tl.autotune: {self.__name__} {c} does not compile for "
+                              f"{where['target']}, left out: {e}", stacklevel=3)
+                times.append(None)
+                continue
             times.append(t)
             log.debug("autotune %s %s: %s -> %.4f ms", self.__name__, key, c, t)
+        if len(failed) == len(configs):
+            raise failed[0]
         self.tunings += 1
-        cfg = configs[times.index(min(times))]
+        cfg = configs[times.index(min(t for t in times if t is not None))]
         log.debug("autotune %s %s: chose %s", self.__name__, key, cfg)
         if path is not None:
             self._save(path, {"format": FORMAT, "where": where, "what": what,

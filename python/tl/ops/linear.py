@@ -18,9 +18,15 @@ GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
                 tl.Config({"BM": 128, "BN": 128, "BK": 64}),
                 # tnpu: blocks of whole 128 x 128 matrix-unit passes, large enough that the k
                 # loop's prefetched loads hide behind the dots (256 x 512 x 128 f32: 0.67 of
-                # the default chip's f32 peak at 1024^3, 64 x 64 x 32: 0.05; bench/README.md)
+                # the default chip's f32 peak at 1024^3, 64 x 64 x 32: 0.05; bench/README.md).
+                # Wide blocks (session 17, npusim f32, of the f32 peak): 128 x 512 x 128 at
+                # 512^3 0.55 (256 x 512: 0.33), 256 x 1024 x 128 at 1024^3 0.76 (0.65) and at
+                # 2048^3 0.85 (0.79). A config a chip's scratchpad cannot hold does not compile
+                # and tl.autotune leaves it out (with a warning).
                 tl.Config({"BM": 128, "BN": 128, "BK": 128}, targets="tnpu"),
-                tl.Config({"BM": 256, "BN": 512, "BK": 128}, targets="tnpu")]
+                tl.Config({"BM": 128, "BN": 512, "BK": 128}, targets="tnpu"),
+                tl.Config({"BM": 256, "BN": 512, "BK": 128}, targets="tnpu"),
+                tl.Config({"BM": 256, "BN": 1024, "BK": 128}, targets="tnpu")]
 
 
 @tl.func

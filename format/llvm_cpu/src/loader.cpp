@@ -7,6 +7,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
 
 #include <cstdio>
 #include <sstream>
@@ -163,6 +164,26 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
   if (auto err = (*jit)->addObjectFile(std::move(buffer))) {
     *error = "cannot link the object code: " + llvm::toString(std::move(err));
     return nullptr;
+  }
+  // The x86 features the code needs (TL_CPU_FEATURES_SYMBOL): an object compiled on another
+  // machine would stop at an illegal instruction on a host without them.
+  if (auto sym = (*jit)->lookup(TL_CPU_FEATURES_SYMBOL)) {
+    const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    llvm::SmallVector<llvm::StringRef, 32> needed;
+    llvm::StringRef(sym->toPtr<const char *>()).split(needed, ',', -1, false);
+    std::string missing;
+    for (llvm::StringRef f : needed) {
+      auto it = host.find(f.drop_front()); // "+avx2" -> avx2
+      if (it == host.end() || !it->second)
+        missing += (missing.empty() ? "" : ", ") + f.drop_front().str();
+    }
+    if (!missing.empty()) {
+      *error = "the object code needs x86 features this host lacks (" + missing +
+               "): it was compiled for another CPU; compile the kernel again on this machine";
+      return nullptr;
+    }
+  } else {
+    llvm::consumeError(sym.takeError()); // an object from before the symbol: not checked
   }
   return std::make_unique<JitProgram>(std::move(*jit));
 }

@@ -2,6 +2,7 @@
 // emission, ORC LLJIT linking, and the compile cache (memory and disk).
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/llvm_cpu.h"
+#include "tl/format/llvm_cpu_abi.h"
 
 #include "codegen.h"
 #include "tl/ir/clone.h"
@@ -96,6 +97,12 @@ bool build(const ir::Module &module, llvm::TargetMachine &tm, const CompileOptio
   out.setTargetTriple(tm.getTargetTriple().str());
   const x86::Isa isa =
       tm.getTargetTriple().isX86() ? x86::isa_features(*tm.getMCSubtargetInfo()) : x86::Isa{};
+  if (tm.getTargetTriple().isX86()) { // what the loader checks the host for (llvm_cpu_abi.h)
+    llvm::Constant *text = llvm::ConstantDataArray::getString(
+        out.getContext(), x86::required_features(*tm.getMCSubtargetInfo()));
+    new llvm::GlobalVariable(out, text->getType(), true, llvm::GlobalValue::ExternalLinkage, text,
+                             TL_CPU_FEATURES_SYMBOL);
+  }
   try {
     const unsigned vector_bits = isa.avx512f ? 512 : isa.avx ? 256 : 128;
     lower_module(*planned, out, vector_bits, isa);

@@ -45,21 +45,29 @@ void scalef_body(llvm::Function &fn, unsigned lanes) {
   b.CreateRet(r);
 }
 
-/// Vector f32 maximum / minimum as vrangeps + NaN blend (AVX-512DQ).
-void range_minmax(llvm::Module &m, const Isa &isa) {
-  llvm::SmallVector<llvm::IntrinsicInst *, 32>
-      to_rewrite; // collected first: rewriting edits the lists
+/// The vector llvm.maximum / llvm.minimum calls of `m` whose type `take` accepts, collected
+/// before any is rewritten (rewriting edits the instruction lists).
+llvm::SmallVector<llvm::IntrinsicInst *, 32>
+vector_minmax(llvm::Module &m, llvm::function_ref<bool(llvm::FixedVectorType *)> take) {
+  llvm::SmallVector<llvm::IntrinsicInst *, 32> found;
   for (llvm::Function &f : m)
     for (llvm::Instruction &i : llvm::instructions(f))
       if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i))
         if (ii->getIntrinsicID() == llvm::Intrinsic::maximum ||
             ii->getIntrinsicID() == llvm::Intrinsic::minimum)
-          if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()))
-            if (vt->getElementType()->isFloatTy() &&
-                (vt->getNumElements() == 16 ||
-                 (isa.avx512vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4))))
-              to_rewrite.push_back(ii);
-  for (llvm::IntrinsicInst *ii : to_rewrite) {
+          if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()); vt && take(vt))
+            found.push_back(ii);
+  return found;
+}
+
+/// Vector f32 maximum / minimum as vrangeps + NaN blend (AVX-512DQ).
+void range_minmax(llvm::Module &m, const Isa &isa) {
+  auto take = [&](llvm::FixedVectorType *vt) {
+    return vt->getElementType()->isFloatTy() &&
+           (vt->getNumElements() == 16 ||
+            (isa.avx512vl && (vt->getNumElements() == 8 || vt->getNumElements() == 4)));
+  };
+  for (llvm::IntrinsicInst *ii : vector_minmax(m, take)) {
     llvm::IRBuilder<> b(ii);
     llvm::Value *x = ii->getArgOperand(0), *y = ii->getArgOperand(1);
     auto *vt = llvm::cast<llvm::FixedVectorType>(ii->getType());
@@ -243,15 +251,10 @@ bool rewrite_reduction(llvm::PHINode *p, llvm::ArrayRef<llvm::IntrinsicInst *> c
 /// Without AVX-512DQ: vector maximum / minimum of f32 and f64 through SSE / AVX max / min, the
 /// steps of vectorized reductions as rewrite_reduction, the others as sse_minmax.
 void sse_minmax(llvm::Module &m, const Isa &isa) {
-  llvm::SmallVector<llvm::IntrinsicInst *, 32> found; // collected first: rewriting edits lists
-  for (llvm::Function &f : m)
-    for (llvm::Instruction &i : llvm::instructions(f))
-      if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(&i))
-        if (ii->getIntrinsicID() == llvm::Intrinsic::maximum ||
-            ii->getIntrinsicID() == llvm::Intrinsic::minimum)
-          if (auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(ii->getType()))
-            if (sse_minmax_id(vt, true, isa) != llvm::Intrinsic::not_intrinsic)
-              found.push_back(ii);
+  const llvm::SmallVector<llvm::IntrinsicInst *, 32> found =
+      vector_minmax(m, [&](llvm::FixedVectorType *vt) {
+        return sse_minmax_id(vt, true, isa) != llvm::Intrinsic::not_intrinsic;
+      });
   llvm::SmallPtrSet<llvm::Instruction *, 32> rewritten; // reduction steps, erased
   for (llvm::IntrinsicInst *ii : found) {
     if (rewritten.contains(ii))
@@ -286,6 +289,22 @@ Isa isa_features(const llvm::MCSubtargetInfo &subtarget) {
   a.avx512vl = subtarget.checkFeatures("+avx512vl");
   a.avx = subtarget.checkFeatures("+avx");
   return a;
+}
+
+std::string required_features(const llvm::MCSubtargetInfo &subtarget) {
+  // The ISA extensions code generation may select instructions from (not tuning flags).
+  static const char *const kExtensions[] = {
+      "sse3",       "ssse3",       "sse4.1",     "sse4.2",       "popcnt",
+      "avx",        "avx2",        "fma",        "f16c",         "bmi",
+      "bmi2",       "lzcnt",       "movbe",      "avx512f",      "avx512dq",
+      "avx512vl",   "avx512bw",    "avx512cd",   "avx512bf16",   "avx512vnni",
+      "avx512vbmi", "avx512vbmi2", "avx512ifma", "avx512bitalg", "avx512vpopcntdq",
+      "avx512fp16", "gfni",        "vaes",       "vpclmulqdq",   "avxvnni"};
+  std::string out;
+  for (const char *f : kExtensions)
+    if (subtarget.checkFeatures(std::string("+") + f))
+      out += (out.empty() ? "+" : ",+") + std::string(f);
+  return out;
 }
 
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,

@@ -9,6 +9,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <string>
+
 namespace llvm {
 class MCSubtargetInfo;
 }
@@ -21,6 +23,10 @@ struct Isa {
   bool avx = false, avx512f = false, avx512dq = false, avx512vl = false;
 };
 Isa isa_features(const llvm::MCSubtargetInfo &subtarget);
+
+/// The features of an x86 ISA-extension list that `subtarget` enables, as "+avx,+avx2,...": what
+/// the object needs of the host that runs it (TL_CPU_FEATURES_SYMBOL, llvm_cpu_abi.h).
+std::string required_features(const llvm::MCSubtargetInfo &subtarget);
 
 /// p * 2^n for f32 p and an integral f32 n, rounded once (subnormal and overflowing results
 /// included): a helper (vector_math.h) whose vector variants of 16 lanes (8 and 4 with AVX-512VL)

@@ -25,6 +25,12 @@ extern "C" {
 
 #define TL_CPU_MAX_RANK 8
 
+/* The object defines this symbol: a C string of the x86 features its code needs, as LLVM names
+ * them, comma-separated with a leading '+' ("+avx,+avx2,+avx512f,..."). The loader refuses an
+ * object whose features the host lacks (an object compiled on another machine would stop at an
+ * illegal instruction). Objects without it (before session 17) load unchecked. */
+#define TL_CPU_FEATURES_SYMBOL "tl_cpu_features"
+
 /* Vectorized math calls resolve to SLEEF (Debian's libsleef3), loaded by the host at link time. */
 #define TL_CPU_VECTOR_MATH_LIBRARY "libsleef.so.3"
 

@@ -64,6 +64,15 @@ private:
   void loop(int64_t n, const IndexFn &body, const char *name = "i");
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
+  /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
+  /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp).
+  struct Fetch {
+    llvm::Value *base;
+    int64_t bytes;
+    int write;
+  };
+  std::vector<Fetch> open_streams(int64_t trips, int64_t max_bytes_per_trip);
+  void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips);
   void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
                llvm::Value *lane, llvm::Value *index);
   llvm::Value *arg_field(unsigned arg, unsigned field, llvm::Value *dim);

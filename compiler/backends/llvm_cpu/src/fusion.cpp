@@ -282,21 +282,12 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
 // instead of 5.3 ms of CPU time for a 16384 x 1024 column sum; session 16).
 void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   constexpr int64_t kMaxStreamLaneBytes = 8;
-  struct Fetch {
-    llvm::Value *base;
-    int64_t bytes;
-    int write;
-  };
-  std::vector<Fetch> fetches;
-  int64_t lane_bytes = 0; // of the densest stream
-  for (const Stream &s : streams_)
-    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end() &&
-        s.bytes <= n * kMaxStreamLaneBytes) { // denser: not paced by this loop
-      fetches.push_back({s.at, s.bytes, s.write ? 1 : 0});
-      lane_bytes = std::max(lane_bytes, s.bytes / n);
-    }
+  const std::vector<Fetch> fetches = open_streams(n, kMaxStreamLaneBytes);
   if (fetches.empty())
     return loop(n, body);
+  int64_t lane_bytes = 0; // of the densest stream
+  for (const Fetch &f : fetches)
+    lane_bytes = std::max(lane_bytes, f.bytes / n);
   int64_t kChunk = 32;
   while (kChunk * std::max<int64_t>(lane_bytes, 1) < 256)
     kChunk *= 2;
@@ -306,19 +297,34 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
   loop(
       chunks,
       [&](llvm::Value *c) {
-        for (const Fetch &f : fetches) {
-          const int64_t lines = (f.bytes / 64 + chunks - 1) / chunks; // per chunk
-          for (int64_t l = 0; l < lines; ++l) {
-            llvm::Value *at = b_.CreateAdd(b_.CreateMul(c, i64(lines * 64)), i64(l * 64));
-            b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                               {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),
-                                b_.getInt32(2), b_.getInt32(1)}); // into L2, data
-          }
-        }
+        fetch_trip(fetches, c, chunks);
         loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,
              "i");
       },
       "chunk");
+}
+
+std::vector<KernelCodegen::Fetch> KernelCodegen::open_streams(int64_t trips,
+                                                              int64_t max_bytes_per_trip) {
+  std::vector<Fetch> fetches;
+  for (const Stream &s : streams_)
+    if (std::find(open_blocks_.begin(), open_blocks_.end(), s.block) != open_blocks_.end() &&
+        s.bytes <= trips * max_bytes_per_trip) // denser: not paced by this loop
+      fetches.push_back({s.at, s.bytes, s.write ? 1 : 0});
+  return fetches;
+}
+
+void KernelCodegen::fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip,
+                               int64_t trips) {
+  for (const Fetch &f : fetches) {
+    const int64_t lines = (f.bytes / 64 + trips - 1) / trips; // per trip
+    for (int64_t l = 0; l < lines; ++l) {
+      llvm::Value *at = b_.CreateAdd(b_.CreateMul(trip, i64(lines * 64)), i64(l * 64));
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                         {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),
+                          b_.getInt32(2), b_.getInt32(1)}); // into L2, data
+    }
+  }
 }
 
 /// After load view `load`: the stores planned to be fetched for writing after it

@@ -65,23 +65,29 @@ void fill_pattern(tbb::task_arena &arena, char *dst, uint64_t size, const uint8_
 }
 
 #if defined(__x86_64__)
-/// Two 64-byte lines a step: unaligned loads, aligned streaming stores (the head up to the
-/// destination's first line and the tail are plain copies).
+/// 1 KiB a step: 32 unaligned loads, then 32 aligned streaming stores (the head up to the
+/// destination's first line and the tail are plain copies). DRAM then sees reads and writes in
+/// 1 KiB runs; two lines a step alternated them every 128 bytes (Zen 4: h2d 0.83 of the kit's
+/// 1 KiB-run C copy; session 17).
 __attribute__((target("avx"))) void streaming_copy_avx(char *dst, const char *src, uint64_t size) {
+  constexpr int kVectors = 32;
+  constexpr uint64_t kStep = kVectors * 32;
   const uint64_t head =
       std::min<uint64_t>((64 - (reinterpret_cast<uintptr_t>(dst) & 63)) & 63, size);
   std::memcpy(dst, src, head);
   dst += head, src += head, size -= head;
-  for (; size >= 128; size -= 128, dst += 128, src += 128) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 32));
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 64));
-    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 96));
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 32), b);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 64), c);
-    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 96), d);
+  for (; size >= kStep; size -= kStep, dst += kStep, src += kStep) {
+    __m256i v[kVectors];
+#pragma GCC unroll 32
+    for (int i = 0; i < kVectors; ++i)
+      v[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 32 * i));
+#pragma GCC unroll 32
+    for (int i = 0; i < kVectors; ++i)
+      _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + 32 * i), v[i]);
   }
+  for (; size >= 32; size -= 32, dst += 32, src += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(dst),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src)));
   std::memcpy(dst, src, size);
 }
 #endif

@@ -20,6 +20,8 @@ using vendor::WorkQueue;
 
 /// Buffers are aligned for the widest vector loads (AVX-512) and whole cache lines.
 inline constexpr uint64_t kBufferAlignment = 64;
+/// Buffers of at least this size are allocated on 2 MiB boundaries and advised to use huge pages.
+inline constexpr uint64_t kHugePage = uint64_t(2) << 20, kHugePageMinBytes = uint64_t(4) << 20;
 
 /// Linked llvm-cpu object code and its kernels (executables.cpp).
 struct Program;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -145,7 +146,18 @@ Error Device::allocate(const tl_buffer_desc &desc, std::unique_ptr<Buffer> &out)
   if (rounded < size)
     return {TL_STATUS_RESOURCE_EXHAUSTED, "buffer size overflows"};
   auto buffer = std::make_unique<Buffer>();
-  buffer->data = std::aligned_alloc(kBufferAlignment, rounded);
+  if (rounded >= kHugePageMinBytes) {
+    // Large buffers on 2 MiB pages where the kernel allows it (transparent huge pages, "madvise"
+    // mode): streaming kernels then cross no 4 KiB page every 64 lines, where the hardware
+    // prefetchers stop and a TLB walk begins (numpy and PyTorch advise so too). At most 2 MiB
+    // of the last page is unused.
+    const uint64_t huge = (rounded + kHugePage - 1) / kHugePage * kHugePage;
+    buffer->data = std::aligned_alloc(kHugePage, huge);
+    if (buffer->data)
+      madvise(buffer->data, huge, MADV_HUGEPAGE); // advice only: failure leaves 4 KiB pages
+  } else {
+    buffer->data = std::aligned_alloc(kBufferAlignment, rounded);
+  }
   if (!buffer->data)
     return {TL_STATUS_RESOURCE_EXHAUSTED,
             "cannot allocate " + std::to_string(desc.size_bytes) + " bytes of host memory"};

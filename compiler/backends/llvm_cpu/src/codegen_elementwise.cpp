@@ -221,7 +221,7 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
 // the whole clamped range, no branches (17 vector instructions per lane group; the two-branch
 // form before it, a polynomial below 0.921875 and 1 - e^Q(|x|) with the inline exp above, took
 // ~45 and held GELU at ~0.25 of the triad):
-//   erf(x) = x P(s) / Q(s), s = x^2, x clamped to [-3.925, 3.925] (past 3.925 erf rounds to +-1
+//   erf(x) = x P(s) / Q(s), s = x^2 clamped to 3.925^2 (past 3.925 erf rounds to +-1
 //   in f32; inf gives +-1, NaN stays: the ordered compares keep it), P and Q of degree 5 with
 //   positive coefficients (no cancellation in Horner's form); the result clamped to [-1, 1].
 // Coefficients: Sanathanan-Koerner iteration, then Lawson reweighting toward the minimax relative
@@ -239,9 +239,11 @@ llvm::Value *KernelCodegen::erf_f32(llvm::Value *x) {
       p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, v, c(*it)});
     return p;
   };
-  llvm::Value *xc = b_.CreateSelect(b_.CreateFCmpOGT(x, c(3.925)), c(3.925), x);
-  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, c(-3.925)), c(-3.925), xc);
-  llvm::Value *s = b_.CreateFMul(xc, xc);
+  // s = x^2 clamped at 3.925^2 (one select, not two on x): past 3.925 x P(s) / Q(s) is
+  // (x / 3.925) times the rational at 3.925 (1 within an ulp), so its magnitude passes 1 and the
+  // result clamp gives +-1, as the clamped x did; inf gives +-1, NaN stays (ordered compare).
+  llvm::Value *s = b_.CreateFMul(x, x);
+  s = b_.CreateSelect(b_.CreateFCmpOGT(s, c(3.925 * 3.925)), c(3.925 * 3.925), s);
   llvm::Value *p = horner({2.0460479390749242e-06, 0.00028484559152275324, 0.003772566793486476,
                            0.05276935547590256, 0.1905939280986786, 1.1283791065216064},
                           s);
@@ -249,7 +251,7 @@ llvm::Value *KernelCodegen::erf_f32(llvm::Value *x) {
                            0.11418282240629196, 0.5022422075271606, 1.0},
                           s);
   // The rational passes 1 by an ulp near x = 3.8 (its error, rounded): |erf| <= 1 kept.
-  llvm::Value *r = b_.CreateFDiv(b_.CreateFMul(xc, p), q);
+  llvm::Value *r = b_.CreateFDiv(b_.CreateFMul(x, p), q);
   r = b_.CreateSelect(b_.CreateFCmpOGT(r, c(1.0)), c(1.0), r);
   return b_.CreateSelect(b_.CreateFCmpOLT(r, c(-1.0)), c(-1.0), r);
 }

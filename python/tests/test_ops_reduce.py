@@ -84,14 +84,12 @@ def test_reduce_split_rows(op, shape, axis, split, dtype, device):
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
 def test_reduce_columns_wide(op, dtype, device):
-    # Column reductions at the cpu's tiles (1024 columns, 16-row chunks, the rows split across
-    # programs; llvm-cpu adds each chunk's rows to the running sums in one lane loop). 1001
-    # rows are not a multiple of the chunk (the last chunk padded with the op's neutral value),
-    # 1030 columns leave a ragged second column block of 6 (not a vector). Catches: a
+    # Column reductions at wide tiles on every device (on cpu 1024 columns, 16-row chunks, the
+    # rows split across programs; llvm-cpu adds each chunk's rows to the running sums in one
+    # lane loop). 1001 rows are not a multiple of a chunk (the last chunk padded with the op's
+    # neutral value), 1030 columns leave a ragged column block of 6 (not a vector). Catches: a
     # chunk's rows dropped or counted twice, padding rows counted (0 into max of negatives,
     # into min of positives), the ragged columns written from the wrong lanes.
-    if device != "cpu":
-        pytest.skip("the cpu's column tiles")
     lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "max": (-3.0, -1.0),
               "min": (1.0, 3.0)}[op]
     x = make(rng, (1001, 1030), dtype, lo, hi)

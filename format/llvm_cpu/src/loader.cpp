@@ -168,7 +168,7 @@ std::unique_ptr<LoadedProgram> load_object(const void *object, size_t size, std:
   // The x86 features the code needs (TL_CPU_FEATURES_SYMBOL): an object compiled on another
   // machine would stop at an illegal instruction on a host without them.
   if (auto sym = (*jit)->lookup(TL_CPU_FEATURES_SYMBOL)) {
-    const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    static const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures(); // once a process
     llvm::SmallVector<llvm::StringRef, 32> needed;
     llvm::StringRef(sym->toPtr<const char *>()).split(needed, ',', -1, false);
     std::string missing;

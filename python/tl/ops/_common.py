@@ -191,8 +191,12 @@ TUNING = {
     # 128 x 1024 stored each block's 1024 rows of 512 bytes on 2 channels (both DMA engines
     # held by the one store, 0.69 of HBM); 256 x 512 stores on 4, and with the swizzle the four
     # cores' loads fall on all 16 (npusim, 4096 x 1024 f32: 0.69 -> 0.98; 512 x 256 0.98,
-    # 256 x 256 0.96; bench/README.md session 16; s14: 64 x 64 0.17, 128 x 128 0.28)
-    "transpose_block": {"default": (64, 64), "tnpu": (256, 512)},
+    # 256 x 256 0.96; bench/README.md session 16; s14: 64 x 64 0.17, 128 x 128 0.28).
+    # llvm-cpu: 16 x 1024, so that a program reads 16 rows of 4 KiB runs and writes whole
+    # 64-byte lines (its 16 x 16 register blocks, cpu-direct-transposes); 64 x 64 read 256-byte
+    # runs (Zen 4, 16384 x 1024 f32: 5.3 -> 3.5 ms; 1024 x 16384 and 4096 x 4096 likewise;
+    # bench/README.md session 18)
+    "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (16, 1024)},
     # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
     # SW; where the column blocks are a power of two), see transpose_block
     "transpose_swizzle": {"default": False, "tnpu": True},

@@ -47,6 +47,9 @@ private:
     llvm::Value *ptr; // [n x elem]
     llvm::Type *elem;
     int64_t n;
+    /// A strided view's (cpu.strided_view) distance between rows in elements, read only by its
+    /// transpose; null: rows back to back.
+    llvm::Value *row_stride = nullptr;
   };
   using IndexFn = std::function<void(llvm::Value *)>;
 
@@ -100,6 +103,11 @@ private:
   void lower_source(const ir::Operation &op);
   void lower_shape(const ir::Operation &op);
   bool transpose_8x8(const ir::Operation &op, const Slot &src, const Slot &out);
+  /// dst = src^T for an M x N matrix (multiples of 8) of `elem`, rows `src_rs` and `dst_rs`
+  /// elements apart, in register blocks; `stream` (null: never) lets whole-line rows be written
+  /// with non-temporal stores (dst and dst_rs 64-byte aligned).
+  void transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::Value *dst, llvm::Value *dst_rs,
+                      int64_t M, int64_t N, llvm::Type *elem, llvm::Value *stream);
   void lower_elementwise(const ir::Operation &op);
   llvm::Value *elementwise_lane(const ir::Operation &op, std::vector<llvm::Value *> a,
                                 llvm::Value *lane);
@@ -128,6 +136,7 @@ private:
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K, int64_t N,
                        const ir::Block *block, int64_t *m_done, int64_t *n_done);
   std::vector<llvm::Value *> transpose8(const std::vector<llvm::Value *> &rows);
+  std::vector<llvm::Value *> transpose16(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
@@ -150,9 +159,19 @@ private:
                          llvm::Value *row_index, llvm::Value *base, bool unit);
   llvm::Value *block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
                                    const std::vector<int64_t> &tile_shape);
+  /// The block of tensor `arg` at `off` of `tile_shape` is inside the tensor, its rows (the last
+  /// dimension) contiguous and a positive stride `*row_stride` apart (that of the other
+  /// dimension wider than 1: a cpu.strided_view's or cpu.transpose_store's block).
+  llvm::Value *block_has_strided_rows(unsigned arg, const std::vector<llvm::Value *> &off,
+                                      const std::vector<int64_t> &tile_shape,
+                                      llvm::Value **row_stride);
+  void lower_strided_view(const ir::Operation &load);
+  void lower_transpose_store(const ir::Operation &store);
   llvm::Value *block_base(unsigned arg, const std::vector<llvm::Value *> &off, llvm::Type *mem_t);
   /// The element offsets (i64) of a load's or store's block: its index operands.
   std::vector<llvm::Value *> block_offsets(const ir::Operation &op);
+  /// The bytes a tensor argument spans (its largest extent x stride), of elements of `esize`.
+  llvm::Value *span_bytes(const ir::Value *tensor, int64_t esize);
   /// Bytes of a tile of type `t` as stored in memory.
   int64_t tile_bytes(const ir::Type &t);
   void lower_indexed(const ir::Operation &op);

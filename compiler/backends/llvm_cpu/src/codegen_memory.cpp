@@ -28,6 +28,25 @@ llvm::Value *KernelCodegen::block_is_contiguous(unsigned arg, const std::vector<
   return ok;
 }
 
+llvm::Value *KernelCodegen::block_has_strided_rows(unsigned arg,
+                                                   const std::vector<llvm::Value *> &off,
+                                                   const std::vector<int64_t> &tile_shape,
+                                                   llvm::Value **row_stride) {
+  const int last = int(tile_shape.size()) - 1;
+  int row_dim = -1;
+  for (int d = 0; d < last; ++d)
+    if (tile_shape[d] > 1)
+      row_dim = d;
+  *row_stride = row_dim < 0 ? i64(tile_shape[last]) : arg_field(arg, 2, i64(row_dim));
+  llvm::Value *ok = b_.CreateAnd(b_.CreateICmpEQ(arg_field(arg, 2, i64(last)), i64(1)),
+                                 b_.CreateICmpSGT(*row_stride, i64(0)));
+  for (int d = 0; d <= last; ++d)
+    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                                       b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])),
+                                                        arg_field(arg, 1, i64(d)))));
+  return ok;
+}
+
 /// Address of element 0 of the block at `off` (valid when block_is_contiguous).
 llvm::Value *KernelCodegen::block_base(unsigned arg, const std::vector<llvm::Value *> &off,
                                        llvm::Type *mem_t) {
@@ -73,6 +92,10 @@ void KernelCodegen::stream_next_block(const ir::Operation &load) {
 }
 
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
+  if (op.attr(plan::kStridedView))
+    return lower_strided_view(op);
+  if (op.attr(plan::kTransposeStore))
+    return lower_transpose_store(op);
   if (op.opcode() == Opcode::Load && op.attr(plan::kPrefetchNext))
     stream_next_block(op);
   // A load planned as a view (cpu.view, plan_views.h) reads the tensor in place when the block is
@@ -105,6 +128,84 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     return;
   }
   copy_block_access(op);
+}
+
+/// A load its transpose reads in place (cpu.strided_view): the tensor's rows where the block is
+/// inside with contiguous rows, else a copy (rows back to back).
+void KernelCodegen::lower_strided_view(const ir::Operation &load) {
+  const unsigned a = arg_index_.at(load.operand(0));
+  const std::vector<llvm::Value *> off = block_offsets(load);
+  const ir::Type &tt = load.result()->type();
+  llvm::Value *rs = nullptr;
+  llvm::Value *ok = block_has_strided_rows(a, off, tt.shape(), &rs);
+  llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  auto *copy_bb = llvm::BasicBlock::Create(ctx_, "strided.copy", fn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, "strided.done", fn_);
+  b_.CreateCondBr(ok, join, copy_bb);
+  b_.SetInsertPoint(copy_bb);
+  copy_block_access(load);
+  llvm::BasicBlock *copied = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  Slot &s = slot(load.result());
+  llvm::PHINode *ptr = b_.CreatePHI(b_.getPtrTy(), 2, "rows");
+  ptr->addIncoming(view, from);
+  ptr->addIncoming(s.ptr, copied);
+  llvm::PHINode *stride = b_.CreatePHI(b_.getInt64Ty(), 2, "row.stride");
+  stride->addIncoming(rs, from);
+  stride->addIncoming(i64(tt.shape().back()), copied);
+  s.ptr = ptr;
+  s.row_stride = stride;
+}
+
+/// The store of a transpose planned at it (cpu.transpose_store): from the load's rows straight
+/// to the tensor where its block is inside with contiguous rows and does not overlap the
+/// source (an in-place transpose of a diagonal block would overwrite rows not yet read), else
+/// into the transpose's stack tile and copied out.
+void KernelCodegen::lower_transpose_store(const ir::Operation &store) {
+  const int rank = store.operand(0)->type().rank();
+  const ir::Value *stored = store.operand(1 + rank);
+  const ir::Operation *t = stored->def();
+  while (t->opcode() != Opcode::Transpose)
+    t = t->operand(0)->def();
+  const ir::Type &in = t->operand(0)->type();
+  const int64_t M = in.shape()[in.rank() - 2], N = in.shape()[in.rank() - 1];
+  const Slot &src = slot(t->operand(0));
+  llvm::Value *src_rs = src.row_stride ? src.row_stride : i64(N);
+  const unsigned a = arg_index_.at(store.operand(0));
+  const std::vector<llvm::Value *> off = block_offsets(store);
+  llvm::Value *dst_rs = nullptr;
+  llvm::Value *ok = block_has_strided_rows(a, off, stored->type().shape(), &dst_rs);
+  llvm::Value *dst = block_base(a, off, storage_type(stored->type().elem()));
+  const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(src.elem));
+  auto end_of = [&](llvm::Value *p, llvm::Value *rs, int64_t rows, int64_t cols) {
+    llvm::Value *elems = b_.CreateAdd(b_.CreateMul(rs, i64(rows - 1)), i64(cols));
+    return b_.CreateAdd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.CreateMul(elems, i64(esize)));
+  };
+  llvm::Value *src_lo = b_.CreatePtrToInt(src.ptr, b_.getInt64Ty());
+  llvm::Value *dst_lo = b_.CreatePtrToInt(dst, b_.getInt64Ty());
+  // dst_rs is positive where ok holds (the product is not used otherwise).
+  llvm::Value *apart = b_.CreateOr(b_.CreateICmpULE(end_of(src.ptr, src_rs, M, N), dst_lo),
+                                   b_.CreateICmpULE(end_of(dst, dst_rs, N, M), src_lo));
+  auto *direct_bb = llvm::BasicBlock::Create(ctx_, "transpose.direct", fn_);
+  auto *copy_bb = llvm::BasicBlock::Create(ctx_, "transpose.copy", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "transpose.done", fn_);
+  b_.CreateCondBr(b_.CreateAnd(ok, apart), direct_bb, copy_bb);
+  b_.SetInsertPoint(direct_bb);
+  // Non-temporal stores (whole 64-byte rows) into a large tensor, as cpu-stream-stores decides
+  // for fused stores (the host fences them after the worker's programs).
+  llvm::Value *stream = b_.CreateAnd(
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(dst_lo, b_.CreateMul(dst_rs, i64(esize))), i64(63)),
+                      i64(0)),
+      b_.CreateICmpSGE(span_bytes(store.operand(0), esize), i64(plan::kStreamBytes)));
+  transpose_rows(src.ptr, src_rs, dst, dst_rs, M, N, src.elem, stream);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(copy_bb);
+  transpose_rows(src.ptr, src_rs, slot(t->result()).ptr, i64(M), M, N, src.elem, nullptr);
+  copy_block_access(store);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 /// Padding first, when the tile reaches outside the tensor; the in-bounds rows overwrite it.

@@ -117,10 +117,9 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
 }
 
 /// A transpose of the last two dimensions (the others kept, e.g. `tl.trans` of an M x N tile)
-/// with both multiples of 8, in 8 x 8 blocks in registers: 8 row vectors loaded, transposed by
-/// the unpack / shuffle / lane-swap network (AVX2's vunpcklps, vshufps, vperm2f128 for 32-bit
-/// lanes), stored as 8 contiguous row vectors. Element by element, each output row gathered
-/// lanes N apart (transpose of 64 x 64 blocks at 0.35 of the triad). False: not this case.
+/// with both multiples of 8, in 8 x 8 blocks in registers (transpose_rows). Element by element,
+/// each output row gathered lanes N apart (transpose of 64 x 64 blocks at 0.35 of the triad).
+/// False: not this case.
 bool KernelCodegen::transpose_8x8(const ir::Operation &op, const Slot &src, const Slot &out) {
   const ir::Type &in_t = op.operand(0)->type();
   const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
@@ -133,58 +132,83 @@ bool KernelCodegen::transpose_8x8(const ir::Operation &op, const Slot &src, cons
   const int64_t M = in_t.shape()[r - 2], N = in_t.shape()[r - 1];
   if (M % 8 || N % 8 || M * N == 0)
     return false;
-  auto *vec_t = llvm::FixedVectorType::get(src.elem, 8);
-  const llvm::Align align(module_.getDataLayout().getTypeAllocSize(src.elem));
-  static const int kUnpackLo[] = {0, 8, 1, 9, 4, 12, 5, 13},
-                   kUnpackHi[] = {2, 10, 3, 11, 6, 14, 7, 15},
-                   kPairLo[] = {0, 1, 8, 9, 4, 5, 12, 13}, kPairHi[] = {2, 3, 10, 11, 6, 7, 14, 15},
-                   kHalfLo[] = {0, 1, 2, 3, 8, 9, 10, 11}, kHalfHi[] = {4, 5, 6, 7, 12, 13, 14, 15};
-  auto shuffle = [&](llvm::Value *a, llvm::Value *b, const int(&mask)[8]) {
-    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask));
-  };
   loop(
       in_t.num_elements() / (M * N),
       [&](llvm::Value *batch) {
         llvm::Value *base = b_.CreateMul(batch, i64(M * N));
-        loop(
-            M / 8,
-            [&](llvm::Value *bi) {
-              loop(
-                  N / 8,
-                  [&](llvm::Value *bj) {
-                    llvm::Value *i0 = b_.CreateMul(bi, i64(8)), *j0 = b_.CreateMul(bj, i64(8));
-                    llvm::Value *rows[8], *t[8], *s[8];
-                    for (int k = 0; k < 8; ++k) // in rows i0 + k, columns j0 .. j0 + 7
-                      rows[k] = b_.CreateAlignedLoad(
-                          vec_t,
-                          elem_ptr(
-                              src,
-                              b_.CreateAdd(
-                                  base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(k)), i64(N)),
-                                                     j0))),
-                          align);
-                    for (int k = 0; k < 8; k += 2) { // interleave row pairs within 128-bit halves
-                      t[k] = shuffle(rows[k], rows[k + 1], kUnpackLo);
-                      t[k + 1] = shuffle(rows[k], rows[k + 1], kUnpackHi);
-                    }
-                    for (int h = 0; h < 8; h += 4) // s[h + c]: column c | c + 4 of rows h .. h + 3
-                      for (int c = 0; c < 4; ++c)
-                        s[h + c] =
-                            shuffle(t[h + c / 2], t[h + 2 + c / 2], c % 2 ? kPairHi : kPairLo);
-                    for (int c = 0; c < 8; ++c) { // out row j0 + c, columns i0 .. i0 + 7
-                      llvm::Value *col = c < 4 ? shuffle(s[c], s[4 + c], kHalfLo)
-                                               : shuffle(s[c - 4], s[c], kHalfHi);
-                      llvm::Value *at = b_.CreateAdd(
-                          base, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(c)), i64(M)), i0));
-                      b_.CreateAlignedStore(col, elem_ptr(out, at), align);
-                    }
-                  },
-                  "tj");
-            },
-            "ti");
+        transpose_rows(elem_ptr(src, base), i64(N), elem_ptr(out, base), i64(M), M, N, src.elem,
+                       nullptr);
       },
       "tb");
   return true;
+}
+
+/// Blocks of L x L: L = 16 for 32-bit elements with AVX-512, so that each row vector is one
+/// whole cache line. Then every source line is read once and every destination line written
+/// once, although the lines of a block share a cache set (rows a power of two apart: the L1 is
+/// 8-way, and in 8 x 8 blocks each 64-byte line was fetched twice, by two blocks, with the other
+/// rows' lines evicting it in between: `ops.transpose` from 64 x 64 blocks of a 1024-wide
+/// tensor at 0.27 of the triad). Source rows in the outer loop, as the copies before. With
+/// `stream` (true at run time), whole-line destination rows are written with non-temporal
+/// stores: the destination is not read for ownership.
+void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::Value *dst,
+                                   llvm::Value *dst_rs, int64_t M, int64_t N, llvm::Type *elem,
+                                   llvm::Value *stream) {
+  const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(elem));
+  const int64_t L = vector_bits_ >= 512 && esize == 4 && M % 16 == 0 && N % 16 == 0 ? 16 : 8;
+  auto *vec_t = llvm::FixedVectorType::get(elem, unsigned(L));
+  const llvm::Align align(esize);
+  auto blocks = [&](bool nontemporal) {
+    loop(
+        M / L,
+        [&](llvm::Value *bi) {
+          llvm::Value *i0 = b_.CreateMul(bi, i64(L));
+          loop(
+              N / L,
+              [&](llvm::Value *bj) {
+                llvm::Value *j0 = b_.CreateMul(bj, i64(L));
+                std::vector<llvm::Value *> rows(L);
+                for (int64_t k = 0; k < L; ++k) // source row i0 + k, columns j0 .. j0 + L - 1
+                  rows[k] = b_.CreateAlignedLoad(
+                      vec_t,
+                      b_.CreateInBoundsGEP(
+                          elem, src,
+                          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(k)), src_rs), j0)),
+                      align);
+                const std::vector<llvm::Value *> cols =
+                    L == 16 ? transpose16(rows) : transpose8(rows);
+                for (int64_t c = 0; c < L; ++c) { // destination row j0 + c, columns i0 ..
+                  auto *st = b_.CreateAlignedStore(
+                      cols[c],
+                      b_.CreateInBoundsGEP(
+                          elem, dst,
+                          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(c)), dst_rs), i0)),
+                      nontemporal ? llvm::Align(64) : align);
+                  if (nontemporal)
+                    st->setMetadata(
+                        llvm::LLVMContext::MD_nontemporal,
+                        llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+                }
+              },
+              "tj");
+        },
+        "ti");
+  };
+  if (!stream || L * esize != 64) {
+    blocks(false);
+    return;
+  }
+  auto *nt = llvm::BasicBlock::Create(ctx_, "transpose.stream", fn_);
+  auto *plain = llvm::BasicBlock::Create(ctx_, "transpose.plain", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "transpose.streamed", fn_);
+  b_.CreateCondBr(stream, nt, plain);
+  b_.SetInsertPoint(nt);
+  blocks(true);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(plain);
+  blocks(false);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 void KernelCodegen::lower_dot(const ir::Operation &op) {
@@ -421,6 +445,56 @@ std::vector<llvm::Value *> KernelCodegen::transpose8(const std::vector<llvm::Val
   for (int j = 0; j < 4; ++j) { // the low halves of rows 0-3 with those of 4-7, then the high
     out[j] = shuffle(q[j], q[4 + j], {0, 1, 2, 3, 8, 9, 10, 11});
     out[4 + j] = shuffle(q[j], q[4 + j], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return out;
+}
+
+/// The 16 x 16 transpose of 16 vectors of 16 lanes (AVX-512): within each 128-bit lane, unpacks
+/// of lanes, then of pairs (vunpcklps, vunpcklpd), leave u[4i + c] holding, in lane L, column
+/// 4L + c of rows 4i .. 4i + 3; two rounds of 128-bit lane shuffles (vshuff32x4) gather lane L
+/// of u[c], u[4 + c], u[8 + c], u[12 + c] into output row 4L + c.
+std::vector<llvm::Value *> KernelCodegen::transpose16(const std::vector<llvm::Value *> &r) {
+  auto shuffle = [&](llvm::Value *a, llvm::Value *b, const std::vector<int> &mask) {
+    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask));
+  };
+  // Element masks per 128-bit lane: `first` (indices into lane 0, +16 for the second operand)
+  // repeated in every lane.
+  auto per_lane = [](std::initializer_list<int> first) {
+    std::vector<int> m;
+    for (int l = 0; l < 4; ++l)
+      for (int e : first)
+        m.push_back(e + 4 * l);
+    return m;
+  };
+  // The 128-bit lanes {a, b} of the first operand and {c, d} of the second.
+  auto lanes = [](int a, int b, int c, int d) {
+    std::vector<int> m;
+    for (int l : {a, b, 4 + c, 4 + d})
+      for (int e = 0; e < 4; ++e)
+        m.push_back(4 * l + e);
+    return m;
+  };
+  std::vector<llvm::Value *> t(16), u(16), v(16), out(16);
+  for (int i = 0; i < 8; ++i) { // rows 2i, 2i + 1: lanes 0 and 1, then 2 and 3, interleaved
+    t[2 * i] = shuffle(r[2 * i], r[2 * i + 1], per_lane({0, 16, 1, 17}));
+    t[2 * i + 1] = shuffle(r[2 * i], r[2 * i + 1], per_lane({2, 18, 3, 19}));
+  }
+  for (int i = 0; i < 4; ++i) // pairs: u[4i + c] lane L = column 4L + c of rows 4i .. 4i + 3
+    for (int h = 0; h < 2; ++h) {
+      u[4 * i + 2 * h] = shuffle(t[4 * i + h], t[4 * i + 2 + h], per_lane({0, 1, 16, 17}));
+      u[4 * i + 2 * h + 1] = shuffle(t[4 * i + h], t[4 * i + 2 + h], per_lane({2, 3, 18, 19}));
+    }
+  for (int c = 0; c < 4; ++c) {
+    // A = u[c], B = u[4 + c], C = u[8 + c], D = u[12 + c]: {A0 A2 B0 B2}, {A1 A3 B1 B3}, and
+    // the same of C, D; then row 4L + c = {A_L B_L C_L D_L}.
+    v[c] = shuffle(u[c], u[4 + c], lanes(0, 2, 0, 2));
+    v[4 + c] = shuffle(u[c], u[4 + c], lanes(1, 3, 1, 3));
+    v[8 + c] = shuffle(u[8 + c], u[12 + c], lanes(0, 2, 0, 2));
+    v[12 + c] = shuffle(u[8 + c], u[12 + c], lanes(1, 3, 1, 3));
+    out[c] = shuffle(v[c], v[8 + c], lanes(0, 2, 0, 2));           // lane 0
+    out[8 + c] = shuffle(v[c], v[8 + c], lanes(1, 3, 1, 3));       // lane 2
+    out[4 + c] = shuffle(v[4 + c], v[12 + c], lanes(0, 2, 0, 2));  // lane 1
+    out[12 + c] = shuffle(v[4 + c], v[12 + c], lanes(1, 3, 1, 3)); // lane 3
   }
   return out;
 }

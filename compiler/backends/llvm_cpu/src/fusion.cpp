@@ -189,30 +189,34 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   b_.SetInsertPoint(done);
 }
 
+llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
+  // The largest extent x stride over its dimensions (the first alone read 0 for a concat's
+  // (1, rows, n) views, whose added leading axis has stride 0).
+  const unsigned a = arg_index_.at(tensor);
+  llvm::Value *span = i64(0);
+  for (int d = 0; d < tensor->type().rank(); ++d) {
+    llvm::Value *e = b_.CreateMul(arg_field(a, 1, i64(d)), arg_field(a, 2, i64(d)));
+    span = b_.CreateSelect(b_.CreateICmpSGT(e, span), e, span);
+  }
+  return b_.CreateMul(span, i64(esize));
+}
+
 // A store planned non-temporal (cpu-stream-stores) uses them when the block is 64-byte aligned
 // (each row, where it is row-strided: `streamable`; width 0: one contiguous run) and the tensor
-// larger than kStreamBytes
+// larger than plan::kStreamBytes
 // (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
 // provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
 // with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
                                        int64_t width, int64_t row_width, llvm::Value *streamable,
                                        const LaneFn &value_at, llvm::BasicBlock *done) {
-  constexpr int64_t kChunk = plan::kStreamChunk, kStreamBytes = int64_t(32) << 20;
+  constexpr int64_t kChunk = plan::kStreamChunk;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
-  const unsigned a = arg_index_.at(store.operand(0));
-  // The tensor's span: the largest extent x stride over its dimensions (the first alone read 0
-  // for a concat's (1, rows, n) views, whose added leading axis has stride 0).
-  llvm::Value *span = i64(0);
-  for (int d = 0; d < store.operand(0)->type().rank(); ++d) {
-    llvm::Value *e = b_.CreateMul(arg_field(a, 1, i64(d)), arg_field(a, 2, i64(d)));
-    span = b_.CreateSelect(b_.CreateICmpSGT(e, span), e, span);
-  }
-  llvm::Value *tensor_bytes = b_.CreateMul(span, i64(esize));
+  llvm::Value *tensor_bytes = span_bytes(store.operand(0), esize);
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
   llvm::Value *stream = b_.CreateAnd(
-      streamable, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(kStreamBytes))));
+      streamable, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(plan::kStreamBytes))));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);

@@ -12,6 +12,7 @@
 #include "plan_reduce_fusion.h"
 #include "plan_store_fusion.h"
 #include "plan_streaming_stores.h"
+#include "plan_transposes.h"
 #include "plan_views.h"
 
 namespace tl::llvm_cpu {
@@ -30,6 +31,9 @@ constexpr bool kTargetIsX86 = false;
 // AVX-512 helpers), not these decisions; the architecture is the host's.
 std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   std::vector<passes::PassInfo> p;
+  // 0. A loaded block transposed and stored goes from tensor to tensor (no stack tiles).
+  p.push_back({"cpu-direct-transposes", "transpose loaded blocks straight into their store",
+               plan_transposes});
   // 1. Stores of elementwise trees over loads run as one loop from tensor to tensor.
   p.push_back({"cpu-fuse-stores", "fuse elementwise trees and their loads into their store",
                plan_store_fusion});

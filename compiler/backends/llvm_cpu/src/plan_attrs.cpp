@@ -18,8 +18,13 @@ bool deferred(const ir::Operation &op) {
   return op.opcode() != ir::Opcode::Store && op.attr(kFuse);
 }
 
+bool held_as_stored(ir::ScalarKind k) {
+  return k != ir::ScalarKind::F16 && k != ir::ScalarKind::BF16 && k != ir::ScalarKind::F8E4M3 &&
+         k != ir::ScalarKind::F8E5M2 && k != ir::ScalarKind::I1;
+}
+
 bool lowered_elsewhere(const ir::Operation &op) {
-  return deferred(op) || flag(op, kInline) || flag(op, kInProducer);
+  return deferred(op) || flag(op, kInline) || flag(op, kInProducer) || op.attr(kTransposeAt);
 }
 
 bool clear(ir::Kernel &kernel, std::string_view name) {

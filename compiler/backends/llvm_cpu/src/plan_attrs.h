@@ -16,7 +16,11 @@
 //   cpu.prefetch_next = D   a load in a for body whose offset along D is the induction variable:
 //                         the dot that reads it fetches the next trip's block (offset D + step);
 //   cpu.exp_nonpositive = true  an f32 exp of a value minus its maximum: its argument is at most 0
-//                         or NaN (its results below 2^-126.5 flushed to 0).
+//                         or NaN (its results below 2^-126.5 flushed to 0);
+//   cpu.strided_view = T  a load read in place, rows at the tensor's row stride, by transpose T
+//                         when its block is inside and its rows contiguous;
+//   cpu.transpose_at = T  a transpose lowered at its store (T), from the load to the tensor;
+//   cpu.transpose_store = T  the store of transpose T's result.
 #pragma once
 
 #include "tl/ir/ir.h"
@@ -34,11 +38,17 @@ inline constexpr std::string_view kPrefetchAfter = "cpu.prefetch_after";
 inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
 inline constexpr std::string_view kPrefetchNext = "cpu.prefetch_next";
 inline constexpr std::string_view kExpNonpositive = "cpu.exp_nonpositive";
+inline constexpr std::string_view kStridedView = "cpu.strided_view";
+inline constexpr std::string_view kTransposeAt = "cpu.transpose_at";
+inline constexpr std::string_view kTransposeStore = "cpu.transpose_store";
 
 /// Lanes a streaming store computes into its stack chunk before copying them out.
 inline constexpr int64_t kStreamChunk = 256;
 /// The smallest fused store that streams: a row of 1024 f32 (the row ops' programs).
 inline constexpr int64_t kStreamMinBytes = 4096;
+/// The smallest tensor non-temporal stores write (checked at run time): smaller ones may be read
+/// back from the caches.
+inline constexpr int64_t kStreamBytes = int64_t(32) << 20;
 
 /// The integer attribute `name` of `op`, if set.
 std::optional<int64_t> group(const ir::Operation &op, std::string_view name);
@@ -46,7 +56,11 @@ std::optional<int64_t> group(const ir::Operation &op, std::string_view name);
 bool flag(const ir::Operation &op, std::string_view name);
 /// A load or value op evaluated inside a fused store's loop (cpu.fuse on anything but a store).
 bool deferred(const ir::Operation &op);
-/// Lowered elsewhere than at its place in the block: deferred, inlined or in its producer.
+/// A tile of `k` is held in memory's type (not f16, bf16, fp8 or i1, held widened), so that a
+/// load may read the tensor in place.
+bool held_as_stored(ir::ScalarKind k);
+/// Lowered elsewhere than at its place in the block: deferred, inlined, in its producer or at
+/// its store (a transpose).
 bool lowered_elsewhere(const ir::Operation &op);
 /// Removes attribute `name` from every op of `kernel` (a pass re-deciding from scratch); true if
 /// any op had it.

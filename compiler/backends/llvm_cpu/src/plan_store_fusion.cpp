@@ -78,8 +78,8 @@ bool plan_store_fusion(ir::Kernel &kernel) {
   const ir::UseList uses(*kernel.body());
   int64_t group = 0;
   ir::walk(kernel.body(), [&](ir::Operation *store) {
-    if (store->opcode() != Opcode::Store)
-      return;
+    if (store->opcode() != Opcode::Store || store->attr(plan::kTransposeStore))
+      return; // a transpose's store writes from its load (plan_transposes.h)
     Tree t;
     const ir::Value *stored = store->operand(store->num_operands() - 1);
     if (!collect(stored, *store->parent(), uses, stored->type(), t) || !can_defer(*store, t))

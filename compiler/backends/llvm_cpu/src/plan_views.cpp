@@ -54,11 +54,6 @@ bool writes_memory(const ir::Operation *op) {
   return w;
 }
 
-bool held_as_stored(ir::ScalarKind k) {
-  return k != ir::ScalarKind::F16 && k != ir::ScalarKind::BF16 && k != ir::ScalarKind::F8E4M3 &&
-         k != ir::ScalarKind::F8E5M2 && k != ir::ScalarKind::I1;
-}
-
 /// True when every user of `load`'s tile, and of the values sharing its storage (reshape,
 /// expand_dims), is evaluated before the first write to memory after the load in its block. A
 /// fused store that reads the tile as a leaf of its tree counts as a reader, not as a write
@@ -108,7 +103,9 @@ bool plan_views(ir::Kernel &kernel) {
     if (load->opcode() != Opcode::Load || plan::deferred(*load) ||
         load->num_operands() != 1 + size_t(load->operand(0)->type().rank()))
       return; // masked loads stay copies
-    if (!held_as_stored(load->result()->type().elem()))
+    if (load->attr(plan::kStridedView))
+      return; // read by its transpose at the tensor's row stride (plan_transposes.h)
+    if (!plan::held_as_stored(load->result()->type().elem()))
       return; // held in another type than stored: needs the converting copy
     if (!used_before_writes(load, uses, evaluated_at))
       return;

@@ -470,6 +470,51 @@ TEST(LlvmCpu, TransposesAndRowStridedFusedStoresAreBitExact) {
               {}, {(R + 7) / 8, 1, 1});
 }
 
+// Transposes from tensor to tensor (cpu-direct-transposes): a load, its transpose and the store
+// of the result, through reshapes. f32 16 x 32 blocks (16 x 16 register blocks with AVX-512)
+// of a 40-row tensor: programs 0 and 1 go straight from x to o, program 2's rows 32..47 are
+// ragged (the load padded, the store masked: both copies). An i8 16 x 16 diagonal block of s
+// transposed in place: source and destination overlap, so the block must be read whole before
+// it is written (the direct path, four 8 x 8 register blocks, would overwrite rows 8..15 of
+// columns 0..7 before reading them). f64 8 x 16 blocks stored
+// through a reshape into a rank-3 tensor. Catches: a wrong lane mask of the 16 x 16 network, a
+// row stride of the tile used for the tensor's (or the reverse), the overlap not detected, a
+// ragged block written or read past the tensor's edge.
+const char *kDirectTransposes = R"(
+kernel @dtr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %s: tensor<?x?xi8>, %d: tensor<?x?xf64>, %e: tensor<?x?x?xf64>) {
+  %z = constant {value = 0} : i32
+  %p = program_id {axis = 0} : i32
+  %c16 = constant {value = 16} : i32
+  %r16 = mul %p, %c16 : i32
+  %t = load %x, %r16, %z : tile<16x32xf32>
+  %t3 = reshape %t : tile<1x16x32xf32>
+  %t2 = reshape %t3 : tile<16x32xf32>
+  %tt = transpose %t2 {perm = [1, 0]} : tile<32x16xf32>
+  store %o, %z, %r16, %tt
+  %b = load %s, %r16, %r16 : tile<16x16xi8>
+  %bt = transpose %b {perm = [1, 0]} : tile<16x16xi8>
+  store %s, %r16, %r16, %bt
+  %c8 = constant {value = 8} : i32
+  %r8 = mul %p, %c8 : i32
+  %f = load %d, %r8, %z : tile<8x16xf64>
+  %ft = transpose %f {perm = [1, 0]} : tile<16x8xf64>
+  %f3 = reshape %ft : tile<1x16x8xf64>
+  store %e, %z, %z, %r8, %f3
+  return
+}
+)";
+
+TEST(LlvmCpu, DirectTransposesAreBitExact) {
+  std::mt19937_64 rng(12);
+  const int64_t R = 40;
+  expect_same(kDirectTransposes, "dtr",
+              {random_tensor(ScalarKind::F32, {R, 32}, rng), HostTensor(ScalarKind::F32, {32, R}),
+               random_tensor(ScalarKind::I8, {48, 48}, rng),
+               random_tensor(ScalarKind::F64, {R, 16}, rng),
+               HostTensor(ScalarKind::F64, {1, 16, 24})},
+              {}, {(R + 15) / 16, 1, 1});
+}
+
 TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {
   const char *text = R"(
 kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {

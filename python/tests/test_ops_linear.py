@@ -148,11 +148,12 @@ def test_transpose_swizzled(cols, device, monkeypatch):
 
 @pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096)])
 def test_transpose_streamed(shape, device):
-    # 32 MiB or more of f32: on cpu each 64 x 64 block's rows (256 bytes, a whole output row
-    # apart) take the non-temporal path (session 14). Catches: a vector placed by the lane
-    # index instead of the row stride (rows of a block written over each other), the batch
-    # (2 x 2048 x 2048), an output row stride not a multiple of 64 bytes (4096 x 2056: 8224-byte
-    # rows, the plain path must run), a ragged edge (2050 rows). Exact.
+    # 32 MiB or more of f32: on cpu each block goes from x to the output (cpu-direct-transposes),
+    # its rows of whole 64-byte lines written with non-temporal stores (session 18; AVX-512).
+    # Catches: a vector placed by the lane index instead of the row stride (rows of a block
+    # written over each other), the batch (2 x 2048 x 2048), an output row stride not a multiple
+    # of 64 bytes (2050 x 4096: 8200-byte output rows, the plain stores must run), a ragged edge
+    # (2050 rows: the last block's load and store take the copies). Exact.
     if device != "cpu":
         pytest.skip("the streaming path is llvm-cpu's (the small shapes above run everywhere)")
     x = make(rng, shape, "f32")

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -513,6 +514,68 @@ TEST(LlvmCpu, DirectTransposesAreBitExact) {
                random_tensor(ScalarKind::F64, {R, 16}, rng),
                HostTensor(ScalarKind::F64, {1, 16, 24})},
               {}, {(R + 15) / 16, 1, 1});
+}
+
+// f32 clamp with constant bounds: nonzero ones (-127, 127: the two-select form, vmaxps and
+// vminps), bounds in the wrong order (lo > hi: hi), and a zero bound (the general form, which
+// orders -0 < +0) over NaN, +-inf, +-0, the bounds themselves, their neighbours and subnormals.
+// Catches: a NaN input clamped to a bound (the selects' operands swapped), a signed zero turned
+// to the other (the select form taken with a zero bound), lo > hi not giving hi.
+const char *kClampConstants = R"(
+kernel @clampc(%x: tensor<?xf32>, %o: tensor<?x?xf32>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z : tile<32xf32>
+  %lo = full {value = -127.0} : tile<32xf32>
+  %hi = full {value = 127.0} : tile<32xf32>
+  %a = clamp %t, %lo, %hi : tile<32xf32>
+  %a2 = expand_dims %a {axis = 0} : tile<1x32xf32>
+  store %o, %z, %z, %a2
+  %b = clamp %t, %hi, %lo : tile<32xf32>
+  %b2 = expand_dims %b {axis = 0} : tile<1x32xf32>
+  %one = constant {value = 1} : i32
+  store %o, %one, %z, %b2
+  %zero = full {value = 0.0} : tile<32xf32>
+  %c = clamp %t, %zero, %hi : tile<32xf32>
+  %c2 = expand_dims %c {axis = 0} : tile<1x32xf32>
+  %two = constant {value = 2} : i32
+  store %o, %two, %z, %c2
+  %nz = full {value = -0.0} : tile<32xf32>
+  %d = clamp %t, %lo, %nz : tile<32xf32>
+  %d2 = expand_dims %d {axis = 0} : tile<1x32xf32>
+  %three = constant {value = 3} : i32
+  store %o, %three, %z, %d2
+  return
+}
+)";
+
+TEST(LlvmCpu, ClampWithConstantBoundsKeepsNaNAndSignedZeros) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float values[] = {std::numeric_limits<float>::quiet_NaN(),
+                          -std::numeric_limits<float>::quiet_NaN(),
+                          inf,
+                          -inf,
+                          0.0f,
+                          -0.0f,
+                          127.0f,
+                          -127.0f,
+                          std::nextafter(127.0f, inf),
+                          std::nextafter(-127.0f, -inf),
+                          std::nextafter(127.0f, 0.0f),
+                          1e-45f,
+                          -1e-45f,
+                          1e-40f,
+                          3.5f,
+                          -3.5f,
+                          1e30f,
+                          -1e30f,
+                          126.5f,
+                          -126.5f,
+                          0.5f,
+                          -0.5f};
+  HostTensor x(ScalarKind::F32, {32});
+  for (int64_t i = 0; i < 32; ++i)
+    x.set(i, values[i % (sizeof(values) / sizeof(values[0]))]);
+  expect_same(kClampConstants, "clampc", {x, HostTensor(ScalarKind::F32, {4, 32})}, {}, {1, 1, 1});
 }
 
 TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {

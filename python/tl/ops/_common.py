@@ -179,7 +179,11 @@ TUNING = {
     # copies, 16 rows a program 1.045 ms (0.04 of HBM); whole rows 0.563; 4 at once 0.344
     # (16 rows a program), 0.341 (64). Each row is a DMA command of its own (~0.2 us: setup and
     # HBM latency for 4 KiB; bench/README.md session 14)
-    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024)},
+    # llvm-cpu: whole 4 KiB rows (BD 1024), so that each row's store is one fused block of
+    # 4 KiB, which streams with non-temporal stores (cpu-stream-stores: no read of the output
+    # for ownership); 256 ids a program (Zen 4, 16384 x 1024 f32, random ids, three rounds:
+    # 0.45-0.48 -> 0.50-0.53 of the triad; session 18)
+    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024), "llvm-cpu": (256, 1024)},
     "embedding_unroll": {"default": 1, "tnpu": 4},
     # embedding as gathers of (rows, BD) blocks whose columns are one run (embedding_kernel's
     # G): the tnpu lowers each as a row gather, one dma.gather of whole rows (bench/README.md

@@ -166,6 +166,12 @@ private:
                                       const std::vector<int64_t> &tile_shape,
                                       llvm::Value **row_stride);
   void lower_strided_view(const ir::Operation &load);
+  /// Where `ok` holds, the tile of `load` is read in place at `view`, else copied into its slot;
+  /// the slot's pointer is the phi of the two. Returns the blocks of the two edges.
+  std::pair<llvm::BasicBlock *, llvm::BasicBlock *> in_place_or_copy(const ir::Operation &load,
+                                                                     llvm::Value *ok,
+                                                                     llvm::Value *view,
+                                                                     const std::string &name);
   void lower_transpose_store(const ir::Operation &store);
   llvm::Value *block_base(unsigned arg, const std::vector<llvm::Value *> &off, llvm::Type *mem_t);
   /// The element offsets (i64) of a load's or store's block: its index operands.

@@ -104,22 +104,8 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
     const ir::Type &tt = op.result()->type();
-    llvm::Value *ok = block_is_contiguous(a, off, tt.shape());
     llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
-    llvm::BasicBlock *from = b_.GetInsertBlock();
-    auto *copy_bb = llvm::BasicBlock::Create(ctx_, "view.copy", fn_);
-    auto *join = llvm::BasicBlock::Create(ctx_, "view.done", fn_);
-    b_.CreateCondBr(ok, join, copy_bb);
-    b_.SetInsertPoint(copy_bb);
-    copy_block_access(op);
-    llvm::BasicBlock *copied = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    Slot &s = slot(op.result());
-    llvm::PHINode *ptr = b_.CreatePHI(b_.getPtrTy(), 2, "tile");
-    ptr->addIncoming(view, from);
-    ptr->addIncoming(s.ptr, copied);
-    s.ptr = ptr;
+    in_place_or_copy(op, block_is_contiguous(a, off, tt.shape()), view, "view");
     // The block after this one is where the next program of a streaming kernel reads: fetch
     // it during this program's compute loops (lane_loop).
     const int64_t bytes = tile_bytes(tt);
@@ -138,10 +124,20 @@ void KernelCodegen::lower_strided_view(const ir::Operation &load) {
   const ir::Type &tt = load.result()->type();
   llvm::Value *rs = nullptr;
   llvm::Value *ok = block_has_strided_rows(a, off, tt.shape(), &rs);
-  llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
+  const auto [from, copied] =
+      in_place_or_copy(load, ok, block_base(a, off, storage_type(tt.elem())), "strided");
+  llvm::PHINode *stride = b_.CreatePHI(b_.getInt64Ty(), 2, "row.stride");
+  stride->addIncoming(rs, from);
+  stride->addIncoming(i64(tt.shape().back()), copied);
+  slot(load.result()).row_stride = stride;
+}
+
+std::pair<llvm::BasicBlock *, llvm::BasicBlock *>
+KernelCodegen::in_place_or_copy(const ir::Operation &load, llvm::Value *ok, llvm::Value *view,
+                                const std::string &name) {
   llvm::BasicBlock *from = b_.GetInsertBlock();
-  auto *copy_bb = llvm::BasicBlock::Create(ctx_, "strided.copy", fn_);
-  auto *join = llvm::BasicBlock::Create(ctx_, "strided.done", fn_);
+  auto *copy_bb = llvm::BasicBlock::Create(ctx_, name + ".copy", fn_);
+  auto *join = llvm::BasicBlock::Create(ctx_, name + ".done", fn_);
   b_.CreateCondBr(ok, join, copy_bb);
   b_.SetInsertPoint(copy_bb);
   copy_block_access(load);
@@ -149,14 +145,11 @@ void KernelCodegen::lower_strided_view(const ir::Operation &load) {
   b_.CreateBr(join);
   b_.SetInsertPoint(join);
   Slot &s = slot(load.result());
-  llvm::PHINode *ptr = b_.CreatePHI(b_.getPtrTy(), 2, "rows");
+  llvm::PHINode *ptr = b_.CreatePHI(b_.getPtrTy(), 2, name == "view" ? "tile" : "rows");
   ptr->addIncoming(view, from);
   ptr->addIncoming(s.ptr, copied);
-  llvm::PHINode *stride = b_.CreatePHI(b_.getInt64Ty(), 2, "row.stride");
-  stride->addIncoming(rs, from);
-  stride->addIncoming(i64(tt.shape().back()), copied);
   s.ptr = ptr;
-  s.row_stride = stride;
+  return {from, copied};
 }
 
 /// The store of a transpose planned at it (cpu.transpose_store): from the load's rows straight

@@ -238,6 +238,8 @@ private:
   std::vector<RowStream> row_streams_;
   /// A load marked cpu.prefetch_next: its next trip's block becomes a row stream.
   void stream_next_block(const ir::Operation &load);
+  /// A cpu.prefetch_rows load: the block it reads plan::kRowsAhead trips later, fetched.
+  void fetch_rows_ahead(const ir::Operation &load);
   /// Prefetches of the row streams of the dot's block, spread over `t` of `count` iterations.
   void fetch_next_rows(const ir::Block *block, llvm::Value *t, int64_t count);
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first

@@ -91,7 +91,47 @@ void KernelCodegen::stream_next_block(const ir::Operation &load) {
                           stride, tile_rows, tt.shape()[rank - 1] * elem, load.parent()});
 }
 
+/// The index kRowsAhead steps ahead is read clamped to its tensor (none when it is empty: the
+/// index load pads), the block at it fetched into L2 line by line, its first row only and at
+/// most kRowsAheadBytes (prefetches never fault: a stale or out-of-range row wastes a fetch, no
+/// more). Into L1 (prefetcht0) it measured no gain: 64 lines a row ahead held the L1's miss
+/// buffers that the copy's own loads needed.
+void KernelCodegen::fetch_rows_ahead(const ir::Operation &load) {
+  const int64_t along = *plan::group(load, plan::kPrefetchRows);
+  const ir::Operation &index = *load.operand(1 + along)->def()->operand(0)->def();
+  const ir::Operation &loop = *index.parent()->parent();
+  const unsigned ia = arg_index_.at(index.operand(0));
+  const ir::ScalarKind ik = index.result()->type().elem();
+  llvm::Value *count = arg_field(ia, 1, i64(0));
+  auto *fetch = llvm::BasicBlock::Create(ctx_, "rows.ahead", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "rows.ahead.done", fn_);
+  b_.CreateCondBr(b_.CreateICmpSGT(count, i64(0)), fetch, done);
+  b_.SetInsertPoint(fetch);
+  llvm::Value *step = b_.CreateSExt(scalar(loop.operand(2)), b_.getInt64Ty());
+  llvm::Value *at = b_.CreateAdd(b_.CreateSExt(scalar(index.operand(1)), b_.getInt64Ty()),
+                                 b_.CreateMul(step, i64(plan::kRowsAhead)));
+  at = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, at, b_.CreateSub(count, i64(1)));
+  at = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, at, i64(0));
+  llvm::Type *it = storage_type(ik);
+  llvm::Value *id = b_.CreateLoad(
+      it, b_.CreateGEP(it, arg_field(ia, 0, nullptr), b_.CreateMul(at, arg_field(ia, 2, i64(0)))));
+  std::vector<llvm::Value *> off = block_offsets(load);
+  off[along] = b_.CreateIntCast(id, b_.getInt64Ty(), ir::is_signed(ik));
+  const ir::Type &tt = load.result()->type();
+  llvm::Type *mem_t = storage_type(tt.elem());
+  llvm::Value *base = block_base(arg_index_.at(load.operand(0)), off, mem_t);
+  const int64_t row = tt.shape().back() * int64_t(module_.getDataLayout().getTypeAllocSize(mem_t));
+  for (int64_t l = 0; l < std::min<int64_t>(row, plan::kRowsAheadBytes); l += 64)
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                       {b_.CreateConstGEP1_64(b_.getInt8Ty(), base, uint64_t(l)), b_.getInt32(0),
+                        b_.getInt32(2), b_.getInt32(1)}); // into L2, data
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
 void KernelCodegen::lower_block_access(const ir::Operation &op) {
+  if (op.opcode() == Opcode::Load && op.attr(plan::kPrefetchRows) && !plan::deferred(op))
+    fetch_rows_ahead(op); // a fused load's is fetched before its store's loop (fusion.cpp)
   if (op.attr(plan::kStridedView))
     return lower_strided_view(op);
   if (op.attr(plan::kTransposeStore))

@@ -99,6 +99,9 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
       ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
     return acc;
   };
+  for (const ir::Operation *l : f.loads)
+    if (l->attr(plan::kPrefetchRows))
+      fetch_rows_ahead(*l);
   llvm::Value *ok = b_.getTrue();
   std::vector<Access> loads;
   for (const ir::Operation *l : f.loads)

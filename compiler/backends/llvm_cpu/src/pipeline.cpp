@@ -9,6 +9,7 @@
 #include "plan_inlining.h"
 #include "plan_prefetch.h"
 #include "plan_prefetch_next.h"
+#include "plan_prefetch_rows.h"
 #include "plan_reduce_fusion.h"
 #include "plan_store_fusion.h"
 #include "plan_streaming_stores.h"
@@ -52,6 +53,9 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
   // 6. A k loop's loads read by its dot are fetched one trip ahead, during the dot.
   p.push_back(
       {"cpu-prefetch-next", "fetch a loop's next tiles during its dot", plan_prefetch_next});
+  // 6b. Rows at indices a loop reads from memory are fetched a few trips ahead.
+  p.push_back({"cpu-prefetch-rows", "fetch rows at indices read from memory a few trips ahead",
+               plan_prefetch_rows});
   // 7. Large fused stores not fetched for ownership stream with non-temporal stores (x86).
   if (kTargetIsX86)
     p.push_back({"cpu-stream-stores", "write large fused stores with non-temporal stores",

@@ -578,6 +578,43 @@ TEST(LlvmCpu, ClampWithConstantBoundsKeepsNaNAndSignedZeros) {
   expect_same(kClampConstants, "clampc", {x, HostTensor(ScalarKind::F32, {4, 32})}, {}, {1, 1, 1});
 }
 
+// An embedding's row copies with their rows fetched ahead (cpu-prefetch-rows): ids in range,
+// negative and past the table (the loads pad, the fetches go wherever: prefetches never fault),
+// a loop longer than the ids (their load pads: id 0), and no ids at all (the fetch must not read
+// the empty index tensor: a null or freed data pointer). Catches: the index read ahead without
+// its clamp or its emptiness test (a crash), results changed by the fetch.
+const char *kRowsAhead = R"(
+kernel @emb(%table: tensor<?x?xf32>, %ids: tensor<?xi32>, %out: tensor<?x?xf32>) {
+  %zero = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %n = constant {value = 12} : i32
+  for %i = %zero to %n step %one {
+    %idt = load %ids, %i : tile<1xi32>
+    %id = reduce %idt {axis = 0, kind = "sum"} : i32
+    %row = load %table, %id, %zero : tile<1x64xf32>
+    store %out, %i, %zero, %row
+    yield
+  }
+  return
+}
+)";
+
+TEST(LlvmCpu, RowsFetchedAheadLeaveResultsAlone) {
+  std::mt19937_64 rng(13);
+  HostTensor ids(ScalarKind::I32, {9});
+  const int values[] = {3, 0, 19, -3, 20, 1000000, 7, 2, 19};
+  for (int64_t i = 0; i < 9; ++i)
+    ids.set(i, values[i]);
+  expect_same(
+      kRowsAhead, "emb",
+      {random_tensor(ScalarKind::F32, {20, 64}, rng), ids, HostTensor(ScalarKind::F32, {12, 64})},
+      {}, {1, 1, 1});
+  expect_same(kRowsAhead, "emb",
+              {random_tensor(ScalarKind::F32, {20, 64}, rng), HostTensor(ScalarKind::I32, {0}),
+               HostTensor(ScalarKind::F32, {12, 64})},
+              {}, {1, 1, 1});
+}
+
 TEST(LlvmCpu, TranscendentalMathIsWithinTwoUlps) {
   const char *text = R"(
 kernel @math(%x: tensor<?xf32>, %o: tensor<?xf32>) {

@@ -11,16 +11,12 @@
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 
-#include <bit>
-#include <cstdint>
-#include <functional>
 #include <string>
 
 namespace tl::llvm_cpu::x86 {
 namespace {
 
 constexpr const char *kScalef = "tl.scalef.f32";
-constexpr const char *kMinAbs = "tl.minabs.f32";
 
 /// Emits into `fn` (p, n) -> p * 2^n for `lanes` lanes (1: vscalefss on lane 0).
 void scalef_body(llvm::Function &fn, unsigned lanes) {
@@ -47,67 +43,6 @@ void scalef_body(llvm::Function &fn, unsigned lanes) {
                           {}, {p, n, llvm::Constant::getNullValue(p->getType()), b.getInt8(-1)});
   }
   b.CreateRet(r);
-}
-
-/// Emits into `fn` x -> x's sign times min(|x|, bound), a NaN x kept, for `lanes` lanes
-/// (1: on lane 0): vrangeps, imm 0b0010 (bits 1:0 = 10 select the smaller magnitude, bits 3:2 = 00
-/// take the sign of the first operand), which returns the bound for a NaN x, then vfixupimmps,
-/// which puts x back where it is a NaN (table 0x22: the QNaN and SNaN classes answer QNaN(x), the
-/// others keep the range's result). The fixup runs on the pipes of the adds (Zen 4: FP2/FP3), so
-/// the clamp takes one FMA-pipe instruction where min and max took two.
-void min_abs_body(llvm::Function &fn, unsigned lanes, float bound) {
-  namespace I = llvm::Intrinsic;
-  llvm::LLVMContext &ctx = fn.getContext();
-  llvm::Type *f32 = llvm::Type::getFloatTy(ctx), *i32 = llvm::Type::getInt32Ty(ctx);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", &fn));
-  llvm::Value *x = fn.getArg(0);
-  const unsigned n = lanes == 1 ? 4 : lanes; // the scalar form works on lane 0 of 4
-  auto *vt = llvm::FixedVectorType::get(f32, n);
-  llvm::Value *zero = llvm::Constant::getNullValue(vt);
-  llvm::Value *v = lanes == 1 ? b.CreateInsertElement(zero, x, uint64_t(0)) : x;
-  llvm::Value *y = llvm::ConstantFP::get(vt, bound);
-  llvm::Value *table = llvm::ConstantInt::get(llvm::FixedVectorType::get(i32, n), 0x22);
-  llvm::Value *imm = b.getInt32(2), *r;
-  if (lanes == 1) {
-    r = b.CreateIntrinsic(I::x86_avx512_mask_range_ss, {},
-                          {v, y, zero, b.getInt8(-1), imm, b.getInt32(4)});
-    r = b.CreateIntrinsic(I::x86_avx512_mask_fixupimm_ss, {},
-                          {r, v, table, b.getInt32(0), b.getInt8(-1), b.getInt32(4)});
-    r = b.CreateExtractElement(r, uint64_t(0));
-  } else if (lanes == 16) {
-    r = b.CreateIntrinsic(I::x86_avx512_mask_range_ps_512, {},
-                          {v, y, imm, zero, b.getInt16(-1), b.getInt32(4)});
-    r = b.CreateIntrinsic(I::x86_avx512_mask_fixupimm_ps_512, {},
-                          {r, v, table, b.getInt32(0), b.getInt16(-1), b.getInt32(4)});
-  } else {
-    r = b.CreateIntrinsic(lanes == 8 ? I::x86_avx512_mask_range_ps_256
-                                     : I::x86_avx512_mask_range_ps_128,
-                          {}, {v, y, imm, zero, b.getInt8(-1)});
-    r = b.CreateIntrinsic(lanes == 8 ? I::x86_avx512_mask_fixupimm_ps_256
-                                     : I::x86_avx512_mask_fixupimm_ps_128,
-                          {}, {r, v, table, b.getInt32(0), b.getInt8(-1)});
-  }
-  b.CreateRet(r);
-}
-
-/// The vector variants (16 lanes; 8 and 4 with AVX-512VL) of an f32 helper of `args` operands,
-/// named `name`, whose body `body` emits.
-std::vector<VectorVariant>
-f32_variants(llvm::Module &m, const Isa &isa, const std::string &name, unsigned args,
-             const std::function<void(llvm::Function &, unsigned)> &body) {
-  std::vector<VectorVariant> variants;
-  for (unsigned lanes : {16u, 8u, 4u}) {
-    if (lanes < 16 && !isa.avx512vl)
-      continue;
-    auto *vt = llvm::FixedVectorType::get(llvm::Type::getFloatTy(m.getContext()), lanes);
-    auto *v = llvm::Function::Create(
-        llvm::FunctionType::get(vt, std::vector<llvm::Type *>(args, vt), false),
-        llvm::GlobalValue::InternalLinkage, name + ".v" + std::to_string(lanes), m);
-    v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
-    body(*v, lanes);
-    variants.push_back({lanes, v});
-  }
-  return variants;
 }
 
 /// The vector llvm.maximum / llvm.minimum calls of `m` whose type `take` accepts, collected
@@ -376,25 +311,22 @@ llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm:
                     llvm::Value *n) {
   auto define = [&](llvm::Function &helper) {
     scalef_body(helper, 1);
-    return f32_variants(m, isa, kScalef, 2, scalef_body);
+    std::vector<VectorVariant> variants;
+    for (unsigned lanes : {16u, 8u, 4u}) {
+      if (lanes < 16 && !isa.avx512vl)
+        continue;
+      auto *vt = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+      auto *v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
+                                       llvm::GlobalValue::InternalLinkage,
+                                       std::string(kScalef) + ".v" + std::to_string(lanes), m);
+      v->addFnAttr(llvm::Attribute::NoInline); // a helper too: inlined by finish_helpers
+      scalef_body(*v, lanes);
+      variants.push_back({lanes, v});
+    }
+    return variants;
   };
   auto *type = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
   return call_helper(b, m, kScalef, type, define, {p, n});
-}
-
-llvm::Value *min_abs(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *x,
-                     float bound) {
-  // One helper per bound: a constant operand would be propagated into the helper and dropped
-  // from its signature by the interprocedural passes, which then no longer matches the variants.
-  const std::string name =
-      std::string(kMinAbs) + "." + std::to_string(std::bit_cast<uint32_t>(bound));
-  auto body = [bound](llvm::Function &fn, unsigned lanes) { min_abs_body(fn, lanes, bound); };
-  auto define = [&](llvm::Function &helper) {
-    body(helper, 1);
-    return f32_variants(m, isa, name, 1, body);
-  };
-  auto *type = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false);
-  return call_helper(b, m, name, type, define, {x});
 }
 
 void finish_module(llvm::Module &m, const Isa &isa) {

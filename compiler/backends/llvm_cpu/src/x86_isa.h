@@ -34,12 +34,6 @@ std::string required_features(const llvm::MCSubtargetInfo &subtarget);
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
                     llvm::Value *n);
 
-/// x's sign times min(|x|, bound) for f32 x, a NaN x kept (a symmetric clamp of x to
-/// [-bound, bound] in one instruction where min and max take two): a helper whose vector variants
-/// are vrangeps. Requires AVX-512DQ.
-llvm::Value *min_abs(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *x,
-                     float bound);
-
 /// After the optimization pipeline: rewrites vector llvm.maximum / llvm.minimum. With AVX-512DQ
 /// (f32) as vrangeps (which orders -0 < +0 as the IR does) plus one compare and blend that
 /// propagates NaN (vrangeps alone returns the other operand). Without it (f32 and f64, 128 bits, or

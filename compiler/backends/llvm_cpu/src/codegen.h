@@ -116,6 +116,9 @@ private:
   };
   llvm::Value *exp_f32(llvm::Value *x, ExpRange range = ExpRange::Full);
   llvm::Value *erf_f32(llvm::Value *x);
+  /// Phi(u sqrt 2) = (1 + erf(u)) / 2 for the argument u of an erf_f32 (GELU's fma(erf, 1/2,
+  /// 1/2)); u = x / sqrt 2 as GELU's product by 0.70710677 is folded into the rational.
+  llvm::Value *gelu_phi_f32(llvm::Value *u);
   llvm::Value *tanh_f32(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
@@ -193,6 +196,9 @@ private:
   x86::Isa isa_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
+  // Lane values of f32 erf (-> its argument) and sigmoid (its 1 / d -> d), for the fused forms
+  // of GELU (fma(erf(u), 1/2, 1/2)) and x * sigmoid (x / d) in float_lane.
+  std::unordered_map<const llvm::Value *, llvm::Value *> erf_args_, sigmoid_denominators_;
   // Streaming prefetch (fusion.cpp): the memory after each load view, and the blocks that later
   // stores of its block write, fetched by lane_loop.
   struct Stream {

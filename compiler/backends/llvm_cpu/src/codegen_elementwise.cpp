@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
 
 namespace tl::llvm_cpu {
@@ -159,6 +160,18 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
     return r;
   }
   case Opcode::Sigmoid: {
+    // The tanh GELU's sigmoid(x fma(m, B, A)) (B, A constants): e^-v = 2^(x fma(m, -B L, -A L)),
+    // L = log2(e) folded into the constants, so that the exp's reduction is t - round(t) times
+    // ln 2 (an add off the FMA pipes and one product) instead of a product by L and two FMAs.
+    // The rounding of t adds an error of |v| 2^-24 to e^-v, as the rounding of v itself does.
+    if (llvm::Value *t2 = t->isFloatTy() ? sigmoid_base2_argument(a[0]) : nullptr) {
+      llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
+      llvm::Value *d = b_.CreateFAdd(one, exp_f32(t2, ExpRange::OnePlus, /*base2=*/true));
+      llvm::Value *r = b_.CreateFDiv(one, d);
+      if (llvm::isa<llvm::Instruction>(r))
+        sigmoid_denominators_[r] = d;
+      return r;
+    }
     a[0] = b_.CreateFNeg(a[0]);
     llvm::Value *e = t->isFloatTy() ? exp_f32(a[0], ExpRange::OnePlus) : sleef("exp");
     llvm::Value *one = llvm::ConstantFP::get(t, 1.0);
@@ -384,7 +397,30 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
 // NonPositive (softmax's x - max x, cpu-exp-ranges): clamped at -88 only, one power of two,
 // 2^-127 encoded as 0 (its bit pattern), so results below 2^-126.5 are 0 (the same decision;
 // LlvmCpu.NonPositiveExpF32FlushesOnlyBelowTheNormals).
-llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range) {
+llvm::Value *KernelCodegen::sigmoid_base2_argument(llvm::Value *v) {
+  auto *m = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!m || m->getOpcode() != llvm::Instruction::FMul)
+    return nullptr;
+  for (int i : {0, 1}) {
+    auto *f = llvm::dyn_cast<llvm::IntrinsicInst>(m->getOperand(i));
+    if (!f || f->getIntrinsicID() != llvm::Intrinsic::fma)
+      continue;
+    auto *b = llvm::dyn_cast<llvm::ConstantFP>(f->getArgOperand(1));
+    auto *a = llvm::dyn_cast<llvm::ConstantFP>(f->getArgOperand(2));
+    if (!b || !a)
+      continue;
+    llvm::Type *t = v->getType();
+    const double l = -1.4426950408889634; // -log2(e): e^-v = 2^(-v log2 e)
+    llvm::Value *g = b_.CreateIntrinsic(
+        llvm::Intrinsic::fma, {t},
+        {f->getArgOperand(0), llvm::ConstantFP::get(t, b->getValueAPF().convertToFloat() * l),
+         llvm::ConstantFP::get(t, a->getValueAPF().convertToFloat() * l)});
+    return b_.CreateFMul(m->getOperand(1 - i), g);
+  }
+  return nullptr;
+}
+
+llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) {
   llvm::Type *t = x->getType(), *it = b_.getInt32Ty();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
@@ -394,18 +430,25 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range) {
   // compares keep a NaN, which then flows through the polynomial (its n is frozen: any integer,
   // the product stays NaN).
   llvm::Value *xc = x;
+  const double scale = base2 ? 1.4426950408889634 : 1.0; // the clamps' bounds in x's units
   if (range != ExpRange::Normal) {
     const double lo = range == ExpRange::OnePlus       ? -87.0
                       : range == ExpRange::NonPositive ? -88.0
                                                        : -104.0;
-    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(lo)), c(lo), x);
+    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(lo * scale)), c(lo * scale), x);
   }
   if (range == ExpRange::Full || range == ExpRange::OnePlus)
-    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0)), c(89.0), xc);
-  llvm::Value *nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
-                                            b_.CreateFMul(xc, c(1.44269504088896341)));
-  llvm::Value *r = fma(nf, c(-0.693145751953125), xc); // ln2 high part: 16 bits, exact product
-  r = fma(nf, c(-1.4286068203094172e-06), r);          // ln2 - high part
+    xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0 * scale)), c(89.0 * scale), xc);
+  llvm::Value *nf, *r;
+  if (base2) { // t - round(t) is exact (Sterbenz), then one rounding of the product
+    nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, xc);
+    r = b_.CreateFMul(b_.CreateFSub(xc, nf), c(0.6931471805599453));
+  } else {
+    nf = b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                 b_.CreateFMul(xc, c(1.44269504088896341)));
+    r = fma(nf, c(-0.693145751953125), xc);     // ln2 high part: 16 bits, exact product
+    r = fma(nf, c(-1.4286068203094172e-06), r); // ln2 - high part
+  }
   // e^r = 1 + r + r^2 q(r), q of degree 4 fitted for the relative error of e^r over the range
   // (weighted least squares on Chebyshev nodes: 3.1e-9, against 1.2e-7 for the degree-6 Taylor
   // polynomial), so one FMA less than the degree-7 Taylor polynomial; OnePlus: q of degree 3

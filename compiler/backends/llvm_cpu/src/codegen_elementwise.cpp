@@ -114,9 +114,23 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
   case Opcode::Mul:
     // x * sigmoid(v) = x / (1 + e^-v) (SiLU, the tanh GELU): one rounding where two were, and
     // a product fewer on the FMA pipes (the division is there either way).
-    for (int i : {0, 1})
-      if (auto d = sigmoid_denominators_.find(a[i]); d != sigmoid_denominators_.end())
-        return b_.CreateFDiv(a[1 - i], d->second);
+    for (int i : {0, 1}) {
+      auto d = sigmoid_denominators_.find(a[i]);
+      if (d == sigmoid_denominators_.end())
+        continue;
+      // SiLU, x * sigmoid(x): e^-x as 2^(x (-log2 e)), the exp's base2 form (a product and an
+      // fsub where a product and two FMAs were; the sigmoid's own lanes are then dead). The
+      // rounding of x log2 e adds |x| 2^-24 to e^-x's relative error, within SiLU's |x| 2^-24.
+      const ir::Operation *sig = op.operand(i)->def(); // the TL IR: a view's lane is a load
+      if (sig && sig->opcode() == Opcode::Sigmoid && sig->operand(0) == op.operand(1 - i)) {
+        llvm::Type *t = a[0]->getType();
+        llvm::Value *e =
+            exp_f32(b_.CreateFMul(a[1 - i], llvm::ConstantFP::get(t, -1.4426950408889634)),
+                    ExpRange::OnePlus, /*base2=*/true);
+        return b_.CreateFDiv(a[1 - i], b_.CreateFAdd(llvm::ConstantFP::get(t, 1.0), e));
+      }
+      return b_.CreateFDiv(a[1 - i], d->second);
+    }
     return b_.CreateFMul(a[0], a[1]);
   case Opcode::Div:
     return b_.CreateFDiv(a[0], a[1]);

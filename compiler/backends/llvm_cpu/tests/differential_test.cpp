@@ -781,17 +781,18 @@ TEST(LlvmCpu, SigmoidF32IsWithinItsBound) {
 // GELU (both forms) and SiLU as tl.ops writes them (python/tl/ops/activations.py), fused by
 // float_lane: GELU erf's fma(erf(x 0.70710677), 1/2, 1/2) as Phi = fma(x, P', Q') / (Q' + Q')
 // with the 1/sqrt 2 folded into the rational (gelu_phi_f32), x * sigmoid(v) as x / (1 + e^-v),
-// and the tanh GELU's e^-v as 2^t with log2 e folded into its constants (sigmoid_base2_argument),
+// and the tanh GELU's and SiLU's e^-v as 2^t with log2 e folded into their constants (the exp's
+// base2 form),
 // against double over every 2^-10th f32 bit pattern plus a dense grid in [-12, 12]. The error is
 // counted in units of max(ulp(ref), |x| 2^-24): for x < 0 GELU is x times 1 + erf(x / sqrt 2)
 // (or 1 / (1 + e^-v)) near 0, so the ulp of |x| bounds its absolute error (the unfused forms
 // too: 1 + erf cancels). Measured (s18, host, x86-64-v3 and O0 alike): GELU erf 2.58 (unfused:
-// 2.26), GELU tanh 1.76 (unfused 1.97; 1.51 with x / d but without the log2 e fold), SiLU 1.48
-// (1.90). The constants are `full` tiles, as the default pipeline leaves tl.ops' splats (a splat
-// of a scalar constant is a load here, which the fusions do not match). Fails: a folded
-// coefficient wrong (P'_k without its 2^-k, or log2 e halved: off by orders of magnitude), Phi's
-// clamp lost or at -1 (x Phi past 1 or negative, GELU(x) > x for large x or of the wrong sign),
-// the sign of 0 or NaN lost, x / d taking the wrong operand.
+// 2.26), GELU tanh 1.76 (unfused 1.97; 1.51 with x / d but without the log2 e fold), SiLU 1.49
+// (1.90; 1.48 without the fold). The constants are `full` tiles, as the default pipeline leaves
+// tl.ops' splats (a splat of a scalar constant is a load here, which the fusions do not match).
+// Fails: a folded coefficient wrong (P'_k without its 2^-k, or log2 e halved: off by orders of
+// magnitude), Phi's clamp lost or at -1 (x Phi past 1 or negative, GELU(x) > x for large x or of
+// the wrong sign), the sign of 0 or NaN lost, x / d taking the wrong operand.
 TEST(LlvmCpu, GeluAndSiluF32FusedAreWithinTheirBounds) {
   std::vector<float> in;
   for (float f : f32_sweep(10))

@@ -122,8 +122,16 @@ private:
     OnePlus,     ///< only 1 + e^x is used (sigmoid): e^x below 2^-126 and above 2^127.5 may be off
     NonPositive, ///< x at most 0 or NaN (cpu.exp_nonpositive): results below 2^-126.5 flushed
   };
-  llvm::Value *exp_f32(llvm::Value *x, ExpRange range = ExpRange::Full);
+  /// e^x; `base2`: x is given as x log2(e) (e^x = 2^x'), for a caller that folded log2(e) into
+  /// its own constants.
+  llvm::Value *exp_f32(llvm::Value *x, ExpRange range = ExpRange::Full, bool base2 = false);
   llvm::Value *erf_f32(llvm::Value *x);
+  /// For sigmoid(v) with v = x * fma(m, B, A), B and A constants (the tanh GELU's argument):
+  /// -v log2(e) computed as x * fma(m, -B log2 e, -A log2 e); else nullptr.
+  llvm::Value *sigmoid_base2_argument(llvm::Value *v);
+  /// Phi(u sqrt 2) = (1 + erf(u)) / 2 for the argument u of an erf_f32 (GELU's fma(erf, 1/2,
+  /// 1/2)); u = x / sqrt 2 as GELU's product by 0.70710677 is folded into the rational.
+  llvm::Value *gelu_phi_f32(llvm::Value *u);
   llvm::Value *tanh_f32(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
@@ -218,6 +226,9 @@ private:
   x86::Isa isa_;
   std::unordered_map<const ir::Value *, Slot> slots_;
   std::unordered_map<const ir::Value *, unsigned> arg_index_;
+  // Lane values of f32 erf (-> its argument) and sigmoid (its 1 / d -> d), for the fused forms
+  // of GELU (fma(erf(u), 1/2, 1/2)) and x * sigmoid (x / d) in float_lane.
+  std::unordered_map<const llvm::Value *, llvm::Value *> erf_args_, sigmoid_denominators_;
   // Streaming prefetch (fusion.cpp): the memory after each load view, and the blocks that later
   // stores of its block write, fetched by lane_loop.
   struct Stream {

@@ -167,12 +167,12 @@ private:
                          llvm::Value *row_index, llvm::Value *base, bool unit);
   llvm::Value *block_is_contiguous(unsigned arg, const std::vector<llvm::Value *> &off,
                                    const std::vector<int64_t> &tile_shape);
-  /// The block of tensor `arg` at `off` of `tile_shape` is inside the tensor, its rows (the last
-  /// dimension) contiguous and a positive stride `*row_stride` apart (that of the other
-  /// dimension wider than 1: a cpu.strided_view's or cpu.transpose_store's block).
-  llvm::Value *block_has_strided_rows(unsigned arg, const std::vector<llvm::Value *> &off,
-                                      const std::vector<int64_t> &tile_shape,
-                                      llvm::Value **row_stride);
+  /// The block of tensor `arg` at `off` of `tile_shape` is inside the tensor, its last dimension
+  /// contiguous and its rows `row_stride` > 0 apart (a cpu.strided_view's or cpu.transpose_store's
+  /// block: one wide dimension before the last).
+  llvm::Value *rows_positively_strided(unsigned arg, const std::vector<llvm::Value *> &off,
+                                       const std::vector<int64_t> &tile_shape,
+                                       llvm::Value *&row_stride);
   void lower_strided_view(const ir::Operation &load);
   /// Where `ok` holds, the tile of `load` is read in place at `view`, else copied into its slot;
   /// the slot's pointer is the phi of the two. Returns the blocks of the two edges.

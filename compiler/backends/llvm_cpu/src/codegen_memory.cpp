@@ -28,25 +28,6 @@ llvm::Value *KernelCodegen::block_is_contiguous(unsigned arg, const std::vector<
   return ok;
 }
 
-llvm::Value *KernelCodegen::block_has_strided_rows(unsigned arg,
-                                                   const std::vector<llvm::Value *> &off,
-                                                   const std::vector<int64_t> &tile_shape,
-                                                   llvm::Value **row_stride) {
-  const int last = int(tile_shape.size()) - 1;
-  int row_dim = -1;
-  for (int d = 0; d < last; ++d)
-    if (tile_shape[d] > 1)
-      row_dim = d;
-  *row_stride = row_dim < 0 ? i64(tile_shape[last]) : arg_field(arg, 2, i64(row_dim));
-  llvm::Value *ok = b_.CreateAnd(b_.CreateICmpEQ(arg_field(arg, 2, i64(last)), i64(1)),
-                                 b_.CreateICmpSGT(*row_stride, i64(0)));
-  for (int d = 0; d <= last; ++d)
-    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
-                                       b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])),
-                                                        arg_field(arg, 1, i64(d)))));
-  return ok;
-}
-
 /// Address of element 0 of the block at `off` (valid when block_is_contiguous).
 llvm::Value *KernelCodegen::block_base(unsigned arg, const std::vector<llvm::Value *> &off,
                                        llvm::Type *mem_t) {
@@ -156,6 +137,16 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
   copy_block_access(op);
 }
 
+/// block_rows_are_strided (fusion.cpp) with rows a positive stride apart (the overlap test of
+/// lower_transpose_store takes the rows in ascending order).
+llvm::Value *KernelCodegen::rows_positively_strided(unsigned arg,
+                                                    const std::vector<llvm::Value *> &off,
+                                                    const std::vector<int64_t> &tile_shape,
+                                                    llvm::Value *&row_stride) {
+  llvm::Value *ok = block_rows_are_strided(arg, off, tile_shape, row_stride);
+  return b_.CreateAnd(ok, b_.CreateICmpSGT(row_stride, i64(0)));
+}
+
 /// A load its transpose reads in place (cpu.strided_view): the tensor's rows where the block is
 /// inside with contiguous rows, else a copy (rows back to back).
 void KernelCodegen::lower_strided_view(const ir::Operation &load) {
@@ -163,7 +154,7 @@ void KernelCodegen::lower_strided_view(const ir::Operation &load) {
   const std::vector<llvm::Value *> off = block_offsets(load);
   const ir::Type &tt = load.result()->type();
   llvm::Value *rs = nullptr;
-  llvm::Value *ok = block_has_strided_rows(a, off, tt.shape(), &rs);
+  llvm::Value *ok = rows_positively_strided(a, off, tt.shape(), rs);
   const auto [from, copied] =
       in_place_or_copy(load, ok, block_base(a, off, storage_type(tt.elem())), "strided");
   llvm::PHINode *stride = b_.CreatePHI(b_.getInt64Ty(), 2, "row.stride");
@@ -209,7 +200,7 @@ void KernelCodegen::lower_transpose_store(const ir::Operation &store) {
   const unsigned a = arg_index_.at(store.operand(0));
   const std::vector<llvm::Value *> off = block_offsets(store);
   llvm::Value *dst_rs = nullptr;
-  llvm::Value *ok = block_has_strided_rows(a, off, stored->type().shape(), &dst_rs);
+  llvm::Value *ok = rows_positively_strided(a, off, stored->type().shape(), dst_rs);
   llvm::Value *dst = block_base(a, off, storage_type(stored->type().elem()));
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(src.elem));
   auto end_of = [&](llvm::Value *p, llvm::Value *rs, int64_t rows, int64_t cols) {

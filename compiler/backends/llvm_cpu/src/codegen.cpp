@@ -297,8 +297,11 @@ llvm::Value *KernelCodegen::scalar(const ir::Value *v) {
   return b_.CreateLoad(s.elem, s.ptr);
 }
 
+/// `rolled`: the loop is not unrolled before it is vectorized (llvm.loop.unroll.disable). A short
+/// lane loop (a streamed row of 32 f32) was otherwise unrolled into scalar lanes that SLP did not
+/// put back together (each lane inserted into its chunk's vector one by one).
 void KernelCodegen::loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body,
-                         const char *name) {
+                         const char *name, bool rolled) {
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   auto *head = llvm::BasicBlock::Create(ctx_, std::string(name) + ".head", fn_);
   auto *bodybb = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", fn_);
@@ -312,12 +315,19 @@ void KernelCodegen::loop(llvm::Value *begin, llvm::Value *end, const IndexFn &bo
   body(i);
   llvm::Value *next = b_.CreateAdd(i, i64(1), "", /*NUW=*/true, /*NSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(head);
+  llvm::BranchInst *back = b_.CreateBr(head);
+  if (rolled) {
+    llvm::MDNode *disable =
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   b_.SetInsertPoint(exit);
 }
 
-void KernelCodegen::loop(int64_t n, const IndexFn &body, const char *name) {
-  loop(i64(0), i64(n), body, name);
+void KernelCodegen::loop(int64_t n, const IndexFn &body, const char *name, bool rolled) {
+  loop(i64(0), i64(n), body, name, rolled);
 }
 
 void KernelCodegen::fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,

@@ -63,8 +63,9 @@ private:
   Slot &slot(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
   llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);
-  void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name);
-  void loop(int64_t n, const IndexFn &body, const char *name = "i");
+  void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name,
+            bool rolled = false);
+  void loop(int64_t n, const IndexFn &body, const char *name = "i", bool rolled = false);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most

@@ -163,10 +163,11 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
     // slower through the row-strided loop); the row-strided one in the other branch.
     stream_fused_store(store, out, n, 0, width, contiguous, value_at, done);
     if (n != width && (width * esize) % 64 == 0) {
+      // Its chunks lie within rows, so each load is addressed by row and may be row-strided too
+      // (RoPE's half rows: 0.5 of the triad with plain stores from two passes over the rows).
       llvm::Value *rows_aligned =
           b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)), i64(0));
-      stream_fused_store(store, out, n, width, width, b_.CreateAnd(loads_contiguous, rows_aligned),
-                         value_at, done);
+      stream_fused_store(store, out, n, width, width, rows_aligned, value_at, done);
     }
   }
   loop(
@@ -213,8 +214,13 @@ llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
 void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
                                        int64_t width, int64_t row_width, llvm::Value *streamable,
                                        const LaneFn &value_at, llvm::BasicBlock *done) {
-  constexpr int64_t kChunk = plan::kStreamChunk;
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+  // A row-strided block's chunk divides its rows (the largest number of whole 64-byte vectors
+  // up to plan::kStreamChunk lanes that does), so each chunk names its row.
+  int64_t kChunk = plan::kStreamChunk;
+  if (width)
+    while (width % kChunk != 0 && kChunk * esize > 64)
+      kChunk /= 2;
   llvm::Value *tensor_bytes = span_bytes(store.operand(0), esize);
   llvm::Value *aligned =
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
@@ -245,7 +251,7 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
                   value_at(b_.CreateAdd(first, j), row, row ? b_.CreateAdd(col0, j) : nullptr);
               b_.CreateStore(v, b_.CreateGEP(out.mem, chunk.ptr, j));
             },
-            "lane");
+            "lane", /*rolled=*/kChunk < plan::kStreamChunk);
         // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or
         // the rows are contiguous: lower_fused_store's check). A chunk within one row (width a
         // multiple of the chunk: concat's 512-lane slices) is one run from its first lane.

@@ -1609,6 +1609,72 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
   }
 }
 
+TEST(LlvmCpu, RowStridedStreamingStoresAreExact) {
+  // RoPE's shape of fused store: each half of 64-float rows computed from both halves of x (each
+  // store loading its own, as tl.ops' kernel does on llvm-cpu), so the loads are row-strided as
+  // well as the output. Over 32 MiB with 64-byte aligned rows this
+  // streams a row per chunk (fusion.cpp); a misaligned base, rows 72 floats apart (not whole
+  // lines) and the ragged last block take the plain paths. Every path must write exactly both
+  // halves and leave the columns between rows alone.
+  const char *text = R"(
+kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
+  %pm = program_id {axis = 0} : i32
+  %b = constant {value = 64} : i32
+  %z = constant {value = 0} : i32
+  %h = constant {value = 32} : i32
+  %m0 = mul %pm, %b : i32
+  %a = load %x, %m0, %z : tile<64x32xf32>
+  %d = load %x, %m0, %h : tile<64x32xf32>
+  %k = load %c, %m0, %z : tile<64x32xf32>
+  %e = mul %d, %k : tile<64x32xf32>
+  %lo = sub %a, %e : tile<64x32xf32>
+  store %o, %m0, %z, %lo
+  %a2 = load %x, %m0, %z : tile<64x32xf32>
+  %d2 = load %x, %m0, %h : tile<64x32xf32>
+  %k2 = load %c, %m0, %z : tile<64x32xf32>
+  %f = mul %a2, %k2 : tile<64x32xf32>
+  %hi = add %d2, %f : tile<64x32xf32>
+  store %o, %m0, %h, %hi
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  struct Case {
+    int64_t rows, stride, misalign;
+  };
+  for (Case c : {Case{140032, 64, 0}, Case{140000, 64, 0}, Case{140032, 64, 1}, Case{131072, 72, 0},
+                 Case{1000, 64, 0}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "rows " << c.rows << " stride " << c.stride << " misalign " << c.misalign);
+    std::vector<float> x(c.rows * 64), k(c.rows * 32), storage(c.rows * c.stride + 32, -1.0f);
+    for (int64_t i = 0; i < int64_t(x.size()); ++i)
+      x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
+    for (int64_t i = 0; i < int64_t(k.size()); ++i)
+      k[i] = float(i % 13) * 0.125f - 0.75f;
+    float *out = aligned_output(storage, c.misalign);
+    std::vector<tl_cpu_arg> args(3);
+    args[0] = {x.data(), {c.rows, 64}, {64, 1}, 0, 0.0};
+    args[1] = {k.data(), {c.rows, 32}, {32, 1}, 0, 0.0};
+    args[2] = {out, {c.rows, 64}, {c.stride, 1}, 0, 0.0};
+    LaunchHost host;
+    tl_cpu_launch launch{args.data(), {(c.rows + 63) / 64, 1, 1}, &host};
+    for (int64_t p = 0; p < launch.grid[0]; ++p)
+      ASSERT_EQ(prog->find("halves")(&launch, p, 0, 0), 0) << host.first_error();
+    for (int64_t r = 0; r < c.rows; ++r)
+      for (int64_t j = 0; j < c.stride; ++j) {
+        const float a = x[r * 64 + (j % 32)], d = x[r * 64 + 32 + (j % 32)],
+                    kk = k[r * 32 + (j % 32)];
+        const float want = j < 32 ? a - d * kk : j < 64 ? d + a * kk : -1.0f;
+        if (r + 1 == c.rows && j >= 64)
+          break; // past the last row: the storage's tail
+        ASSERT_EQ(out[r * c.stride + j], want) << "row " << r << " column " << j;
+      }
+  }
+}
+
 TEST(LlvmCpu, LateStreamingStoresAreExact) {
   // A store after compute passes over a load view (max, then d and its min, as softmax) into a
   // tensor over 32 MiB stores through the caches, its block fetched for ownership during the

@@ -415,10 +415,15 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
       return; // copied by the parent (copy_yield)
     if (plan::lowered_elsewhere(*op))
       continue; // at its fused store, per lane by its users, or in its producer's loop
-    if (op->opcode() == Opcode::Store && op->attr(plan::kFuse))
-      lower_fused_store(*op);
-    else
+    if (op->opcode() == Opcode::Store && op->attr(plan::kFuse)) {
+      const ir::Operation *second = paired_store(*op);
+      if (second)
+        lower_fused_pair(*op, *second);
+      else
+        lower_fused_store(*op);
+    } else {
       lower_op(*op);
+    }
   }
 }
 

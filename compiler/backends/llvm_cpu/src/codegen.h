@@ -198,15 +198,33 @@ private:
     llvm::Type *mem;
     ir::ScalarKind elem;
     llvm::Value *row_stride = nullptr;
+    llvm::Value *bytes = nullptr;     // from base to the end of the block's last row
+    llvm::Value *row_bytes = nullptr; // the row stride in bytes, where rows may be strided
+    int64_t width_bytes = 0;          // of a row
   };
+  /// A fused store's loop (cpu.fuse): its tree, accesses and their run-time check.
+  struct FusedLoop {
+    const ir::Operation *store;
+    Fusion f;
+    int64_t n, width; // lanes, and lanes a row (the stored tile's innermost extent > 1)
+    std::vector<Access> loads;
+    Access out;
+    llvm::Value *ok; // every block inside its tensor, with rows as the loop walks them
+  };
+  Fusion fusion_of(const ir::Operation &store);
+  FusedLoop fused_loop(const ir::Operation &store);
   /// The stored value of lane i of a fused loop, given its row and column in the stored tile
   /// (both null: lane i of contiguous blocks).
-  using LaneFn = std::function<llvm::Value *(llvm::Value *i, llvm::Value *row, llvm::Value *col)>;
-  Fusion fusion_of(const ir::Operation &store);
+  llvm::Value *fused_lane(const FusedLoop &fl, llvm::Value *i, llvm::Value *row, llvm::Value *col);
   void lower_fused_store(const ir::Operation &store);
-  void stream_fused_store(const ir::Operation &store, const Access &out, int64_t n, int64_t width,
-                          int64_t row_width, llvm::Value *streamable, const LaneFn &value_at,
-                          llvm::BasicBlock *done);
+  void lower_fused_pair(const ir::Operation &first, const ir::Operation &second);
+  /// The fused store planned to run with `store` (cpu.fuse_with its group), if any.
+  const ir::Operation *paired_store(const ir::Operation &store);
+  void emit_fused_loops(const std::vector<const FusedLoop *> &loops, llvm::BasicBlock *done);
+  void stream_fused_stores(const std::vector<const FusedLoop *> &loops, int64_t width,
+                           int64_t row_width, llvm::Value *streamable, llvm::BasicBlock *done);
+  /// True when the byte ranges of blocks a and b are disjoint.
+  llvm::Value *disjoint(const Access &a, const Access &b);
   llvm::Value *block_rows_are_strided(unsigned arg, const std::vector<llvm::Value *> &off,
                                       const std::vector<int64_t> &tile_shape,
                                       llvm::Value *&row_stride);

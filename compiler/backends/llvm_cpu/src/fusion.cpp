@@ -72,14 +72,14 @@ llvm::Value *KernelCodegen::block_rows_are_strided(unsigned arg,
   return ok;
 }
 
-/// Emits the fused loop behind a run-time check, and the unfused ops in the other branch. The
-/// loop walks rows of the stored tile's last dimension (W lanes): an access whose tile has that
-/// last dimension may have any row stride (RoPE's half rows, a concat's row slices of a wider
-/// output), any other access must be contiguous.
-void KernelCodegen::lower_fused_store(const ir::Operation &store) {
-  const Fusion f = fusion_of(store);
+/// A fused store's accesses and their run-time check. The loop walks rows of the stored tile's
+/// last dimension (W lanes): an access whose tile has that last dimension may have any row stride
+/// (RoPE's half rows, a concat's row slices of a wider output), any other access must be
+/// contiguous.
+KernelCodegen::FusedLoop KernelCodegen::fused_loop(const ir::Operation &store) {
+  FusedLoop fl{&store, fusion_of(store), 0, 0, {}, {}, nullptr};
   const ir::Value *stored = store.operand(store.num_operands() - 1);
-  const int64_t n = stored->type().num_elements();
+  fl.n = stored->type().num_elements();
   // The extent of a tile's innermost dimension of extent > 1 (the row of the fused loop).
   auto inner_extent = [](const ir::Type &t) {
     int64_t w = 1;
@@ -87,88 +87,183 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
       w = t.shape()[d];
     return std::max<int64_t>(w, 1);
   };
-  const int64_t width = inner_extent(stored->type());
-  auto access = [&](const ir::Operation &op, const ir::Type &tile, llvm::Value *&ok) {
+  const int64_t width = fl.width = inner_extent(stored->type());
+  llvm::Value *ok = b_.getTrue();
+  auto access = [&](const ir::Operation &op, const ir::Type &tile) {
     const unsigned a = arg_index_.at(op.operand(0));
     const std::vector<llvm::Value *> off = block_offsets(op);
     const ir::ScalarKind elem = op.operand(0)->type().elem();
     Access acc{block_base(a, off, storage_type(elem)), storage_type(elem), elem, i64(width)};
-    if (inner_extent(tile) == width)
+    const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(acc.mem));
+    if (inner_extent(tile) == width) {
       ok = b_.CreateAnd(ok, block_rows_are_strided(a, off, tile.shape(), acc.row_stride));
-    else
+      const int64_t rows = tile.num_elements() / width;
+      acc.row_bytes = b_.CreateMul(acc.row_stride, i64(esize));
+      acc.width_bytes = width * esize;
+      acc.bytes = b_.CreateMul(
+          b_.CreateAdd(b_.CreateMul(acc.row_stride, i64(rows - 1)), i64(width)), i64(esize));
+    } else {
       ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
+      acc.bytes = i64(tile.num_elements() * esize);
+    }
     return acc;
   };
-  for (const ir::Operation *l : f.loads)
+  for (const ir::Operation *l : fl.f.loads)
     if (l->attr(plan::kPrefetchRows))
       fetch_rows_ahead(*l);
-  llvm::Value *ok = b_.getTrue();
-  std::vector<Access> loads;
-  for (const ir::Operation *l : f.loads)
-    loads.push_back(access(*l, l->result()->type(), ok));
-  const Access out = access(store, stored->type(), ok);
+  for (const ir::Operation *l : fl.f.loads)
+    fl.loads.push_back(access(*l, l->result()->type()));
+  fl.out = access(store, stored->type());
+  fl.ok = ok;
+  return fl;
+}
+
+/// Lane i = r W + j of row r: each access's element at base + r row_stride + j (row and col
+/// null: element i of contiguous blocks).
+llvm::Value *KernelCodegen::fused_lane(const FusedLoop &fl, llvm::Value *i, llvm::Value *row,
+                                       llvm::Value *col) {
+  auto at = [&](const Access &a) {
+    return col ? b_.CreateGEP(a.mem, a.base, b_.CreateAdd(b_.CreateMul(row, a.row_stride), col))
+               : b_.CreateGEP(a.mem, a.base, i);
+  };
+  std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
+  for (size_t k = 0; k < fl.f.loads.size(); ++k) {
+    const Access &l = fl.loads[k];
+    lane[fl.f.loads[k]->result()] = from_storage(l.elem, b_.CreateLoad(l.mem, at(l)));
+  }
+  for (const ir::Operation *op : fl.f.ops) {
+    if (op->opcode() == Opcode::Broadcast) { // a row broadcast (plan_store_fusion.h): the
+      // row's value, invariant in the loop over the row when the row is known
+      lane[op->result()] = lane_value(op->operand(0), row ? row : b_.CreateUDiv(i, i64(fl.width)));
+      continue;
+    }
+    if (!(op->flags() & ir::kElementwise)) { // a reshape: the same lanes
+      lane[op->result()] =
+          lane.count(op->operand(0)) ? lane.at(op->operand(0)) : lane_value(op->operand(0), i);
+      continue;
+    }
+    std::vector<llvm::Value *> args;
+    for (const ir::Value *in : op->operands()) {
+      if (auto it = lane.find(in); it != lane.end()) {
+        args.push_back(it->second);
+      } else {
+        args.push_back(lane_value(in, i));
+      }
+    }
+    lane[op->result()] = elementwise_value(*op, args, i);
+  }
+  const ir::Value *stored = fl.store->operand(fl.store->num_operands() - 1);
+  llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
+  return to_storage(fl.out.elem, v);
+}
+
+const ir::Operation *KernelCodegen::paired_store(const ir::Operation &store) {
+  const std::optional<int64_t> g = plan::group(store, plan::kFuse);
+  for (auto &op : store.parent()->ops())
+    if (op->opcode() == Opcode::Store && plan::group(*op, plan::kFuseWith) == g)
+      return op.get();
+  return nullptr;
+}
+
+/// Emits the fused loop behind its run-time check, and the unfused ops in the other branch.
+void KernelCodegen::lower_fused_store(const ir::Operation &store) {
+  const FusedLoop fl = fused_loop(store);
   auto *fast = llvm::BasicBlock::Create(ctx_, "fused", fn_);
   auto *slow = llvm::BasicBlock::Create(ctx_, "unfused", fn_);
   auto *done = llvm::BasicBlock::Create(ctx_, "fused.done", fn_);
-  b_.CreateCondBr(ok, fast, slow);
+  b_.CreateCondBr(fl.ok, fast, slow);
   b_.SetInsertPoint(fast);
-  // Lane i = r W + j of row r: each access's element at base + r row_stride + j.
-  auto at_row = [&](const Access &a, llvm::Value *row, llvm::Value *col) {
-    return b_.CreateGEP(a.mem, a.base, b_.CreateAdd(b_.CreateMul(row, a.row_stride), col));
-  };
-  auto value_at = [&](llvm::Value *i, llvm::Value *row, llvm::Value *col) -> llvm::Value * {
-    std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
-    for (size_t k = 0; k < f.loads.size(); ++k) {
-      const Access &l = loads[k];
-      llvm::Value *p = col ? at_row(l, row, col) : b_.CreateGEP(l.mem, l.base, i);
-      lane[f.loads[k]->result()] = from_storage(l.elem, b_.CreateLoad(l.mem, p));
-    }
-    for (const ir::Operation *op : f.ops) {
-      if (op->opcode() == Opcode::Broadcast) { // a row broadcast (plan_store_fusion.h): the
-        // row's value, invariant in the loop over the row when the row is known
-        lane[op->result()] = lane_value(op->operand(0), row ? row : b_.CreateUDiv(i, i64(width)));
-        continue;
-      }
-      if (!(op->flags() & ir::kElementwise)) { // a reshape: the same lanes
-        lane[op->result()] =
-            lane.count(op->operand(0)) ? lane.at(op->operand(0)) : lane_value(op->operand(0), i);
-        continue;
-      }
-      std::vector<llvm::Value *> args;
-      for (const ir::Value *in : op->operands()) {
-        if (auto it = lane.find(in); it != lane.end()) {
-          args.push_back(it->second);
-        } else {
-          args.push_back(lane_value(in, i));
-        }
-      }
-      lane[op->result()] = elementwise_value(*op, args, i);
-    }
-    llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
-    return to_storage(out.elem, v);
-  };
-  if (plan::flag(store, plan::kNontemporal)) {
+  emit_fused_loops({&fl}, done);
+  b_.SetInsertPoint(slow);
+  for (const ir::Operation *l : fl.f.loads)
+    lower_block_access(*l);
+  for (const ir::Operation *op : fl.f.ops)
+    lower_op(*op);
+  lower_block_access(store);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+/// Apart, or rows at one stride whose columns interleave without touching (RoPE's two halves
+/// of each row): b's rows start m bytes into a's row stride, m >= a's row and m + b's row <= the
+/// stride.
+llvm::Value *KernelCodegen::disjoint(const Access &a, const Access &b) {
+  llvm::Value *a0 = b_.CreatePtrToInt(a.base, b_.getInt64Ty());
+  llvm::Value *b0 = b_.CreatePtrToInt(b.base, b_.getInt64Ty());
+  llvm::Value *apart = b_.CreateOr(b_.CreateICmpULE(b_.CreateAdd(a0, a.bytes), b0),
+                                   b_.CreateICmpULE(b_.CreateAdd(b0, b.bytes), a0));
+  if (!a.row_bytes || !b.row_bytes)
+    return apart;
+  llvm::Value *stride = a.row_bytes;
+  llvm::Value *strided =
+      b_.CreateAnd(b_.CreateICmpEQ(stride, b.row_bytes), b_.CreateICmpSGT(stride, i64(0)));
+  llvm::Value *safe = b_.CreateSelect(strided, stride, i64(1)); // no remainder by 0
+  llvm::Value *m = b_.CreateSRem(b_.CreateSub(b0, a0), safe);
+  m = b_.CreateSelect(b_.CreateICmpSLT(m, i64(0)), b_.CreateAdd(m, safe), m);
+  llvm::Value *between = b_.CreateAnd(b_.CreateICmpSGE(m, i64(a.width_bytes)),
+                                      b_.CreateICmpSLE(b_.CreateAdd(m, i64(b.width_bytes)), safe));
+  return b_.CreateOr(apart, b_.CreateAnd(strided, between));
+}
+
+/// Two fused stores planned as a pair (cpu.fuse_with, plan_paired_stores.h) run as one loop,
+/// each lane computing both stores' values, where both fused checks hold and neither output
+/// overlaps the other's loads or the other output (a lane of the one would otherwise see or undo
+/// a later lane of the other). Otherwise each runs on its own, in order, as without the pair.
+void KernelCodegen::lower_fused_pair(const ir::Operation &first, const ir::Operation &second) {
+  const FusedLoop a = fused_loop(first), b = fused_loop(second);
+  llvm::Value *ok = b_.CreateAnd(b_.CreateAnd(a.ok, b.ok), disjoint(a.out, b.out));
+  for (const Access &l : b.loads)
+    ok = b_.CreateAnd(ok, disjoint(a.out, l));
+  for (const Access &l : a.loads)
+    ok = b_.CreateAnd(ok, disjoint(b.out, l));
+  auto *pair = llvm::BasicBlock::Create(ctx_, "fused.pair", fn_);
+  auto *apart = llvm::BasicBlock::Create(ctx_, "fused.apart", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, "fused.pair.done", fn_);
+  b_.CreateCondBr(ok, pair, apart);
+  b_.SetInsertPoint(pair);
+  emit_fused_loops({&a, &b}, done);
+  b_.SetInsertPoint(apart);
+  lower_fused_store(first);
+  lower_fused_store(second);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+/// The fused loops of stores of one tile shape as one loop (each lane stores each loop's value,
+/// in order), where their checks hold: streamed where planned and possible, else plain stores.
+/// Ends with a branch to `done`.
+void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops,
+                                     llvm::BasicBlock *done) {
+  const int64_t n = loops[0]->n, width = loops[0]->width;
+  bool streamed = true;
+  for (const FusedLoop *fl : loops)
+    streamed &= plan::flag(*fl->store, plan::kNontemporal);
+  if (streamed) {
     // The chunk loop reads lane i of each load at base + i (contiguous loads). The output may
     // be row-strided (a transpose's 256-byte rows of a 64 KiB-strided output, a concat's row
     // slices) where each row is whole 64-byte vectors and every row starts 64-byte aligned.
-    const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
-    llvm::Value *loads_contiguous = b_.getTrue(), *contiguous = b_.getTrue();
-    if (n != width) {
-      for (const Access &l : loads)
-        loads_contiguous =
-            b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
-      contiguous = b_.CreateAnd(loads_contiguous, b_.CreateICmpEQ(out.row_stride, i64(width)));
+    llvm::Value *contiguous = b_.getTrue(), *rows_aligned = b_.getTrue();
+    bool whole_lines = true;
+    for (const FusedLoop *fl : loops) {
+      const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem));
+      whole_lines &= (width * esize) % 64 == 0;
+      if (n == width)
+        continue;
+      for (const Access &l : fl->loads)
+        contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(l.row_stride, i64(width)));
+      contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(fl->out.row_stride, i64(width)));
+      rows_aligned = b_.CreateAnd(
+          rows_aligned,
+          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(fl->out.row_stride, i64(esize)), i64(63)),
+                          i64(0)));
     }
     // A contiguous block is one run, streamed as before session 14 (concat along rows measured
-    // slower through the row-strided loop); the row-strided one in the other branch.
-    stream_fused_store(store, out, n, 0, width, contiguous, value_at, done);
-    if (n != width && (width * esize) % 64 == 0) {
-      // Its chunks lie within rows, so each load is addressed by row and may be row-strided too
-      // (RoPE's half rows: 0.5 of the triad with plain stores from two passes over the rows).
-      llvm::Value *rows_aligned =
-          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(out.row_stride, i64(esize)), i64(63)), i64(0));
-      stream_fused_store(store, out, n, width, width, rows_aligned, value_at, done);
-    }
+    // slower through the row-strided loop); the row-strided one in the other branch, where its
+    // chunks lie within rows, so each load is addressed by row and may be row-strided too
+    // (RoPE's half rows: 0.5 of the triad with plain stores from two passes over the rows).
+    stream_fused_stores(loops, 0, width, contiguous, done);
+    if (n != width && whole_lines)
+      stream_fused_stores(loops, width, width, rows_aligned, done);
   }
   loop(
       n / width,
@@ -177,20 +272,17 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
             width,
             [&](llvm::Value *j) {
               llvm::Value *i = b_.CreateAdd(b_.CreateMul(r, i64(width)), j);
-              b_.CreateStore(value_at(i, r, j), at_row(out, r, j));
+              for (const FusedLoop *fl : loops) {
+                const Access &out = fl->out;
+                b_.CreateStore(fused_lane(*fl, i, r, j),
+                               b_.CreateGEP(out.mem, out.base,
+                                            b_.CreateAdd(b_.CreateMul(r, out.row_stride), j)));
+              }
             },
             "fused");
       },
       "fused.row");
   b_.CreateBr(done);
-  b_.SetInsertPoint(slow);
-  for (const ir::Operation *l : f.loads)
-    lower_block_access(*l);
-  for (const ir::Operation *op : f.ops)
-    lower_op(*op);
-  lower_block_access(store);
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
 }
 
 llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
@@ -210,28 +302,37 @@ llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
 // larger than plan::kStreamBytes
 // (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
 // provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
-// with aligned vector non-temporal stores. Leaves the builder in the other branch (plain stores).
-void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access &out, int64_t n,
-                                       int64_t width, int64_t row_width, llvm::Value *streamable,
-                                       const LaneFn &value_at, llvm::BasicBlock *done) {
-  const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+// with aligned vector non-temporal stores. Paired loops (lower_fused_pair) compute each chunk of
+// both and copy both out. Leaves the builder in the other branch (plain stores).
+void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &loops, int64_t width,
+                                        int64_t row_width, llvm::Value *streamable,
+                                        llvm::BasicBlock *done) {
+  const int64_t n = loops[0]->n;
+  int64_t esize = 1; // the widest output's element
+  for (const FusedLoop *fl : loops)
+    esize = std::max(esize, int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem)));
   // A row-strided block's chunk divides its rows (the largest number of whole 64-byte vectors
   // up to plan::kStreamChunk lanes that does), so each chunk names its row.
   int64_t kChunk = plan::kStreamChunk;
   if (width)
     while (width % kChunk != 0 && kChunk * esize > 64)
       kChunk /= 2;
-  llvm::Value *tensor_bytes = span_bytes(store.operand(0), esize);
-  llvm::Value *aligned =
-      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(out.base, b_.getInt64Ty()), i64(63)), i64(0));
-  llvm::Value *stream = b_.CreateAnd(
-      streamable, b_.CreateAnd(aligned, b_.CreateICmpSGE(tensor_bytes, i64(plan::kStreamBytes))));
+  llvm::Value *stream = streamable;
+  for (const FusedLoop *fl : loops) {
+    const int64_t bytes = int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem));
+    llvm::Value *aligned = b_.CreateICmpEQ(
+        b_.CreateAnd(b_.CreatePtrToInt(fl->out.base, b_.getInt64Ty()), i64(63)), i64(0));
+    stream = b_.CreateAnd(
+        stream, b_.CreateAnd(aligned, b_.CreateICmpSGE(span_bytes(fl->store->operand(0), bytes),
+                                                       i64(plan::kStreamBytes))));
+  }
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);
   b_.SetInsertPoint(nt);
-  Slot chunk = new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize}));
-  auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / esize));
+  std::vector<Slot> chunks;
+  for (size_t k = 0; k < loops.size(); ++k)
+    chunks.push_back(new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize})));
   loop(
       n / kChunk,
       [&](llvm::Value *c) {
@@ -247,29 +348,37 @@ void KernelCodegen::stream_fused_store(const ir::Operation &store, const Access 
         loop(
             kChunk,
             [&](llvm::Value *j) {
-              llvm::Value *v =
-                  value_at(b_.CreateAdd(first, j), row, row ? b_.CreateAdd(col0, j) : nullptr);
-              b_.CreateStore(v, b_.CreateGEP(out.mem, chunk.ptr, j));
+              for (size_t k = 0; k < loops.size(); ++k)
+                b_.CreateStore(fused_lane(*loops[k], b_.CreateAdd(first, j), row,
+                                          row ? b_.CreateAdd(col0, j) : nullptr),
+                               b_.CreateGEP(loops[k]->out.mem, chunks[k].ptr, j));
             },
             "lane", /*rolled=*/kChunk < plan::kStreamChunk);
-        // Lane l of the block at row l / width, column l % width (a row holds whole vectors, or
-        // the rows are contiguous: lower_fused_store's check). A chunk within one row (width a
-        // multiple of the chunk: concat's 512-lane slices) is one run from its first lane.
-        auto element = [&](llvm::Value *lane) {
-          return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
-                              b_.CreateURem(lane, i64(width)));
-        };
-        llvm::Value *run = !width ? first : width % kChunk ? nullptr : element(first);
-        for (int64_t v = 0; v < kChunk * esize / 64; ++v) {
-          llvm::Value *from = b_.CreateConstGEP1_64(b_.getInt8Ty(), chunk.ptr, uint64_t(v * 64));
-          const int64_t step = v * 64 / esize; // the vector's first lane in the chunk
-          llvm::Value *at =
-              run ? b_.CreateAdd(run, i64(step)) : element(b_.CreateAdd(first, i64(step)));
-          llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(esize)));
-          auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
-                                           llvm::Align(64));
-          st->setMetadata(llvm::LLVMContext::MD_nontemporal,
-                          llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+        for (size_t k = 0; k < loops.size(); ++k) {
+          const Access &out = loops[k]->out;
+          const int64_t osize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
+          auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / osize));
+          // Lane l of the block at row l / width, column l % width (a row holds whole vectors,
+          // or the rows are contiguous: emit_fused_loops' check). A chunk within one row (width
+          // a multiple of the chunk: concat's 512-lane slices) is one run from its first lane.
+          auto element = [&](llvm::Value *lane) {
+            return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
+                                b_.CreateURem(lane, i64(width)));
+          };
+          llvm::Value *run = !width ? first : width % kChunk ? nullptr : element(first);
+          for (int64_t v = 0; v < kChunk * osize / 64; ++v) {
+            llvm::Value *from =
+                b_.CreateConstGEP1_64(b_.getInt8Ty(), chunks[k].ptr, uint64_t(v * 64));
+            const int64_t step = v * 64 / osize; // the vector's first lane in the chunk
+            llvm::Value *at =
+                run ? b_.CreateAdd(run, i64(step)) : element(b_.CreateAdd(first, i64(step)));
+            llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(osize)));
+            auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
+                                             llvm::Align(64));
+            st->setMetadata(
+                llvm::LLVMContext::MD_nontemporal,
+                llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+          }
         }
       },
       "chunk");

@@ -7,6 +7,7 @@
 
 #include "plan_exp_ranges.h"
 #include "plan_inlining.h"
+#include "plan_paired_stores.h"
 #include "plan_prefetch.h"
 #include "plan_prefetch_next.h"
 #include "plan_prefetch_rows.h"
@@ -62,6 +63,9 @@ std::vector<passes::PassInfo> planning_passes(const CompileOptions &) {
                  plan_streaming_stores});
   // 8. Exps of a value minus its maximum (softmax) skip their overflow clamp and subnormal scaling.
   p.push_back({"cpu-exp-ranges", "mark exps whose argument is at most 0", plan_exp_ranges});
+  // 9. Consecutive fused stores of one tile shape run as one loop (after 7: the same streaming).
+  p.push_back({"cpu-pair-stores", "run consecutive fused stores of one tile as one loop",
+               plan_paired_stores});
   return p;
 }
 

@@ -24,7 +24,8 @@ bool held_as_stored(ir::ScalarKind k) {
 }
 
 bool lowered_elsewhere(const ir::Operation &op) {
-  return deferred(op) || flag(op, kInline) || flag(op, kInProducer) || op.attr(kTransposeAt);
+  return deferred(op) || flag(op, kInline) || flag(op, kInProducer) || op.attr(kTransposeAt) ||
+         op.attr(kFuseWith);
 }
 
 bool clear(ir::Kernel &kernel, std::string_view name) {

@@ -22,7 +22,9 @@
 //   cpu.strided_view = T  a load read in place, rows at the tensor's row stride, by transpose T
 //                         when its block is inside and its rows contiguous;
 //   cpu.transpose_at = T  a transpose lowered at its store (T), from the load to the tensor;
-//   cpu.transpose_store = T  the store of transpose T's result.
+//   cpu.transpose_store = T  the store of transpose T's result;
+//   cpu.fuse_with = G     a fused store emitted with the fused store of group G, before it, as
+//                         one loop where run-time checks allow (plan_paired_stores.h).
 #pragma once
 
 #include "tl/ir/ir.h"
@@ -44,6 +46,7 @@ inline constexpr std::string_view kPrefetchRows = "cpu.prefetch_rows";
 inline constexpr std::string_view kStridedView = "cpu.strided_view";
 inline constexpr std::string_view kTransposeAt = "cpu.transpose_at";
 inline constexpr std::string_view kTransposeStore = "cpu.transpose_store";
+inline constexpr std::string_view kFuseWith = "cpu.fuse_with";
 
 /// Trips ahead a cpu.prefetch_rows load fetches, and at most how much of its block (Zen 4,
 /// embedding of 4 KiB rows: 2 trips ahead 0.72-1.14 of the triad, 3 0.54-0.77, 4 0.69-0.92,
@@ -67,8 +70,8 @@ bool deferred(const ir::Operation &op);
 /// A tile of `k` is held in memory's type (not f16, bf16, fp8 or i1, held widened), so that a
 /// load may read the tensor in place.
 bool held_as_stored(ir::ScalarKind k);
-/// Lowered elsewhere than at its place in the block: deferred, inlined, in its producer or at
-/// its store (a transpose).
+/// Lowered elsewhere than at its place in the block: deferred, inlined, in its producer, at
+/// its store (a transpose) or with the fused store it is paired with.
 bool lowered_elsewhere(const ir::Operation &op);
 /// Removes attribute `name` from every op of `kernel` (a pass re-deciding from scratch); true if
 /// any op had it.

@@ -1610,12 +1610,15 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
 }
 
 TEST(LlvmCpu, RowStridedStreamingStoresAreExact) {
-  // RoPE's shape of fused store: each half of 64-float rows computed from both halves of x (each
+  // RoPE's shape of fused stores: each half of 64-float rows computed from both halves of x (each
   // store loading its own, as tl.ops' kernel does on llvm-cpu), so the loads are row-strided as
-  // well as the output. Over 32 MiB with 64-byte aligned rows this
-  // streams a row per chunk (fusion.cpp); a misaligned base, rows 72 floats apart (not whole
-  // lines) and the ragged last block take the plain paths. Every path must write exactly both
-  // halves and leave the columns between rows alone.
+  // well as the output, and the two stores run as one loop (cpu-pair-stores) where neither
+  // output overlaps the other's loads. Over 32 MiB with 64-byte aligned rows the loop streams a
+  // row per chunk (fusion.cpp); a misaligned base, rows 72 floats apart (not whole lines) and
+  // small tensors take the plain paired loop; the ragged last block and an output in place of x
+  // run the stores one after the other. Every path must write exactly what the stores in order
+  // do (in place, the second half reads the first half's new values) and leave the columns
+  // between rows alone.
   const char *text = R"(
 kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   %pm = program_id {axis = 0} : i32
@@ -1644,19 +1647,23 @@ kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   ASSERT_TRUE(prog) << error;
   struct Case {
     int64_t rows, stride, misalign;
+    bool in_place;
   };
-  for (Case c : {Case{140032, 64, 0}, Case{140000, 64, 0}, Case{140032, 64, 1}, Case{131072, 72, 0},
-                 Case{1000, 64, 0}}) {
-    SCOPED_TRACE(testing::Message()
-                 << "rows " << c.rows << " stride " << c.stride << " misalign " << c.misalign);
-    std::vector<float> x(c.rows * 64), k(c.rows * 32), storage(c.rows * c.stride + 32, -1.0f);
-    for (int64_t i = 0; i < int64_t(x.size()); ++i)
+  for (Case c : {Case{140032, 64, 0, false}, Case{140000, 64, 0, false}, Case{140032, 64, 1, false},
+                 Case{131072, 72, 0, false}, Case{1000, 64, 0, false}, Case{140032, 64, 0, true},
+                 Case{1000, 64, 0, true}}) {
+    SCOPED_TRACE(testing::Message() << "rows " << c.rows << " stride " << c.stride << " misalign "
+                                    << c.misalign << " in place " << c.in_place);
+    std::vector<float> xs(c.rows * 64 + 32), k(c.rows * 32), storage(c.rows * c.stride + 32, -1.0f);
+    float *x = aligned_output(xs, 0);
+    for (int64_t i = 0; i < c.rows * 64; ++i)
       x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
     for (int64_t i = 0; i < int64_t(k.size()); ++i)
       k[i] = float(i % 13) * 0.125f - 0.75f;
-    float *out = aligned_output(storage, c.misalign);
+    const std::vector<float> x0(x, x + c.rows * 64);
+    float *out = c.in_place ? x : aligned_output(storage, c.misalign);
     std::vector<tl_cpu_arg> args(3);
-    args[0] = {x.data(), {c.rows, 64}, {64, 1}, 0, 0.0};
+    args[0] = {x, {c.rows, 64}, {64, 1}, 0, 0.0};
     args[1] = {k.data(), {c.rows, 32}, {32, 1}, 0, 0.0};
     args[2] = {out, {c.rows, 64}, {c.stride, 1}, 0, 0.0};
     LaunchHost host;
@@ -1665,12 +1672,62 @@ kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
       ASSERT_EQ(prog->find("halves")(&launch, p, 0, 0), 0) << host.first_error();
     for (int64_t r = 0; r < c.rows; ++r)
       for (int64_t j = 0; j < c.stride; ++j) {
-        const float a = x[r * 64 + (j % 32)], d = x[r * 64 + 32 + (j % 32)],
-                    kk = k[r * 32 + (j % 32)];
-        const float want = j < 32 ? a - d * kk : j < 64 ? d + a * kk : -1.0f;
+        const int64_t col = j % 32;
+        const float a = x0[r * 64 + col], d = x0[r * 64 + 32 + col], kk = k[r * 32 + col];
+        const float lo = a - d * kk;
+        const float want = j < 32 ? lo : j < 64 ? d + (c.in_place ? lo : a) * kk : -1.0f;
         if (r + 1 == c.rows && j >= 64)
           break; // past the last row: the storage's tail
         ASSERT_EQ(out[r * c.stride + j], want) << "row " << r << " column " << j;
+      }
+  }
+}
+
+TEST(LlvmCpu, PairedStoresKeepTheirOrder) {
+  // The second store reads what the first wrote (the first half of each output row): the pair's
+  // run-time check (its loads against the first output) runs them one after the other, as
+  // written. Paired, a streamed chunk computes both stores' lanes before writing either, so the
+  // second would read the output's old contents (-1).
+  const char *text = R"(
+kernel @chain(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
+  %pm = program_id {axis = 0} : i32
+  %b = constant {value = 64} : i32
+  %z = constant {value = 0} : i32
+  %h = constant {value = 32} : i32
+  %m0 = mul %pm, %b : i32
+  %a = load %x, %m0, %z : tile<64x32xf32>
+  %two = full {value = 2.0} : tile<64x32xf32>
+  %lo = mul %a, %two : tile<64x32xf32>
+  store %o, %m0, %z, %lo
+  %p = load %o, %m0, %z : tile<64x32xf32>
+  %d = load %x, %m0, %h : tile<64x32xf32>
+  %hi = add %p, %d : tile<64x32xf32>
+  store %o, %m0, %h, %hi
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  for (int64_t rows : {140032, 1000}) {
+    SCOPED_TRACE(testing::Message() << "rows " << rows);
+    std::vector<float> x(rows * 64), storage(rows * 64 + 16, -1.0f);
+    for (int64_t i = 0; i < rows * 64; ++i)
+      x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
+    float *out = aligned_output(storage, 0);
+    std::vector<tl_cpu_arg> args(2);
+    args[0] = {x.data(), {rows, 64}, {64, 1}, 0, 0.0};
+    args[1] = {out, {rows, 64}, {64, 1}, 0, 0.0};
+    LaunchHost host;
+    tl_cpu_launch launch{args.data(), {(rows + 63) / 64, 1, 1}, &host};
+    for (int64_t p = 0; p < launch.grid[0]; ++p)
+      ASSERT_EQ(prog->find("chain")(&launch, p, 0, 0), 0) << host.first_error();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < 64; ++j) {
+        const float lo = x[r * 64 + j % 32] * 2.0f;
+        ASSERT_EQ(out[r * 64 + j], j < 32 ? lo : lo + x[r * 64 + j])
+            << "row " << r << " column " << j;
       }
   }
 }

@@ -199,8 +199,11 @@ TUNING = {
     # llvm-cpu: 16 x 1024, so that a program reads 16 rows of 4 KiB runs and writes whole
     # 64-byte lines (its 16 x 16 register blocks, cpu-direct-transposes); 64 x 64 read 256-byte
     # runs (Zen 4, 16384 x 1024 f32: 5.3 -> 3.5 ms; 1024 x 16384 and 4096 x 4096 likewise;
-    # bench/README.md session 18)
-    "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (16, 1024)},
+    # bench/README.md session 18). 64 x 1024 since session 19: a streamed block writes each
+    # output row's 4 lines back to back, fetching the 64 rows below as it goes (transpose_rows;
+    # in one process, 64 rows 4.0-4.8 ms against 16 rows' 4.4-4.8, and 3.4-4.4 against the
+    # 16-row order's 4.7-6.0 across processes)
+    "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (64, 1024)},
     # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
     # SW; where the column blocks are a power of two), see transpose_block
     "transpose_swizzle": {"default": False, "tnpu": True},

@@ -516,6 +516,50 @@ TEST(LlvmCpu, DirectTransposesAreBitExact) {
               {}, {(R + 15) / 16, 1, 1});
 }
 
+TEST(LlvmCpu, StreamedTransposesAreExact) {
+  // 64 x 1024 f32 blocks transposed into an output over 32 MiB stream (transpose_rows): a column
+  // of 16 x 16 blocks at a time, down the block, fetching the rows below. Whole blocks (rows a
+  // multiple of 64), a ragged last block (the copy path) and a misaligned output (plain stores)
+  // must each be the exact transpose, the fetches past the last row harmless. Catches a
+  // streamed block placed at the wrong row or column (the loop order swapped without its
+  // indices).
+  const char *text = R"(
+kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
+  %pm = program_id {axis = 0} : i32
+  %b = constant {value = 64} : i32
+  %z = constant {value = 0} : i32
+  %m0 = mul %pm, %b : i32
+  %t = load %x, %m0, %z : tile<64x1024xf32>
+  %tt = transpose %t {perm = [1, 0]} : tile<1024x64xf32>
+  store %o, %z, %m0, %tt
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  for (auto [rows, misalign] : {std::pair<int64_t, int64_t>{9216, 0}, {9200, 0}, {9216, 16}}) {
+    SCOPED_TRACE(testing::Message() << "rows " << rows << " misalign " << misalign);
+    const int64_t cols = 1024;
+    std::vector<float> x(rows * cols), storage(rows * cols + 32, -1.0f);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      x[i] = float(i % 100003) * 0.5f;
+    float *out = aligned_output(storage, misalign);
+    std::vector<tl_cpu_arg> args(2);
+    args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
+    args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
+    LaunchHost host;
+    tl_cpu_launch launch{args.data(), {(rows + 63) / 64, 1, 1}, &host};
+    for (int64_t p = 0; p < launch.grid[0]; ++p)
+      ASSERT_EQ(prog->find("tr")(&launch, p, 0, 0), 0) << host.first_error();
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < rows; ++i)
+        ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
+    EXPECT_EQ(out[rows * cols], -1.0f) << "wrote past the end";
+  }
+}
+
 // f32 clamp with constant bounds: nonzero ones (-127, 127: the two-select form, vmaxps and
 // vminps), bounds in the wrong order (lo > hi: hi), and a zero bound (the general form, which
 // orders -0 < +0) over NaN, +-inf, +-0, the bounds themselves, their neighbours and subnormals.

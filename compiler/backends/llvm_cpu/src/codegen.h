@@ -187,6 +187,9 @@ private:
   std::vector<llvm::Value *> block_offsets(const ir::Operation &op);
   /// The bytes a tensor argument spans (its largest extent x stride), of elements of `esize`.
   llvm::Value *span_bytes(const ir::Value *tensor, int64_t esize);
+  /// True (i1) when the kernel's tensors span plan::kStreamBytes or more in all: its stores
+  /// planned non-temporal may stream.
+  llvm::Value *touches_stream_bytes();
   /// Bytes of a tile of type `t` as stored in memory.
   int64_t tile_bytes(const ir::Type &t);
   void lower_indexed(const ir::Operation &op);

@@ -222,7 +222,7 @@ void KernelCodegen::lower_transpose_store(const ir::Operation &store) {
   llvm::Value *stream = b_.CreateAnd(
       b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(dst_lo, b_.CreateMul(dst_rs, i64(esize))), i64(63)),
                       i64(0)),
-      b_.CreateICmpSGE(span_bytes(store.operand(0), esize), i64(plan::kStreamBytes)));
+      touches_stream_bytes());
   transpose_rows(src.ptr, src_rs, dst, dst_rs, M, N, src.elem, stream);
   b_.CreateBr(done);
   b_.SetInsertPoint(copy_bb);

@@ -285,6 +285,19 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
   b_.CreateBr(done);
 }
 
+llvm::Value *KernelCodegen::touches_stream_bytes() {
+  // Every tensor argument's span: a store's tensor below plan::kStreamBytes still streams when
+  // the kernel reads more besides (quantize's int8 output, a quarter of its f32 input's bytes):
+  // the kernel's other tensors evict it from the caches anyway.
+  llvm::Value *total = i64(0);
+  for (const auto &a : kernel_.body()->arguments())
+    if (a->type().is_tensor())
+      total =
+          b_.CreateAdd(total, span_bytes(a.get(), int64_t(module_.getDataLayout().getTypeAllocSize(
+                                                      storage_type(a->type().elem())))));
+  return b_.CreateICmpSGE(total, i64(plan::kStreamBytes));
+}
+
 llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
   // The largest extent x stride over its dimensions (the first alone read 0 for a concat's
   // (1, rows, n) views, whose added leading axis has stride 0).
@@ -317,15 +330,12 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
   if (width)
     while (width % kChunk != 0 && kChunk * esize > 64)
       kChunk /= 2;
-  llvm::Value *stream = streamable;
-  for (const FusedLoop *fl : loops) {
-    const int64_t bytes = int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem));
-    llvm::Value *aligned = b_.CreateICmpEQ(
-        b_.CreateAnd(b_.CreatePtrToInt(fl->out.base, b_.getInt64Ty()), i64(63)), i64(0));
+  llvm::Value *stream = b_.CreateAnd(streamable, touches_stream_bytes());
+  for (const FusedLoop *fl : loops)
     stream = b_.CreateAnd(
-        stream, b_.CreateAnd(aligned, b_.CreateICmpSGE(span_bytes(fl->store->operand(0), bytes),
-                                                       i64(plan::kStreamBytes))));
-  }
+        stream,
+        b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(fl->out.base, b_.getInt64Ty()), i64(63)),
+                        i64(0)));
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);

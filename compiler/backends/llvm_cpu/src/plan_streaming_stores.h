@@ -10,10 +10,10 @@ namespace tl::llvm_cpu {
 /// ownership (cpu-prefetch-stores) and whose tile is whole chunks of plan::kStreamChunk lanes of
 /// at least 16 KiB: a tensor written block by block streams to DRAM, and non-temporal stores skip
 /// reading each line before overwriting it (a third of a copy's traffic). The emitter takes them
-/// only when the block is 64-byte aligned and the tensor over 32 MiB (smaller ones may be read
-/// back from the caches), checked at run time; a row-strided block (a transpose's or a concat's
-/// rows in a wider output) streams where its rows are whole 64-byte lines, each aligned. For x86
-/// targets (planning_passes).
+/// only when the block is 64-byte aligned and the kernel's tensors span 32 MiB or more in all
+/// (smaller working sets may be read back from the caches), checked at run time; a row-strided
+/// block (a transpose's or a concat's rows in a wider output) streams where its rows are whole
+/// 64-byte lines, each aligned. For x86 targets (planning_passes).
 bool plan_streaming_stores(ir::Kernel &kernel);
 
 } // namespace tl::llvm_cpu

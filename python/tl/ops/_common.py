@@ -137,8 +137,11 @@ TUNING = {
     # elements per program of row ops (softmax, norms and their backward)
     "row_elements": {"default": 8192, "tnpu": 65536},
     # reductions along the last axis: whole rows, this many per program (0: one row per
-    # program through the (outer, n, inner) path)
-    "reduce_rows": {"default": 0, "tnpu": 64},
+    # program through the (outer, n, inner) path). llvm-cpu: 16 rows of 4 KiB a program read
+    # one 64 KiB run, where a 4 KiB program ended its stream every row (Zen 4, 16384 x 1024
+    # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
+    # 1.32-1.55; 32 rows alike, 8 between; session 19)
+    "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
     # RoPE loads each output's inputs for it alone (rope_kernel's RELOAD): on llvm-cpu each
     # store is then one fused loop from the tensors (inputs used by both outputs were copied
     # into stack tiles first); elsewhere a second load is a second DMA

@@ -131,6 +131,18 @@ float *aligned_output(std::vector<float> &storage, int64_t misalign) {
   return out + misalign;
 }
 
+/// Runs programs 0 .. programs - 1 (along axis 0) of kernel `name` of `prog` on `args`, straight
+/// through the calling convention. Returns "" or the first fault.
+std::string launch_programs(const tl::llvm_cpu::LoadedProgram &prog, const char *name,
+                            std::vector<tl_cpu_arg> &args, int64_t programs) {
+  LaunchHost host;
+  tl_cpu_launch launch{args.data(), {programs, 1, 1}, &host};
+  for (int64_t p = 0; p < programs; ++p)
+    if (prog.find(name)(&launch, p, 0, 0) != 0)
+      return host.first_error();
+  return "";
+}
+
 /// Runs kernel `name` of `prog` over contiguous rank-1 tensors of `n` elements at `data`, one
 /// program per `block` elements, straight through the calling convention (no interpreter run:
 /// for inputs too large for it). Returns "" or the first fault.
@@ -142,13 +154,7 @@ std::string launch_rank1(const tl::llvm_cpu::LoadedProgram &prog, const char *na
     args[i].shape[0] = n;
     args[i].strides[0] = 1;
   }
-  LaunchHost host;
-  const int64_t grid = (n + block - 1) / block;
-  tl_cpu_launch launch{args.data(), {grid, 1, 1}, &host};
-  for (int64_t p = 0; p < grid; ++p)
-    if (prog.find(name)(&launch, p, 0, 0) != 0)
-      return host.first_error();
-  return "";
+  return launch_programs(prog, name, args, (n + block - 1) / block);
 }
 
 /// Compares both backends; `max_ulps` 0 means bit-exact; a negative value -e means normwise
@@ -549,10 +555,7 @@ kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
     std::vector<tl_cpu_arg> args(2);
     args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
     args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
-    LaunchHost host;
-    tl_cpu_launch launch{args.data(), {(rows + 63) / 64, 1, 1}, &host};
-    for (int64_t p = 0; p < launch.grid[0]; ++p)
-      ASSERT_EQ(prog->find("tr")(&launch, p, 0, 0), 0) << host.first_error();
+    ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
     for (int64_t j = 0; j < cols; ++j)
       for (int64_t i = 0; i < rows; ++i)
         ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
@@ -1607,10 +1610,7 @@ kernel @rowdiv(%x: tensor<?x?xf32>, %s: tensor<?xf32>, %o: tensor<?x?xf32>) {
   args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
   args[1] = {s.data(), {rows}, {1}, 0, 0.0};
   args[2] = {out, {rows, cols}, {cols, 1}, 0, 0.0};
-  LaunchHost host;
-  tl_cpu_launch launch{args.data(), {(rows + 3) / 4, 1, 1}, &host};
-  for (int64_t p = 0; p < launch.grid[0]; ++p)
-    ASSERT_EQ(prog->find("rowdiv")(&launch, p, 0, 0), 0) << host.first_error();
+  ASSERT_EQ(launch_programs(*prog, "rowdiv", args, (rows + 3) / 4), "");
   for (int64_t i = 0; i < rows * cols; ++i)
     ASSERT_EQ(out[i], x[i] / s[i / cols]) << "at " << i;
 }
@@ -1710,10 +1710,7 @@ kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
     args[0] = {x, {c.rows, 64}, {64, 1}, 0, 0.0};
     args[1] = {k.data(), {c.rows, 32}, {32, 1}, 0, 0.0};
     args[2] = {out, {c.rows, 64}, {c.stride, 1}, 0, 0.0};
-    LaunchHost host;
-    tl_cpu_launch launch{args.data(), {(c.rows + 63) / 64, 1, 1}, &host};
-    for (int64_t p = 0; p < launch.grid[0]; ++p)
-      ASSERT_EQ(prog->find("halves")(&launch, p, 0, 0), 0) << host.first_error();
+    ASSERT_EQ(launch_programs(*prog, "halves", args, (c.rows + 63) / 64), "");
     for (int64_t r = 0; r < c.rows; ++r)
       for (int64_t j = 0; j < c.stride; ++j) {
         const int64_t col = j % 32;
@@ -1763,10 +1760,7 @@ kernel @chain(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
     std::vector<tl_cpu_arg> args(2);
     args[0] = {x.data(), {rows, 64}, {64, 1}, 0, 0.0};
     args[1] = {out, {rows, 64}, {64, 1}, 0, 0.0};
-    LaunchHost host;
-    tl_cpu_launch launch{args.data(), {(rows + 63) / 64, 1, 1}, &host};
-    for (int64_t p = 0; p < launch.grid[0]; ++p)
-      ASSERT_EQ(prog->find("chain")(&launch, p, 0, 0), 0) << host.first_error();
+    ASSERT_EQ(launch_programs(*prog, "chain", args, (rows + 63) / 64), "");
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < 64; ++j) {
         const float lo = x[r * 64 + j % 32] * 2.0f;

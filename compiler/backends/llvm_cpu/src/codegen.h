@@ -201,7 +201,8 @@ private:
     llvm::Type *mem;
     ir::ScalarKind elem;
     llvm::Value *row_stride = nullptr;
-    llvm::Value *bytes = nullptr;     // from base to the end of the block's last row
+    llvm::Value *low = nullptr;       // the block's lowest byte, from base (rows may run back)
+    llvm::Value *bytes = nullptr;     // from its lowest byte to its highest, inclusive of rows
     llvm::Value *row_bytes = nullptr; // the row stride in bytes, where rows may be strided
     int64_t width_bytes = 0;          // of a row
   };

@@ -100,10 +100,15 @@ KernelCodegen::FusedLoop KernelCodegen::fused_loop(const ir::Operation &store) {
       const int64_t rows = tile.num_elements() / width;
       acc.row_bytes = b_.CreateMul(acc.row_stride, i64(esize));
       acc.width_bytes = width * esize;
-      acc.bytes = b_.CreateMul(
-          b_.CreateAdd(b_.CreateMul(acc.row_stride, i64(rows - 1)), i64(width)), i64(esize));
+      // The last row's start, from the first: below it where the row stride is negative.
+      llvm::Value *last = b_.CreateMul(acc.row_bytes, i64(rows - 1));
+      llvm::Value *back = b_.CreateICmpSLT(last, i64(0));
+      acc.low = b_.CreateSelect(back, last, i64(0));
+      acc.bytes =
+          b_.CreateAdd(b_.CreateSelect(back, b_.CreateNeg(last), last), i64(acc.width_bytes));
     } else {
       ok = b_.CreateAnd(ok, block_is_contiguous(a, off, tile.shape()));
+      acc.low = i64(0);
       acc.bytes = i64(tile.num_elements() * esize);
     }
     return acc;
@@ -184,14 +189,15 @@ void KernelCodegen::lower_fused_store(const ir::Operation &store) {
   b_.SetInsertPoint(done);
 }
 
-/// Apart, or rows at one stride whose columns interleave without touching (RoPE's two halves
-/// of each row): b's rows start m bytes into a's row stride, m >= a's row and m + b's row <= the
-/// stride.
+/// Apart (byte ranges from each block's lowest byte to its highest), or rows at one positive
+/// stride whose columns interleave without touching (RoPE's two halves of each row): b's rows
+/// start m bytes into a's row stride, m >= a's row and m + b's row <= the stride.
 llvm::Value *KernelCodegen::disjoint(const Access &a, const Access &b) {
   llvm::Value *a0 = b_.CreatePtrToInt(a.base, b_.getInt64Ty());
   llvm::Value *b0 = b_.CreatePtrToInt(b.base, b_.getInt64Ty());
-  llvm::Value *apart = b_.CreateOr(b_.CreateICmpULE(b_.CreateAdd(a0, a.bytes), b0),
-                                   b_.CreateICmpULE(b_.CreateAdd(b0, b.bytes), a0));
+  llvm::Value *a_lo = b_.CreateAdd(a0, a.low), *b_lo = b_.CreateAdd(b0, b.low);
+  llvm::Value *apart = b_.CreateOr(b_.CreateICmpULE(b_.CreateAdd(a_lo, a.bytes), b_lo),
+                                   b_.CreateICmpULE(b_.CreateAdd(b_lo, b.bytes), a_lo));
   if (!a.row_bytes || !b.row_bytes)
     return apart;
   llvm::Value *stride = a.row_bytes;

@@ -1751,21 +1751,25 @@ kernel @chain(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   std::string error;
   auto prog = compile_and_load(*m, CompileOptions{}, &error);
   ASSERT_TRUE(prog) << error;
-  for (int64_t rows : {140032, 1000}) {
-    SCOPED_TRACE(testing::Message() << "rows " << rows);
+  // The output's rows also run backwards (a negative row stride): its block's bytes then lie
+  // below its base, and a span taken from the base upwards would call it apart from the loads.
+  for (auto [rows, backwards] :
+       {std::pair<int64_t, bool>{140032, false}, {1000, false}, {140032, true}}) {
+    SCOPED_TRACE(testing::Message() << "rows " << rows << " backwards " << backwards);
     std::vector<float> x(rows * 64), storage(rows * 64 + 16, -1.0f);
     for (int64_t i = 0; i < rows * 64; ++i)
       x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
     float *out = aligned_output(storage, 0);
     std::vector<tl_cpu_arg> args(2);
     args[0] = {x.data(), {rows, 64}, {64, 1}, 0, 0.0};
-    args[1] = {out, {rows, 64}, {64, 1}, 0, 0.0};
+    args[1] = backwards ? tl_cpu_arg{out + (rows - 1) * 64, {rows, 64}, {-64, 1}, 0, 0.0}
+                        : tl_cpu_arg{out, {rows, 64}, {64, 1}, 0, 0.0};
     ASSERT_EQ(launch_programs(*prog, "chain", args, (rows + 63) / 64), "");
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < 64; ++j) {
         const float lo = x[r * 64 + j % 32] * 2.0f;
-        ASSERT_EQ(out[r * 64 + j], j < 32 ? lo : lo + x[r * 64 + j])
-            << "row " << r << " column " << j;
+        const int64_t at = (backwards ? rows - 1 - r : r) * 64 + j;
+        ASSERT_EQ(out[at], j < 32 ? lo : lo + x[r * 64 + j]) << "row " << r << " column " << j;
       }
   }
 }

@@ -420,7 +420,7 @@ void KernelCodegen::lower_block(const ir::Block &block, const ir::Operation *par
       if (second)
         lower_fused_pair(*op, *second);
       else
-        lower_fused_store(*op);
+        lower_fused_store(fused_loop(*op));
     } else {
       lower_op(*op);
     }

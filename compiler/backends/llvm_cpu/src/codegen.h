@@ -220,7 +220,7 @@ private:
   /// The stored value of lane i of a fused loop, given its row and column in the stored tile
   /// (both null: lane i of contiguous blocks).
   llvm::Value *fused_lane(const FusedLoop &fl, llvm::Value *i, llvm::Value *row, llvm::Value *col);
-  void lower_fused_store(const ir::Operation &store);
+  void lower_fused_store(const FusedLoop &fl);
   void lower_fused_pair(const ir::Operation &first, const ir::Operation &second);
   /// The fused store planned to run with `store` (cpu.fuse_with its group), if any.
   const ir::Operation *paired_store(const ir::Operation &store);

@@ -171,8 +171,8 @@ const ir::Operation *KernelCodegen::paired_store(const ir::Operation &store) {
 }
 
 /// Emits the fused loop behind its run-time check, and the unfused ops in the other branch.
-void KernelCodegen::lower_fused_store(const ir::Operation &store) {
-  const FusedLoop fl = fused_loop(store);
+void KernelCodegen::lower_fused_store(const FusedLoop &fl) {
+  const ir::Operation &store = *fl.store;
   auto *fast = llvm::BasicBlock::Create(ctx_, "fused", fn_);
   auto *slow = llvm::BasicBlock::Create(ctx_, "unfused", fn_);
   auto *done = llvm::BasicBlock::Create(ctx_, "fused.done", fn_);
@@ -229,8 +229,8 @@ void KernelCodegen::lower_fused_pair(const ir::Operation &first, const ir::Opera
   b_.SetInsertPoint(pair);
   emit_fused_loops({&a, &b}, done);
   b_.SetInsertPoint(apart);
-  lower_fused_store(first);
-  lower_fused_store(second);
+  lower_fused_store(a); // its accesses' addresses and checks, computed above, still hold
+  lower_fused_store(b);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }
@@ -245,9 +245,9 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
   for (const FusedLoop *fl : loops)
     streamed &= plan::flag(*fl->store, plan::kNontemporal);
   if (streamed) {
-    // The chunk loop reads lane i of each load at base + i (contiguous loads). The output may
-    // be row-strided (a transpose's 256-byte rows of a 64 KiB-strided output, a concat's row
-    // slices) where each row is whole 64-byte vectors and every row starts 64-byte aligned.
+    // Two chunk loops: one over a contiguous block (every access contiguous: lane i at base +
+    // i), and one over row-strided blocks (a concat's row slices, RoPE's half rows) where each
+    // output row is whole 64-byte vectors and starts 64-byte aligned.
     llvm::Value *contiguous = b_.getTrue(), *rows_aligned = b_.getTrue();
     bool whole_lines = true;
     for (const FusedLoop *fl : loops) {

@@ -293,37 +293,16 @@ Isa isa_features(const llvm::MCSubtargetInfo &subtarget) {
 
 std::string required_features(const llvm::MCSubtargetInfo &subtarget) {
   // The ISA extensions code generation may select instructions from (not tuning flags).
-  static const char *const kExtensions[] = {"sse3",
-                                            "ssse3",
-                                            "sse4.1",
-                                            "sse4.2",
-                                            "popcnt",
-                                            "avx",
-                                            "avx2",
-                                            "fma",
-                                            "f16c",
-                                            "bmi",
-                                            "bmi2",
-                                            "lzcnt",
-                                            "movbe",
-                                            "avx512f",
-                                            "avx512dq",
-                                            "avx512vl",
-                                            "avx512bw",
-                                            "avx512cd",
-                                            "avx512bf16",
-                                            "avx512vnni",
-                                            "avx512vbmi",
-                                            "avx512vbmi2",
-                                            "avx512ifma",
-                                            "avx512bitalg",
-                                            "avx512vpopcntdq",
-                                            "avx512fp16",
-                                            "gfni",
-                                            "vaes",
-                                            "vpclmulqdq",
-                                            "avxvnni",
-                                            "avx512vp2intersect"};
+  // A table, kept as one (clang-format would put one name a line).
+  // clang-format off
+  static const char *const kExtensions[] = {
+      "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx",
+      "avx2", "fma", "f16c", "bmi", "bmi2", "lzcnt",
+      "movbe", "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512cd",
+      "avx512bf16", "avx512vnni", "avx512vbmi", "avx512vbmi2", "avx512ifma", "avx512bitalg",
+      "avx512vpopcntdq", "avx512fp16", "gfni", "vaes", "vpclmulqdq", "avxvnni",
+      "avx512vp2intersect"};
+  // clang-format on
   std::string out;
   for (const char *f : kExtensions)
     if (subtarget.checkFeatures(std::string("+") + f))

@@ -40,8 +40,7 @@ bool pairs(const ir::Operation &first, const ir::Operation &second) {
          !reads_view(second.operand(second.num_operands() - 1)) &&
          stored_type(first).shape() == stored_type(second).shape() &&
          first.operand(0)->type().elem() == second.operand(0)->type().elem() &&
-         plan::flag(first, plan::kNontemporal) == plan::flag(second, plan::kNontemporal) &&
-         !first.attr(plan::kTransposeStore) && !second.attr(plan::kTransposeStore);
+         plan::flag(first, plan::kNontemporal) == plan::flag(second, plan::kNontemporal);
 }
 
 } // namespace

@@ -138,6 +138,56 @@ def test_quantize_int8_ties(device):
     assert np.isnan(scale[1]) and (q[1] == 0).all()
 
 
+def _recip_splits(s):
+    """Values x (f32) near the half-steps of scale s where x * (1 / s) and x / s, each rounded
+    to f32, round to different integers."""
+    inv = np.float32(1) / s
+    steps = (np.arange(-127, 127) + 0.5) * np.float64(s)
+    x = (steps[:, None] * (1 + np.arange(-8, 9) * 2.0**-24)).astype(np.float32).ravel()
+    return x[np.rint(x * inv) != np.rint(x / s)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("axis", [0, None])
+def test_quantize_int8_matches_torch(axis, device):
+    # Catches: x / scale instead of x times the f32 reciprocal (torch.quantize_per_channel and
+    # quantize_per_tensor, FBGEMM's Quantize): rows made of values where the two round to
+    # different integers (amax 1 and 3: scales 1/127 and 3/127), each compared with PyTorch.
+    torch = pytest.importorskip("torch")
+    rows = []
+    for amax in (1.0, 3.0):
+        s = np.float32(amax) / np.float32(127)
+        split = _recip_splits(s)
+        assert split.size >= 4, "no value where division and the reciprocal differ"
+        rows.append(np.resize(np.concatenate([[amax], split[np.abs(split) < amax]]), 256))
+    x = np.float32(rows)
+    q, scale = ops.quantize_int8(x, axis=axis, device=device)
+    xt = torch.from_numpy(x)
+    if axis is None:
+        want = torch.quantize_per_tensor(xt, float(scale[0]), 0, torch.qint8)
+    else:
+        want = torch.quantize_per_channel(xt, torch.from_numpy(scale.astype(np.float64)),
+                                          torch.zeros(2, dtype=torch.long), 0, torch.qint8)
+    np.testing.assert_array_equal(q, want.int_repr().numpy())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_quantize_int8_subnormal_scale(axis, device):
+    # Catches: a scale below 2^-100 (subnormal data: amax / 127 around 1e-42) whose f32
+    # reciprocal overflows to inf: every nonzero value would become +-127 (x * inf) instead of
+    # its step, e.g. amax / 4 -> 32 (the kernel lifts x and the scale by 2^64 first).
+    x = np.float32([[2.0**-133, 2.0**-135, -3 * 2.0**-137, 0, 2.0**-140, -2.0**-133],
+                    [1, 0.5, -0.3, 0, 0.1, -1]])
+    x = x if axis == 0 else np.ascontiguousarray(x.T)
+    q, scale = ops.quantize_int8(x, axis=axis, device=device)
+    q_ref, s_ref = ref.quantize_int8(x, axis)
+    np.testing.assert_array_equal(scale, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
+    tiny = q[0] if axis == 0 else q[:, 0]
+    assert tiny.tolist() == [127, 32, -24, 0, 1, -127]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("axis", [0, 1, None])
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -1067,7 +1067,7 @@ static void test_quantize(Env *e) {
     float s = m > 0 ? m / 127.0f : 1.0f;
     bad += scale[r] != s;
     for (unsigned j = 0; j < N; ++j) {
-      float v = fminf(fmaxf(x[r * N + j] / s, -127.0f), 127.0f);
+      float v = fminf(fmaxf(x[r * N + j] * (1.0f / s), -127.0f), 127.0f); /* normal scales */
       bad += q[r * N + j] != (int8_t)nearbyintf(v);      /* the default rounding: to nearest even */
       ref[r * N + j] = (float)(q[r * N + j] * scale[r]); /* one f32 rounding, as the kernel */
     }
@@ -1681,7 +1681,7 @@ static void test_quantize_axes(Env *e, uint32_t qdt) {
       bad_s += scale[s] != want_s[s];
     for (unsigned i = 0; i < R * N; ++i) {
       const int s = axis == -1 ? 0 : axis == 0 ? (int)(i / N) : (int)(i % N);
-      float v = fminf(fmaxf(x[i] / want_s[s], -qmax), qmax);
+      float v = fminf(fmaxf(x[i] * (1.0f / want_s[s]), -qmax), qmax); /* normal scales */
       double dq;
       if (fp8) {
         unsigned c = fp8_encode(v, e5);

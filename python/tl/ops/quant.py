@@ -22,6 +22,14 @@ NO_FP8 = {"tnpu": "the TNPU's vector and matrix units have no fp8 (bf16, f16, f3
 # int8 GEMM: every product is at most 128 * 128 = 2^14 in magnitude, so an int32 sum of K of
 # them is exact while K <= (2^31 - 1) // 2^14 = 131071 (K up to 2^16 with room to spare).
 INT8_MAX_K = (2**31 - 1) // 2**14
+# q = x times the f32 reciprocal of the scale, as PyTorch's quantize_per_channel (FBGEMM's
+# non-legacy Quantize) computes it: bit-identical to it, and a multiplication instead of a
+# division per element (llvm-cpu: vdivps is 7 cycles per 16 lanes on Zen 4; the TNPU's v.div
+# 4 vector passes, v.mul 1). A scale below RECIP_TINY (subnormal data: its reciprocal would
+# overflow) is lifted by RECIP_LIFT first, x with it: (x * 2^64) * (1 / (s * 2^64)) is the same
+# product of x and 1 / s rounded to 24 bits, its exponent unbounded (both lifts are exact).
+RECIP_TINY = 2.0**-100
+RECIP_LIFT = 2.0**64
 # Per-row quantization of rows up to this long is one kernel (quantize_scaled_kernel's
 # ROW_SCALE: the scale and the values from one read of the block); longer rows take the scale
 # pass, then the values.
@@ -57,23 +65,28 @@ def absmax_kernel(x: tl.tensor, out: tl.tensor, QMAX: tl.constexpr, BM: tl.const
 def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: tl.constexpr,
                            BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False,
                            ROW_SCALE: tl.constexpr = False):
-    """q = x / scale[row] (scale[col] with COLS) in f32, clamped to [-QMAX, QMAX] (NaN stays
-    NaN), rounded to nearest even into q's type (int8: NaN becomes 0; fp8: the saturated value
-    is always finite). ROW_SCALE (whole rows: BN >= cols, one program column): the program
-    computes its rows' scales (as absmax_kernel with QMAX), divides the block it holds and
-    stores the scales after q, so that x is read from memory once (the two-kernel form reads it
-    twice)."""
+    """q = x * (1 / scale[row]) (scale[col] with COLS) in f32 (the reciprocal rounded to f32,
+    RECIP_TINY), clamped to [-QMAX, QMAX] (NaN stays NaN), rounded to nearest even into q's type
+    (int8: NaN becomes 0; fp8: the saturated value is always finite). ROW_SCALE (whole rows: BN
+    >= cols, one program column): the program computes its rows' scales (as absmax_kernel with
+    QMAX), scales the block it holds and stores the scales after q, so that x is read from
+    memory once (the two-kernel form reads it twice)."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
     if ROW_SCALE:
         amax = tl.max(tl.abs(v), axis=1)
         s = tl.where(amax == 0.0, 1.0, amax / QMAX)
-        v = v / s[:, None]
+        lift = tl.where(s < RECIP_TINY, RECIP_LIFT, 1.0)
+        v = v * lift[:, None] * (1.0 / (s * lift))[:, None]
     elif COLS:
-        v = v / tl.load(scale + (n0,), (BN,))[None, :]
+        sc = tl.load(scale + (n0,), (BN,))
+        lift = tl.where(sc < RECIP_TINY, RECIP_LIFT, 1.0)
+        v = v * lift[None, :] * (1.0 / (sc * lift))[None, :]
     else:
-        v = v / tl.load(scale + (m0,), (BM,))[:, None]
+        sc = tl.load(scale + (m0,), (BM,))
+        lift = tl.where(sc < RECIP_TINY, RECIP_LIFT, 1.0)
+        v = v * lift[:, None] * (1.0 / (sc * lift))[:, None]
     v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
     tl.store(q + (m0, n0), tl.cast(v, q.dtype, "rne"))
     if ROW_SCALE:
@@ -195,7 +208,8 @@ def quantize_int8(x, axis=0, *, device=None):
     with one scale per row (axis=0, the default: per output channel of an (out, in) weight),
     per column (axis=1: per output channel of an (in, out) weight, or per row of a.T) or for
     the whole tensor (axis=None: scale of shape (1,)). scale = max|x| / 127 over its row,
-    column or tensor (1 where that is all zeros), computed in f32; q = x / scale in f32,
+    column or tensor (1 where that is all zeros), computed in f32; q = x * (1 / scale) in
+    f32 (the reciprocal rounded to f32, as torch.quantize_per_channel: bit-identical to it),
     clamped to [-127, 127], rounded to nearest even. A NaN or infinity makes its scale NaN or
     inf, and its row's q 0 (NaN -> 0) there: such data has no int8 scale."""
     return _quantize("quantize_int8", x, np.int8, axis, device)
@@ -205,11 +219,11 @@ def quantize_fp8(x, format="e4m3", axis=0, *, device=None):  # noqa: A002
     """Scaled fp8 quantization of x (rows, n) into format 'e4m3' (max 448) or 'e5m2' (max
     57344): returns (q, scale float32) with q a tl.fp8 array (read it with
     tl.fp8.to_float32). One scale per row (axis=0), per column (axis=1) or for the tensor
-    (axis=None: shape (1,)): scale = amax / fmt max (1 where amax is 0), in f32. q = x / scale
-    in f32, clamped to [-max, max] (saturating: never inf, never NaN from overflow), rounded to
-    nearest even, subnormals kept. NaN: a NaN in x makes its scale NaN and that row / column /
-    tensor all NaN; an infinity makes the scale inf, its own q NaN (inf / inf) and the others
-    0."""
+    (axis=None: shape (1,)): scale = amax / fmt max (1 where amax is 0), in f32. q = x * (1 /
+    scale) in f32 (the reciprocal rounded to f32), clamped to [-max, max] (saturating: never
+    inf, never NaN from overflow), rounded to nearest even, subnormals kept. NaN: a NaN in x
+    makes its scale NaN and that row / column / tensor all NaN; an infinity makes the scale
+    inf, its own q NaN (inf * 0) and the others 0."""
     op = "quantize_fp8"
     if format not in FP8_FORMATS:
         c.fail(op, "format", f"expected 'e4m3' or 'e5m2', got {format!r}")

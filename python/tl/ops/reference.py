@@ -284,14 +284,18 @@ def quant_scale(x, qmax, axis):
 
 def quantize(x, qmax, axis=0, fmt=None):
     """(q, scale) of symmetric scaled quantization as the kernels do it, step by step in float32
-    (x / scale rounded to f32, clamped to [-qmax, qmax], NaN kept), then rounded to nearest even:
-    to int8 (NaN -> 0) when `fmt` is None, else to fp8 format `fmt` (tl.fp8's encoder, whose
-    rounding the tests check against its own exhaustive decode)."""
+    (x times 1 / scale, the reciprocal and the product each rounded to f32, a scale below 2^-100
+    and x lifted by 2^64 first as the kernel does (exact, so that the reciprocal does not
+    overflow); clamped to [-qmax, qmax], NaN kept), then rounded to nearest even: to int8
+    (NaN -> 0) when `fmt` is None, else to fp8 format `fmt` (tl.fp8's encoder, whose rounding
+    the tests check against its own exhaustive decode)."""
     x32 = f64(x).astype(np.float32)
     scale = quant_scale(x, qmax, axis)
     s = scale[:, None] if axis == 0 else scale[None, :] if axis == 1 else scale[0]
-    with np.errstate(invalid="ignore"):
-        v = np.clip((x32 / s).astype(np.float32), np.float32(-qmax), np.float32(qmax))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        lift = np.where(s < np.float32(2.0**-100), np.float32(2.0**64), np.float32(1))
+        inv = (np.float32(1) / (s * lift)).astype(np.float32)
+        v = np.clip((x32 * lift * inv).astype(np.float32), np.float32(-qmax), np.float32(qmax))
     if fmt is None:
         return np.where(np.isnan(v), 0, np.rint(v)).astype(np.int8), scale
     return fp8.array(v, fmt), scale

@@ -670,6 +670,30 @@ llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind t
   return from_storage(to, bits);
 }
 
+namespace {
+
+/// Whether `v` is a clamp's result (Opcode::Clamp: a NaN kept) whose bounds are constants
+/// (`full` tiles, splats of scalar constants) within [lo, hi].
+bool clamped_within(const ir::Value *v, double lo, double hi) {
+  const ir::Operation *def = v->def();
+  if (!def || def->opcode() != Opcode::Clamp)
+    return false;
+  auto bound = [](const ir::Value *b) -> std::optional<double> {
+    const ir::Operation *d = b->def();
+    if (d && d->opcode() == Opcode::Splat)
+      d = d->operand(0)->def();
+    if (!d || (d->opcode() != Opcode::Full && d->opcode() != Opcode::Constant))
+      return std::nullopt;
+    const ir::Attr *a = d->attr("value");
+    const double *x = a ? std::get_if<double>(a) : nullptr;
+    return x ? std::optional<double>(*x) : std::nullopt;
+  };
+  const std::optional<double> l = bound(def->operand(1)), h = bound(def->operand(2));
+  return l && h && *l >= lo && *h <= hi; // false for a NaN bound
+}
+
+} // namespace
+
 llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   const ScalarKind from = op.operand(0)->type().elem(), to = op.result()->type().elem();
   llvm::Type *t = llvm_type(to, &op);
@@ -705,25 +729,34 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
     // Rounding to an integral value is exact in the source type (narrow types are held as f32),
     // and the saturating conversion then truncates nothing; rtz is the conversion's own.
     const std::string_view m = ir::cast_rounding(op);
-    if (m != "rtz")
-      v = b_.CreateUnaryIntrinsic(m == "rne"  ? llvm::Intrinsic::roundeven
-                                  : m == "rd" ? llvm::Intrinsic::floor
-                                              : llvm::Intrinsic::ceil,
-                                  v);
+    auto round = [&](llvm::Value *x) {
+      return m == "rtz" ? x
+                        : b_.CreateUnaryIntrinsic(m == "rne"  ? llvm::Intrinsic::roundeven
+                                                  : m == "rd" ? llvm::Intrinsic::floor
+                                                              : llvm::Intrinsic::ceil,
+                                                  x);
+    };
     if (ir::bit_width(to) <= 16) {
       // To 8 or 16 bits: clamped in the float type (the bounds are exact), NaN -> 0, then an
       // i32 conversion and a truncation, which vectorize (vcvttps2dq and packs); LLVM 19 kept a
-      // loop of fptosi.sat to i8 scalar (the int8 quantize at 0.14 of the triad).
+      // loop of fptosi.sat to i8 scalar (the int8 quantize at 0.14 of the triad). The bounds
+      // are integers, so rounding after the clamp is rounding before it, and the rounding sits
+      // next to the conversion (one AVX-512 vcvtps2dq with the mode, x86::finish_module). A
+      // value a constant clamp already holds within the bounds (quantize's +-127) is not
+      // clamped again.
       llvm::Type *ft = v->getType();
       const double bits = double(ir::bit_width(to));
       const double lo = ir::is_signed(to) ? -std::exp2(bits - 1) : 0.0;
       const double hi = ir::is_signed(to) ? std::exp2(bits - 1) - 1 : std::exp2(bits) - 1;
-      llvm::Value *c =
-          b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(ft, lo));
-      c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, c, llvm::ConstantFP::get(ft, hi));
+      llvm::Value *c = v;
+      if (!clamped_within(op.operand(0), lo, hi)) {
+        c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, v, llvm::ConstantFP::get(ft, lo));
+        c = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, c, llvm::ConstantFP::get(ft, hi));
+      }
       c = b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::ConstantFP::get(ft, 0.0), c);
-      return b_.CreateTrunc(b_.CreateFPToSI(c, b_.getInt32Ty()), t);
+      return b_.CreateTrunc(b_.CreateFPToSI(round(c), b_.getInt32Ty()), t);
     }
+    v = round(v);
     return b_.CreateIntrinsic(ir::is_signed(to) ? llvm::Intrinsic::fptosi_sat
                                                 : llvm::Intrinsic::fptoui_sat,
                               {t, v->getType()}, {v});

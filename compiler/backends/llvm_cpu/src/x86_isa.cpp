@@ -279,6 +279,106 @@ void sse_minmax(llvm::Module &m, const Isa &isa) {
   }
 }
 
+/// Whether every lane of v is a float with its sign bit clear (NaN included) or -inf: llvm.fabs
+/// results, such constants, and phis and maxima of such values (`seen`: a phi met again on its
+/// own cycle adds nothing; any other source is refused).
+bool sign_clear_or_neg_inf(llvm::Value *v, llvm::SmallPtrSetImpl<llvm::Value *> &seen) {
+  if (!seen.insert(v).second)
+    return true;
+  if (auto *ii = llvm::dyn_cast<llvm::IntrinsicInst>(v)) {
+    if (ii->getIntrinsicID() == llvm::Intrinsic::fabs)
+      return true;
+    return ii->getIntrinsicID() == llvm::Intrinsic::maximum &&
+           sign_clear_or_neg_inf(ii->getArgOperand(0), seen) &&
+           sign_clear_or_neg_inf(ii->getArgOperand(1), seen);
+  }
+  if (auto *p = llvm::dyn_cast<llvm::PHINode>(v)) {
+    for (llvm::Value *in : p->incoming_values())
+      if (!sign_clear_or_neg_inf(in, seen))
+        return false;
+    return true;
+  }
+  auto *c = llvm::dyn_cast<llvm::Constant>(v);
+  auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+  if (!c || !vt)
+    return false;
+  for (unsigned i = 0; i < vt->getNumElements(); ++i) {
+    auto *e = llvm::dyn_cast_or_null<llvm::ConstantFP>(c->getAggregateElement(i));
+    if (!e || (e->isNegative() && !e->isInfinity()))
+      return false;
+  }
+  return true;
+}
+
+/// Vector f32 maxima of sign_clear_or_neg_inf operands (an abs-max reduction: a quantization's
+/// scale) as signed integer maxima of their bits: for such floats the integer order is the
+/// float order, a NaN (all exponent bits, a nonzero fraction) above +inf, and -inf (sign bit
+/// set) below all. One vpmaxsd a step instead of vrangeps, a compare and a blend.
+void abs_max_as_int(llvm::Module &m) {
+  llvm::SmallVector<llvm::IntrinsicInst *, 32> take;
+  for (llvm::IntrinsicInst *ii : vector_minmax(
+           m, [](llvm::FixedVectorType *vt) { return vt->getElementType()->isFloatTy(); })) {
+    llvm::SmallPtrSet<llvm::Value *, 16> seen;
+    if (ii->getIntrinsicID() == llvm::Intrinsic::maximum && sign_clear_or_neg_inf(ii, seen))
+      take.push_back(ii);
+  }
+  for (llvm::IntrinsicInst *ii : take) { // decided first: each rewrite replaces a maximum
+    llvm::IRBuilder<> b(ii);
+    llvm::Value *r = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, as_int(b, ii->getArgOperand(0)),
+                                             as_int(b, ii->getArgOperand(1)));
+    ii->replaceAllUsesWith(b.CreateBitCast(r, ii->getType()));
+    ii->eraseFromParent();
+  }
+}
+
+/// With AVX-512F: fptosi of 16 f32 lanes rounded by roundeven (floor, ceil) as one vcvtps2dq
+/// with that rounding embedded ({rn,rd,ru}-sae: the conversion does not read MXCSR). A value out
+/// of i32's range is poison for fptosi, so the instruction's 0x80000000 there is a refinement.
+void convert_rounded(llvm::Module &m) {
+  llvm::SmallVector<llvm::FPToSIInst *, 16> found;
+  for (llvm::Function &f : m)
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (auto *c = llvm::dyn_cast<llvm::FPToSIInst>(&i)) {
+        auto *vt = llvm::dyn_cast<llvm::FixedVectorType>(c->getSrcTy());
+        auto *r = llvm::dyn_cast<llvm::IntrinsicInst>(c->getOperand(0));
+        if (vt && vt->getNumElements() == 16 && vt->getElementType()->isFloatTy() &&
+            c->getDestTy()->getScalarType()->isIntegerTy(32) && r &&
+            (r->getIntrinsicID() == llvm::Intrinsic::roundeven ||
+             r->getIntrinsicID() == llvm::Intrinsic::floor ||
+             r->getIntrinsicID() == llvm::Intrinsic::ceil))
+          found.push_back(c);
+      }
+  for (llvm::FPToSIInst *c : found) {
+    auto *r = llvm::cast<llvm::IntrinsicInst>(c->getOperand(0));
+    const int mode = r->getIntrinsicID() == llvm::Intrinsic::roundeven ? 8 // {rn-sae}
+                     : r->getIntrinsicID() == llvm::Intrinsic::floor   ? 9 // {rd-sae}
+                                                                       : 10; // {ru-sae}
+    llvm::IRBuilder<> b(c);
+    // A lane chosen as +0 (a NaN's, cast_lane) is the conversion's zero-masked lane instead.
+    llvm::Value *x = r->getArgOperand(0), *mask = b.getInt16(-1);
+    auto *sel = llvm::dyn_cast<llvm::SelectInst>(x);
+    auto is_zero = [](llvm::Value *v) {
+      auto *z = llvm::dyn_cast<llvm::Constant>(v);
+      return z && z->isNullValue(); // +0 in every lane
+    };
+    if (sel && sel->getCondition()->getType()->isVectorTy() &&
+        (is_zero(sel->getTrueValue()) || is_zero(sel->getFalseValue()))) {
+      const bool zero_if_true = is_zero(sel->getTrueValue());
+      llvm::Value *keep = zero_if_true ? b.CreateNot(sel->getCondition()) : sel->getCondition();
+      mask = b.CreateBitCast(keep, b.getInt16Ty());
+      x = zero_if_true ? sel->getFalseValue() : sel->getTrueValue();
+    }
+    c->replaceAllUsesWith(
+        b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512, {},
+                          {x, llvm::Constant::getNullValue(c->getType()), mask, b.getInt32(mode)}));
+    c->eraseFromParent();
+    if (r->use_empty())
+      r->eraseFromParent();
+    if (sel && sel->use_empty())
+      sel->eraseFromParent();
+  }
+}
+
 } // namespace
 
 Isa isa_features(const llvm::MCSubtargetInfo &subtarget) {
@@ -333,6 +433,9 @@ llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm:
 }
 
 void finish_module(llvm::Module &m, const Isa &isa) {
+  abs_max_as_int(m);
+  if (isa.avx512f)
+    convert_rounded(m);
   if (isa.avx512dq)
     range_minmax(m, isa);
   else

@@ -259,7 +259,8 @@ TL_KERNELS_EXPORT tl_status tl_kernels_topk(tl_kernels kernels, tl_stream stream
 TL_KERNELS_EXPORT uint64_t tl_kernels_topk_workspace_bytes(int64_t rows, int64_t n, uint32_t k,
                                                            uint32_t dtype);
 /* Per row of x (rows, n): scale (rows) f32 = max|x| / 127 (1 for a zero row), q (rows, n) i8 =
- * round-to-nearest-even(x / scale). */
+ * round-to-nearest-even(x * (1 / scale)), the reciprocal rounded to f32 (as
+ * torch.quantize_per_channel). */
 TL_KERNELS_EXPORT tl_status tl_kernels_quantize_int8(tl_kernels kernels, tl_stream stream,
                                                      const tl_kernels_tensor *x,
                                                      const tl_kernels_tensor *q,
@@ -321,8 +322,9 @@ TL_KERNELS_EXPORT tl_status tl_kernels_attention_backward(
  * scale per row, scale (rows); 1: per column, scale (n) (x and q read as transposed, strided
  * views); -1: one for the tensor, scale (1) (amax per row into an f32 workspace the entry
  * allocates, then of those: the call returns after the stream has run it, as split-K's).
- * scale = max|x| / qmax in f32 (1 where it is 0), q = round-to-nearest-even(clamp(x / scale,
- * -qmax, qmax)) (tl.ops.quantize_int8 / quantize_fp8's arithmetic). fp8 needs a device that
+ * scale = max|x| / qmax in f32 (1 where it is 0), q = round-to-nearest-even(clamp(x * (1 /
+ * scale), -qmax, qmax)), the reciprocal rounded to f32 (tl.ops.quantize_int8 / quantize_fp8's
+ * arithmetic). fp8 needs a device that
  * declares it (HAL supported_dtypes; npusim does not: UNIMPLEMENTED naming the device). */
 TL_KERNELS_EXPORT tl_status tl_kernels_quantize(tl_kernels kernels, tl_stream stream,
                                                 const tl_kernels_tensor *x, int32_t axis,

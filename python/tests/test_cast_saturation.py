@@ -1,6 +1,7 @@
 # Float -> 8 and 16-bit integer casts on the devices: rounded by the mode, saturated to the
 # type's range, NaN -> 0 (the llvm-cpu backend clamps in f32 and converts through i32 for these,
-# so that the int8 quantize's loop vectorizes; this pins the semantics at the edges).
+# so that the int8 quantize's loop vectorizes, with AVX-512 one vcvtps2dq carrying the rounding
+# mode: rd and ru catch a mode embedded wrongly; this pins the semantics at the edges).
 # SPDX-License-Identifier: Apache-2.0
 import numpy as np
 import pytest
@@ -23,12 +24,12 @@ def cast_kernel(x: tl.tensor, out: tl.tensor, DT: tl.constexpr, MODE: tl.constex
 def expected(v, np_dt, mode):
     info = np.iinfo(np_dt)
     r = np.where(np.isnan(v), 0.0, v)
-    r = np.rint(r) if mode == "rne" else np.trunc(r)
+    r = {"rne": np.rint, "rtz": np.trunc, "rd": np.floor, "ru": np.ceil}[mode](r)
     return np.clip(r, info.min, info.max).astype(np_dt)
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("mode", ["rne", "rtz"])
+@pytest.mark.parametrize("mode", ["rne", "rtz", "rd", "ru"])
 @pytest.mark.parametrize("dt,np_dt", [(tl.int8, np.int8), (tl.uint8, np.uint8),
                                       (tl.int16, np.int16), (tl.uint16, np.uint16)])
 def test_float_to_narrow_int_saturates(dt, np_dt, mode, device):

@@ -61,6 +61,19 @@ def absmax_kernel(x: tl.tensor, out: tl.tensor, QMAX: tl.constexpr, BM: tl.const
     tl.store(out + (r0,), amax)
 
 
+@tl.func
+def times_reciprocal(v, s, COLS: tl.constexpr):
+    """v times 1 / s, the reciprocal rounded to f32 (RECIP_TINY), s one value per row of v
+    (per column with COLS)."""
+    lift = tl.where(s < RECIP_TINY, RECIP_LIFT, 1.0)
+    inv = 1.0 / (s * lift)
+    if COLS:
+        v = v * lift[None, :] * inv[None, :]
+    else:
+        v = v * lift[:, None] * inv[:, None]
+    return v
+
+
 @tl.kernel
 def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: tl.constexpr,
                            BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False,
@@ -77,16 +90,11 @@ def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: t
     if ROW_SCALE:
         amax = tl.max(tl.abs(v), axis=1)
         s = tl.where(amax == 0.0, 1.0, amax / QMAX)
-        lift = tl.where(s < RECIP_TINY, RECIP_LIFT, 1.0)
-        v = v * lift[:, None] * (1.0 / (s * lift))[:, None]
+        v = times_reciprocal(v, s, False)
     elif COLS:
-        sc = tl.load(scale + (n0,), (BN,))
-        lift = tl.where(sc < RECIP_TINY, RECIP_LIFT, 1.0)
-        v = v * lift[None, :] * (1.0 / (sc * lift))[None, :]
+        v = times_reciprocal(v, tl.load(scale + (n0,), (BN,)), True)
     else:
-        sc = tl.load(scale + (m0,), (BM,))
-        lift = tl.where(sc < RECIP_TINY, RECIP_LIFT, 1.0)
-        v = v * lift[:, None] * (1.0 / (sc * lift))[:, None]
+        v = times_reciprocal(v, tl.load(scale + (m0,), (BM,)), False)
     v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
     tl.store(q + (m0, n0), tl.cast(v, q.dtype, "rne"))
     if ROW_SCALE:

@@ -51,6 +51,29 @@ def test_argmax_first_index(axis, device):
     assert got.dtype == np.int32
 
 
+def test_argmax_rows_in_one_chunk(device):
+    # Rows that fit one chunk (llvm-cpu: 16 columns a step into 4 running maxima taking turns,
+    # each lane its own, then the maxima and the lanes combined). Catches: the smaller lane
+    # instead of the smaller column (row 1), a later equal value in the same lane winning
+    # (row 0), the later running maximum winning a tie (row 6: columns 21 and 69 are lane 5 of
+    # the second and the first), a NaN not the largest or not the first one (row 2), the index
+    # of a padding -inf (rows 3, 4), -0.0 and +0.0 not equal (row 5), and any lane lost (the
+    # random rows).
+    x = make(rng, (40, 1000), "f32", -1, 1)
+    x[0, [5, 21]] = 2.0
+    x[1, [17, 3]] = 2.0
+    x[2, [900, 40]] = np.nan
+    x[2, 10] = 5.0
+    x[3] = -np.inf
+    x[4, 999] = np.inf
+    x[5] = -1.0
+    x[5, [9, 2]] = [0.0, -0.0]
+    x[6, [69, 21]] = 2.0
+    got = ops.argmax(x, -1, device=device)
+    np.testing.assert_array_equal(got, x.argmax(-1))
+    assert got[:7].tolist() == [5, 3, 40, 0, 999, 2, 21]
+
+
 def test_var_correction(device):
     # Catches: correction (Bessel's n - 1) ignored.
     x = make(rng, (4, 50), "f32", 0, 1)

@@ -425,6 +425,47 @@ TEST(LlvmCpu, FloatReductionShapeOpsAndRaggedEdgesAreBitExact) {
               {}, {(R + 7) / 8, 1, 1});
 }
 
+// argmax along rows of f32 (lower_row_argmax: 16 columns a step into 4 running maxima, the
+// maxima and lanes combined, then the columns past the last whole step one by one), against the
+// interpreter's scalar first maximum: rows of 100 (6 whole steps: one group of 4, 2 steps
+// left over, 4 columns of tail) and 1000, values drawn from a few levels so that most rows tie,
+// with NaNs, infinities and signed zeros among them. Fails if a tie goes to a later column, a NaN
+// is not the largest value (or not its first), the left-over steps or the tail are skipped, or
+// a lane's column is off by its step.
+TEST(LlvmCpu, RowArgmaxIsTheFirstMaximum) {
+  for (int64_t len : {100, 1000}) {
+    SCOPED_TRACE(len);
+    const std::string n = std::to_string(len);
+    const std::string text = R"(
+kernel @row_argmax(%x: tensor<?x?xf32>, %i: tensor<?x?xi32>) {
+  %z = constant {value = 0} : i32
+  %p = program_id {axis = 0} : i32
+  %c4 = constant {value = 4} : i32
+  %r0 = mul %p, %c4 : i32
+  %t = load %x, %r0, %z {padding = 0.0} : tile<4x)" + n + R"(xf32>
+  %am = reduce %t {axis = 1, kind = "argmax"} : tile<4xi32>
+  %e = expand_dims %am {axis = 1} : tile<4x1xi32>
+  store %i, %r0, %z, %e
+  return
+}
+)";
+    std::mt19937_64 rng(len);
+    const int64_t rows = 64;
+    HostTensor x(ScalarKind::F32, {rows, len});
+    const double levels[] = {-1.0, 0.0, -0.0, 1.0, 2.0, INFINITY, -INFINITY, NAN};
+    for (int64_t r = 0; r < rows; ++r) {
+      // row r: values from the first 2 + r % 7 levels, mostly the lowest ones
+      const int kinds = 2 + int(r % 7);
+      for (int64_t c = 0; c < len; ++c) {
+        const int l = rng() % 16 == 0 ? int(rng() % kinds) : int(rng() % 2);
+        x.set(r * len + c, levels[l]);
+      }
+    }
+    expect_same(text, "row_argmax", {x, HostTensor(ScalarKind::I32, {rows, 1})}, {},
+                {rows / 4, 1, 1});
+  }
+}
+
 // Transposes in 8 x 8 register blocks (rank 2, and the last two axes of rank 3 with the batch
 // axis kept; i32 too) and fused stores whose blocks are rows of a wider tensor (RoPE's half rows,
 // a concat's row slices): the stores into columns 8.. of %o and %w are row-strided, the ragged

@@ -235,6 +235,11 @@ private:
                                       llvm::Value *&row_stride);
   /// Element `index` (flat, row-major) of tile `v`, computed if `v` is inlined.
   llvm::Value *lane_value(const ir::Value *v, llvm::Value *index);
+  /// While a reduction along the rows of a rank-2 tile evaluates its lanes: the lane's row and
+  /// column, which an inlined row or column broadcast (plan_inlining.h) reads its element at.
+  struct RowLane {
+    llvm::Value *row = nullptr, *col = nullptr;
+  } row_lane_;
   /// After load view `load`: the stores fetched for writing during the lane loops after it.
   void fetch_stores_after(const ir::Operation &load);
 

@@ -795,7 +795,10 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
               loop(
                   inner,
                   [&](llvm::Value *in) {
+                    if (inner == 1) // for inlined row and column broadcasts (lane_value)
+                      row_lane_ = {o, k};
                     llvm::Value *xv = lane_value(x, at(o, k, in));
+                    row_lane_ = {};
                     if (argmax) { // the first maximum; NaN counts as the largest value
                       llvm::Value *bp = elem_ptr(best, in);
                       llvm::Value *cur = b_.CreateLoad(best.elem, bp);

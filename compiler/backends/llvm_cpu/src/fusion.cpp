@@ -10,6 +10,7 @@
 #include "plan_attrs.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace tl::llvm_cpu {
 using ir::Opcode;
@@ -489,8 +490,21 @@ llvm::Value *KernelCodegen::lane_value(const ir::Value *v, llvm::Value *index) {
       return scalar(def->operand(0));
     if (def->opcode() == Opcode::Full)
       return attr_constant(def->result()->type().elem(), *def->attr("value"));
-    if (def->opcode() == Opcode::Broadcast) // of a one-element tile (plan_inlining.h)
-      return lane_value(def->operand(0), i64(0));
+    if (def->opcode() == Opcode::Arange) // (inside a row reduction: plan_inlining.h)
+      return b_.CreateTrunc(b_.CreateAdd(index, i64(*def->attr_as<int64_t>("start"))),
+                            llvm_type(def->result()->type().elem(), def));
+    if (def->opcode() == Opcode::ExpandDims || def->opcode() == Opcode::Reshape)
+      return lane_value(def->operand(0), index); // the same elements in the same order
+    if (def->opcode() == Opcode::Broadcast) {
+      const ir::Type &in = def->operand(0)->type();
+      if (in.num_elements() == 1)
+        return lane_value(def->operand(0), i64(0));
+      // A (R, 1) or (1, C) tile broadcast to (R, C), read inside a reduction along the rows
+      // (plan_inlining.h): the element at the lane's row or column.
+      if (!row_lane_.row || in.rank() != 2)
+        throw std::logic_error("llvm-cpu: an inlined broadcast read outside a row reduction");
+      return lane_value(def->operand(0), in.shape()[0] == 1 ? row_lane_.col : row_lane_.row);
+    }
     std::vector<llvm::Value *> args;
     for (const ir::Value *in : def->operands())
       args.push_back(lane_value(in, index));

@@ -466,6 +466,53 @@ kernel @row_argmax(%x: tensor<?x?xf32>, %i: tensor<?x?xi32>) {
   }
 }
 
+// A reduction along rows reading row and column broadcasts and a column mask inside its loop
+// (plan_inlining.h: var's sum((x - mean[:, None])^2) with 8 rows a program, and a (1, C) weight
+// row): sum over c < n of ((x[r, c] - max_r) w[c])^2, on small integers, so every order of the
+// sum is exact and the comparison bit-exact. The tensor has 90 columns (the tile's last 10 are
+// padding) and n = 83. Fails if a lane reads the broadcast at its flat index instead of its row
+// (or column), the mask at the row, or if d * d reads two different lanes.
+TEST(LlvmCpu, RowReductionOfRowAndColumnBroadcastsIsExact) {
+  const char *text = R"(
+kernel @masked_rows(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %o: tensor<?x?xf32>, %n: i32) {
+  %z = constant {value = 0} : i32
+  %p = program_id {axis = 0} : i32
+  %c8 = constant {value = 8} : i32
+  %r0 = mul %p, %c8 : i32
+  %t = load %x, %r0, %z {padding = 0.0} : tile<8x100xf32>
+  %m = reduce %t {axis = 1, kind = "max"} : tile<8xf32>
+  %wt = load %w, %z {padding = 0.0} : tile<100xf32>
+  %me = expand_dims %m {axis = 1} : tile<8x1xf32>
+  %mb = broadcast %me : tile<8x100xf32>
+  %d = sub %t, %mb : tile<8x100xf32>
+  %we = expand_dims %wt {axis = 0} : tile<1x100xf32>
+  %wb = broadcast %we : tile<8x100xf32>
+  %pw = mul %d, %wb : tile<8x100xf32>
+  %ar = arange {end = 100, start = 0} : tile<100xi32>
+  %ns = splat %n : tile<100xi32>
+  %mk = cmp %ar, %ns {pred = "lt"} : tile<100xi1>
+  %mke = expand_dims %mk {axis = 0} : tile<1x100xi1>
+  %mkb = broadcast %mke : tile<8x100xi1>
+  %zero = full {value = 0.0} : tile<8x100xf32>
+  %s = select %mkb, %pw, %zero : tile<8x100xf32>
+  %q = mul %s, %s : tile<8x100xf32>
+  %r = reduce %q {axis = 1, kind = "sum"} : tile<8xf32>
+  %re = expand_dims %r {axis = 1} : tile<8x1xf32>
+  store %o, %r0, %z, %re
+  return
+}
+)";
+  std::mt19937_64 rng(21);
+  const int64_t rows = 64, cols = 90;
+  HostTensor x(ScalarKind::F32, {rows, cols}), w(ScalarKind::F32, {cols});
+  for (int64_t i = 0; i < x.num_elements(); ++i)
+    x.set(i, double(int(rng() % 7) - 3));
+  for (int64_t i = 0; i < w.num_elements(); ++i)
+    w.set(i, double(int(rng() % 5) - 2));
+  expect_same(text, "masked_rows", {x, w, HostTensor(ScalarKind::F32, {rows, 1})}, {int64_t(83)},
+              {rows / 8, 1, 1});
+}
+
 // Transposes in 8 x 8 register blocks (rank 2, and the last two axes of rank 3 with the batch
 // axis kept; i32 too) and fused stores whose blocks are rows of a wider tensor (RoPE's half rows,
 // a concat's row slices): the stores into columns 8.. of %o and %w are row-strided, the ragged

@@ -442,7 +442,8 @@ kernel @row_argmax(%x: tensor<?x?xf32>, %i: tensor<?x?xi32>) {
   %p = program_id {axis = 0} : i32
   %c4 = constant {value = 4} : i32
   %r0 = mul %p, %c4 : i32
-  %t = load %x, %r0, %z {padding = 0.0} : tile<4x)" + n + R"(xf32>
+  %t = load %x, %r0, %z {padding = 0.0} : tile<4x)" +
+                             n + R"(xf32>
   %am = reduce %t {axis = 1, kind = "argmax"} : tile<4xi32>
   %e = expand_dims %am {axis = 1} : tile<4x1xi32>
   store %i, %r0, %z, %e

@@ -168,6 +168,8 @@ def torch_cases(x, y, w, bias, tdev):
             "rmsnorm": lambda: F.rms_norm(tx, (tx.shape[-1],), tw, 1e-6),
             "sum (rows)": lambda: tx.sum(1), "sum (columns)": lambda: tx.sum(0),
             "max (rows)": lambda: tx.amax(1), "cumsum (rows)": lambda: torch.cumsum(tx, 1),
+            "mean (rows)": lambda: tx.mean(1), "var (rows)": lambda: tx.var(1, correction=0),
+            "argmax (rows)": lambda: tx.argmax(1), "gemv": lambda: tx @ tw,
             "transpose": lambda: tx.t().contiguous()}
 
 
@@ -238,6 +240,12 @@ def memory_cases(scale, rng, tdev):
         ("sum (columns)", lambda d: ops.sum(x, axis=0, device=d), lambda: x.sum(0), e,
          work("sum", n)),
         ("max (rows)", lambda d: ops.max(x, device=d), lambda: x.max(1), e, work("max", n)),
+        ("mean (rows)", lambda d: ops.mean(x, device=d), lambda: x.mean(1), e, work("mean", n)),
+        ("var (rows)", lambda d: ops.var(x, device=d), lambda: x.var(1), e, work("var", n)),
+        ("argmax (rows)", lambda d: ops.argmax(x, device=d), lambda: x.argmax(1), e,
+         work("argmax", n)),
+        ("gemv", lambda d: ops.gemv(x, w, device=d), lambda: x @ w, e + w.nbytes + rows * 4,
+         (2 * n, 0)),
         ("cumsum (rows)", lambda d: ops.cumsum(x, device=d), lambda: np.cumsum(x, 1), 2 * e,
          work("cumsum", n)),
         ("transpose", lambda d: ops.transpose(x, device=d),

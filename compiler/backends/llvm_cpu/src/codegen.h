@@ -147,7 +147,7 @@ private:
   std::vector<llvm::Value *> transpose8(const std::vector<llvm::Value *> &rows);
   std::vector<llvm::Value *> transpose16(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
-  void lower_row_argmax(const ir::Operation &op, int64_t rows, int64_t len);
+  void lower_row_argmax(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
   void lower_block_access(const ir::Operation &op);

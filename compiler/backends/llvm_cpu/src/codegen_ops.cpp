@@ -544,10 +544,11 @@ std::vector<llvm::Value *> KernelCodegen::transpose16(const std::vector<llvm::Va
 /// larger value wins. LLVM does not vectorize the scalar form (a select of the index): ~2 ns an
 /// element, argmax of 16384 x 1024 f32 rows at 0.03 of the triad; one chain is bound by its
 /// compare-select latency (0.59).
-void KernelCodegen::lower_row_argmax(const ir::Operation &op, int64_t rows, int64_t len) {
+void KernelCodegen::lower_row_argmax(const ir::Operation &op, const ir::Value &x, int64_t rows,
+                                     int64_t len) {
   constexpr int64_t W = kArgmaxLanes, A = kArgmaxChains;
   Slot &out = slot(op.result());
-  Slot &src = slot(op.operand(0));
+  Slot &src = slot(&x);
   llvm::Type *f = b_.getFloatTy(), *i32 = b_.getInt32Ty();
   auto *vf = llvm::FixedVectorType::get(f, W);
   auto *vi = llvm::FixedVectorType::get(i32, W);
@@ -760,9 +761,17 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
       rows(i64(whole * kScanRows), rest);
     return;
   }
-  if (argmax && inner == 1 && t.elem() == ScalarKind::F32 && len >= kArgmaxChains * kArgmaxLanes &&
-      !(x->def() && plan::flag(*x->def(), plan::kInline)))
-    return lower_row_argmax(op, outer, len);
+  // The tile in memory that x's lanes are, in the same order (through inlined reshapes and
+  // expand_dims), or null where x is computed lane by lane.
+  const ir::Value *stored = x;
+  while (stored && stored->def() && plan::flag(*stored->def(), plan::kInline))
+    stored =
+        stored->def()->opcode() == Opcode::Reshape || stored->def()->opcode() == Opcode::ExpandDims
+            ? stored->def()->operand(0)
+            : nullptr;
+  if (stored && argmax && inner == 1 && t.elem() == ScalarKind::F32 &&
+      len >= kArgmaxChains * kArgmaxLanes)
+    return lower_row_argmax(op, *stored, outer, len);
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
   // A reduction starts from the kind's identity and combines every element, so that the loop
   // over the axis runs whole vectors (from element 0 it ran len - 1 iterations: a row of 1024

@@ -538,9 +538,9 @@ std::vector<llvm::Value *> KernelCodegen::transpose16(const std::vector<llvm::Va
 /// argmax along rows of f32 (`rows` x `len`, from memory), kArgmaxLanes columns a step into one
 /// of kArgmaxChains running maxima: lane j of chain a keeps the first maximum among the columns
 /// of its steps (value and column; a NaN is the largest value, the first one kept), as the
-/// scalar loop below does for a row. The chains combine lane by lane, then the lanes in a scalar
-/// loop: the largest value, and among equal values (or NaNs) the smallest column, which is the
-/// row's first maximum. The columns past the last whole step follow one by one, where only a
+/// scalar loop below does for a row. The chains combine lane by lane, then the lanes in a tree:
+/// the largest value, and among equal values (or NaNs) the smallest column, which is the row's
+/// first maximum. The columns past the last whole step follow one by one, where only a
 /// larger value wins. LLVM does not vectorize the scalar form (a select of the index): ~2 ns an
 /// element, argmax of 16384 x 1024 f32 rows at 0.03 of the triad; one chain is bound by its
 /// compare-select latency (0.59).
@@ -612,18 +612,24 @@ void KernelCodegen::lower_row_argmax(const ir::Operation &op, const ir::Value &x
           b_.CreateStore(b_.CreateSelect(win, v, bv), chain(best, 0));
           b_.CreateStore(b_.CreateSelect(win, i, bi), chain(index, 0));
         }
+        // Chain 0's lanes into its lane 0 in a tree: each step, lane j against lane j + h (h =
+        // W/2, ..., 1). A scalar loop over the lanes was a chain of 15 compare-selects a row,
+        // which held the next row's loads back (argmax ~0.65 of the triad).
+        llvm::Value *bv = b_.CreateLoad(vf, chain(best, 0)),
+                    *bi = b_.CreateLoad(vi, chain(index, 0));
+        for (int64_t h = W / 2; h >= 1; h /= 2) {
+          std::vector<int> upper;
+          for (int64_t j = 0; j < W; ++j)
+            upper.push_back(int(j + h < W ? j + h : j));
+          llvm::Value *v = b_.CreateShuffleVector(bv, upper),
+                      *i = b_.CreateShuffleVector(bi, upper);
+          llvm::Value *win = first_greater(v, i, bv, bi);
+          bv = b_.CreateSelect(win, v, bv);
+          bi = b_.CreateSelect(win, i, bi);
+        }
         llvm::Value *bv_ptr = elem_ptr(best, i64(0)), *bi_ptr = elem_ptr(index, i64(0));
-        loop(
-            i64(1), i64(W),
-            [&](llvm::Value *j) { // chain 0's lanes into its lane 0
-              llvm::Value *v = b_.CreateLoad(f, elem_ptr(best, j));
-              llvm::Value *i = b_.CreateLoad(i32, elem_ptr(index, j));
-              llvm::Value *bv = b_.CreateLoad(f, bv_ptr), *bi = b_.CreateLoad(i32, bi_ptr);
-              llvm::Value *win = first_greater(v, i, bv, bi);
-              b_.CreateStore(b_.CreateSelect(win, v, bv), bv_ptr);
-              b_.CreateStore(b_.CreateSelect(win, i, bi), bi_ptr);
-            },
-            "lane");
+        b_.CreateStore(b_.CreateExtractElement(bv, uint64_t(0)), bv_ptr);
+        b_.CreateStore(b_.CreateExtractElement(bi, uint64_t(0)), bi_ptr);
         loop(
             i64(whole * W), i64(len),
             [&](llvm::Value *k) {

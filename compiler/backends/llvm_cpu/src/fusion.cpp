@@ -490,9 +490,6 @@ llvm::Value *KernelCodegen::lane_value(const ir::Value *v, llvm::Value *index) {
       return scalar(def->operand(0));
     if (def->opcode() == Opcode::Full)
       return attr_constant(def->result()->type().elem(), *def->attr("value"));
-    if (def->opcode() == Opcode::Arange) // (inside a row reduction: plan_inlining.h)
-      return b_.CreateTrunc(b_.CreateAdd(index, i64(*def->attr_as<int64_t>("start"))),
-                            llvm_type(def->result()->type().elem(), def));
     if (def->opcode() == Opcode::ExpandDims || def->opcode() == Opcode::Reshape)
       return lane_value(def->operand(0), index); // the same elements in the same order
     if (def->opcode() == Opcode::Broadcast) {

@@ -55,10 +55,12 @@ bool plan_inlining(ir::Kernel &kernel) {
     const bool splat =
         op->opcode() == Opcode::Splat || op->opcode() == Opcode::Full ||
         (op->opcode() == Opcode::Broadcast && op->operand(0)->type().num_elements() == 1);
-    // Inside a row reduction only (below): a row or column broadcast, an arange (a column
-    // index: var's mask), and expand_dims and reshape (the same lanes in the same order).
-    const bool row_only = row_or_column_broadcast(op) || op->opcode() == Opcode::Arange ||
-                          op->opcode() == Opcode::ExpandDims || op->opcode() == Opcode::Reshape;
+    // Inside a row reduction only (below): a row or column broadcast, and expand_dims and
+    // reshape (the same lanes in the same order). Not an arange (var's column index): its
+    // lanes as the loop's index widened its compares to 64 bits (InstCombine drops the
+    // truncation), two 8-lane compares a vector where its tile is one load.
+    const bool row_only = row_or_column_broadcast(op) || op->opcode() == Opcode::ExpandDims ||
+                          op->opcode() == Opcode::Reshape;
     if (!splat && !row_only && !(op->flags() & ir::kElementwise))
       continue;
     // Users in the same block see the same operand values (slots are written once, except a

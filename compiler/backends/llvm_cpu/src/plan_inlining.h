@@ -13,7 +13,8 @@ namespace tl::llvm_cpu {
 /// computed twice (a splat, one value for every lane, is free to recompute). Inside a reduction
 /// along the rows of a rank-2 tile (several rows a program), whose loop gives each lane its row
 /// and column, more is inlined when every lane of it is read there: (R, 1) and (1, C) tiles
-/// broadcast to (R, C), expand_dims and reshapes, and an op read twice by one user (d * d). Runs after cpu-fuse-stores: ops of a fused tree are evaluated at their store.
+/// broadcast to (R, C), expand_dims and reshapes, and an op read twice by one user (d * d). Runs
+/// after cpu-fuse-stores: ops of a fused tree are evaluated at their store.
 bool plan_inlining(ir::Kernel &kernel);
 
 } // namespace tl::llvm_cpu

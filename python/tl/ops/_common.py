@@ -142,11 +142,15 @@ TUNING = {
     # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
     # 1.32-1.55; 32 rows alike, 8 between; session 19)
     "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
-    # gemv: columns per chunk (BK; the rows per program: 8192 / BK). llvm-cpu: whole rows up
-    # to 4096 columns, so that a program reads its rows one after the other; chunks of 512
-    # read 16 rows side by side, 16 streams 16 KiB apart (4096 x 4096 f32, session 21: (16,
-    # 512) 3.4-6.6 ms, (2, 4096) 1.95, (8, 4096) 1.85, about 0.8 of the triad)
-    "gemv_block_k": {"default": 512, "llvm-cpu": 4096},
+    # gemv: columns per chunk (BK), and elements per program (BM = elements / BK rows).
+    # llvm-cpu: whole rows up to 4096 columns, so that a program reads its rows one after the
+    # other; chunks of 512 read 16 rows side by side, 16 streams 16 KiB apart (4096 x 4096
+    # f32, session 21: (16, 512) 3.4-6.6 ms, (2, 4096) 1.95, (8, 4096) 1.85, about 0.8 of the
+    # triad). tnpu: larger tiles, fewer vector passes and DMA commands (npusim, 4096 x 1024
+    # f32: (16, 512) 0.095 ms, (64, 1024) 0.067, (128, 1024) 0.063, (256, 512) 0.068; 256 x
+    # 1024 does not fit the scratchpad)
+    "gemv_block_k": {"default": 512, "llvm-cpu": 4096, "tnpu": 1024},
+    "gemv_elements": {"default": 8192, "tnpu": 131072},
     # RoPE loads each output's inputs for it alone (rope_kernel's RELOAD): on llvm-cpu each
     # store is then one fused loop from the tensors (inputs used by both outputs were copied
     # into stack tiles first); elsewhere a second load is a second DMA

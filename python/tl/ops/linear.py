@@ -379,7 +379,7 @@ def gemv(a, x, *, bias=None, alpha=1.0, device=None):
     out = c.empty((a.shape[0],), a)
     if out.size:
         bk = c.pow2(a.shape[1], 16, c.tuned("gemv_block_k", device))
-        bm = c.pow2(a.shape[0], 1, max(1, 8192 // bk))
+        bm = c.pow2(a.shape[0], 1, max(1, c.tuned("gemv_elements", device) // bk))
         c.launch(gemv_kernel, (tl.cdiv(a.shape[0], bm),), a, x, a[0, :1] if bias is None else bias,
                  out, float(alpha), device=device, HAS_BIAS=bias is not None, BM=bm, BK=bk)
     return out

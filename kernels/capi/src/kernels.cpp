@@ -1176,7 +1176,15 @@ tl_status tl_kernels_gemv(tl_kernels kernels, tl_stream stream, const tl_kernels
     TLK_REQUIRE(same_dtype(fn, arg, t, a->dtype));
   if (m == 0)
     return nullptr;
-  return launch(kernels, stream, std::string(bias ? "gemv_bias_" : "gemv_") + dt, cdiv(m, 16), 1, 1,
+  // The target's tile (TUNING["gemv_block_k"], ["gemv_elements"]: gemv[_bias]_tile<BM>x<BK>_<dt>
+  // where it is not the default 16 x 512): llvm-cpu reads whole rows of up to 4096 columns, the
+  // tnpu 128 x 1024 blocks.
+  const int64_t bk = tuned_int(*kernels, "gemv_block_k");
+  const int64_t bm = bk > 0 ? std::max<int64_t>(1, tuned_int(*kernels, "gemv_elements") / bk) : 16;
+  std::string name = bias ? "gemv_bias_" : "gemv_";
+  if (bm != 16 || bk != 512)
+    name += "tile" + std::to_string(bm) + "x" + std::to_string(bk) + "_";
+  return launch(kernels, stream, name + dt, cdiv(m, bm), 1, 1,
                 {tensor_arg(view(a, 2)), tensor_arg(view(x, 1)),
                  tensor_arg(bias ? view(bias, 1) : unread(a, 1)), tensor_arg(view(out, 1)),
                  scalar_f32(alpha)});

@@ -238,6 +238,15 @@ def specs():
             out.append(Spec(f"{name}_{dt}", linear.gemv_kernel, [t2, t1, t1, t1, f32s],
                             dict(HAS_BIAS=bias, BM=16, BK=512), "ceil(M/16)",
                             "out = alpha a @ x + bias."))
+            # each target's tile (TUNING["gemv_block_k"], ["gemv_elements"]) for the C API
+            for (bm, bk), targets in sorted(gemv_tiles().items()):
+                if (bm, bk) != (16, 512):
+                    out.append(Spec(f"{name}_tile{bm}x{bk}_{dt}", linear.gemv_kernel,
+                                    [t2, t1, t1, t1, f32s], dict(HAS_BIAS=bias, BM=bm, BK=bk),
+                                    f"ceil(M/{bm})",
+                                    f"out = alpha a @ x + bias; {bm} rows a program, K in steps "
+                                    f"of {bk} ({', '.join(targets)}'s tile: _common.TUNING"
+                                    "['gemv_block_k'], ['gemv_elements'])."))
         out.append(Spec(f"transpose_{dt}", linear.transpose_kernel, [t3, t3], dict(BM=64, BN=64),
                         "ceil(rows/64) x ceil(cols/64) x batch", "out[z] = x[z]^T."))
         out.append(Spec(f"rope_{dt}", transformer.rope_kernel, [t3] * 2 + [t2] * 2 + [t3] * 2,
@@ -418,7 +427,20 @@ def generate():
 
 
 # The device choices the C API makes as tl.ops does (kernels/capi: embedded with the .tlir).
-C_API_TUNING = ("gemm_tile", "splitk_auto", "scan_rows", "embedding_gather")
+C_API_TUNING = ("gemm_tile", "splitk_auto", "scan_rows", "embedding_gather", "gemv_block_k",
+                "gemv_elements")
+
+
+def gemv_tiles():
+    """{(BM, BK): [targets]}: gemv's tile per target named in either of its TUNING entries (and
+    the default), as tl.ops.gemv picks it for a matrix of at least BM rows and BK columns."""
+    names = set(c.TUNING["gemv_block_k"]) | set(c.TUNING["gemv_elements"])
+    tiles = {}
+    for t in sorted(names):
+        bk = c.TUNING["gemv_block_k"].get(t, c.TUNING["gemv_block_k"]["default"])
+        elements = c.TUNING["gemv_elements"].get(t, c.TUNING["gemv_elements"]["default"])
+        tiles.setdefault((max(1, elements // bk), bk), []).append(t)
+    return tiles
 
 
 def tuning_tsv():

@@ -102,11 +102,14 @@ def test_gemm_packed_default_tiles(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_gemv(dtype, device):
-    # Catches: a row's partial K block (K = 1000 > one block of 512), the bias per column.
-    a, x, bias = make(rng, (77, 1000), dtype), make(rng, (1000,), dtype), make(rng, (77,), dtype)
+@pytest.mark.parametrize("k", [1000, 5000])
+def test_gemv(dtype, device, k):
+    # Catches: a row's partial K block (K = 1000 > one block of 512; 5000 > one block of 4096,
+    # llvm-cpu's, and of 1024, the tnpu's), the one-chunk form's (K = 1000 fits 1024 and 4096)
+    # reading past its chunk, the bias per column.
+    a, x, bias = make(rng, (77, k), dtype), make(rng, (k,), dtype), make(rng, (77,), dtype)
     want = ref.gemv(a, x, bias)
-    check(ops.gemv(a, x, bias=bias, device=device), want, "gemm", dtype, n=1000,
+    check(ops.gemv(a, x, bias=bias, device=device), want, "gemm", dtype, n=k,
           ref_abs=np.abs(ref.f64(a)) @ np.abs(ref.f64(x)) + np.abs(ref.f64(bias)))
 
 

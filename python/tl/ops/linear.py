@@ -178,13 +178,20 @@ def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, d
 
 @tl.kernel
 def gemv_kernel(a: tl.tensor, x: tl.tensor, bias: tl.tensor, out: tl.tensor, alpha: tl.float32,
-                HAS_BIAS: tl.constexpr, BM: tl.constexpr, BK: tl.constexpr):
-    """out = alpha * a @ x + bias: BM rows per program, products summed in f32."""
+                HAS_BIAS: tl.constexpr, BM: tl.constexpr, BK: tl.constexpr,
+                ONE: tl.constexpr = False):
+    """out = alpha * a @ x + bias: BM rows per program, products summed in f32. ONE: a's rows
+    fit one chunk (K <= BK), no loop: the tnpu runs a kernel without loops persistent, the next
+    program's load overlapping this one's products and sums."""
     m0 = tl.program_id(0) * BM
     acc = tl.zeros((BM,), tl.float32)
-    for k in tl.range(0, a.shape[1], BK):
-        ta = tl.load(a + (m0, k), (BM, BK)).to(tl.float32)
-        acc = acc + tl.sum(ta * tl.load(x + (k,), (BK,)).to(tl.float32)[None, :], axis=1)
+    if ONE:
+        ta = tl.load(a + (m0, 0), (BM, BK)).to(tl.float32)
+        acc = tl.sum(ta * tl.load(x + (0,), (BK,)).to(tl.float32)[None, :], axis=1)
+    else:
+        for k in tl.range(0, a.shape[1], BK):
+            ta = tl.load(a + (m0, k), (BM, BK)).to(tl.float32)
+            acc = acc + tl.sum(ta * tl.load(x + (k,), (BK,)).to(tl.float32)[None, :], axis=1)
     acc = acc * alpha
     if HAS_BIAS:
         acc = acc + tl.load(bias + (m0,), (BM,)).to(tl.float32)
@@ -381,7 +388,8 @@ def gemv(a, x, *, bias=None, alpha=1.0, device=None):
         bk = c.pow2(a.shape[1], 16, c.tuned("gemv_block_k", device))
         bm = c.pow2(a.shape[0], 1, max(1, c.tuned("gemv_elements", device) // bk))
         c.launch(gemv_kernel, (tl.cdiv(a.shape[0], bm),), a, x, a[0, :1] if bias is None else bias,
-                 out, float(alpha), device=device, HAS_BIAS=bias is not None, BM=bm, BK=bk)
+                 out, float(alpha), device=device, HAS_BIAS=bias is not None, BM=bm, BK=bk,
+                 ONE=a.shape[1] <= bk)
     return out
 
 

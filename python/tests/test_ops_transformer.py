@@ -19,7 +19,8 @@ rng = np.random.default_rng(22)
 def test_rope(shape, dtype, device):
     # Catches: the halves rotated the wrong way (sin's sign), interleaved pairs instead of
     # halves, a half width (10) not a power of two spilling into the other half, half widths
-    # past one block of columns (300 > 256) left unwritten.
+    # past one block of columns (300 > 256: the loop over blocks; 10 takes the one-block form)
+    # left unwritten.
     x = make(rng, shape, dtype, normal=True)
     cos, sin = ops.rope_tables(shape[-2], shape[-1], dtype=dtype)
     check(ops.rope(x, cos, sin, device=device), ref.rope(x, cos, sin), "rope", dtype)

@@ -91,6 +91,7 @@ private:
   // nearest-even fp8 value (as f32), an fp8-representable f32's bits, bits to f32.
   llvm::Value *f8_round_rne(ir::ScalarKind k, llvm::Value *v);
   llvm::Value *f8_encode(ir::ScalarKind k, llvm::Value *v);
+  llvm::Value *f8_encode_rne(ir::ScalarKind k, llvm::Value *v);
   llvm::Value *f8_decode(ir::ScalarKind k, llvm::Value *bits);
   llvm::Type *storage_type(ir::ScalarKind k);
   /// A constant from an attribute (int, bool or float), rounded to element type `k`.
@@ -258,6 +259,9 @@ private:
   // Lane values of f32 erf (-> its argument) and sigmoid (its 1 / d -> d), for the fused forms
   // of GELU (fma(erf(u), 1/2, 1/2)) and x * sigmoid (x / d) in float_lane.
   std::unordered_map<const llvm::Value *, llvm::Value *> erf_args_, sigmoid_denominators_;
+  /// f8_round_rne's results: the f32 each rounds, and its format (f8_encode encodes the f32
+  /// directly, rounding and encoding in one pass over the bits).
+  std::unordered_map<const llvm::Value *, std::pair<ir::ScalarKind, llvm::Value *>> f8_rounded_;
   // Streaming prefetch (fusion.cpp): the memory after each load view, and the blocks that later
   // stores of its block write, fetched by lane_loop.
   struct Stream {

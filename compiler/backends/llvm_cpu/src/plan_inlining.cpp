@@ -82,10 +82,9 @@ bool plan_inlining(ir::Kernel &kernel) {
     // A row or column broadcast is read at its lane's row or column (KernelCodegen::row_lane_),
     // which only a row reduction's loop gives: var's x - mean[:, None] and its column mask with
     // 16 rows a program, each a pass over a stack tile before, the mask an i1 tile read back a
-    // bit at a time (var at 0.13 of the triad). Inside
-    // a row reduction, an op reading a value twice (var's d * d) is one user: its lane reads both
-    // at the same index, computed once (LLVM's CSE); elsewhere such a value stays materialized
-    // (a fused store's tree stops at it).
+    // bit at a time (var at 0.13 of the triad). Inside a row reduction, an op reading a value
+    // twice (var's d * d) is one user: its lane reads both at the same index, computed once
+    // (LLVM's CSE); elsewhere such a value stays materialized (a fused store's tree stops at it).
     if (!lanes || (row_only && !rows) || (!splat && all.size() != 1 && !rows))
       continue;
     if (rows)

@@ -201,6 +201,33 @@ def test_conv2d(stride, padding, k, dtype, device):
     check(got, want, "gemm", dtype, n=3 * k * k, ref_abs=ref_abs)
 
 
+SHIFT_CASES = [  # (x shape, OC, groups, k, padding, dilation)
+    ((1, 70, 5, 131), 66, 1, 3, 1, 1),   # 3 column blocks, odd rows, 2 channel blocks of each
+    ((2, 8, 7, 70), 6, 2, 5, (4, 2), (2, 1)),  # groups, a 5 x 5 window dilated along rows
+    ((1, 3, 64, 16), 4, 1, 1, 0, 1),     # 1 x 1, a block of 8 rows x 16 columns
+]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("case", SHIFT_CASES)
+def test_conv2d_stride_one_blocks(case, dtype, device):
+    # Stride 1 takes window-shifted block loads on llvm-cpu (conv2d_shift_kernel). Catches: a
+    # column or row block's offset wrong (131 columns in blocks of 64, 5 rows in blocks of 2),
+    # the channel blocks' edges (70 = 64 + 6 of each, input and output), a window position
+    # other than (kh, kw) read (5 x 5, dilation 2 along rows only), the weight read at another
+    # group's rows, padding read as data.
+    shape, oc, g, k, padding, dilation = case
+    x = make(rng, shape, dtype)
+    w, b = make(rng, (oc, shape[1] // g, k, k), dtype), make(rng, (oc,), dtype)
+    got = ops.conv2d(x, w, b, padding=padding, dilation=dilation, groups=g, activation="relu",
+                     device=device)
+    want = ref.conv2d(x, w, b, 1, padding, "relu", dilation=dilation, groups=g)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), 1, padding,
+                         dilation=dilation, groups=g)
+    assert got.shape == want.shape
+    check(got, want, "gemm", dtype, n=shape[1] // g * k * k, ref_abs=ref_abs)
+
+
 # ---- split-K GEMM ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -215,6 +215,12 @@ TUNING = {
     # output row's 4 lines back to back, fetching the 64 rows below as it goes (transpose_rows;
     # in one process, 64 rows 4.0-4.8 ms against 16 rows' 4.4-4.8, and 3.4-4.4 against the
     # 16-row order's 4.7-6.0 across processes)
+    # conv2d of stride 1 as window-shifted block loads (linear.conv2d_shift_kernel) instead of
+    # gathered patches (conv2d_kernel). llvm-cpu, 8 images, 2 threads: 3x3 64 -> 64 channels at
+    # 56 x 56 31 -> 12 ms, 128 at 28 x 28 32 -> 12, 1x1 64 -> 256 at 56 x 56 15 -> 6.6 (PyTorch
+    # 8.3, 8.0, 5.2). Not yet elsewhere: the tnpu runs out of scalar registers (17) for its
+    # offsets, and nvptx keeps the gather until the H200 has run it.
+    "conv2d_shift": {"default": False, "llvm-cpu": True},
     "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (64, 1024)},
     # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
     # SW; where the column blocks are a power of two), see transpose_block

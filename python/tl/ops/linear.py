@@ -452,6 +452,40 @@ def conv2d_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.tensor, h
     tl.store(out + (ng, oc0, p0), tl.reshape(tl.trans(acc), (1, BN, BM)))
 
 
+@tl.kernel
+def conv2d_shift_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.tensor,
+                        groups: tl.int32, col_blocks: tl.int32, KH: tl.constexpr,
+                        KW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
+                        HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BN: tl.constexpr,
+                        BK: tl.constexpr, BR: tl.constexpr, BW: tl.constexpr,
+                        DH: tl.constexpr = 1, DW: tl.constexpr = 1):
+    """conv2d of stride 1 as an implicit GEMM without gathers: for window position (kh, kw)
+    the input pixels of a (BR, BW) block of output pixels are the input's (BR, BW) block
+    shifted by (kh DH - PH, kw DW - PW), one block load (zero padding where the shift leaves
+    the input). out[:, block] += w[kh, kw] (BN, BK) @ x block (BK channels, BR BW pixels).
+    x: (N groups, C/groups, H, W) view, w: (KH KW groups, OC/groups, C/groups) (window
+    position major), out: (N groups, OC/groups, OH, OW) view, bias: (groups, OC/groups);
+    program 0 is (row block, column block), col_blocks the column blocks a row of them."""
+    rb = tl.program_id(0) // col_blocks
+    oh0 = rb * BR
+    ow0 = (tl.program_id(0) - rb * col_blocks) * BW
+    oc0 = tl.program_id(1) * BN
+    ng = tl.program_id(2)
+    g = ng % groups
+    acc = tl.zeros((BN, BR * BW), tl.float32)
+    for t in tl.range(0, KH * KW, 1):
+        kh = t // KW
+        kw = t - kh * KW
+        for ic0 in tl.range(0, x.shape[1], BK):
+            tw = tl.reshape(tl.load(w + (t * groups + g, oc0, ic0), (1, BN, BK)), (BN, BK))
+            tx = tl.load(x + (ng, ic0, oh0 + kh * DH - PH, ow0 + kw * DW - PW), (1, BK, BR, BW))
+            acc = tl.dot(tw, tl.reshape(tx, (BK, BR * BW)), acc=acc)
+    if HAS_BIAS:
+        acc = acc + tl.reshape(tl.load(bias + (g, oc0), (1, BN)), (BN,)).to(tl.float32)[:, None]
+    acc = activate(acc, ACT)
+    tl.store(out + (ng, oc0, oh0, ow0), tl.reshape(acc, (1, BN, BR, BW)))
+
+
 def _pair(op, arg, v):
     """An int or a pair of ints as a pair."""
     t = (v, v) if isinstance(v, int) else tuple(v)
@@ -504,13 +538,26 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
     if out.size == 0 or x.size == 0:
         return out
     cg, og = ch // groups, oc // groups
-    # (groups, C/groups KH KW, OC/groups): each group's weight transposed, a strided view
-    w_t = weight.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)
+    bias_view = x.reshape(-1)[:1].reshape(1, 1) if bias is None else bias.reshape(groups, og)
+    if sh == sw == 1 and c.tuned("conv2d_shift", device):
+        # (KH KW groups, OC/groups, C/groups): the weight by window position, contiguous
+        w_k = transpose(weight.reshape(oc * cg, kh * kw), device=device)
+        bw = c.pow2(ow, 1, 64)
+        br = c.pow2(oh, 1, max(1, 128 // bw))
+        col_blocks = tl.cdiv(ow, bw)
+        c.launch(conv2d_shift_kernel, (tl.cdiv(oh, br) * col_blocks, tl.cdiv(og, 64), n * groups),
+                 x.reshape(n * groups, cg, h, w), w_k.reshape(kh * kw * groups, og, cg), bias_view,
+                 out.reshape(n * groups, og, oh, ow), groups, col_blocks, device=device, KH=kh,
+                 KW=kw, PH=ph, PW=pw, DH=dh, DW=dw, HAS_BIAS=bias is not None, ACT=activation,
+                 BN=c.pow2(og, 1, 64), BK=c.pow2(cg, 1, 64), BR=br, BW=bw)
+        return out
+    # (groups, C/groups KH KW, OC/groups): each group's weight transposed, contiguous (a
+    # strided view's rows are read element by element at every k step)
+    w_t = transpose(weight.reshape(groups, og, cg * kh * kw), device=device)
     bm = c.pow2(oh * ow, 16, 64)
     bn = c.pow2(og, 16, 64)
     c.launch(conv2d_kernel, (tl.cdiv(oh * ow, bm), tl.cdiv(og, bn), n * groups),
-             x.reshape(n * groups, cg, h * w), w_t,
-             x.reshape(-1)[:1].reshape(1, 1) if bias is None else bias.reshape(groups, og),
+             x.reshape(n * groups, cg, h * w), w_t, bias_view,
              out.reshape(n * groups, og, oh * ow), h, w, ow, groups, device=device, KH=kh,
              KW=kw, SH=sh, SW=sw, PH=ph, PW=pw, DH=dh, DW=dw, HAS_BIAS=bias is not None,
              ACT=activation, BM=bm, BN=bn, BK=32)

@@ -195,6 +195,8 @@ private:
   /// Bytes of a tile of type `t` as stored in memory.
   int64_t tile_bytes(const ir::Type &t);
   void lower_indexed(const ir::Operation &op);
+  /// Lanes a vector gather of elements `k` loads at once; 0: lane by lane.
+  int64_t gather_width(ir::ScalarKind k) const;
   void lower_debug(const ir::Operation &op);
 
   // Emission of the planned fusions (fusion.cpp; the plan: plan_attrs.h).

@@ -700,9 +700,13 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   const std::string *rounding = op.attr_as<std::string>("rounding");
   const bool rne = !rounding || *rounding == "rne";
   if (ir::is_float(from) && ir::is_float(to)) {
-    if (ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 &&
-        to != ScalarKind::BF16)
-      return b_.CreateFPCast(v, t);                             // widening is exact
+    // Widening is exact; bf16 <-> f16 (the same width) is not. bf16 and fp8 values are held
+    // as f32, so to f64 they widen as f32 does (bf16 went through `narrow`, which stored the
+    // f32's bits into an f64 tile).
+    if ((ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 &&
+         to != ScalarKind::BF16) ||
+        to == ScalarKind::F64)
+      return b_.CreateFPCast(v, t);
     if (to == ScalarKind::F8E4M3 || to == ScalarKind::F8E5M2) { // one rounding, from the source
       const std::string m = rne ? "rne" : *rounding;
       const int mode = m == "rtz" ? 1 : m == "rd" ? 2 : m == "ru" ? 3 : 0;

@@ -5,6 +5,8 @@
 
 #include "plan_attrs.h"
 
+#include <llvm/IR/MDBuilder.h>
+
 namespace tl::llvm_cpu {
 using ir::Opcode;
 using ir::ScalarKind;
@@ -391,54 +393,130 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
   llvm::Type *mem_t = storage_type(elem);
   if (op.opcode() == Opcode::AtomicAdd && (elem == ScalarKind::BF16 || elem == ScalarKind::I1))
     unsupported(op, "atomic_add on " + std::string(ir::scalar_name(elem)) + " tensors");
+  llvm::Value *other = nullptr;
   if (gather) {
     const ir::Attr *o = op.attr("other");
-    llvm::Value *other = o ? attr_constant(elem, *o) : llvm::Constant::getNullValue(elem_t);
-    loop(
-        lanes, [&](llvm::Value *l) { b_.CreateStore(other, elem_ptr(out, l)); }, "other");
+    other = o ? attr_constant(elem, *o) : llvm::Constant::getNullValue(elem_t);
   }
+  const IndexFn lane = [&](llvm::Value *l) {
+    if (gather)
+      b_.CreateStore(other, elem_ptr(out, l));
+    auto *active = llvm::BasicBlock::Create(ctx_, "lane.active", fn_);
+    auto *next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
+    llvm::Value *on = masked
+                          ? static_cast<llvm::Value *>(b_.CreateLoad(mask.elem, elem_ptr(mask, l)))
+                          : b_.getTrue();
+    b_.CreateCondBr(on, active, next);
+    b_.SetInsertPoint(active);
+    llvm::Value *m_index = i64(0);
+    for (int d = 0; d < rank; ++d) {
+      llvm::Value *idx =
+          b_.CreateIntCast(b_.CreateLoad(index[d].elem, elem_ptr(index[d], l)), b_.getInt64Ty(),
+                           ir::is_signed(op.operand(1 + d)->type().elem()));
+      fail_if(b_.CreateICmpUGE(idx, shape[d]), op,
+              "'" + std::string(op.name()) + "' index out of bounds in dimension " +
+                  std::to_string(d),
+              l, idx);
+      m_index = b_.CreateAdd(m_index, b_.CreateMul(idx, stride[d]));
+    }
+    llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
+    if (gather) {
+      b_.CreateStore(from_storage(elem, b_.CreateLoad(mem_t, mp)), elem_ptr(out, l));
+    } else if (op.opcode() == Opcode::Scatter) {
+      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+      b_.CreateStore(to_storage(elem, v), mp);
+    } else { // programs run concurrently: a real atomic read-modify-write
+      llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
+      if (elem == ScalarKind::F16) // the memory holds half: add in half, widen the old value
+        v = b_.CreateFPTrunc(v, b_.getHalfTy());
+      llvm::Value *old = b_.CreateAtomicRMW(
+          ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, mp, v,
+          llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+      if (elem == ScalarKind::F16)
+        old = b_.CreateFPExt(old, b_.getFloatTy());
+      b_.CreateStore(old, elem_ptr(out, l));
+    }
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+  };
+  const int64_t width = gather ? gather_width(elem) : 0;
+  if (width == 0 || lanes < width) {
+    loop(lanes, lane, "lane");
+    return;
+  }
+  // A gather a vector of lanes at a time: the lanes' bounds checked together, the active ones
+  // loaded by one masked gather (vgatherdps / vgatherqps). A chunk with an active lane out of
+  // bounds runs lane by lane, so that the error names the first such lane and its index.
+  const int64_t chunks = lanes / width;
+  llvm::Type *i64t = b_.getInt64Ty();
+  auto vec = [&](llvm::Type *t) { return llvm::FixedVectorType::get(t, unsigned(width)); };
   loop(
-      lanes,
-      [&](llvm::Value *l) {
-        auto *active = llvm::BasicBlock::Create(ctx_, "lane.active", fn_);
-        auto *next = llvm::BasicBlock::Create(ctx_, "lane.next", fn_);
-        llvm::Value *on =
-            masked ? static_cast<llvm::Value *>(b_.CreateLoad(mask.elem, elem_ptr(mask, l)))
-                   : b_.getTrue();
-        b_.CreateCondBr(on, active, next);
-        b_.SetInsertPoint(active);
-        llvm::Value *m_index = i64(0);
+      chunks,
+      [&](llvm::Value *chunk) {
+        llvm::Value *l0 = b_.CreateMul(chunk, i64(width));
+        llvm::Value *on = b_.getAllOnesMask(llvm::ElementCount::getFixed(unsigned(width)));
+        if (masked)
+          on = b_.CreateICmpNE(b_.CreateLoad(vec(b_.getInt8Ty()), elem_ptr(mask, l0)),
+                               llvm::Constant::getNullValue(vec(b_.getInt8Ty())));
+        llvm::Value *at = llvm::Constant::getNullValue(vec(i64t));
+        llvm::Value *outside = llvm::Constant::getNullValue(on->getType());
         for (int d = 0; d < rank; ++d) {
           llvm::Value *idx =
-              b_.CreateIntCast(b_.CreateLoad(index[d].elem, elem_ptr(index[d], l)), b_.getInt64Ty(),
+              b_.CreateIntCast(b_.CreateLoad(vec(index[d].elem), elem_ptr(index[d], l0)), vec(i64t),
                                ir::is_signed(op.operand(1 + d)->type().elem()));
-          fail_if(b_.CreateICmpUGE(idx, shape[d]), op,
-                  "'" + std::string(op.name()) + "' index out of bounds in dimension " +
-                      std::to_string(d),
-                  l, idx);
-          m_index = b_.CreateAdd(m_index, b_.CreateMul(idx, stride[d]));
+          outside = b_.CreateOr(
+              outside, b_.CreateICmpUGE(idx, b_.CreateVectorSplat(unsigned(width), shape[d])));
+          at =
+              b_.CreateAdd(at, b_.CreateMul(idx, b_.CreateVectorSplat(unsigned(width), stride[d])));
         }
-        llvm::Value *mp = b_.CreateGEP(mem_t, data, m_index);
-        if (gather) {
-          b_.CreateStore(from_storage(elem, b_.CreateLoad(mem_t, mp)), elem_ptr(out, l));
-        } else if (op.opcode() == Opcode::Scatter) {
-          llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
-          b_.CreateStore(to_storage(elem, v), mp);
-        } else { // programs run concurrently: a real atomic read-modify-write
-          llvm::Value *v = b_.CreateLoad(value.elem, elem_ptr(value, l));
-          if (elem == ScalarKind::F16) // the memory holds half: add in half, widen the old value
-            v = b_.CreateFPTrunc(v, b_.getHalfTy());
-          llvm::Value *old = b_.CreateAtomicRMW(
-              ir::is_float(elem) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, mp, v,
-              llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
-          if (elem == ScalarKind::F16)
-            old = b_.CreateFPExt(old, b_.getFloatTy());
-          b_.CreateStore(old, elem_ptr(out, l));
-        }
-        b_.CreateBr(next);
-        b_.SetInsertPoint(next);
+        auto *fast = llvm::BasicBlock::Create(ctx_, "gather.fast", fn_);
+        auto *slow = llvm::BasicBlock::Create(ctx_, "gather.lanes", fn_);
+        auto *done = llvm::BasicBlock::Create(ctx_, "gather.done", fn_);
+        b_.CreateCondBr(b_.CreateOrReduce(b_.CreateAnd(outside, on)), slow, fast,
+                        llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
+        b_.SetInsertPoint(slow);
+        loop(l0, b_.CreateAdd(l0, i64(width)), lane, "lane");
+        b_.CreateBr(done);
+        b_.SetInsertPoint(fast);
+        llvm::Value *got =
+            b_.CreateMaskedGather(vec(mem_t), b_.CreateGEP(mem_t, data, at),
+                                  llvm::Align(mem_t->getPrimitiveSizeInBits() / 8), on);
+        if (elem == ScalarKind::F16)
+          got = b_.CreateFPExt(b_.CreateBitCast(got, vec(b_.getHalfTy())), vec(elem_t));
+        else if (elem == ScalarKind::BF16)
+          got =
+              b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(got, vec(b_.getInt32Ty())),
+                                            b_.CreateVectorSplat(unsigned(width), b_.getInt32(16))),
+                               vec(elem_t));
+        got = b_.CreateSelect(on, got, b_.CreateVectorSplat(unsigned(width), other));
+        b_.CreateStore(got, elem_ptr(out, l0));
+        b_.CreateBr(done);
+        b_.SetInsertPoint(done);
       },
-      "lane");
+      "chunk", /*rolled=*/true);
+  loop(i64(chunks * width), i64(lanes), lane, "lane");
+}
+
+/// Lanes a gather of `k` loads at once (0: lane by lane): a 512-bit vector of 32-bit elements,
+/// or of f16 / bf16 widened to f32. i1 and fp8 tiles (bytes converted on load) go lane by lane.
+int64_t KernelCodegen::gather_width(ScalarKind k) const {
+  switch (k) {
+  case ScalarKind::F32:
+  case ScalarKind::I32:
+  case ScalarKind::F16:
+  case ScalarKind::BF16:
+  case ScalarKind::I16:
+  case ScalarKind::I8:
+  case ScalarKind::U32:
+  case ScalarKind::U16:
+  case ScalarKind::U8:
+    return std::max<int64_t>(4, vector_bits_ / 32);
+  case ScalarKind::F64:
+  case ScalarKind::I64:
+    return std::max<int64_t>(2, vector_bits_ / 64);
+  default:
+    return 0;
+  }
 }
 
 void KernelCodegen::lower_debug(const ir::Operation &op) {

@@ -142,6 +142,7 @@ private:
   llvm::Value *round_tf32(llvm::Value *x);
   llvm::Value *narrow(llvm::Value *x, ir::ScalarKind from, ir::ScalarKind to,
                       const std::string &mode);
+  llvm::Value *f32_round_to_odd(llvm::Value *d);
   void lower_dot(const ir::Operation &op);
   void dot_microkernel(const Slot &a, const Slot &b, const Slot &c, int64_t M, int64_t K, int64_t N,
                        const ir::Block *block, int64_t *m_done, int64_t *n_done);

@@ -670,6 +670,20 @@ llvm::Value *KernelCodegen::narrow(llvm::Value *x, ScalarKind from, ScalarKind t
   return from_storage(to, bits);
 }
 
+/// f64 `d` rounded to f32 toward zero, the last bit set where that was inexact ("round to
+/// odd"): rounding this f32 once more to a type of at most 22 significant bits gives what
+/// rounding `d` itself would, in every mode (f64 -> f16 / bf16 without a double rounding).
+llvm::Value *KernelCodegen::f32_round_to_odd(llvm::Value *d) {
+  llvm::Value *r = b_.CreateFPTrunc(d, b_.getFloatTy());
+  llvm::Value *back = b_.CreateFPExt(r, d->getType());
+  llvm::Value *bits = b_.CreateBitCast(r, b_.getInt32Ty());
+  llvm::Value *away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                       b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
+  bits = b_.CreateSelect(away, b_.CreateSub(bits, b_.getInt32(1)), bits);
+  bits = b_.CreateOr(bits, b_.CreateZExt(b_.CreateFCmpONE(back, d), b_.getInt32Ty()));
+  return b_.CreateBitCast(bits, b_.getFloatTy());
+}
+
 namespace {
 
 /// Whether `v` is a clamp's result (Opcode::Clamp: a NaN kept) whose bounds are constants
@@ -700,10 +714,11 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
   const std::string *rounding = op.attr_as<std::string>("rounding");
   const bool rne = !rounding || *rounding == "rne";
   if (ir::is_float(from) && ir::is_float(to)) {
-    // Widening is exact; bf16 <-> f16 (the same width) is not. bf16 and fp8 values are held
+    // Widening is exact; bf16 <-> f16 and e4m3 <-> e5m2 (the same widths) are not (e4m3 ->
+    // e5m2 had kept the e4m3 value, then stored its bits truncated). bf16 and fp8 values are held
     // as f32, so to f64 they widen as f32 does (bf16 went through `narrow`, which stored the
     // f32's bits into an f64 tile).
-    if ((ir::bit_width(to) >= ir::bit_width(from) && from != ScalarKind::BF16 &&
+    if (((from == to || ir::bit_width(to) > ir::bit_width(from)) && from != ScalarKind::BF16 &&
          to != ScalarKind::BF16) ||
         to == ScalarKind::F64)
       return b_.CreateFPCast(v, t);
@@ -719,8 +734,7 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
       return b_.CreateFPTrunc(r, b_.getFloatTy());
     }
     if (from == ScalarKind::F64 && (to == ScalarKind::F16 || to == ScalarKind::BF16))
-      unsupported(op, "f64 to " + std::string(ir::scalar_name(to)) + " (f64 -> f32 -> " +
-                          std::string(ir::scalar_name(to)) + " would round twice)");
+      return narrow(f32_round_to_odd(v), ScalarKind::F32, to, rne ? "rne" : *rounding);
     if (from != ScalarKind::F64 && to == ScalarKind::F32)
       return v; // f16/bf16/f8 values are f32 already, exactly
     if (ir::bit_width(to) >= ir::bit_width(from) && to != ScalarKind::F64)
@@ -766,12 +780,42 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
                               {t, v->getType()}, {v});
   }
   if (ir::is_float(to)) {
-    if (!rne && ir::bit_width(from) > 24)
-      unsupported(op, "rounding mode '" + *rounding + "' for integer to float");
+    if (ir::bit_width(from) > 16 && ir::bit_width(from) <= 32 &&
+        (!rne || to == ScalarKind::F16 || to == ScalarKind::BF16 || ir::bit_width(to) == 8)) {
+      // Exact in f64, then rounded once to the type (an i32 through f32 would round twice).
+      llvm::Value *d = ir::is_signed(from) ? b_.CreateSIToFP(v, b_.getDoubleTy())
+                                           : b_.CreateUIToFP(v, b_.getDoubleTy());
+      const std::string mode = rne ? "rne" : *rounding;
+      if (to == ScalarKind::F64)
+        return d;
+      if (to == ScalarKind::F32)
+        return narrow(d, ScalarKind::F64, to, mode);
+      if (ir::bit_width(to) == 8) {
+        const int m = mode == "rtz" ? 1 : mode == "rd" ? 2 : mode == "ru" ? 3 : 0;
+        return b_.CreateFPTrunc(
+            f8_call("tl_cpu_f8_round",
+                    {b_.getInt32(to == ScalarKind::F8E4M3 ? 0 : 1), b_.getInt32(m), d},
+                    b_.getDoubleTy()),
+            b_.getFloatTy()); // exact: every fp8 value is an f32
+      }
+      return narrow(f32_round_to_odd(d), ScalarKind::F32, to, mode);
+    }
+    // i64 (no exact wider type to round once from): rne to f32 and f64 only
+    if (!rne && ir::bit_width(from) > 32)
+      unsupported(op, "rounding mode '" + *rounding + "' for i64 to float");
     if ((to == ScalarKind::F16 || to == ScalarKind::BF16 || ir::bit_width(to) == 8) &&
-        ir::bit_width(from) > 16)
-      unsupported(op, "integers wider than 16 bits to " + std::string(ir::scalar_name(to)));
-    return round_to(to, ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t));
+        ir::bit_width(from) > 32)
+      unsupported(op, "i64 to " + std::string(ir::scalar_name(to)) + " (i64 -> f64 -> " +
+                          std::string(ir::scalar_name(to)) + " would round twice)");
+    // exact in f32 (at most 16 bits) or rounded once by the conversion (rne)
+    llvm::Value *f = ir::is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
+    if (rne)
+      return round_to(to, f);
+    if (ir::bit_width(to) == 8) // the mode was ignored (i16 -> f16 rtz: 32767 -> 32768)
+      return f8_round(to, f, *rounding == "rtz" ? 1 : *rounding == "rd" ? 2 : 3);
+    if (to == ScalarKind::F16 || to == ScalarKind::BF16)
+      return narrow(f, ScalarKind::F32, to, *rounding);
+    return f;
   }
   if (to == ScalarKind::I1)
     return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));

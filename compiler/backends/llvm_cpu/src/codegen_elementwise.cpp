@@ -737,8 +737,10 @@ llvm::Value *KernelCodegen::cast_lane(const ir::Operation &op, llvm::Value *v) {
       return narrow(f32_round_to_odd(v), ScalarKind::F32, to, rne ? "rne" : *rounding);
     if (from != ScalarKind::F64 && to == ScalarKind::F32)
       return v; // f16/bf16/f8 values are f32 already, exactly
-    if (ir::bit_width(to) >= ir::bit_width(from) && to != ScalarKind::F64)
+    if (ir::bit_width(to) >= ir::bit_width(from) && to != ScalarKind::F64 && rne)
       return round_to(to, v); // f8 -> f16/bf16: exact for e5m2->f16; rounds e4m3 only if needed
+    if (from != ScalarKind::F64 && to != ScalarKind::F32) // f16 <-> bf16 by a directed mode
+      return narrow(v, ScalarKind::F32, to, rne ? "rne" : *rounding);
     return narrow(v, from, to, rne ? "rne" : *rounding);
   }
   if (ir::is_float(from)) { // rounded by the mode (default rtz), saturating, NaN -> 0

@@ -505,6 +505,15 @@ llvm::Value *KernelEmitter::cast(const ir::Operation &op, llvm::Value *v) {
   }
   if (ir::is_float(to)) { // integer -> float: one rounding to the target type
     const bool s = ir::is_signed(from);
+    if (mode != "rne") { // exact in f64, then rounded by the mode (it was ignored)
+      if (ir::bit_width(from) > 32)
+        unsupported(op, "rounding mode '" + mode + "' for i64 to float");
+      llvm::Value *d =
+          s ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy());
+      if (to == ScalarKind::F64)
+        return d;
+      return to_f8 ? f8_round(to, d, mode) : narrow(d, ScalarKind::F64, to, mode);
+    }
     if (to_f8) // exact in f64 up to 2^53; anything larger overflows f8 in any rounding
       return f8_round(
           to, s ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy()),

@@ -439,6 +439,37 @@ def test_gather(device, target):
 
 
 @tl.kernel
+def gather_loaded_indices(x: tl.tensor, r: tl.tensor, k: tl.tensor, m: tl.tensor, o: tl.tensor):
+    ri = tl.load(r + (0,), (64,))
+    ki = tl.load(k + (0,), (64,))
+    on = tl.load(m + (0,), (64,)) != 0
+    tl.store(o + (0,), tl.gather(x, (ri, ki), mask=on, other=-2.0))
+
+
+def test_gather_of_indices_read_in_place(device, target):
+    # The index and mask tiles are loads that llvm-cpu reads in place from the arrays (views,
+    # not copies), here 4 bytes past a 64-byte boundary: its vector gather read them with
+    # 64-byte aligned loads (a segfault). Masked lanes point far outside (never read).
+    x = rng.standard_normal((9, 13)).astype(np.float32)
+    on = rng.random(64) > 0.25
+    base = c_aligned(3 * 65, np.int32)
+    r, k, m = base[1:65], base[66:130], c_aligned(65, np.int8)[1:]
+    r[:] = np.where(on, rng.integers(0, 9, 64), 1000)
+    k[:] = np.where(on, rng.integers(0, 13, 64), -7)
+    m[:] = on
+    out = np.zeros(64, np.float32)
+    run(gather_loaded_indices, (1,), x, r, k, m, out, device=device, target=target)
+    np.testing.assert_array_equal(out, np.where(on, x[r % 9, k % 13], -2.0))
+
+
+def c_aligned(n, dtype):
+    """n elements of `dtype` starting on a 64-byte boundary."""
+    raw = np.zeros(n * np.dtype(dtype).itemsize + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + n * np.dtype(dtype).itemsize].view(dtype)
+
+
+@tl.kernel
 def scatter_perm(x: tl.tensor, perm: tl.tensor, y: tl.tensor, n: tl.int32, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     p = tl.load(perm + (0,), (BLOCK,))

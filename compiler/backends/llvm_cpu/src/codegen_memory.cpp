@@ -448,52 +448,94 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
   // loaded by one masked gather (vgatherdps / vgatherqps). A chunk with an active lane out of
   // bounds runs lane by lane, so that the error names the first such lane and its index.
   const int64_t chunks = lanes / width;
-  llvm::Type *i64t = b_.getInt64Ty();
+  llvm::Type *i64t = b_.getInt64Ty(), *i32t = b_.getInt32Ty();
   auto vec = [&](llvm::Type *t) { return llvm::FixedVectorType::get(t, unsigned(width)); };
-  loop(
-      chunks,
-      [&](llvm::Value *chunk) {
-        llvm::Value *l0 = b_.CreateMul(chunk, i64(width));
-        llvm::Value *on = b_.getAllOnesMask(llvm::ElementCount::getFixed(unsigned(width)));
-        if (masked)
-          on = b_.CreateICmpNE(b_.CreateLoad(vec(b_.getInt8Ty()), elem_ptr(mask, l0)),
-                               llvm::Constant::getNullValue(vec(b_.getInt8Ty())));
-        llvm::Value *at = llvm::Constant::getNullValue(vec(i64t));
-        llvm::Value *outside = llvm::Constant::getNullValue(on->getType());
-        for (int d = 0; d < rank; ++d) {
-          llvm::Value *idx =
-              b_.CreateIntCast(b_.CreateLoad(vec(index[d].elem), elem_ptr(index[d], l0)), vec(i64t),
-                               ir::is_signed(op.operand(1 + d)->type().elem()));
-          outside = b_.CreateOr(
-              outside, b_.CreateICmpUGE(idx, b_.CreateVectorSplat(unsigned(width), shape[d])));
-          at =
-              b_.CreateAdd(at, b_.CreateMul(idx, b_.CreateVectorSplat(unsigned(width), stride[d])));
-        }
-        auto *fast = llvm::BasicBlock::Create(ctx_, "gather.fast", fn_);
-        auto *slow = llvm::BasicBlock::Create(ctx_, "gather.lanes", fn_);
-        auto *done = llvm::BasicBlock::Create(ctx_, "gather.done", fn_);
-        b_.CreateCondBr(b_.CreateOrReduce(b_.CreateAnd(outside, on)), slow, fast,
-                        llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
-        b_.SetInsertPoint(slow);
-        loop(l0, b_.CreateAdd(l0, i64(width)), lane, "lane");
-        b_.CreateBr(done);
-        b_.SetInsertPoint(fast);
-        llvm::Value *got =
-            b_.CreateMaskedGather(vec(mem_t), b_.CreateGEP(mem_t, data, at),
-                                  llvm::Align(mem_t->getPrimitiveSizeInBits() / 8), on);
-        if (elem == ScalarKind::F16)
-          got = b_.CreateFPExt(b_.CreateBitCast(got, vec(b_.getHalfTy())), vec(elem_t));
-        else if (elem == ScalarKind::BF16)
-          got =
-              b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(got, vec(b_.getInt32Ty())),
-                                            b_.CreateVectorSplat(unsigned(width), b_.getInt32(16))),
-                               vec(elem_t));
-        got = b_.CreateSelect(on, got, b_.CreateVectorSplat(unsigned(width), other));
-        b_.CreateStore(got, elem_ptr(out, l0));
-        b_.CreateBr(done);
-        b_.SetInsertPoint(done);
-      },
-      "chunk", /*rolled=*/true);
+  auto splat = [&](llvm::Value *v) { return b_.CreateVectorSplat(unsigned(width), v); };
+  // The lanes' addresses and which lanes are out of bounds, from offsets of type `it`.
+  auto addresses = [&](llvm::Type *it, llvm::Value *l0, llvm::Value *&outside) {
+    llvm::Value *at = llvm::Constant::getNullValue(vec(it));
+    outside = llvm::Constant::getNullValue(vec(b_.getInt1Ty()));
+    for (int d = 0; d < rank; ++d) {
+      // element-aligned: a tile may be a view of the tensor's memory (cpu.view), not a slot
+      llvm::Value *idx = b_.CreateIntCast(
+          b_.CreateAlignedLoad(vec(index[d].elem), elem_ptr(index[d], l0),
+                               llvm::Align(index[d].elem->getPrimitiveSizeInBits() / 8)),
+          vec(it), ir::is_signed(op.operand(1 + d)->type().elem()));
+      outside = b_.CreateOr(outside, b_.CreateICmpUGE(idx, splat(b_.CreateTrunc(shape[d], it))));
+      at = b_.CreateAdd(at, b_.CreateMul(idx, splat(b_.CreateTrunc(stride[d], it))));
+    }
+    return b_.CreateGEP(mem_t, data, at);
+  };
+  // 32-bit offsets (one vgatherdps of 16 lanes, where 64-bit ones take two vgatherqps and
+  // 64-bit products) where every element of the tensor is within 2^31 of its start and the
+  // indices are at most 32 bits wide.
+  llvm::Value *narrow = nullptr;
+  bool narrow_indices = true;
+  for (int d = 0; d < rank; ++d)
+    narrow_indices &= ir::bit_width(op.operand(1 + d)->type().elem()) <= 32;
+  if (narrow_indices) {
+    llvm::Value *limit = i64(int64_t(1) << 31), *span = i64(0);
+    narrow = b_.getTrue();
+    for (int d = 0; d < rank; ++d) {
+      narrow = b_.CreateAnd(narrow, b_.CreateAnd(b_.CreateICmpULT(shape[d], limit),
+                                                 b_.CreateICmpULT(stride[d], limit)));
+      span = b_.CreateAdd(span, b_.CreateMul(b_.CreateSub(shape[d], i64(1)), stride[d]));
+    }
+    narrow = b_.CreateAnd(narrow, b_.CreateICmpSLT(span, limit));
+  }
+  // The chunks with offsets of type `it`.
+  auto chunk_loop = [&](llvm::Type *it) {
+    loop(
+        chunks,
+        [&](llvm::Value *chunk) {
+          llvm::Value *l0 = b_.CreateMul(chunk, i64(width));
+          llvm::Value *on = b_.getAllOnesMask(llvm::ElementCount::getFixed(unsigned(width)));
+          if (masked)
+            on = b_.CreateICmpNE(
+                b_.CreateAlignedLoad(vec(b_.getInt8Ty()), elem_ptr(mask, l0), llvm::Align(1)),
+                llvm::Constant::getNullValue(vec(b_.getInt8Ty())));
+          llvm::Value *outside = nullptr;
+          llvm::Value *ptrs = addresses(it, l0, outside);
+          auto *fast = llvm::BasicBlock::Create(ctx_, "gather.fast", fn_);
+          auto *slow = llvm::BasicBlock::Create(ctx_, "gather.lanes", fn_);
+          auto *done = llvm::BasicBlock::Create(ctx_, "gather.done", fn_);
+          b_.CreateCondBr(b_.CreateOrReduce(b_.CreateAnd(outside, on)), slow, fast,
+                          llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
+          b_.SetInsertPoint(slow);
+          loop(l0, b_.CreateAdd(l0, i64(width)), lane, "lane");
+          b_.CreateBr(done);
+          b_.SetInsertPoint(fast);
+          llvm::Value *got = b_.CreateMaskedGather(
+              vec(mem_t), ptrs, llvm::Align(mem_t->getPrimitiveSizeInBits() / 8), on);
+          if (elem == ScalarKind::F16)
+            got = b_.CreateFPExt(b_.CreateBitCast(got, vec(b_.getHalfTy())), vec(elem_t));
+          else if (elem == ScalarKind::BF16)
+            got = b_.CreateBitCast(
+                b_.CreateShl(b_.CreateZExt(got, vec(b_.getInt32Ty())), splat(b_.getInt32(16))),
+                vec(elem_t));
+          got = b_.CreateSelect(on, got, splat(other));
+          b_.CreateAlignedStore(got, elem_ptr(out, l0),
+                                llvm::Align(elem_t->getPrimitiveSizeInBits() / 8));
+          b_.CreateBr(done);
+          b_.SetInsertPoint(done);
+        },
+        "chunk", /*rolled=*/true);
+  };
+  if (narrow) {
+    auto *n32 = llvm::BasicBlock::Create(ctx_, "gather.i32", fn_);
+    auto *n64 = llvm::BasicBlock::Create(ctx_, "gather.i64", fn_);
+    auto *join = llvm::BasicBlock::Create(ctx_, "gather.chunked", fn_);
+    b_.CreateCondBr(narrow, n32, n64);
+    b_.SetInsertPoint(n32);
+    chunk_loop(i32t);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(n64);
+    chunk_loop(i64t);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  } else {
+    chunk_loop(i64t);
+  }
   loop(i64(chunks * width), i64(lanes), lane, "lane");
 }
 

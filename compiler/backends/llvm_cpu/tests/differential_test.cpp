@@ -1240,23 +1240,28 @@ kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: 
 }
 )";
 
-// Random programs of exact f32 ops (arithmetic, min / max both ways, fma, roundings, casts
-// through f16 / bf16 / i32, compares and selects, row and column broadcasts, max / min / argmax
-// reductions along either axis) on blocks with ragged edges: llvm-cpu's planning (fusion,
+// Random programs of exact ops on f32, bf16, f16 or i32 tiles (arithmetic, min / max both ways,
+// fma, roundings, bit ops and shifts, popcount / clz, casts there and back through f32, f16,
+// bf16, i32, i8, compares and selects, row and column broadcasts, max / min / argmax and integer
+// sum reductions along either axis, running sums, transposes and dots in order of square
+// tiles) on blocks with ragged edges: llvm-cpu's planning (fusion,
 // inlining into row reductions, load views, broadcasts computed in place) must not change one
 // bit. Inputs hold signed zeros, infinities and NaN.
-std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C) {
+std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e) {
+  const bool fl = e[0] != 'i';
   struct Val {
     std::string name;
     char kind; // 't' (R, C), 'r' (R,), 'c' (C,)
   };
   std::vector<Val> vals;
   std::ostringstream k;
-  const std::string t = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xf32>";
-  const std::string tr = "tile<" + std::to_string(R) + "xf32>";
-  const std::string tc = "tile<" + std::to_string(C) + "xf32>";
-  k << "kernel @rand(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %v: tensor<?xf32>, %o0: "
-       "tensor<?x?xf32>, %o1: tensor<?x?xf32>, %r0: tensor<?xf32>, %c0: tensor<?xf32>) {\n"
+  const std::string t = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "x" + e + ">";
+  const std::string tr = "tile<" + std::to_string(R) + "x" + e + ">";
+  const std::string tc = "tile<" + std::to_string(C) + "x" + e + ">";
+  const std::string T2 = "tensor<?x?x" + e + ">", T1 = "tensor<?x" + e + ">";
+  k << "kernel @rand(%x: " << T2 << ", %y: " << T2 << ", %v: " << T1 << ", %o0: " << T2
+    << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1
+    << ") {\n"
        "  %z = constant {value = 0} : i32\n  %p = program_id {axis = 0} : i32\n"
        "  %rows = constant {value = "
     << R << "} : i32\n  %at = mul %p, %rows : i32\n"
@@ -1271,25 +1276,49 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C) {
         of.push_back(v.name);
     return of.empty() ? "" : of[rng() % of.size()];
   };
-  const char *binary[] = {"add", "sub", "mul", "div", "min", "max", "minnum", "maxnum"};
-  const char *unary[] = {"neg", "abs", "sqrt", "floor", "rint", "trunc"};
+  const std::vector<const char *> binary =
+      fl ? std::vector<const char *>{"add", "sub", "mul", "div", "min", "max", "minnum", "maxnum"}
+         : std::vector<const char *>{"add", "sub", "mul", "min", "max", "and", "or", "xor"};
+  const std::vector<const char *> unary =
+      fl ? std::vector<const char *>{"neg", "abs", "sqrt", "floor", "rint", "trunc"}
+         : std::vector<const char *>{"neg", "abs", "not", "popcount", "clz"};
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 10) {
+    switch (rng() % 13) {
+    case 10: // a running sum along the rows (ascending: exact against the interpreter)
+      k << "  " << v << " = scan " << pick('t') << " {axis = 1, kind = \"sum\"} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 11: // square tiles: a transpose
+      if (R != C)
+        continue;
+      k << "  " << v << " = transpose " << pick('t') << " {perm = [1, 0]} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 12: // square f32 tiles: a dot in order (one fma a step, as the interpreter)
+      if (R != C || e != "f32")
+        continue;
+      k << "  " << v << " = dot " << pick('t') << ", " << pick('t') << ", " << pick('t')
+        << " {order = \"exact\", acc_type = f32} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
     case 0:
     case 1:
-      k << "  " << v << " = " << binary[rng() % 8] << " " << pick('t') << ", " << pick('t') << " : "
-        << t << "\n";
+      k << "  " << v << " = " << binary[rng() % binary.size()] << " " << pick('t') << ", "
+        << pick('t') << " : " << t << "\n";
       vals.push_back({v, 't'});
       break;
     case 2:
-      k << "  " << v << " = " << unary[rng() % 6] << " " << pick('t') << " : " << t << "\n";
+      k << "  " << v << " = " << unary[rng() % unary.size()] << " " << pick('t') << " : " << t
+        << "\n";
       vals.push_back({v, 't'});
       break;
     case 3: { // a cast there and back
-      const char *via[] = {"f16", "bf16", "i32"};
-      const std::string w = via[rng() % 3];
+      const char *via[] = {"f32", "f16", "bf16", "i32", "i8"};
+      std::string w = via[rng() % 5];
+      if (w == e)
+        w = "f32";
       k << "  " << v << "n = cast " << pick('t') << " : tile<" << R << "x" << C << "x" << w
         << ">\n  " << v << " = cast " << v << "n : " << t << "\n";
       vals.push_back({v, 't'});
@@ -1299,19 +1328,22 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C) {
       const bool row = rng() % 2 && !pick('r').empty();
       const std::string src = row ? pick('r') : pick('c');
       k << "  " << v << "e = expand_dims " << src << " {axis = " << (row ? 1 : 0) << "} : tile<"
-        << (row ? R : 1) << "x" << (row ? 1 : C) << "xf32>\n  " << v << " = broadcast " << v
+        << (row ? R : 1) << "x" << (row ? 1 : C) << "x" << e << ">\n  " << v << " = broadcast " << v
         << "e : " << t << "\n";
       vals.push_back({v, 't'});
       break;
     }
-    case 5: { // along the rows: max, min, or argmax as f32
-      const int which = int(rng() % 3);
+    case 5: { // along the rows: max, min (integers: sum too), or argmax cast
+      const int which = int(rng() % (fl ? 3 : 4));
       if (which == 2)
         k << "  " << v << "i = reduce " << pick('t') << " {axis = 1, kind = \"argmax\"} : tile<"
           << R << "xi32>\n  " << v << " = cast " << v << "i : " << tr << "\n";
       else
         k << "  " << v << " = reduce " << pick('t') << " {axis = 1, kind = \""
-          << (which ? "min" : "max") << "\"} : " << tr << "\n";
+          << (which == 3 ? "sum"
+              : which    ? "min"
+                         : "max")
+          << "\"} : " << tr << "\n";
       vals.push_back({v, 'r'});
       break;
     }
@@ -1329,14 +1361,26 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C) {
       break;
     }
     case 8:
+      if (!fl) { // integers: a shift by a constant
+        k << "  " << v << "k = full {value = " << rng() % 40 << "} : " << t << "\n  " << v << " = "
+          << (rng() % 2 ? "shl " : "shr ") << pick('t') << ", " << v << "k : " << t << "\n";
+        vals.push_back({v, 't'});
+        break;
+      }
       k << "  " << v << " = fma " << pick('t') << ", " << pick('t') << ", " << pick('t') << " : "
         << t << "\n";
       vals.push_back({v, 't'});
       break;
     default: { // a constant operand
       const double cs[] = {0.5, -0.0, 3.0, 1e30, -1.5};
-      k << "  " << v << "k = full {value = " << cs[rng() % 5] << "} : " << t << "\n  " << v << " = "
-        << binary[rng() % 8] << " " << pick('t') << ", " << v << "k : " << t << "\n";
+      const int64_t ci[] = {0, -1, 3, 2147483647, -77};
+      k << "  " << v << "k = full {value = ";
+      if (fl)
+        k << cs[rng() % 5];
+      else
+        k << ci[rng() % 5];
+      k << "} : " << t << "\n  " << v << " = " << binary[rng() % binary.size()] << " " << pick('t')
+        << ", " << v << "k : " << t << "\n";
       vals.push_back({v, 't'});
       break;
     }
@@ -1363,29 +1407,40 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C) {
   return text;
 }
 
+// TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
 TEST(LlvmCpu, RandomProgramsMatchTheInterpreter) {
-  std::mt19937_64 rng(2026);
-  const std::pair<int64_t, int64_t> shapes[] = {{1, 64},  {4, 32},   {16, 64},
-                                                {8, 256}, {2, 1024}, {16, 16}};
+  int programs = 150;
+  uint64_t seed = 2026;
+  if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
+    programs = std::atoi(env);
+    if (const char *colon = std::strchr(env, ':'))
+      seed = std::strtoull(colon + 1, nullptr, 10);
+  }
+  std::mt19937_64 rng(seed);
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},   {4, 32},  {16, 64}, {8, 256},
+                                                           {2, 1024}, {16, 16}, {32, 32}};
   const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e38, -3e-39, 0.5, 2.5};
-  for (int i = 0; i < 150; ++i) {
-    const auto [R, C] = shapes[rng() % 6];
-    const std::string text = random_program(rng, R, C);
+  const double int_specials[] = {0, -1, 2147483647.0, -2147483648.0, 65536};
+  for (int i = 0; i < programs; ++i) {
+    const auto [R, C] = shapes[rng() % shapes.size()];
+    const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};
+    const std::string e = elems[rng() % 5];
+    const ScalarKind kind = *ir::parse_scalar_name(e);
+    const std::string text = random_program(rng, R, C, e);
     // three programs; the tensors' edges cut the last block's rows and every block's columns
     const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
     auto input = [&](std::vector<int64_t> shape) {
-      HostTensor h = random_tensor(ScalarKind::F32, shape, rng);
-      for (int64_t e = 0; e < h.num_elements(); ++e)
+      HostTensor h = random_tensor(kind, shape, rng);
+      for (int64_t j = 0; j < h.num_elements(); ++j)
         if (rng() % 16 == 0)
-          h.set(e, specials[rng() % 9]);
+          h.set(j, ir::is_float(kind) ? specials[rng() % 9] : int_specials[rng() % 5]);
       return h;
     };
     SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
     expect_same(text, "rand",
                 {input({rows, cols}), input({rows, cols}), input({cols}),
-                 HostTensor(ScalarKind::F32, {rows, cols}),
-                 HostTensor(ScalarKind::F32, {rows, cols}), HostTensor(ScalarKind::F32, {rows}),
-                 HostTensor(ScalarKind::F32, {3 * C})},
+                 HostTensor(kind, {rows, cols}), HostTensor(kind, {rows, cols}),
+                 HostTensor(kind, {rows}), HostTensor(kind, {3 * C})},
                 {}, {3, 1, 1});
     if (::testing::Test::HasFatalFailure())
       return;

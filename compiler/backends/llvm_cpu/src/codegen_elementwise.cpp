@@ -204,6 +204,22 @@ llvm::Value *KernelCodegen::float_lane(const ir::Operation &op, ScalarKind k,
     };
     if (auto u = erf_args_.find(a[0]); u != erf_args_.end() && half(a[1]) && half(a[2]))
       return gelu_phi_f32(u->second);
+    if (k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F8E4M3 ||
+        k == ScalarKind::F8E5M2) {
+      // In f64, then rounded once to the type, as the interpreter: in f32 the sum of the exact
+      // product and c rounded twice (to f32, then to bf16), one ulp off where the first
+      // rounding landed on a midpoint (found by RandomProgramsMatchTheInterpreter).
+      llvm::Type *f64 = b_.getDoubleTy();
+      llvm::Value *d = b_.CreateIntrinsic(
+          llvm::Intrinsic::fma, {f64},
+          {b_.CreateFPExt(a[0], f64), b_.CreateFPExt(a[1], f64), b_.CreateFPExt(a[2], f64)});
+      if (k == ScalarKind::F16 || k == ScalarKind::BF16)
+        return narrow(f32_round_to_odd(d), ScalarKind::F32, k, "rne");
+      return b_.CreateFPTrunc(
+          f8_call("tl_cpu_f8_round",
+                  {b_.getInt32(k == ScalarKind::F8E4M3 ? 0 : 1), b_.getInt32(0), d}, f64),
+          b_.getFloatTy());
+    }
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a[0], a[1], a[2]});
   }
   case Opcode::Tan:

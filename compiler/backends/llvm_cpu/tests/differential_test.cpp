@@ -1447,6 +1447,51 @@ TEST(LlvmCpu, RandomProgramsMatchTheInterpreter) {
   }
 }
 
+// fma of f16 / bf16 rounds once, from f64 as the interpreter: the exact a b + c lies just past a
+// midpoint of the type (a b on it, c tiny), which a sum rounded to f32 first loses (a tie,
+// then to even: one ulp low).
+TEST(LlvmCpu, NarrowFloatFmaRoundsOnce) {
+  const char *text = R"(
+kernel @fma(%h: tensor<?xf16>, %b: tensor<?xbf16>, %oh: tensor<?xf16>, %ob: tensor<?xbf16>) {
+  %z = constant {value = 0} : i32
+  %four = constant {value = 4} : i32
+  %eight = constant {value = 8} : i32
+  %ha = load %h, %z : tile<4xf16>
+  %hb = load %h, %four : tile<4xf16>
+  %hc = load %h, %eight : tile<4xf16>
+  %ba = load %b, %z : tile<4xbf16>
+  %bb = load %b, %four : tile<4xbf16>
+  %bc = load %b, %eight : tile<4xbf16>
+  %hr = fma %ha, %hb, %hc : tile<4xf16>
+  %br = fma %ba, %bb, %bc : tile<4xbf16>
+  store %oh, %z, %hr
+  store %ob, %z, %br
+  return
+}
+)";
+  HostTensor h(ScalarKind::F16, {12}), b(ScalarKind::BF16, {12});
+  const double tiny = std::ldexp(1.0, -24);
+  // lane: a, b, c; f16: (1 + 2^-5)(1 + 2^-6) = 1 + 2^-5 + 2^-6 + 2^-11 (a midpoint)
+  const double hv[4][3] = {{1 + 0x1p-5, 1 + 0x1p-6, tiny},
+                           {-(1 + 0x1p-5), 1 + 0x1p-6, -tiny},
+                           {1 + 0x1p-5, 1 + 0x1p-6, -tiny},
+                           {3.0, 5.0, 0.25}};
+  // bf16: (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8 (a midpoint)
+  const double bv[4][3] = {{1 + 0x1p-4, 1 + 0x1p-4, 0x1p-40},
+                           {-(1 + 0x1p-4), 1 + 0x1p-4, -0x1p-40},
+                           {1 + 0x1p-4, 1 + 0x1p-4, -0x1p-40},
+                           {3.0, 5.0, 0.25}};
+  for (int l = 0; l < 4; ++l)
+    for (int j = 0; j < 3; ++j) {
+      h.set(4 * j + l, hv[l][j]);
+      b.set(4 * j + l, bv[l][j]);
+    }
+  ASSERT_EQ(h.get(8), tiny); // f16 holds 2^-24 (its smallest subnormal)
+  expect_same(text, "fma",
+              {h, b, HostTensor(ScalarKind::F16, {4}), HostTensor(ScalarKind::BF16, {4})}, {},
+              {1, 1, 1});
+}
+
 TEST(LlvmCpu, GatherScatterAtomicsAndControlFlowAreBitExact) {
   std::mt19937_64 rng(2);
   HostTensor idx(ScalarKind::I32, {32});

@@ -370,6 +370,20 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
   case Opcode::Rsqrt:
     return b_.CreateFDiv(one(), unary(llvm::Intrinsic::sqrt));
   case Opcode::Fma:
+    if (k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F8E4M3 ||
+        k == ScalarKind::F8E5M2) {
+      // In f64, then rounded once to the type, as the interpreter (in f32 the sum rounded
+      // twice, to f32 and then to the type: one ulp off past a midpoint).
+      llvm::Type *f64 = b_.getDoubleTy();
+      llvm::Value *d = b_.CreateIntrinsic(
+          llvm::Intrinsic::fma, {f64},
+          {b_.CreateFPExt(a[0], f64), b_.CreateFPExt(a[1], f64), b_.CreateFPExt(a[2], f64)});
+      if (k == ScalarKind::F16)
+        return b_.CreateFPExt(b_.CreateFPTrunc(d, b_.getHalfTy()), b_.getFloatTy());
+      if (k == ScalarKind::BF16)
+        return bf16_from_f64(d);
+      return f8_round(k, d, "rne");
+    }
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a[0], a[1], a[2]});
   case Opcode::Rint:
     return unary(llvm::Intrinsic::roundeven);

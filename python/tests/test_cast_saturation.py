@@ -75,18 +75,28 @@ def cast_modes_kernel(x: tl.tensor, rne: tl.tensor, rtz: tl.tensor, rd: tl.tenso
 def typed(name, values):
     """32 values of type `name` (those it holds, repeated), as the array the devices take."""
     from tl import bf16, fp8
+    if name[0] in "iu":
+        info = np.iinfo(name.replace("i", "int").replace("u", "uint"))
+        values = [v for v in values if info.min <= v <= info.max]
+    values = (list(values) * 32)[:32]
     if name.startswith("f8"):
         return fp8.array(np.array(values, np.float32), name[2:])
     if name == "bf16":
         return bf16.array(np.array(values, np.float32))
     dt = np.dtype({"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32,
                    "i16": np.int16, "i8": np.int8, "u8": np.uint8}[name])
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        values = [v for v in values if info.min <= v <= info.max]
-    values = (list(values) * 32)[:32]
     with np.errstate(over="ignore", invalid="ignore"):
         return np.array(values, dt)
+
+
+def values(a):
+    """An array of any of CAST_TYPES as float64 (bf16 and fp8 decoded: NaN compares as NaN)."""
+    from tl import bf16, fp8
+    if bf16.is_bf16(a):
+        return bf16.to_float32(a).astype(np.float64)
+    if fp8.is_fp8(a):
+        return fp8.to_float32(a).astype(np.float64)
+    return np.asarray(a).astype(np.float64)
 
 
 @pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
@@ -107,15 +117,15 @@ def test_casts_to_floats_match_cpu(src, device):
                 assert "<tl>:" in str(e) and "error:" in str(e), str(e)  # located
                 refused.append(dst)
                 break
-            got[dev] = [np.asarray(o) for o in outs]
+            got[dev] = outs
         if dst in refused:
             continue
         for mode, a, b in zip(("rne", "rtz", "rd", "ru"), got["cpu"], got[device]):
-            wa, wb = a.astype(np.float64), b.astype(np.float64)
+            wa, wb = values(a), values(b)
             same = (wa == wb) | (np.isnan(wa) & np.isnan(wb))
             same &= (np.signbit(wa) == np.signbit(wb)) | np.isnan(wa)
             assert same.all(), (f"{src} -> {dst} {mode} on {device}: at {np.nonzero(~same)[0]}: "
-                                f"x {np.asarray(x)[~same]}, cpu {wa[~same]}, {device} {wb[~same]}")
+                                f"x {values(x)[~same]}, cpu {wa[~same]}, {device} {wb[~same]}")
     if device == "npusim":  # no f64, fp8 or i16 tiles on its vector unit
         unheld = {"f64", "f8e4m3", "f8e5m2"}
         every = src in unheld or src == "i16"

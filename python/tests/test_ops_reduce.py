@@ -51,6 +51,22 @@ def test_argmax_first_index(axis, device):
     assert got.dtype == np.int32
 
 
+@pytest.mark.parametrize("axis", [0, -1])
+def test_argmax_first_nan_in_a_later_chunk(axis, device):
+    # NaN is the largest value (numpy's and torch's argmax): a chunk after the first whose
+    # maximum is NaN wins, and no chunk after it. Catches a later chunk taken only on m > r
+    # (false for NaN: every device gave the first chunk's index; the H200 ran the test of the
+    # rows in one chunk through this loop), and a later NaN winning over the first.
+    x = make(rng, (6, 5000), "f32", -1, 1)
+    x[:, 100] = 2.0
+    x[1, [3000, 4900]] = np.nan
+    x[2, [4999, 4000]] = [np.nan, 9.0]
+    x[3, [0, 2500]] = np.nan
+    x = x if axis == -1 else np.ascontiguousarray(x.T)
+    got = ops.argmax(x, axis, device=device)
+    np.testing.assert_array_equal(got, np.argmax(x, axis))
+
+
 def test_argmax_rows_in_one_chunk(device):
     # Rows that fit one chunk (llvm-cpu: 16 columns a step into 4 running maxima taking turns,
     # each lane its own, then the maxima and the lanes combined). Catches: the smaller lane
@@ -130,6 +146,7 @@ def test_argmax_split_rows(split, device):
     x[4500, :] = 2.0
     x[4800, 2] = 3.0
     x[:, 7] = -np.inf
+    x[[3000, 4000], 5] = np.nan  # the first NaN wins (a later block's only on its NaN)
     got = ops.reduce("argmax", x, 0, split=split, device=device)
     np.testing.assert_array_equal(got, x.argmax(0))
     assert got.dtype == np.int32

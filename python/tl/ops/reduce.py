@@ -78,8 +78,10 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
         for k in tl.range(0, n, BN):
             v = chunk(x, o, k, i0, BN, BI, ROWS, -float("inf")).to(tl.float32)
             m = tl.max(v, axis=0)
-            if OP == "argmax":  # a later chunk wins only with a larger value: the first index
-                best = tl.where(m > r, k + tl.argmax(v, axis=0), best)
+            if OP == "argmax":  # a later chunk wins only with a larger value, or the first
+                # NaN (the largest value; m > r is false for it): the first index
+                later = (m > r) | ((m != m) & (r == r))
+                best = tl.where(later, k + tl.argmax(v, axis=0), best)
             r = tl.maximum(r, m)
         if OP == "argmax":
             r = best
@@ -122,8 +124,10 @@ def reduce_part_kernel(x: tl.tensor, part: tl.tensor, index: tl.tensor, mean: tl
         for k in tl.range(lo, lo + span, BN):
             v = chunk(x, o, k, i0, BN, BI, False, -float("inf")).to(tl.float32)
             m = tl.max(v, axis=0)
-            if OP == "argmax":  # a later chunk wins only with a larger value: the first index
-                best = tl.where(m > r, k + tl.argmax(v, axis=0), best)
+            if OP == "argmax":  # a later chunk wins only with a larger value, or the first
+                # NaN (the largest value; m > r is false for it): the first index
+                later = (m > r) | ((m != m) & (r == r))
+                best = tl.where(later, k + tl.argmax(v, axis=0), best)
             r = tl.maximum(r, m)
         if OP == "argmax":
             tl.store(index + (o, s, i0), tl.reshape(best, (1, 1, BI)))

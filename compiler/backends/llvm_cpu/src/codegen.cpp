@@ -388,6 +388,25 @@ void KernelCodegen::loop(llvm::Value *begin, llvm::Value *end, const IndexFn &bo
   b_.SetInsertPoint(exit);
 }
 
+void KernelCodegen::versions(llvm::Value *cond, const std::function<void(bool)> &emit,
+                             const char *name) {
+  if (!cond) {
+    emit(false);
+    return;
+  }
+  auto *yes = llvm::BasicBlock::Create(ctx_, std::string(name) + ".if", fn_);
+  auto *no = llvm::BasicBlock::Create(ctx_, std::string(name) + ".else", fn_);
+  auto *done = llvm::BasicBlock::Create(ctx_, std::string(name) + ".joined", fn_);
+  b_.CreateCondBr(cond, yes, no);
+  b_.SetInsertPoint(yes);
+  emit(true);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(no);
+  emit(false);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
 void KernelCodegen::loop(int64_t n, const IndexFn &body, const char *name, bool rolled) {
   loop(i64(0), i64(n), body, name, rolled);
 }

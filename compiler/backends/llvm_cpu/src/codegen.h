@@ -66,6 +66,9 @@ private:
   void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name,
             bool rolled = false);
   void loop(int64_t n, const IndexFn &body, const char *name = "i", bool rolled = false);
+  /// Two versions of the same code, `emit(true)` where `cond` holds at run time, `emit(false)`
+  /// elsewhere; only the latter where `cond` is null.
+  void versions(llvm::Value *cond, const std::function<void(bool)> &emit, const char *name);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most

@@ -521,21 +521,8 @@ void KernelCodegen::lower_indexed(const ir::Operation &op) {
         },
         "chunk", /*rolled=*/true);
   };
-  if (narrow) {
-    auto *n32 = llvm::BasicBlock::Create(ctx_, "gather.i32", fn_);
-    auto *n64 = llvm::BasicBlock::Create(ctx_, "gather.i64", fn_);
-    auto *join = llvm::BasicBlock::Create(ctx_, "gather.chunked", fn_);
-    b_.CreateCondBr(narrow, n32, n64);
-    b_.SetInsertPoint(n32);
-    chunk_loop(i32t);
-    b_.CreateBr(join);
-    b_.SetInsertPoint(n64);
-    chunk_loop(i64t);
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-  } else {
-    chunk_loop(i64t);
-  }
+  versions(
+      narrow, [&](bool n32) { chunk_loop(n32 ? i32t : i64t); }, "gather");
   loop(i64(chunks * width), i64(lanes), lane, "lane");
 }
 

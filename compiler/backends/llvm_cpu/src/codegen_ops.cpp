@@ -230,21 +230,7 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
         },
         "tj");
   };
-  if (!stream || L * esize != 64) {
-    blocks(false);
-    return;
-  }
-  auto *nt = llvm::BasicBlock::Create(ctx_, "transpose.stream", fn_);
-  auto *plain = llvm::BasicBlock::Create(ctx_, "transpose.plain", fn_);
-  auto *done = llvm::BasicBlock::Create(ctx_, "transpose.streamed", fn_);
-  b_.CreateCondBr(stream, nt, plain);
-  b_.SetInsertPoint(nt);
-  blocks(true);
-  b_.CreateBr(done);
-  b_.SetInsertPoint(plain);
-  blocks(false);
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
+  versions(stream && L * esize == 64 ? stream : nullptr, blocks, "transpose");
 }
 
 void KernelCodegen::lower_dot(const ir::Operation &op) {

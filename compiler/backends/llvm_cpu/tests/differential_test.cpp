@@ -1244,7 +1244,8 @@ kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: 
 // fma, roundings, bit ops and shifts, popcount / clz, casts there and back through f32, f16,
 // bf16, i32, i8, compares and selects, row and column broadcasts, max / min / argmax and integer
 // sum reductions along either axis, running sums, transposes and dots in order of square
-// tiles) on blocks with ragged edges: llvm-cpu's planning (fusion,
+// tiles, loops carrying tiles, branches, blocks shifted past the edges) on blocks with ragged
+// edges: llvm-cpu's planning (fusion,
 // inlining into row reductions, load views, broadcasts computed in place) must not change one
 // bit. Inputs hold signed zeros, infinities and NaN.
 std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e) {
@@ -1285,7 +1286,31 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 13) {
+    switch (rng() % 16) {
+    case 13: { // a loop of 3 trips carrying a tile, its body reading a tile from outside
+      const std::string in = pick('t'), add = pick('t');
+      k << "  " << v << "c0 = constant {value = 0} : i32\n  " << v
+        << "c3 = constant {value = 3} : i32\n  " << v << "c1 = constant {value = 1} : i32\n  " << v
+        << " = for " << v << "i = " << v << "c0 to " << v << "c3 step " << v << "c1 iter_args(" << v
+        << "s = " << in << ") : " << t << " {\n    " << v << "n = " << (fl ? "maxnum " : "add ")
+        << v << "s, " << add << " : " << t << "\n    yield " << v << "n\n  }\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 14: { // a branch on the program
+      k << "  " << v << "one = constant {value = 1} : i32\n  " << v << "b = cmp %p, " << v
+        << "one {pred = \"eq\"} : i1\n  " << v << " = if " << v << "b : " << t << " {\n    yield "
+        << pick('t') << "\n  } else {\n    yield " << pick('t') << "\n  }\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 15: { // a block shifted past the tensor's edges, its lanes outside read as padding
+      k << "  " << v << "o = constant {value = " << int(rng() % 7) - 3 << "} : i32\n  " << v
+        << "r = add %at, " << v << "o : i32\n  " << v << " = load " << (rng() % 2 ? "%x" : "%y")
+        << ", " << v << "r, " << v << "o {padding = " << (fl ? "1.5" : "7") << "} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
     case 10: // a running sum along the rows (ascending: exact against the interpreter)
       k << "  " << v << " = scan " << pick('t') << " {axis = 1, kind = \"sum\"} : " << t << "\n";
       vals.push_back({v, 't'});

@@ -462,6 +462,35 @@ def test_gather_of_indices_read_in_place(device, target):
     np.testing.assert_array_equal(out, np.where(on, x[r % 9, k % 13], -2.0))
 
 
+@tl.kernel
+def carried_loads(x: tl.tensor, w: tl.tensor, out: tl.tensor, FLAG: tl.int32):
+    a = tl.load(x + (0, 0), (16, 16))
+    if FLAG == 1:  # an if yielding a loaded tile
+        b = a
+    else:
+        b = a * 2.0
+    c = a
+    for _ in tl.range(0, 2, 1):  # a loop carrying a loaded tile
+        c = c + b
+    d = tl.dot(tl.load(w + (0, 0), (16, 16)), c, acc=a)  # a loaded accumulator
+    tl.store(out + (0, 0), d)
+
+
+def test_loaded_tiles_carried_and_yielded_in_place(device, target):
+    # llvm-cpu reads these loads in place (views of the arrays, here 4 bytes past a 64-byte
+    # boundary); the copies into the if's result, the loop's carried value and the dot's
+    # accumulator assumed 64-byte aligned sources (vmovaps: a segfault).
+    base = c_aligned(16 * 16 + 1, np.float32)
+    x = base[1:].reshape(16, 16)
+    x[...] = rng.integers(-4, 5, (16, 16))
+    w = rng.integers(-4, 5, (16, 16)).astype(np.float32)
+    for flag in (0, 1):
+        out = np.zeros((16, 16), np.float32)
+        run(carried_loads, (1,), x, w, out, flag, device=device, target=target)
+        b = x if flag == 1 else 2 * x
+        np.testing.assert_array_equal(out, w @ (x + 2 * b) + x)
+
+
 def c_aligned(n, dtype):
     """n elements of `dtype` starting on a 64-byte boundary."""
     raw = np.zeros(n * np.dtype(dtype).itemsize + 64, np.uint8)

@@ -545,6 +545,13 @@ void KernelCodegen::lower_op(const ir::Operation &op) {
 
 /// Copies a region's yielded values into `targets`, through temporaries when a yielded value
 /// is another target (a swap of carried values).
+/// A slot's pointer may be a view of a tensor (cpu.view: a load read in place), aligned only
+/// to its elements; copies from it must not assume the slots' 64 bytes (an if yielding a
+/// loaded tile segfaulted in a vmovaps; found by RandomProgramsMatchTheInterpreter).
+llvm::MaybeAlign KernelCodegen::element_align(const Slot &s) const {
+  return llvm::MaybeAlign(module_.getDataLayout().getABITypeAlign(s.elem));
+}
+
 void KernelCodegen::copy_yield(const ir::Operation &yield, const std::vector<Slot> &targets) {
   std::vector<Slot> sources;
   for (const ir::Value *v : yield.operands())
@@ -553,13 +560,14 @@ void KernelCodegen::copy_yield(const ir::Operation &yield, const std::vector<Slo
     for (size_t j = 0; j < targets.size(); ++j)
       if (i != j && sources[i].ptr == targets[j].ptr) {
         Slot tmp = new_slot(yield.operand(i)->type());
-        b_.CreateMemCpy(tmp.ptr, llvm::MaybeAlign(64), sources[i].ptr, llvm::MaybeAlign(64),
+        b_.CreateMemCpy(tmp.ptr, llvm::MaybeAlign(64), sources[i].ptr, element_align(sources[i]),
                         module_.getDataLayout().getTypeAllocSize(tmp.elem) * tmp.n);
         sources[i] = tmp;
       }
   for (size_t i = 0; i < sources.size(); ++i)
     if (sources[i].ptr != targets[i].ptr)
-      b_.CreateMemCpy(targets[i].ptr, llvm::MaybeAlign(64), sources[i].ptr, llvm::MaybeAlign(64),
+      b_.CreateMemCpy(targets[i].ptr, llvm::MaybeAlign(64), sources[i].ptr,
+                      element_align(sources[i]),
                       module_.getDataLayout().getTypeAllocSize(targets[i].elem) * targets[i].n);
 }
 
@@ -583,7 +591,7 @@ void KernelCodegen::lower_for(const ir::Operation &op) {
       inits.push_back(slot(op.operand(i)));
     for (size_t i = 0; i < inits.size(); ++i)
       if (inits[i].ptr != carried[i].ptr)
-        b_.CreateMemCpy(carried[i].ptr, llvm::MaybeAlign(64), inits[i].ptr, llvm::MaybeAlign(64),
+        b_.CreateMemCpy(carried[i].ptr, llvm::MaybeAlign(64), inits[i].ptr, element_align(inits[i]),
                         module_.getDataLayout().getTypeAllocSize(inits[i].elem) * inits[i].n);
   }
   // A carried tile updated by one lane-wise op (dot with the carried value as accumulator, or an

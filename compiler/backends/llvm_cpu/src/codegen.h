@@ -63,6 +63,8 @@ private:
   Slot &slot(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
   llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);
+  /// The alignment a slot's pointer is known to have: its elements' (it may be a view).
+  llvm::MaybeAlign element_align(const Slot &s) const;
   void loop(llvm::Value *begin, llvm::Value *end, const IndexFn &body, const char *name,
             bool rolled = false);
   void loop(int64_t n, const IndexFn &body, const char *name = "i", bool rolled = false);

@@ -259,7 +259,7 @@ void KernelCodegen::lower_dot(const ir::Operation &op) {
   if (op.num_operands() == 3) {
     Slot init = slot(op.operand(2));
     if (init.ptr != c.ptr) // in place when the accumulator is a loop-carried value (lower_for)
-      b_.CreateMemCpy(c.ptr, llvm::MaybeAlign(64), init.ptr, llvm::MaybeAlign(64), bytes);
+      b_.CreateMemCpy(c.ptr, llvm::MaybeAlign(64), init.ptr, element_align(init), bytes);
   } else {
     b_.CreateMemSet(c.ptr, b_.getInt8(0), bytes, llvm::MaybeAlign(64));
   }

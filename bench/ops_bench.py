@@ -364,8 +364,9 @@ def main():
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
-    p.add_argument("--conv", help="conv2d's N, C, H = W (3 x 3, C -> C channels, padding 1; "
-                   "default 8,64,56, none on simulated devices; empty: none)")
+    p.add_argument("--conv", help="conv2d's N, C, H = W (3 x 3, padding 1: C -> C channels at "
+                   "stride 1, and C -> 2C at stride 2; default 8,64,56, none on simulated "
+                   "devices; empty: none)")
     p.add_argument("--seq", type=int, default=2048, help="attention's sequence length")
     p.add_argument("--head-dims", default="64", help="attention's head dimensions D")
     p.add_argument("--heads", type=int, default=8,
@@ -493,7 +494,8 @@ def main():
     if a.conv is None:  # 1.85 GFLOP: minutes of simulated time
         a.conv = "" if info["simulated_time"] else "8,64,56"
     if a.conv and wanted("conv2d"):
-        conv_row(a, rng, cpu, tdev, peak, results, say, sheet, rooflines)
+        for stride in (1, 2):
+            conv_row(a, stride, rng, tdev, peak, results, say, sheet, rooflines)
     s = a.seq
     for d in (int(x) for x in a.head_dims.split(",") if x):
         attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted, sheet,
@@ -516,35 +518,38 @@ def line_key(name):
     return name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
 
 
-def conv_row(a, rng, cpu, tdev, peak, results, say, sheet, rooflines):
-    """conv2d 3 x 3 of N x C x H x H images, C -> C channels, padding 1, against PyTorch's
-    (oneDNN on cpu, cuDNN on cuda) where it runs on the device; checked against it (or the fp64
-    reference) first."""
+def conv_row(a, stride, rng, tdev, peak, results, say, sheet, rooflines):
+    """conv2d 3 x 3 of N x C x H x H images, padding 1: C -> C channels at stride 1, C -> 2C at
+    stride 2 (a ResNet stage's first layer), against PyTorch's (oneDNN on cpu, cuDNN on cuda)
+    where it runs on the device; checked against it (or the fp64 reference) first."""
     n, ch, hw = (int(v) for v in a.conv.split(","))
-    name = f"conv2d {n}x{ch}x{hw}x{hw} 3x3"
+    oc = ch * stride
+    name = f"conv2d {n}x{ch}x{hw}x{hw} 3x3" + ("" if stride == 1 else f" s{stride} to {oc}")
     x = rng.standard_normal((n, ch, hw, hw), np.float32)
-    w = rng.standard_normal((ch, ch, 3, 3), np.float32) / 24
-    got = ops.conv2d(x, w, padding=1, device=a.device)
+    w = rng.standard_normal((oc, ch, 3, 3), np.float32) / 24
+    got = ops.conv2d(x, w, stride=stride, padding=1, device=a.device)
     if tdev:
         tx, tw = torch.from_numpy(x).to(tdev), torch.from_numpy(w).to(tdev)
-        want = F.conv2d(tx, tw, padding=1).cpu().numpy()
+        want = F.conv2d(tx, tw, stride=stride, padding=1).cpu().numpy()
     else:
-        want = reference.conv2d(x, w, None, 1, 1)
+        want = reference.conv2d(x, w, None, stride, 1)
     err = np.abs(got - want).max() / np.abs(want).max()
     if not err < 1e-4:
         raise SystemExit(f"ops_bench: {name} is wrong (relative error {err:.2e})")
-    flops = 2.0 * n * ch * hw * hw * ch * 9
-    ms = statistics.median(device_ms(lambda: ops.conv2d(x, w, padding=1, device=a.device))
-                           for _ in range(a.reps))
+    flops = 2.0 * got.size * ch * 9
+    ms = statistics.median(
+        device_ms(lambda: ops.conv2d(x, w, stride=stride, padding=1, device=a.device))
+        for _ in range(a.reps))
     tms, ratio = "-", "-"
     if tdev:
-        F.conv2d(tx, tw, padding=1)  # warm-up
-        t_ms = statistics.median(torch_ms(lambda: F.conv2d(tx, tw, padding=1), tdev)
-                                 for _ in range(a.reps))
+        F.conv2d(tx, tw, stride=stride, padding=1)  # warm-up
+        t_ms = statistics.median(
+            torch_ms(lambda: F.conv2d(tx, tw, stride=stride, padding=1), tdev)
+            for _ in range(a.reps))
         results[name + " (PyTorch)"] = t_ms / ms
         tms, ratio = f"{t_ms:.3f}", f"{t_ms / ms:.2f}"
     # x, w read once, out written once
-    cells, rooflines[name] = bound_cells(sheet, ms, 2 * x.nbytes + w.nbytes, flops)
+    cells, rooflines[name] = bound_cells(sheet, ms, x.nbytes + w.nbytes + got.nbytes, flops)
     say(f"| {name} (anchor: PyTorch) | {ms:.3f} | {flops / ms / 1e6:.1f} | "
         f"{flops / (ms / 1e3) / peak:.2f} | {cells} | {tms} | {ratio} | {tms} |")
 

@@ -228,6 +228,35 @@ def test_conv2d_stride_one_blocks(case, dtype, device):
     check(got, want, "gemm", dtype, n=shape[1] // g * k * k, ref_abs=ref_abs)
 
 
+PHASE_CASES = [  # (x shape, OC, groups, (kh, kw), stride, padding, dilation)
+    ((2, 8, 13, 17), 16, 1, (3, 3), 2, 1, 1),            # odd H and W: the last phase row short
+    ((1, 6, 11, 70), 130, 1, (3, 3), (2, 1), (1, 0), 1),  # stride along rows only, 2 OC blocks
+    ((1, 12, 33, 33), 24, 1, (7, 7), 2, 3, 1),           # padding 3: windows start in phase 1
+    ((2, 16, 10, 11), 16, 4, (5, 3), (3, 2), (2, 1), (2, 1)),  # groups, dilation, stride 3
+    ((1, 8, 4, 4), 8, 1, (3, 3), 4, 2, 1),               # stride past the window: phases unread
+]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("case", PHASE_CASES)
+def test_conv2d_strided_phases(case, dtype, device):
+    # Strides above 1 with C/groups >= 4 take the input's stride phases on llvm-cpu
+    # (conv2d_phases_kernel, then conv2d_shift_kernel). Catches: a window position reading the
+    # wrong phase (a and b swapped: rows 2 and columns 1 apart), its shift within the phase off
+    # by one (padding 3 over stride 2 starts windows in phase 1 at row -2), an odd edge's phase
+    # row filled with the next plane's data instead of zeros, a stride taken along both axes.
+    shape, oc, g, (kh, kw), stride, padding, dilation = case
+    x = make(rng, shape, dtype)
+    w, b = make(rng, (oc, shape[1] // g, kh, kw), dtype), make(rng, (oc,), dtype)
+    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=g,
+                     activation="relu", device=device)
+    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=g)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
+                         padding, dilation=dilation, groups=g)
+    assert got.shape == want.shape
+    check(got, want, "gemm", dtype, n=shape[1] // g * kh * kw, ref_abs=ref_abs)
+
+
 # ---- split-K GEMM ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

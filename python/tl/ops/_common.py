@@ -221,6 +221,17 @@ TUNING = {
     # 8.3, 8.0, 5.2). Not yet elsewhere: the tnpu runs out of scalar registers (17) for its
     # offsets, and nvptx keeps the gather until the H200 has run it.
     "conv2d_shift": {"default": False, "llvm-cpu": True},
+    # ... and of stride above 1 where C/groups is at least this (0: never): the input split into
+    # its stride phases first (linear.conv2d_phases_kernel, one pass over it), so that each
+    # window position's pixels are again one block. llvm-cpu, 8 images, 2 threads, 3x3 stride
+    # 2 (session 23): 64 -> 128 channels at 56 x 56 24 -> 8 ms, 128 -> 256 at 28 x 28 22 -> 10,
+    # 16 -> 64 at 112 x 112 14 -> 7, 4 -> 64 6.4 -> 5.6; 3 channels even (3x3) or slower (7x7
+    # 33 -> 54: 49 dots of K = 3 where the gathered form's K is 147)
+    "conv2d_phases": {"default": 0, "llvm-cpu": 4},
+    # the shift form's output channels a program (BN): llvm-cpu reuses each loaded pixel block
+    # over 128 channels (3x3 64 -> 128 stride 2: 10.1 -> 7.9 ms; 128 -> 128 stride 1 at 28 x 28:
+    # 14.5 -> 13.2)
+    "conv2d_shift_channels": {"default": 64, "llvm-cpu": 128},
     "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (64, 1024)},
     # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
     # SW; where the column blocks are a power of two), see transpose_block

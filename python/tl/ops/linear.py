@@ -458,14 +458,17 @@ def conv2d_shift_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.ten
                         KW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
                         HAS_BIAS: tl.constexpr, ACT: tl.constexpr, BN: tl.constexpr,
                         BK: tl.constexpr, BR: tl.constexpr, BW: tl.constexpr,
-                        DH: tl.constexpr = 1, DW: tl.constexpr = 1):
-    """conv2d of stride 1 as an implicit GEMM without gathers: for window position (kh, kw)
-    the input pixels of a (BR, BW) block of output pixels are the input's (BR, BW) block
-    shifted by (kh DH - PH, kw DW - PW), one block load (zero padding where the shift leaves
-    the input). out[:, block] += w[kh, kw] (BN, BK) @ x block (BK channels, BR BW pixels).
-    x: (N groups, C/groups, H, W) view, w: (KH KW groups, OC/groups, C/groups) (window
-    position major), out: (N groups, OC/groups, OH, OW) view, bias: (groups, OC/groups);
-    program 0 is (row block, column block), col_blocks the column blocks a row of them."""
+                        DH: tl.constexpr = 1, DW: tl.constexpr = 1, SH: tl.constexpr = 1,
+                        SW: tl.constexpr = 1):
+    """conv2d as an implicit GEMM without gathers: for window position (kh, kw) the input
+    pixels of a (BR, BW) block of output pixels are one block of one of the input's stride
+    phases (stride 1: the input itself), shifted; one block load, zero padding where the
+    shift leaves it. out[:, block] += w[kh, kw] (BN, BK) @ x block (BK channels, BR BW pixels).
+    x: (SH SW, N groups, C/groups, ceil(H / SH), ceil(W / SW)), phase (a, b) holding the input's
+    pixels (a + SH i, b + SW j) (conv2d_phases_kernel; stride 1: the input as it is), w: (KH KW
+    groups, OC/groups, C/groups) (window position major), out: (N groups, OC/groups, OH, OW)
+    view, bias: (groups, OC/groups); program 0 is (row block, column block), col_blocks the
+    column blocks a row of them."""
     rb = tl.program_id(0) // col_blocks
     oh0 = rb * BR
     ow0 = (tl.program_id(0) - rb * col_blocks) * BW
@@ -476,14 +479,35 @@ def conv2d_shift_kernel(x: tl.tensor, w: tl.tensor, bias: tl.tensor, out: tl.ten
     for t in tl.range(0, KH * KW, 1):
         kh = t // KW
         kw = t - kh * KW
-        for ic0 in tl.range(0, x.shape[1], BK):
+        # output row oh reads input row SH oh + kh DH - PH = SH (oh + qh) + a: phase a's row
+        # oh + qh (eh >= 0, so // and % need no sign care)
+        eh = kh * DH - PH + SH * PH
+        ew = kw * DW - PW + SW * PW
+        phase = (eh % SH) * SW + ew % SW
+        qh = eh // SH - PH
+        qw = ew // SW - PW
+        for ic0 in tl.range(0, x.shape[2], BK):
             tw = tl.reshape(tl.load(w + (t * groups + g, oc0, ic0), (1, BN, BK)), (BN, BK))
-            tx = tl.load(x + (ng, ic0, oh0 + kh * DH - PH, ow0 + kw * DW - PW), (1, BK, BR, BW))
+            tx = tl.load(x + (phase, ng, ic0, oh0 + qh, ow0 + qw), (1, 1, BK, BR, BW))
             acc = tl.dot(tw, tl.reshape(tx, (BK, BR * BW)), acc=acc)
     if HAS_BIAS:
         acc = acc + tl.reshape(tl.load(bias + (g, oc0), (1, BN)), (BN,)).to(tl.float32)[:, None]
     acc = activate(acc, ACT)
     tl.store(out + (ng, oc0, oh0, ow0), tl.reshape(acc, (1, BN, BR, BW)))
+
+
+@tl.kernel
+def conv2d_phases_kernel(x: tl.tensor, xp: tl.tensor, SH: tl.constexpr, SW: tl.constexpr,
+                         BR: tl.constexpr, BW: tl.constexpr):
+    """The stride phases of planes x (P, H, W): xp[a SW + b, p, i, j] = x[p, SH i + a, SW j + b],
+    zero past x's edges; xp (SH SW, P, ceil(H / SH), ceil(W / SW)). Program (plane, row block):
+    each (SH BR, SW BW) block of x is one load, its pixels sorted by phase (a transpose)."""
+    p = tl.program_id(0)
+    r0 = tl.program_id(1) * BR
+    for c0 in tl.range(0, xp.shape[3], BW):
+        v = tl.reshape(tl.load(x + (p, r0 * SH, c0 * SW), (1, BR * SH, BW * SW)), (BR, SH, BW, SW))
+        v = tl.trans(v, (1, 3, 0, 2))  # (SH, SW, BR, BW): phase major
+        tl.store(xp + (0, p, r0, c0), tl.reshape(v, (SH * SW, 1, BR, BW)))
 
 
 def _pair(op, arg, v):
@@ -539,17 +563,26 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
         return out
     cg, og = ch // groups, oc // groups
     bias_view = x.reshape(-1)[:1].reshape(1, 1) if bias is None else bias.reshape(groups, og)
-    if sh == sw == 1 and c.tuned("conv2d_shift", device):
+    phases_from = c.tuned("conv2d_phases", device)
+    if c.tuned("conv2d_shift", device) and (sh == sw == 1 or 0 < phases_from <= cg):
         # (KH KW groups, OC/groups, C/groups): the weight by window position, contiguous
         w_k = transpose(weight.reshape(oc * cg, kh * kw), device=device)
+        xv = x.reshape(1, n * groups, cg, h, w)
+        if sh * sw > 1:  # the input's stride phases, so that each window's pixels are a block
+            hq, wq = tl.cdiv(h, sh), tl.cdiv(w, sw)
+            xv = c.empty((sh * sw, n * ch, hq, wq), x)
+            c.launch(conv2d_phases_kernel, (n * ch, tl.cdiv(hq, 16)), x.reshape(n * ch, h, w),
+                     xv, device=device, SH=sh, SW=sw, BR=16, BW=c.pow2(wq, 16, 64))
+            xv = xv.reshape(sh * sw, n * groups, cg, hq, wq)
         bw = c.pow2(ow, 1, 64)
         br = c.pow2(oh, 1, max(1, 128 // bw))
         col_blocks = tl.cdiv(ow, bw)
-        c.launch(conv2d_shift_kernel, (tl.cdiv(oh, br) * col_blocks, tl.cdiv(og, 64), n * groups),
-                 x.reshape(n * groups, cg, h, w), w_k.reshape(kh * kw * groups, og, cg), bias_view,
+        bn = c.pow2(og, 1, c.tuned("conv2d_shift_channels", device))
+        c.launch(conv2d_shift_kernel, (tl.cdiv(oh, br) * col_blocks, tl.cdiv(og, bn), n * groups),
+                 xv, w_k.reshape(kh * kw * groups, og, cg), bias_view,
                  out.reshape(n * groups, og, oh, ow), groups, col_blocks, device=device, KH=kh,
-                 KW=kw, PH=ph, PW=pw, DH=dh, DW=dw, HAS_BIAS=bias is not None, ACT=activation,
-                 BN=c.pow2(og, 1, 64), BK=c.pow2(cg, 1, 64), BR=br, BW=bw)
+                 KW=kw, PH=ph, PW=pw, DH=dh, DW=dw, SH=sh, SW=sw, HAS_BIAS=bias is not None,
+                 ACT=activation, BN=bn, BK=c.pow2(cg, 1, 64), BR=br, BW=bw)
         return out
     # (groups, C/groups KH KW, OC/groups): each group's weight transposed, contiguous (a
     # strided view's rows are read element by element at every k step)

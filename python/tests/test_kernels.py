@@ -491,6 +491,38 @@ def test_loaded_tiles_carried_and_yielded_in_place(device, target):
         np.testing.assert_array_equal(out, w @ (x + 2 * b) + x)
 
 
+@tl.kernel
+def shifted_blocks(x: tl.tensor, out: tl.tensor, back: tl.tensor, dr: tl.int32, dc: tl.int32):
+    """out = the (8, 16) block of x at (dr, dc) (1.5 outside x); back[dr:, dc:] = x's first
+    block (only the lanes inside back written)."""
+    tl.store(out + (0, 0), tl.load(x + (dr, dc), (8, 16), other=1.5))
+    tl.store(back + (dr, dc), tl.load(x + (0, 0), (8, 16)))
+
+
+@pytest.mark.parametrize("shift", [(-1, -1), (-3, 0), (0, -5), (-9, -2), (2, -17)])
+def test_blocks_shifted_past_the_start(shift, device, target):
+    # Negative offsets: a load pads the lanes before the tensor's start, a store skips them. x
+    # and back are transposed views (read in place on cpu; npusim gets contiguous copies: its
+    # DMA's strided layout is NpusimOps.BlocksShiftedPastTheStartPadAndStoreOnlyInside's).
+    # Catches: the tnpu's DMA box read from before the tensor (the lanes above or left of it
+    # held whatever lay there: 0 for 1.5) or written there (another array's memory).
+    dr, dc = shift
+    x = rng.standard_normal((20, 12)).astype(np.float32).T  # (12, 20), column stride 12
+    out = np.zeros((8, 16), np.float32)
+    back = np.full((20, 10), 7.0, np.float32).T  # (10, 20)
+    run(shifted_blocks, (1,), x, out, back, dr, dc, device=device, target=target)
+    want = np.full((8, 16), 1.5, np.float32)
+    want_back = np.full((10, 20), 7.0, np.float32)
+    for i in range(8):
+        for j in range(16):
+            if 0 <= dr + i < 12 and 0 <= dc + j < 20:
+                want[i, j] = x[dr + i, dc + j]
+            if 0 <= dr + i < 10 and 0 <= dc + j < 20:
+                want_back[dr + i, dc + j] = x[i, j]
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(back, want_back)
+
+
 def c_aligned(n, dtype):
     """n elements of `dtype` starting on a 64-byte boundary."""
     raw = np.zeros(n * np.dtype(dtype).itemsize + 64, np.uint8)

@@ -101,6 +101,20 @@ double float_max(double a, double b) {
 }
 
 namespace {
+/// x y + c (doubles whose product is exact: widened narrow floats) rounded to odd in f64: the
+/// sum to nearest and its exact error (two-sum); where the sum is inexact and even, its odd
+/// neighbour on the error's side. Rounding this once more to a type of at most 25 bits is the
+/// correctly rounded fma (53 >= 2 p + 2).
+double fma_round_to_odd(double x, double y, double c) {
+  const double p = x * y, s = p + c, bb = s - p;
+  const double e = (p - (s - bb)) + (c - bb);
+  uint64_t bits = std::bit_cast<uint64_t>(s);
+  if (!(e != 0) || std::isnan(e) || (bits & 1))
+    return s;
+  bits += (e < 0) == (s < 0) ? 1 : uint64_t(-1);
+  return std::bit_cast<double>(bits);
+}
+
 bool compare(std::string_view pred, auto a, auto b) {
   if (pred == "eq")
     return a == b;
@@ -344,12 +358,15 @@ Lane LaneOp::apply_float(const Lane *a) const {
     r = float_min(float_max(x, y), a[2].f);
     break;
   case Opcode::Fma:
-    // f32 inputs: the product is exact in double, so one rounding of the f64 fma's result to
-    // f32 is the correctly rounded f32 fma except in double-rounding corner cases; use the
-    // host's f32 fma there to be exact.
-    r = in_ == ScalarKind::F32 && !fp64_reference_
-            ? static_cast<double>(std::fmaf(float(x), float(y), float(a[2].f)))
-            : std::fma(x, y, a[2].f);
+    // One rounding of the exact a b + c to the type. f32: the host's f32 fma. The narrower
+    // types: rounded to odd in f64 first (fma_round_to_odd), then to the type below; f64's
+    // round to nearest would drop c where it lies far below a b and round twice.
+    if (fp64_reference_ || in_ == ScalarKind::F64)
+      r = std::fma(x, y, a[2].f);
+    else if (in_ == ScalarKind::F32)
+      r = static_cast<double>(std::fmaf(float(x), float(y), float(a[2].f)));
+    else
+      r = fma_round_to_odd(x, y, a[2].f);
     break;
   default:
     throw LaneFault("op '" + std::string(ir::opcode_name(code_)) + "' has no float semantics");

@@ -167,6 +167,34 @@ TEST(Interpreter, CastRoundsToBf16NearestEvenAndOtherModes) {
   EXPECT_EQ(out[2], 1.0078125f);
 }
 
+// fma of a narrow type rounds the exact a b + c once. bf16: (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8 is a
+// tie between 1.125 and 1.1328125; c = +-2^-80 decides it. f64's fma rounds c away (it lies 80
+// binary orders below a b, past f64's 53 bits), so f64 then bf16 gave 1.125 both times (ties to
+// even): the tnpu's exact fma showed it (npusim's random programs). Only bf16 reaches such gaps
+// (f16's and fp8's ranges keep a b + c within f64's bits).
+TEST(Interpreter, Bf16FmaRoundsOnceWhereTheAddendIsFarBelowTheProduct) {
+  std::vector<float> out(4);
+  auto r = run_text(R"(kernel @k(%o: tensor<?xf32>) {
+  %a = full {value = 1.0625} : tile<2xbf16>
+  %c = full {value = 8.271806125530277e-25} : tile<2xbf16>
+  %nc = neg %c : tile<2xbf16>
+  %up = fma %a, %a, %c : tile<2xbf16>
+  %down = fma %a, %a, %nc : tile<2xbf16>
+  %z = constant {value = 0} : i32
+  %two = constant {value = 2} : i32
+  %u = cast %up : tile<2xf32>
+  %d = cast %down : tile<2xf32>
+  store %o, %z, %u
+  store %o, %two, %d
+  return
+}
+)",
+                    {tensor_of(out, ir::ScalarKind::F32, {4})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(out[0], 1.1328125f); // 2^-80 above the tie: up
+  EXPECT_EQ(out[2], 1.125f);     // below it: down
+}
+
 TEST(Interpreter, FloatToIntCastHonoursRoundingThenSaturates) {
   // Each mode on x in turn; no mode is rtz. Ties go to even under rne; 300 saturates to 127.
   const std::vector<float> x = {33.66f, 2.5f, -2.5f, 3.5f, -0.5f, 300.0f, -1e10f, NAN};

@@ -210,8 +210,9 @@ struct HostArg {
   uint64_t bytes = 0;
   tl_dtype dtype = TL_DTYPE_F32;
   std::vector<int64_t> shape;
-  int64_t i = 0; ///< integer scalars
-  double f = 0;  ///< float scalars
+  std::vector<int64_t> strides; ///< tensors: in elements over `data`; empty: C order
+  int64_t i = 0;                ///< integer scalars
+  double f = 0;                 ///< float scalars
 
   static HostArg tensor(void *data, uint64_t bytes, tl_dtype dtype, std::vector<int64_t> shape) {
     HostArg a;
@@ -251,7 +252,7 @@ inline void run_with_host_args(const Device &dev, const Executable &exe, uint32_
       buffers.push_back(dev.buffer(a.bytes ? a.bytes : 1, TL_BUFFER_DEVICE_LOCAL));
       if (a.bytes)
         stream.copy_to_device(a.data, buffers.back(), a.bytes);
-      launch.push_back(tensor_arg(buffers.back(), a.dtype, a.shape));
+      launch.push_back(tensor_arg(buffers.back(), a.dtype, a.shape, a.strides));
       continue;
     }
     tl_param_info info{};

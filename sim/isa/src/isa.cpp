@@ -33,8 +33,8 @@ const OpInfo kOps[] = {
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(Opcode::Count));
 
-const char *const kDmaFields[] = {"esize", "n0", "n1", "n2",  "hs1", "hs2", "ls1", "ls2",
-                                  "v0",    "v1", "v2", "pad", "isz", "adt", "oob"};
+const char *const kDmaFields[] = {"esize", "n0", "n1",  "n2",  "hs1", "hs2", "ls1", "ls2", "v0",
+                                  "v1",    "v2", "pad", "isz", "adt", "oob", "l0",  "l1",  "l2"};
 const char *const kMxFields[] = {"mode", "m", "k", "n", "lda", "ldw", "ldc"};
 const char *const kVecFields[] = {"n", "rows", "sd", "sa", "sb", "src", "dst",
                                   "t", "u",    "rm", "sc", "ea", "ed"};

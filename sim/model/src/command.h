@@ -14,6 +14,7 @@ namespace tl::npu::model {
 struct DmaDesc {
   uint64_t esize = 1, n[3] = {1, 1, 1}, hs[3] = {0, 0, 0}, ls[3] = {0, 0, 0};
   uint64_t v[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  uint64_t l[3] = {0, 0, 0}; ///< dma.ld / dma.st: the first valid index of each dimension
   uint64_t pad = 0;
   uint64_t isz = 4, adt = 2,
            oob = 0; ///< indexed commands: index bytes, dma.atadd dtype, bounds rule

@@ -280,7 +280,8 @@ void Core::exec_config(const isa::Instr &in) {
   case Opcode::DmaCfgi: {
     uint64_t *fields[] = {&dma_.esize, &dma_.n[0],  &dma_.n[1],  &dma_.n[2], &dma_.hs[1],
                           &dma_.hs[2], &dma_.ls[1], &dma_.ls[2], &dma_.v[0], &dma_.v[1],
-                          &dma_.v[2],  &dma_.pad,   &dma_.isz,   &dma_.adt,  &dma_.oob};
+                          &dma_.v[2],  &dma_.pad,   &dma_.isz,   &dma_.adt,  &dma_.oob,
+                          &dma_.l[0],  &dma_.l[1],  &dma_.l[2]};
     *fields[f] = v;
     break;
   }

@@ -69,7 +69,9 @@ uint64_t DmaEngine::execute(const Command &c) {
   if (d.esize == 0 || d.esize > 8)
     throw ProgramError("dma esize must be 1..8 bytes, got " + std::to_string(d.esize));
   const uint64_t row_bytes = d.n[0] * d.esize;
-  const uint64_t valid0 = std::min(d.n[0], d.v[0]) * d.esize;
+  // a row's in-bounds elements are [l0, min(n0, v0)): from byte `first`, `span0` bytes
+  const uint64_t end0 = std::min(d.n[0], d.v[0]);
+  const uint64_t first0 = std::min(d.l[0], end0) * d.esize, span0 = end0 * d.esize - first0;
   BankCounter banks(chip_.cfg.core.sram.banks, chip_.cfg.core.sram.bank_width);
   issue_ps_ = chip_.seconds_ps(chip_.cfg.core.dma.setup);
   done_ps_ = issue_ps_;
@@ -78,14 +80,19 @@ uint64_t DmaEngine::execute(const Command &c) {
     for (uint64_t i1 = 0; i1 < d.n[1]; ++i1) {
       const uint64_t la = local_base + i2 * d.ls[2] + i1 * d.ls[1];
       const uint64_t ha = hbm_base + i2 * d.hs[2] + i1 * d.hs[1];
-      const uint64_t valid = (i1 < d.v[1] && i2 < d.v[2]) ? valid0 : 0;
-      uint8_t *row = core_.mem.span(la, load ? row_bytes : valid, isa::op_info(c.op).mnemonic);
-      transfer_row(load, ha, row, valid);
-      carry_stale(load, ha, la, load ? row_bytes : valid, valid);
-      if (load) // pad the out-of-bounds tail of the row
-        for (uint64_t b = valid; b < row_bytes; b += d.esize)
-          std::memcpy(row + b, &d.pad, d.esize);
-      banks.touch(la, load ? row_bytes : valid);
+      const bool in = i1 >= d.l[1] && i1 < d.v[1] && i2 >= d.l[2] && i2 < d.v[2];
+      const uint64_t first = in ? first0 : 0, valid = in ? span0 : 0;
+      // a load writes the whole local row (the rest is pad); a store reads only the valid span
+      const uint64_t lo = load ? la : la + first, lo_bytes = load ? row_bytes : valid;
+      uint8_t *row = core_.mem.span(lo, lo_bytes, isa::op_info(c.op).mnemonic);
+      uint8_t *data = load ? row + first : row;
+      transfer_row(load, ha + first, data, valid);
+      carry_stale(load, ha + first, lo, lo_bytes, valid);
+      if (load) // pad the out-of-bounds head and tail of the row
+        for (uint64_t b = 0; b < row_bytes; b += d.esize)
+          if (b < first || b >= first + valid)
+            std::memcpy(row + b, &d.pad, d.esize);
+      banks.touch(lo, lo_bytes);
       moved += valid;
       (LocalMemory::is_acc(la) ? acc_bytes_ : sram_bytes_) +=
           static_cast<double>(load ? row_bytes : valid);

@@ -4,10 +4,14 @@
 // their run-time index errors, the library softmax.
 // SPDX-License-Identifier: Apache-2.0
 #include "ops_test_support.h"
+#include "tl/interpreter/random_programs.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 
 namespace tl::npusim {
 namespace {
@@ -305,6 +309,120 @@ TEST(NpusimOps, LibrarySoftmaxMatchesTheInterpreter) {
     expect_matches(text.str(), "softmax",
                    {tensor(ScalarKind::F32, {R, C}, rng, -8, 8), poisoned(ScalarKind::F32, {R, C})},
                    {uint64_t(R), 1, 1}, 16);
+}
+
+// Blocks shifted past a tensor's start (negative offsets: a halo, a window's padding): a load
+// pads the lanes before the start, a store writes only the lanes inside. Catches: the DMA box
+// read from before the tensor (the lanes above and left of it held whatever lay there in HBM:
+// npusim gave 0 for a padding of 1.5), a store writing before the tensor (into the rows above:
+// memory of another tensor), a rank-3 tile's plane at -1 taken as in bounds, a transfer split
+// over the engines by rows (64 KiB) whose parts take the first valid row from the wrong part.
+TEST(NpusimOps, BlocksShiftedPastTheStartPadAndStoreOnlyInside) {
+  const char *text = R"(
+kernel @k(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %big: tensor<?x?xf32>, %ob: tensor<?x?xf32>, %v: tensor<?xf32>, %ov: tensor<?xf32>, %p: tensor<?x?x?xf32>, %op: tensor<?x?x?xf32>, %xt: tensor<?x?xf32>, %ot: tensor<?x?xf32>, %dr: i32, %dc: i32) {
+  %z = constant {value = 0} : i32
+  %m1 = constant {value = -1} : i32
+  %s = load %x, %dr, %dc {padding = 1.5} : tile<4x32xf32>
+  store %o, %z, %z, %s
+  %t = load %x, %z, %z : tile<4x32xf32>
+  store %o, %dr, %dc, %t
+  %b = load %big, %dr, %z {padding = -2.0} : tile<64x256xf32>
+  store %ob, %dr, %dc, %b
+  %w = load %v, %dc {padding = 3.0} : tile<32xf32>
+  store %ov, %z, %w
+  %pl = load %p, %m1, %dr, %dc {padding = 4.0} : tile<1x4x32xf32>
+  store %op, %z, %z, %z, %pl
+  %pz = load %p, %z, %z, %z : tile<1x4x32xf32>
+  store %op, %m1, %z, %z, %pz
+  %st = load %xt, %dr, %dc {padding = 5.0} : tile<4x32xf32>
+  store %o, %z, %z, %st
+  store %ot, %dr, %dc, %t
+  return
+}
+)";
+  std::mt19937 rng(5);
+  // xt, ot: (9, 30) views with strides (1, 9) of (30, 9) arrays (the DMA's element-by-element
+  // layout: its columns are n1, not n0)
+  auto transposed = [](Arg a) {
+    std::swap(a.shape[0], a.shape[1]);
+    a.strides = {1, a.shape[0]};
+    return a;
+  };
+  for (auto [dr, dc] : std::vector<std::pair<int, int>>{
+           {-1, -1}, {-3, 0}, {0, -5}, {-40, -7}, {2, -1}, {-70, 0}, {0, 0}})
+    expect_matches(text, "k",
+                   {tensor(ScalarKind::F32, {9, 30}, rng), poisoned(ScalarKind::F32, {9, 30}),
+                    tensor(ScalarKind::F32, {100, 250}, rng), poisoned(ScalarKind::F32, {100, 250}),
+                    tensor(ScalarKind::F32, {30}, rng), poisoned(ScalarKind::F32, {32}),
+                    tensor(ScalarKind::F32, {2, 5, 30}, rng), poisoned(ScalarKind::F32, {2, 5, 30}),
+                    transposed(tensor(ScalarKind::F32, {30, 9}, rng)),
+                    transposed(poisoned(ScalarKind::F32, {30, 9})), scalar(ScalarKind::I32, dr),
+                    scalar(ScalarKind::I32, dc)},
+                   {1, 1, 1});
+}
+
+// The random programs of llvm-cpu's differential test (tl/interpreter/random_programs.h: exact
+// ops, loops carrying tiles, branches, blocks shifted past the edges, specials in the inputs),
+// compiled for the tnpu and run on npusim, bit for bit against the interpreter; no dots (the
+// matrix unit sums in its own order). A program the tnpu refuses at compile time (a located
+// error: an op or a shape it does not take) is counted, not compared; more than a third refused
+// fails. TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
+TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
+  int programs = 60;
+  uint64_t seed = 2026;
+  if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
+    programs = std::atoi(env);
+    if (const char *colon = std::strchr(env, ':'))
+      seed = std::strtoull(colon + 1, nullptr, 10);
+  }
+  std::mt19937_64 rng(seed);
+  std::mt19937 values{uint32_t(seed)};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},   {4, 32},  {16, 64}, {8, 256},
+                                                           {2, 1024}, {16, 16}, {32, 32}};
+  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e38, -3e-39, 0.5, 2.5};
+  const double int_specials[] = {0, -1, 2147483647.0, -2147483648.0, 65536};
+  interp::RandomProgramOptions options;
+  options.dots = false;
+  std::map<std::string, int> refused; // the first line of each refusal, counted
+  int ran = 0;
+  for (int i = 0; i < programs; ++i) {
+    const auto [R, C] = shapes[rng() % shapes.size()];
+    const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};
+    const std::string e = elems[rng() % 5];
+    const ScalarKind kind = *ir::parse_scalar_name(e);
+    const std::string text = interp::random_program(rng, R, C, e, options);
+    const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
+    auto input = [&](std::vector<int64_t> shape) {
+      Arg a = tensor(kind, std::move(shape), values, -3, 3);
+      for (int64_t j = 0; j < a.elements(); ++j)
+        if (rng() % 16 == 0)
+          a.set(j, ir::is_float(kind) ? num::encode(format_of(kind), specials[rng() % 9])
+                                      : uint64_t(int64_t(int_specials[rng() % 5])));
+      return a;
+    };
+    std::vector<Arg> args = {
+        input({rows, cols}),          input({rows, cols}),          input({cols}),
+        poisoned(kind, {rows, cols}), poisoned(kind, {rows, cols}), poisoned(kind, {rows}),
+        poisoned(kind, {3 * C})};
+    SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
+    auto m = parse(text);
+    std::vector<Arg> on_device = args;
+    const std::string err = on_npusim(*m, "rand", on_device, {3, 1, 1});
+    if (err.rfind("compile: ", 0) == 0) {
+      ++refused[err.substr(0, err.find('\n'))];
+      continue;
+    }
+    ++ran;
+    expect_matches(text, "rand", args, {3, 1, 1});
+    if (::testing::Test::HasFatalFailure())
+      return;
+  }
+  std::string why;
+  for (const auto &[what, n] : refused)
+    why += "  " + std::to_string(n) + " x " + what + "\n";
+  std::printf("random programs: %d of %d ran on npusim, the others refused:\n%s", ran, programs,
+              why.c_str());
+  EXPECT_GE(3 * ran, 2 * programs) << "the tnpu refused more than a third:\n" << why;
 }
 
 } // namespace

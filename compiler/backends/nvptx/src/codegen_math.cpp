@@ -4,6 +4,7 @@
 // documented error bounds sit inside tl-conform's table.
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen.h"
+#include "tl/backends/llvm_round_to_odd.h"
 #include "tl/reference/numerics.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -372,12 +373,12 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
   case Opcode::Fma:
     if (k == ScalarKind::F16 || k == ScalarKind::BF16 || k == ScalarKind::F8E4M3 ||
         k == ScalarKind::F8E5M2) {
-      // In f64, then rounded once to the type, as the interpreter (in f32 the sum rounded
-      // twice, to f32 and then to the type: one ulp off past a midpoint).
+      // Rounded once to the type, as the interpreter: a b + c rounded to odd in f64 first (in
+      // f32 the sum rounded twice, to f32 and then to the type, and f64's round to nearest too
+      // where c lies far below a b: one ulp off past a midpoint).
       llvm::Type *f64 = b_.getDoubleTy();
-      llvm::Value *d = b_.CreateIntrinsic(
-          llvm::Intrinsic::fma, {f64},
-          {b_.CreateFPExt(a[0], f64), b_.CreateFPExt(a[1], f64), b_.CreateFPExt(a[2], f64)});
+      llvm::Value *d = backends::f64_fma_round_to_odd(
+          b_, b_.CreateFPExt(a[0], f64), b_.CreateFPExt(a[1], f64), b_.CreateFPExt(a[2], f64));
       if (k == ScalarKind::F16)
         return b_.CreateFPExt(b_.CreateFPTrunc(d, b_.getHalfTy()), b_.getFloatTy());
       if (k == ScalarKind::BF16)

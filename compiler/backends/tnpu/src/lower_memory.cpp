@@ -61,19 +61,42 @@ void Lowering::box_valid_extents(const ir::Operation &op, unsigned p, int rank) 
     valid(kT3, rank - 2);
   else
     li(kT3, 1);
-  if (rank == 3) {
+  if (rank == 3) { // the plane is in bounds when 0 <= offset < shape: min(valid, 1) (offset >= 0)
     valid(kT4, 0);
     li(kT5, 1);
     emit(isa::Opcode::Min, kT4, kT4, kT5);
     emit(isa::Opcode::Mul, kT3, kT3, kT4);
+    emit(isa::Opcode::Addi, kT0, scalar(op, op.operand(1)), 0, 1);
+    emit(isa::Opcode::Max, kT0, kT0, 0);
+    emit(isa::Opcode::Min, kT0, kT0, kT5);
+    emit(isa::Opcode::Mul, kT3, kT3, kT0);
   }
+}
+
+/// `dst` = max(-offset, 0): the first in-bounds index of a box at `offset` along a dimension
+/// (a block shifted past the tensor's start); a constant offset >= 0 gives no code (-1).
+int Lowering::box_first(uint8_t dst, const ir::Operation &op, const ir::Value *offset) {
+  if (const ir::Operation *d = offset->def(); d && d->opcode() == Opcode::Constant)
+    if (const auto *i = std::get_if<int64_t>(d->attr("value")); i && *i >= 0)
+      return -1;
+  emit(isa::Opcode::Sub, dst, 0, scalar(op, offset));
+  emit(isa::Opcode::Max, dst, dst, 0);
+  return dst;
 }
 
 /// The descriptor's dimensions for rows of `cols` elements: dimensions 0-1 are one contiguous
 /// row (n0 = cols) when the innermost stride (kT4) is one element, else element by element
 /// (n0 = 1, n1 = cols), chosen at run time; dimension 2 walks the rows (HBM stride in kT5).
-void Lowering::box_dims(unsigned p, int rank, int64_t cols, uint64_t es) {
+void Lowering::box_dims(const ir::Operation &op, unsigned p, int rank, int64_t cols, uint64_t es) {
   const uint8_t outer_stride = rank >= 2 ? kT5 : 0;
+  const ir::Value *col_offset = op.operand(rank);
+  auto first = [&](isa::DmaField f, isa::DmaField other) { // the columns' first index
+    if (box_first(kT0, op, col_offset) < 0)
+      dmai(f, 0);
+    else
+      dmar(f, kT0);
+    dmai(other, 0);
+  };
   load_bound(kT4, BindKind::StrideBytes, p, rank - 1);
   if (rank >= 2)
     load_bound(kT5, BindKind::StrideBytes, p, rank - 2);
@@ -83,6 +106,7 @@ void Lowering::box_dims(unsigned p, int rank, int64_t cols, uint64_t es) {
   dmai(isa::DmaField::N1, 1);
   dmar(isa::DmaField::V0, kT2);
   dmai(isa::DmaField::V1, 1);
+  first(isa::DmaField::L0, isa::DmaField::L1);
   const size_t join = branch(isa::Opcode::Jmp);
   land(strided); // element by element
   dmai(isa::DmaField::N0, 1);
@@ -91,17 +115,28 @@ void Lowering::box_dims(unsigned p, int rank, int64_t cols, uint64_t es) {
   dmai(isa::DmaField::LS1, int64_t(es));
   dmai(isa::DmaField::V0, 1);
   dmar(isa::DmaField::V1, kT2);
+  first(isa::DmaField::L1, isa::DmaField::L0);
   land(join);
   dmar(isa::DmaField::HS2, outer_stride);
   dmai(isa::DmaField::LS2, cols * int64_t(es));
 }
 
-/// The valid rows of a part of n rows from row r0, clamp(valid - r0, 0, n), into the descriptor;
-/// returns the register holding the part's HBM address (kT4).
-uint8_t Lowering::box_part_rows(int64_t r0, int64_t n) {
+/// The valid rows of a part of n rows from row r0, clamp(valid - r0, 0, n), and its first valid
+/// row (the box's rows start at `row_offset`), into the descriptor; returns the register holding
+/// the part's HBM address (kT4).
+uint8_t Lowering::box_part_rows(const ir::Operation &op, int64_t r0, int64_t n,
+                                const ir::Value *row_offset) {
+  li(kT4, uint64_t(n));
+  if (row_offset && box_first(kT2, op, row_offset) >= 0) { // clamp(max(-offset, 0) - r0, 0, n)
+    emit(isa::Opcode::Addi, kT2, kT2, 0, -r0);
+    emit(isa::Opcode::Max, kT2, kT2, 0);
+    emit(isa::Opcode::Min, kT2, kT2, kT4);
+    dmar(isa::DmaField::L2, kT2);
+  } else {
+    dmai(isa::DmaField::L2, 0);
+  }
   emit(isa::Opcode::Addi, kT2, kT3, 0, -r0);
   emit(isa::Opcode::Max, kT2, kT2, 0);
-  li(kT4, uint64_t(n));
   emit(isa::Opcode::Min, kT2, kT2, kT4);
   dmar(isa::DmaField::V2, kT2);
   li(kT4, uint64_t(r0));
@@ -127,7 +162,7 @@ int Lowering::box_engine(const ir::Operation &op, bool is_load, int parts, int p
 /// The DMA commands moving a rows x cols box to or from the tile at `local`; large boxes are
 /// split by rows over every DMA engine.
 void Lowering::box_transfers(const ir::Operation &op, bool is_load, unsigned p, uint64_t local,
-                             int64_t rows, int64_t cols, uint64_t es) {
+                             int64_t rows, int64_t cols, uint64_t es, const ir::Value *row_offset) {
   const uint64_t bytes = uint64_t(cols * rows) * es;
   const int parts = bytes >= kSplitBytes ? int(std::min<int64_t>(sync_.num_dma(), rows)) : 1;
   const Range hbm = hbm_range(p);
@@ -148,10 +183,15 @@ void Lowering::box_transfers(const ir::Operation &op, bool is_load, unsigned p, 
     const int64_t r0 = rows * part / parts, n = rows * (part + 1) / parts - r0;
     dmai(isa::DmaField::N2, n);
     uint8_t at = kT1;
-    if (parts == 1)
+    if (parts == 1) {
       dmar(isa::DmaField::V2, kT3);
-    else
-      at = box_part_rows(r0, n);
+      if (row_offset && box_first(kT2, op, row_offset) >= 0)
+        dmar(isa::DmaField::L2, kT2);
+      else
+        dmai(isa::DmaField::L2, 0);
+    } else {
+      at = box_part_rows(op, r0, n, row_offset);
+    }
     const Range local_part = part_range(part);
     li(kT0, local_part.lo);
     const int q = box_engine(op, is_load, parts, part, local_part.hi - local_part.lo);
@@ -183,8 +223,8 @@ void Lowering::lower_memory(const ir::Operation &op, bool is_load) {
   box_address(op, p, rank);
   box_valid_extents(op, p, rank);
   const int64_t cols = tt.shape()[rank - 1], rows = rank >= 2 ? tt.shape()[rank - 2] : 1;
-  box_dims(p, rank, cols, es);
-  box_transfers(op, is_load, p, local, rows, cols, es);
+  box_dims(op, p, rank, cols, es);
+  box_transfers(op, is_load, p, local, rows, cols, es, rank >= 2 ? op.operand(rank - 1) : nullptr);
 }
 
 /// full / splat: a DMA "load" whose every element is out of bounds writes the pad pattern (the

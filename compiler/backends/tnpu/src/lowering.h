@@ -282,10 +282,12 @@ private:
   // lower_memory.cpp: the pieces of a load / store's DMA box (see there).
   void box_address(const ir::Operation &op, unsigned p, int rank);
   void box_valid_extents(const ir::Operation &op, unsigned p, int rank);
-  void box_dims(unsigned p, int rank, int64_t cols, uint64_t es);
+  int box_first(uint8_t dst, const ir::Operation &op, const ir::Value *offset);
+  void box_dims(const ir::Operation &op, unsigned p, int rank, int64_t cols, uint64_t es);
   void box_transfers(const ir::Operation &op, bool is_load, unsigned p, uint64_t local,
-                     int64_t rows, int64_t cols, uint64_t es);
-  uint8_t box_part_rows(int64_t r0, int64_t n);
+                     int64_t rows, int64_t cols, uint64_t es, const ir::Value *row_offset);
+  uint8_t box_part_rows(const ir::Operation &op, int64_t r0, int64_t n,
+                        const ir::Value *row_offset);
   int box_engine(const ir::Operation &op, bool is_load, int parts, int part, uint64_t bytes);
   void lower_scalar_binary(const ir::Operation &op);
   void lower_cmp(const ir::Operation &op);

@@ -199,6 +199,9 @@ enum class DmaField : uint8_t {
   ISz,
   ADt,
   Oob,
+  L0, ///< first valid index of each dimension (dma.ld / dma.st; default 0)
+  L1,
+  L2,
   Count
 };
 /// Matrix unit configuration (mx.cfg): input mode (a DType value: bf16, f16, i8, f32), streamed

@@ -1,0 +1,195 @@
+// Random exact Tile IR programs for differential tests (random_programs.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "tl/interpreter/random_programs.h"
+
+#include <sstream>
+#include <vector>
+
+namespace tl::interp {
+
+std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e,
+                           const RandomProgramOptions &options) {
+  const bool fl = e[0] != 'i';
+  struct Val {
+    std::string name;
+    char kind; // 't' (R, C), 'r' (R,), 'c' (C,)
+  };
+  std::vector<Val> vals;
+  std::ostringstream k;
+  const std::string t = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "x" + e + ">";
+  const std::string tr = "tile<" + std::to_string(R) + "x" + e + ">";
+  const std::string tc = "tile<" + std::to_string(C) + "x" + e + ">";
+  const std::string T2 = "tensor<?x?x" + e + ">", T1 = "tensor<?x" + e + ">";
+  k << "kernel @rand(%x: " << T2 << ", %y: " << T2 << ", %v: " << T1 << ", %o0: " << T2
+    << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1
+    << ") {\n"
+       "  %z = constant {value = 0} : i32\n  %p = program_id {axis = 0} : i32\n"
+       "  %rows = constant {value = "
+    << R << "} : i32\n  %at = mul %p, %rows : i32\n"
+    << "  %a = load %x, %at, %z : " << t << "\n  %b = load %y, %at, %z : " << t << "\n"
+    << "  %c = load %v, %z : " << tc << "\n";
+  vals = {{"%a", 't'}, {"%b", 't'}, {"%c", 'c'}};
+  int n = 0;
+  auto pick = [&](char kind) -> std::string {
+    std::vector<std::string> of;
+    for (const Val &v : vals)
+      if (v.kind == kind)
+        of.push_back(v.name);
+    return of.empty() ? "" : of[rng() % of.size()];
+  };
+  const std::vector<const char *> binary =
+      fl ? std::vector<const char *>{"add", "sub", "mul", "div", "min", "max", "minnum", "maxnum"}
+         : std::vector<const char *>{"add", "sub", "mul", "min", "max", "and", "or", "xor"};
+  const std::vector<const char *> unary =
+      fl ? std::vector<const char *>{"neg", "abs", "sqrt", "floor", "rint", "trunc"}
+         : std::vector<const char *>{"neg", "abs", "not", "popcount", "clz"};
+  const int steps = 5 + int(rng() % 8);
+  for (int s = 0; s < steps; ++s) {
+    const std::string v = "%v" + std::to_string(n++);
+    switch (rng() % 16) {
+    case 13: { // a loop of 3 trips carrying a tile, its body reading a tile from outside
+      const std::string in = pick('t'), add = pick('t');
+      k << "  " << v << "c0 = constant {value = 0} : i32\n  " << v
+        << "c3 = constant {value = 3} : i32\n  " << v << "c1 = constant {value = 1} : i32\n  " << v
+        << " = for " << v << "i = " << v << "c0 to " << v << "c3 step " << v << "c1 iter_args(" << v
+        << "s = " << in << ") : " << t << " {\n    " << v << "n = " << (fl ? "maxnum " : "add ")
+        << v << "s, " << add << " : " << t << "\n    yield " << v << "n\n  }\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 14: { // a branch on the program
+      k << "  " << v << "one = constant {value = 1} : i32\n  " << v << "b = cmp %p, " << v
+        << "one {pred = \"eq\"} : i1\n  " << v << " = if " << v << "b : " << t << " {\n    yield "
+        << pick('t') << "\n  } else {\n    yield " << pick('t') << "\n  }\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 15: { // a block shifted past the tensor's edges, its lanes outside read as padding
+      k << "  " << v << "o = constant {value = " << int(rng() % 7) - 3 << "} : i32\n  " << v
+        << "r = add %at, " << v << "o : i32\n  " << v << " = load " << (rng() % 2 ? "%x" : "%y")
+        << ", " << v << "r, " << v << "o {padding = " << (fl ? "1.5" : "7") << "} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 10: // a running sum along the rows (ascending: exact against the interpreter)
+      k << "  " << v << " = scan " << pick('t') << " {axis = 1, kind = \"sum\"} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 11: // square tiles: a transpose
+      if (R != C)
+        continue;
+      k << "  " << v << " = transpose " << pick('t') << " {perm = [1, 0]} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 12: // square f32 tiles: a dot in order (one fma a step, as the interpreter)
+      if (R != C || e != "f32" || !options.dots)
+        continue;
+      k << "  " << v << " = dot " << pick('t') << ", " << pick('t') << ", " << pick('t')
+        << " {order = \"exact\", acc_type = f32} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 0:
+    case 1:
+      k << "  " << v << " = " << binary[rng() % binary.size()] << " " << pick('t') << ", "
+        << pick('t') << " : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 2:
+      k << "  " << v << " = " << unary[rng() % unary.size()] << " " << pick('t') << " : " << t
+        << "\n";
+      vals.push_back({v, 't'});
+      break;
+    case 3: { // a cast there and back
+      const char *via[] = {"f32", "f16", "bf16", "i32", "i8"};
+      std::string w = via[rng() % 5];
+      if (w == e)
+        w = "f32";
+      k << "  " << v << "n = cast " << pick('t') << " : tile<" << R << "x" << C << "x" << w
+        << ">\n  " << v << " = cast " << v << "n : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 4: { // a row value broadcast along the columns, or a column value along the rows
+      const bool row = rng() % 2 && !pick('r').empty();
+      const std::string src = row ? pick('r') : pick('c');
+      k << "  " << v << "e = expand_dims " << src << " {axis = " << (row ? 1 : 0) << "} : tile<"
+        << (row ? R : 1) << "x" << (row ? 1 : C) << "x" << e << ">\n  " << v << " = broadcast " << v
+        << "e : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 5: { // along the rows: max, min (integers: sum too), or argmax cast
+      const int which = int(rng() % (fl ? 3 : 4));
+      if (which == 2)
+        k << "  " << v << "i = reduce " << pick('t') << " {axis = 1, kind = \"argmax\"} : tile<"
+          << R << "xi32>\n  " << v << " = cast " << v << "i : " << tr << "\n";
+      else
+        k << "  " << v << " = reduce " << pick('t') << " {axis = 1, kind = \""
+          << (which == 3 ? "sum"
+              : which    ? "min"
+                         : "max")
+          << "\"} : " << tr << "\n";
+      vals.push_back({v, 'r'});
+      break;
+    }
+    case 6: // along the columns
+      k << "  " << v << " = reduce " << pick('t') << " {axis = 0, kind = \""
+        << (rng() % 2 ? "min" : "max") << "\"} : " << tc << "\n";
+      vals.push_back({v, 'c'});
+      break;
+    case 7: {
+      const char *preds[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+      k << "  " << v << "m = cmp " << pick('t') << ", " << pick('t') << " {pred = \""
+        << preds[rng() % 6] << "\"} : tile<" << R << "x" << C << "xi1>\n  " << v << " = select "
+        << v << "m, " << pick('t') << ", " << pick('t') << " : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    case 8:
+      if (!fl) { // integers: a shift by a constant
+        k << "  " << v << "k = full {value = " << rng() % 40 << "} : " << t << "\n  " << v << " = "
+          << (rng() % 2 ? "shl " : "shr ") << pick('t') << ", " << v << "k : " << t << "\n";
+        vals.push_back({v, 't'});
+        break;
+      }
+      k << "  " << v << " = fma " << pick('t') << ", " << pick('t') << ", " << pick('t') << " : "
+        << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    default: { // a constant operand
+      const double cs[] = {0.5, -0.0, 3.0, 1e30, -1.5};
+      const int64_t ci[] = {0, -1, 3, 2147483647, -77};
+      k << "  " << v << "k = full {value = ";
+      if (fl)
+        k << cs[rng() % 5];
+      else
+        k << ci[rng() % 5];
+      k << "} : " << t << "\n  " << v << " = " << binary[rng() % binary.size()] << " " << pick('t')
+        << ", " << v << "k : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
+    }
+  }
+  std::string row = pick('r'), col = pick('c');
+  k << "  store %o0, %at, %z, " << vals.back().name << "\n";
+  if (vals.back().kind == 't')
+    k << "  store %o1, %at, %z, " << pick('t') << "\n";
+  else
+    k << "  store %o1, %at, %z, %a\n";
+  if (!row.empty())
+    k << "  store %r0, %at, " << row << "\n";
+  // each program's column value in its own block (the programs may run concurrently)
+  k << "  %cols = constant {value = " << C << "} : i32\n  %cat = mul %p, %cols : i32\n"
+    << "  store %c0, %cat, " << col << "\n  return\n}\n";
+  std::string text = k.str();
+  if (vals.back().kind != 't') { // the last value is a row or column: store a tile instead
+    const std::string last = pick('t');
+    text.replace(text.find("store %o0, %at, %z, " + vals.back().name),
+                 std::string("store %o0, %at, %z, " + vals.back().name).size(),
+                 "store %o0, %at, %z, " + last);
+  }
+  return text;
+}
+
+} // namespace tl::interp

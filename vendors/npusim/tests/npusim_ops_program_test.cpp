@@ -361,6 +361,50 @@ kernel @k(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %big: tensor<?x?xf32>, %ob: 
                    {1, 1, 1});
 }
 
+// More scalars than the 17 value registers, few live at once: registers of dead values are
+// reused. Catches: the old refusal (a kernel with more than 17 scalars in all did not compile),
+// a register handed out again while its value is still to be read: one read only inside a loop
+// of 40 short-lived scalars (its use is the loop op's; without it, a loud error), one aliased
+// by a cast that outlives the value it aliases, across that loop (0x5 for 0xb).
+TEST(NpusimOps, ScalarRegistersOfDeadValuesAreReused) {
+  std::string k = "kernel @k(%y: tensor<?xi32>, %a: i32) {\n"
+                  "  %z = constant {value = 0} : i32\n  %one = constant {value = 1} : i32\n"
+                  "  %four = constant {value = 4} : i32\n  %keep = add %a, %four : i32\n";
+  std::string prev = "%a";
+  for (int i = 0; i < 40; ++i) { // a chain: each value read by the next only
+    const std::string c = "%c" + std::to_string(i), v = "%s" + std::to_string(i);
+    k += "  " + c + " = constant {value = " + std::to_string(i + 3) + "} : i32\n";
+    k += "  " + v + " = " +
+         (i % 3 == 0   ? "mul "
+          : i % 3 == 1 ? "add "
+                       : "xor ") +
+         prev + ", " + c + " : i32\n";
+    prev = v;
+  }
+  // %wide aliases %keep's register (an integer cast) and outlives it, across the loop; %m is
+  // read only inside the loop (a use by the loop op, nested)
+  k += "  %t0 = splat " + prev +
+       " : tile<1xi32>\n  store %y, %z, %t0\n"
+       "  %wide = cast %keep : i64\n  %three = constant {value = 3} : i32\n"
+       "  %m = mul %a, %three : i32\n  %n = constant {value = 5} : i32\n"
+       "  %sum = for %i = %z to %n step %one iter_args(%acc = %z) : i32 {\n";
+  std::string q = "%i";
+  for (int i = 0; i < 40; ++i) {
+    const std::string c = "%d" + std::to_string(i), v = "%u" + std::to_string(i);
+    k += "    " + c + " = constant {value = " + std::to_string(2 * i + 1) + "} : i32\n";
+    k += "    " + v + " = " + (i % 2 ? "add " : "mul ") + q + ", " + c + " : i32\n";
+    q = v;
+  }
+  k += "    %p = add %acc, " + q +
+       " : i32\n    %next = xor %p, %m : i32\n    yield %next\n  }\n"
+       "  %back = cast %wide : i32\n"
+       "  %t1 = splat %sum : tile<1xi32>\n  store %y, %one, %t1\n"
+       "  %t2 = splat %back : tile<1xi32>\n  %two = constant {value = 2} : i32\n"
+       "  store %y, %two, %t2\n  return\n}\n";
+  for (double a : {7.0, -123456.0})
+    expect_matches(k, "k", {poisoned(ScalarKind::I32, {3}), scalar(ScalarKind::I32, a)}, {1, 1, 1});
+}
+
 // The random programs of llvm-cpu's differential test (tl/interpreter/random_programs.h: exact
 // ops, loops carrying tiles, branches, blocks shifted past the edges, specials in the inputs),
 // compiled for the tnpu and run on npusim, bit for bit against the interpreter; no dots (the

@@ -198,6 +198,11 @@ bool Lowering::lower_scalar(const ir::Operation &op) {
 }
 
 void Lowering::lower(const ir::Operation &op) {
+  lower_op(op);
+  release_dead(op);
+}
+
+void Lowering::lower_op(const ir::Operation &op) {
   if (lower_vector(op)) // tiles on the vector unit, float scalars (lower_vector.cpp)
     return;
   if (lower_scalar(op)) // scalars the command processor computes

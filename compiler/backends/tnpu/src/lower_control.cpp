@@ -132,6 +132,7 @@ void Lowering::lower_if(const ir::Operation &op) {
   const auto before = sync_.known();
   auto region = [&](unsigned r) {
     const auto regs = regs_;
+    const auto free_regs = free_regs_;
     const uint8_t next_reg = next_reg_;
     for (const auto &inner : op.region(r)->ops()) {
       if (inner->opcode() != Opcode::Yield) {
@@ -141,7 +142,7 @@ void Lowering::lower_if(const ir::Operation &op) {
       for (unsigned i = 0; i < inner->num_operands(); ++i)
         move_to(*inner, inner->operand(i), op.result(i));
     }
-    regs_ = regs, next_reg_ = next_reg;
+    regs_ = regs, free_regs_ = free_regs, next_reg_ = next_reg;
     sync_.restore(before);
   };
   const size_t to_else = branch(O::Beq, c, 0);

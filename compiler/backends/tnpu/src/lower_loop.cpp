@@ -53,8 +53,10 @@ void Lowering::lower_grid_loop() {
   std::array<uint8_t, 3> grid{}, cur{}, ahead{};
   for (int axis = 0; axis < 3; ++axis)
     grid[size_t(axis)] = bind(at, BindKind::Grid, 0, uint16_t(axis));
-  for (int axis = 0; axis < 3; ++axis)
+  for (int axis = 0; axis < 3; ++axis) {
     cur[size_t(axis)] = new_reg(at), ahead[size_t(axis)] = new_reg(at);
+    pinned_.push_back(cur[size_t(axis)]), pinned_.push_back(ahead[size_t(axis)]);
+  }
   // Normalizes program ids p after p[0] grew: carry into axes 1 and 2.
   auto carry = [&](const std::array<uint8_t, 3> &p) {
     for (int axis = 0; axis < 2; ++axis) {
@@ -154,6 +156,7 @@ void Lowering::lower_body(Loop &loop, int buffer, Signals &signalled) {
   const ir::Block &body = *loop.body;
   const auto regs = regs_;
   const auto tiles = tiles_;
+  const auto free_regs = free_regs_;
   const uint8_t next_reg = next_reg_;
   const int outer_buffer = buffer_;
   loop.bind(false);
@@ -191,7 +194,8 @@ void Lowering::lower_body(Loop &loop, int buffer, Signals &signalled) {
     move_to(*yield, yield->operand(i), body.argument(i + 1)); // (no swaps of carried values)
   if (buffer < 0)
     sync_.sync_all();
-  regs_ = regs, tiles_ = tiles, next_reg_ = next_reg, buffer_ = outer_buffer;
+  regs_ = regs, tiles_ = tiles, free_regs_ = free_regs, next_reg_ = next_reg;
+  buffer_ = outer_buffer;
 }
 
 /// The pipelined loads and fills of the loop's body for the iteration `loop.ahead` names, into
@@ -200,6 +204,7 @@ void Lowering::prefetch(Loop &loop, int buffer) {
   const ir::Block &body = *loop.body;
   const auto regs = regs_;
   const auto pids = pid_regs_;
+  const auto free_regs = free_regs_;
   const uint8_t next_reg = next_reg_;
   const int outer_buffer = buffer_;
   loop.bind(true);
@@ -215,7 +220,8 @@ void Lowering::prefetch(Loop &loop, int buffer) {
       else
         lower_fill(*inner);
     }
-  regs_ = regs, pid_regs_ = pids, next_reg_ = next_reg, buffer_ = outer_buffer;
+  regs_ = regs, pid_regs_ = pids, free_regs_ = free_regs, next_reg_ = next_reg;
+  buffer_ = outer_buffer;
   prefetching_ = false;
 }
 

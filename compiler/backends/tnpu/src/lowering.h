@@ -50,6 +50,7 @@ public:
                    64) {
     for (unsigned i = 0; i < k.body()->arguments().size(); ++i)
       params_[k.body()->argument(i)] = i;
+    lifetimes(*k.body());
   }
 
   Kernel run() {
@@ -134,9 +135,74 @@ private:
   }
 
   uint8_t new_reg(const ir::Operation &op) {
+    if (!free_regs_.empty()) { // a dead value's
+      const uint8_t r = free_regs_.back();
+      free_regs_.pop_back();
+      return r;
+    }
     if (next_reg_ > next_bound_)
-      fail(op, "the kernel needs more than 17 scalar registers");
+      fail(op, "the kernel needs more than 17 scalar registers live at once");
     return next_reg_++;
+  }
+  /// The scalars of each block whose last use (in the block, or by an op holding it in a
+  /// region) is an op: dies_after_[op]. Block arguments are not in it (a loop's carried values
+  /// live in their slots from iteration to iteration). A scalar feeding a tile lives as long as
+  /// that tile (and the tiles made from it): lowerings match patterns through tiles to their
+  /// scalars (a row gather's column start is the splat's scalar, read at the gather).
+  void lifetimes(const ir::Block &block) {
+    std::map<const ir::Operation *, size_t> index;
+    std::vector<const ir::Operation *> ops;
+    for (const auto &op : block.ops())
+      index[op.get()] = ops.size(), ops.push_back(op.get());
+    std::map<const ir::Value *, size_t> last;
+    std::function<void(const ir::Operation &, size_t)> uses = [&](const ir::Operation &op,
+                                                                  size_t at) {
+      for (const ir::Value *v : op.operands())
+        if (v->def() && index.count(v->def()))
+          last[v] = std::max(last[v], at);
+      for (unsigned r = 0; r < op.num_regions(); ++r)
+        for (const auto &inner : op.region(r)->ops())
+          uses(*inner, at);
+    };
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (unsigned r = 0; r < ops[i]->num_results(); ++r)
+        last.emplace(ops[i]->result(r), i); // unused: dead after its op
+      uses(*ops[i], i);
+      for (unsigned r = 0; r < ops[i]->num_regions(); ++r)
+        lifetimes(*ops[i]->region(r));
+    }
+    for (size_t i = ops.size(); i-- > 0;) // through tiles, the later ops' first
+      for (unsigned r = 0; r < ops[i]->num_results(); ++r)
+        if (ops[i]->result(r)->type().is_tile())
+          for (const ir::Value *v : ops[i]->operands())
+            if (auto it = last.find(v); it != last.end())
+              it->second = std::max(it->second, last[ops[i]->result(r)]);
+    for (const auto &[v, i] : last)
+      if (!v->type().is_tile())
+        dies_after_[ops[i]].push_back(v);
+  }
+  /// After `op`: the registers of the scalars it used last go back to free_regs_, unless another
+  /// live value shares the register (an alias: program ids, a loop's results) or it is a program
+  /// id's of a persistent kernel. Not while prefetching (it lowers a body's ops out of order).
+  void release_dead(const ir::Operation &op) {
+    auto it = dies_after_.find(&op);
+    if (prefetching_ || it == dies_after_.end())
+      return;
+    for (const ir::Value *v : it->second) {
+      auto r = regs_.find(v);
+      if (r == regs_.end())
+        continue;
+      const uint8_t reg = r->second;
+      regs_.erase(r);
+      if (reg == 0 || reg >= next_reg_ ||
+          std::find(pinned_.begin(), pinned_.end(), reg) != pinned_.end())
+        continue;
+      bool shared = false;
+      for (const auto &[other, o] : regs_)
+        shared = shared || o == reg;
+      if (!shared)
+        free_regs_.push_back(reg);
+    }
   }
   uint8_t bind(const ir::Operation &op, BindKind kind, uint16_t param, uint16_t dim) {
     auto key = std::make_tuple(int(kind), int(param), int(dim));
@@ -252,7 +318,8 @@ private:
       copy_tile(op, tile(op, slot), tile(op, from), slot->type());
   }
 
-  void lower(const ir::Operation &op);
+  void lower(const ir::Operation &op); ///< lower_op, then release_dead
+  void lower_op(const ir::Operation &op);
   bool lower_scalar(const ir::Operation &op); ///< false: not a command-processor scalar op
   void lower_launch_value(const ir::Operation &op);
   void lower_scalar_constant(const ir::Operation &op);
@@ -389,7 +456,10 @@ private:
   std::map<std::tuple<int, int, int>, uint8_t> bound_;
   std::map<const ir::Operation *, int> store_engine_; ///< a single-engine store's engine
   uint8_t next_reg_ = 1, next_bound_ = kLastValueReg;
-  uint64_t temp_base_ = 0; ///< the first scratchpad byte above every planned tile
+  std::vector<uint8_t> free_regs_; ///< below next_reg_, their values dead (release_dead)
+  std::map<const ir::Operation *, std::vector<const ir::Value *>> dies_after_; ///< lifetimes
+  std::vector<uint8_t> pinned_; ///< never freed: a persistent kernel's program ids
+  uint64_t temp_base_ = 0;      ///< the first scratchpad byte above every planned tile
   std::array<std::optional<int64_t>, size_t(isa::VecField::Count)> vcfg_;
 };
 

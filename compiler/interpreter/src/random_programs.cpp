@@ -12,7 +12,7 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const bool fl = e[0] != 'i';
   struct Val {
     std::string name;
-    char kind; // 't' (R, C), 'r' (R,), 'c' (C,)
+    char kind; // 't' (R, C), 'r' (R,), 'c' (C,), 's' an i32 scalar
   };
   std::vector<Val> vals;
   std::ostringstream k;
@@ -21,14 +21,14 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const std::string tc = "tile<" + std::to_string(C) + "x" + e + ">";
   const std::string T2 = "tensor<?x?x" + e + ">", T1 = "tensor<?x" + e + ">";
   k << "kernel @rand(%x: " << T2 << ", %y: " << T2 << ", %v: " << T1 << ", %o0: " << T2
-    << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1
-    << ") {\n"
+    << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1 << ", %s0: tensor<?x?x?x" << e
+    << ">) {\n"
        "  %z = constant {value = 0} : i32\n  %p = program_id {axis = 0} : i32\n"
        "  %rows = constant {value = "
     << R << "} : i32\n  %at = mul %p, %rows : i32\n"
     << "  %a = load %x, %at, %z : " << t << "\n  %b = load %y, %at, %z : " << t << "\n"
     << "  %c = load %v, %z : " << tc << "\n";
-  vals = {{"%a", 't'}, {"%b", 't'}, {"%c", 'c'}};
+  vals = {{"%a", 't'}, {"%b", 't'}, {"%c", 'c'}, {"%p", 's'}, {"%at", 's'}};
   int n = 0;
   auto pick = [&](char kind) -> std::string {
     std::vector<std::string> of;
@@ -46,7 +46,23 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 16) {
+    switch (rng() % 18) {
+    case 16: { // i32 scalar arithmetic on the program id, its rows, earlier scalars (wrapping)
+      const char *ops[] = {"add", "sub", "mul", "min", "max", "and", "or", "xor"};
+      k << "  " << v << "k = constant {value = " << int64_t(rng() % 2000) - 1000 << "} : i32\n  "
+        << v << " = " << ops[rng() % 8] << " " << pick('s') << ", " << v << "k : i32\n";
+      vals.push_back({v, 's'});
+      break;
+    }
+    case 17: { // a block at an offset computed from a scalar, (s & 7) - 3 rows and columns
+      k << "  " << v << "m = constant {value = 7} : i32\n  " << v << "three = constant {value = 3} "
+        << ": i32\n  " << v << "a = and " << pick('s') << ", " << v << "m : i32\n  " << v
+        << "o = sub " << v << "a, " << v << "three : i32\n  " << v << "r = add %at, " << v
+        << "o : i32\n  " << v << " = load " << (rng() % 2 ? "%x" : "%y") << ", " << v << "r, " << v
+        << "o {padding = " << (fl ? "-2.5" : "-9") << "} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
     case 13: { // a loop of 3 trips carrying a tile, its body reading a tile from outside
       const std::string in = pick('t'), add = pick('t');
       k << "  " << v << "c0 = constant {value = 0} : i32\n  " << v
@@ -181,7 +197,14 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
     k << "  store %r0, %at, " << row << "\n";
   // each program's column value in its own block (the programs may run concurrently)
   k << "  %cols = constant {value = " << C << "} : i32\n  %cat = mul %p, %cols : i32\n"
-    << "  store %c0, %cat, " << col << "\n  return\n}\n";
+    << "  store %c0, %cat, " << col << "\n";
+  // a tile into the program's own plane of %s0, shifted by (s & 7) - 3 rows and a constant
+  // number of columns (either may start before the plane or end past it)
+  k << "  %sm = constant {value = 7} : i32\n  %s3 = constant {value = 3} : i32\n"
+    << "  %sa = and " << pick('s') << ", %sm : i32\n  %sr = sub %sa, %s3 : i32\n"
+    << "  %sc = constant {value = " << int(rng() % 7) - 3 << "} : i32\n"
+    << "  %st = reshape " << pick('t') << " : tile<1x" << R << "x" << C << "x" << e << ">\n"
+    << "  store %s0, %p, %sr, %sc, %st\n  return\n}\n";
   std::string text = k.str();
   if (vals.back().kind != 't') { // the last value is a row or column: store a tile instead
     const std::string last = pick('t');

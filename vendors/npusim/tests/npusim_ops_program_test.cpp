@@ -436,6 +436,8 @@ TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
     const ScalarKind kind = *ir::parse_scalar_name(e);
     const std::string text = interp::random_program(rng, R, C, e, options);
     const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
+    const int64_t plane_rows = std::max<int64_t>(1, R - int64_t(rng() % 2)),
+                  plane_cols = C - int64_t(rng() % 3);
     auto input = [&](std::vector<int64_t> shape) {
       Arg a = tensor(kind, std::move(shape), values, -3, 3);
       for (int64_t j = 0; j < a.elements(); ++j)
@@ -444,10 +446,14 @@ TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
                                       : uint64_t(int64_t(int_specials[rng() % 5])));
       return a;
     };
-    std::vector<Arg> args = {
-        input({rows, cols}),          input({rows, cols}),          input({cols}),
-        poisoned(kind, {rows, cols}), poisoned(kind, {rows, cols}), poisoned(kind, {rows}),
-        poisoned(kind, {3 * C})};
+    std::vector<Arg> args = {input({rows, cols}),
+                             input({rows, cols}),
+                             input({cols}),
+                             poisoned(kind, {rows, cols}),
+                             poisoned(kind, {rows, cols}),
+                             poisoned(kind, {rows}),
+                             poisoned(kind, {3 * C}),
+                             poisoned(kind, {3, plane_rows, plane_cols})};
     SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
     auto m = parse(text);
     std::vector<Arg> on_device = args;

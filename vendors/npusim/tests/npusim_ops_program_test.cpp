@@ -48,6 +48,56 @@ kernel @k(%y: tensor<?xi32>, %a: i32, %b: i32) {
         {1, 1, 1});
 }
 
+TEST(NpusimOps, IntegerCastsWrapLikeTheInterpreter) {
+  // A narrower integer cast wraps, a cast to unsigned zero-extends. Catches the casts that kept
+  // the register's 64-bit value (before session 23): i32 -1 -> u8 -> i32 gave -1 for 255, 300
+  // -> u8 300 for 44, 65537 -> u16 65537 for 1; likewise i64 2^32 + 5 -> i32 (5) and i32 -1 ->
+  // u32 -> i64 (4294967295).
+  const char *text = R"(
+kernel @k(%y: tensor<?xi32>, %big: i64, %a: i32) {
+  %z = constant {value = 0} : i32
+  %n = cast %big : i32
+  %u8 = cast %a : u8
+  %b8 = cast %u8 : i32
+  %s8 = cast %a : i8
+  %c8 = cast %s8 : i32
+  %u16 = cast %a : u16
+  %b16 = cast %u16 : i32
+  %u32 = cast %a : u32
+  %w = cast %u32 : i64
+  %k = constant {value = 65536} : i64
+  %hi64 = div %w, %k : i64
+  %hi = cast %hi64 : i32
+  %seven = constant {value = 7} : i32
+  %q = div %n, %seven : i32
+  %t0 = splat %n : tile<1xi32>
+  store %y, %z, %t0
+  %one = constant {value = 1} : i32
+  %t1 = splat %b8 : tile<1xi32>
+  store %y, %one, %t1
+  %two = constant {value = 2} : i32
+  %t2 = splat %c8 : tile<1xi32>
+  store %y, %two, %t2
+  %three = constant {value = 3} : i32
+  %t3 = splat %b16 : tile<1xi32>
+  store %y, %three, %t3
+  %four = constant {value = 4} : i32
+  %t4 = splat %hi : tile<1xi32>
+  store %y, %four, %t4
+  %five = constant {value = 5} : i32
+  %t5 = splat %q : tile<1xi32>
+  store %y, %five, %t5
+  return
+}
+)";
+  for (auto [big, a] : std::vector<std::pair<double, double>>{
+           {4294967301.0, -1}, {-4294967000.0, 300}, {2147483648.0, -129}, {12, 65537}})
+    expect_matches(
+        text, "k",
+        {poisoned(ScalarKind::I32, {6}), scalar(ScalarKind::I64, big), scalar(ScalarKind::I32, a)},
+        {1, 1, 1});
+}
+
 TEST(NpusimOps, ScalarsFromTilesDriveFloatArithmeticAndIf) {
   // A row's sum and maximum become scalars: f32 scalar arithmetic, a compare, an `if` with tile
   // results, an assert on a mask, and a splat of the scalar back into a tile.

@@ -118,8 +118,22 @@ void Lowering::lower_cast(const ir::Operation &op) {
   const ir::Type &from = op.operand(0)->type(), &to = op.result()->type();
   if (!ir::is_integer(from.elem()) || !ir::is_integer(to.elem()))
     fail(op, "scalar casts are supported between integers only");
-  // Registers hold 64-bit values; a narrowing cast keeps the value (kernels cast extents).
-  regs_[op.result()] = scalar(op, op.operand(0));
+  // Registers hold 64-bit values, sign-extended (zero-extended if unsigned): a cast that keeps
+  // every value (wider, or as wide and of the same signedness) shares the register; a narrower
+  // one, or one changing the sign's meaning, wraps a copy (as the interpreter: i64 2^32 + 5 ->
+  // i32 5, i32 -1 -> u32 4294967295; they kept the 64-bit value before session 23).
+  const ir::ScalarKind f = from.elem(), t = to.elem();
+  const int fb = ir::bit_width(f), tb = ir::bit_width(t);
+  const bool keeps = t == ir::ScalarKind::I1 || f == ir::ScalarKind::I1 ? f == t
+                     : tb > fb ? ir::is_signed(t) || !ir::is_signed(f)
+                               : tb == fb && ir::is_signed(t) == ir::is_signed(f);
+  if (keeps) {
+    regs_[op.result()] = scalar(op, op.operand(0));
+    return;
+  }
+  const uint8_t d = regs_[op.result()] = new_reg(op);
+  emit(isa::Opcode::Mov, d, scalar(op, op.operand(0)));
+  wrap_scalar(d, t);
 }
 
 /// program_id, num_programs, a tensor's dims and strides: launch values bound to registers

@@ -47,10 +47,16 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
     switch (rng() % 18) {
-    case 16: { // i32 scalar arithmetic on the program id, its rows, earlier scalars (wrapping)
+    case 16: { // i32 scalar arithmetic on the program id, its rows, earlier scalars (wrapping),
+      // or a cast there and back through a narrower or differently signed type
       const char *ops[] = {"add", "sub", "mul", "min", "max", "and", "or", "xor"};
-      k << "  " << v << "k = constant {value = " << int64_t(rng() % 2000) - 1000 << "} : i32\n  "
-        << v << " = " << ops[rng() % 8] << " " << pick('s') << ", " << v << "k : i32\n";
+      const char *via[] = {"u8", "i8", "u16", "i16", "u32", "i64"};
+      if (rng() % 3 == 0)
+        k << "  " << v << "n = cast " << pick('s') << " : " << via[rng() % 6] << "\n  " << v
+          << " = cast " << v << "n : i32\n";
+      else
+        k << "  " << v << "k = constant {value = " << int64_t(rng() % 2000) - 1000 << "} : i32\n  "
+          << v << " = " << ops[rng() % 8] << " " << pick('s') << ", " << v << "k : i32\n";
       vals.push_back({v, 's'});
       break;
     }

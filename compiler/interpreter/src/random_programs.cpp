@@ -22,7 +22,7 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const std::string T2 = "tensor<?x?x" + e + ">", T1 = "tensor<?x" + e + ">";
   k << "kernel @rand(%x: " << T2 << ", %y: " << T2 << ", %v: " << T1 << ", %o0: " << T2
     << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1 << ", %s0: tensor<?x?x?x" << e
-    << ">) {\n"
+    << ">, %q0: tensor<?xi32>) {\n"
        "  %z = constant {value = 0} : i32\n  %p = program_id {axis = 0} : i32\n"
        "  %rows = constant {value = "
     << R << "} : i32\n  %at = mul %p, %rows : i32\n"
@@ -60,7 +60,16 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
       vals.push_back({v, 's'});
       break;
     }
-    case 17: { // a block at an offset computed from a scalar, (s & 7) - 3 rows and columns
+    case 17: { // a scalar splat into a tile (cast to e), or a block at an offset computed from
+      // a scalar, (s & 7) - 3 rows and columns
+      if (rng() % 2) {
+        const std::string ti = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi32>";
+        k << "  " << v << (fl ? "s" : "") << " = splat " << pick('s') << " : " << ti << "\n";
+        if (fl)
+          k << "  " << v << " = cast " << v << "s : " << t << "\n";
+        vals.push_back({v, 't'});
+        break;
+      }
       k << "  " << v << "m = constant {value = 7} : i32\n  " << v << "three = constant {value = 3} "
         << ": i32\n  " << v << "a = and " << pick('s') << ", " << v << "m : i32\n  " << v
         << "o = sub " << v << "a, " << v << "three : i32\n  " << v << "r = add %at, " << v
@@ -210,7 +219,17 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
     << "  %sa = and " << pick('s') << ", %sm : i32\n  %sr = sub %sa, %s3 : i32\n"
     << "  %sc = constant {value = " << int(rng() % 7) - 3 << "} : i32\n"
     << "  %st = reshape " << pick('t') << " : tile<1x" << R << "x" << C << "x" << e << ">\n"
-    << "  store %s0, %p, %sr, %sc, %st\n  return\n}\n";
+    << "  store %s0, %p, %sr, %sc, %st\n";
+  // every scalar observed: their xor, program p's at q0[p]
+  std::string h = "%p";
+  int hn = 0;
+  for (const Val &s : vals)
+    if (s.kind == 's' && s.name != "%p") {
+      const std::string next = "%h" + std::to_string(hn++);
+      k << "  " << next << " = xor " << h << ", " << s.name << " : i32\n";
+      h = next;
+    }
+  k << "  %hq = splat " << h << " : tile<1xi32>\n  store %q0, %p, %hq\n  return\n}\n";
   std::string text = k.str();
   if (vals.back().kind != 't') { // the last value is a row or column: store a tile instead
     const std::string last = pick('t');

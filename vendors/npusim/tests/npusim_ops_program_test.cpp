@@ -462,7 +462,7 @@ TEST(NpusimOps, ScalarRegistersOfDeadValuesAreReused) {
 // error: an op or a shape it does not take) is counted, not compared; more than a third refused
 // fails. TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
 TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
-  int programs = 60;
+  int programs = 150;
   uint64_t seed = 2026;
   if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
     programs = std::atoi(env);
@@ -503,7 +503,8 @@ TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
                              poisoned(kind, {rows, cols}),
                              poisoned(kind, {rows}),
                              poisoned(kind, {3 * C}),
-                             poisoned(kind, {3, plane_rows, plane_cols})};
+                             poisoned(kind, {3, plane_rows, plane_cols}),
+                             poisoned(ScalarKind::I32, {3})};
     SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
     auto m = parse(text);
     std::vector<Arg> on_device = args;

@@ -1281,7 +1281,7 @@ TEST(LlvmCpu, RandomProgramsMatchTheInterpreter) {
                 {input({rows, cols}), input({rows, cols}), input({cols}),
                  HostTensor(kind, {rows, cols}), HostTensor(kind, {rows, cols}),
                  HostTensor(kind, {rows}), HostTensor(kind, {3 * C}),
-                 HostTensor(kind, {3, plane_rows, plane_cols})},
+                 HostTensor(kind, {3, plane_rows, plane_cols}), HostTensor(ScalarKind::I32, {3})},
                 {}, {3, 1, 1});
     if (::testing::Test::HasFatalFailure())
       return;

@@ -16,7 +16,8 @@ struct RandomProgramOptions {
 };
 
 /// Kernel @rand(%x, %y: (rows, cols) of e; %v: (cols); %o0, %o1: (rows, cols); %r0: (rows);
-/// %c0: (3 C); %s0: (3, any, any)) over (R, C) blocks, program p at rows p R (launch 3
+/// %c0: (3 C); %s0: (3, any, any); %q0: (3) i32, the xor of program p's scalars at p) over (R, C)
+/// blocks, program p at rows p R (launch 3
 /// programs; tensors of rows < 3 R and cols <= C cut the last block's rows and every block's
 /// columns). e is f32, bf16, f16 or i32. Exact ops only: arithmetic, min / max both ways, fma,
 /// roundings, bit ops and shifts, popcount / clz, casts there and back through f32, f16, bf16,

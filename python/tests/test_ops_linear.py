@@ -201,6 +201,18 @@ def test_conv2d(stride, padding, k, dtype, device):
     check(got, want, "gemm", dtype, n=3 * k * k, ref_abs=ref_abs)
 
 
+def conv_check(x, w, b, stride, padding, dilation, groups, dtype, device):
+    """ops.conv2d with a bias and relu against the fp64 reference, within the GEMM tolerance of
+    K = C/groups KH KW terms."""
+    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups,
+                     activation="relu", device=device)
+    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=groups)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
+                         padding, dilation=dilation, groups=groups)
+    assert got.shape == want.shape
+    check(got, want, "gemm", dtype, n=w.shape[1] * w.shape[2] * w.shape[3], ref_abs=ref_abs)
+
+
 SHIFT_CASES = [  # (x shape, OC, groups, k, padding, dilation)
     ((1, 70, 5, 131), 66, 1, 3, 1, 1),   # 3 column blocks, odd rows, 2 channel blocks of each
     ((2, 8, 7, 70), 6, 2, 5, (4, 2), (2, 1)),  # groups, a 5 x 5 window dilated along rows
@@ -219,13 +231,7 @@ def test_conv2d_stride_one_blocks(case, dtype, device):
     shape, oc, g, k, padding, dilation = case
     x = make(rng, shape, dtype)
     w, b = make(rng, (oc, shape[1] // g, k, k), dtype), make(rng, (oc,), dtype)
-    got = ops.conv2d(x, w, b, padding=padding, dilation=dilation, groups=g, activation="relu",
-                     device=device)
-    want = ref.conv2d(x, w, b, 1, padding, "relu", dilation=dilation, groups=g)
-    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), 1, padding,
-                         dilation=dilation, groups=g)
-    assert got.shape == want.shape
-    check(got, want, "gemm", dtype, n=shape[1] // g * k * k, ref_abs=ref_abs)
+    conv_check(x, w, b, 1, padding, dilation, g, dtype, device)
 
 
 PHASE_CASES = [  # (x shape, OC, groups, (kh, kw), stride, padding, dilation)
@@ -248,13 +254,7 @@ def test_conv2d_strided_phases(case, dtype, device):
     shape, oc, g, (kh, kw), stride, padding, dilation = case
     x = make(rng, shape, dtype)
     w, b = make(rng, (oc, shape[1] // g, kh, kw), dtype), make(rng, (oc,), dtype)
-    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=g,
-                     activation="relu", device=device)
-    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=g)
-    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
-                         padding, dilation=dilation, groups=g)
-    assert got.shape == want.shape
-    check(got, want, "gemm", dtype, n=shape[1] // g * kh * kw, ref_abs=ref_abs)
+    conv_check(x, w, b, stride, padding, dilation, g, dtype, device)
 
 
 # ---- split-K GEMM ----------------------------------------------------------------------------
@@ -357,13 +357,7 @@ def test_conv2d_groups_dilation(case, dtype, device):
     ch, oc, g, k, stride, padding, dilation = case
     x = make(rng, (2, ch, 17, 13), dtype)
     w, b = make(rng, (oc, ch // g, k, k), dtype), make(rng, (oc,), dtype)
-    got = ops.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=g,
-                     activation="relu", device=device)
-    want = ref.conv2d(x, w, b, stride, padding, "relu", dilation=dilation, groups=g)
-    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(w)), np.abs(ref.f64(b)), stride,
-                         padding, dilation=dilation, groups=g)
-    assert got.shape == want.shape
-    check(got, want, "gemm", dtype, n=ch // g * k * k, ref_abs=ref_abs)
+    conv_check(x, w, b, stride, padding, dilation, g, dtype, device)
 
 
 @pytest.mark.parametrize("case", CONV_CASES)

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/interpreter/random_programs.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -238,6 +240,16 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
                  "store %o0, %at, %z, " + last);
   }
   return text;
+}
+
+RandomProgramBatch random_program_batch(int programs) {
+  RandomProgramBatch b{programs, 2026};
+  if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
+    b.programs = std::atoi(env);
+    if (const char *colon = std::strchr(env, ':'))
+      b.seed = std::strtoull(colon + 1, nullptr, 10);
+  }
+  return b;
 }
 
 } // namespace tl::interp

@@ -462,19 +462,12 @@ TEST(NpusimOps, ScalarRegistersOfDeadValuesAreReused) {
 // error: an op or a shape it does not take) is counted, not compared; more than a third refused
 // fails. TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
 TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
-  int programs = 150;
-  uint64_t seed = 2026;
-  if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
-    programs = std::atoi(env);
-    if (const char *colon = std::strchr(env, ':'))
-      seed = std::strtoull(colon + 1, nullptr, 10);
-  }
+  const auto [programs, seed] = interp::random_program_batch(150);
   std::mt19937_64 rng(seed);
   std::mt19937 values{uint32_t(seed)};
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},   {4, 32},  {16, 64}, {8, 256},
-                                                           {2, 1024}, {16, 16}, {32, 32}};
-  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e38, -3e-39, 0.5, 2.5};
-  const double int_specials[] = {0, -1, 2147483647.0, -2147483648.0, 65536};
+  const auto &shapes = interp::kRandomProgramBlocks;
+  const auto &specials = interp::kFloatSpecials;
+  const auto &int_specials = interp::kIntSpecials;
   interp::RandomProgramOptions options;
   options.dots = false;
   std::map<std::string, int> refused; // the first line of each refusal, counted

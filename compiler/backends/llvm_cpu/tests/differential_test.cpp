@@ -1246,18 +1246,11 @@ kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: 
 // not change one bit. Inputs hold signed zeros, infinities and NaN.
 // TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
 TEST(LlvmCpu, RandomProgramsMatchTheInterpreter) {
-  int programs = 150;
-  uint64_t seed = 2026;
-  if (const char *env = std::getenv("TL_RANDOM_PROGRAMS")) {
-    programs = std::atoi(env);
-    if (const char *colon = std::strchr(env, ':'))
-      seed = std::strtoull(colon + 1, nullptr, 10);
-  }
+  const auto [programs, seed] = interp::random_program_batch(150);
   std::mt19937_64 rng(seed);
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},   {4, 32},  {16, 64}, {8, 256},
-                                                           {2, 1024}, {16, 16}, {32, 32}};
-  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e38, -3e-39, 0.5, 2.5};
-  const double int_specials[] = {0, -1, 2147483647.0, -2147483648.0, 65536};
+  const auto &shapes = interp::kRandomProgramBlocks;
+  const auto &specials = interp::kFloatSpecials;
+  const auto &int_specials = interp::kIntSpecials;
   for (int i = 0; i < programs; ++i) {
     const auto [R, C] = shapes[rng() % shapes.size()];
     const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};

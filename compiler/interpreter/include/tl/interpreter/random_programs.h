@@ -3,9 +3,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tl::interp {
 
@@ -28,5 +31,20 @@ struct RandomProgramOptions {
 /// a last store into program p's plane of %s0 at an offset from -3 to 4 along both axes.
 std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e,
                            const RandomProgramOptions &options = {});
+
+/// A test's batch: `programs` from seed 2026, or N from SEED where TL_RANDOM_PROGRAMS=N[:SEED]
+/// (a long run, by hand).
+struct RandomProgramBatch {
+  int programs;
+  uint64_t seed;
+};
+RandomProgramBatch random_program_batch(int programs);
+
+/// The (R, C) blocks the tests draw, and the special values they put in one input element of 16.
+inline const std::vector<std::pair<int64_t, int64_t>> kRandomProgramBlocks = {
+    {1, 64}, {4, 32}, {16, 64}, {8, 256}, {2, 1024}, {16, 16}, {32, 32}};
+inline const double kFloatSpecials[9] = {0.0,  -0.0,   INFINITY, -INFINITY, NAN,
+                                         1e38, -3e-39, 0.5,      2.5};
+inline const double kIntSpecials[5] = {0, -1, 2147483647.0, -2147483648.0, 65536};
 
 } // namespace tl::interp

@@ -6,8 +6,9 @@ PYTHONPATH=python TL_LIB_DIR=build/lib python bench/conv_bench.py [--device cpu]
 [--reps 7] [--forms chosen,gathered] [--out bench/results/FILE.txt]
 
 --forms times each shape in the forms named: `chosen` (what tl.ops.conv2d picks on the device)
-and `gathered` (the gathered-patch kernel alone: _common.TUNING's conv2d_shift off), so that a
-change of the choice is measured against the other form in the same run. Prints a table and
+and `gathered` (the gathered-patch kernel alone: conv2d_shift off through
+_common.tuning_override), so that a change of the choice is measured against the other form in
+the same run. Prints a table and
 `name: value` lines (PyTorch's time over TL's: above 1, TL is faster).
 """
 # SPDX-License-Identifier: Apache-2.0
@@ -64,7 +65,6 @@ def main():
     else:
         torch.set_num_threads(c.compute_units(a.device))
         sync = lambda: None  # noqa: E731
-    shift_key = c.TUNING["conv2d_shift"]
     lines = []
 
     def say(s=""):
@@ -80,51 +80,41 @@ def main():
     say("| --- | " + " | ".join("--- | ---" for _ in forms) + " | --- | --- |")
     rng = np.random.default_rng(0)
     results = {}
-    saved = dict(shift_key)
-    try:
-        for ch, oc, hw, k, st, pad in SHAPES:
-            x = rng.standard_normal((a.batch, ch, hw, hw), np.float32)
-            w = (rng.standard_normal((oc, ch, k, k), np.float32) / np.sqrt(ch * k * k)).astype(np.float32)
-            tx, tw = torch.from_numpy(x).to(tdev), torch.from_numpy(w).to(tdev)
-            want = F.conv2d(tx, tw, stride=st, padding=pad)
-            ref = want.cpu().numpy()
-            runs = {}
-            for f in forms:
-                if f == "gathered":
-                    shift_key.clear()
-                    shift_key["default"] = False
-                else:
-                    shift_key.clear()
-                    shift_key.update(saved)
+    for ch, oc, hw, k, st, pad in SHAPES:
+        x = rng.standard_normal((a.batch, ch, hw, hw), np.float32)
+        w = (rng.standard_normal((oc, ch, k, k), np.float32) / np.sqrt(ch * k * k)).astype(np.float32)
+        tx, tw = torch.from_numpy(x).to(tdev), torch.from_numpy(w).to(tdev)
+        want = F.conv2d(tx, tw, stride=st, padding=pad)
+        ref = want.cpu().numpy()
+        runs = {}
+        for f in forms:
+            # the gathered form: the shift form's tuning entry off; the chosen: the table's
+            overrides = {"conv2d_shift": False} if f == "gathered" else {}
 
-                def run():
+            def run(overrides=overrides):
+                with c.tuning_override(**overrides):
                     return ops.conv2d(x, w, stride=st, padding=pad, device=a.device)
-                got = run()
-                err = np.abs(got - ref).max() / np.abs(ref).max()
-                if not err < 1e-4:
-                    raise SystemExit(f"conv_bench: {f} form wrong for {(ch, oc, hw, k, st)} "
-                                     f"(relative error {err:.2e})")
-                runs[f] = (dict(shift_key), run)
-            times = {f: [] for f in forms}
-            t_torch = []
-            for _ in range(a.reps):
-                for f, (key, run) in runs.items():
-                    shift_key.clear()
-                    shift_key.update(key)
-                    times[f].append(timed(run, sync))
-                t_torch.append(timed(lambda: F.conv2d(tx, tw, stride=st, padding=pad), sync))
-            tm = statistics.median(t_torch)
-            name = f"{a.batch}x{ch}x{hw}x{hw} {oc} {k}x{k} s{st}"
-            cells = []
-            for f in forms:
-                ms = statistics.median(times[f])
-                results[f"conv_{a.batch}x{ch}x{hw}_{oc}_k{k}s{st}_{f}_vs_pytorch"] = tm / ms
-                cells.append(f"{ms:.3f} | {tm / ms:.2f}")
-            flops = 2.0 * want.numel() * ch * k * k
-            say(f"| {name} | " + " | ".join(cells) + f" | {tm:.3f} | {flops / 1e9:.2f} |")
-    finally:
-        shift_key.clear()
-        shift_key.update(saved)
+            got = run()
+            err = np.abs(got - ref).max() / np.abs(ref).max()
+            if not err < 1e-4:
+                raise SystemExit(f"conv_bench: {f} form wrong for {(ch, oc, hw, k, st)} "
+                                 f"(relative error {err:.2e})")
+            runs[f] = run
+        times = {f: [] for f in forms}
+        t_torch = []
+        for _ in range(a.reps):
+            for f, run in runs.items():
+                times[f].append(timed(run, sync))
+            t_torch.append(timed(lambda: F.conv2d(tx, tw, stride=st, padding=pad), sync))
+        tm = statistics.median(t_torch)
+        name = f"{a.batch}x{ch}x{hw}x{hw} {oc} {k}x{k} s{st}"
+        cells = []
+        for f in forms:
+            ms = statistics.median(times[f])
+            results[f"conv_{a.batch}x{ch}x{hw}_{oc}_k{k}s{st}_{f}_vs_pytorch"] = tm / ms
+            cells.append(f"{ms:.3f} | {tm / ms:.2f}")
+        flops = 2.0 * want.numel() * ch * k * k
+        say(f"| {name} | " + " | ".join(cells) + f" | {tm:.3f} | {flops / 1e9:.2f} |")
     say()
     for key, r in results.items():
         say(f"{key}: {r:.3f}")

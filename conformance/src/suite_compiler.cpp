@@ -11,14 +11,22 @@
 // path in the source tree. fp32_ref=ARG[,ARG] compares those float arguments with the
 // interpreter's normal mode instead: outputs computed from the roundings the kernel asks for
 // (a cast with a rounding mode, then arithmetic on the rounding residual), which fp64 mode removes.
+//
+// Besides the corpus, compiler.random_programs.N: batches of random programs whose every op is
+// exact (tl/interpreter/random_programs.h: arithmetic, casts, selects, reductions, scans,
+// transposes, dots in order, loops, branches, blocks past the tensors' edges, scalar arithmetic),
+// each compared bit for bit with the interpreter. A program the target refuses to compile is
+// counted, not compared; a batch fails when its target refuses more than a third.
 // SPDX-License-Identifier: Apache-2.0
 #include "case_args.h"
 #include "compare.h"
 #include "device_run.h"
 
 #include "tl/interpreter/host_tensor.h"
+#include "tl/interpreter/random_programs.h"
 #include "tl/ir/parser.h"
 
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -70,8 +78,18 @@ std::vector<CorpusCase> corpus(const Paths &paths) {
   return out;
 }
 
+constexpr int kRandomBatches = 4, kRandomProgramsPerBatch = 25;
+const std::string kRandomPrefix = "compiler.random_programs.";
+
 std::vector<TestDef> list_compiler(const ListContext &ctx) {
   std::vector<TestDef> out;
+  for (int b = 0; b < kRandomBatches; ++b)
+    out.push_back({kRandomPrefix + std::to_string(b),
+                   "compiler",
+                   "core",
+                   300,
+                   false,
+                   {{"programs", kRandomProgramsPerBatch}, {"batch", b}, {"dots", "in order"}}});
   for (const CorpusCase &c : corpus(ctx.paths)) {
     const std::string rel = fs::path(c.file).filename().string();
     out.push_back({c.id,
@@ -121,7 +139,80 @@ Outcome compare_case_tensors(const WorkerContext &ctx, const ir::Kernel &kernel,
   return Outcome::pass(m);
 }
 
+/// Element i of two tensors of one type: equal bits, or NaN both.
+bool same_element(const interp::HostTensor &a, const interp::HostTensor &b, int64_t i) {
+  const size_t size = interp::element_size(a.dtype());
+  if (std::memcmp(a.data() + i * size, b.data() + i * size, size) == 0)
+    return true;
+  return ir::is_float(a.dtype()) && std::isnan(a.get(i)) && std::isnan(b.get(i));
+}
+
+/// A batch of random programs: the batch number (the id's last part) and the test's seed choose
+/// them, so a failure reproduces from the report's seed.
+Outcome run_random_programs(WorkerContext &ctx, const TestDef &t) {
+  const std::string target = compile_target(ctx.info, ctx.paths);
+  if (target.empty())
+    return Outcome::not_supported("no compiler backend for the device's targets");
+  const int programs = t.params.at("programs").get<int>();
+  std::mt19937_64 rng(ctx.seed);
+  std::map<std::string, int> refused; // the first line of each refusal, counted
+  int ran = 0;
+  for (int i = 0; i < programs; ++i) {
+    interp::RandomProgramCase c = interp::random_program_case(rng);
+    std::vector<uint8_t> blob;
+    try {
+      blob = compile_tlir(c.text, target, ctx.paths);
+    } catch (const std::runtime_error &e) {
+      const std::string what = e.what();
+      ++refused[what.substr(0, what.find('\n'))];
+      continue;
+    }
+    ++ran;
+    std::vector<interp::HostTensor> want = c.tensors;
+    std::vector<KernelArg> dev_args, ref_args;
+    for (size_t a = 0; a < c.tensors.size(); ++a) {
+      dev_args.push_back(&c.tensors[a]);
+      ref_args.push_back(&want[a]);
+    }
+    const std::array<uint64_t, 3> grid = {uint64_t(c.grid[0]), uint64_t(c.grid[1]),
+                                          uint64_t(c.grid[2])};
+    json failed = {{"program", i}, {"tlir", c.text}};
+    try {
+      hal::Device dev(ctx.device);
+      hal::Executable exe = dev.load(blob.data(), blob.size());
+      std::vector<hal::HostArg> host_args;
+      for (interp::HostTensor &h : c.tensors)
+        host_args.push_back(hal::HostArg::tensor(h.data(), h.size_bytes(),
+                                                 static_cast<tl_dtype>(h.dtype()), h.shape()));
+      hal::run_with_host_args(dev, exe, exe.find_kernel("rand"), grid, host_args);
+    } catch (const std::exception &e) {
+      return Outcome::fail(
+          "random program " + std::to_string(i) + " failed on the device: " + e.what(), failed);
+    }
+    run_on_interpreter(c.text, "rand", grid, ref_args);
+    for (size_t a = 0; a < want.size(); ++a)
+      for (int64_t e = 0; e < want[a].num_elements(); ++e)
+        if (!same_element(c.tensors[a], want[a], e)) {
+          std::ostringstream m;
+          m << "random program " << i << " (in the metrics' tlir): argument " << a << " element "
+            << e << ": device " << c.tensors[a].get(e) << ", interpreter " << want[a].get(e);
+          return Outcome::fail(m.str(), failed);
+        }
+  }
+  json why = json::object();
+  for (const auto &[what, n] : refused)
+    why[what] = n;
+  json m = {{"programs", programs}, {"ran", ran}, {"refused", why}};
+  if (3 * ran < 2 * programs)
+    return Outcome::fail("the target refused " + std::to_string(programs - ran) + " of " +
+                             std::to_string(programs) + " programs (more than a third)",
+                         m);
+  return Outcome::pass(m);
+}
+
 Outcome run_compiler(WorkerContext &ctx, const TestDef &t) {
+  if (t.id.rfind(kRandomPrefix, 0) == 0)
+    return run_random_programs(ctx, t);
   const CorpusCase *c = nullptr;
   const auto all = corpus(ctx.paths);
   for (const CorpusCase &cc : all)

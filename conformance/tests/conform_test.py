@@ -284,10 +284,13 @@ def faulty_hang(args):
 def faulty_wrong(args):
     r = faulty(args, "wrong", ["precision.add.f32.4099", "precision.exp.f32.4099",
                                "precision.dot.f32-f32.37x45x70", "compiler.library_vector_add.*",
-                               "api.Cts.VectorAddOnRaggedSizes*"])
+                               "api.Cts.VectorAddOnRaggedSizes*", "compiler.random_programs.0"])
     for k, v in r.items():
         check(v["status"] == "fail", f"{k} should fail: {v['status']}")
     check("ulp" in r["precision.add.f32.4099"]["message"], "names the ulp error")
+    rp = r["compiler.random_programs.0"]
+    check(rp["message"].startswith("random program ") and "interpreter" in rp["message"] and
+          "kernel @rand" in rp["metrics"]["tlir"], f"random programs: {rp['message'][:200]}")
     check("interpreter" in r["compiler.library_vector_add.ragged"]["message"], "names the ref")
     # The op library's cases: every 97th output element off by 2^-10 (f32) or doubled (bf16,
     # f16) fails each op's tolerance entry on its output, not only on a perturbed input. The

@@ -1,5 +1,6 @@
 # bench/ops_bench.py's roofline column: the bound drawn from the kit's datasheet with the kit's
-# counts (tl.ops.cases.work), the resource it names, and the rows of an npusim run.
+# counts (tl.ops.cases.work), the resource it names, and the rows of an npusim run; the tuning
+# override the benchmarks compare an op's forms with.
 # SPDX-License-Identifier: Apache-2.0
 import importlib.util
 import json
@@ -8,7 +9,11 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+
+import tl.ops as ops
+from tl.ops import _common as c, linear
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHEET = ROOT / "conformance/data/datasheets/npusim.json"
@@ -100,3 +105,29 @@ def test_npusim_rows(tmp_path):
                                                 abs=0.006), name
     text = out.read_text()
     assert "softmax_vs_roofline: " in text and "roofline: conformance/data/datasheets/" in text
+
+
+def test_tuning_override_switches_the_form_and_names_unknown_entries(monkeypatch):
+    # bench/conv_bench.py times conv2d's forms side by side through tuning_override, on cpu
+    # (where the shift form is the table's choice). Catches: an override that tuned() ignores
+    # (the shift kernel launched inside the block), one that outlives its block (the gathered
+    # kernel after it), a misspelt entry taken silently.
+    launched = []
+    real = c.launch
+    monkeypatch.setattr(c, "launch", lambda k, *a, **kw: (launched.append(k), real(k, *a, **kw))[1])
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    want = ops.conv2d(x, w, padding=1)
+    assert linear.conv2d_shift_kernel in launched and linear.conv2d_kernel not in launched
+    launched.clear()
+    with c.tuning_override(conv2d_shift=False):
+        got = ops.conv2d(x, w, padding=1)
+    assert launched[-1] is linear.conv2d_kernel and linear.conv2d_shift_kernel not in launched
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    launched.clear()
+    ops.conv2d(x, w, padding=1)
+    assert linear.conv2d_shift_kernel in launched
+    with pytest.raises(KeyError, match="no tuning entry conv2d_shfit"):
+        with c.tuning_override(conv2d_shfit=False):
+            pass

@@ -2,6 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/interpreter/random_programs.h"
 
+#include "tl/ir/types.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -9,8 +12,7 @@
 
 namespace tl::interp {
 
-std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e,
-                           const RandomProgramOptions &options) {
+std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e) {
   const bool fl = e[0] != 'i';
   struct Val {
     std::string name;
@@ -115,7 +117,7 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
       vals.push_back({v, 't'});
       break;
     case 12: // square f32 tiles: a dot in order (one fma a step, as the interpreter)
-      if (R != C || e != "f32" || !options.dots)
+      if (R != C || e != "f32")
         continue;
       k << "  " << v << " = dot " << pick('t') << ", " << pick('t') << ", " << pick('t')
         << " {order = \"exact\", acc_type = f32} : " << t << "\n";
@@ -240,6 +242,47 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
                  "store %o0, %at, %z, " + last);
   }
   return text;
+}
+
+RandomProgramCase random_program_case(std::mt19937_64 &rng) {
+  const auto [R, C] = kRandomProgramBlocks[rng() % kRandomProgramBlocks.size()];
+  const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};
+  const std::string e = elems[rng() % 5];
+  const ir::ScalarKind kind = *ir::parse_scalar_name(e);
+  RandomProgramCase c;
+  c.text = random_program(rng, R, C, e);
+  // three programs; the tensors' edges cut the last block's rows and every block's columns
+  const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
+  // each program's plane of %s0, a little smaller than a block: shifted stores clip on all sides
+  const int64_t plane_rows = std::max<int64_t>(1, R - int64_t(rng() % 2)),
+                plane_cols = C - int64_t(rng() % 3);
+  auto input = [&](std::vector<int64_t> shape) {
+    HostTensor h(kind, std::move(shape));
+    for (int64_t j = 0; j < h.num_elements(); ++j) {
+      if (rng() % 16 == 0)
+        h.set(j, ir::is_float(kind) ? kFloatSpecials[rng() % 9] : kIntSpecials[rng() % 5]);
+      else if (ir::is_float(kind))
+        h.set(j, std::uniform_real_distribution<double>(-2, 2)(rng));
+      else
+        h.set(j, double(std::uniform_int_distribution<int>(-100, 100)(rng)));
+    }
+    return h;
+  };
+  auto output = [&](ir::ScalarKind k, std::vector<int64_t> shape) {
+    HostTensor h(k, std::move(shape));
+    std::memset(h.data(), 0x5a, h.size_bytes());
+    return h;
+  };
+  c.tensors.push_back(input({rows, cols}));
+  c.tensors.push_back(input({rows, cols}));
+  c.tensors.push_back(input({cols}));
+  c.tensors.push_back(output(kind, {rows, cols}));
+  c.tensors.push_back(output(kind, {rows, cols}));
+  c.tensors.push_back(output(kind, {rows}));
+  c.tensors.push_back(output(kind, {3 * C}));
+  c.tensors.push_back(output(kind, {3, plane_rows, plane_cols}));
+  c.tensors.push_back(output(ir::ScalarKind::I32, {3}));
+  return c;
 }
 
 RandomProgramBatch random_program_batch(int programs) {

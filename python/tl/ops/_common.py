@@ -1,6 +1,7 @@
 # What every op's host function shares: argument checks that name the argument, dtypes, output
 # allocation, block sizes and the launch on a device.
 # SPDX-License-Identifier: Apache-2.0
+import contextlib
 import contextvars
 import functools
 
@@ -337,8 +338,29 @@ def target(device):
     return ir.target_for_device(info["target"], info["targets"])
 
 
+_TUNING_OVERRIDES = contextvars.ContextVar("tl_ops_tuning_overrides", default={})
+
+
+@contextlib.contextmanager
+def tuning_override(**values):
+    """Within the block, TUNING[name] is `value` on every device: a benchmark times an op's
+    forms side by side (`with tuning_override(conv2d_shift=False): ...`)."""
+    unknown = sorted(set(values) - set(TUNING))
+    if unknown:
+        raise KeyError(f"tuning_override: no tuning entry {', '.join(unknown)} "
+                       f"(entries: {', '.join(sorted(TUNING))})")
+    token = _TUNING_OVERRIDES.set({**_TUNING_OVERRIDES.get(), **values})
+    try:
+        yield
+    finally:
+        _TUNING_OVERRIDES.reset(token)
+
+
 def tuned(name, device):
-    """TUNING[name] for `device`'s target."""
+    """TUNING[name] for `device`'s target (or tuning_override's value)."""
+    overrides = _TUNING_OVERRIDES.get()
+    if name in overrides:
+        return overrides[name]
     table = TUNING[name]
     return table.get(target(device), table["default"])
 

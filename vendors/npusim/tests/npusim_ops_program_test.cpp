@@ -457,57 +457,38 @@ TEST(NpusimOps, ScalarRegistersOfDeadValuesAreReused) {
 
 // The random programs of llvm-cpu's differential test (tl/interpreter/random_programs.h: exact
 // ops, loops carrying tiles, branches, blocks shifted past the edges, specials in the inputs),
-// compiled for the tnpu and run on npusim, bit for bit against the interpreter; no dots (the
-// matrix unit sums in its own order). A program the tnpu refuses at compile time (a located
-// error: an op or a shape it does not take) is counted, not compared; more than a third refused
-// fails. TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long run, by hand).
+// compiled for the tnpu and run on npusim, bit for bit against the interpreter (dots in order
+// included: the tnpu computes every dot one fma a step, tl/ir/ir.h). A program the tnpu refuses at
+// compile time (a located error: an op or a shape it does not take) is counted, not compared; more
+// than a third refused fails. TL_RANDOM_PROGRAMS=N[:SEED] runs N programs from SEED instead (a long
+// run, by hand).
 TEST(NpusimOps, RandomProgramsMatchTheInterpreter) {
   const auto [programs, seed] = interp::random_program_batch(150);
   std::mt19937_64 rng(seed);
-  std::mt19937 values{uint32_t(seed)};
-  const auto &shapes = interp::kRandomProgramBlocks;
-  const auto &specials = interp::kFloatSpecials;
-  const auto &int_specials = interp::kIntSpecials;
-  interp::RandomProgramOptions options;
-  options.dots = false;
   std::map<std::string, int> refused; // the first line of each refusal, counted
   int ran = 0;
   for (int i = 0; i < programs; ++i) {
-    const auto [R, C] = shapes[rng() % shapes.size()];
-    const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};
-    const std::string e = elems[rng() % 5];
-    const ScalarKind kind = *ir::parse_scalar_name(e);
-    const std::string text = interp::random_program(rng, R, C, e, options);
-    const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
-    const int64_t plane_rows = std::max<int64_t>(1, R - int64_t(rng() % 2)),
-                  plane_cols = C - int64_t(rng() % 3);
-    auto input = [&](std::vector<int64_t> shape) {
-      Arg a = tensor(kind, std::move(shape), values, -3, 3);
-      for (int64_t j = 0; j < a.elements(); ++j)
-        if (rng() % 16 == 0)
-          a.set(j, ir::is_float(kind) ? num::encode(format_of(kind), specials[rng() % 9])
-                                      : uint64_t(int64_t(int_specials[rng() % 5])));
-      return a;
-    };
-    std::vector<Arg> args = {input({rows, cols}),
-                             input({rows, cols}),
-                             input({cols}),
-                             poisoned(kind, {rows, cols}),
-                             poisoned(kind, {rows, cols}),
-                             poisoned(kind, {rows}),
-                             poisoned(kind, {3 * C}),
-                             poisoned(kind, {3, plane_rows, plane_cols}),
-                             poisoned(ScalarKind::I32, {3})};
-    SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
-    auto m = parse(text);
+    const interp::RandomProgramCase c = interp::random_program_case(rng);
+    std::vector<Arg> args;
+    for (const interp::HostTensor &h : c.tensors) {
+      Arg a;
+      a.kind = h.dtype(), a.shape = h.shape();
+      a.data.assign(reinterpret_cast<const uint8_t *>(h.data()),
+                    reinterpret_cast<const uint8_t *>(h.data()) + h.size_bytes());
+      args.push_back(std::move(a));
+    }
+    SCOPED_TRACE("program " + std::to_string(i) + ":\n" + c.text);
+    auto m = parse(c.text);
     std::vector<Arg> on_device = args;
-    const std::string err = on_npusim(*m, "rand", on_device, {3, 1, 1});
+    const std::array<uint64_t, 3> grid = {uint64_t(c.grid[0]), 1, 1};
+    const std::string err = on_npusim(*m, "rand", on_device, grid);
     if (err.rfind("compile: ", 0) == 0) {
       ++refused[err.substr(0, err.find('\n'))];
       continue;
     }
+    ASSERT_EQ(err, "");
     ++ran;
-    expect_matches(text, "rand", args, {3, 1, 1});
+    expect_interpreter_agrees(*m, c.text, "rand", args, on_device, grid);
     if (::testing::Test::HasFatalFailure())
       return;
   }

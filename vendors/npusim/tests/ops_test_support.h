@@ -170,23 +170,22 @@ inline bool is_nan(ScalarKind k, uint64_t b) {
   }
 }
 
-/// Runs on both and compares every tensor: bit-exact, or within `ulp` units in the last place
-/// for floats (same sign); NaN matches NaN.
-inline void expect_matches(const std::string &text, const std::string &name, std::vector<Arg> args,
-                           std::array<uint64_t, 3> grid, int ulp = 0) {
-  auto m = parse(text);
-  const std::vector<Arg> before = args;
-  std::vector<Arg> want = args;
-  const std::string dev = on_npusim(*m, name, args, grid);
-  ASSERT_EQ(dev, "") << text;
-  const std::string ref = on_interpreter(*m, name, want, grid);
+/// Runs the interpreter on `before` (the arguments npusim started from) and compares every tensor
+/// with `on_device` (npusim's results): bit-exact, or within `ulp` units in the last place for
+/// floats (same sign); NaN matches NaN.
+inline void expect_interpreter_agrees(const ir::Module &m, const std::string &text,
+                                      const std::string &name, const std::vector<Arg> &before,
+                                      const std::vector<Arg> &on_device,
+                                      std::array<uint64_t, 3> grid, int ulp = 0) {
+  std::vector<Arg> want = before;
+  const std::string ref = on_interpreter(m, name, want, grid);
   ASSERT_EQ(ref, "") << text;
   bool written = false; // the kernel stored something (a test that compares nothing fails)
-  for (size_t t = 0; t < args.size(); ++t)
-    written = written || args[t].data != before[t].data;
+  for (size_t t = 0; t < on_device.size(); ++t)
+    written = written || on_device[t].data != before[t].data;
   ASSERT_TRUE(written) << text;
-  for (size_t t = 0; t < args.size(); ++t) {
-    const Arg &a = args[t], &w = want[t];
+  for (size_t t = 0; t < on_device.size(); ++t) {
+    const Arg &a = on_device[t], &w = want[t];
     // every element of the buffer (a strided view's data may hold more than its shape)
     for (int64_t i = 0; i < int64_t(a.data.size()) / bytes_of(a.kind) && !a.shape.empty(); ++i) {
       const uint64_t x = a.bits(i), y = w.bits(i);
@@ -200,6 +199,16 @@ inline void expect_matches(const std::string &text, const std::string &name, std
                          << text;
     }
   }
+}
+
+/// Runs on both and compares every tensor (expect_interpreter_agrees).
+inline void expect_matches(const std::string &text, const std::string &name, std::vector<Arg> args,
+                           std::array<uint64_t, 3> grid, int ulp = 0) {
+  auto m = parse(text);
+  const std::vector<Arg> before = args;
+  const std::string dev = on_npusim(*m, name, args, grid);
+  ASSERT_EQ(dev, "") << text;
+  expect_interpreter_agrees(*m, text, name, before, args, grid, ulp);
 }
 
 /// Both fail, with messages that contain `what`.

@@ -1248,34 +1248,10 @@ kernel @memory(%x: tensor<?xf32>, %idx: tensor<?xi32>, %o: tensor<?xf32>, %acc: 
 TEST(LlvmCpu, RandomProgramsMatchTheInterpreter) {
   const auto [programs, seed] = interp::random_program_batch(150);
   std::mt19937_64 rng(seed);
-  const auto &shapes = interp::kRandomProgramBlocks;
-  const auto &specials = interp::kFloatSpecials;
-  const auto &int_specials = interp::kIntSpecials;
   for (int i = 0; i < programs; ++i) {
-    const auto [R, C] = shapes[rng() % shapes.size()];
-    const char *elems[] = {"f32", "f32", "bf16", "f16", "i32"};
-    const std::string e = elems[rng() % 5];
-    const ScalarKind kind = *ir::parse_scalar_name(e);
-    const std::string text = interp::random_program(rng, R, C, e);
-    // three programs; the tensors' edges cut the last block's rows and every block's columns
-    const int64_t rows = 2 * R + int64_t(rng() % R) + 1, cols = C - int64_t(rng() % 5);
-    // each program's plane of %s0, a little smaller than a block: shifted stores clip on all sides
-    const int64_t plane_rows = std::max<int64_t>(1, R - int64_t(rng() % 2)),
-                  plane_cols = C - int64_t(rng() % 3);
-    auto input = [&](std::vector<int64_t> shape) {
-      HostTensor h = random_tensor(kind, shape, rng);
-      for (int64_t j = 0; j < h.num_elements(); ++j)
-        if (rng() % 16 == 0)
-          h.set(j, ir::is_float(kind) ? specials[rng() % 9] : int_specials[rng() % 5]);
-      return h;
-    };
-    SCOPED_TRACE("program " + std::to_string(i) + ":\n" + text);
-    expect_same(text, "rand",
-                {input({rows, cols}), input({rows, cols}), input({cols}),
-                 HostTensor(kind, {rows, cols}), HostTensor(kind, {rows, cols}),
-                 HostTensor(kind, {rows}), HostTensor(kind, {3 * C}),
-                 HostTensor(kind, {3, plane_rows, plane_cols}), HostTensor(ScalarKind::I32, {3})},
-                {}, {3, 1, 1});
+    interp::RandomProgramCase c = interp::random_program_case(rng);
+    SCOPED_TRACE("program " + std::to_string(i) + ":\n" + c.text);
+    expect_same(c.text, "rand", std::move(c.tensors), {}, c.grid);
     if (::testing::Test::HasFatalFailure())
       return;
   }

@@ -50,7 +50,82 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 18) {
+    switch (rng() % 20) {
+    case 18: // remainders, copysign, ceil, clamp, the class tests, the bits; integers: division
+      // and remainder by a constant
+      if (fl) {
+        const std::string mask = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi1>";
+        switch (rng() % 5) {
+        case 0:
+          if (rng() % 2) {
+            k << "  " << v << " = fmod " << pick('t') << ", " << pick('t') << " : " << t << "\n";
+          } else { // the sign from a value that is not NaN (a NaN's sign is unspecified)
+            k << "  " << v << "k = full {value = -1.0} : " << t << "\n  " << v << "s = maxnum "
+              << pick('t') << ", " << v << "k : " << t << "\n  " << v << " = copysign " << pick('t')
+              << ", " << v << "s : " << t << "\n";
+          }
+          break;
+        case 1:
+          k << "  " << v << " = ceil " << pick('t') << " : " << t << "\n";
+          break;
+        case 2:
+          k << "  " << v << " = clamp " << pick('t') << ", " << pick('t') << ", " << pick('t')
+            << " : " << t << "\n";
+          break;
+        case 3: {
+          const char *tests[] = {"isnan", "isinf", "isfinite"};
+          k << "  " << v << "m = " << tests[rng() % 3] << " " << pick('t') << " : " << mask
+            << "\n  " << v << " = select " << v << "m, " << pick('t') << ", " << pick('t') << " : "
+            << t << "\n";
+          break;
+        }
+        default: { // the sign bit and the lowest bit flipped as an integer, and back
+          const bool wide = e == "f32";
+          const std::string it =
+              "tile<" + std::to_string(R) + "x" + std::to_string(C) + (wide ? "xi32>" : "xi16>");
+          k << "  " << v << "b = bitcast " << pick('t') << " : " << it << "\n  " << v
+            << "k = full {value = " << (wide ? -2147483647 : -32767) << "} : " << it << "\n  " << v
+            << "x = xor " << v << "b, " << v << "k : " << it << "\n  " << v << " = bitcast " << v
+            << "x : " << t << "\n";
+        }
+        }
+      } else {
+        const int64_t divisors[] = {3, -7, 1000, 2, 65536};
+        if (rng() % 3 == 0)
+          k << "  " << v << " = clamp " << pick('t') << ", " << pick('t') << ", " << pick('t')
+            << " : " << t << "\n";
+        else
+          k << "  " << v << "k = full {value = " << divisors[rng() % 5] << "} : " << t << "\n  "
+            << v << " = " << (rng() % 2 ? "div " : "rem ") << pick('t') << ", " << v << "k : " << t
+            << "\n";
+      }
+      vals.push_back({v, 't'});
+      break;
+    case 19: { // a gather of x's block (rows shifted by s & 3, columns reversed), lanes past
+      // x's edges masked off
+      const std::string ti = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi32>";
+      const std::string mask = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi1>";
+      k << "  " << v << "ra = arange {end = " << R << ", start = 0} : tile<" << R << "xi32>\n  "
+        << v << "re = expand_dims " << v << "ra {axis = 1} : tile<" << R << "x1xi32>\n  " << v
+        << "rb = broadcast " << v << "re : " << ti << "\n  " << v
+        << "three = constant {value = 3} : i32\n  " << v << "sh = and " << pick('s') << ", " << v
+        << "three : i32\n  " << v << "r0 = add %at, " << v << "sh : i32\n  " << v << "rs = splat "
+        << v << "r0 : " << ti << "\n  " << v << "ri = add " << v << "rb, " << v << "rs : " << ti
+        << "\n  " << v << "ca = arange {end = " << C << ", start = 0} : tile<" << C << "xi32>\n  "
+        << v << "ce = expand_dims " << v << "ca {axis = 0} : tile<1x" << C << "xi32>\n  " << v
+        << "cb = broadcast " << v << "ce : " << ti << "\n  " << v
+        << "last = full {value = " << C - 1 << "} : " << ti << "\n  " << v << "ci = sub " << v
+        << "last, " << v << "cb : " << ti << "\n  " << v << "d0 = dim %x {axis = 0} : i64\n  " << v
+        << "d1 = dim %x {axis = 1} : i64\n  " << v << "n0 = cast " << v << "d0 : i32\n  " << v
+        << "n1 = cast " << v << "d1 : i32\n  " << v << "s0 = splat " << v << "n0 : " << ti << "\n  "
+        << v << "s1 = splat " << v << "n1 : " << ti << "\n  " << v << "in0 = cmp " << v << "ri, "
+        << v << "s0 {pred = \"lt\"} : " << mask << "\n  " << v << "in1 = cmp " << v << "ci, " << v
+        << "s1 {pred = \"lt\"} : " << mask << "\n  " << v << "in = and " << v << "in0, " << v
+        << "in1 : " << mask << "\n  " << v << " = gather %x, " << v << "ri, " << v << "ci, " << v
+        << "in {other = " << (fl ? "-0.75" : "-5") << "} : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
     case 16: { // i32 scalar arithmetic on the program id, its rows, earlier scalars (wrapping),
       // or a cast there and back through a narrower or differently signed type
       const char *ops[] = {"add", "sub", "mul", "min", "max", "and", "or", "xor"};

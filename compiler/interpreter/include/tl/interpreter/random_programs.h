@@ -21,7 +21,9 @@ namespace tl::interp {
 /// blocks, program p at rows p R (launch 3 programs; tensors of rows < 3 R and cols <= C cut
 /// the last block's rows and every block's columns). e is f32, bf16, f16 or i32. Exact ops only:
 /// arithmetic, min / max both ways, fma, roundings, bit ops and shifts, popcount / clz, casts there
-/// and back through f32, f16, bf16, i32, i8, compares and selects, row and column broadcasts, max /
+/// and back through f32, f16, bf16, i32, i8, compares and selects, fmod, copysign, clamp, isnan /
+/// isinf / isfinite, bitcasts, integer division and remainder by constants, gathers (reversed
+/// columns, masked past the edges), row and column broadcasts, max /
 /// min / argmax and integer sum reductions along either axis, running sums along the rows,
 /// transposes and dots in order of square tiles, loops carrying tiles, branches on the program,
 /// blocks shifted past the tensor's edges (padding), i32 scalar arithmetic (wrapping) and blocks at

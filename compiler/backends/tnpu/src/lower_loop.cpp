@@ -120,7 +120,7 @@ void Lowering::run_loop(Loop &loop, bool pipelined) {
   for (int b = 0; b + 1 < depth; ++b)
     guarded_prefetch(loop, b, signalled[size_t(b)]);
   const auto head = sync_.known();
-  forget_vec(); // the back edge joins here
+  forget_config(); // the back edge joins here
   const size_t top = out_.program.size();
   std::vector<size_t> exits = {branch(isa::Opcode::Bge, loop.counter, loop.bound)};
   for (int buffer = 0; buffer < depth; ++buffer) {

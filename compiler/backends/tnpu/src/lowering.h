@@ -78,15 +78,34 @@ private:
     in.imm = static_cast<int32_t>(imm);
     out_.program.push_back(in);
   }
-  /// A forward branch to patch with `land`.
+  /// A forward branch to patch with `land` (the units' configuration here is kept for it).
   size_t branch(isa::Opcode op, uint8_t a = 0, uint8_t b = 0) {
     emit(op, a, b);
-    return out_.program.size() - 1;
+    const size_t at = out_.program.size() - 1;
+    config_at_branch_[at] = {vcfg_, dcfg_};
+    return at;
   }
-  /// Patches a forward branch to land here; the vector unit's configuration is unknown at a join.
+  /// Patches a forward branch to land here. The units' configuration is what both paths agree
+  /// on: the branch's, and the fall-through's unless an unconditional jump ends it.
   void land(size_t at) {
     out_.program[at].imm = int32_t(out_.program.size() - at);
-    forget_vec();
+    const auto it = config_at_branch_.find(at);
+    if (it == config_at_branch_.end()) {
+      forget_config();
+      return;
+    }
+    const bool fall_through =
+        out_.program.size() - 1 == at || out_.program.back().op != isa::Opcode::Jmp;
+    auto meet = [&](auto &known, const auto &other) {
+      for (size_t f = 0; f < known.size(); ++f)
+        if (!fall_through)
+          known[f] = other[f];
+        else if (known[f] != other[f])
+          known[f] = std::nullopt;
+    };
+    meet(vcfg_, it->second.first);
+    meet(dcfg_, it->second.second);
+    config_at_branch_.erase(it);
   }
   void li(uint8_t rd, uint64_t v) {
     const auto lo = static_cast<int32_t>(static_cast<uint32_t>(v));
@@ -94,10 +113,23 @@ private:
     if (static_cast<uint64_t>(static_cast<int64_t>(lo)) != v)
       emit(isa::Opcode::Lih, rd, 0, 0, static_cast<int32_t>(v >> 32));
   }
-  void dmai(isa::DmaField f, int64_t v) { emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v); }
-  void dmar(isa::DmaField f, uint8_t r) { emit(isa::Opcode::DmaCfg, uint8_t(f), r); }
+  /// Sets a DMA descriptor field, unless it is known to hold v already (as veci; the descriptor
+  /// keeps its fields across transfers, so that a box's first indices, its element size and
+  /// the like are set once for a run of transfers).
+  void dmai(isa::DmaField f, int64_t v) {
+    auto &known = dcfg_[size_t(f)];
+    if (known && *known == v)
+      return;
+    emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v);
+    known = v;
+  }
+  /// Sets a DMA descriptor field from a register (its value unknown here).
+  void dmar(isa::DmaField f, uint8_t r) {
+    emit(isa::Opcode::DmaCfg, uint8_t(f), r);
+    dcfg_[size_t(f)] = std::nullopt;
+  }
   /// Sets a vector configuration field, unless it is known to hold v already (straight-line code
-  /// only: `forget_vec` at every join and loop head).
+  /// only: `forget_config` at every join and loop head).
   void veci(isa::VecField f, int64_t v) {
     auto &known = vcfg_[size_t(f)];
     if (known && *known == v)
@@ -105,7 +137,12 @@ private:
     emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v);
     known = v;
   }
-  void forget_vec() { vcfg_.fill(std::nullopt); }
+  /// At a join or a loop head the vector unit's configuration and the DMA descriptor are
+  /// whatever the paths into it left.
+  void forget_config() {
+    vcfg_.fill(std::nullopt);
+    dcfg_.fill(std::nullopt);
+  }
   void mxi(isa::MxField f, int64_t v) { emit(isa::Opcode::MxCfgi, uint8_t(f), 0, 0, v); }
 
   /// A unit command on queue q (a QueueSync index), ordered after what it conflicts with.
@@ -461,6 +498,9 @@ private:
   std::vector<uint8_t> pinned_; ///< never freed: a persistent kernel's program ids
   uint64_t temp_base_ = 0;      ///< the first scratchpad byte above every planned tile
   std::array<std::optional<int64_t>, size_t(isa::VecField::Count)> vcfg_;
+  std::array<std::optional<int64_t>, size_t(isa::DmaField::Count)> dcfg_;
+  /// vcfg_ and dcfg_ where each forward branch not yet landed was taken.
+  std::map<size_t, std::pair<decltype(vcfg_), decltype(dcfg_)>> config_at_branch_;
 };
 
 } // namespace tl::tnpu::detail

@@ -1,7 +1,7 @@
 // The shape of the tnpu lowering's programs: semaphores instead of fences, the DMA engines used,
 // dots accumulating in place, software-pipelined loops, scratchpad planning, the vector
-// configuration cache, scalar read-backs. Results against the interpreter are checked on the
-// simulator in vendors/npusim/tests.
+// configuration and DMA descriptor caches, scalar read-backs. Results against the interpreter
+// are checked on the simulator in vendors/npusim/tests.
 // SPDX-License-Identifier: Apache-2.0
 #include "tl/backends/tnpu.h"
 #include "tl/ir/parser.h"
@@ -204,6 +204,33 @@ kernel @k(%x: tensor<?xf32>, %n: i32) {
 }
 )");
   EXPECT_EQ(count(loop, R"(v\.cfgi n, 64)"), 2) << loop;
+}
+
+// The DMA descriptor keeps its fields across transfers: two loads and a store of same-typed
+// blocks set the element size and the first indices once (the layouts' two paths set l0 and l1
+// alike, so the join after them keeps them), and again after a loop (its head forgets what is
+// known). A cache that forgot nothing would set them once in all (and run a transfer after the
+// loop with what the loop body left); one that kept nothing, per transfer (4 each).
+TEST(TnpuLower, DmaDescriptorIsSetOnlyWhenItChanges) {
+  const std::string s = lower(R"(
+kernel @k(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %o: tensor<?x?xf32>, %n: i32) {
+  %z = constant {value = 0} : i32
+  %a = load %x, %z, %z : tile<16x64xf32>
+  %b = load %y, %z, %z : tile<16x64xf32>
+  %c = add %a, %b : tile<16x64xf32>
+  store %o, %z, %z, %c
+  %one = constant {value = 1} : i32
+  %r = for %i = %z to %n step %one iter_args(%s = %c) : tile<16x64xf32> {
+    %d = add %s, %a : tile<16x64xf32>
+    yield %d
+  }
+  store %o, %z, %z, %r
+  return
+}
+)");
+  EXPECT_EQ(count(s, R"(dma\.cfgi esize, 4)"), 2) << s;
+  EXPECT_EQ(count(s, R"(dma\.cfgi l2, 0)"), 2) << s;
+  EXPECT_EQ(count(s, R"(dma\.(ld|st) )"), 4) << s;
 }
 
 TEST(TnpuLower, ScalarsFromTilesWaitForTheVectorUnitOnly) {

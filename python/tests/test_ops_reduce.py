@@ -38,6 +38,16 @@ def test_reduce_any_axis(op, axis, dtype, device):
     check(got, want, TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("n", [64, 1000, 1024])
+def test_var_rows_full_and_ragged_blocks(n, device):
+    # Rows of n along the last axis in one block of BN = pow2(n): n = 64 and 1024 fill it (FULL:
+    # no mask), n = 1000 leaves 24 padding lanes, which must stay out of the squares. Values
+    # around 11 make a padding lane's (0 - mean)^2 = 121 a large error. Catches FULL taken for
+    # a ragged block (var about 2.9 too large at n = 1000), a mask dropped or misplaced.
+    x = make(rng, (70, n), "f32", 10.0, 12.0)
+    check(ops.var(x, device=device), ref.reduce("var", x, -1), "reduce_var", "f32", n=n)
+
+
 @pytest.mark.parametrize("axis", [0, -1])
 def test_argmax_first_index(axis, device):
     # Catches: the last index of a tie, a later chunk's equal maximum winning, indices relative

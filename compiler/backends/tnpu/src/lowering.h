@@ -113,29 +113,27 @@ private:
     if (static_cast<uint64_t>(static_cast<int64_t>(lo)) != v)
       emit(isa::Opcode::Lih, rd, 0, 0, static_cast<int32_t>(v >> 32));
   }
-  /// Sets a DMA descriptor field, unless it is known to hold v already (as veci; the descriptor
-  /// keeps its fields across transfers, so that a box's first indices, its element size and
-  /// the like are set once for a run of transfers).
-  void dmai(isa::DmaField f, int64_t v) {
-    auto &known = dcfg_[size_t(f)];
+  /// Sets a unit's configuration field (`op`: an immediate form) unless `known` says it holds v
+  /// already: straight-line code and forward joins only (`land`; `forget_config` at loop heads).
+  void config_imm(isa::Opcode op, uint8_t f, std::optional<int64_t> &known, int64_t v) {
     if (known && *known == v)
       return;
-    emit(isa::Opcode::DmaCfgi, uint8_t(f), 0, 0, v);
+    emit(op, f, 0, 0, v);
     known = v;
+  }
+  /// A DMA descriptor field: the descriptor keeps its fields across transfers, so a box's first
+  /// indices, its element size and the like are set once for a run of transfers.
+  void dmai(isa::DmaField f, int64_t v) {
+    config_imm(isa::Opcode::DmaCfgi, uint8_t(f), dcfg_[size_t(f)], v);
   }
   /// Sets a DMA descriptor field from a register (its value unknown here).
   void dmar(isa::DmaField f, uint8_t r) {
     emit(isa::Opcode::DmaCfg, uint8_t(f), r);
     dcfg_[size_t(f)] = std::nullopt;
   }
-  /// Sets a vector configuration field, unless it is known to hold v already (straight-line code
-  /// only: `forget_config` at every join and loop head).
+  /// A vector configuration field.
   void veci(isa::VecField f, int64_t v) {
-    auto &known = vcfg_[size_t(f)];
-    if (known && *known == v)
-      return;
-    emit(isa::Opcode::VCfgi, uint8_t(f), 0, 0, v);
-    known = v;
+    config_imm(isa::Opcode::VCfgi, uint8_t(f), vcfg_[size_t(f)], v);
   }
   /// At a join or a loop head the vector unit's configuration and the DMA descriptor are
   /// whatever the paths into it left.

@@ -5,6 +5,7 @@
 #include "tl/ir/types.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -26,7 +27,7 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const std::string T2 = "tensor<?x?x" + e + ">", T1 = "tensor<?x" + e + ">";
   k << "kernel @rand(%x: " << T2 << ", %y: " << T2 << ", %v: " << T1 << ", %o0: " << T2
     << ", %o1: " << T2 << ", %r0: " << T1 << ", %c0: " << T1 << ", %s0: tensor<?x?x?x" << e
-    << ">, %q0: tensor<?xi32>) {\n"
+    << ">, %q0: tensor<?xi32>, %a0: tensor<?xi32>) {\n"
        "  %z = constant {value = 0} : i32\n  %p = program_id {axis = 0} : i32\n"
        "  %rows = constant {value = "
     << R << "} : i32\n  %at = mul %p, %rows : i32\n"
@@ -50,7 +51,28 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 20) {
+    switch (rng() % 21) {
+    case 20: { // every program adds a tile (as i32) into %a0 at (i C + j) & 63: an integer sum
+      // in any order is exact, so the programs' atomic adds may interleave
+      const std::string ti = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi32>";
+      const std::string src = pick('t');
+      std::string val = src;
+      if (e != "i32") {
+        k << "  " << v << "i = cast " << src << " : " << ti << "\n";
+        val = v + "i";
+      }
+      k << "  " << v << "ra = arange {end = " << R << ", start = 0} : tile<" << R << "xi32>\n  "
+        << v << "re = expand_dims " << v << "ra {axis = 1} : tile<" << R << "x1xi32>\n  " << v
+        << "rb = broadcast " << v << "re : " << ti << "\n  " << v << "ca = arange {end = " << C
+        << ", start = 0} : tile<" << C << "xi32>\n  " << v << "ce = expand_dims " << v
+        << "ca {axis = 0} : tile<1x" << C << "xi32>\n  " << v << "cb = broadcast " << v
+        << "ce : " << ti << "\n  " << v << "w = full {value = " << C << "} : " << ti << "\n  " << v
+        << "m = full {value = 63} : " << ti << "\n  " << v << "rw = mul " << v << "rb, " << v
+        << "w : " << ti << "\n  " << v << "lin = add " << v << "rw, " << v << "cb : " << ti
+        << "\n  " << v << "at = and " << v << "lin, " << v << "m : " << ti << "\n  " << v
+        << "old = atomic_add %a0, " << v << "at, " << val << " : " << ti << "\n";
+      continue; // the old values depend on the programs' order: not a value of the program
+    }
     case 18: // remainders, copysign, ceil, clamp, the class tests, the bits; integers: division
       // and remainder by a constant
       if (fl) {
@@ -79,14 +101,17 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
             << t << "\n";
           break;
         }
-        default: { // the sign bit and the lowest bit flipped as an integer, and back
+        default: { // the sign bit flipped as an integer, and back. Only the sign: a flip of a
+          // mantissa bit can make a NaN of an infinity, and a NaN's payload is unspecified (the
+          // interpreter keeps the canonical NaN), so flipping it back would not give the
+          // infinity again everywhere
           const bool wide = e == "f32";
           const std::string it =
               "tile<" + std::to_string(R) + "x" + std::to_string(C) + (wide ? "xi32>" : "xi16>");
           k << "  " << v << "b = bitcast " << pick('t') << " : " << it << "\n  " << v
-            << "k = full {value = " << (wide ? -2147483647 : -32767) << "} : " << it << "\n  " << v
-            << "x = xor " << v << "b, " << v << "k : " << it << "\n  " << v << " = bitcast " << v
-            << "x : " << t << "\n";
+            << "k = full {value = " << (wide ? int64_t(INT32_MIN) : int64_t(INT16_MIN))
+            << "} : " << it << "\n  " << v << "x = xor " << v << "b, " << v << "k : " << it
+            << "\n  " << v << " = bitcast " << v << "x : " << t << "\n";
         }
         }
       } else {
@@ -357,6 +382,7 @@ RandomProgramCase random_program_case(std::mt19937_64 &rng) {
   c.tensors.push_back(output(kind, {3 * C}));
   c.tensors.push_back(output(kind, {3, plane_rows, plane_cols}));
   c.tensors.push_back(output(ir::ScalarKind::I32, {3}));
+  c.tensors.push_back(output(ir::ScalarKind::I32, {64}));
   return c;
 }
 

@@ -14,7 +14,8 @@
 //
 // Besides the corpus, compiler.random_programs.N: batches of random programs whose every op is
 // exact (tl/interpreter/random_programs.h: arithmetic, casts, selects, reductions, scans,
-// transposes, dots in order, loops, branches, blocks past the tensors' edges, scalar arithmetic),
+// transposes, dots in order, loops, branches, blocks past the tensors' edges, scalar arithmetic,
+// gathers, atomic adds of integers from every program),
 // each compared bit for bit with the interpreter. A program the target refuses to compile is
 // counted, not compared; a batch fails when its target refuses more than a third.
 // SPDX-License-Identifier: Apache-2.0
@@ -169,11 +170,9 @@ Outcome run_random_programs(WorkerContext &ctx, const TestDef &t) {
     }
     ++ran;
     std::vector<interp::HostTensor> want = c.tensors;
-    std::vector<KernelArg> dev_args, ref_args;
-    for (size_t a = 0; a < c.tensors.size(); ++a) {
-      dev_args.push_back(&c.tensors[a]);
-      ref_args.push_back(&want[a]);
-    }
+    std::vector<KernelArg> ref_args;
+    for (interp::HostTensor &h : want)
+      ref_args.push_back(&h);
     const std::array<uint64_t, 3> grid = {uint64_t(c.grid[0]), uint64_t(c.grid[1]),
                                           uint64_t(c.grid[2])};
     json failed = {{"program", i}, {"tlir", c.text}};

@@ -41,7 +41,16 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
       if (v.kind == kind)
         of.push_back(v.name);
     return of.empty() ? "" : of[rng() % of.size()];
+  }; // (R, C) i32 tiles of each lane's row index (v rb) and column index (v cb)
+  auto lane_indices = [&](const std::string &v, const std::string &ti) {
+    k << "  " << v << "ra = arange {end = " << R << ", start = 0} : tile<" << R << "xi32>\n  " << v
+      << "re = expand_dims " << v << "ra {axis = 1} : tile<" << R << "x1xi32>\n  " << v
+      << "rb = broadcast " << v << "re : " << ti << "\n  " << v << "ca = arange {end = " << C
+      << ", start = 0} : tile<" << C << "xi32>\n  " << v << "ce = expand_dims " << v
+      << "ca {axis = 0} : tile<1x" << C << "xi32>\n  " << v << "cb = broadcast " << v
+      << "ce : " << ti << "\n";
   };
+
   const std::vector<const char *> binary =
       fl ? std::vector<const char *>{"add", "sub", "mul", "div", "min", "max", "minnum", "maxnum"}
          : std::vector<const char *>{"add", "sub", "mul", "min", "max", "and", "or", "xor"};
@@ -61,12 +70,8 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
         k << "  " << v << "i = cast " << src << " : " << ti << "\n";
         val = v + "i";
       }
-      k << "  " << v << "ra = arange {end = " << R << ", start = 0} : tile<" << R << "xi32>\n  "
-        << v << "re = expand_dims " << v << "ra {axis = 1} : tile<" << R << "x1xi32>\n  " << v
-        << "rb = broadcast " << v << "re : " << ti << "\n  " << v << "ca = arange {end = " << C
-        << ", start = 0} : tile<" << C << "xi32>\n  " << v << "ce = expand_dims " << v
-        << "ca {axis = 0} : tile<1x" << C << "xi32>\n  " << v << "cb = broadcast " << v
-        << "ce : " << ti << "\n  " << v << "w = full {value = " << C << "} : " << ti << "\n  " << v
+      lane_indices(v, ti);
+      k << "  " << v << "w = full {value = " << C << "} : " << ti << "\n  " << v
         << "m = full {value = 63} : " << ti << "\n  " << v << "rw = mul " << v << "rb, " << v
         << "w : " << ti << "\n  " << v << "lin = add " << v << "rw, " << v << "cb : " << ti
         << "\n  " << v << "at = and " << v << "lin, " << v << "m : " << ti << "\n  " << v
@@ -130,23 +135,19 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
       // x's edges masked off
       const std::string ti = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi32>";
       const std::string mask = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi1>";
-      k << "  " << v << "ra = arange {end = " << R << ", start = 0} : tile<" << R << "xi32>\n  "
-        << v << "re = expand_dims " << v << "ra {axis = 1} : tile<" << R << "x1xi32>\n  " << v
-        << "rb = broadcast " << v << "re : " << ti << "\n  " << v
-        << "three = constant {value = 3} : i32\n  " << v << "sh = and " << pick('s') << ", " << v
-        << "three : i32\n  " << v << "r0 = add %at, " << v << "sh : i32\n  " << v << "rs = splat "
-        << v << "r0 : " << ti << "\n  " << v << "ri = add " << v << "rb, " << v << "rs : " << ti
-        << "\n  " << v << "ca = arange {end = " << C << ", start = 0} : tile<" << C << "xi32>\n  "
-        << v << "ce = expand_dims " << v << "ca {axis = 0} : tile<1x" << C << "xi32>\n  " << v
-        << "cb = broadcast " << v << "ce : " << ti << "\n  " << v
-        << "last = full {value = " << C - 1 << "} : " << ti << "\n  " << v << "ci = sub " << v
-        << "last, " << v << "cb : " << ti << "\n  " << v << "d0 = dim %x {axis = 0} : i64\n  " << v
-        << "d1 = dim %x {axis = 1} : i64\n  " << v << "n0 = cast " << v << "d0 : i32\n  " << v
-        << "n1 = cast " << v << "d1 : i32\n  " << v << "s0 = splat " << v << "n0 : " << ti << "\n  "
-        << v << "s1 = splat " << v << "n1 : " << ti << "\n  " << v << "in0 = cmp " << v << "ri, "
-        << v << "s0 {pred = \"lt\"} : " << mask << "\n  " << v << "in1 = cmp " << v << "ci, " << v
-        << "s1 {pred = \"lt\"} : " << mask << "\n  " << v << "in = and " << v << "in0, " << v
-        << "in1 : " << mask << "\n  " << v << " = gather %x, " << v << "ri, " << v << "ci, " << v
+      lane_indices(v, ti);
+      k << "  " << v << "three = constant {value = 3} : i32\n  " << v << "sh = and " << pick('s')
+        << ", " << v << "three : i32\n  " << v << "r0 = add %at, " << v << "sh : i32\n  " << v
+        << "rs = splat " << v << "r0 : " << ti << "\n  " << v << "ri = add " << v << "rb, " << v
+        << "rs : " << ti << "\n  " << v << "last = full {value = " << C - 1 << "} : " << ti
+        << "\n  " << v << "ci = sub " << v << "last, " << v << "cb : " << ti << "\n  " << v
+        << "d0 = dim %x {axis = 0} : i64\n  " << v << "d1 = dim %x {axis = 1} : i64\n  " << v
+        << "n0 = cast " << v << "d0 : i32\n  " << v << "n1 = cast " << v << "d1 : i32\n  " << v
+        << "s0 = splat " << v << "n0 : " << ti << "\n  " << v << "s1 = splat " << v << "n1 : " << ti
+        << "\n  " << v << "in0 = cmp " << v << "ri, " << v << "s0 {pred = \"lt\"} : " << mask
+        << "\n  " << v << "in1 = cmp " << v << "ci, " << v << "s1 {pred = \"lt\"} : " << mask
+        << "\n  " << v << "in = and " << v << "in0, " << v << "in1 : " << mask << "\n  " << v
+        << " = gather %x, " << v << "ri, " << v << "ci, " << v
         << "in {other = " << (fl ? "-0.75" : "-5") << "} : " << t << "\n";
       vals.push_back({v, 't'});
       break;

@@ -128,3 +128,31 @@ def test_log_softmax_in_place(rows, device):
     row_ops.softmax_kernel.kernel[(rows,)](y, y, device=device, LOG=True, ONE_PASS=True, BM=1,
                                            BLOCK=1024, RECIP=False)
     np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("shape", [(100, 100), (70, 5000)])
+@pytest.mark.parametrize("op", ["softmax", "layernorm"])
+def test_rows_in_blocks_of_64(op, shape, device):
+    # The tnpu's configs take up to 64 rows a program (BM = 64, ELEMS = its row_elements):
+    # 100 rows of 100 are a full program and a ragged one of 36 rows; 70 rows of 5000 are
+    # chunked rows, 16 a program (ELEMS / BLOCK) and a last of 6. Run on every device with the
+    # grid the host computes (rows_per_program). Catches: the grid and the kernel capping the
+    # rows differently (rows never written stay NaN), the ragged program's rows past the end
+    # written or read, another program's rows normalized with this one's statistics.
+    from tl.ops import _common, rows as row_ops
+    x = make(rng, shape, "f32", -4, 4)
+    x2, out = x.copy(), np.full(shape, np.nan, np.float32)
+    _, block, one = row_ops.row_tiles(*shape)
+    grid = (-(-shape[0] // row_ops.rows_per_program(64, block, 65536)),)
+    if op == "softmax":
+        row_ops.softmax_kernel.kernel[grid](x2, out, device=device, LOG=False, ONE_PASS=one,
+                                            BM=64, BLOCK=block, ELEMS=65536)
+        check(out, ref.softmax(x), "softmax", "f32", n=shape[1])
+    else:
+        stats = np.zeros((shape[0], 2), np.float32)
+        row_ops.norm_kernel.kernel[grid](x2, x2[0, :1], x2[0, :1], out, stats, 1e-5,
+                                         device=device, RMS=False, HAS_W=False, HAS_B=False,
+                                         ONE_PASS=one, BM=64, BLOCK=block,
+                                         EVEN=shape[1] % block == 0, ELEMS=65536)
+        check(out, ref.layernorm(x), "norm", "f32", n=shape[1])
+    assert grid[0] == (2 if shape[1] == 100 else 5)

@@ -37,7 +37,9 @@ WORK = {
     "swiglu": (5, 1), "geglu": (5, 1),
     **{act: (4, 1) for act in ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh")},
     "softmax": (4, 1), "log_softmax": (4, 1),
-    "layernorm": (7, 0), "rmsnorm": (7, 0),
+    # layernorm: the mean's sum, the subtraction, the square and its sum, times 1 / sigma,
+    # times the weight, plus the bias; rmsnorm: no mean and no bias
+    "layernorm": (7, 0), "rmsnorm": (4, 0),
     "var": (3, 0),
     "rope": (3, 0),  # per element of x (each output pair: four products and two sums)
     "absmax": (2, 0), "quantize": (4, 0),

@@ -11,34 +11,39 @@ import tl
 from . import _common as c
 
 MAX_BLOCK = 4096  # columns held at once; wider rows loop
-MAX_ELEMS = 8192  # elements a program holds at most (rows times BLOCK)
 
-# Rows per program (at most MAX_ELEMS // BLOCK), chosen per device by tl.autotune. Measured
-# (bench/ops_bench.py, rows of 1024): on cpu one row per program streams best (softmax 0.42 ->
-# 0.60, layernorm 0.36 -> 0.70 of the triad; the next row's prefetch and fewer broadcast
-# lanes), on npusim eight (3-5x faster there: fewer, larger DMA transfers). On cpu only one row
-# is tried (session 12, 2 vCPUs at load 10-16: BM = 1 at or below BM = 8 in every alternating
-# pair, e.g. layernorm 53 vs 88 ms, but the two timed at launch differ by less than the noise, and
-# the autotuner had kept 8 for softmax: 74.7 vs 73.3 ms, then 85 ms against 50-62).
+# Rows per program (at most ELEMS // BLOCK, ELEMS the device's `row_elements`), chosen per
+# device by tl.autotune. Measured (bench/ops_bench.py, rows of 1024): on cpu one row per
+# program streams best (softmax 0.42 -> 0.60, layernorm 0.36 -> 0.70 of the triad; the next
+# row's prefetch and fewer broadcast lanes). On cpu only one row is tried (session 12, 2 vCPUs
+# at load 10-16: BM = 1 at or below BM = 8 in every alternating pair, e.g. layernorm 53 vs 88
+# ms, but the two timed at launch differ by less than the noise, and the autotuner had kept 8
+# for softmax: 74.7 vs 73.3 ms, then 85 ms against 50-62). On npusim eight rows were 3-5x
+# faster than one (fewer, larger DMA transfers), and 64 faster again: each vector command pays
+# the pipeline's 8 cycles, 25 % of a 256-column subtraction over 8 rows (4096 x 1024 f32,
+# session 25: softmax 0.167 -> 0.153 ms, layernorm 0.143 -> 0.122, rmsnorm 0.115 -> 0.080).
 ROW_CONFIGS = [tl.Config({"BM": 1}), tl.Config({"BM": 8}),
-               tl.Config({"BM": 1}, targets="llvm-cpu")]
+               tl.Config({"BM": 1}, targets="llvm-cpu"),
+               tl.Config({"BM": 8}, targets="tnpu"), tl.Config({"BM": 64}, targets="tnpu")]
 
 
-def rows_per_program(bm, block):
-    """The rows a program of the row kernels takes: BM, capped at MAX_ELEMS elements."""
-    return min(bm, max(1, MAX_ELEMS // block))
+def rows_per_program(bm, block, elements):
+    """The rows a program of the row kernels takes: BM, capped at `elements` elements (the
+    kernels' ELEMS)."""
+    return min(bm, max(1, elements // block))
 
 
 @tl.autotune(configs=ROW_CONFIGS, key=["x"])
 @tl.kernel
 def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl.constexpr,
-                   BM: tl.constexpr, BLOCK: tl.constexpr, RECIP: tl.constexpr = False):
+                   BM: tl.constexpr, BLOCK: tl.constexpr, RECIP: tl.constexpr = False,
+                   ELEMS: tl.constexpr = 8192):
     """Row softmax (LOG: log-softmax) with an online max and sum over chunks, in f32; a
-    program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program). RECIP (ONE_PASS): the
+    program per min(BM, ELEMS / BLOCK) rows (rows_per_program). RECIP (ONE_PASS): the
     exponentials times 1 / sum instead of divided by the sum (_common.TUNING
     "softmax_reciprocal": on the tnpu a division is 4 vector passes, a multiplication 1; one
     more rounding per element, within the softmax tolerance's n u)."""
-    R = min(BM, max(1, MAX_ELEMS // BLOCK))
+    R = min(BM, max(1, ELEMS // BLOCK))
     r0 = tl.program_id(0) * R
     n = x.shape[1]
     if ONE_PASS:
@@ -77,15 +82,16 @@ def softmax_kernel(x: tl.tensor, out: tl.tensor, LOG: tl.constexpr, ONE_PASS: tl
 def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats: tl.tensor,
                 eps: tl.float32, RMS: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
                 ONE_PASS: tl.constexpr, BM: tl.constexpr, BLOCK: tl.constexpr,
-                EVEN: tl.constexpr = False, FMA: tl.constexpr = False):
+                EVEN: tl.constexpr = False, FMA: tl.constexpr = False,
+                ELEMS: tl.constexpr = 8192):
     """LayerNorm (two-pass mean and variance) or RMSNorm (RMS) of each row, in f32; stats
     (rows, 2) gets the mean (0 for RMSNorm) and 1/sigma of each row, for the backward.
     ONE_PASS (rows of at most BLOCK): the row is read once and kept. EVEN (n a multiple of
     BLOCK): no column past the row's end, so no mask (on cpu the mask cost 2/3 of the time).
     FMA (ONE_PASS, weight and bias): y * w + b as one fma (_common.TUNING "norm_fma": one
     vector pass instead of two on the tnpu; one rounding fewer).
-    A program per min(BM, MAX_ELEMS / BLOCK) rows (rows_per_program)."""
-    R = min(BM, max(1, MAX_ELEMS // BLOCK))
+    A program per min(BM, ELEMS / BLOCK) rows (rows_per_program)."""
+    R = min(BM, max(1, ELEMS // BLOCK))
     r0 = tl.program_id(0) * R
     n = x.shape[1]
     if ONE_PASS:
@@ -154,11 +160,13 @@ def _softmax(op, x, axis, device):
         return out
     x2, o2 = c.rows_view(x), c.rows_view(out)
     _, block, one = row_tiles(*x2.shape)
-    grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa: E731
+    elems = c.tuned("row_elements", device)
+    grid = lambda meta: (  # noqa: E731
+        tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block, elems)),)
     # Through c.device_args, as c.launch does (tl.torch's CUDA tensors replace their stand-ins).
     softmax_kernel[grid](*c.device_args(x2, o2), device=device or "cpu", LOG=op == "log_softmax",
                          ONE_PASS=one, BLOCK=block,
-                         RECIP=c.tuned("softmax_reciprocal", device))
+                         RECIP=c.tuned("softmax_reciprocal", device), ELEMS=elems)
     return out
 
 
@@ -188,14 +196,16 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
     stats = c.zeros((x2.shape[0], 2), np.float32)
     if out.size:
         _, block, one = row_tiles(*x2.shape)
+        elems = c.tuned("row_elements", device)
         dummy = x2[0, :1]
-        grid = lambda meta: (tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block)),)  # noqa
+        grid = lambda meta: (  # noqa: E731
+            tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block, elems)),)
         norm_kernel[grid](*c.device_args(x2, dummy if weight is None else weight,
                                           dummy if bias is None else bias, o2, stats,
                                           float(eps)),
                           device=device or "cpu", RMS=op == "rmsnorm", HAS_W=weight is not None,
                           HAS_B=bias is not None, ONE_PASS=one, BLOCK=block, EVEN=n % block == 0,
-                          FMA=c.tuned("norm_fma", device))
+                          FMA=c.tuned("norm_fma", device), ELEMS=elems)
     return (out, stats) if return_stats else out
 
 

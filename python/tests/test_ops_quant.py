@@ -189,6 +189,23 @@ def test_quantize_int8_subnormal_scale(axis, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("axis", [0, 1])
+def test_quantize_int8_clamps_to_127_both_ways(axis, device):
+    # amax = 190 * 2^-149 (the smallest subnormal's multiple): amax / 127 rounds to 2^-149, a
+    # third too small, so x / scale reaches +-190. Catches: the lower bound left out (-128, the
+    # cast's saturation, where int8 quantization is symmetric: -127), the upper one lost (a
+    # wrapping conversion: 190 -> -66), either applied before the lift.
+    sub = np.float32(2.0**-149)
+    x = np.float32([[-190 * sub, 3 * sub, 0], [190 * sub, -3 * sub, 0], [1, -0.5, 0]])
+    x = x if axis == 0 else np.ascontiguousarray(x.T)
+    q, scale = ops.quantize_int8(x, axis=axis, device=device)
+    q_ref, _ = ref.quantize_int8(x, axis)
+    np.testing.assert_array_equal(q, q_ref)
+    got = q[:2] if axis == 0 else q[:, :2].T
+    assert got.tolist() == [[-127, 3, 0], [127, -3, 0]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("axis", [0, 1, None])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_quantize_fp8(fmt, axis, device):

@@ -322,7 +322,8 @@ def _quant_specs(dt):
                         f"scale = max |x| / {qmax:g} of each row, f32 (1 for a zero row); "
                         "per column: pass x transposed (a strided view)."))
         out.append(Spec(f"quantize_{q}_{dt}", quant.quantize_scaled_kernel, [t2, f32v, _t(2, qt)],
-                        dict(QMAX=qmax, BM=4, BN=1024), "ceil(rows/4) x ceil(cols/1024)",
+                        dict(QMAX=qmax, BM=4, BN=1024, CAST_SATURATES=q == "int8"),
+                        "ceil(rows/4) x ceil(cols/1024)",
                         f"q = rne(clamp(x * (1 / scale[row]), -{qmax:g}, {qmax:g})) in {q}."))
         out.append(Spec(f"dequantize_{q}_{dt}", data.dequantize_kernel, [_t(2, qt), f32v, t2],
                         dict(BM=4, BN=1024), "ceil(rows/4) x ceil(cols/1024)",

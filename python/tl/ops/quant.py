@@ -77,13 +77,15 @@ def times_reciprocal(v, s, COLS: tl.constexpr):
 @tl.kernel
 def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: tl.constexpr,
                            BM: tl.constexpr, BN: tl.constexpr, COLS: tl.constexpr = False,
-                           ROW_SCALE: tl.constexpr = False):
+                           ROW_SCALE: tl.constexpr = False, CAST_SATURATES: tl.constexpr = False):
     """q = x * (1 / scale[row]) (scale[col] with COLS) in f32 (the reciprocal rounded to f32,
     RECIP_TINY), clamped to [-QMAX, QMAX] (NaN stays NaN), rounded to nearest even into q's type
     (int8: NaN becomes 0; fp8: the saturated value is always finite). ROW_SCALE (whole rows: BN
     >= cols, one program column): the program computes its rows' scales (as absmax_kernel with
     QMAX), scales the block it holds and stores the scales after q, so that x is read from
-    memory once (the two-kernel form reads it twice)."""
+    memory once (the two-kernel form reads it twice). CAST_SATURATES: q is an integer type whose
+    largest value is QMAX (int8: 127), so the cast's saturation (ir.h) is the upper bound and only
+    the lower one is applied (the tnpu: one vector pass instead of two; NaN still becomes 0)."""
     m0 = tl.program_id(0) * BM
     n0 = tl.program_id(1) * BN
     v = tl.load(x + (m0, n0), (BM, BN)).to(tl.float32)
@@ -95,7 +97,10 @@ def quantize_scaled_kernel(x: tl.tensor, scale: tl.tensor, q: tl.tensor, QMAX: t
         v = times_reciprocal(v, tl.load(scale + (n0,), (BN,)), True)
     else:
         v = times_reciprocal(v, tl.load(scale + (m0,), (BM,)), False)
-    v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
+    if CAST_SATURATES:
+        v = tl.maximum(v, -QMAX)
+    else:
+        v = tl.clamp(v, -QMAX, QMAX, propagate_nan=tl.PropagateNan.ALL)
     tl.store(q + (m0, n0), tl.cast(v, q.dtype, "rne"))
     if ROW_SCALE:
         # The scales last: a store between x's load and q's (the compiler cannot tell that scale
@@ -175,6 +180,7 @@ def _quantize(op, x, qdtype, axis, device):
     axis = _axis(op, axis)
     q = c.empty(x.shape, qdtype)
     qmax = QMAX["int8" if qdtype == np.int8 else "f8" + fp8.format_of(np.empty(0, qdtype))]
+    saturates = qdtype == np.int8 and qmax == np.iinfo(np.int8).max
     rows, n = x.shape
     scale = c.empty((1,) if axis is None else (x.shape[axis],), np.float32)
     if x.size == 0:
@@ -198,7 +204,7 @@ def _quantize(op, x, qdtype, axis, device):
         bn = c.pow2(n, 16)
         bm = c.pow2(rows, 1, max(1, c.tuned("quantize_row_elements", device) // bn))
         c.launch(quantize_scaled_kernel, (tl.cdiv(rows, bm), 1), x, scale, q, device=device,
-                 QMAX=qmax, BM=bm, BN=bn, ROW_SCALE=True)
+                 QMAX=qmax, BM=bm, BN=bn, ROW_SCALE=True, CAST_SATURATES=saturates)
         return q, scale
     else:
         c.launch(absmax_kernel, (tl.cdiv(rows, bm),), x, scale, device=device, QMAX=qmax,
@@ -207,7 +213,7 @@ def _quantize(op, x, qdtype, axis, device):
     bn = c.pow2(n, 16, 1024)
     bm = c.pow2(rows, 1, max(1, 4096 // bn))
     c.launch(quantize_scaled_kernel, (tl.cdiv(rows, bm), tl.cdiv(n, bn)), x, sv, q,
-             device=device, QMAX=qmax, BM=bm, BN=bn, COLS=axis == 1)
+             device=device, QMAX=qmax, BM=bm, BN=bn, COLS=axis == 1, CAST_SATURATES=saturates)
     return q, scale
 
 

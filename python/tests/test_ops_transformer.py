@@ -26,6 +26,21 @@ def test_rope(shape, dtype, device):
     check(ops.rope(x, cos, sin, device=device), ref.rope(x, cos, sin), "rope", dtype)
 
 
+@pytest.mark.parametrize("heads", [2, 4])
+@pytest.mark.parametrize("shape", [(1, 5, 11, 20), (5, 1, 5, 600)])
+def test_rope_heads_per_program(heads, shape, device):
+    # rope_kernel's HEADS (the tnpu's rope_heads): a program rotates `heads` rows at the same
+    # positions with one read of cos and sin; 5 rows leave the last program ragged. Catches: a
+    # program's rows counted from the wrong start (a head rotated twice, another never), the
+    # rows past the end written or read, cos / sin of another block reused.
+    from tl.ops import _common
+    x = make(rng, shape, "f32", normal=True)
+    cos, sin = ops.rope_tables(shape[-2], shape[-1])
+    with _common.tuning_override(rope_heads=heads):
+        got = ops.rope(x, cos, sin, device=device)
+    check(got, ref.rope(x, cos, sin), "rope", "f32")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_embedding(dtype, device):
     # Catches: ids read past their count, columns past one block (300 > 256), the ids' shape

@@ -161,6 +161,11 @@ TUNING = {
     # and HBM latency (npusim, (8, 16, 2048, 64) f32: 2048 elements 1.002 ms simulated, 8192
     # 0.581, 16384 0.471, 32768 0.416; 65536 does not fit the scratchpad)
     "rope_elements": {"default": 2048, "tnpu": 32768},
+    # RoPE: rows (heads) a program takes at the same positions, cos and sin read once for them
+    # (rope_kernel's HEADS). tnpu: each head read them again, a third of the HBM traffic (DMA
+    # 96 % busy); npusim, (2, 16, 2048, 64) f32: 1 head 0.065 ms, 2 0.059; 3 or more run out
+    # of the 17 scalar registers of a persistent kernel and are lowered fenced (0.084-0.115)
+    "rope_heads": {"default": 1, "tnpu": 2},
     # cumsum loads each chunk again for the carry (reduce.cumsum_kernel's RELOAD): on
     # llvm-cpu the scan's input is then read in place instead of copied (cumsum of 16384 x
     # 1024 f32: 69 -> 57 ms side by side); elsewhere a second load is a second DMA

@@ -13,40 +13,45 @@ MAX_HEAD_DIM = 256  # attention keeps a query block's whole head in one tile
 
 
 @tl.func
-def rope_block(x1, x2, cos, sin, o1, o2, r, s0, c0, BS: tl.constexpr, BH: tl.constexpr,
-               RELOAD: tl.constexpr):
-    """rope_kernel's (BS, BH) block of each half at position s0, column c0, of row r."""
-    a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
-    b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+def rope_block(x1, x2, cos, sin, o1, o2, r0, s0, c0, BS: tl.constexpr, BH: tl.constexpr,
+               RELOAD: tl.constexpr, HEADS: tl.constexpr):
+    """rope_kernel's (BS, BH) block of each half at position s0, column c0, of rows r0 ..
+    r0 + HEADS - 1, cos and sin loaded once for them all."""
     co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
     si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
-    tl.store(o1 + (r, s0, c0), tl.reshape(a * co - b * si, (1, BS, BH)))
-    if RELOAD:
+    for j in tl.static_range(HEADS):
+        r = r0 + j
         a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
         b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
-        co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
-        si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
-    tl.store(o2 + (r, s0, c0), tl.reshape(b * co + a * si, (1, BS, BH)))
+        tl.store(o1 + (r, s0, c0), tl.reshape(a * co - b * si, (1, BS, BH)))
+        if RELOAD:
+            a = tl.reshape(tl.load(x1 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+            b = tl.reshape(tl.load(x2 + (r, s0, c0), (1, BS, BH)), (BS, BH)).to(tl.float32)
+            co = tl.load(cos + (s0, c0), (BS, BH)).to(tl.float32)
+            si = tl.load(sin + (s0, c0), (BS, BH)).to(tl.float32)
+        tl.store(o2 + (r, s0, c0), tl.reshape(b * co + a * si, (1, BS, BH)))
 
 
 @tl.kernel
 def rope_kernel(x1: tl.tensor, x2: tl.tensor, cos: tl.tensor, sin: tl.tensor, o1: tl.tensor,
                 o2: tl.tensor, BS: tl.constexpr, BH: tl.constexpr, RELOAD: tl.constexpr = False,
-                ONE: tl.constexpr = False):
+                ONE: tl.constexpr = False, HEADS: tl.constexpr = 1):
     """Rotate-half RoPE on (rows, S, D/2) views of each half of x and out (views of one array:
     each half's bounds mask its edge): o1 = x1 cos - x2 sin, o2 = x2 cos + x1 sin, with cos and
     sin of shape (S, D/2); BH columns of each half at a time. RELOAD: each output's inputs are
     loaded for it alone (a second read, from the caches), so that each store is one fused loop
     from the tensors (llvm-cpu; inputs used twice are copied into stack tiles first). ONE: a
     half fits one block of columns (D/2 <= BH), no loop: the tnpu runs a kernel without loops
-    persistent, the next program's loads overlapping this one's products and stores."""
+    persistent, the next program's loads overlapping this one's products and stores. HEADS: a
+    program takes that many rows (heads) of the same positions, cos and sin read once for them
+    (the tnpu: read again for every head, they were a third of the HBM traffic)."""
     s0 = tl.program_id(0) * BS
-    r = tl.program_id(1)
+    r0 = tl.program_id(1) * HEADS
     if ONE:
-        rope_block(x1, x2, cos, sin, o1, o2, r, s0, 0, BS, BH, RELOAD)
+        rope_block(x1, x2, cos, sin, o1, o2, r0, s0, 0, BS, BH, RELOAD, HEADS)
     else:
         for c0 in tl.range(0, x1.shape[2], BH):
-            rope_block(x1, x2, cos, sin, o1, o2, r, s0, c0, BS, BH, RELOAD)
+            rope_block(x1, x2, cos, sin, o1, o2, r0, s0, c0, BS, BH, RELOAD, HEADS)
 
 
 @tl.kernel
@@ -345,9 +350,10 @@ def rope(x, cos, sin, *, device=None):
         x3, o3 = x.reshape(-1, s, d), out.reshape(-1, s, d)
         bh = c.pow2(h, 16, 256)
         bs = c.pow2(s, 1, max(1, c.tuned("rope_elements", device) // bh))
-        c.launch(rope_kernel, (tl.cdiv(s, bs), x3.shape[0]), x3[..., :h], x3[..., h:], cos, sin,
-                 o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh,
-                 RELOAD=c.tuned("rope_reload", device), ONE=h <= bh)
+        heads = c.pow2(x3.shape[0], 1, c.tuned("rope_heads", device))
+        c.launch(rope_kernel, (tl.cdiv(s, bs), tl.cdiv(x3.shape[0], heads)), x3[..., :h],
+                 x3[..., h:], cos, sin, o3[..., :h], o3[..., h:], device=device, BS=bs, BH=bh,
+                 RELOAD=c.tuned("rope_reload", device), ONE=h <= bh, HEADS=heads)
     return out
 
 

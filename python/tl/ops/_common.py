@@ -149,9 +149,11 @@ TUNING = {
     # f32, session 21: (16, 512) 3.4-6.6 ms, (2, 4096) 1.95, (8, 4096) 1.85, about 0.8 of the
     # triad). tnpu: larger tiles, fewer vector passes and DMA commands (npusim, 4096 x 1024
     # f32: (16, 512) 0.095 ms, (64, 1024) 0.067, (128, 1024) 0.063, (256, 512) 0.068; 256 x
-    # 1024 does not fit the scratchpad)
+    # 1024 does not fit the scratchpad). Since the kernel runs persistent (session 21, ONE):
+    # (32, 1024) 0.0408 ms, (64, 1024) 0.0410, (128, 1024) 0.0421, (16, 1024) 0.0413; a
+    # smaller first tile starts the vector unit sooner (session 25)
     "gemv_block_k": {"default": 512, "llvm-cpu": 4096, "tnpu": 1024},
-    "gemv_elements": {"default": 8192, "tnpu": 131072},
+    "gemv_elements": {"default": 8192, "tnpu": 32768},
     # RoPE loads each output's inputs for it alone (rope_kernel's RELOAD): on llvm-cpu each
     # store is then one fused loop from the tensors (inputs used by both outputs were copied
     # into stack tiles first); elsewhere a second load is a second DMA

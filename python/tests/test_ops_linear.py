@@ -113,6 +113,23 @@ def test_gemv(dtype, device, k):
           ref_abs=np.abs(ref.f64(a)) @ np.abs(ref.f64(x)) + np.abs(ref.f64(bias)))
 
 
+@pytest.mark.parametrize("shape", [(2, 1000), (3, 5000), (200, 300)])
+def test_gemv_rows_split_between_units(shape, device):
+    # gemv_kernel's MX (the tnpu's gemv_matrix_rows): a program's first rows as a dot, the
+    # rest as products and row sums, on every device. 2 rows: one each; 200 rows: two programs,
+    # the second ragged. Catches: the vector rows counted from the program's start instead of
+    # past the dot's (rows written twice, others never), the split's bias or alpha applied to
+    # one half only, the dot's column of x read past K.
+    from tl.ops import _common
+    a, x, bias = (make(rng, shape, "f32"), make(rng, shape[1:], "f32"),
+                  make(rng, shape[:1], "f32"))
+    with _common.tuning_override(gemv_matrix_rows=0.5):
+        got = ops.gemv(a, x, bias=bias, alpha=-0.5, device=device)
+    want = -0.5 * (ref.f64(a) @ ref.f64(x)) + ref.f64(bias)
+    check(got, want, "gemm", "f32", n=shape[1],
+          ref_abs=0.5 * np.abs(ref.f64(a)) @ np.abs(ref.f64(x)) + np.abs(ref.f64(bias)))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_transpose(dtype, device):
     # Catches: a square-tile assumption (70 x 45), the batch index, bits changed (exact).

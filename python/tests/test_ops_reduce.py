@@ -38,14 +38,20 @@ def test_reduce_any_axis(op, axis, dtype, device):
     check(got, want, TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("dot_mean", [False, True])
 @pytest.mark.parametrize("n", [64, 1000, 1024])
-def test_var_rows_full_and_ragged_blocks(n, device):
+def test_var_rows_full_and_ragged_blocks(n, dot_mean, device):
     # Rows of n along the last axis in one block of BN = pow2(n): n = 64 and 1024 fill it (FULL:
     # no mask), n = 1000 leaves 24 padding lanes, which must stay out of the squares. Values
     # around 11 make a padding lane's (0 - mean)^2 = 121 a large error. Catches FULL taken for
-    # a ragged block (var about 2.9 too large at n = 1000), a mask dropped or misplaced.
+    # a ragged block (var about 2.9 too large at n = 1000), a mask dropped or misplaced. With
+    # the mean's sums as a dot (DOT_MEAN, the tnpu's choice) on every device: a row's sum taken
+    # from another row, or the padding lanes' loads not zero in the dot.
+    from tl.ops import _common
     x = make(rng, (70, n), "f32", 10.0, 12.0)
-    check(ops.var(x, device=device), ref.reduce("var", x, -1), "reduce_var", "f32", n=n)
+    with _common.tuning_override(var_mean_dot=dot_mean):
+        got = ops.var(x, device=device)
+    check(got, ref.reduce("var", x, -1), "reduce_var", "f32", n=n)
 
 
 @pytest.mark.parametrize("axis", [0, -1])

@@ -143,17 +143,28 @@ TUNING = {
     # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
     # 1.32-1.55; 32 rows alike, 8 between; session 19)
     "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
+    # var along rows (one chunk): the sums for the mean as a dot with a column of ones
+    # (reduce_kernel's DOT_MEAN). tnpu: the matrix unit takes them while the vector unit
+    # subtracts, squares and sums the previous rows (npusim, 4096 x 1024 f32: 0.084 -> 0.076
+    # ms; its dot's result double-buffered, tnpu-plan-pipelining)
+    "var_mean_dot": {"default": False, "tnpu": True},
     # gemv: columns per chunk (BK), and elements per program (BM = elements / BK rows).
     # llvm-cpu: whole rows up to 4096 columns, so that a program reads its rows one after the
     # other; chunks of 512 read 16 rows side by side, 16 streams 16 KiB apart (4096 x 4096
     # f32, session 21: (16, 512) 3.4-6.6 ms, (2, 4096) 1.95, (8, 4096) 1.85, about 0.8 of the
     # triad). tnpu: larger tiles, fewer vector passes and DMA commands (npusim, 4096 x 1024
     # f32: (16, 512) 0.095 ms, (64, 1024) 0.067, (128, 1024) 0.063, (256, 512) 0.068; 256 x
-    # 1024 does not fit the scratchpad). Since the kernel runs persistent (session 21, ONE):
-    # (32, 1024) 0.0408 ms, (64, 1024) 0.0410, (128, 1024) 0.0421, (16, 1024) 0.0413; a
-    # smaller first tile starts the vector unit sooner (session 25)
+    # 1024 does not fit the scratchpad). Session 25, the kernel persistent (ONE): vector unit
+    # only, (32, 1024) 0.0408 ms, (64, 1024) 0.0410, (128, 1024) 0.0421; half the rows as a
+    # dot on the matrix unit (gemv_matrix_rows 0.5), (128, 1024) 0.0372, (64, 1024) 0.050
     "gemv_block_k": {"default": 512, "llvm-cpu": 4096, "tnpu": 1024},
-    "gemv_elements": {"default": 8192, "tnpu": 32768},
+    "gemv_elements": {"default": 8192, "tnpu": 131072},
+    # gemv: the fraction of each program's rows computed as a dot on the matrix unit
+    # (linear.gemv_kernel's MX), the rest on the vector unit at the same time. tnpu: a row of
+    # 1024 f32 is 38 vector cycles (products, row sum) or 32 matrix ones (4 passes of 8
+    # chunks), so neither alone keeps up with HBM (npusim, 4096 x 1024 f32 in (128, 1024)
+    # blocks: 0.375 0.0406 ms, 0.4375 0.0391, 0.5 0.0372, 0.5625 0.0375, 0.625 0.0377)
+    "gemv_matrix_rows": {"default": 0, "tnpu": 0.5},
     # RoPE loads each output's inputs for it alone (rope_kernel's RELOAD): on llvm-cpu each
     # store is then one fused loop from the tensors (inputs used by both outputs were copied
     # into stack tiles first); elsewhere a second load is a second DMA

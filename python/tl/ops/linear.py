@@ -176,26 +176,49 @@ def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, d
         ACT=activation, HAS_RES=residual is not None, BM=bm, BN=bn, BK=bk)
 
 
+@tl.func
+def gemv_chunk(a, x, m0, k, ROWS: tl.constexpr, BK: tl.constexpr, DOT: tl.constexpr):
+    """The products of a[m0:m0+ROWS, k:k+BK] and x[k:k+BK] summed along the rows, in f32: a
+    product tile and its row sums on the vector unit, or (DOT) a dot with x as a column."""
+    ta = tl.load(a + (m0, k), (ROWS, BK)).to(tl.float32)
+    xk = tl.load(x + (k,), (BK,)).to(tl.float32)
+    if DOT:
+        return tl.reshape(tl.dot(ta, tl.reshape(xk, (BK, 1))), (ROWS,))
+    return tl.sum(ta * xk[None, :], axis=1)
+
+
+@tl.func
+def gemv_rows(a, x, bias, out, alpha, m0, ROWS: tl.constexpr, BK: tl.constexpr,
+              HAS_BIAS: tl.constexpr, ONE: tl.constexpr, DOT: tl.constexpr):
+    """out[m0:m0+ROWS] = alpha * a[m0:m0+ROWS] @ x + bias (gemv_chunk's products)."""
+    if ONE:
+        acc = gemv_chunk(a, x, m0, 0, ROWS, BK, DOT)
+    else:
+        acc = tl.zeros((ROWS,), tl.float32)
+        for k in tl.range(0, a.shape[1], BK):
+            acc = acc + gemv_chunk(a, x, m0, k, ROWS, BK, DOT)
+    acc = acc * alpha
+    if HAS_BIAS:
+        acc = acc + tl.load(bias + (m0,), (ROWS,)).to(tl.float32)
+    tl.store(out + (m0,), acc)
+
+
 @tl.kernel
 def gemv_kernel(a: tl.tensor, x: tl.tensor, bias: tl.tensor, out: tl.tensor, alpha: tl.float32,
                 HAS_BIAS: tl.constexpr, BM: tl.constexpr, BK: tl.constexpr,
-                ONE: tl.constexpr = False):
+                ONE: tl.constexpr = False, MX: tl.constexpr = 0):
     """out = alpha * a @ x + bias: BM rows per program, products summed in f32. ONE: a's rows
     fit one chunk (K <= BK), no loop: the tnpu runs a kernel without loops persistent, the next
-    program's load overlapping this one's products and sums."""
+    program's load overlapping this one's products and sums. MX (0 < MX < BM): the program's
+    first MX rows as a dot on the matrix unit, the other BM - MX on the vector unit, the two
+    units side by side (_common.TUNING's gemv_matrix_rows)."""
     m0 = tl.program_id(0) * BM
-    acc = tl.zeros((BM,), tl.float32)
-    if ONE:
-        ta = tl.load(a + (m0, 0), (BM, BK)).to(tl.float32)
-        acc = tl.sum(ta * tl.load(x + (0,), (BK,)).to(tl.float32)[None, :], axis=1)
+    if MX:
+        tl.static_assert(0 < MX and MX < BM, "gemv_kernel: MX takes part of the rows")
+        gemv_rows(a, x, bias, out, alpha, m0, MX, BK, HAS_BIAS, ONE, True)
+        gemv_rows(a, x, bias, out, alpha, m0 + MX, BM - MX, BK, HAS_BIAS, ONE, False)
     else:
-        for k in tl.range(0, a.shape[1], BK):
-            ta = tl.load(a + (m0, k), (BM, BK)).to(tl.float32)
-            acc = acc + tl.sum(ta * tl.load(x + (k,), (BK,)).to(tl.float32)[None, :], axis=1)
-    acc = acc * alpha
-    if HAS_BIAS:
-        acc = acc + tl.load(bias + (m0,), (BM,)).to(tl.float32)
-    tl.store(out + (m0,), acc)
+        gemv_rows(a, x, bias, out, alpha, m0, BM, BK, HAS_BIAS, ONE, False)
 
 
 @tl.kernel
@@ -389,7 +412,7 @@ def gemv(a, x, *, bias=None, alpha=1.0, device=None):
         bm = c.pow2(a.shape[0], 1, max(1, c.tuned("gemv_elements", device) // bk))
         c.launch(gemv_kernel, (tl.cdiv(a.shape[0], bm),), a, x, a[0, :1] if bias is None else bias,
                  out, float(alpha), device=device, HAS_BIAS=bias is not None, BM=bm, BK=bk,
-                 ONE=a.shape[1] <= bk)
+                 ONE=a.shape[1] <= bk, MX=int(bm * c.tuned("gemv_matrix_rows", device)))
     return out
 
 

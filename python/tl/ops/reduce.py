@@ -25,7 +25,7 @@ def chunk(x, o, k, i0, BN: tl.constexpr, BI: tl.constexpr, ROWS: tl.constexpr, o
 def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
                   OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
                   ROWS: tl.constexpr = False, ONE: tl.constexpr = False,
-                  FULL: tl.constexpr = False):
+                  FULL: tl.constexpr = False, DOT_MEAN: tl.constexpr = False):
     """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
     passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum.
     ROWS (a reduction along the last axis): x is the (1, rows, n) view and out (1, rows); a
@@ -35,7 +35,9 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
     loop: the tnpu runs a kernel without loops persistent, the next program's load overlapping
     this one's reduction and store. FULL (with ONE, var): n == BN, so no lane past the row is
     masked out of the squares (the select is a vector pass: npusim var of 4096 x 1024 f32 0.103
-    -> 0.084 ms)."""
+    -> 0.084 ms). DOT_MEAN (with ONE, var): the rows' sums for the mean as a dot with a column
+    of ones, on the matrix unit beside the vector unit's squares (_common.TUNING's
+    var_mean_dot)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     n = x.shape[2] if ROWS else x.shape[1]
@@ -44,7 +46,10 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
         # (BI, BN): whole rows, reduced along axis 1 (the backend picks the row form)
         v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN), other=pad), (BI, BN)).to(tl.float32)
         if OP in ("sum", "mean", "var"):
-            r = tl.sum(v, axis=1)
+            if OP == "var" and DOT_MEAN:
+                r = tl.reshape(tl.dot(v, tl.full((BN, 1), 1.0, tl.float32)), (BI,))
+            else:
+                r = tl.sum(v, axis=1)
             if OP != "sum":
                 r = r * scale
             if OP == "var":
@@ -314,7 +319,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
         c.launch(reduce_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn,
-                 FULL=op == "var" and n == bn)  # (ROWS is tnpu tuning: reduce_rows)
+                 FULL=op == "var" and n == bn,  # (ROWS is tnpu tuning: reduce_rows)
+                 DOT_MEAN=op == "var" and n <= bn and c.tuned("var_mean_dot", device))
     elif out.size:
         bn, bi = axis_choice(n, inner, device)
         blocks, span = split_choice(outer, n, inner, bn, bi, device, split)

@@ -135,7 +135,9 @@ std::vector<ir::Operation *> Pipeliner::candidates(ir::Block &body, const ir::Op
   // Tiles the body computes and stores: buffered like the loads, so that the store of one
   // iteration overlaps the compute of the next. So are the tiles the vector unit computes for
   // a dot's a or b, so that the next iteration's vector work does not wait for this one's dot
-  // to have read them (attention's p and v^T: bench/README.md npusim s11).
+  // to have read them (attention's p and v^T: bench/README.md npusim s11), and a dot's result
+  // (not accumulated), so that the next iteration's dot does not wait for this one's vector
+  // work to have read it (a sum as a dot beside the vector unit's work: npusim s25).
   std::set<const ir::Operation *> stored_defs; // behind reshapes (as plan() checks below)
   for (const auto &op : body.ops())
     if (op->opcode() == Opcode::Store)
@@ -147,7 +149,7 @@ std::vector<ir::Operation *> Pipeliner::candidates(ir::Block &body, const ir::Op
     bool dot_read = false;
     for (const ir::Operation *u : uses_.users(op->result()))
       dot_read = dot_read || (computes(*op) && dot_operand(*u, op->result()));
-    if (stored_defs.count(op.get()) || dot_read)
+    if (stored_defs.count(op.get()) || dot_read || op->opcode() == Opcode::Dot)
       mine.push_back(op.get());
   }
   return mine;

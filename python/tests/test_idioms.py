@@ -220,6 +220,28 @@ def test_tuples_of_constexprs(device, target):
 
 
 @tl.kernel
+def slices(x: tl.tensor, col: tl.tensor, blk: tl.tensor, row: tl.tensor, J: tl.constexpr):
+    t = tl.load(x + (0, 0), (8, 16))
+    tl.store(col + (0,), t[:, J])                   # a column, its axis dropped
+    tl.store(blk + (0, 0), t[2:5, -4:] * 2.0)       # a block, bounds from the end
+    tl.store(row + (0, 0, 0), t[None, 7, 3:][:, None, :])  # row 7 from column 3, new axes
+
+
+@on_devices
+def test_tile_subscripts_take_blocks(device, target):
+    # x[a:b, i] of a tile as numpy does it. Fails if an offset were ignored (the block from row
+    # 0), a negative bound not counted from the end, an integer index's axis kept, or None
+    # placed on the wrong axis.
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    col, blk = np.zeros(8, np.float32), np.zeros((3, 4), np.float32)
+    row = np.zeros((1, 1, 13), np.float32)
+    slices[(1,)](x, col, blk, row, 15, device=device, target=target)
+    np.testing.assert_array_equal(col, x[:, 15])
+    np.testing.assert_array_equal(blk, x[2:5, -4:] * 2)
+    np.testing.assert_array_equal(row, x[None, 7, 3:][:, None, :])
+
+
+@tl.kernel
 def folded(x: tl.tensor, y: tl.tensor, SCALES: tl.constexpr, N: tl.constexpr):
     v = tl.load(x + (0,), (4,))
     acc = v * 0.0
@@ -382,6 +404,13 @@ ERRORS = [
     ("w = 'a' + v", "expected a tile or a number, got str"),
     ("for i in tl.range(n):\n        if tl.sum(v) > 0:\n            return",
      "return inside a tl.range loop, or inside an if on a traced condition in a loop"),
+    ("w = v[1:4:2]", "tile slices take every element (step 1), got step 2"),
+    ("w = v[3:1]", "the slice 3:1 of axis 0 (size 4) is empty"),
+    ("w = v[-5]", "index -5 is out of range for axis 0 of size 4"),
+    ("w = v[2]", "an integer index on every axis would give one element"),
+    ("w = v[:, 1]", "too many indices for a tile of shape (4,)"),
+    ("w = v[n]", "tiles are indexed by None, ':', compile-time slices a:b and integers, got i32"),
+    ("w = v[0:n]", "slice bounds must be compile-time integers"),
 ]
 
 

@@ -83,17 +83,7 @@ class ExpressionTracer:
         base = self.visit(node.value)
         idx = self.visit(node.slice)
         if isinstance(base, Tile):
-            items = idx if isinstance(idx, tuple) else (idx,)
-            x, axis = base, 0
-            for it in items:
-                if it is None:
-                    x = language.expand_dims(x, axis)
-                elif isinstance(it, slice) and it == slice(None):
-                    pass
-                else:
-                    raise self.fail(node, "tiles support only [None, :]-style indexing")
-                axis += 1
-            return x
+            return self.tile_subscript(node, base, idx if isinstance(idx, tuple) else (idx,))
         if isinstance(base, (tuple, list, str)):
             # A tuple of constexprs (or a shape) indexed or sliced by compile-time integers.
             if not (isinstance(idx, int) or isinstance(idx, slice) and all(
@@ -106,6 +96,55 @@ class ExpressionTracer:
                 raise self.fail(node, f"tuple index {idx} out of range "
                                       f"(length {len(base)})") from None
         raise self.fail(node, f"cannot index {type(base).__name__}")
+
+    def tile_subscript(self, node, x, items):
+        """x[...] with compile-time items: None (a new axis of 1), ':' (the whole axis), a:b
+        (elements a to b - 1, Python's bounds, negative from the end) and i (element i, the
+        axis dropped): a slice of the tile, a reshape dropping the integers' axes, then an
+        expand_dims per None."""
+        shape = list(x.shape)
+        if sum(it is not None for it in items) > len(shape):
+            raise self.fail(node, f"too many indices for a tile of shape {tuple(shape)}")
+        offsets, sizes, kept, new_axes, d = [0] * len(shape), list(shape), [], [], 0
+        for it in items:
+            if it is None:
+                new_axes.append(len(kept) + len(new_axes))
+                continue
+            n = shape[d]
+            if isinstance(it, slice):
+                if not all(v is None or isinstance(v, int) and not isinstance(v, bool)
+                           for v in (it.start, it.stop, it.step)):
+                    raise self.fail(node, "tile slice bounds must be compile-time integers")
+                start, stop, step = it.indices(n)
+                if step != 1:
+                    raise self.fail(node, f"tile slices take every element (step 1), got "
+                                          f"step {it.step}")
+                if stop <= start:
+                    raise self.fail(node, f"the slice {it.start}:{it.stop} of axis {d} (size "
+                                          f"{n}) is empty")
+                offsets[d], sizes[d] = start, stop - start
+                kept.append(stop - start)
+            elif isinstance(it, int) and not isinstance(it, bool):
+                if not -n <= it < n:
+                    raise self.fail(node, f"index {it} is out of range for axis {d} of size "
+                                          f"{n}")
+                offsets[d], sizes[d] = it % n, 1
+            else:
+                what = it.type if isinstance(it, Tile) else repr(it)
+                raise self.fail(node, f"tiles are indexed by None, ':', compile-time slices "
+                                      f"a:b and integers, got {what}")
+            d += 1
+        kept += shape[d:]
+        if not kept:
+            raise self.fail(node, "an integer index on every axis would give one element: a "
+                                  "tile keeps an axis (x[i:i + 1])")
+        if sizes != shape:
+            x = language._slice(x, offsets, sizes)
+        if list(x.shape) != kept:
+            x = language.reshape(x, kept)
+        for axis in new_axes:
+            x = language.expand_dims(x, axis)
+        return x
 
     def visit_Slice(self, node):
         parts = [None if p is None else self.visit(p) for p in (node.lower, node.upper, node.step)]

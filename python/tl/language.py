@@ -234,6 +234,14 @@ def trans(x, perm=None):
     return Tile(builder().op("transpose", [x.value], {"perm": perm}))
 
 
+def _slice(x, offsets, shape):
+    """The block of `shape` of tile x from `offsets` (Tile IR's slice; the subscript x[a:b, i]
+    calls it)."""
+    x = to_tile(x)
+    return Tile(builder().op("slice", [x.value], {"offsets": list(offsets)},
+                             result=ir.Type.tile(x.type.dtype, list(shape))))
+
+
 @builtin
 def expand_dims(x, axis):
     x = to_tile(x)

@@ -131,6 +131,7 @@ void Executor::exec(const ir::Operation &op) {
     case Opcode::Broadcast:
     case Opcode::Reshape:
     case Opcode::Transpose:
+    case Opcode::Slice:
     case Opcode::ExpandDims:
       r = exec_shape(op);
       break;

@@ -60,7 +60,25 @@ std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std
   const int steps = 5 + int(rng() % 8);
   for (int s = 0; s < steps; ++s) {
     const std::string v = "%v" + std::to_string(n++);
-    switch (rng() % 21) {
+    switch (rng() % 22) {
+    case 21: { // a slice: one column (or row) broadcast back, or the max down a half's columns
+      const std::string src = pick('t');
+      const int form = int(rng() % 3);
+      if (form == 2 && R >= 2) {
+        k << "  " << v << "h = slice " << src << " {offsets = [" << (rng() % 2 ? R / 2 : 0)
+          << ", 0]} : tile<" << R / 2 << "x" << C << "x" << e << ">\n  " << v << " = reduce " << v
+          << "h {axis = 0, kind = \"max\"} : " << tc << "\n";
+        vals.push_back({v, 'c'});
+        break;
+      }
+      const bool col = form == 0;
+      const int64_t at = int64_t(rng() % uint64_t(col ? C : R));
+      k << "  " << v << "s = slice " << src << " {offsets = [" << (col ? 0 : at) << ", "
+        << (col ? at : 0) << "]} : tile<" << (col ? R : 1) << "x" << (col ? 1 : C) << "x" << e
+        << ">\n  " << v << " = broadcast " << v << "s : " << t << "\n";
+      vals.push_back({v, 't'});
+      break;
+    }
     case 20: { // every program adds a tile (as i32) into %a0 at (i C + j) & 63: an integer sum
       // in any order is exact, so the programs' atomic adds may interleave
       const std::string ti = "tile<" + std::to_string(R) + "x" + std::to_string(C) + "xi32>";

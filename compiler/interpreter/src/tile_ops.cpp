@@ -73,6 +73,18 @@ RtValue Executor::exec_shape(const ir::Operation &op) {
     });
     return r;
   }
+  case Opcode::Slice: {
+    const auto &offsets = *op.attr_as<std::vector<int64_t>>("offsets");
+    const auto in_strides = contiguous_strides(in.type.shape());
+    r.lanes.resize(t.num_elements());
+    for_each_index(t.shape(), [&](const std::vector<int64_t> &idx, int64_t flat) {
+      int64_t src = 0;
+      for (size_t d = 0; d < idx.size(); ++d)
+        src += (offsets[d] + idx[d]) * in_strides[d];
+      r.lanes[flat] = in.lanes[src];
+    });
+    return r;
+  }
   default: { // transpose
     const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
     const auto in_strides = contiguous_strides(in.type.shape());

@@ -131,6 +131,11 @@ Value *Builder::reshape(Value *tile, std::vector<int64_t> shape) {
 Value *Builder::transpose(Value *tile, std::vector<int64_t> perm) {
   return create_inferred(Opcode::Transpose, {tile}, {{"perm", std::move(perm)}})->result();
 }
+Value *Builder::slice(Value *tile, std::vector<int64_t> offsets, std::vector<int64_t> shape) {
+  return create(Opcode::Slice, {tile}, {Type::tile(tile->type().elem(), std::move(shape))},
+                {{"offsets", std::move(offsets)}})
+      ->result();
+}
 Value *Builder::expand_dims(Value *value, int axis) {
   return create_inferred(Opcode::ExpandDims, {value}, {{"axis", int64_t(axis)}})->result();
 }

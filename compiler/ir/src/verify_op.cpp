@@ -29,6 +29,8 @@ std::vector<std::string_view> allowed_attrs(Opcode code) {
     return {"start", "end"};
   case Opcode::Transpose:
     return {"perm"};
+  case Opcode::Slice:
+    return {"offsets"};
   case Opcode::Load:
     return {"padding"};
   case Opcode::Gather:
@@ -107,6 +109,7 @@ std::optional<std::string> verify_op(const Operation &op, const Kernel &kernel) 
   case Opcode::Broadcast:
   case Opcode::Reshape:
   case Opcode::Transpose:
+  case Opcode::Slice:
   case Opcode::ExpandDims:
     return verify_shape_op(op);
   case Opcode::Load:

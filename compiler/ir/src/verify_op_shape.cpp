@@ -1,4 +1,4 @@
-// Typing rules of shape ops: splat, broadcast, reshape, transpose and expand_dims.
+// Typing rules of shape ops: splat, broadcast, reshape, transpose, slice and expand_dims.
 // SPDX-License-Identifier: Apache-2.0
 #include "verify_op_rules.h"
 
@@ -24,6 +24,25 @@ Error verify_transpose(const Operation &op, const Type &in, const Type &out) {
     shape.push_back(in.shape()[p]);
   if (shape != out.shape())
     return "result must be " + Type::tile(in.elem(), shape).str() + ", got " + out.str();
+  return {};
+}
+
+/// 'offsets' has one entry per dimension, and the result (its extents) lies inside the operand
+/// from there.
+Error verify_slice(const Operation &op, const Type &in, const Type &out) {
+  const auto *offsets = op.attr_as<std::vector<int64_t>>("offsets");
+  if (!offsets)
+    return "requires integer list attribute 'offsets'";
+  if (!in.is_tile() || static_cast<int>(offsets->size()) != in.rank())
+    return "'offsets' must have one entry per dimension of " + in.str();
+  if (out.rank() != in.rank())
+    return "rank changes from " + in.str() + " to " + out.str() + " (reshape after slicing)";
+  for (int d = 0; d < in.rank(); ++d) {
+    const int64_t at = (*offsets)[size_t(d)], n = out.shape()[size_t(d)];
+    if (at < 0 || n < 1 || at > in.shape()[size_t(d)] - n)
+      return "dimension " + std::to_string(d) + ": elements " + std::to_string(at) + " to " +
+             std::to_string(at + n - 1) + " are outside " + in.str();
+  }
   return {};
 }
 
@@ -59,6 +78,8 @@ Error verify_shape_op(const Operation &op) {
     return {};
   case Opcode::Transpose:
     return verify_transpose(op, in, out);
+  case Opcode::Slice:
+    return verify_slice(op, in, out);
   default: { // expand_dims
     if (Error e = expect_int_attr(op, "axis", 0, in.rank()))
       return e;

@@ -178,8 +178,8 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
     MX (with ROWS; n <= BN, BN a multiple of 128): the scan on the matrix unit. Each row's
     128-element chunks times an upper-triangular 128 x 128 matrix of ones, the running sums
     within each chunk (the unit adds in order, one rounding a step: the serial scan), plus
-    the chunk's carry, the sum of the chunks before it (the chunks' sums, then a scan of BI x
-    BN / 128 of them, on the vector unit). Program p takes row blocks p, p + programs, ... so
+    the chunk's carry, the sum of the chunks before it (the chunks' sums, the running sums' last
+    column, then a scan of BI x BN / 128 of them, on the vector unit). Program p takes row blocks p, p + programs, ... so
     the triangle is built once a program. (Tried on npusim: the chunk sums as a ones row times
     the chunks' transpose on the matrix unit, and the carries as the dot's accumulator, a
     broadcast: both slower.) Every element is multiplied by the triangle's zeros too, so a
@@ -193,10 +193,12 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
         tri = tl.where(k[:, None] <= k[None, :], 1.0, 0.0).to(x.dtype)
         for r0 in tl.range(i0, x.shape[1], tl.num_programs(1) * BI):
             v = tl.reshape(tl.load(x + (o, r0, 0), (1, BI, BN)), (BI * (BN // 128), 128))
-            sums = tl.reshape(tl.sum(v.to(tl.float32), axis=1), (BI, BN // 128))
+            run = tl.dot(v, tri)
+            # each chunk's sum: its running sum's last column (a strided copy on the tnpu,
+            # where a row sum was a transpose and a column fold of the whole block)
+            sums = tl.reshape(run[:, 127], (BI, BN // 128))
             carry = tl.reshape(tl.cumsum(sums, 1) - sums, (BI * (BN // 128),))
-            run = tl.dot(v, tri) + carry[:, None]
-            tl.store(out + (o, r0, 0), tl.reshape(run, (1, BI, BN)))
+            tl.store(out + (o, r0, 0), tl.reshape(run + carry[:, None], (1, BI, BN)))
     elif ROWS:
         if ONE:
             v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN)), (BI, BN)).to(tl.float32)

@@ -533,6 +533,7 @@ void KernelCodegen::lower_op(const ir::Operation &op) {
   case Opcode::Broadcast:
   case Opcode::Reshape:
   case Opcode::Transpose:
+  case Opcode::Slice:
   case Opcode::ExpandDims:
     return lower_shape(op);
   default:

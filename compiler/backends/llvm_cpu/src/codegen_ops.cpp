@@ -78,13 +78,19 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
   }
   if (op.opcode() == Opcode::Transpose && transpose_8x8(op, src, out))
     return;
-  // broadcast and transpose: out[idx] = in[map(idx)], walking out's multi-index by division.
+  // broadcast, slice and transpose: out[idx] = in[base + map(idx)], walking out's multi-index
+  // by division.
   const std::vector<int64_t> in_strides = strides_of(in_t.shape());
   const std::vector<int64_t> out_strides = strides_of(out_t.shape());
   std::vector<int64_t> src_stride_of_dim(out_t.rank());
+  int64_t base = 0;
   if (op.opcode() == Opcode::Broadcast) {
     for (int d = 0; d < out_t.rank(); ++d)
       src_stride_of_dim[d] = in_t.shape()[d] == 1 ? 0 : in_strides[d];
+  } else if (op.opcode() == Opcode::Slice) {
+    const auto &offsets = *op.attr_as<std::vector<int64_t>>("offsets");
+    for (int d = 0; d < out_t.rank(); ++d)
+      src_stride_of_dim[d] = in_strides[d], base += offsets[d] * in_strides[d];
   } else {
     const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
     for (int d = 0; d < out_t.rank(); ++d)
@@ -100,7 +106,7 @@ void KernelCodegen::lower_shape(const ir::Operation &op) {
   loop(
       out.n / std::max<int64_t>(cols, 1),
       [&](llvm::Value *row) {
-        llvm::Value *src_row = i64(0);
+        llvm::Value *src_row = i64(base);
         for (int d = 0; d + 1 < r; ++d) {
           llvm::Value *coord =
               b_.CreateURem(b_.CreateUDiv(row, i64(out_strides[d] / cols)), i64(out_t.shape()[d]));

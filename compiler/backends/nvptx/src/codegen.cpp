@@ -174,6 +174,7 @@ void KernelEmitter::lower_op(const ir::Operation &op) {
   case Opcode::Broadcast:
   case Opcode::Reshape:
   case Opcode::Transpose:
+  case Opcode::Slice:
   case Opcode::ExpandDims:
     return lower_shape(op);
   case Opcode::Load:

@@ -119,9 +119,11 @@ void KernelEmitter::lower_shape(const ir::Operation &op) {
     values_[out] = Regs(n, regs(in).front());
     return;
   }
-  // out[c] = in[map(c)] on row-major indices: reshape and expand_dims keep them, broadcast
-  // reads dimension 0 of size-1 dimensions, transpose permutes.
+  // out[c] = in[first + map(c)] on row-major indices: reshape and expand_dims keep them,
+  // broadcast reads dimension 0 of size-1 dimensions, transpose permutes, slice starts at its
+  // offsets.
   std::vector<int64_t> src_stride_of_dim(ot.rank());
+  int64_t first = 0; // slice: the operand's index of out[0]
   const std::vector<int64_t> in_strides = row_major_strides(it.shape());
   bool keeps_order = op.opcode() == Opcode::Reshape || op.opcode() == Opcode::ExpandDims;
   if (op.opcode() == Opcode::Broadcast) {
@@ -131,6 +133,10 @@ void KernelEmitter::lower_shape(const ir::Operation &op) {
     const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
     for (int d = 0; d < ot.rank(); ++d)
       src_stride_of_dim[d] = in_strides[perm[d]];
+  } else if (op.opcode() == Opcode::Slice) {
+    const auto &offsets = *op.attr_as<std::vector<int64_t>>("offsets");
+    for (int d = 0; d < ot.rank(); ++d)
+      src_stride_of_dim[d] = in_strides[d], first += offsets[d] * in_strides[d];
   }
   if (keeps_order) {
     // The same elements on the same threads and registers: nothing moves (the planning pass
@@ -149,7 +155,7 @@ void KernelEmitter::lower_shape(const ir::Operation &op) {
   Regs result;
   const std::vector<int64_t> out_strides = row_major_strides(ot.shape());
   for (size_t r = 0; r < n; ++r) {
-    llvm::Value *index = b_.getInt64(0);
+    llvm::Value *index = b_.getInt64(first);
     for (int d = 0; d < ot.rank(); ++d)
       index = b_.CreateAdd(
           index, b_.CreateMul(coord(c, static_cast<int64_t>(r), d),

@@ -341,7 +341,8 @@ bool plan_layouts(ir::Kernel &kernel, int num_warps) {
       }
       op->set_attr("nvptx.convert", std::string(same || in.is_scalar() ? "none" : "shared"));
     } else if (code == ir::Opcode::Broadcast || code == ir::Opcode::Transpose ||
-               code == ir::Opcode::Reduce || code == ir::Opcode::Scan || code == ir::Opcode::Dot) {
+               code == ir::Opcode::Slice || code == ir::Opcode::Reduce ||
+               code == ir::Opcode::Scan || code == ir::Opcode::Dot) {
       op->set_attr("nvptx.convert", std::string("shared"));
     }
   });

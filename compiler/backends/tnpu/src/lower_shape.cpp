@@ -1,4 +1,4 @@
-// Shape ops on the vector unit: arange, broadcast (strided copies) and transpose.
+// Shape ops on the vector unit: arange, broadcast and slice (strided copies) and transpose.
 // SPDX-License-Identifier: Apache-2.0
 #include "lowering.h"
 
@@ -41,6 +41,25 @@ void Lowering::lower_shape(const ir::Operation &op) {
       transpose(op, d, a, in.shape()[0], in.shape()[1], code, es);
     else
       copy_tile(op, d, a, rt);
+    return;
+  }
+  if (op.opcode() == Opcode::Slice) {
+    // The block from the offsets, one strided copy; a column (or a one-element row per row) as
+    // one row with the operand's row stride between elements: ceil(rows / W) cycles, where
+    // `rows` rows of one element were `rows`.
+    const auto &offsets = *op.attr_as<std::vector<int64_t>>("offsets");
+    const int64_t in_cols = in.shape()[in.rank() - 1];
+    const int64_t at = (in.rank() == 2 ? offsets[0] * in_cols : 0) + offsets.back();
+    const bool column = cols == 1 && rows > 1;
+    veci(F::N, column ? rows : cols);
+    veci(F::Rows, column ? 1 : rows);
+    veci(F::Src, code);
+    veci(F::Sa, in_cols * es);
+    veci(F::Ea, column ? in_cols * es : es);
+    veci(F::Sd, cols * es);
+    veci(F::Ed, es);
+    vcmd(V::VScopy, {d, a + uint64_t(at * es)}, {tile_range(op, op.operand(0))},
+         {tile_range(op, op.result())});
     return;
   }
   if (const int64_t wn = attr::get_int(op, attr::kNarrow)) { // R x Wn, read by column chunks

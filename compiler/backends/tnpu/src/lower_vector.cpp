@@ -29,6 +29,7 @@ bool Lowering::lower_vector(const ir::Operation &op) {
   case Opcode::Arange:
   case Opcode::Broadcast:
   case Opcode::Transpose:
+  case Opcode::Slice:
     lower_shape(op);
     return true;
   case Opcode::Cmp:

@@ -58,6 +58,7 @@ bool strided_user(const ir::Operation *u, const ir::Value *v) {
   case Opcode::Arange:
   case Opcode::Broadcast:
   case Opcode::Transpose:
+  case Opcode::Slice:
   case Opcode::Clamp:
     return false;
   default:

@@ -162,7 +162,7 @@ typedef struct tl_ir_attr {
  * follows from its operands and attributes: elementwise ops, cmp, dot, reduce, scan, gather,
  * atomic_add, program_id, num_programs, dim, stride, transpose, expand_dims, constexpr, for, and
  * ops without results). Ops whose result type is a choice (constant, full, arange, splat,
- * broadcast, reshape, load, cast, bitcast, if) take explicit types. */
+ * broadcast, reshape, slice, load, cast, bitcast, if) take explicit types. */
 #define TL_IR_INFER ((size_t)-1)
 
 /* Makes op `name` at the insertion point. `for` gets its body region with the induction variable

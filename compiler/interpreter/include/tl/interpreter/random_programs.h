@@ -25,7 +25,8 @@ namespace tl::interp {
 /// and back through f32, f16, bf16, i32, i8, compares and selects, fmod, copysign, clamp, isnan /
 /// isinf / isfinite, bitcasts, integer division and remainder by constants, gathers (reversed
 /// columns, masked past the edges), atomic adds of integer tiles from every program, row and column
-/// broadcasts, max / min / argmax and integer sum reductions along either axis, running sums along
+/// broadcasts, slices (a column or a row broadcast back, half the rows), max / min / argmax and
+/// integer sum reductions along either axis, running sums along
 /// the rows, transposes and dots in order of square tiles, loops carrying tiles, branches on the
 /// program, blocks shifted past the tensor's edges (padding), i32 scalar arithmetic (wrapping) and
 /// blocks at offsets computed from it, and a last store into program p's plane of %s0 at an offset

@@ -48,6 +48,8 @@ public:
   Value *broadcast(Value *tile, std::vector<int64_t> shape);
   Value *reshape(Value *tile, std::vector<int64_t> shape);
   Value *transpose(Value *tile, std::vector<int64_t> perm);
+  /// The block of `shape` of `tile` from `offsets` on (one per dimension, inside the tile).
+  Value *slice(Value *tile, std::vector<int64_t> offsets, std::vector<int64_t> shape);
   Value *expand_dims(Value *value, int axis);
 
   Value *load(Value *tensor, std::vector<Value *> offsets, std::vector<int64_t> shape,

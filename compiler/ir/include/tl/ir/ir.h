@@ -5,7 +5,8 @@
 // - A kernel runs as a grid of independent programs; program_id(axis) names one. Programs may run
 //   in any order and concurrently; only atomic_add orders writes between programs.
 // - Values are SSA: scalars or tiles of static shape. Elementwise ops take operands of one type
-//   (no implicit broadcasting: use splat/broadcast/expand_dims).
+//   (no implicit broadcasting: use splat/broadcast/expand_dims). slice {offsets} is the block of
+//   its result's shape from those offsets (static, inside the operand; the same rank).
 // - Integers wrap around (two's complement); shifts use the amount modulo the bit width; integer
 //   division rounds toward zero, and division by zero is a run-time error in the interpreter
 //   (backends may return any value). Signedness comes from the type (iN signed, uN unsigned).

@@ -62,42 +62,31 @@ RtValue Executor::exec_shape(const ir::Operation &op) {
   case Opcode::ExpandDims:
     r.lanes = in.lanes;
     return r;
-  case Opcode::Broadcast: {
-    r.lanes.resize(t.num_elements());
-    const auto in_strides = contiguous_strides(in.type.shape());
-    for_each_index(t.shape(), [&](const std::vector<int64_t> &idx, int64_t flat) {
-      int64_t src = 0;
-      for (size_t d = 0; d < idx.size(); ++d)
-        src += (in.type.shape()[d] == 1 ? 0 : idx[d]) * in_strides[d];
-      r.lanes[flat] = in.lanes[src];
-    });
-    return r;
+  default:
+    break;
   }
-  case Opcode::Slice: {
-    const auto &offsets = *op.attr_as<std::vector<int64_t>>("offsets");
-    const auto in_strides = contiguous_strides(in.type.shape());
-    r.lanes.resize(t.num_elements());
-    for_each_index(t.shape(), [&](const std::vector<int64_t> &idx, int64_t flat) {
-      int64_t src = 0;
-      for (size_t d = 0; d < idx.size(); ++d)
-        src += (offsets[d] + idx[d]) * in_strides[d];
-      r.lanes[flat] = in.lanes[src];
-    });
-    return r;
+  // broadcast, slice, transpose: out[idx] = in[first + sum of idx[d] * stride[d]]
+  const auto in_strides = contiguous_strides(in.type.shape());
+  std::vector<int64_t> stride(size_t(t.rank()));
+  int64_t first = 0;
+  for (size_t d = 0; d < stride.size(); ++d) {
+    if (op.opcode() == Opcode::Broadcast) {
+      stride[d] = in.type.shape()[d] == 1 ? 0 : in_strides[d];
+    } else if (op.opcode() == Opcode::Slice) {
+      stride[d] = in_strides[d];
+      first += (*op.attr_as<std::vector<int64_t>>("offsets"))[d] * in_strides[d];
+    } else {
+      stride[d] = in_strides[size_t((*op.attr_as<std::vector<int64_t>>("perm"))[d])];
+    }
   }
-  default: { // transpose
-    const auto &perm = *op.attr_as<std::vector<int64_t>>("perm");
-    const auto in_strides = contiguous_strides(in.type.shape());
-    r.lanes.resize(t.num_elements());
-    for_each_index(t.shape(), [&](const std::vector<int64_t> &idx, int64_t flat) {
-      int64_t src = 0;
-      for (size_t d = 0; d < idx.size(); ++d)
-        src += idx[d] * in_strides[perm[d]];
-      r.lanes[flat] = in.lanes[src];
-    });
-    return r;
-  }
-  }
+  r.lanes.resize(t.num_elements());
+  for_each_index(t.shape(), [&](const std::vector<int64_t> &idx, int64_t flat) {
+    int64_t src = first;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += idx[d] * stride[d];
+    r.lanes[flat] = in.lanes[src];
+  });
+  return r;
 }
 
 RtValue Executor::exec_load(const ir::Operation &op) {

@@ -223,22 +223,22 @@ def test_tuples_of_constexprs(device, target):
 def slices(x: tl.tensor, col: tl.tensor, blk: tl.tensor, row: tl.tensor, J: tl.constexpr):
     t = tl.load(x + (0, 0), (8, 16))
     tl.store(col + (0,), t[:, J])                   # a column, its axis dropped
-    tl.store(blk + (0, 0), t[2:5, -4:] * 2.0)       # a block, bounds from the end
-    tl.store(row + (0, 0, 0), t[None, 7, 3:][:, None, :])  # row 7 from column 3, new axes
+    tl.store(blk + (0, 0), t[2:6, -4:] * 2.0)       # a block, bounds from the end
+    tl.store(row + (0, 0, 0), t[None, 7, 8:][:, None, :])  # row 7 from column 8, new axes
 
 
 @on_devices
 def test_tile_subscripts_take_blocks(device, target):
     # x[a:b, i] of a tile as numpy does it. Fails if an offset were ignored (the block from row
     # 0), a negative bound not counted from the end, an integer index's axis kept, or None
-    # placed on the wrong axis.
+    # placed on the wrong axis. (Power-of-two blocks: nvptx's tiles are.)
     x = np.arange(128, dtype=np.float32).reshape(8, 16)
-    col, blk = np.zeros(8, np.float32), np.zeros((3, 4), np.float32)
-    row = np.zeros((1, 1, 13), np.float32)
+    col, blk = np.zeros(8, np.float32), np.zeros((4, 4), np.float32)
+    row = np.zeros((1, 1, 8), np.float32)
     slices[(1,)](x, col, blk, row, 15, device=device, target=target)
     np.testing.assert_array_equal(col, x[:, 15])
-    np.testing.assert_array_equal(blk, x[2:5, -4:] * 2)
-    np.testing.assert_array_equal(row, x[None, 7, 3:][:, None, :])
+    np.testing.assert_array_equal(blk, x[2:6, -4:] * 2)
+    np.testing.assert_array_equal(row, x[None, 7, 8:][:, None, :])
 
 
 @tl.kernel

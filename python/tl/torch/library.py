@@ -143,14 +143,12 @@ def _binary(name):
 
 def _rows_merge(t, shape):
     """Whether t broadcast to `shape` reshapes to (rows, last) without a copy (numpy's rule,
-    as the host function's rows_view; checked on a proxy over one byte, nothing read)."""
+    as the host function's rows_view): the leading axes longer than 1 nest, each one's stride
+    the next one's times its length (a broadcast axis has stride 0, so two of them nest). (It
+    set a proxy array's shape, which numpy 2.5 deprecates.)"""
     e = t.expand(shape)
-    proxy = np.lib.stride_tricks.as_strided(np.empty(1, np.uint8), tuple(shape), e.stride())
-    try:
-        proxy.shape = (-1, shape[-1]) if len(shape) > 1 else (1, -1)
-    except (AttributeError, ValueError):  # "incompatible shape for in-place modification"
-        return False
-    return True
+    lead = [(n, s) for n, s in zip(tuple(shape)[:-1], e.stride()[:-1]) if n != 1]
+    return all(s == s2 * n2 for (_, s), (n2, s2) in zip(lead, lead[1:]))
 
 
 add, sub, mul, div = (_binary(n) for n in ("add", "sub", "mul", "div"))

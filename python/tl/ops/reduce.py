@@ -178,11 +178,11 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
     MX (with ROWS; n <= BN, BN a multiple of 128): the scan on the matrix unit. Each row's
     128-element chunks times an upper-triangular 128 x 128 matrix of ones, the running sums
     within each chunk (the unit adds in order, one rounding a step: the serial scan), plus
-    the chunk's carry, the sum of the chunks before it (the chunks' sums, the running sums' last
-    column, then a scan of BI x BN / 128 of them, on the vector unit). Program p takes row blocks p, p + programs, ... so
-    the triangle is built once a program. (Tried on npusim: the chunk sums as a ones row times
-    the chunks' transpose on the matrix unit, and the carries as the dot's accumulator, a
-    broadcast: both slower.) Every element is multiplied by the triangle's zeros too, so a
+    the chunk's carry, the sum of the chunks before it (the chunks' sums, the running sums'
+    last column, then a scan of BI x BN / 128 of them, on the vector unit). Program p takes row
+    blocks p, p + programs, ... so the triangle is built once a program. (Tried on npusim: the
+    chunk sums as a ones row times the chunks' transpose on the matrix unit, and the carries as
+    the dot's accumulator, a broadcast: both slower.) Every element is multiplied by the triangle's zeros too, so a
     non-finite input (inf x 0 = NaN) or a sum that overflows would poison the chunk: the host
     takes MX only where every prefix sum is finite (cumsum's scan_matrix_ok)."""
     o = tl.program_id(0)

@@ -182,9 +182,10 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
     last column, then a scan of BI x BN / 128 of them, on the vector unit). Program p takes row
     blocks p, p + programs, ... so the triangle is built once a program. (Tried on npusim: the
     chunk sums as a ones row times the chunks' transpose on the matrix unit, and the carries as
-    the dot's accumulator, a broadcast: both slower.) Every element is multiplied by the triangle's zeros too, so a
-    non-finite input (inf x 0 = NaN) or a sum that overflows would poison the chunk: the host
-    takes MX only where every prefix sum is finite (cumsum's scan_matrix_ok)."""
+    the dot's accumulator, a broadcast: both slower.) Every element is multiplied by the
+    triangle's zeros too, so a non-finite input (inf x 0 = NaN) or a sum that overflows would
+    poison the chunk: the host takes MX only where every prefix sum is finite (cumsum's
+    scan_matrix_ok)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     if ROWS and MX:

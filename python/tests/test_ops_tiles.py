@@ -60,6 +60,25 @@ def test_row_reductions_whole_rows(op, shape, device):
                                            "var": "reduce_var"}[op], "f32", n=shape[-1])
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "argmax", "var"])
+@pytest.mark.parametrize("shape", [(37, 1000), (9, 4096)])
+def test_row_reductions_one_row_a_program(op, shape, device):
+    # The nvptx choice on every device (reduce_row_elements: rows up to 4096 elements whole, one
+    # a program). Catches a program reducing another's row, the padding lanes of a ragged row
+    # (1000 in a block of 1024: var's squares of -mean, argmax's index or sum's values of the
+    # padding), a row at the bound (4096) sent down another path wrongly.
+    from tl.ops import _common
+    x = make(rng, shape, "f32", 10.0, 12.0)
+    x[1, [7, 900]] = 13.0  # argmax: the first of a tie
+    with _common.tuning_override(reduce_rows=0, reduce_row_elements=4096):
+        got = ops.reduce(op, x, -1, device=device)
+    if op == "argmax":
+        np.testing.assert_array_equal(got, np.argmax(x, axis=-1))
+        assert got[1] == 7
+    else:
+        check(got, ref.reduce(op, x, -1), f"reduce_{op}", "f32", n=shape[-1])
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_several_key_blocks(causal, device):
     # Catches (npusim: 128 x 128 blocks): the online rescale across key blocks (300 keys: three

@@ -143,6 +143,11 @@ TUNING = {
     # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
     # 1.32-1.55; 32 rows alike, 8 between; session 19)
     "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
+    # reductions along the last axis where reduce_rows is 0: rows of at most this many
+    # elements reduced whole, one per program, in one load (reduce_kernel's ONE) instead of a
+    # loop over chunks of BN (var: one read of the row, not two). nvptx: the row in registers
+    # as softmax's (row_elements)
+    "reduce_row_elements": {"default": 0, "nvptx": 8192},
     # var along rows (one chunk): the sums for the mean as a dot with a column of ones
     # (reduce_kernel's DOT_MEAN). tnpu: the matrix unit takes them while the vector unit
     # subtracts, squares and sums the previous rows (npusim, 4096 x 1024 f32: 0.084 -> 0.076

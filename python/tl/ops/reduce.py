@@ -316,6 +316,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     shape = x.shape[:axis] + x.shape[axis + 1:]
     out = c.empty(shape, np.int32 if op == "argmax" else x)
     rows = c.tuned("reduce_rows", device) if inner == 1 else 0
+    if inner == 1 and not rows and n <= c.tuned("reduce_row_elements", device):
+        rows = 1  # one whole row a program (ONE below)
     if out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
         bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))

@@ -157,9 +157,13 @@ private:
   /// returns the loaded elements.
   Regs vector_access(bool is_store, llvm::Value *addr, llvm::Type *t, const Regs &values);
   void lower_reduce(const ir::Operation &op);
-  /// reduce sum/max/min by registers, warp shuffles and shared memory across warps; false when
-  /// it does not apply (argmax), and lower_reduce's shared-memory loop runs instead.
+  /// reduce by registers, warp shuffles and shared memory across warps; false when it does not
+  /// apply (an mma layout, too many warps' partials), and lower_reduce's shared-memory loop runs
+  /// instead.
   bool reduce_in_registers(const ir::Operation &op);
+  /// Whether argmax's pair (ov, oi) replaces (v, i) (i32 indices) in a combination.
+  llvm::Value *argmax_wins(ir::ScalarKind k, llvm::Value *v, llvm::Value *i, llvm::Value *ov,
+                           llvm::Value *oi);
   llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
   void lower_scan(const ir::Operation &op);
   // dot (codegen_dot.cpp; tensor cores in codegen_mma.cpp).

@@ -79,6 +79,15 @@ def test_row_reductions_one_row_a_program(op, shape, device):
         check(got, ref.reduce(op, x, -1), f"reduce_{op}", "f32", n=shape[-1])
 
 
+def test_row_reductions_more_rows_than_a_grid_axis_of_65535(device):
+    # 70000 short rows with the device's choice (cuda: one row a program, 70000 programs).
+    # Catches the programs laid along the grid's second axis, which a GPU stops at 65535 (the
+    # H100 refused the launch of 131072 rows).
+    x = make(rng, (70000, 8), "f32", 1.0, 2.0)
+    np.testing.assert_array_equal(ops.argmax(x, device=device), np.argmax(x, axis=-1))
+    check(ops.sum(x, device=device), ref.reduce("sum", x, -1), "reduce_sum", "f32", n=8)
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_several_key_blocks(causal, device):
     # Catches (npusim: 128 x 128 blocks): the online rescale across key blocks (300 keys: three

@@ -38,8 +38,12 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
     -> 0.084 ms). DOT_MEAN (with ONE, var): the rows' sums for the mean as a dot with a column
     of ones, on the matrix unit beside the vector unit's squares (_common.TUNING's
     var_mean_dot)."""
-    o = tl.program_id(0)
-    i0 = tl.program_id(1) * BI
+    if ROWS:  # the blocks of rows along grid axis 0 (a GPU's y axis stops at 65535 programs)
+        o = 0
+        i0 = tl.program_id(0) * BI
+    else:
+        o = tl.program_id(0)
+        i0 = tl.program_id(1) * BI
     n = x.shape[2] if ROWS else x.shape[1]
     if ONE:
         pad = float("inf") if OP == "min" else -float("inf") if OP in ("max", "argmax") else 0.0
@@ -321,7 +325,7 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     if out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
         bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
-        c.launch(reduce_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
+        c.launch(reduce_kernel, (tl.cdiv(outer, rows), 1), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn,
                  FULL=op == "var" and n == bn,  # (ROWS is tnpu tuning: reduce_rows)

@@ -69,9 +69,10 @@ for s in "${steps[@]}"; do
     timeout 120 tl_cuda_launch_bench >"$out/launch.log" 2>&1 || failed+=(launch)
     cat "$out/launch.log"
     ;;
-  ops) # the op library's tests (python/tests/test_ops_*.py) on the cuda device
+  ops) # the op library's tests (python/tests/test_ops_*.py) on the cuda device; TL_OPS_K: a
+    # further pytest -k expression
     (cd "$root" && timeout ${TL_OPS_TIMEOUT:-500} python3 -m pytest -q -p no:cacheprovider -rf \
-      python/tests -k "test_ops_ and cuda" >"$out/ops.log" 2>&1)
+      python/tests -k "test_ops_ and cuda${TL_OPS_K:+ and ($TL_OPS_K)}" >"$out/ops.log" 2>&1)
     rc=$?
     tail -n 40 "$out/ops.log"
     [ $rc -eq 0 ] || failed+=(ops)

@@ -151,7 +151,7 @@ bool parse_code(const void *data, size_t size, Code &code, std::string &error) {
       s.size = r.get<uint8_t>("param size");
       r.get<uint8_t>("param reserved");
       r.get<uint16_t>("param reserved");
-      if (error.empty() && kind > static_cast<uint8_t>(Slot::Kind::Status))
+      if (error.empty() && kind > static_cast<uint8_t>(Slot::Kind::GridBase))
         error = "kernel '" + k.name + "' param " + std::to_string(j) + " has unknown kind " +
                 std::to_string(kind);
       else if (error.empty() && (s.size == 0 || s.size > 8))

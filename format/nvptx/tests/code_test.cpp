@@ -29,7 +29,8 @@ Code sample() {
   k.dynamic_shared_bytes = 4096;
   k.params = {{Slot::Kind::Pointer, 0, 0, 8}, {Slot::Kind::Shape, 0, 1, 4},
               {Slot::Kind::Stride, 1, 2, 8},  {Slot::Kind::Scalar, 2, 0, 2},
-              {Slot::Kind::Grid, 0, 2, 4},    {Slot::Kind::Status, 0, 0, 8}};
+              {Slot::Kind::Grid, 0, 2, 4},    {Slot::Kind::Status, 0, 0, 8},
+              {Slot::Kind::GridBase, 0, 1, 4}};
   k.asserts = {"n must be positive", "i < n"};
   c.kernels.push_back(k);
   return c;
@@ -62,8 +63,10 @@ TEST(NvptxCode, RoundTripKeepsEveryField) {
   EXPECT_EQ(k.name, "add_kernel");
   EXPECT_EQ(k.block[0], 128u);
   EXPECT_EQ(k.dynamic_shared_bytes, 4096u);
-  ASSERT_EQ(k.params.size(), 6u);
+  ASSERT_EQ(k.params.size(), 7u);
   EXPECT_EQ(k.params[5].kind, Slot::Kind::Status);
+  EXPECT_EQ(k.params[6].kind, Slot::Kind::GridBase);
+  EXPECT_EQ(k.params[6].dim, 1);
   EXPECT_EQ(k.asserts, (std::vector<std::string>{"n must be positive", "i < n"}));
   EXPECT_EQ(k.params[1].kind, Slot::Kind::Shape);
   EXPECT_EQ(k.params[1].dim, 1);
@@ -109,14 +112,19 @@ TEST(NvptxCode, RefusesBadMagicNewerVersionAndBadFields) {
   EXPECT_FALSE(parse_code(bad.data(), bad.size(), out, error));
   EXPECT_EQ(error, "not an nvptx blob (bad magic)");
   bad = blob;
-  bad[8] = 2; // version 2
+  bad[8] = 3; // version 3
   EXPECT_FALSE(parse_code(bad.data(), bad.size(), out, error));
-  EXPECT_EQ(error, "nvptx blob version 2 is not supported (this reader: 1)");
+  EXPECT_EQ(error, "nvptx blob version 3 is not supported (this reader: 2)");
   bad = blob;
   bad.push_back(0);
   EXPECT_FALSE(parse_code(bad.data(), bad.size(), out, error));
   EXPECT_EQ(error, "nvptx blob has 1 trailing bytes");
   Code c = sample();
+  c.kernels[0].params[6].kind = static_cast<Slot::Kind>(7); // past GridBase
+  bad = serialize_code(c);
+  EXPECT_FALSE(parse_code(bad.data(), bad.size(), out, error));
+  EXPECT_EQ(error, "kernel 'add_kernel' param 6 has unknown kind 7");
+  c = sample();
   c.kernels[0].params[0].size = 9;
   bad = serialize_code(c);
   EXPECT_FALSE(parse_code(bad.data(), bad.size(), out, error));

@@ -83,9 +83,10 @@ Error check_slots(const nvptx::Kernel &k, const tl_vendor_kernel &meta) {
   for (size_t j = 0; j < k.params.size(); ++j) {
     const Slot &s = k.params[j];
     const std::string where = "kernel '" + k.name + "' CUDA parameter " + std::to_string(j);
-    if (s.kind == Slot::Kind::Grid) {
-      if (s.dim >= 3)
-        return {TL_STATUS_DATA_LOSS, where + " reads grid axis " + std::to_string(s.dim)};
+    if (s.kind == Slot::Kind::Grid || s.kind == Slot::Kind::GridBase) {
+      if (s.dim >= 3 || (s.kind == Slot::Kind::GridBase && (s.dim == 0 || s.size != 4)))
+        return {TL_STATUS_DATA_LOSS, where + " reads grid axis " + std::to_string(s.dim) +
+                                         " (size " + std::to_string(s.size) + ")"};
       continue;
     }
     if (s.kind == Slot::Kind::Status) {
@@ -183,17 +184,47 @@ Error load_executable(Device &d, const tl_vendor_executable_image &image,
   return {};
 }
 
+/// One cuLaunchKernel of `count` programs from program `first` (null: the whole grid from 0).
+Error launch_part(Stream &s, Executable &exe, const tl_vendor_launch &l, const uint64_t *first,
+                  const uint64_t *count);
+
 Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   const nvptx::Kernel &k = exe.code.kernels.at(l.kernel);
   const tl_device_info &info = s.device->info;
+  // Axes y and z past CUDA's limit run as several launches in stream order, each told its first
+  // program (GridBase slots; code from before nvptx format 2 has none and is refused).
+  bool based[3] = {};
+  for (const Slot &slot : k.params)
+    if (slot.kind == Slot::Kind::GridBase)
+      based[slot.dim] = true;
+  uint64_t part[3];
   for (int i = 0; i < 3; ++i) {
     if (l.grid[i] == 0)
       return {}; // launches nothing
-    if (l.grid[i] > info.max_grid[i])
+    part[i] = std::min<uint64_t>(l.grid[i], info.max_grid[i]);
+    if (l.grid[i] > part[i] && !based[i])
       return {TL_STATUS_INVALID_ARGUMENT,
               "grid axis " + std::to_string(i) + " has " + std::to_string(l.grid[i]) +
-                  " programs; CUDA allows " + std::to_string(info.max_grid[i])};
+                  " programs; CUDA allows " + std::to_string(info.max_grid[i]) +
+                  (i ? " (this kernel's code predates split grids: recompile it)" : "")};
   }
+  if (l.grid[1] > part[1] || l.grid[2] > part[2])
+    for (uint64_t z = 0; z < l.grid[2]; z += part[2])
+      for (uint64_t y = 0; y < l.grid[1]; y += part[1]) {
+        const uint64_t first[3] = {0, y, z};
+        const uint64_t count[3] = {l.grid[0], std::min(part[1], l.grid[1] - y),
+                                   std::min(part[2], l.grid[2] - z)};
+        if (Error e = launch_part(s, exe, l, first, count); !e.ok())
+          return e;
+      }
+  else if (Error e = launch_part(s, exe, l, nullptr, l.grid); !e.ok())
+    return e;
+  return {};
+}
+
+Error launch_part(Stream &s, Executable &exe, const tl_vendor_launch &l, const uint64_t *first,
+                  const uint64_t *count) {
+  const nvptx::Kernel &k = exe.code.kernels.at(l.kernel);
   // One 8-byte cell per parameter; the driver reads each parameter's size from its cell's start.
   // On the stack for up to 64 parameters (no allocation on a launch's hot path).
   constexpr size_t kStackParams = 64;
@@ -210,6 +241,8 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
     uint64_t v = 0;
     if (slot.kind == Slot::Kind::Grid) {
       v = l.grid[slot.dim];
+    } else if (slot.kind == Slot::Kind::GridBase) {
+      v = first ? first[slot.dim] : 0;
     } else if (slot.kind == Slot::Kind::Status) {
       // A kernel without error sites never writes its word: it gets none.
       if (k.asserts.empty())
@@ -248,8 +281,8 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   if (Error e = s.device->bind(); !e.ok())
     return e;
   TL_CU_CHECK("launching '" + k.name + "'", cuLaunchKernel, exe.functions[l.kernel],
-              static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
-              static_cast<unsigned>(l.grid[2]), k.block[0], k.block[1], k.block[2],
+              static_cast<unsigned>(count[0]), static_cast<unsigned>(count[1]),
+              static_cast<unsigned>(count[2]), k.block[0], k.block[1], k.block[2],
               k.dynamic_shared_bytes, s.stream, n ? pointers : nullptr, nullptr);
   return {};
 }

@@ -7,6 +7,7 @@
 #include "tl/format/nvptx_code.h"
 #include "tl/hal.hpp"
 
+#include <array>
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -307,6 +308,98 @@ TEST(CudaDevice, FailedAssertIsReportedAndTheStreamRecovers) {
   for (int i = 0; i < 3000; ++i)
     s.launch(exe, exe.find_kernel("tl_check"), {1, 1, 1}, {int_arg(TL_DTYPE_I32, -1)});
   s.synchronize(); // every word zero again
+}
+
+// ids: out[(x gz + z) gy + y] = that index, where y and z are ctaid plus this launch's first
+// program (GridBase) and gy, gz the whole grid's axes (Grid): what the nvptx compiler emits for
+// program_id and num_programs on axes 1 and 2 (format 2).
+const char *kIdsPtx = R"(.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry tl_ids(.param .u64 pout, .param .u32 pby, .param .u32 pbz, .param .u32 pgy,
+                       .param .u32 pgz)
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [pout];
+  ld.param.u32 %r1, [pby];
+  ld.param.u32 %r2, [pbz];
+  ld.param.u32 %r3, [pgy];
+  ld.param.u32 %r4, [pgz];
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ctaid.y;
+  mov.u32 %r7, %ctaid.z;
+  add.u32 %r6, %r6, %r1;
+  add.u32 %r7, %r7, %r2;
+  mad.lo.u32 %r8, %r5, %r4, %r7;
+  mad.lo.u32 %r9, %r8, %r3, %r6;
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r9, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r9;
+  ret;
+}
+)";
+
+std::vector<uint8_t> ids_executable() {
+  nvptx::Code code;
+  nvptx::Image im;
+  im.sm = 80;
+  im.bytes.assign(kIdsPtx, kIdsPtx + std::strlen(kIdsPtx));
+  code.images = {im};
+  nvptx::Kernel ids;
+  ids.name = "tl_ids";
+  using S = nvptx::Slot;
+  ids.params = {{S::Kind::Pointer, 0, 0, 8},
+                {S::Kind::GridBase, 0, 1, 4},
+                {S::Kind::GridBase, 0, 2, 4},
+                {S::Kind::Grid, 0, 1, 4},
+                {S::Kind::Grid, 0, 2, 4}};
+  code.kernels = {ids};
+  exe::Executable e;
+  e.target = nvptx::kTarget;
+  e.producer = "cuda device tests";
+  e.kernels.push_back({"tl_ids", {{"out", exe::ParamKind::Tensor, TL_DTYPE_I32, 1}}, 1, 0});
+  e.code = nvptx::serialize_code(code);
+  return exe::serialize(e);
+}
+
+TEST(CudaDevice, GridPastTheAxisLimitRunsInParts) {
+  // Axes y and z stop at 65535 programs in CUDA; the device runs a larger grid as several
+  // launches, each told its first program. Every program writes its own index once: a part
+  // without its base would rewrite the first 65535 programs' entries and leave the rest -1; the
+  // part's size taken for the axis's (Grid) would misplace every index.
+  NEED_GPU(d);
+  const auto blob = ids_executable();
+  Executable exe = d.load(blob.data(), blob.size());
+  Stream s = d.stream();
+  for (const std::array<uint64_t, 3> grid :
+       {std::array<uint64_t, 3>{2, 70000, 1}, {1, 3, 140000}, {3, 65536, 2}, {1, 65535, 1}}) {
+    const int64_t n = static_cast<int64_t>(grid[0] * grid[1] * grid[2]);
+    Buffer out = d.buffer(n * 4, TL_BUFFER_DEVICE_LOCAL);
+    std::vector<int32_t> got(n, -1);
+    s.copy_to_device(got.data(), out, n * 4);
+    s.launch(exe, exe.find_kernel("tl_ids"), {grid[0], grid[1], grid[2]},
+             {tensor_arg(out, TL_DTYPE_I32, {n})});
+    s.copy_to_host(out, got.data(), n * 4);
+    s.synchronize();
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], i) << "grid " << grid[0] << " x " << grid[1] << " x " << grid[2];
+  }
+  // Code without the base parameters (nvptx format 1) cannot be split: a clear refusal.
+  const auto old = executable({ptx_image()});
+  Executable axpy = d.load(old.data(), old.size());
+  Buffer b = d.buffer(4, TL_BUFFER_DEVICE_LOCAL);
+  tl_arg args[4] = {tensor_arg(b, TL_DTYPE_F32, {1}), tensor_arg(b, TL_DTYPE_F32, {1}),
+                    tensor_arg(b, TL_DTYPE_F32, {1}), float_arg(TL_DTYPE_F32, 1.0)};
+  const tl_launch_desc launch{
+      sizeof(tl_launch_desc), axpy.find_kernel("tl_axpy"), {1, 70000, 1}, args, 4};
+  tl_status st = tl_stream_launch(s.get(), axpy.get(), &launch);
+  EXPECT_EQ(tl_status_get_code(st), TL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tl_status_get_message(st)).find("predates split grids"), std::string::npos)
+      << tl_status_get_message(st);
+  tl_status_free(st);
 }
 
 /// The driver, for memory and streams that TL did not make (as PyTorch's).

@@ -78,6 +78,14 @@ Kernel KernelEmitter::run() {
       info.params.push_back({Slot::Kind::Scalar, arg, 0, static_cast<uint8_t>(bytes)});
     }
   }
+  // Grid axes y and z: CUDA stops them at 65535 programs, so the device runs a larger grid as
+  // several launches, each told its first program on each axis (GridBase) and the whole
+  // axis's programs (Grid): program_id and num_programs read these, not ctaid / nctaid alone.
+  for (const Slot::Kind kind : {Slot::Kind::GridBase, Slot::Kind::Grid})
+    for (uint8_t d = 1; d < 3; ++d) {
+      params.push_back(b_.getInt32Ty());
+      info.params.push_back({kind, 0, d, 4});
+    }
   // The status word comes last (every kernel takes it: which ops can fail is known only after
   // lowering, and one 8-byte parameter costs nothing).
   params.push_back(llvm::PointerType::get(ctx_, kGlobal));
@@ -129,6 +137,10 @@ Kernel KernelEmitter::run() {
       values_[a] = {from_memory(t.elem(), fn_->getArg(p++))};
     }
   }
+  for (int d = 1; d < 3; ++d)
+    grid_base_[d] = fn_->getArg(p++);
+  for (int d = 1; d < 3; ++d)
+    grid_[d] = fn_->getArg(p++);
   status_ = fn_->getArg(p);
   lower_block(body);
   if (!b_.GetInsertBlock()->getTerminator())

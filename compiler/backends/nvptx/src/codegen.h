@@ -265,7 +265,10 @@ private:
   llvm::Value *scratch_ = nullptr;         // spills and conversions (tl_shared + rings_end_)
   uint64_t rings_end_ = 0;
   std::unordered_map<const ir::Operation *, Ring> rings_; // by dot
-  llvm::Value *status_ = nullptr;   // ptr addrspace(1) to the launch's status word
+  llvm::Value *status_ = nullptr; // ptr addrspace(1) to the launch's status word
+  /// Grid axes y, z (index 1, 2): this launch's first program and the axis's programs (i32
+  /// parameters: Slot::Kind::GridBase, Grid); x has no such split.
+  llvm::Value *grid_base_[3] = {}, *grid_[3] = {};
   std::vector<std::string> errors_; // the error sites' messages, in status order
   /// While lowering ops for a loop iteration ahead of time: whether that iteration exists
   /// (record_error counts errors only then); else null.

@@ -27,9 +27,10 @@ void KernelEmitter::lower_print(const ir::Operation &op) {
       "vprintf", llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false));
   const std::string *p = op.attr_as<std::string>("prefix");
   const std::string prefix = p && !p->empty() ? escape_percent(*p) + " " : "";
-  llvm::Value *pid[3] = {b_.CreateZExt(special("ctaid.x"), i64),
-                         b_.CreateZExt(special("ctaid.y"), i64),
-                         b_.CreateZExt(special("ctaid.z"), i64)};
+  llvm::Value *pid[3] = {
+      b_.CreateZExt(special("ctaid.x"), i64),
+      b_.CreateZExt(b_.CreateAdd(special("ctaid.y"), grid_base_[1]), i64),
+      b_.CreateZExt(b_.CreateAdd(special("ctaid.z"), grid_base_[2]), i64)}; // (run())
   // The arguments' buffer: every field 8 bytes (vprintf aligns each to its size).
   llvm::Type *args_t = llvm::ArrayType::get(i64, 5);
   Builder entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin(), IdentityFolder());

@@ -68,7 +68,10 @@ void KernelEmitter::lower_source(const ir::Operation &op) {
     static const char *kRegs[2][3] = {{"ctaid.x", "ctaid.y", "ctaid.z"},
                                       {"nctaid.x", "nctaid.y", "nctaid.z"}};
     const int64_t axis = *op.attr_as<int64_t>("axis");
-    llvm::Value *v = special(kRegs[op.opcode() == Opcode::NumPrograms][axis]);
+    const bool count = op.opcode() == Opcode::NumPrograms;
+    llvm::Value *v = special(kRegs[count][axis]);
+    if (axis > 0) // y and z: this launch may be one part of the grid (run())
+      v = count ? grid_[axis] : b_.CreateAdd(v, grid_base_[axis], "", true, true);
     return fill(b_.CreateZExtOrTrunc(v, value_type(t.elem(), op)));
   }
   case Opcode::Constant:

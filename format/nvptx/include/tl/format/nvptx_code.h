@@ -16,7 +16,7 @@
 namespace tl::nvptx {
 
 inline constexpr const char *kTarget = "nvptx";
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2; ///< 2: Slot::Kind::GridBase
 
 /// The architecture to build for to run on exactly a GPU of compute capability `sm` (major * 10 +
 /// minor): "sm_90a" for 90 (wgmma: Hopper's arch-specific PTX), "sm_<sm>" for 80, 86, 87, 89; ""
@@ -47,6 +47,9 @@ struct Slot {
     /// its program (no trap: a trap would poison the CUDA context); the device then reports
     /// Kernel::asserts[i] as the launch's failure at the next synchronize
     Status = 5,
+    /// the first program of this launch on grid axis `dim` (1 or 2; `size` 4): a grid past
+    /// the device's programs on that axis runs as several launches (version 2)
+    GridBase = 6,
   };
   Kind kind = Kind::Pointer;
   uint16_t arg = 0;

@@ -160,8 +160,8 @@ Error Device::query(tl_device_info &info) {
   info.onchip_memory_bytes = l2_cache_bytes();
   info.compute_units = compute_units;
   info.clock_mhz = clock_mhz();
-  info.max_grid[0] = (uint64_t(1) << 31) - 1;
-  info.max_grid[1] = info.max_grid[2] = 65535;
+  // Program ids are i32 on every axis (the workers count programs in i64).
+  info.max_grid[0] = info.max_grid[1] = info.max_grid[2] = (uint64_t(1) << 31) - 1;
   info.peak_bandwidth_bytes_per_s = peak_bandwidth(*arena);
   // Estimates of the hardware: f16/bf16/f8 are counted at the f32 rate (converted to f32 and
   // computed there); f64 runs at half of f32; integer peaks are unknown (0).

@@ -28,7 +28,8 @@ struct Device {
   int sm = 0;             ///< compute capability major * 10 + minor
   CUevent base = nullptr; ///< recorded at open: event timestamps count from it
   CUstream base_stream = nullptr;
-  tl_device_info info{}; ///< filled at open (device_info.cpp)
+  tl_device_info info{};        ///< filled at open (device_info.cpp)
+  uint64_t launch_grid[3] = {}; ///< the programs one cuLaunchKernel takes per axis (the driver's)
   /// The pinned host memory of its host-visible buffers, by start address: host copies from or
   /// to it are one DMA each, at link speed, with no staging (memory.cpp).
   mutable std::mutex pinned_mutex;

@@ -104,8 +104,12 @@ Error query_device(Device &d) {
   info.onchip_memory_bytes = static_cast<uint64_t>(smem_optin); // shared memory per block
   info.compute_units = static_cast<uint32_t>(sms);
   info.clock_mhz = static_cast<uint32_t>(clock_khz / 1000);
-  for (int i = 0; i < 3; ++i)
-    info.max_grid[i] = static_cast<uint64_t>(grid[i]);
+  // Axes y and z past the hardware's programs (65535) run as several launches (executables.cpp:
+  // launch), up to program ids of i32.
+  for (int i = 0; i < 3; ++i) {
+    d.launch_grid[i] = static_cast<uint64_t>(grid[i]);
+    info.max_grid[i] = i == 0 ? d.launch_grid[0] : (uint64_t(1) << 31) - 1;
+  }
   // HBM is double data rate: two transfers per memory clock over the whole bus.
   info.peak_bandwidth_bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
   const Rates r = rates_for(d.sm);

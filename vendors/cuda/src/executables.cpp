@@ -190,7 +190,6 @@ Error launch_part(Stream &s, Executable &exe, const tl_vendor_launch &l, const u
 
 Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   const nvptx::Kernel &k = exe.code.kernels.at(l.kernel);
-  const tl_device_info &info = s.device->info;
   // Axes y and z past CUDA's limit run as several launches in stream order, each told its first
   // program (GridBase slots; code from before nvptx format 2 has none and is refused).
   bool based[3] = {};
@@ -201,11 +200,11 @@ Error launch(Stream &s, Executable &exe, const tl_vendor_launch &l) {
   for (int i = 0; i < 3; ++i) {
     if (l.grid[i] == 0)
       return {}; // launches nothing
-    part[i] = std::min<uint64_t>(l.grid[i], info.max_grid[i]);
+    part[i] = std::min<uint64_t>(l.grid[i], s.device->launch_grid[i]);
     if (l.grid[i] > part[i] && !based[i])
       return {TL_STATUS_INVALID_ARGUMENT,
               "grid axis " + std::to_string(i) + " has " + std::to_string(l.grid[i]) +
-                  " programs; CUDA allows " + std::to_string(info.max_grid[i]) +
+                  " programs; CUDA launches " + std::to_string(s.device->launch_grid[i]) +
                   (i ? " (this kernel's code predates split grids: recompile it)" : "")};
   }
   if (l.grid[1] > part[1] || l.grid[2] > part[2])

@@ -1,7 +1,8 @@
 // The cuda device through the HAL on a real GPU, with hand-written PTX (independent of the nvptx
-// compiler): PTX JIT and cubin loading, launches, imported device pointers and streams, asserts
-// that leave the stream usable, host copies (their bandwidth printed). Each test skips without a
-// GPU, except PtxAssembles, which needs only ptxas. SPDX-License-Identifier: Apache-2.0
+// compiler): PTX JIT and cubin loading, launches (grids past CUDA's axis limits too), imported
+// device pointers and streams, asserts that leave the stream usable, host copies (their
+// bandwidth printed). Each test skips without a GPU, except PtxAssembles (ptxas only).
+// SPDX-License-Identifier: Apache-2.0
 #include "tl/format/executable.h"
 #include "tl/format/nvptx_code.h"
 #include "tl/hal.hpp"

@@ -712,7 +712,8 @@ bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
   // 3. Warps along the axis: partials through shared memory, combined in warp order.
   if (warps > 1) {
     // argmax's indices after the values, 8-byte aligned
-    const uint64_t values_bytes = (static_cast<uint64_t>(warps * out_count) * elem_bytes + 7) & ~7u;
+    const uint64_t values_bytes =
+        (static_cast<uint64_t>(warps * out_count) * elem_bytes + 7) & ~uint64_t(7);
     const uint64_t bytes = values_bytes + (arg ? static_cast<uint64_t>(warps * out_count) * 4 : 0);
     if (bytes > kMaxShared)
       return false;

@@ -368,6 +368,9 @@ private:
     uint8_t counter, bound, ahead, ahead_bound;
     std::function<void(bool)> bind, step;
     int depth = 1; ///< body copies (the buffers of its pipelined tiles), set by run_loop
+    /// The matrix and vector units order each other across the back edge by tokens, not by
+    /// waiting for all the other's work (units_take_tokens), set by run_loop.
+    bool tokens = false;
   };
   using Signals = std::vector<std::vector<uint64_t>>; ///< per buffer: issue counts at its signals
   void lower_for(const ir::Operation &op);

@@ -19,6 +19,8 @@ QueueSync::QueueSync(int dma, std::vector<isa::Instr> &program)
     : dma_(dma), queues_(dma + 2), program_(program), seq_(size_t(dma + 2), 0),
       synced_(size_t((dma + 2) * (dma + 2)), 0) {
   assert(dma >= 1 && kAhead + queues_ * queues_ <= isa::kNumSemaphores);
+  // the tokens (4 copies at most) above the eager signals, below the vector read-back's
+  assert(kAhead + dma * queues_ <= kTokens && kTokens + 8 < isa::kNumSemaphores);
 }
 
 uint8_t QueueSync::isa_queue(int q, int dma) {

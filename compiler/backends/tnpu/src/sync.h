@@ -59,6 +59,12 @@ public:
   /// every queue, emitted later (when the data is needed), given the engines' issue counts at
   /// their signals.
   void signal_ahead(int p);
+  /// Tokens between the matrix and vector units across a pipelined loop's back edge: semaphore
+  /// kTokens + 2 copy + (q == mx), signalled by q at the end of copy `copy`.
+  void token_signal(int q, int copy) { sem(npu::isa::Opcode::SemSig, q, token(q, copy)); }
+  void token_wait(int c, int q, int copy) { sem(npu::isa::Opcode::SemWait, c, token(q, copy)); }
+  int token(int q, int copy) const { return kTokens + 2 * copy + (q == mx() ? 1 : 0); }
+  static constexpr int kTokens = 48;
   void wait_ahead(const std::vector<uint64_t> &issued_at_signal);
   std::vector<uint64_t> issued() const { return seq_; }
 

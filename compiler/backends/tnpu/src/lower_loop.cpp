@@ -177,6 +177,12 @@ void Lowering::run_loop(Loop &loop, bool pipelined) {
     if (pipelined && inner->opcode() == Opcode::Splat && prefetched(*inner) &&
         vscalars_.count(inner->operand(0)))
       scalar(*inner, inner->operand(0));
+  // Everything before the loop ordered before it, once: a wait that the first copy's log found
+  // for the work before the loop (the matrix unit reading a triangle the vector unit built)
+  // would otherwise be emitted in copy 0 and paid in every round, draining the other queue
+  // (cumsum's matrix form: the next block's dot waited for the vector unit's last block).
+  if (pipelined)
+    sync_.sync_all();
   for (int b = 0; b + 1 < depth; ++b)
     guarded_prefetch(loop, b, signalled[size_t(b)]);
   loop.tokens = pipelined && depth >= 2 && units_take_tokens(*loop.body);

@@ -106,6 +106,17 @@ def test_argmax_rows_in_one_chunk(device):
     assert got[:7].tolist() == [5, 3, 40, 0, 999, 2, 21]
 
 
+@pytest.mark.parametrize("shape, axis", [((50000, 2), 0), ((2, 20000, 3), 1)])
+def test_sum_down_long_columns_within_the_f32_contract(shape, axis, device):
+    # Tens of thousands of values near 11 down an axis that is not the last: the tnpu's column
+    # fold adds a chunk's rows in one chain, which came to 2.5e-6 normwise on npusim (the
+    # contract: 1e-6); its halves are now added pairwise first. Catches any device summing a
+    # long column as one chain of f32 additions.
+    x = make(rng, shape, "f32", 10.0, 12.0)
+    check(ops.sum(x, axis, device=device), ref.reduce("sum", x, axis), "reduce_sum", "f32",
+          n=shape[axis])
+
+
 def test_var_correction(device):
     # Catches: correction (Bessel's n - 1) ignored.
     x = make(rng, (4, 50), "f32", 0, 1)

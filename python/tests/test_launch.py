@@ -152,6 +152,29 @@ def test_print_on_cuda(tmp_path):
         assert f"program ({pid}, 0, 0): pid [1] 20" in lines, r.stdout
 
 
+@tl.kernel
+def grid_ids(out: tl.tensor):
+    """out[z * ny + y, :] = that row's index, from program ids and num_programs on axes 1, 2."""
+    y = tl.program_id(1)
+    z = tl.program_id(2)
+    row = z * tl.num_programs(1) + y
+    tl.store(out + (row, 0), tl.full((1, 16), 0, tl.int32) + row)
+
+
+@pytest.mark.parametrize("grid", [(1, 70000, 1), (1, 3, 70001)])
+@pytest.mark.parametrize("device", tl.devices())
+def test_grid_axes_past_65535_programs(grid, device):
+    # CUDA launches at most 65535 programs on axes y and z; the cuda device runs a larger grid in
+    # parts, each told its first program, and cpu and npusim take it whole. Every row must hold
+    # its own index: a part without its base rewrites the first 65535 rows and leaves the rest
+    # at -1; num_programs read from one part's size (nctaid) misplaces the rows of axis 2; a
+    # device refusing the grid raises.
+    rows = grid[1] * grid[2]
+    out = np.full((rows, 16), -1, np.int32)
+    grid_ids[grid](out, device=device)
+    np.testing.assert_array_equal(out, np.repeat(np.arange(rows, dtype=np.int32)[:, None], 16, 1))
+
+
 def test_unknown_device():
     with pytest.raises(tl.TLRuntimeError, match="no-such-device"):
         scale[(1,)](np.ones(4, np.float32), np.ones(4, np.float32), 1.0, BLOCK=4,

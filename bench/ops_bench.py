@@ -435,11 +435,17 @@ def main():
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
         ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
                               lambda: device_ms(triad), a.reps)
-        ref_ms = statistics.median(host_ms(ref) for _ in range(a.reps)) if ref and cpu else None
+        # numpy and PyTorch each timed after a triad too, from the same cold caches as the op:
+        # back to back, a run found up to half of its 64 MiB input in the 32 MiB L3 the last
+        # run left (Zen 4 host: a hand-written C row sum 1.28 ms after itself, 1.9 after the
+        # triad or any other 192 MiB read; session 27)
+        ref_ms = median_pair(lambda: host_ms(ref), lambda: device_ms(triad), a.reps)[0] \
+            if ref and cpu else None
         t_ms = None
         if tref and tdev:
             tref()  # warm-up (CUDA: the kernel's first load)
-            t_ms = statistics.median(torch_ms(tref, tdev) for _ in range(a.reps))
+            t_ms = median_pair(lambda: torch_ms(tref, tdev), lambda: device_ms(triad),
+                               a.reps)[0]
         gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
         results[name] = gbs / tgbs
         cells, rooflines[name] = bound_cells(sheet, ms, nbytes, vops=vops, exps=exps)

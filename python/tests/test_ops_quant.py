@@ -60,6 +60,21 @@ def test_fp8_codec_rounding():
     assert np.signbit(e4([-0.0, -2.0**-12])).all()  # -0 and an underflow keep their sign
 
 
+def test_bf16_and_fp8_arrays_keep_their_shape():
+    # A 0-d value stays 0-d, a transposed view keeps its shape: np.ascontiguousarray makes a 0-d
+    # array 1-d, so tl.bf16.to_float32 of a full reduction (ops.sum of a bf16 vector, shape ())
+    # came back with shape (1,), and the fp8 codec alike.
+    for conv in (lambda v: tl.bf16.to_float32(tl.bf16.array(v)),
+                 lambda v: tl.fp8.to_float32(tl.fp8.array(v, "e4m3")),
+                 lambda v: tl.fp8.to_float32(tl.fp8.array(v, "e5m2"))):
+        assert conv(np.float32(3.0)).shape == ()
+        assert conv(np.float32(3.0)) == 3.0
+        t = np.float32([[1, 2, 3], [4, 5, 6]]).T
+        np.testing.assert_array_equal(conv(t), t)
+    assert tl.bf16.array(np.float64(1.5)).shape == ()
+    assert tl.bf16.to_float32(ops.sum(tl.bf16.array(np.ones(5)))).shape == ()
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_fp8_codec_matches_torch(fmt):
     # Catches: any rounding difference from PyTorch's own float8 conversion (round to nearest

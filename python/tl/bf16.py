@@ -23,13 +23,15 @@ def is_bf16(a):
 
 
 def array(x):
-    """`x` (any float array) rounded to bf16, to nearest even (NaN stays NaN)."""
-    f = np.ascontiguousarray(np.asarray(x, np.float64).astype(np.float32))
+    """`x` (any float array) rounded to bf16, to nearest even (NaN stays NaN); x's shape (a
+    0-d array stays 0-d: np.ascontiguousarray makes it 1-d)."""
+    x = np.asarray(x, np.float64)
+    f = np.ascontiguousarray(x.astype(np.float32))
     bits = f.view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     nan = np.isnan(f)
     out = np.where(nan, (bits >> 16) | 0x40, rounded).astype(np.uint16)
-    return out.view(DTYPE)
+    return out.view(DTYPE).reshape(x.shape)
 
 
 def empty(shape):
@@ -38,6 +40,7 @@ def empty(shape):
 
 
 def to_float32(a):
-    """The values of bf16 array `a` as float32 (exact)."""
+    """The values of bf16 array `a` as float32 (exact), in a's shape."""
+    a = np.asarray(a)
     bits = np.ascontiguousarray(a).view(np.uint16).astype(np.uint32) << 16
-    return bits.view(np.float32)
+    return bits.view(np.float32).reshape(a.shape)

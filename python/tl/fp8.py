@@ -82,7 +82,8 @@ def encode_scalar_max(fmt):
 def array(x, fmt="e4m3", saturate=False):
     """`x` (any float array) rounded to fp8 format `fmt` ('e4m3' or 'e5m2'): bit patterns in a
     uint8 array whose dtype carries the tag kernels read."""
-    return np.ascontiguousarray(encode(x, fmt, saturate)).view(DTYPES[fmt])
+    bits = encode(x, fmt, saturate)  # (0-d stays 0-d: np.ascontiguousarray makes it 1-d)
+    return np.ascontiguousarray(bits).view(DTYPES[fmt]).reshape(np.shape(bits))
 
 
 def empty(shape, fmt="e4m3"):
@@ -116,4 +117,5 @@ def to_float32(a):
     if fmt is None:
         raise ValueError("tl.fp8.to_float32: expected an fp8 array (tl.fp8.array), got dtype "
                          f"{getattr(a, 'dtype', type(a).__name__)}")
-    return decode(np.ascontiguousarray(a).view(np.uint8), fmt).astype(np.float32)
+    a = np.asarray(a)
+    return decode(np.ascontiguousarray(a).view(np.uint8), fmt).astype(np.float32).reshape(a.shape)

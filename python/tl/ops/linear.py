@@ -176,6 +176,21 @@ def _gemm_packed(a3, b3, bias, residual, res3, out3, alpha, activation, tiles, d
         ACT=activation, HAS_RES=residual is not None, BM=bm, BN=bn, BK=bk)
 
 
+# The activations a GEMM or conv2d epilogue fuses: leaky_relu's slope would need a second
+# scalar beside alpha.
+EPILOGUE_ACTIVATIONS = tuple(a for a in ACTIVATIONS if a != "leaky_relu")
+
+
+def check_epilogue_activation(op, activation):
+    if activation == "leaky_relu":
+        c.fail(op, "activation", "leaky_relu is not fused into the epilogue (its slope is "
+               "not a parameter here): apply tl.ops.leaky_relu to the result; fused: "
+               f"{', '.join(EPILOGUE_ACTIVATIONS)}")
+    if activation not in EPILOGUE_ACTIVATIONS:
+        c.fail(op, "activation", f"unknown activation {activation!r} (one of "
+               f"{', '.join(EPILOGUE_ACTIVATIONS)})")
+
+
 @tl.func
 def gemv_chunk(a, x, m0, k, ROWS: tl.constexpr, BK: tl.constexpr, DOT: tl.constexpr):
     """The products of a[m0:m0+ROWS, k:k+BK] and x[k:k+BK] summed along the rows, in f32: a
@@ -269,8 +284,7 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
             c.fail(op, name, f"expected rank 2 or 3, got shape {t.shape}")
     if a.shape[-1] != b.shape[-2]:
         c.fail(op, "b", f"inner dimensions differ: a is {a.shape}, b is {b.shape}")
-    if activation not in ACTIVATIONS or activation == "leaky_relu":
-        c.fail(op, "activation", f"unknown activation {activation!r}")
+    check_epilogue_activation(op, activation)
     batch = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
     a3, b3 = _batched(op, "a", a, batch), _batched(op, "b", b, batch)
     m, n = a.shape[-2], b.shape[-1]
@@ -579,8 +593,7 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
     if oh < 1 or ow < 1:
         c.fail(op, "weight", f"window {(kh, kw)} (dilation {(dh, dw)}) does not fit in the "
                "padded input")
-    if activation not in ACTIVATIONS or activation == "leaky_relu":
-        c.fail(op, "activation", f"unknown activation {activation!r}")
+    check_epilogue_activation(op, activation)
     out = c.empty((n, oc, oh, ow), x)
     if out.size == 0 or x.size == 0:
         return out

@@ -151,7 +151,15 @@ def test_random_norm(case, device):
         got, want = ops.layernorm(xv, w, b, device=device), ref.layernorm(x, w, b)
     else:
         got, want = ops.rmsnorm(xv, w, device=device), ref.rmsnorm(x, w)
-    check(got, want, "norm", dtype, n=n, name=what)
+    # cond: x - mean cancels where a row's spread is small against its values (a row of two
+    # close values: the mean's rounding, |x| u, over sigma), so the terms are |x| / sigma
+    xd = ref.f64(x)
+    mean = 0.0 if op == "rmsnorm" else xd.mean(-1, keepdims=True)
+    sigma = np.sqrt(((xd - mean) ** 2).mean(-1, keepdims=True) + (1e-5 if op == "layernorm"
+                                                                 else 1e-6))
+    terms = (np.abs(xd) + np.abs(mean)) / sigma * (1.0 if w is None else np.abs(ref.f64(w)))
+    check(got, want, "norm", dtype, n=n, ref_abs=terms + (0 if b is None else np.abs(ref.f64(b))),
+          name=what)
 
 
 def test_random_gemm(case, device):
@@ -274,3 +282,181 @@ def test_random_attention(case, device):
     want = ref.attention(q, k, v, causal=causal)
     ref_abs = ref.attention(q, k, np.abs(ref.f64(v)), causal=causal)
     check(got, want, "attention", dtype, n=t, ref_abs=ref_abs, name=what)
+
+
+def test_random_gemv_and_topk(case, device):
+    # gemv: ragged rows and columns against its tiles, a transposed or strided matrix, the
+    # bias and alpha. topk: k against ragged rows, ties (bf16 draws many) to the lowest index.
+    r = draw("gemv_topk", case)
+    dtype = str(r.choice(["f32", "bf16"]))
+    m, k = shape(r, 2, CAP[device])
+    a = make(r, (m, k), dtype)
+    x = make(r, (k,), dtype)
+    bias = make(r, (m,), dtype) if r.integers(2) else None
+    alpha = float(r.choice([1.0, 0.5]))
+    layout, av = laid_out(r, a)
+    what = describe(op="gemv", dtype=dtype, a=a.shape, layout=layout, bias=bias is not None,
+                    alpha=alpha)
+    want = ref.gemv(a, x, bias=bias, alpha=alpha)
+    check(ops.gemv(av, x, bias=bias, alpha=alpha, device=device), want, "gemm", dtype, n=k,
+          ref_abs=np.abs(ref.f64(a)) @ np.abs(ref.f64(x)) * abs(alpha)
+          + (0 if bias is None else np.abs(ref.f64(bias))), name=what)
+    kk = int(r.integers(1, min(k, 64) + 1))
+    values, indices = ops.topk(av, kk, device=device)
+    want_idx = np.argsort(-ref.f64(a), axis=1, kind="stable")[:, :kk]
+    what = describe(op="topk", dtype=dtype, x=a.shape, k=kk, layout=layout)
+    np.testing.assert_array_equal(indices, want_idx, err_msg=what)
+    np.testing.assert_array_equal(ref.f64(values), np.take_along_axis(ref.f64(a), want_idx, 1),
+                                  err_msg=what)
+
+
+def test_random_embedding_rope_cross_entropy(case, device):
+    # embedding: ids of any shape (repeats, the last row), a strided table. RoPE: ragged
+    # sequence and half widths. cross-entropy: classes past a block, ignored targets.
+    r = draw("transformer", case)
+    dtype = str(r.choice(["f32", "bf16"]))
+    vocab, d = shape(r, 2, CAP[device] // 2)
+    table = make(r, (vocab, d), dtype)
+    ids = r.integers(0, vocab, shape(r, int(r.integers(1, 3)), 2000, DIMS[:10]))
+    layout, tv = laid_out(r, table)
+    got = ops.embedding(tv, ids, device=device)
+    np.testing.assert_array_equal(got, table[ids], err_msg=describe(
+        op="embedding", dtype=dtype, table=table.shape, ids=ids.shape, layout=layout))
+    d2 = 2 * int(r.choice([1, 4, 5, 32, 64, 150]))
+    s = int(r.choice([1, 7, 64, 129, 300]))
+    lead = shape(r, int(r.integers(0, 3)), max(1, CAP[device] // (s * d2)), DIMS[:6])
+    x = make(r, lead + (s, d2), dtype, normal=True)
+    cos, sin = ops.rope_tables(s, d2, dtype=dtype)
+    check(ops.rope(x, cos, sin, device=device), ref.rope(x, cos, sin), "rope", dtype,
+          name=describe(op="rope", dtype=dtype, x=x.shape))
+    rows, classes = shape(r, 2, CAP[device])
+    logits = make(r, (rows, classes), dtype, -10, 10)
+    target = r.integers(0, classes, rows)
+    target[r.random(rows) < 0.2] = -100
+    what = describe(op="cross_entropy", dtype=dtype, logits=logits.shape,
+                    ignored=int((target == -100).sum()))
+    per_row = ops.cross_entropy(logits, target, reduction="none", device=device)
+    check(per_row, ref.cross_entropy(logits, target, "none"), "softmax", "f32", n=classes,
+          name=what)
+    if (target != -100).any():
+        mean = ops.cross_entropy(logits, target, device=device)
+        check(np.float32([mean]), [ref.cross_entropy(logits, target)], "softmax", "f32",
+              n=classes, name=what)
+
+
+def test_random_pool_and_conv(case, device):
+    # Pooling and conv2d: windows, strides, padding, dilation and groups drawn against ragged
+    # planes (a window past the edge, a stride that skips the last column).
+    r = draw("pool_conv", case)
+    dtype = str(r.choice(["f32", "bf16"]))
+    n, ch = int(r.integers(1, 3)), int(r.choice([1, 2, 3, 4, 6, 8]))
+    h, w = (int(v) for v in r.integers(3, 30, 2))
+    x = make(r, (n, ch, h, w), dtype, normal=True)
+    kh, kw = (int(v) for v in r.integers(1, 4, 2))
+    stride = (int(r.integers(1, 3)), int(r.integers(1, 3)))
+    pad = (int(r.integers(0, kh // 2 + 1)), int(r.integers(0, kw // 2 + 1)))
+    mode = str(r.choice(["max", "avg"]))
+    what = describe(op=f"{mode}_pool2d", dtype=dtype, x=x.shape, k=(kh, kw), stride=stride,
+                    padding=pad)
+    got = getattr(ops, f"{mode}_pool2d")(x, (kh, kw), stride, pad, device=device)
+    check(got, ref.pool2d(mode, x, (kh, kw), stride, pad),
+          "reduce_max" if mode == "max" else "reduce_mean", dtype, n=kh * kw, name=what)
+    groups = int(r.choice([g for g in (1, 2, ch) if ch % g == 0]))
+    oc = groups * int(r.integers(1, 4))
+    dil = (int(r.integers(1, 3)), int(r.integers(1, 3)))
+    if (kh - 1) * dil[0] + 1 > h + 2 * pad[0] or (kw - 1) * dil[1] + 1 > w + 2 * pad[1]:
+        dil = (1, 1)
+    wt = make(r, (oc, ch // groups, kh, kw), dtype)
+    b = make(r, (oc,), dtype)
+    what = describe(op="conv2d", dtype=dtype, x=x.shape, w=wt.shape, stride=stride, padding=pad,
+                    dilation=dil, groups=groups)
+    got = ops.conv2d(x, wt, b, stride=stride, padding=pad, dilation=dil, groups=groups,
+                     activation="relu", device=device)
+    want = ref.conv2d(x, wt, b, stride, pad, "relu", dilation=dil, groups=groups)
+    ref_abs = ref.conv2d(np.abs(ref.f64(x)), np.abs(ref.f64(wt)), np.abs(ref.f64(b)), stride,
+                         pad, dilation=dil, groups=groups)
+    check(got, want, "gemm", dtype, n=wt.shape[1] * kh * kw, ref_abs=ref_abs, name=what)
+
+
+def test_random_backward(case, device):
+    # The backward kernels on drawn shapes: softmax's (a row sum over ragged rows), the norms'
+    # (dweight summed over rows), attention's (grouped heads, causal with S != T).
+    r = draw("backward", case)
+    dtype = str(r.choice(["f32", "bf16"]))
+    rows, n = shape(r, 2, CAP[device])
+    x = make(r, (rows, n), dtype, -3, 3)
+    dy = make(r, (rows, n), dtype)
+    log = bool(r.integers(2))
+    y = ops.log_softmax(x) if log else ops.softmax(x)
+    yd, gd = ref.f64(y), np.abs(ref.f64(dy))
+    check(ops.softmax_backward(y, dy, log=log, device=device),
+          ref.softmax_backward(y, dy, log), "backward", dtype, n=n,
+          ref_abs=(np.exp(yd) if log else np.abs(yd)) * gd.sum(-1, keepdims=True) + gd,
+          name=describe(op="softmax_backward", log=log, dtype=dtype, shape=x.shape))
+    rms = bool(r.integers(2))
+    w = make(r, (n,), dtype, 0.5, 1.5)
+    if rms:
+        _, stats = ops.rmsnorm(x, w, return_stats=True, device=device)
+        dx, dw = ops.rmsnorm_backward(dy, x, w, stats, device=device)
+    else:
+        _, stats = ops.layernorm(x, w, make(r, (n,), dtype), return_stats=True, device=device)
+        dx, dw, _ = ops.layernorm_backward(dy, x, w, stats, device=device)
+    want = ref.norm_backward(dy, x, w, 1e-6 if rms else 1e-5, rms=rms)
+    what = describe(op="rmsnorm_backward" if rms else "layernorm_backward", dtype=dtype,
+                    shape=x.shape)
+    xd = ref.f64(x)
+    xc = xd if rms else xd - xd.mean(1, keepdims=True)
+    rstd = 1 / np.sqrt((xc * xc).mean(1, keepdims=True) + (1e-6 if rms else 1e-5))
+    xhat = xc * rstd
+    # dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy w: its terms (a row of one column
+    # cancels to about eps / x^2 of them)
+    g = gd * np.abs(ref.f64(w))
+    dx_terms = rstd * (g + (0 if rms else g.mean(1, keepdims=True))
+                       + np.abs(xhat) * (g * np.abs(xhat)).mean(1, keepdims=True))
+    # n: the row's sum and the half dozen roundings around it (rstd, xhat, the products, the
+    # subtraction), which a row of one column leaves as the whole error
+    check(dx, want[0], "backward", dtype, n=n + 6, ref_abs=dx_terms, name=what)
+    check(dw, want[1], "backward", "f32", n=rows, ref_abs=(gd * np.abs(xhat)).sum(0),
+          name=what)
+    hkv = int(r.choice([1, 2]))
+    h, d = hkv * int(r.choice([1, 2])), int(r.choice([8, 24, 64]))
+    s, t = (int(v) for v in r.choice([1, 5, 17, 37, 64, 100], 2))
+    causal = bool(r.integers(2))
+    q = make(r, (1, h, s, d), dtype, normal=True)
+    k = make(r, (1, hkv, t, d), dtype, normal=True)
+    v = make(r, (1, hkv, t, d), dtype, normal=True)
+    do = make(r, (1, h, s, d), dtype, normal=True)
+    out, lse = ops.attention(q, k, v, causal=causal, return_lse=True, device=device)
+    got = ops.attention_backward(do, q, k, v, out, lse, causal=causal, device=device)
+    want = ref.attention_backward(do, q, k, v, causal=causal)
+    terms = attention_backward_terms(do, q, k, v, causal)
+    for name, g, wnt, a in zip(("dq", "dk", "dv"), got, want, terms):
+        what = describe(op=f"attention_backward {name}", dtype=dtype, q=q.shape, k=k.shape,
+                        causal=causal)
+        if not np.linalg.norm(wnt):
+            # One key (t = 1): P = 1, so dS = P (dP - rowsum(dP P)) = 0 and dq = dk = 0 exactly,
+            # computed as the difference of two equal sums: bounded by their terms.
+            err = np.linalg.norm(ref.f64(g) - wnt)
+            assert err <= 4 * d * 2.0 ** -24 * np.linalg.norm(a), f"{what}: {err:.3g}"
+            continue
+        check(g, wnt, "backward", dtype, n=max(t, d), ref_abs=a, name=what)
+
+
+def attention_backward_terms(do, q, k, v, causal):
+    """The magnitudes of the terms each of attention_backward's (dq, dk, dv) sums, in float64:
+    with P the forward's probabilities, |dS| <= P (|do| |v|^T + rowsum(|do| P |v|)), then dq
+    from |dS| |k|, dk from |dS|^T |q|, dv from P^T |do| (the kv heads' groups summed). The
+    reference's own cancellation (dP - rowsum(dP P)) makes |reference| no bound of them."""
+    group = q.shape[1] // k.shape[1]
+    q, k = ref.f64(q), np.repeat(ref.f64(k), group, 1)
+    do, ve = np.abs(ref.f64(do)), np.abs(np.repeat(ref.f64(v), group, 1))
+    scale = 1 / math.sqrt(q.shape[-1])
+    sc = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        sc = np.where(np.tril(np.ones(sc.shape[-2:], bool)), sc, -np.inf)
+    p = ref.softmax(sc)
+    ds = p * (do @ np.swapaxes(ve, -1, -2) + (do * (p @ ve)).sum(-1, keepdims=True))
+    b, h = q.shape[:2]
+    fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
+    return (ds @ np.abs(k) * scale, fold(np.swapaxes(ds, -1, -2) @ np.abs(q) * scale),
+            fold(np.swapaxes(p, -1, -2) @ do))

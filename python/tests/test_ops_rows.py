@@ -156,3 +156,13 @@ def test_rows_in_blocks_of_64(op, shape, device):
                                          EVEN=shape[1] % block == 0, ELEMS=65536)
         check(out, ref.layernorm(x), "norm", "f32", n=shape[1])
     assert grid[0] == (2 if shape[1] == 100 else 5)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
+def test_rows_of_no_elements(op, device):
+    # (3, 0) and (2, 3, 0): empty outputs of the input's shape, as numpy and torch give. Catches
+    # the rows view's reshape(-1, 0), which numpy refuses ("cannot reshape array of size 0"):
+    # layernorm and rmsnorm raised a ValueError naming no op.
+    for shape in [(3, 0), (2, 3, 0)]:
+        got = getattr(ops, op)(np.zeros(shape, np.float32), device=device)
+        assert got.shape == shape and got.dtype == np.float32

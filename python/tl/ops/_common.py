@@ -5,6 +5,8 @@ import contextlib
 import contextvars
 import functools
 
+import math
+
 import numpy as np
 
 from .. import bf16, fp8
@@ -402,7 +404,8 @@ def rows_view(a):
         return a.reshape(1, 1)
     if a.ndim == 1:
         return a.reshape(1, a.shape[0])
-    return a.reshape(-1, a.shape[-1])
+    # (the row count spelled out: -1 is ambiguous for rows of 0 elements)
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def axis_view(a, axis, op):

@@ -360,3 +360,30 @@ def test_topk_inf_and_nan(device):
 def tl_array(a, dtype):
     import tl
     return tl.bf16.array(a) if dtype == "bf16" else a.astype(np.float32)
+
+
+@pytest.mark.parametrize("shape,seed", [((1030,), 122), ((1000,), 122), ((4_000_000,), 2)])
+def test_cumsum_long_rows_within_the_f32_contract(shape, seed, device):
+    # Running sums of values in [0.5, 2): each prefix well-conditioned, so the kit's 1e-6
+    # applies. Catches a serial chain of additions as long as the row: in chunks of 1024 these
+    # draws (the worst of 200 rows) came to 1.11e-6 and 1.12e-6 normwise, and the carry over
+    # 4M elements' chunks to 1.40e-6, before the rows were scanned in segments of 512 and the
+    # carry kept with its rounding error (reduce.row_scan, two_sum): now at most 4.2e-7.
+    x = np.random.default_rng(seed).uniform(0.5, 2.0, shape).astype(np.float32)
+    check(ops.cumsum(x, device=device), ref.cumsum(x, -1), "scan_sum", "f32", n=shape[-1])
+
+
+def test_cumsum_infinities_as_numpy(device):
+    # inf and -inf in rows scanned in segments and chunks (1000, 1030 and 3000 columns) and
+    # down a long column: every prefix sum inf, -inf or NaN where numpy's is. Catches a
+    # segment's start taken as (sum through it) - (its sum), inf - inf = NaN where the prefix
+    # is inf, and a carry's rounding error computed from an infinite sum (NaN).
+    for n in (1000, 1030, 3000):
+        x = np.ones((3, n), np.float32)
+        x[0, 2], x[1, 700], x[2, [5, 900]] = np.inf, -np.inf, [np.inf, -np.inf]
+        np.testing.assert_array_equal(ops.cumsum(x, device=device),
+                                      np.cumsum(x.astype(np.float64), 1).astype(np.float32))
+    y = np.ones((2500, 3), np.float32)
+    y[5, 1] = np.inf
+    np.testing.assert_array_equal(ops.cumsum(y, 0, device=device),
+                                  np.cumsum(y, 0, dtype=np.float64).astype(np.float32))

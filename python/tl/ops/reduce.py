@@ -163,10 +163,42 @@ def argmax_combine_kernel(part: tl.tensor, index: tl.tensor, out: tl.tensor, BS:
     tl.store(out + (o, i0), tl.reshape(tl.sum(tl.where(hit, rows, 0), axis=0), (1, BI)))
 
 
+@tl.func
+def two_sum(a, b):
+    """(a + b rounded, its rounding error) exactly (Knuth's TwoSum: six additions, any
+    magnitudes): a scan's carry over many chunks is one chain of additions, and its error had
+    grown with their count (a 4M-element f32 cumsum at 1.5e-6 normwise, over the 1e-6
+    contract)."""
+    s = a + b
+    bb = s - a
+    # (an infinite or NaN sum has no finite error: 0, so the sum stays inf, not NaN)
+    return s, tl.where(tl.abs(s) < float("inf"), (a - (s - bb)) + (b - bb), 0.0)
+
+
+@tl.func
+def row_scan(v, BI: tl.constexpr, BN: tl.constexpr, CHAIN: tl.constexpr):
+    """The running sums along the rows of v (BI, BN), f32, no serial chain longer than CHAIN
+    (0: BN): each row as segments of CHAIN scanned on their own (rows of a (BI BN / CHAIN,
+    CHAIN) view: the same memory), plus the sum of the segments before it."""
+    if CHAIN == 0 or CHAIN >= BN:
+        return tl.cumsum(v, 1)
+    SEGS: tl.constexpr = BN // CHAIN
+    s = tl.cumsum(tl.reshape(v, (BI * SEGS, CHAIN)), 1)
+    run = tl.cumsum(tl.reshape(s[:, CHAIN - 1], (BI, SEGS)), 1)  # through each segment
+    # segment j starts from run[:, j - 1], selected, not run - the segment's sum (an inf
+    # input would make that inf - inf = NaN where the prefix sums are inf)
+    seg = tl.arange(0, SEGS)[None, :]
+    before = tl.zeros((BI, SEGS), tl.float32)
+    for j in tl.static_range(1, SEGS):
+        before = tl.where(seg == j, run[:, j - 1][:, None], before)
+    return tl.reshape(s + tl.reshape(before, (BI * SEGS,))[:, None], (BI, BN))
+
+
 @tl.kernel
 def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
                   RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1, ROWS: tl.constexpr = False,
-                  ONE: tl.constexpr = False, MX: tl.constexpr = False):
+                  ONE: tl.constexpr = False, MX: tl.constexpr = False,
+                  CHAIN: tl.constexpr = 0):
     """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
     the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
     used once, reads the tensor in place (llvm-cpu: a load used twice is copied first).
@@ -207,32 +239,38 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
     elif ROWS:
         if ONE:
             v = tl.reshape(tl.load(x + (o, i0, 0), (1, BI, BN)), (BI, BN)).to(tl.float32)
-            tl.store(out + (o, i0, 0), tl.reshape(tl.cumsum(v, 1), (1, BI, BN)))
+            tl.store(out + (o, i0, 0), tl.reshape(row_scan(v, BI, BN, CHAIN), (1, BI, BN)))
         else:
             run = tl.zeros((BI,), tl.float32)
+            err = tl.zeros((BI,), tl.float32)  # run's rounding errors (two_sum), added back
             for k in tl.range(0, x.shape[2], BN):
                 v = tl.reshape(tl.load(x + (o, i0, k), (1, BI, BN)), (BI, BN)).to(tl.float32)
-                tl.store(out + (o, i0, k),
-                         tl.reshape(tl.cumsum(v, 1) + run[:, None], (1, BI, BN)))
-                run = run + tl.sum(v, axis=1)
+                # the chunk's sum is its scan's last column (lanes past the row load 0): v read
+                # once, so llvm-cpu scans it in place (a load used twice is copied first)
+                s = row_scan(v, BI, BN, CHAIN)
+                tl.store(out + (o, i0, k), tl.reshape(s + (run + err)[:, None], (1, BI, BN)))
+                run, e = two_sum(run, s[:, BN - 1])
+                err = err + e
     else:
         carry = tl.zeros((BI,), tl.float32)
+        err = tl.zeros((BI,), tl.float32)  # carry's rounding errors (two_sum), added back
         for k in tl.range(0, x.shape[1], BN):
             v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
             if SEG > 1:
                 tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
                 w = tl.reshape(v, (SEG, BN // SEG))
                 sums = tl.sum(w, axis=1)
-                before = tl.cumsum(sums, 0) - sums + carry
+                before = tl.cumsum(sums, 0) - sums + (carry + err)
                 tl.store(out + (o, k, i0),
                          tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
-                carry = carry + tl.sum(sums, axis=0)
+                carry, e = two_sum(carry, tl.sum(sums, axis=0))
             else:
                 tl.store(out + (o, k, i0),
-                         tl.reshape(tl.cumsum(v, 0) + carry[None, :], (1, BN, BI)))
+                         tl.reshape(tl.cumsum(v, 0) + (carry + err)[None, :], (1, BN, BI)))
                 if RELOAD:
                     v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-                carry = carry + tl.sum(v, axis=0)
+                carry, e = two_sum(carry, tl.sum(v, axis=0))
+            err = err + e
 
 
 def axis_tiles(n, inner, max_inner=64, elements=4096):
@@ -367,6 +405,10 @@ def var(x, axis=-1, *, correction=0, device=None):
 # cumsum_kernel's MX takes rows of at most this many elements (one chunk loop: the rows' carry
 # scan stays a small tile)
 SCAN_MATRIX_MAX = 1024
+# The longest chain of serial additions a scan's chunk runs (vector scans; the matrix form's is
+# 128): f32 running sums of 1030 values in [0.5, 2) in chunks of 1024 came to 1.03e-6 normwise
+# of the fp64 prefix sums, over the contract's 1e-6; chunks of 512 to at most 2.3e-7 (30 draws)
+SCAN_CHAIN = 512
 
 
 def scan_matrix_ok(x3, n):
@@ -394,17 +436,18 @@ def cumsum(x, axis=-1, *, device=None):
         c.launch(cumsum_kernel, (1, programs), x3.reshape(1, outer, n),
                  out.reshape(1, outer, n), device=device, BN=bn, BI=bi, ROWS=True, MX=True)
     elif out.size and rows:
-        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN. A
-        # chunk's scan is one serial f32 chain: at most 1024 long, as the other path's chunks
-        # (a 5000-long chain broke the kit's scan_sum bound on cpu: normwise 1.2e-6 > 1e-6).
+        # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN, each
+        # row of a chunk scanned in segments of at most SCAN_CHAIN (row_scan).
         bn = c.pow2(n, 16, builtins.min(1024, builtins.max(16, 65536 // rows)))
         c.launch(cumsum_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True,
-                 ONE=n <= bn)
+                 ONE=n <= bn, CHAIN=SCAN_CHAIN if bn > SCAN_CHAIN else 0)
     elif out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
-        bn = builtins.min(bn, 1024)
         seg = builtins.min(c.tuned("scan_segments", device), bn) if bi == 1 else 1
+        # segments scan BN / SEG elements each (nvptx: 32 of 32 in 1024)
+        bn = builtins.min(bn, 1024 if seg > 1 else SCAN_CHAIN)
+        seg = builtins.min(seg, bn)
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
                  out.reshape(x3.shape), device=device, BN=bn, BI=bi,
                  RELOAD=c.tuned("scan_reload", device) and seg == 1, SEG=seg)

@@ -373,16 +373,20 @@ def test_cumsum_long_rows_within_the_f32_contract(shape, seed, device):
     check(ops.cumsum(x, device=device), ref.cumsum(x, -1), "scan_sum", "f32", n=shape[-1])
 
 
-def test_cumsum_infinities_as_numpy(device):
+@pytest.mark.parametrize("form", ["device's", "segments (nvptx's)"])
+def test_cumsum_infinities_as_numpy(form, device):
     # inf and -inf in rows scanned in segments and chunks (1000, 1030 and 3000 columns) and
     # down a long column: every prefix sum inf, -inf or NaN where numpy's is. Catches a
     # segment's start taken as (sum through it) - (its sum), inf - inf = NaN where the prefix
-    # is inf, and a carry's rounding error computed from an infinite sum (NaN).
+    # is inf, and a carry's rounding error computed from an infinite sum (NaN). The second
+    # form takes cumsum_kernel's SEG (32 segments a chunk) on every device.
+    over = {"scan_rows": 0, "scan_segments": 32} if form.startswith("seg") else {}
     for n in (1000, 1030, 3000):
         x = np.ones((3, n), np.float32)
         x[0, 2], x[1, 700], x[2, [5, 900]] = np.inf, -np.inf, [np.inf, -np.inf]
-        np.testing.assert_array_equal(ops.cumsum(x, device=device),
-                                      np.cumsum(x.astype(np.float64), 1).astype(np.float32))
+        with c.tuning_override(**over):
+            got = ops.cumsum(x, device=device)
+        np.testing.assert_array_equal(got, np.cumsum(x.astype(np.float64), 1).astype(np.float32))
     y = np.ones((2500, 3), np.float32)
     y[5, 1] = np.inf
     np.testing.assert_array_equal(ops.cumsum(y, 0, device=device),

@@ -260,7 +260,11 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
                 tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
                 w = tl.reshape(v, (SEG, BN // SEG))
                 sums = tl.sum(w, axis=1)
-                before = tl.cumsum(sums, 0) - sums + (carry + err)
+                # the segments' sums before each one, as masked sums: (their running sum) -
+                # (its own sum) is inf - inf = NaN after an infinite input
+                j = tl.arange(0, SEG)
+                before = tl.sum(tl.where(j[:, None] < j[None, :], sums[:, None], 0.0),
+                                axis=0) + (carry + err)
                 tl.store(out + (o, k, i0),
                          tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
                 carry, e = two_sum(carry, tl.sum(sums, axis=0))

@@ -182,7 +182,7 @@ def row_scan(v, BI: tl.constexpr, BN: tl.constexpr, CHAIN: tl.constexpr):
     CHAIN) view: the same memory), plus the sum of the segments before it."""
     if CHAIN == 0 or CHAIN >= BN:
         return tl.cumsum(v, 1)
-    SEGS: tl.constexpr = BN // CHAIN
+    SEGS = BN // CHAIN
     s = tl.cumsum(tl.reshape(v, (BI * SEGS, CHAIN)), 1)
     run = tl.cumsum(tl.reshape(s[:, CHAIN - 1], (BI, SEGS)), 1)  # through each segment
     # segment j starts from run[:, j - 1], selected, not run - the segment's sum (an inf

@@ -437,7 +437,7 @@ def test_random_backward(case, device):
     out, lse = ops.attention(q, k, v, causal=causal, return_lse=True, device=device)
     got = ops.attention_backward(do, q, k, v, out, lse, causal=causal, device=device)
     want = ref.attention_backward(do, q, k, v, causal=causal)
-    terms = attention_backward_terms(do, q, k, v, causal)
+    terms = ref.attention_backward_terms(do, q, k, v, causal=causal)
     for name, g, wnt, a in zip(("dq", "dk", "dv"), got, want, terms):
         what = describe(op=f"attention_backward {name}", dtype=dtype, q=q.shape, k=k.shape,
                         causal=causal)
@@ -448,23 +448,3 @@ def test_random_backward(case, device):
             assert err <= 4 * d * 2.0 ** -24 * np.linalg.norm(a), f"{what}: {err:.3g}"
             continue
         check(g, wnt, "backward", dtype, n=max(t, d), ref_abs=a, name=what)
-
-
-def attention_backward_terms(do, q, k, v, causal):
-    """The magnitudes of the terms each of attention_backward's (dq, dk, dv) sums, in float64:
-    with P the forward's probabilities, |dS| <= P (|do| |v|^T + rowsum(|do| P |v|)), then dq
-    from |dS| |k|, dk from |dS|^T |q|, dv from P^T |do| (the kv heads' groups summed). The
-    reference's own cancellation (dP - rowsum(dP P)) makes |reference| no bound of them."""
-    group = q.shape[1] // k.shape[1]
-    q, k = ref.f64(q), np.repeat(ref.f64(k), group, 1)
-    do, ve = np.abs(ref.f64(do)), np.abs(np.repeat(ref.f64(v), group, 1))
-    scale = 1 / math.sqrt(q.shape[-1])
-    sc = q @ np.swapaxes(k, -1, -2) * scale
-    if causal:
-        sc = np.where(np.tril(np.ones(sc.shape[-2:], bool)), sc, -np.inf)
-    p = ref.softmax(sc)
-    ds = p * (do @ np.swapaxes(ve, -1, -2) + (do * (p @ ve)).sum(-1, keepdims=True))
-    b, h = q.shape[:2]
-    fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
-    return (ds @ np.abs(k) * scale, fold(np.swapaxes(ds, -1, -2) @ np.abs(q) * scale),
-            fold(np.swapaxes(p, -1, -2) @ do))

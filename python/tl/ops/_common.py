@@ -4,7 +4,6 @@
 import contextlib
 import contextvars
 import functools
-
 import math
 
 import numpy as np

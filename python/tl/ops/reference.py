@@ -250,8 +250,7 @@ def embedding_backward(dout, ids, num_embeddings):
     return out
 
 
-def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None):
-    """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
+def _attention_backward(do, q, k, v, causal, scale, key_lengths, key_mask, terms):
     do, q, k, v = f64(do), f64(q), f64(k), f64(v)
     group = q.shape[1] // k.shape[1]
     ke, ve = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
@@ -264,14 +263,32 @@ def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None, 
         if causal:
             s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
         p = softmax(s)
+    if terms:  # magnitudes: every product and sum below taken of absolute values
+        do, q, ke, ve = np.abs(do), np.abs(q), np.abs(ke), np.abs(ve)
+        ds = p * (do @ np.swapaxes(ve, -1, -2) + (do * (p @ ve)).sum(-1, keepdims=True))
+    else:
+        dp = do @ np.swapaxes(ve, -1, -2)
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True))
     dv = np.swapaxes(p, -1, -2) @ do
-    dp = do @ np.swapaxes(ve, -1, -2)
-    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
     dq = ds @ ke * scale
     dk = np.swapaxes(ds, -1, -2) @ q * scale
     b, h = q.shape[:2]
     fold = lambda a: a.reshape(b, h // group, group, *a.shape[2:]).sum(2)  # noqa: E731
     return dq, fold(dk), fold(dv)
+
+
+def attention_backward(do, q, k, v, causal=False, scale=None, key_lengths=None, key_mask=None):
+    """(dq, dk, dv) in float64; dk, dv summed over the query heads sharing a kv head."""
+    return _attention_backward(do, q, k, v, causal, scale, key_lengths, key_mask, False)
+
+
+def attention_backward_terms(do, q, k, v, causal=False, scale=None, key_lengths=None,
+                             key_mask=None):
+    """The size of the terms each of attention_backward's results sums (a cond for its error
+    bound), in float64: with P the forward's probabilities, |dS| <= P (|do| |v|^T +
+    rowsum(|do| (P |v|))), then |dS| |k|, |dS|^T |q| and P^T |do|. The results themselves
+    cancel (dP - rowsum(dP P): with one key dq and dk are 0 exactly), so they bound nothing."""
+    return _attention_backward(do, q, k, v, causal, scale, key_lengths, key_mask, True)
 
 
 def quant_scale(x, qmax, axis):

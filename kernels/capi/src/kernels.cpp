@@ -891,7 +891,8 @@ tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream, tl_kernels_red
   return launch(kernels, stream, std::string(kReduction[op]) + (rows ? "_rows_" : "_inner_") + dt,
                 outer, rows ? inner : cdiv(inner, 64), 1,
                 {tensor_arg(x3), tensor_arg(o2), scalar_f32(1.0f / static_cast<float>(n)),
-                 scalar_f32(correction)});
+                 // n - correction below 0 divides by 0, as numpy's and torch's max(n - c, 0)
+                 scalar_f32(std::min(correction, static_cast<float>(n)))});
 }
 
 tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,

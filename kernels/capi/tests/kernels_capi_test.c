@@ -578,6 +578,7 @@ static void test_reduce(Env *e) {
     }
   double err = normwise(out, ref, A * C);
   EXPECT(err <= 1e-6, "reduce sum axis 1: normwise error %g", err);
+  int bad = 0;
   /* var (correction 1) along axis 0: (B, C), outer 1, inner B C merged */
   tl_kernels_tensor o0 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){B, C}, NULL);
   ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_VAR, &tx, 0, 1, &o0), "reduce var");
@@ -592,11 +593,19 @@ static void test_reduce(Env *e) {
   }
   err = normwise(out, ref, B * C);
   EXPECT(err <= 1e-6, "reduce var axis 0: normwise error %g", err);
+  /* correction 7 > A = 5: divided by max(A - 7, 0) = 0, +inf as numpy's and torch's (the
+   * squares are positive), not a negative variance */
+  ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_VAR, &tx, 0, 7, &o0), "var, c > n");
+  read(e, &o0, out, B * C * 4);
+  bad = 0;
+  for (unsigned i = 0; i < B * C; ++i)
+    bad += !(isinf(out[i]) && out[i] > 0);
+  EXPECT(bad == 0, "reduce var with correction 7 > 5: %d of %d not +inf", bad, B * C);
   /* argmax and min along the last axis: (A, B) */
   tl_kernels_tensor oi = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){A, B}, NULL);
   ok(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_ARGMAX, &tx, -1, 0, &oi), "argmax");
   read(e, &oi, idx, sizeof idx);
-  int bad = 0;
+  bad = 0;
   for (unsigned r = 0; r < A * B; ++r)
     bad += idx[r] != 3;
   EXPECT(bad == 0, "argmax: %d rows not at the first maximum (3)", bad);

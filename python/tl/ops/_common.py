@@ -121,6 +121,17 @@ def zeros(shape, like):
     return out
 
 
+def full(shape, value, like):
+    """As `empty`, filled with `value` (under tl.torch, on the tensors' device: a host write to
+    a CUDA tensor's stand-in would be lost)."""
+    hook = HOOK.get()
+    if hook is not None:
+        return hook.full(shape, value, _dtype(like))
+    out = aligned_empty(shape, _dtype(like))
+    out[...] = bf16.array(np.float32(value)) if bf16.is_bf16(out) else value
+    return out
+
+
 def np_dtype(name):
     """The numpy dtype of arrays holding `name` ('f32', 'f16', 'bf16')."""
     return {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": bf16.DTYPE}[name]

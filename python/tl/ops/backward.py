@@ -436,8 +436,10 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
         c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM}")
     hk, t = k.shape[1], k.shape[2]
     dq = c.empty(q.shape, q)
-    if q.size == 0 or k.size == 0:
-        return dq, c.empty(k.shape, k), c.empty(v.shape, v)
+    if q.size == 0:  # no query (S = 0, or no head): no gradient reaches the keys
+        return dq, c.zeros(k.shape, k), c.zeros(v.shape, v)
+    if t == 0:
+        c.fail(op, "k", "no keys (T = 0)")  # as the forward
     from .transformer import padding_masks
     kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, t)
     lens = (kl, h)

@@ -301,11 +301,11 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
     c.same_dtype(op, "a", a, bias=bias, residual=residual)
     if out.size == 0:
         return out
-    if a.shape[-1] == 0:
-        c.fail(op, "a", "K (the inner dimension) is 0")
+    if a.shape[-1] == 0:  # a @ b is zeros, as numpy's and torch's: the epilogue of a K of 1
+        a3, b3 = c.zeros((batch, m, 1), a), c.zeros((batch, 1, n), a)
     dummy = a3[0, 0, :1]
     res3 = dummy.reshape(1, 1, 1) if residual is None else residual.reshape(batch, m, n)
-    splits = split_k
+    splits = split_k if a.shape[-1] else 1
     if split_k is None:
         splits = splitk_choice(batch, m, n, a.shape[-1], c.tuned("splitk_auto", device))
     if splits > 1:
@@ -576,6 +576,8 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
         c.fail(op, "groups", f"{groups} does not divide weight's {oc} output channels")
     if wc != ch // groups:
         c.fail(op, "weight", f"has {wc} input channels, expected C/groups = {ch // groups}")
+    if kh < 1 or kw < 1:
+        c.fail(op, "weight", f"window {(kh, kw)}: expected at least one row and column")
     if bias is not None:
         bias = c.float_array(op, "bias", bias, ndim=1)
         if bias.shape != (oc,):
@@ -595,8 +597,14 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
                "padded input")
     check_epilogue_activation(op, activation)
     out = c.empty((n, oc, oh, ow), x)
-    if out.size == 0 or x.size == 0:
+    if out.size == 0:
         return out
+    if x.size == 0:  # no channels, or windows on the padding alone: sums of zeros, as
+        # gemm's K = 0, so the epilogue of a zero input (one channel a group), padded here
+        if ch == 0:
+            weight, ch = c.zeros((oc, 1, kh, kw), x), groups
+        h, w, ph, pw = h + 2 * ph, w + 2 * pw, 0, 0
+        x = c.zeros((n, ch, h, w), x)
     cg, og = ch // groups, oc // groups
     bias_view = x.reshape(-1)[:1].reshape(1, 1) if bias is None else bias.reshape(groups, og)
     phases_from = c.tuned("conv2d_phases", device)

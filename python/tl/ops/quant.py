@@ -182,11 +182,9 @@ def _quantize(op, x, qdtype, axis, device):
     qmax = QMAX["int8" if qdtype == np.int8 else "f8" + fp8.format_of(np.empty(0, qdtype))]
     saturates = qdtype == np.int8 and qmax == np.iinfo(np.int8).max
     rows, n = x.shape
+    if x.size == 0:  # the scales of rows or columns of no values, as of all-zero ones: 1
+        return q, c.full((1,) if axis is None else (x.shape[axis],), 1.0, np.float32)
     scale = c.empty((1,) if axis is None else (x.shape[axis],), np.float32)
-    if x.size == 0:
-        if axis is None:
-            scale[...] = 1.0
-        return q, scale
     block = c.pow2(n, 16, 4096)
     bm = c.pow2(rows, 1, max(1, 8192 // block))
     if axis == 1:  # per column: BLOCK columns a program, down the rows
@@ -314,8 +312,8 @@ def _qgemm(op, a, b, scale_a, scale_b, bias, activation, out_dtype, device, fp):
             c.fail(op, "bias", f"expected shape ({n},), got {bias.shape}")
     if out.size == 0:
         return out
-    if k == 0:
-        c.fail(op, "a", "K (the inner dimension) is 0")
+    if k == 0:  # a @ b is zeros, as gemm's: the epilogue of a K of 1
+        a, b = c.zeros((m, 1), a), c.zeros((1, n), b)
     dummy = c.zeros((1,), np.float32)
     grid = lambda meta: (tl.cdiv(m, meta["BM"]), tl.cdiv(n, meta["BN"]))  # noqa: E731
     qgemm_kernel[grid](*c.device_args(a, b, dummy if raw else sa, dummy if raw else sb,

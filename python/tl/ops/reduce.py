@@ -2,6 +2,7 @@
 # copy), one program per (outer index, block of BI inner columns), n in chunks of BN.
 # SPDX-License-Identifier: Apache-2.0
 import builtins
+import math
 
 import numpy as np
 
@@ -357,9 +358,14 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     x = c.float_array(op, "x", x, min_ndim=1)
     x3, axis = c.axis_view(x, axis, op)
     outer, n, inner = x3.shape
-    if n == 0:
-        c.fail(op, "x", f"reduction over an empty axis {axis} (shape {x.shape})")
+    # n - correction below 0 divides by 0, as numpy's and torch's max(n - correction, 0)
+    correction = builtins.min(float(correction), float(n))
     shape = x.shape[:axis] + x.shape[axis + 1:]
+    if n == 0:  # as numpy and torch: the empty sum is 0, the mean and var of nothing NaN
+        if op in ("max", "min", "argmax"):
+            c.fail(op, "x", f"reduction over an empty axis {axis} (shape {x.shape}): {op} of "
+                   "no elements has no value (numpy and torch raise too)")
+        return c.full(shape, 0.0 if op == "sum" else math.nan, x)
     out = c.empty(shape, np.int32 if op == "argmax" else x)
     rows = c.tuned("reduce_rows", device) if inner == 1 else 0
     if inner == 1 and not rows and n <= c.tuned("reduce_row_elements", device):

@@ -109,6 +109,9 @@ class Bridge:
     def zeros(self, shape, npdt):
         return self.empty(shape, npdt, torch.zeros)
 
+    def full(self, shape, value, npdt):
+        return self.empty(shape, npdt, lambda s, **kw: torch.full(s, value, **kw))
+
     def empty(self, shape, npdt, make=torch.empty):
         shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
         t = make(shape, dtype=torch_dtype(npdt), device=self.device)

@@ -117,7 +117,8 @@ typedef struct tl_kernels_gemm_desc {
    * synchronizes the device's streams). */
   uint32_t split_k;
 } tl_kernels_gemm_desc;
-/* out = act(alpha a @ b + bias) + residual, f32 accumulation. */
+/* out = act(alpha a @ b + bias) + residual, f32 accumulation. K = 0 is refused
+ * (TL_STATUS_INVALID_ARGUMENT; tl.ops.gemm gives the epilogue of zeros). */
 TL_KERNELS_EXPORT tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream,
                                             const tl_kernels_gemm_desc *desc);
 
@@ -157,7 +158,7 @@ typedef enum tl_kernels_reduction {
   TL_KERNELS_MAX = 2,
   TL_KERNELS_MIN = 3,
   TL_KERNELS_ARGMAX = 4, /* out is i32: the first index of the maximum */
-  TL_KERNELS_VAR = 5,    /* sum((x - mean)^2) / (n - correction) */
+  TL_KERNELS_VAR = 5,    /* sum((x - mean)^2) / max(n - correction, 0) */
 } tl_kernels_reduction;
 
 /* out = OP of x along `axis` (negative: from the end); out has x's shape without that axis

@@ -157,3 +157,12 @@ def test_quantize_of_no_values_gives_unit_scales(shape, axis, device):
         assert q.shape == shape
         want = 1 if axis is None else shape[axis]
         np.testing.assert_array_equal(scale, np.ones(want, f32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_topk_of_none(device):
+    # Catches: the error k = 0 raised before (torch.topk gives empty values and indices).
+    for x in (np.ones((3, 4), f32), np.ones((3, 0), f32)):
+        values, indices = ops.topk(x, 0, device=device)
+        assert values.shape == indices.shape == (3, 0)
+        assert values.dtype == np.float32 and indices.dtype == np.int32

@@ -87,7 +87,7 @@ f = np.zeros((4, 8), np.float32)
      r"tl.ops.concat: argument 'arrays\[1\]': shape \(4, 3\) does not match"),
     (lambda: ops.dequantize_int8(np.zeros((4, 8), np.int8), np.zeros(3, np.float32)),
      r"tl.ops.dequantize_int8: argument 'scale': expected float32 \(4,\)"),
-    (lambda: ops.topk(f, 9), r"tl.ops.topk: argument 'k': expected an integer in \[1, 8\]"),
+    (lambda: ops.topk(f, 9), r"tl.ops.topk: argument 'k': expected an integer in \[0, 8\]"),
     (lambda: ops.gemv(f, np.zeros(4, np.float32)),
      r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
 ])

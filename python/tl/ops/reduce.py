@@ -527,8 +527,8 @@ def topk(x, k, *, device=None):
     op = "topk"
     x = c.float_array(op, "x", x, min_ndim=1)
     n = x.shape[-1]
-    if not (isinstance(k, int) and 1 <= k <= builtins.min(n, TOPK_BLOCK)):
-        c.fail(op, "k", f"expected an integer in [1, {builtins.min(n, TOPK_BLOCK)}], got {k!r}")
+    if not (isinstance(k, int) and 0 <= k <= builtins.min(n, TOPK_BLOCK)):  # 0: empty, as torch
+        c.fail(op, "k", f"expected an integer in [0, {builtins.min(n, TOPK_BLOCK)}], got {k!r}")
     values = c.empty(x.shape[:-1] + (k,), x)
     indices = c.empty(x.shape[:-1] + (k,), np.int32)
     if not values.size:

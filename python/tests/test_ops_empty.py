@@ -166,3 +166,17 @@ def test_topk_of_none(device):
         values, indices = ops.topk(x, 0, device=device)
         assert values.shape == indices.shape == (3, 0)
         assert values.dtype == np.float32 and indices.dtype == np.int32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cross_entropy_with_no_row_counted(device):
+    # Catches: a mean over no counted row (no row, or every target ignored) of 0 where torch's
+    # is NaN (TL divided by max(count, 1) before); a sum other than 0; a gradient other than 0
+    # (torch's, too).
+    for logits, target in ((np.zeros((0, 5), f32), np.zeros(0, np.int32)),
+                           (np.ones((2, 5), f32), np.full(2, -100, np.int32))):
+        assert np.isnan(ops.cross_entropy(logits, target, device=device))
+        assert ops.cross_entropy(logits, target, reduction="sum", device=device) == 0
+        assert np.isnan(reference.cross_entropy(logits, target))
+        grad = ops.cross_entropy_backward(logits, target, device=device)
+        np.testing.assert_array_equal(grad, np.zeros_like(logits))

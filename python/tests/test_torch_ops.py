@@ -351,16 +351,24 @@ def test_zero_extents_as_torch(emulate):
     # Sums over nothing: torch's own values, on CPU tensors and on the cuda path (stand-ins
     # full of NaN, so a value set on the host instead of on the device shows). Catches: the
     # errors these raised before, a fill written to a stand-in, an output never written.
+    F = torch.nn.functional
     e, bias = torch.zeros(3, 0), torch.tensor([1.0, -2.0, 0.5, 3.0])
     with tl.torch.emulate_cuda() if emulate else contextlib.nullcontext():
         got = [T.sum(e, 1), T.mean(e, 1), T.var(e, 1, 0.0), T.var(torch.ones(2, 3), 1, 5.0),
                T.gemm(e, torch.zeros(0, 4), bias, "relu"),
-               T.conv2d(torch.zeros(1, 0, 4, 4), torch.zeros(4, 0, 3, 3), bias)]
+               T.conv2d(torch.zeros(1, 0, 4, 4), torch.zeros(4, 0, 3, 3), bias),
+               T.cross_entropy(torch.ones(2, 5), torch.full((2,), -100)),
+               T.cross_entropy(torch.ones(0, 5), torch.zeros(0, dtype=torch.long)),
+               T.cross_entropy(torch.ones(0, 5), torch.zeros(0, dtype=torch.long), "sum")]
     with warnings.catch_warnings():  # torch's "degrees of freedom is <= 0"
         warnings.simplefilter("ignore", UserWarning)
         want = [e.sum(1), e.mean(1), e.var(1, correction=0), torch.ones(2, 3).var(1, correction=5),
                 torch.relu(torch.addmm(bias, e, torch.zeros(0, 4))),
-                bias[:, None, None].expand(4, 2, 2)[None]]  # torch's conv2d drops C = 0's OC
+                bias[:, None, None].expand(4, 2, 2)[None],  # torch's conv2d drops C = 0's OC
+                F.cross_entropy(torch.ones(2, 5), torch.full((2,), -100)),  # NaN: none counted
+                F.cross_entropy(torch.ones(0, 5), torch.zeros(0, dtype=torch.long)),
+                F.cross_entropy(torch.ones(0, 5), torch.zeros(0, dtype=torch.long),
+                                reduction="sum")]
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
 

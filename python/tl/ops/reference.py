@@ -131,7 +131,9 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     loss = np.where(keep, lse - picked, 0.0)
     if reduction == "none":
         return loss
-    return loss.sum() / max(int(keep.sum()), 1) if reduction == "mean" else loss.sum()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / keep.sum() if keep.any() else np.nan  # none counted: torch's NaN
 
 
 def attention_mask(b, s, t, causal=False, key_lengths=None, key_mask=None):

@@ -394,7 +394,8 @@ def embedding(table, ids, *, device=None):
 def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device=None):
     """Softmax cross-entropy of logits (N, C) against class ids target (N,): per row
     logsumexp(logits) - logits[target]; rows whose target is ignore_index count 0 and are left
-    out of the mean. reduction: 'mean', 'sum' or 'none' (f32 per row)."""
+    out of the mean (NaN when no row is left, as torch's). reduction: 'mean', 'sum' or 'none'
+    (f32 per row)."""
     op = "cross_entropy"
     logits = c.float_array(op, "logits", logits, ndim=2)
     target = c.index_array(op, "target", target)
@@ -417,7 +418,10 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
         return loss
     from .reduce import sum as _sum
     total = _sum(loss, device=device) if loss.size else np.float32(0)
-    return total / max(int(valid.sum()), 1) if reduction == "mean" else total
+    if reduction == "sum":
+        return total
+    count = int(valid.sum())  # none counted (no row, or all ignored): NaN, as torch's mean
+    return total / count if count else np.float32(np.nan)
 
 
 def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=False,

@@ -354,11 +354,14 @@ def cross_entropy(b, logits, target, reduction="mean", ignore_index=-100, device
                              device=device)
     if reduction == "none" or rows.size == 0:
         out = b.result(rows)
-        return out if reduction == "none" else out.new_zeros(())
+        if reduction == "none":
+            return out
+        return out.new_full((), 0.0 if reduction == "sum" else float("nan"))
     total = b.result(ops.sum(rows, device=device))
     if reduction == "sum":
         return total
-    return total / max(int(np.count_nonzero(np.asarray(t) != ignore_index)), 1)
+    count = int(np.count_nonzero(np.asarray(t) != ignore_index))
+    return total / count if count else total.new_full((), float("nan"))  # as torch's mean
 
 
 @op("attention(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "

@@ -52,6 +52,28 @@ def test_strided_arrays():
     np.testing.assert_array_equal(y, x * 2)
 
 
+def test_dimensions_past_int32_are_refused():
+    # Kernels index in int32 (pid * BLOCK): along 2**31 + 5 elements the offsets past 2**31
+    # wrap, and a 1-D relu read the array's start for its end (every element from 2**31 on
+    # wrong, measured on a 4 GB bf16 array). Catches: such an argument launched. A stride-0
+    # view, so no memory: the full launch path, then the fast path (the plan cached by the
+    # first, small launch), a numpy array and a torch tensor.
+    k = tl.kernel(scale.fn)
+    small = np.ones(64, np.float32)
+    huge = np.broadcast_to(np.float32(1), (2**31 + 5,))
+    out = np.zeros(64, np.float32)
+    msg = r"tl: argument 0 has 2147483653 elements along dimension 0: kernels index in int32"
+    with pytest.raises(ValueError, match=msg):
+        k[(1,)](huge, out, 1.0, BLOCK=64)
+    k[(1,)](small, out, 2.0, BLOCK=64)
+    with pytest.raises(ValueError, match=msg):
+        k[(1,)](huge, out, 1.0, BLOCK=64)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=msg):
+        k[(1,)](torch.ones(1).expand(2**31 + 5), torch.zeros(64), 1.0, BLOCK=64)
+    assert (out == 2).all()
+
+
 def test_specialization_and_caches():
     k = tl.kernel(scale.fn)
     x = np.ones(64, np.float32)

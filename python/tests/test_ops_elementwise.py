@@ -67,3 +67,20 @@ def test_glu_split_and_two_inputs(op, dtype, device):
     check(getattr(ops, op)(x[:, :45], x[:, 45:], device=device), want, "glu", dtype)
 
 
+
+
+def test_rows_past_a_launch_run_in_slices(device, monkeypatch):
+    # A row longer than a launch takes (2**30 columns: kernels index in int32) runs as launches
+    # over its slices; here a launch takes 1000 columns. Catches: a slice's offset lost (every
+    # slice writing the first), the last, partial slice dropped, a broadcast operand's view
+    # sliced wrongly; sum of 2**31 + 5 values refused, not wrapped.
+    from tl.ops import elementwise
+    monkeypatch.setattr(elementwise, "LAUNCH_COLUMNS", 1000)
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-2, 2, 3007).astype(np.float32)
+    np.testing.assert_array_equal(ops.relu(x, device=device), np.maximum(x, 0))
+    a, b = rng.uniform(-2, 2, (2, 2500)).astype(np.float32), x[:2500]
+    np.testing.assert_array_equal(ops.add(a, b, device=device), a + b)
+    with pytest.raises(ValueError, match=r"2147483653 elements along dimension 2: kernels "
+                                         r"index in int32"):
+        ops.sum(np.broadcast_to(np.float32(1), (2**31 + 5,)), device=device)

@@ -227,6 +227,7 @@ class Plan:
                         return False
                     strides, prev = v.stride(), last[li]
                     if prev is None or shape != prev[1] or strides != prev[2]:
+                        runtime.check_extents(shape, li)
                         n, c = 0, cs[li]
                         cshape, cstrides = c.shape, c.strides
                         for d in range(len(shape)):
@@ -252,6 +253,7 @@ class Plan:
                     addr = _in_place_address(v)
                     if addr is None:
                         return False
+                    runtime.check_extents(v.shape, li)
                     pending.append((li, v, addr))
                 elif v != e1:  # a constexpr
                     return False

@@ -25,6 +25,21 @@ SIMULATED_TIME = 1  # tl_device_flags
 # TL_ZERO_COPY=0 makes every launch copy its numpy arrays (to compare, or to rule imports out).
 ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
 _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # per launch
+# Kernels from the Python front end index in int32 (tl.program_id, x.shape, block offsets such as
+# pid * BLOCK): along a dimension of 2**31 elements or more those wrap, and a launch would read
+# and write the wrong elements. A launch refuses such an argument (check_extents).
+INDEX_LIMIT = 2**31
+
+
+def check_extents(shape, i):
+    """Raises ValueError if `shape` (argument `i`'s) has a dimension of INDEX_LIMIT or more."""
+    for d, n in enumerate(shape):
+        if n >= INDEX_LIMIT:
+            raise ValueError(f"tl: argument {i} has {n} elements along dimension {d}: kernels "
+                             "index in int32 (tl.program_id, x.shape), so every dimension must "
+                             "be below 2**31; split the array or view it with more dimensions")
+
+
 IMPORT_CACHE_SIZE = 64  # imported device-tensor wrappers kept per device (Device.imports)
 
 
@@ -180,6 +195,9 @@ class Device:
         buffers, keep, copied = [], [], []  # copied: args whose buffer is a copy
         stream = self._stream_for(args)
         self.copied_bytes = 0
+        for i, a in enumerate(args):
+            if a[0] in ("tensor", "devtensor"):
+                check_extents(a[1].shape, i)
         try:
             for i, a in enumerate(args):
                 c = c_args[i]

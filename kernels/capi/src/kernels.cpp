@@ -219,6 +219,15 @@ tl_arg scalar_f32(float f) {
 
 tl_status launch(tl_kernels k, tl_stream stream, const std::string &name, int64_t g0, int64_t g1,
                  int64_t g2, const std::vector<tl_arg> &args) {
+  // The generated kernels index in int32 (tl.program_id, x.shape, block offsets): along an
+  // extent of 2^31 or more they would wrap and touch the wrong elements.
+  for (const tl_arg &a : args)
+    for (uint32_t i = 0; a.kind == TL_PARAM_TENSOR && i < a.rank; ++i)
+      if (a.shape[i] >= (int64_t{1} << 31))
+        return fail(TL_STATUS_INVALID_ARGUMENT,
+                    "%s: an operand has %lld elements along one dimension (of its merged view): "
+                    "the kernels index in int32, so at most 2^31 - 1",
+                    name.c_str(), static_cast<long long>(a.shape[i]));
   tl_executable exe = nullptr;
   if (tl_status s = executable(k, name, &exe))
     return s;

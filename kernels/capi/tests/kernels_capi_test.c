@@ -512,6 +512,13 @@ static void test_errors(Env *e) {
                TL_STATUS_INVALID_ARGUMENT, "'y' is i32");
   expect_error(tl_kernels_softmax(e->kernels, e->stream, 0, &x, &y), TL_STATUS_INVALID_ARGUMENT,
                "'out' is not x's shape");
+  /* 2^31 + 3 elements along one axis (a stride-0 view of one): the kernels' int32 indices
+   * would wrap (pid * BLOCK), so the launch refuses it instead of summing the wrong elements */
+  tl_kernels_tensor wide = w, one = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){1}, NULL);
+  wide.shape[0] = ((int64_t)1 << 31) + 3, wide.strides[0] = 0;
+  expect_error(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_SUM, &wide, 0, 0, &one),
+               TL_STATUS_INVALID_ARGUMENT, "2147483651 elements along one dimension");
+  tl_buffer_release(one.buffer);
   tl_kernels_tensor x3 = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){3, 2, 8}, NULL);
   tl_kernels_tensor l2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){3, 2}, NULL);
   tl_kernels_attention_desc ad = {sizeof ad, &x3, &x3, &x3, &x3, &l2, 2, 0, 1.0f, NULL, 0};

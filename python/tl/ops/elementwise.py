@@ -53,11 +53,20 @@ def tiles(rows, cols, elements=4096):
     return c.pow2(rows, 1, max(1, elements // bn)), bn
 
 
+# Columns a launch takes at most: kernels index in int32 (runtime.INDEX_LIMIT), so a row of 2**31
+# elements or more (a long 1-D array) runs as launches over slices of it.
+LAUNCH_COLUMNS = 2**30
+
+
 def _launch_2d(kernel, out2, args, device, **constexprs):
-    """`kernel` over the (rows, cols) output view `out2`; `args` in the kernel's order."""
-    bm, bn = tiles(*out2.shape, c.tuned("elementwise_elements", device))
-    grid = (tl.cdiv(out2.shape[0], bm), tl.cdiv(out2.shape[1], bn))
-    c.launch(kernel, grid, *args, device=device, BM=bm, BN=bn, **constexprs)
+    """`kernel` over the (rows, cols) output view `out2`; `args` in the kernel's order (the
+    arrays among them views of out2's shape)."""
+    rows, cols = out2.shape
+    bm, bn = tiles(rows, min(cols, LAUNCH_COLUMNS), c.tuned("elementwise_elements", device))
+    for j in range(0, cols, LAUNCH_COLUMNS):
+        part = [a[:, j:j + LAUNCH_COLUMNS] if isinstance(a, np.ndarray) else a for a in args]
+        grid = (tl.cdiv(rows, bm), tl.cdiv(min(LAUNCH_COLUMNS, cols - j), bn))
+        c.launch(kernel, grid, *part, device=device, BM=bm, BN=bn, **constexprs)
 
 
 def binary(op, x, y, *, device=None):

@@ -74,6 +74,17 @@ def test_dimensions_past_int32_are_refused():
     assert (out == 2).all()
 
 
+def test_arrays_in_the_other_byte_order_are_refused():
+    # Catches: a big-endian array's bytes read as little-endian (tl.ops.sum of '>f4' 0..7 gave
+    # -1.0079 before, not 28).
+    x = np.arange(64, dtype=">f4")
+    with pytest.raises(TypeError, match=r"tl: numpy dtype >f4 is not in the machine's byte "
+                                        r"order; pass x.astype"):
+        scale[(1,)](x, np.zeros(64, np.float32), 1.0, BLOCK=64)
+    assert float(tl.ops.sum(x)) == 2016  # tl.ops takes such inputs as a native copy
+    assert float(tl.ops.relu(np.float32(-3))) == 0  # and numpy scalars as 0-d arrays
+
+
 def test_specialization_and_caches():
     k = tl.kernel(scale.fn)
     x = np.ones(64, np.float32)

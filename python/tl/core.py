@@ -46,6 +46,9 @@ def dtype_of_code(code):
 
 
 def dtype_of_numpy(np_dtype):
+    if not np_dtype.isnative:  # kernels read the machine's byte order: '>f4' summed as garbage
+        raise TypeError(f"tl: numpy dtype {np_dtype.str} is not in the machine's byte order; "
+                        "pass x.astype(x.dtype.newbyteorder('='))")
     tagged = (np_dtype.metadata or {}).get("tl_dtype")  # tl.bf16's arrays: bit patterns
     if tagged is not None:
         return next(d for d in DTYPES if d.name == tagged)

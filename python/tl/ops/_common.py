@@ -31,9 +31,12 @@ def fail(op, arg, what):
 def as_array(op, arg, x):
     """`x` as a numpy array (numpy arrays as they are; DLPack tensors without a copy)."""
     if isinstance(x, np.ndarray):
-        return x
+        # inputs in the other byte order as a native copy (kernels read native order)
+        return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
     if hasattr(x, "__dlpack__"):
         return np.from_dlpack(x)
+    if isinstance(x, np.generic):
+        return as_array(op, arg, np.asarray(x))
     if isinstance(x, (list, tuple, float, int)):
         return np.asarray(x, np.float32)
     fail(op, arg, f"expected an array, got {type(x).__name__}")

@@ -40,6 +40,7 @@ USE_C = os.environ.get("TL_FAST_LAUNCH_C", "1") != "0"
 MAX_PLANS = 4  # plans kept per kernel, most recent first: a few signatures alternating stay fast
 _CONSTEXPR_TYPES = (int, float, bool, str, type(None))
 _I32 = (-2**31, 2**31)
+_INDEX_LIMIT = runtime.INDEX_LIMIT
 _CONST, _SCALAR, _TORCH, _NUMPY = range(4)
 _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")
 
@@ -253,7 +254,8 @@ class Plan:
                     addr = _in_place_address(v)
                     if addr is None:
                         return False
-                    runtime.check_extents(v.shape, li)
+                    if v.size >= _INDEX_LIMIT:  # (the hot case skips the call)
+                        runtime.check_extents(v.shape, li)
                     pending.append((li, v, addr))
                 elif v != e1:  # a constexpr
                     return False

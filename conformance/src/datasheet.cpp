@@ -5,11 +5,13 @@
 #include "device_run.h"
 #include "host_anchor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 namespace tl::conform {
 namespace {
@@ -77,18 +79,67 @@ json Datasheet::summary() const {
           {"measured", measured}};
 }
 
-std::string datasheet_path(const Paths &paths, const std::string &plugin) {
+namespace {
+
+/// `device_name` without a plugin's instance suffix: a plugin with several devices of one model
+/// names them "<model> (<plugin>:<n>)", and one datasheet of the model covers each.
+std::string model_of(const std::string &device_name, const std::string &plugin) {
+  std::string model = device_name;
+  const std::string instance = " (" + plugin + ":";
+  if (const size_t at = model.rfind(instance);
+      at != std::string::npos && model.back() == ')' && at + instance.size() < model.size() - 1 &&
+      model.find_first_not_of("0123456789", at + instance.size()) == model.size() - 1)
+    model.resize(at);
+  return model;
+}
+
+/// The "device" a datasheet file declares ("" if it has none or does not parse: load_datasheet
+/// then says what is wrong with it).
+std::string declared_device(const std::string &path) {
+  try {
+    const json j = json::parse(read_file(path));
+    return j.is_object() && j.contains("device") && j["device"].is_string() ? j["device"] : "";
+  } catch (const std::exception &) {
+    return "";
+  }
+}
+
+} // namespace
+
+std::string datasheet_path(const Paths &paths, const std::string &plugin,
+                           const std::string &device_name) {
   if (!paths.datasheet.empty())
     return paths.datasheet;
-  const std::string kit = paths.data_dir + "/datasheets/" + plugin + ".json";
+  // The kit's: <plugin>.json, or <plugin>-<model>.json where a plugin drives several models
+  // (cuda: an H200, an H100); the one declaring this device, else <plugin>.json (whose device
+  // load_datasheet then names).
+  const std::string dir = paths.data_dir + "/datasheets/", main = dir + plugin + ".json";
   std::error_code ec;
-  return std::filesystem::is_regular_file(kit, ec) ? kit : "";
+  if (!device_name.empty() && std::filesystem::is_directory(dir, ec)) {
+    std::vector<std::string> files;
+    for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file(ec) && name.size() > plugin.size() + 6 &&
+          name.rfind(plugin + "-", 0) == 0 && e.path().extension() == ".json")
+        files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end()); // the same choice on every file system
+    files.insert(files.begin(), main);
+    const std::string model = model_of(device_name, plugin);
+    for (const std::string &f : files)
+      if (std::filesystem::is_regular_file(f, ec)) {
+        const std::string declared = declared_device(f);
+        if (!declared.empty() && (declared == device_name || declared == model))
+          return f;
+      }
+  }
+  return std::filesystem::is_regular_file(main, ec) ? main : "";
 }
 
 Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
                          const std::string &device_name) {
   Datasheet d;
-  d.path = datasheet_path(paths, plugin);
+  d.path = datasheet_path(paths, plugin, device_name);
   if (d.path.empty()) {
     d.reason = "no datasheet for " + plugin + ": pass --datasheet FILE (a device cannot pass on " +
                "speed without a declared spec)";
@@ -102,16 +153,11 @@ Datasheet load_datasheet(const Paths &paths, const std::string &plugin,
     d.reason = "datasheet " + d.path + ": " + e.what();
     return d;
   }
-  // A plugin with several devices of one model names them "<model> (<plugin>:<n>)": one
-  // datasheet of the model covers each.
-  std::string model = device_name;
-  const std::string instance = " (" + plugin + ":";
-  if (const size_t at = model.rfind(instance);
-      at != std::string::npos && model.back() == ')' && at + instance.size() < model.size() - 1 &&
-      model.find_first_not_of("0123456789", at + instance.size()) == model.size() - 1)
-    model.resize(at);
-  if (d.device != device_name && d.device != model) {
-    d.reason = "datasheet " + d.path + " is for " + d.device + ", the device is " + device_name;
+  if (d.device != device_name && d.device != model_of(device_name, plugin)) {
+    d.reason = "datasheet " + d.path + " is for " + d.device + ", the device is " + device_name +
+               (paths.datasheet.empty() ? " (no " + plugin + "-*.json in the kit's datasheets " +
+                                              "declares it: add one, or pass --datasheet FILE)"
+                                        : "");
     return d;
   }
   d.ok = true;
@@ -135,7 +181,7 @@ Datasheet measured_datasheet(const json &anchors, const std::string &device_name
 
 Datasheet datasheet_for(const WorkerContext &ctx) {
   // A file wins (the kit's pinned one, or --datasheet): figures the plugin cannot move.
-  if (!datasheet_path(ctx.paths, ctx.plugin_name).empty())
+  if (!datasheet_path(ctx.paths, ctx.plugin_name, ctx.info.name).empty())
     return load_datasheet(ctx.paths, ctx.plugin_name, ctx.info.name);
   // A device that runs on the host: the kit's own measurement of the host, never the plugin's.
   if (host_target(compile_target(ctx.info, ctx.paths)) && ctx.host_anchors.is_object())
@@ -145,7 +191,7 @@ Datasheet datasheet_for(const WorkerContext &ctx) {
 
 json datasheet_record(const Paths &paths, const std::string &plugin, const std::string &device,
                       bool host_device) {
-  if (host_device && datasheet_path(paths, plugin).empty()) {
+  if (host_device && datasheet_path(paths, plugin, device).empty()) {
     // The runner never loads a plugin, and no worker runs yet: the plugin is idle.
     const HostAnchors a = measure_host_anchors(uint64_t(64) << 20, kAnchorReps);
     const Datasheet d = measured_datasheet(a.to_json(), device);

@@ -38,9 +38,11 @@ struct Datasheet {
   json summary() const;
 };
 
-/// The datasheet file a run uses: --datasheet's, else data/datasheets/<plugin>.json ("" when
-/// neither exists).
-std::string datasheet_path(const Paths &paths, const std::string &plugin);
+/// The datasheet file a run uses: --datasheet's, else the kit's data/datasheets/<plugin>.json or
+/// <plugin>-<model>.json that declares device `device_name` (a plugin driving several models),
+/// else <plugin>.json ("" when there is none).
+std::string datasheet_path(const Paths &paths, const std::string &plugin,
+                           const std::string &device_name);
 
 /// Reads and checks a datasheet file; its figures or why it is unusable (the file and field).
 /// `device_name` is the device's tl_device_info.name: a datasheet for another device is !ok.

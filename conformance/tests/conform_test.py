@@ -791,6 +791,33 @@ def datasheet(args):
               in r["message"], f"{r['id']}: {r['status']} {r['message'][:200]}")
     p = run(args, base + ["--out", out, "--datasheet", os.path.join(args.work, "no-such.json")])
     check(p.returncode == 2 and "no such file" in p.stderr, "a missing --datasheet must be refused")
+    # The kit's own files: where a plugin drives several models (cuda: an H200, an H100), each
+    # has <plugin>-<model>.json; the one declaring the device is used, whatever <plugin>.json
+    # declares. Catches: <plugin>.json taken for every device of the plugin (an H100 judged on,
+    # and refused by, the H200's figures), or a file declaring another device taken.
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+    data = os.path.join(args.work, "datasheet_models_data")
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(src, data)
+    sheets = os.path.join(data, "datasheets")
+    os.rename(write_datasheet(args, "cpu", "TNPU tnpu-edge (SystemC)", 1e10, 1e10),
+              os.path.join(sheets, "cpu.json"))
+    os.rename(write_datasheet(args, "cpu-a", "another host", 1e10, 1e10),
+              os.path.join(sheets, "cpu-a.json"))
+    os.rename(write_datasheet(args, "cpu-this", name, 1e13, 1e13),
+              os.path.join(sheets, "cpu-this.json"))
+    out = fresh(args, "datasheet_models")
+    run(args, base + ["--out", out, "--data-dir", data])
+    rec = results(out)["run"]["datasheet"]
+    check(rec["ok"] and not rec["given"] and rec["path"].endswith("/cpu-this.json") and
+          rec["content"]["device"] == name, f"the model's datasheet not chosen: {rec}")
+    os.remove(os.path.join(sheets, "cpu-this.json"))
+    out = fresh(args, "datasheet_models_none")
+    run(args, base + ["--out", out, "--data-dir", data])
+    for r in results(out)["results"]:
+        check(r["status"] == "fail" and "is for TNPU tnpu-edge (SystemC), the device is " + name +
+              " (no cpu-*.json in the kit's datasheets declares it" in r["message"],
+              f"{r['id']}: {r['status']} {r['message'][:300]}")
 
 
 def anchor_schedule(args):

@@ -349,7 +349,7 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
 
 def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     """OP of x along `axis` (one axis; the result drops it). sum, mean, max, min, var keep x's
-    dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / (n - correction).
+    dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / max(n - correction, 0).
     Along an axis other than the last, the rows may be split into blocks reduced by separate
     programs and then combined (deterministically): `split` blocks, or None for the device's
     choice (split_choice)."""

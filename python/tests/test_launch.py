@@ -62,7 +62,8 @@ def test_dimensions_past_int32_are_refused():
     small = np.ones(64, np.float32)
     huge = np.broadcast_to(np.float32(1), (2**31 + 5,))
     out = np.zeros(64, np.float32)
-    msg = r"tl: argument 0 has 2147483653 elements along dimension 0: kernels index in int32"
+    msg = (r"tl: argument 'x' of scale has 2147483653 elements along dimension 0: kernels "
+           r"index in int32")
     with pytest.raises(ValueError, match=msg):
         k[(1,)](huge, out, 1.0, BLOCK=64)
     k[(1,)](small, out, 2.0, BLOCK=64)

@@ -228,7 +228,8 @@ class Plan:
                         return False
                     strides, prev = v.stride(), last[li]
                     if prev is None or shape != prev[1] or strides != prev[2]:
-                        runtime.check_extents(shape, li)
+                        if max(shape, default=0) >= _INDEX_LIMIT:
+                            return False  # the full path refuses it, naming the argument
                         n, c = 0, cs[li]
                         cshape, cstrides = c.shape, c.strides
                         for d in range(len(shape)):
@@ -254,8 +255,8 @@ class Plan:
                     addr = _in_place_address(v)
                     if addr is None:
                         return False
-                    if v.size >= _INDEX_LIMIT:  # (the hot case skips the call)
-                        runtime.check_extents(v.shape, li)
+                    if v.size >= _INDEX_LIMIT and max(v.shape) >= _INDEX_LIMIT:
+                        return False  # the full path refuses it, naming the argument
                     pending.append((li, v, addr))
                 elif v != e1:  # a constexpr
                     return False

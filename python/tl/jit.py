@@ -174,6 +174,7 @@ class Kernel:
                 continue
             dv = runtime.device_tensor(v)
             if dv is not None:  # GPU memory: imported by the launch, never copied
+                runtime.check_extents(dv.shape, f"argument '{name}' of {self.__name__}")
                 params.append((name, "tensor", (dv.dtype, dv.ndim)))
                 launch.append(["devtensor", dv, dv.dtype.code, v])
                 key.append((name, dv.dtype.name, dv.ndim))
@@ -184,6 +185,7 @@ class Kernel:
                 raise TypeError(f"tl: argument '{name}' of {self.__name__}: expected an array, a "
                                 f"DLPack tensor or a number, got {type(v).__name__}") from None
             dt = core.dtype_of_numpy(arr.dtype)
+            runtime.check_extents(arr.shape, f"argument '{name}' of {self.__name__}")
             params.append((name, "tensor", (dt, arr.ndim)))
             launch.append(["tensor", arr, dt.code, v])
             key.append((name, dt.name, arr.ndim))

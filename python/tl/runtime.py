@@ -31,13 +31,14 @@ _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # 
 INDEX_LIMIT = 2**31
 
 
-def check_extents(shape, i):
-    """Raises ValueError if `shape` (argument `i`'s) has a dimension of INDEX_LIMIT or more."""
+def check_extents(shape, where):
+    """Raises ValueError if `shape` (of `where`, e.g. "argument 'x' of k") has a dimension of
+    INDEX_LIMIT or more."""
     for d, n in enumerate(shape):
         if n >= INDEX_LIMIT:
-            raise ValueError(f"tl: argument {i} has {n} elements along dimension {d}: kernels "
-                             "index in int32 (tl.program_id, x.shape), so every dimension must "
-                             "be below 2**31; split the array or view it with more dimensions")
+            raise ValueError(f"tl: {where} has {n} elements along dimension {d}: kernels index "
+                             "in int32 (tl.program_id, x.shape), so every dimension must be "
+                             "below 2**31; split the array or view it with more dimensions")
 
 
 IMPORT_CACHE_SIZE = 64  # imported device-tensor wrappers kept per device (Device.imports)
@@ -195,9 +196,9 @@ class Device:
         buffers, keep, copied = [], [], []  # copied: args whose buffer is a copy
         stream = self._stream_for(args)
         self.copied_bytes = 0
-        for i, a in enumerate(args):
+        for i, a in enumerate(args):  # (the jit names the argument first)
             if a[0] in ("tensor", "devtensor"):
-                check_extents(a[1].shape, i)
+                check_extents(a[1].shape, f"argument {i}")
         try:
             for i, a in enumerate(args):
                 c = c_args[i]

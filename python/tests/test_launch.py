@@ -118,6 +118,35 @@ def test_profile_times_each_launch():
     assert "add1 on cpu: 3 launches" in tl.profile_report()
 
 
+def test_timed_launches_from_threads():
+    # Threads timing launches at once (autotune's first calls, tl.profile) shared one pair of
+    # events: one thread's record between another's made tl_event_elapsed_ms fail ("start has
+    # not completed yet"; 1 run in 2 of six threads calling tl.ops). Catches: that race, a
+    # timing lost, a launch's result wrong.
+    import threading
+
+    @tl.profile
+    @tl.kernel
+    def add1(x: tl.tensor, BLOCK: tl.constexpr):
+        tl.store(x + (0,), tl.load(x + (0,), (BLOCK,)) + 1)
+    arrays, errors = [np.zeros(4096, np.int32) for _ in range(6)], []
+
+    def work(x):
+        try:
+            for _ in range(150):
+                add1[(1,)](x, BLOCK=4096)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    threads = [threading.Thread(target=work, args=(x,)) for x in arrays]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert all((x == 150).all() for x in arrays)
+    assert len(add1.timings["cpu"]) == 900
+
+
 def test_autotune_picks_and_caches():
     @tl.autotune(configs=[tl.Config({"BLOCK": 16}), tl.Config({"BLOCK": 128})], key=["n"])
     @tl.kernel

@@ -120,7 +120,8 @@ class Device:
         # again only for a live tensor at that address and span, and is released on eviction.
         self.imports = collections.OrderedDict()
         self.copied_bytes = 0  # host<->device bytes the last launch copied (0: all zero-copy)
-        self.events = []
+        self.events = []  # one pair for timed launches: timing_lock holds it for one at a time
+        self.timing_lock = threading.Lock()
         for _ in range(2):
             e = ffi.new("tl_event *")
             check(lib.tl_event_create(self.handle, e), "tl_event_create")
@@ -194,6 +195,7 @@ class Device:
         n = len(args)
         c_args = ffi.new("tl_arg[]", max(n, 1))
         buffers, keep, copied = [], [], []  # copied: args whose buffer is a copy
+        timing = False  # timing_lock held
         stream = self._stream_for(args)
         self.copied_bytes = 0
         for i, a in enumerate(args):  # (the jit names the argument first)
@@ -255,7 +257,9 @@ class Device:
             for d in range(3):
                 launch.grid[d] = grid[d] if d < len(grid) else 1
             launch.args, launch.arg_count = c_args, n
-            if timed:
+            if timed:  # threads timing at once (autotune) would record into the same events
+                self.timing_lock.acquire()
+                timing = True
                 check(lib.tl_stream_record_event(stream, self.events[0]))
             check(lib.tl_stream_launch(stream, exe, launch), "tl_stream_launch")
             if timed:
@@ -279,6 +283,8 @@ class Device:
                 return ms[0]
             return None
         finally:
+            if timing:
+                self.timing_lock.release()
             for b in buffers:
                 lib.tl_buffer_release(b)
 

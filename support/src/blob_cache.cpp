@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -90,7 +91,11 @@ void cache_put(const std::string &kind, const std::string &key, const std::vecto
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::filesystem::path file = dir / key;
-  const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+  // A name of this write alone: two threads putting one key must not share a temporary file
+  // (the first rename would publish the other's half-written bytes).
+  static std::atomic<uint64_t> writes{0};
+  const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(::getpid()) + "." +
+                                    std::to_string(writes.fetch_add(1));
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(reinterpret_cast<const char *>(blob.data()), std::streamsize(blob.size()));

@@ -88,6 +88,11 @@ f = np.zeros((4, 8), np.float32)
     (lambda: ops.dequantize_int8(np.zeros((4, 8), np.int8), np.zeros(3, np.float32)),
      r"tl.ops.dequantize_int8: argument 'scale': expected float32 \(4,\)"),
     (lambda: ops.topk(f, 9), r"tl.ops.topk: argument 'k': expected an integer in \[0, 8\]"),
+    (lambda: ops.topk(f, True), r"tl.ops.topk: argument 'k': expected an integer in \[0, 8\]"),
+    (lambda: ops.sum(f, axis=True), r"tl.ops.sum: argument 'axis': expected an integer, got True"),
+    (lambda: ops.max(f, axis=1.0), r"tl.ops.max: argument 'axis': expected an integer, got 1.0"),
+    (lambda: ops.softmax(f, axis=2), r"tl.ops.softmax: argument 'axis': 2 is out of range"),
+    (lambda: ops.concat([f, f], axis=None), r"tl.ops.concat: argument 'axis': expected an integer"),
     (lambda: ops.gemv(f, np.zeros(4, np.float32)),
      r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
 ])

@@ -38,6 +38,22 @@ def test_reduce_any_axis(op, axis, dtype, device):
     check(got, want, TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min", "argmax", "cumsum"])
+def test_reduce_over_every_element(op, device):
+    # axis=None, numpy's whole-array form, on a transposed view (its ravel is a copy in C
+    # order). Catches: the TypeError it raised before, the memory order flattened instead of
+    # the logical one (argmax's index, cumsum's order), a result of the wrong shape.
+    x = make(rng, (37, 50), "f32", 0.5, 2.0).T
+    got = ops.cumsum(x, None, device=device) if op == "cumsum" else \
+        ops.reduce(op, x, None, device=device)
+    if op == "argmax":
+        assert got.shape == () and int(got) == int(np.argmax(x))
+        return
+    want = ref.cumsum(x.ravel(), 0) if op == "cumsum" else ref.reduce(op, x.ravel(), 0)
+    assert got.shape == np.shape(want)
+    check(got, want, "scan_sum" if op == "cumsum" else TOL[op], "f32", n=x.size)
+
+
 @pytest.mark.parametrize("dot_mean", [False, True])
 @pytest.mark.parametrize("n", [64, 1000, 1024])
 def test_var_rows_full_and_ragged_blocks(n, dot_mean, device):

@@ -421,14 +421,22 @@ def rows_view(a):
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
+def axis_index(op, axis, ndim):
+    """`axis` of an array of rank `ndim` as an index in [0, ndim); an error naming the op for
+    an axis out of range or one that is not an integer (a bool, a float, None)."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        fail(op, "axis", f"expected an integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        fail(op, "axis", f"{axis} is out of range for rank {ndim}")
+    return int(axis) % ndim
+
+
 def axis_view(a, axis, op):
     """`a` as (outer, n, inner) around `axis` (a view for contiguous arrays): ops along one
     axis run on this 3D view."""
     if a.ndim == 0:
         fail(op, "x", "expected an array of rank at least 1")
-    if not -a.ndim <= axis < a.ndim:
-        fail(op, "axis", f"{axis} is out of range for rank {a.ndim}")
-    axis %= a.ndim
+    axis = axis_index(op, axis, a.ndim)
     outer = int(np.prod(a.shape[:axis], dtype=np.int64))
     inner = int(np.prod(a.shape[axis + 1:], dtype=np.int64))
     return a.reshape(outer, a.shape[axis], inner), axis

@@ -43,9 +43,9 @@ def concat(arrays, axis=0, *, device=None):
     if c.dtype_name(first) not in c.FLOAT_DTYPES + ("int32",):
         c.fail(op, "arrays[0]", f"dtype {c.dtype_name(first)} is not supported "
                "(f32, f16, bf16, int32)")
-    if first.ndim == 0 or not -first.ndim <= axis < first.ndim:
-        c.fail(op, "axis", f"{axis} is out of range for rank {first.ndim}")
-    axis %= first.ndim
+    if first.ndim == 0:
+        c.fail(op, "arrays[0]", "expected an array of rank at least 1")
+    axis = c.axis_index(op, axis, first.ndim)
     for i, a in enumerate(arrays[1:], 1):
         if c.dtype_name(a) != c.dtype_name(first):
             c.fail(op, f"arrays[{i}]", f"dtype {c.dtype_name(a)} differs from arrays[0]'s "

@@ -348,14 +348,17 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
 
 
 def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
-    """OP of x along `axis` (one axis; the result drops it). sum, mean, max, min, var keep x's
+    """OP of x along `axis` (one axis; the result drops it; None: over every element, as
+    numpy's, argmax then indexing x.ravel()). sum, mean, max, min, var keep x's
     dtype (computed in f32); argmax gives int32. var: sum((x - mean)^2) / max(n - correction, 0).
     Along an axis other than the last, the rows may be split into blocks reduced by separate
     programs and then combined (deterministically): `split` blocks, or None for the device's
     choice (split_choice)."""
     if op not in REDUCTIONS:
         c.fail("reduce", "op", f"unknown reduction '{op}' (one of {', '.join(REDUCTIONS)})")
-    x = c.float_array(op, "x", x, min_ndim=1)
+    x = c.float_array(op, "x", x, min_ndim=0 if axis is None else 1)
+    if axis is None:  # over every element, as numpy's (argmax: the index into x.ravel())
+        x, axis = x.reshape(-1), 0
     x3, axis = c.axis_view(x, axis, op)
     outer, n, inner = x3.shape
     # n - correction below 0 divides by 0, as numpy's and torch's max(n - correction, 0)
@@ -430,8 +433,11 @@ def scan_matrix_ok(x3, n):
 
 
 def cumsum(x, axis=-1, *, device=None):
-    """Running sum along `axis`, computed in f32, in x's dtype."""
-    x = c.float_array("cumsum", "x", x, min_ndim=1)
+    """Running sum along `axis` (None: of x.ravel(), as numpy's), computed in f32, in x's
+    dtype."""
+    x = c.float_array("cumsum", "x", x, min_ndim=0 if axis is None else 1)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
     x3, _ = c.axis_view(x, axis, "cumsum")
     out = c.empty(x.shape, x)
     outer, n, inner = x3.shape
@@ -527,8 +533,10 @@ def topk(x, k, *, device=None):
     op = "topk"
     x = c.float_array(op, "x", x, min_ndim=1)
     n = x.shape[-1]
-    if not (isinstance(k, int) and 0 <= k <= builtins.min(n, TOPK_BLOCK)):  # 0: empty, as torch
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not \
+            0 <= k <= builtins.min(n, TOPK_BLOCK):  # 0: empty, as torch
         c.fail(op, "k", f"expected an integer in [0, {builtins.min(n, TOPK_BLOCK)}], got {k!r}")
+    k = int(k)
     values = c.empty(x.shape[:-1] + (k,), x)
     indices = c.empty(x.shape[:-1] + (k,), np.int32)
     if not values.size:

@@ -151,7 +151,8 @@ def row_tiles(rows, n, elements=8192):
 
 def _softmax(op, x, axis, device):
     x = c.float_array(op, "x", x, min_ndim=1)
-    if axis not in (-1, x.ndim - 1):
+    axis = c.axis_index(op, axis, x.ndim)
+    if axis != x.ndim - 1:
         # Another axis: the op on a transposed copy, moved back.
         return np.moveaxis(_softmax(op, np.ascontiguousarray(np.moveaxis(x, axis, -1)), -1,
                                     device), -1, axis)

@@ -27,7 +27,7 @@ ZERO_COPY = os.environ.get("TL_ZERO_COPY", "1") != "0"
 _ARG_SIZE, _LAUNCH_SIZE = ffi.sizeof("tl_arg"), ffi.sizeof("tl_launch_desc")  # per launch
 # Kernels from the Python front end index in int32 (tl.program_id, x.shape, block offsets such as
 # pid * BLOCK): along a dimension of 2**31 elements or more those wrap, and a launch would read
-# and write the wrong elements. A launch refuses such an argument (check_extents).
+# and write the wrong elements. The jit refuses such an argument (check_extents).
 INDEX_LIMIT = 2**31
 
 
@@ -198,9 +198,6 @@ class Device:
         timing = False  # timing_lock held
         stream = self._stream_for(args)
         self.copied_bytes = 0
-        for i, a in enumerate(args):  # (the jit names the argument first)
-            if a[0] in ("tensor", "devtensor"):
-                check_extents(a[1].shape, f"argument {i}")
         try:
             for i, a in enumerate(args):
                 c = c_args[i]

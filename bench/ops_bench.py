@@ -175,7 +175,7 @@ def torch_cases(x, y, w, bias, tdev):
 
 
 def memory_cases(scale, rng, tdev):
-    """(name, op(device), numpy or None, bytes, (vector ops, exps), PyTorch or None): each
+    """(name, op(device), numpy or None, bytes, vector work, PyTorch or None): each
     memory-bound op family on about 64 MiB inputs (rows of 1024: the width of a small
     transformer's hidden state); the vector work from tl.ops.cases.work, as the kit counts it
     (data movement: none)."""
@@ -184,7 +184,7 @@ def memory_cases(scale, rng, tdev):
     x, y = f(rows, 1024), f(rows, 1024)
     w, bias = f(1024), f(1024)
     e, n = x.nbytes, x.size
-    none = (0, 0)
+    none = (0, 0, 0)
     xs = f(rows // 2, 1024)  # concat: two halves into one array of x's size
     s_len = 2048
     xr = f(max(1, rows // s_len), 16, s_len, 64)[..., :64]  # (B, H, S, D): rows x 1024 floats
@@ -283,28 +283,34 @@ def datasheet(device, name, path=None):
     return sheet, ""
 
 
-def roofline(sheet, nbytes, flops=0.0, vops=0.0, exps=0.0):
+def roofline(sheet, nbytes, flops=0.0, vwork=(0, 0, 0)):
     """(seconds, resource): the least time the work needs on the datasheet's figures, and what
     bounds it ("memory", "compute" or "vector"), as tl-conform's roofline draws it: the
     largest of the bytes at the memory bandwidth, the FLOPs at the f32 peak and the vector
-    unit's time, its simple operations and exponentials added (one unit runs both; a
-    datasheet without vector rates has no vector bound). Ties go to memory, as there."""
+    unit's time, its simple operations, exponentials and special functions (vwork, as
+    tl.ops.cases.work counts them) added: one unit runs them all; special functions at the
+    exponentials' rate where the datasheet declares none of their own; a datasheet without
+    vector rates has no vector bound. Ties go to memory, as there."""
+    vops, exps, specials = vwork
     times = {"memory": nbytes / sheet["memory_bandwidth_bytes_per_s"],
              "compute": flops / sheet["peak_flops"]["f32"], "vector": 0.0}
     if sheet.get("vector_ops_per_s"):
         times["vector"] += vops / sheet["vector_ops_per_s"]
     if sheet.get("exp_ops_per_s"):
         times["vector"] += exps / sheet["exp_ops_per_s"]
+    special_rate = sheet.get("special_ops_per_s", sheet.get("exp_ops_per_s"))
+    if special_rate:
+        times["vector"] += specials / special_rate
     resource = max(times, key=times.get)  # the first of equals: memory
     return times[resource], resource
 
 
-def bound_cells(sheet, ms, nbytes, flops=0.0, vops=0.0, exps=0.0):
+def bound_cells(sheet, ms, nbytes, flops=0.0, vwork=(0, 0, 0)):
     """The table's roofline cells ("vector 0.123" ms, fraction) and the fraction (None
     without a datasheet)."""
     if sheet is None:
         return "- | -", None
-    s, resource = roofline(sheet, nbytes, flops, vops, exps)
+    s, resource = roofline(sheet, nbytes, flops, vwork)
     frac = s * 1e3 / ms
     return f"{resource} {s * 1e3:.4g} | {frac:.2f}", frac
 
@@ -415,7 +421,9 @@ def main():
             f"{sheet['memory_bandwidth_bytes_per_s'] / 1e9:.1f} GB/s, f32 "
             f"{sheet['peak_flops']['f32'] / 1e9:.1f} GFLOP/s, vector "
             f"{sheet.get('vector_ops_per_s', 0) / 1e9:.1f} Gop/s, exp "
-            f"{sheet.get('exp_ops_per_s', 0) / 1e9:.1f} G/s; the bound column names the "
+            f"{sheet.get('exp_ops_per_s', 0) / 1e9:.1f} G/s, special functions "
+            f"{sheet.get('special_ops_per_s', sheet.get('exp_ops_per_s', 0)) / 1e9:.1f} G/s; "
+            "the bound column names the "
             "resource and its time, the next the op's fraction of it")
     else:
         say(f"roofline: none ({why})")
@@ -429,7 +437,7 @@ def main():
     say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
         "| bound ms | vs bound | numpy ms | PyTorch ms |")
     say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes, (vops, exps), tref in rows:
+    for name, fn, ref, nbytes, vwork, tref in rows:
         if not wanted(name):
             continue
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
@@ -448,7 +456,7 @@ def main():
                                a.reps)[0]
         gbs, tgbs = nbytes / ms / 1e6, triad.bytes / tms / 1e6
         results[name] = gbs / tgbs
-        cells, rooflines[name] = bound_cells(sheet, ms, nbytes, vops=vops, exps=exps)
+        cells, rooflines[name] = bound_cells(sheet, ms, nbytes, vwork=vwork)
         say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
             f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | {cells} | "
             f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} | "
@@ -594,7 +602,7 @@ def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted
             tms = f"{tms:.3f}"
         # q, k, v read once, out written once; the softmax's work per query-key pair
         cells, rooflines[name] = bound_cells(sheet, ms, 4 * q.nbytes, flops,
-                                             *work("attention", bh * s * s))
+                                             work("attention", bh * s * s))
         say(f"| attention S={s} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: "
             f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {cells} | {nms:.3f} | "
             f"{results[name]:.2f} | {tms} |")

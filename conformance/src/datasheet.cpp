@@ -24,6 +24,7 @@ const std::set<std::string> kKeys = {"device",
                                      "peak_flops",
                                      "vector_ops_per_s",
                                      "exp_ops_per_s",
+                                     "special_ops_per_s",
                                      "simulated_time"};
 
 double positive(const json &v, const std::string &field) {
@@ -61,6 +62,9 @@ void read_figures(const json &j, Datasheet &d) {
     d.vector_ops = positive(j["vector_ops_per_s"], "vector_ops_per_s");
   if (j.contains("exp_ops_per_s"))
     d.exp_ops = positive(j["exp_ops_per_s"], "exp_ops_per_s");
+  d.special_ops = j.contains("special_ops_per_s") // else priced as exponentials
+                      ? positive(j["special_ops_per_s"], "special_ops_per_s")
+                      : d.exp_ops;
   if (j.contains("peak_flops")) {
     if (!j["peak_flops"].is_object())
       throw std::runtime_error("field 'peak_flops' must be an object of dtype: FLOP/s");

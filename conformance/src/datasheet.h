@@ -23,8 +23,9 @@ struct Datasheet {
   double link_bandwidth = 0;        // bytes/s, host<->device per direction; 0 = not declared
   json peak_flops = json::object(); // dtype name -> FLOP/s
   // The vector unit's ceilings for f32 elementwise work (0 = not declared: no such ceiling):
-  // simple operations (add, max, multiply, ...) and exponentials per second, all units together.
-  double vector_ops = 0, exp_ops = 0;
+  // simple operations (add, max, multiply, ...), exponentials and special functions (erf, tanh,
+  // sigmoid; where not declared, the exponentials' rate) per second, all units together.
+  double vector_ops = 0, exp_ops = 0, special_ops = 0;
   // Its events count simulated time (a simulator): the host's wall clock bounds nothing then.
   // Declared here, not by the plugin, which could claim it to escape the wall-clock check.
   bool simulated_time = false;

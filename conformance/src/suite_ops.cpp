@@ -25,7 +25,8 @@ namespace {
 
 constexpr const char *kCasesFile = "kernels/ops/cases.tsv";
 constexpr const char *kColumns[] = {"name", "shape", "grid",  "args",       "tolerance", "terms",
-                                    "cond", "flops", "bytes", "vector_ops", "exp_ops"};
+                                    "cond", "flops", "bytes", "vector_ops", "exp_ops",
+                                    "special_ops"};
 
 /// The cases file's lines as JSON objects of its columns (numbers as numbers); throws naming
 /// the file and line of a malformed one.
@@ -62,7 +63,8 @@ std::vector<json> op_cases(const Paths &paths) {
     json c;
     for (size_t i = 0; i < want; ++i) {
       const std::string k = kColumns[i];
-      if (k == "terms" || k == "flops" || k == "bytes" || k == "vector_ops" || k == "exp_ops")
+      if (k == "terms" || k == "flops" || k == "bytes" || k == "vector_ops" || k == "exp_ops" ||
+          k == "special_ops")
         c[k] = std::stod(cols[i]);
       else
         c[k] = cols[i];
@@ -194,10 +196,11 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
   const Timing t = time_op(
       dev, s, [&] { s.launch(k.exe, k.index, grid, l.args); }, simulated ? 0 : 1, 3);
   const double best = t.best_s, flops = c["flops"], bytes = c["bytes"];
-  const double vops = c["vector_ops"], exps = c["exp_ops"];
+  const double vops = c["vector_ops"], exps = c["exp_ops"], specials = c["special_ops"];
   json m = {{"best_s", best},     {"reps_run", t.device_s.size()},
             {"flops", flops},     {"bytes", bytes},
-            {"vector_ops", vops}, {"exp_ops", exps}};
+            {"vector_ops", vops}, {"exp_ops", exps},
+            {"special_ops", specials}};
   if (std::string why = implausible_clock(t, ds.simulated_time); !why.empty())
     m["implausible"] = why;
   if (!ds.ok || ds.flops("f32") <= 0 || ds.memory_bandwidth <= 0) {
@@ -209,8 +212,9 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
     return m;
   }
   const double compute_s = flops / ds.flops("f32"), memory_s = bytes / ds.memory_bandwidth;
-  const double vector_s =
-      (ds.vector_ops > 0 ? vops / ds.vector_ops : 0) + (ds.exp_ops > 0 ? exps / ds.exp_ops : 0);
+  const double vector_s = (ds.vector_ops > 0 ? vops / ds.vector_ops : 0) +
+                          (ds.exp_ops > 0 ? exps / ds.exp_ops : 0) +
+                          (ds.special_ops > 0 ? specials / ds.special_ops : 0);
   const double bound_s = std::max({compute_s, memory_s, vector_s});
   std::string kind = "memory", unit = "B/s";
   double work = bytes;
@@ -221,7 +225,7 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
   } else if (bound_s == vector_s && vector_s > memory_s) {
     kind = "vector";
     unit = "op/s";
-    work = vops + exps;
+    work = vops + exps + specials;
   }
   m["bound"] = kind;
   m["unit"] = unit;

@@ -625,6 +625,21 @@ def npusim_core_run(args):
           any("exempted by npu-core" in e["exempt_because"] for e in exempt),
           f"npusim's not-supported tests are not each exempted by the profile: {exempt[:3]}")
     check("not supported, f64: exempted by npu-core" in p.stdout, "the verdict lists exemptions")
+    # Each op's vector bound prices its special functions (erf, tanh, sigmoid) at the datasheet's
+    # special_ops_per_s (the TNPU's v.erf: twice v.exp's passes). Catches special functions
+    # dropped from the bound or priced as exponentials.
+    sheet, specials = doc["run"]["datasheet"]["content"], 0
+    for r in doc["results"]:
+        roof = r["metrics"].get("roofline") if r["suite"] == "ops" else None
+        if not roof or not roof.get("bound_s"):
+            continue
+        want = (roof["vector_ops"] / sheet["vector_ops_per_s"] +
+                roof["exp_ops"] / sheet["exp_ops_per_s"] +
+                roof["special_ops"] / sheet["special_ops_per_s"])
+        check(abs(roof["bound_s"]["vector"] - want) <= 1e-9 * want,
+              f"{r['id']}: vector bound {roof['bound_s']['vector']} s, its work needs {want} s")
+        specials += roof["special_ops"] > 0
+    check(specials > 0, "no op case counts a special function")
     again = fresh(args, "npusim_rerun")
     v = run(args, ["verify", pkg, "--rerun", "--device", "npusim", "--sample", "12", "--out",
                    again, "--jobs", "2"])

@@ -10,7 +10,8 @@ poisoned: NaN for floats, -123 for integers, so an element never written fails),
 ``zeros:AxB`` (an accumulator) or ``int:LO:HI:AxB`` (integers in [LO, HI)). The element type
 is the kernel's. Work for the roofline, counted as the op needs it: ``flops`` (dot products'
 2 m n k plus the elementwise arithmetic), ``bytes`` (every tensor read or written once),
-``vector_ops`` (simple elementwise operations) and ``exp_ops`` (exponentials, erf, tanh ...).
+``vector_ops`` (simple elementwise operations), ``exp_ops`` (exponentials) and ``special_ops``
+(erf, tanh, sigmoid).
 
 >>> from tl.ops.generate import specs
 >>> c = case_of(next(s for s in specs() if s.name == "add_f32"))
@@ -23,34 +24,46 @@ import numpy as np
 
 SIZE = {"f32": 4, "bf16": 2, "f16": 2, "i32": 4, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
 COLUMNS = ("name", "shape", "grid", "args", "tolerance", "terms", "cond", "flops", "bytes",
-           "vector_ops", "exp_ops")
+           "vector_ops", "exp_ops", "special_ops")
 
 
 # The vector work of one element of each op (attention: of one query-key pair), as the
-# roofline counts it: (simple vector operations, exponentials / erf / tanh ...). The cases below
-# and bench/ops_bench.py's rows count their vector_ops and exp_ops from here alone, so the kit
-# and the benchmark bound an op alike. Ops that only move data (transpose, concat, embedding)
-# have none.
+# roofline counts it: (simple vector operations, exponentials, special functions: erf, tanh,
+# sigmoid). Special functions have a rate of their own where a datasheet declares one (the
+# TNPU's v.erf / v.tanh / v.sigmoid take twice v.exp's passes); elsewhere they are priced as
+# exponentials. Each op is counted as its kernel's cheapest form needs it: GELU is x times an fma
+# of erf(x / sqrt 2) (activations.py), the tanh form x sigmoid(x fma(x^2, a, b)), SiLU x
+# sigmoid(x), SwiGLU and GeGLU that times `up`. The cases below and bench/ops_bench.py's rows count
+# their work from here alone, so the kit and the benchmark bound an op alike. Ops that only move
+# data (transpose, concat, embedding) have none.
 WORK = {
-    **{op: (1, 0) for op in ("add", "sub", "mul", "div", "relu", "leaky_relu", "dequantize",
-                             "sum", "mean", "max", "min", "argmax", "cumsum")},
-    "swiglu": (5, 1), "geglu": (5, 1),
-    **{act: (4, 1) for act in ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh")},
-    "softmax": (4, 1), "log_softmax": (4, 1),
+    **{op: (1, 0, 0) for op in ("add", "sub", "mul", "div", "relu", "leaky_relu", "dequantize",
+                                "sum", "mean", "max", "min", "argmax", "cumsum")},
+    "gelu": (3, 0, 1), "gelu_tanh": (4, 0, 1), "silu": (1, 0, 1),
+    "sigmoid": (0, 0, 1), "tanh": (0, 0, 1),
+    "swiglu": (2, 0, 1), "geglu": (4, 0, 1),
+    "softmax": (4, 1, 0), "log_softmax": (4, 1, 0),
     # layernorm: the mean's sum, the subtraction, the square and its sum, times 1 / sigma,
     # times the weight, plus the bias; rmsnorm: no mean and no bias
-    "layernorm": (7, 0), "rmsnorm": (4, 0),
-    "var": (3, 0),
-    "rope": (3, 0),  # per element of x (each output pair: four products and two sums)
-    "absmax": (2, 0), "quantize": (4, 0),
-    "attention": (4, 1),  # per pair: scale, max, subtraction, sum; the exponential
+    "layernorm": (7, 0, 0), "rmsnorm": (4, 0, 0),
+    "var": (3, 0, 0),
+    "rope": (3, 0, 0),  # per element of x (each output pair: four products and two sums)
+    "absmax": (2, 0, 0), "quantize": (4, 0, 0),
+    "attention": (4, 1, 0),  # per pair: scale, max, subtraction, sum; the exponential
 }
+# The activations an epilogue or a gradient applies through a special function.
+SPECIAL_ACTIVATIONS = ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh")
 
 
 def work(op, n):
-    """(vector_ops, exp_ops) of `op` over `n` elements (attention: query-key pairs)."""
-    vops, exps = WORK[op]
-    return vops * n, exps * n
+    """(vector_ops, exp_ops, special_ops) of `op` over `n` elements (attention: query-key
+    pairs)."""
+    return tuple(w * n for w in WORK[op])
+
+
+def special(act, n):
+    """The special functions an epilogue or gradient of activation `act` applies to n values."""
+    return n if act in SPECIAL_ACTIVATIONS else 0
 
 
 def _cdiv(a, b):
@@ -92,7 +105,7 @@ def case_of(spec):
     k = getattr(spec.kernel, "kernel", spec.kernel).__name__
     c, cx, name = _Case(spec), spec.constexprs, spec.name
     dt = name.rsplit("_", 1)[1]
-    flops = vops = exps = 0
+    flops = vops = exps = specials = 0
     terms, cond, tol = 1, "1", None
     if k in ("binary_kernel", "unary_kernel", "activation_grad_kernel", "dequantize_kernel"):
         m, n = 13, 1100
@@ -102,20 +115,21 @@ def case_of(spec):
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
             op = cx["OP"]
             tol = "glu" if op in ("swiglu", "geglu") else op
-            vops, exps = work(op, e)
+            vops, exps, specials = work(op, e)
         elif k == "unary_kernel":
             c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
             act = cx["ACT"]
             tol = "gelu" if act.startswith("gelu") else act
-            vops, exps = work(act, e)
+            vops, exps, specials = work(act, e)
         elif k == "activation_grad_kernel":
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
+            # gelu's derivative: Phi(x) (erf) plus x phi(x) (an exponential)
             tol, vops = "backward", 6 * e
-            exps = 0 if cx["ACT"] in ("relu", "leaky_relu") else e
+            specials, exps = special(cx["ACT"], e), (e if cx["ACT"] == "gelu" else 0)
         else:  # dequantize: int8 q over its whole range, fp8 q random in [-1, 1)
             int8 = spec.args[0][2] == "i8"
             c.t((m, n), "int:-127:128" if int8 else ""), c.t((m,)), c.t((m, n), "nan")
-            tol, (vops, exps) = "dequantize", work("dequantize", e)
+            tol, (vops, exps, specials) = "dequantize", work("dequantize", e)
         shape = f"{m}x{n}"
     elif k in ("softmax_kernel", "norm_kernel", "softmax_grad_kernel", "norm_grad_kernel",
                "topk_kernel", "absmax_kernel", "cross_entropy_kernel",
@@ -128,11 +142,13 @@ def case_of(spec):
         terms = n
         if k == "softmax_kernel":
             c.t((m, n)), c.t((m, n), "nan")
-            tol, (vops, exps) = "softmax", work("log_softmax" if cx["LOG"] else "softmax", e)
+            tol = "softmax"
+            vops, exps, specials = work("log_softmax" if cx["LOG"] else "softmax", e)
         elif k == "norm_kernel":
             c.t((m, n)), c.t((n,)), c.t((n,)), c.t((m, n), "nan"), c.t((m, 2), "nan")
             c.s(1e-5)
-            tol, (vops, exps) = "norm", work("rmsnorm" if cx["RMS"] else "layernorm", e)
+            tol = "norm"
+            vops, exps, specials = work("rmsnorm" if cx["RMS"] else "layernorm", e)
         elif k == "softmax_grad_kernel":
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan")
             tol, vops, exps = "backward", 4 * e, e if cx["LOG"] else 0
@@ -146,7 +162,7 @@ def case_of(spec):
         elif k == "absmax_kernel":  # amax (exact) or the scale amax / QMAX (a division)
             n = 300
             c.t((m, n)), c.t((m,), "nan")
-            tol, terms, (vops, exps) = ("div" if cx["QMAX"] else "reduce_max"), 1, \
+            tol, terms, (vops, exps, specials) = ("div" if cx["QMAX"] else "reduce_max"), 1, \
                 work("absmax", m * n)
         else:  # cross_entropy forward / backward: targets 0..5, 3 ignored
             if k == "cross_entropy_kernel":
@@ -164,7 +180,7 @@ def case_of(spec):
         grid = (1, 2)
         e, terms = rows * n, n
         c.t((1, rows, n)), c.t((1, rows, n), "nan")
-        tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
+        tol, cond, (vops, exps, specials) = "scan_sum", "abs", work("cumsum", e)
         shape = f"1x{rows}x{n}"
     elif k == "cumsum_kernel" and cx.get("ROWS"):
         # (1, rows, n) views: a ragged last program of rows, two chunks with the second ragged
@@ -172,7 +188,7 @@ def case_of(spec):
         grid = (1, _cdiv(rows, cx["BI"]))
         e, terms = rows * n, n
         c.t((1, rows, n)), c.t((1, rows, n), "nan")
-        tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
+        tol, cond, (vops, exps, specials) = "scan_sum", "abs", work("cumsum", e)
         shape = f"1x{rows}x{n}"
     elif k in ("reduce_kernel", "cumsum_kernel", "copy_kernel"):
         outer, n, inner = (6, 1300, 1) if cx["BI"] == 1 else (3, 100, 70)
@@ -186,10 +202,10 @@ def case_of(spec):
             tol = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max",
                    "min": "reduce_min", "argmax": "reduce_argmax", "var": "reduce_var"}[op]
             cond = "abs" if op in ("sum", "mean") else "1"
-            vops, exps = work(op, e)
+            vops, exps, specials = work(op, e)
         elif k == "cumsum_kernel":
             c.t((outer, n, inner)), c.t((outer, n, inner), "nan")
-            tol, cond, (vops, exps) = "scan_sum", "abs", work("cumsum", e)
+            tol, cond, (vops, exps, specials) = "scan_sum", "abs", work("cumsum", e)
         else:
             outer, n, inner = 3, 70, 100
             grid = (outer, _cdiv(n, cx["BN"]), _cdiv(inner, cx["BI"]))
@@ -228,7 +244,7 @@ def case_of(spec):
         cond = "abs" if plain else "1"
         flops = 2 * b * m * n * kk
         vops = 3 * b * m * n
-        exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
+        specials = special(cx["ACT"], b * m * n)
         shape = f"{b}x{m}x{n}x{kk}"
     elif k in ("gemm_splitk_kernel", "gemm_splitk_reduce_kernel"):
         b, m, n, kk, splits = 2, 70, 100, 1000, 3
@@ -245,7 +261,7 @@ def case_of(spec):
             tol, terms = ("reduce_sum" if plain else "gemm"), splits
             cond = "abs" if plain else "1"
             vops = (splits + 3) * b * m * n
-            exps = 0 if cx["ACT"] in ("none", "relu") else b * m * n
+            specials = special(cx["ACT"], b * m * n)
         shape = f"{b}x{m}x{n}x{kk} split {splits}"
     elif k == "topk_segments_kernel":  # two segments, the second ragged
         m, n, kk = 2, 5000, cx["K"]
@@ -290,7 +306,7 @@ def case_of(spec):
         c.t((rows, s, h)), c.t((rows, s, h)), c.t((s, h)), c.t((s, h))
         c.t((rows, s, h), "nan"), c.t((rows, s, h), "nan")
         tol, shape = "rope", f"{rows}x{s}x{2 * h}"
-        vops, exps = work("rope", rows * s * 2 * h)
+        vops, exps, specials = work("rope", rows * s * 2 * h)
     elif k in ("embedding_kernel", "embedding_grad_kernel"):
         v, d, n = 10, 300, 37
         grid = (_cdiv(n, cx["BR"]),)
@@ -325,7 +341,7 @@ def case_of(spec):
             c.t(q), c.t(kv), c.t(kv), c.t(q, "nan"), c.t((bh, s), "nan"), c.s(scale), c.s(group)
             klen()
             tol, terms = "attention", s
-            flops, (vops, exps) = 4 * pairs * d, work("attention", pairs)
+            flops, (vops, exps, specials) = 4 * pairs * d, work("attention", pairs)
         elif k == "attention_delta_kernel":
             grid = (_cdiv(s, cx["BM"]), bh)
             c.t(q), c.t(q), c.t((bh, s), "nan")
@@ -350,7 +366,7 @@ def case_of(spec):
         grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
         c.t((m, n)), c.t((m,)), c.t((m, n), "nan")
         tol, shape = "quantize", f"{m}x{n}"
-        vops, exps = work("quantize", m * n)
+        vops, exps, specials = work("quantize", m * n)
     elif k == "qgemm_kernel":
         m, n, kk = 70, 100, 45
         grid = (_cdiv(m, cx["BM"]), _cdiv(n, cx["BN"]))
@@ -362,7 +378,7 @@ def case_of(spec):
         tol, terms = "gemm", (1 if cx["INT"] else kk)
         cond = "abs" if plain and not cx["INT"] else "1"
         flops, vops = 2 * m * n * kk, (3 * m * n if cx["DEQUANT"] else 0)
-        exps = 0 if cx["ACT"] == "none" else m * n
+        specials = special(cx["ACT"], m * n)
         shape = f"{m}x{n}x{kk}"
     elif k == "norm_param_grad_kernel":
         rows, n = 100, 70
@@ -386,7 +402,7 @@ def case_of(spec):
     return {"name": name, "shape": shape, "grid": ",".join(str(g) for g in grid),
             "args": c.args, "tolerance": tol, "terms": terms, "cond": cond,
             "flops": flops + vops, "bytes": c.bytes, "vector_ops": vops, "exp_ops": exps,
-            "dtype": dt}
+            "special_ops": specials, "dtype": dt}
 
 
 def cases_tsv(all_specs):
@@ -399,5 +415,5 @@ def cases_tsv(all_specs):
         args = " ".join(f"{k}={v}" for k, v in c["args"].items())
         lines.append("\t".join(str(x) for x in (
             c["name"], c["shape"], c["grid"], args, c["tolerance"], c["terms"], c["cond"],
-            c["flops"], c["bytes"], c["vector_ops"], c["exp_ops"])))
+            c["flops"], c["bytes"], c["vector_ops"], c["exp_ops"], c["special_ops"])))
     return "\n".join(lines) + "\n"

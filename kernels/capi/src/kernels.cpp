@@ -680,6 +680,30 @@ tl_status gemm_split(tl_kernels kernels, tl_stream stream, const View &a, const 
   return r;
 }
 
+tl_status gemm_unsplit(tl_kernels kernels, tl_stream stream, const View &a, const View &b,
+                       const View &bias, const View &res, const View &o, unsigned act,
+                       const char *dt, float alpha, bool has_bias, bool has_res) {
+  const int64_t batch = o.shape[0], m = o.shape[1], n = o.shape[2];
+  std::string name = "gemm";
+  if (act != TL_KERNELS_ACT_NONE)
+    name += std::string("_") + kActivation[act];
+  name += std::string(has_bias ? "_bias" : "") + (has_res ? "_res" : "") + "_" + dt;
+  // The plain GEMM at the target's tile (TUNING["gemm_tile"]: gemm_tile<BM>x<BN>x<BK>_<dt>);
+  // the fused epilogues at 64 x 64 x 32, generated once for every target.
+  int64_t bm = 64, bn = 64;
+  if (name == std::string("gemm_") + dt) {
+    const std::vector<int64_t> tile = tuned(*kernels, "gemm_tile");
+    if (tile.size() == 3 && tile != std::vector<int64_t>{64, 64, 32}) {
+      bm = tile[0], bn = tile[1];
+      name = "gemm_tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
+             std::to_string(tile[2]) + "_" + dt;
+    }
+  }
+  return launch(kernels, stream, name, cdiv(m, bm), cdiv(n, bn), batch,
+                {tensor_arg(a), tensor_arg(b), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
+                 scalar_f32(alpha)});
+}
+
 } // namespace
 
 tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels_gemm_desc *desc) {
@@ -743,9 +767,31 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
                 fn, act);
   if (batch == 0 || m == 0 || n == 0)
     return nullptr;
-  if (a.shape[2] == 0)
-    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: K is 0", fn);
   View bias = desc->bias ? view(desc->bias, 1) : unread(desc->a, 1);
+  if (a.shape[2] == 0) { // a @ b is zeros, as numpy's and torch's: the epilogue of a K of 1
+    const uint64_t bytes = (static_cast<uint64_t>(batch * std::max(m, n)) * esize(a.dtype) + 3) /
+                           4 * 4;
+    tl_buffer_desc zd = {sizeof zd, bytes, TL_BUFFER_DEVICE_LOCAL};
+    tl_buffer zero = nullptr;
+    if (tl_status s = tl_buffer_create(kernels->device, &zd, &zero))
+      return s;
+    const uint32_t zbits = 0;
+    tl_status s = tl_stream_fill(stream, zero, 0, bytes, &zbits, 4);
+    View za = a, zb = b; // (batch, m, 1) and (batch, 1, n) zeros, dense
+    za.buffer = zb.buffer = zero, za.offset = zb.offset = 0, za.rank = zb.rank = 3;
+    za.shape[2] = zb.shape[1] = 1;
+    za.strides[0] = m, za.strides[1] = za.strides[2] = 1;
+    zb.strides[0] = zb.strides[1] = n, zb.strides[2] = 1;
+    if (!s)
+      s = gemm_unsplit(kernels, stream, za, zb, bias, res, o, act, dt, desc->alpha,
+                       desc->bias != nullptr, desc->residual != nullptr);
+    tl_status r = tl_buffer_release(zero); // synchronizes the device's streams first
+    if (s) {
+      tl_status_free(r);
+      return s;
+    }
+    return r;
+  }
   const int64_t kk = a.shape[2];
   int64_t splits = split_k;
   if (split_k == 0) { // tl.ops' linear.splitk_choice where TUNING["splitk_auto"] is on
@@ -758,25 +804,10 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
   if (splits > 1)
     return gemm_split(kernels, stream, a, b, bias, res, o, act, dt, desc->alpha,
                       desc->bias != nullptr, desc->residual != nullptr, splits);
-  std::string name = "gemm";
-  if (act != TL_KERNELS_ACT_NONE)
-    name += std::string("_") + kActivation[act];
-  name += std::string(desc->bias ? "_bias" : "") + (desc->residual ? "_res" : "") + "_" + dt;
-  // The plain GEMM at the target's tile (TUNING["gemm_tile"]: gemm_tile<BM>x<BN>x<BK>_<dt>);
-  // the fused epilogues at 64 x 64 x 32, generated once for every target.
-  int64_t bm = 64, bn = 64;
-  if (name == std::string("gemm_") + dt) {
-    const std::vector<int64_t> tile = tuned(*kernels, "gemm_tile");
-    if (tile.size() == 3 && tile != std::vector<int64_t>{64, 64, 32}) {
-      bm = tile[0], bn = tile[1];
-      name = "gemm_tile" + std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + "x" +
-             std::to_string(tile[2]) + "_" + dt;
-    }
-  }
-  return launch(kernels, stream, name, cdiv(m, bm), cdiv(n, bn), batch,
-                {tensor_arg(a), tensor_arg(b), tensor_arg(bias), tensor_arg(res), tensor_arg(o),
-                 scalar_f32(desc->alpha)});
+  return gemm_unsplit(kernels, stream, a, b, bias, res, o, act, dt, desc->alpha,
+                      desc->bias != nullptr, desc->residual != nullptr);
 }
+
 
 tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
                                const tl_kernels_attention_desc *desc) {
@@ -894,14 +925,20 @@ tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream, tl_kernels_red
   const int64_t outer = x3.shape[0], n = x3.shape[1], inner = x3.shape[2];
   if (outer == 0 || inner == 0)
     return nullptr;
-  if (n == 0)
-    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'x' has extent 0 along axis %u", fn, ax);
-  const bool rows = inner == 1;
+  if (n == 0 && (op == TL_KERNELS_MAX || op == TL_KERNELS_MIN || op == TL_KERNELS_ARGMAX))
+    return fail(TL_STATUS_INVALID_ARGUMENT,
+                "%s: %s over axis %u of extent 0: no element, no value (numpy and torch refuse "
+                "too)",
+                fn, kReduction[op], ax);
+  // n = 0, as numpy and torch: the sum 0, the mean and var NaN. The inner form's loop runs no
+  // chunk: 0 times 1/0 is NaN, and var's sum of no squares over 0 - 0 too.
+  const bool rows = inner == 1 && n > 0;
+  // n - correction below 0 divides by 0, as numpy's and torch's max(n - c, 0)
+  const float corr = n == 0 ? 0.0f : std::min(correction, static_cast<float>(n));
   return launch(kernels, stream, std::string(kReduction[op]) + (rows ? "_rows_" : "_inner_") + dt,
                 outer, rows ? inner : cdiv(inner, 64), 1,
                 {tensor_arg(x3), tensor_arg(o2), scalar_f32(1.0f / static_cast<float>(n)),
-                 // n - correction below 0 divides by 0, as numpy's and torch's max(n - c, 0)
-                 scalar_f32(std::min(correction, static_cast<float>(n)))});
+                 scalar_f32(corr)});
 }
 
 tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,

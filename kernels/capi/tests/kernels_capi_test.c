@@ -660,6 +660,60 @@ static void test_reduce(Env *e) {
   release(&tx), release(&tr), release(&o1), release(&o0), release(&oi), release(&om), release(&ot);
 }
 
+/* Extents of 0, as numpy and torch (and tl.ops): a reduction over an empty axis gives sum 0 and
+ * mean and var NaN (max refused), a GEMM with K = 0 the epilogue act(bias) + residual, batched
+ * (b of rank 2, shared), split_k 1 or 2 asked. Outputs start as 7s, so one left unwritten fails;
+ * catches the old refusals, a mean or var of 0, an epilogue skipped. */
+static void test_empty_extents(Env *e) {
+  enum { A = 3, C = 70, B = 2, M = 5, N = 6 };
+  static float out[A * C], sevens[A * C], bias[N], res[B * M * N]; /* A C > B M N */
+  for (unsigned i = 0; i < A * C; ++i)
+    sevens[i] = 7.0f;
+  for (unsigned i = 0; i < B * M * N; ++i)
+    res[i] = value(i);
+  for (unsigned j = 0; j < N; ++j)
+    bias[j] = 2 * value(100 + j);
+  tl_kernels_tensor x = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){A, 0, C}, NULL),
+                    xr = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){A, 0}, NULL),
+                    o = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){A, C}, NULL),
+                    orow = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){A}, NULL);
+  const tl_kernels_reduction ops[3] = {TL_KERNELS_SUM, TL_KERNELS_MEAN, TL_KERNELS_VAR};
+  for (int i = 0; i < 3; ++i)
+    for (int rows = 0; rows < 2; ++rows) { /* along the middle axis; along the last (rows) */
+      const tl_kernels_tensor *ot = rows ? &orow : &o;
+      const unsigned count = rows ? A : A * C;
+      ok(tl_stream_copy_to_device(e->stream, sevens, ot->buffer, 0, count * 4), "fill 7s");
+      ok(tl_kernels_reduce(e->kernels, e->stream, ops[i], rows ? &xr : &x, 1, 1.0f, ot),
+         "reduce over an empty axis");
+      read(e, ot, out, count * 4);
+      int bad = 0;
+      for (unsigned j = 0; j < count; ++j)
+        bad += ops[i] == TL_KERNELS_SUM ? out[j] != 0.0f : !isnan(out[j]);
+      EXPECT(bad == 0, "reduce %d over an empty axis (%s): %d of %u not %s (first %g)", (int)ops[i],
+             rows ? "rows" : "inner", bad, count, ops[i] == TL_KERNELS_SUM ? "0" : "NaN", out[0]);
+    }
+  expect_error(tl_kernels_reduce(e->kernels, e->stream, TL_KERNELS_MAX, &x, 1, 0, &o),
+               TL_STATUS_INVALID_ARGUMENT, "max over axis 1 of extent 0");
+  release(&x), release(&xr), release(&o), release(&orow);
+  tl_kernels_tensor a = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){B, M, 0}, NULL),
+                    b = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){0, N}, NULL),
+                    tb = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){N}, bias),
+                    tr = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){B, M, N}, res),
+                    to = tensor(e, TL_DTYPE_F32, 3, (int64_t[3]){B, M, N}, NULL);
+  for (uint32_t split = 1; split <= 2; ++split) {
+    ok(tl_stream_copy_to_device(e->stream, sevens, to.buffer, 0, B * M * N * 4), "fill 7s");
+    tl_kernels_gemm_desc d = {sizeof d, &a, &b, &tb, &tr, &to, TL_KERNELS_ACT_GELU, 0.5f, split};
+    ok(tl_kernels_gemm(e->kernels, e->stream, &d), "gemm with K = 0");
+    read(e, &to, out, B * M * N * 4);
+    double worst = 0;
+    for (unsigned i = 0; i < B * M * N; ++i)
+      worst = fmax(worst, fabs(out[i] - (gelu(bias[i % N]) + res[i])));
+    EXPECT(worst <= 1e-5, "gemm K = 0 (split_k %u): max error %g against gelu(bias) + residual",
+           split, worst);
+  }
+  release(&a), release(&b), release(&tb), release(&tr), release(&to);
+}
+
 /* Catches: the carry between chunks (1500 > 1024), rows scanned several a program (the cpu's
  * and the tnpu's whole-row form: 70 rows are 9 programs of 8, the last ragged, or 2 of 64)
  * mixed up or past the last row, the inner path's ragged columns, the axis' stride (axis 0 of
@@ -1849,6 +1903,7 @@ static void run_on(tl_runtime rt, const char *name) {
   test_quantize_axes(&e, TL_DTYPE_F8E5M2);
   test_gemm_quantized(&e);
   test_gemm_tiles(&e);
+  test_empty_extents(&e);
   ok(tl_kernels_release(e.kernels), "tl_kernels_release");
   ok(tl_stream_release(e.stream), "tl_stream_release");
   printf("kernels-capi: %s: %s\n", name, failures == before ? "ok" : "FAILED");

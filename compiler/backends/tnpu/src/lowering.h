@@ -85,17 +85,22 @@ private:
     config_at_branch_[at] = {vcfg_, dcfg_};
     return at;
   }
-  /// Patches a forward branch to land here. The units' configuration is what both paths agree
-  /// on: the branch's, and the fall-through's unless an unconditional jump ends it.
+  /// Patches a forward branch to land here. The units' configuration is what all paths agree
+  /// on: the branch's, the fall-through's unless an unconditional jump ends it, and those of
+  /// the branches that landed here before (a loop's exits: the top one, taken when it runs zero
+  /// times, knows nothing its body set).
   void land(size_t at) {
-    out_.program[at].imm = int32_t(out_.program.size() - at);
+    const size_t here = out_.program.size();
+    out_.program[at].imm = int32_t(here - at);
+    const bool joined = landed_at_ == here; // another branch landed here already
+    landed_at_ = here;
     const auto it = config_at_branch_.find(at);
     if (it == config_at_branch_.end()) {
       forget_config();
       return;
     }
     const bool fall_through =
-        out_.program.size() - 1 == at || out_.program.back().op != isa::Opcode::Jmp;
+        joined || here - 1 == at || out_.program.back().op != isa::Opcode::Jmp;
     auto meet = [&](auto &known, const auto &other) {
       for (size_t f = 0; f < known.size(); ++f)
         if (!fall_through)
@@ -502,6 +507,7 @@ private:
   std::array<std::optional<int64_t>, size_t(isa::DmaField::Count)> dcfg_;
   /// vcfg_ and dcfg_ where each forward branch not yet landed was taken.
   std::map<size_t, std::pair<decltype(vcfg_), decltype(dcfg_)>> config_at_branch_;
+  size_t landed_at_ = SIZE_MAX; // where the last branch landed (land)
 };
 
 } // namespace tl::tnpu::detail

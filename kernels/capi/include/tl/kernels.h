@@ -117,8 +117,9 @@ typedef struct tl_kernels_gemm_desc {
    * synchronizes the device's streams). */
   uint32_t split_k;
 } tl_kernels_gemm_desc;
-/* out = act(alpha a @ b + bias) + residual, f32 accumulation. K = 0 is refused
- * (TL_STATUS_INVALID_ARGUMENT; tl.ops.gemm gives the epilogue of zeros). */
+/* out = act(alpha a @ b + bias) + residual, f32 accumulation. K = 0 gives the epilogue of
+ * zeros, act(bias) + residual, as tl.ops.gemm (a @ b over no column is 0, as numpy's and
+ * torch's); it returns after the stream has run it (its zeros' workspace is released). */
 TL_KERNELS_EXPORT tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream,
                                             const tl_kernels_gemm_desc *desc);
 
@@ -163,8 +164,9 @@ typedef enum tl_kernels_reduction {
 
 /* out = OP of x along `axis` (negative: from the end); out has x's shape without that axis
  * (rank 0 is given as rank 1 of extent 1). The dimensions before the axis, and those after it,
- * must each merge into one (strides of a dense block, as a reshape without copy); the axis'
- * extent must be > 0. correction: var's only. */
+ * must each merge into one (strides of a dense block, as a reshape without copy). Along an axis
+ * of extent 0, as numpy and torch: sum 0, mean and var NaN, max, min and argmax refused
+ * (TL_STATUS_INVALID_ARGUMENT). correction: var's only. */
 TL_KERNELS_EXPORT tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream,
                                               tl_kernels_reduction op, const tl_kernels_tensor *x,
                                               int32_t axis, float correction,

@@ -35,16 +35,25 @@ def npusim(bench):
 
 
 def test_vector_bound_ops(bench, npusim):
-    """softmax and GELU on npusim: 4 vector passes and one exponential (4 passes' time) per
-    element bound them, not their 8 bytes (fails with a memory-only bound, or with the
-    exponentials' time taken as the max instead of added to the passes')."""
+    """softmax and GELU on npusim: vector passes plus an exponential or a special function per
+    element bound them, not their 8 bytes. softmax: 4 passes and one exponential (4 passes'
+    time); GELU: 3 passes and an erf, SiLU: 1 and a sigmoid, each special function 8 passes'
+    time (the datasheet's special_ops_per_s, the chip's transcendental_passes). Fails with a
+    memory-only bound, with the exponentials' time taken as the max instead of added to the
+    passes', or with erf and sigmoid priced as exponentials (or dropped)."""
     from tl.ops.cases import work
     n = 4096 * 1024
-    for op in ("softmax", "gelu", "silu"):
-        s, resource = bench.roofline(npusim, 8 * n, 0, *work(op, n))
+    assert npusim["special_ops_per_s"] == 32e9
+    for op, want in (("softmax", 4 / 256e9 + 1 / 64e9), ("gelu", 3 / 256e9 + 1 / 32e9),
+                     ("silu", 1 / 256e9 + 1 / 32e9)):
+        s, resource = bench.roofline(npusim, 8 * n, 0, work(op, n))
         assert resource == "vector", op
-        assert s == pytest.approx(n * (4 / 256e9 + 1 / 64e9)), op
+        assert s == pytest.approx(n * want), op
         assert s > 8 * n / 819.2e9 * 3  # more than 3x the HBM time
+    # a datasheet without special_ops_per_s prices them as exponentials
+    plain = {k: v for k, v in npusim.items() if k != "special_ops_per_s"}
+    assert bench.roofline(plain, 8 * n, 0, work("gelu", n))[0] == \
+        pytest.approx(n * (3 / 256e9 + 1 / 64e9))
 
 
 def test_memory_and_compute_bound_ops(bench, npusim):
@@ -53,13 +62,13 @@ def test_memory_and_compute_bound_ops(bench, npusim):
     FLOPs at the matrix unit's 32.8 TFLOP/s)."""
     from tl.ops.cases import work
     n = 4096 * 1024
-    assert bench.roofline(npusim, 12 * n, 0, *work("add", n)) == \
+    assert bench.roofline(npusim, 12 * n, 0, work("add", n)) == \
         (pytest.approx(12 * n / 819.2e9), "memory")
     assert bench.roofline(npusim, 12 * 2048 ** 2, 2.0 * 2048 ** 3)[1] == "compute"
     for d in (64, 128):
         pairs = 2 * 2048 ** 2
         s, resource = bench.roofline(npusim, 16 * 2 * 2048 * d, 4.0 * pairs * d,
-                                     *work("attention", pairs))
+                                     work("attention", pairs))
         assert resource == "vector", d
         assert s == pytest.approx(pairs * 8 / 256e9)
 

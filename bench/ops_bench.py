@@ -246,7 +246,7 @@ def memory_cases(scale, rng, tdev):
         ("argmax (rows)", lambda d: ops.argmax(x, device=d), lambda: x.argmax(1), e,
          work("argmax", n)),
         ("gemv", lambda d: ops.gemv(x, w, device=d), lambda: x @ w, e + w.nbytes + rows * 4,
-         (2 * n, 0)),
+         (2 * n, 0, 0)),
         ("cumsum (rows)", lambda d: ops.cumsum(x, device=d), lambda: np.cumsum(x, 1), 2 * e,
          work("cumsum", n)),
         ("transpose", lambda d: ops.transpose(x, device=d),

@@ -268,15 +268,22 @@ DATASHEETS = pathlib.Path(__file__).resolve().parents[1] / "conformance/data/dat
 
 
 def datasheet(device, name, path=None):
-    """(figures, why not): the kit's datasheet of `device` (data/datasheets/<device>.json, as
-    tl-conform picks it, or `path`) when it declares the device named `name` (a GPU's instance
-    suffix " (cuda:N)" aside); figures None and the reason otherwise."""
+    """(figures, why not): the kit's datasheet of `device`, as tl-conform picks it, when it
+    declares the device named `name` (a GPU's instance suffix " (cuda:N)" aside): `path`, else
+    the data/datasheets/<device>-<model>.json that declares it (cuda: an H100 beside the
+    H200's cuda.json), else data/datasheets/<device>.json; figures None and the reason
+    otherwise."""
+    model = name[:name.rfind(f" ({device}:")] if name.endswith(")") and \
+        f" ({device}:" in name else name
+    if path is None:
+        for candidate in sorted(DATASHEETS.glob(f"{device}-*.json")):
+            if json.loads(candidate.read_text()).get("device") in (name, model):
+                path = candidate
+                break
     path = pathlib.Path(path) if path else DATASHEETS / f"{device}.json"
     if not path.is_file():
         return None, f"no datasheet {os.path.relpath(path, DATASHEETS.parents[2])}"
     sheet = json.loads(path.read_text())
-    model = name[:name.rfind(f" ({device}:")] if name.endswith(")") and \
-        f" ({device}:" in name else name
     if sheet.get("device") not in (name, model):
         return None, f"{path} is for {sheet.get('device')}, the device is {name}"
     sheet["path"] = str(path)

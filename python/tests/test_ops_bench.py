@@ -81,6 +81,13 @@ def test_datasheet_match(bench, tmp_path):
     cuda = json.loads((ROOT / "conformance/data/datasheets/cuda.json").read_text())["device"]
     assert bench.datasheet("cuda", f"{cuda} (cuda:1)")[0] is not None
     assert bench.datasheet("cuda", f"{cuda} (rocm:1)")[0] is None
+    # the model's own file where the plugin drives several (as tl-conform picks it): an H100
+    # on cuda-h100.json, not refused by the H200's cuda.json
+    h100 = json.loads((ROOT / "conformance/data/datasheets/cuda-h100.json").read_text())["device"]
+    sheet, why = bench.datasheet("cuda", f"{h100} (cuda:0)")
+    assert sheet is not None and sheet["path"].endswith("cuda-h100.json"), why
+    assert bench.datasheet("npusim", "TNPU tnpu-default (SystemC)")[0]["path"].endswith(
+        "/npusim.json")
 
 
 def test_npusim_rows(tmp_path):

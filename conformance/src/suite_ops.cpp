@@ -24,9 +24,9 @@ namespace tl::conform {
 namespace {
 
 constexpr const char *kCasesFile = "kernels/ops/cases.tsv";
-constexpr const char *kColumns[] = {"name", "shape", "grid",  "args",       "tolerance", "terms",
-                                    "cond", "flops", "bytes", "vector_ops", "exp_ops",
-                                    "special_ops"};
+constexpr const char *kColumns[] = {"name",      "shape",      "grid",    "args",
+                                    "tolerance", "terms",      "cond",    "flops",
+                                    "bytes",     "vector_ops", "exp_ops", "special_ops"};
 
 /// The cases file's lines as JSON objects of its columns (numbers as numbers); throws naming
 /// the file and line of a malformed one.
@@ -197,9 +197,9 @@ json roofline(WorkerContext &ctx, const LoadedKernel &k, std::array<uint64_t, 3>
       dev, s, [&] { s.launch(k.exe, k.index, grid, l.args); }, simulated ? 0 : 1, 3);
   const double best = t.best_s, flops = c["flops"], bytes = c["bytes"];
   const double vops = c["vector_ops"], exps = c["exp_ops"], specials = c["special_ops"];
-  json m = {{"best_s", best},     {"reps_run", t.device_s.size()},
-            {"flops", flops},     {"bytes", bytes},
-            {"vector_ops", vops}, {"exp_ops", exps},
+  json m = {{"best_s", best},         {"reps_run", t.device_s.size()},
+            {"flops", flops},         {"bytes", bytes},
+            {"vector_ops", vops},     {"exp_ops", exps},
             {"special_ops", specials}};
   if (std::string why = implausible_clock(t, ds.simulated_time); !why.empty())
     m["implausible"] = why;

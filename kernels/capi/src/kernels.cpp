@@ -769,8 +769,8 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
     return nullptr;
   View bias = desc->bias ? view(desc->bias, 1) : unread(desc->a, 1);
   if (a.shape[2] == 0) { // a @ b is zeros, as numpy's and torch's: the epilogue of a K of 1
-    const uint64_t bytes = (static_cast<uint64_t>(batch * std::max(m, n)) * esize(a.dtype) + 3) /
-                           4 * 4;
+    const uint64_t bytes =
+        (static_cast<uint64_t>(batch * std::max(m, n)) * esize(a.dtype) + 3) / 4 * 4;
     tl_buffer_desc zd = {sizeof zd, bytes, TL_BUFFER_DEVICE_LOCAL};
     tl_buffer zero = nullptr;
     if (tl_status s = tl_buffer_create(kernels->device, &zd, &zero))
@@ -807,7 +807,6 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
   return gemm_unsplit(kernels, stream, a, b, bias, res, o, act, dt, desc->alpha,
                       desc->bias != nullptr, desc->residual != nullptr);
 }
-
 
 tl_status tl_kernels_attention(tl_kernels kernels, tl_stream stream,
                                const tl_kernels_attention_desc *desc) {
@@ -935,10 +934,10 @@ tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stream, tl_kernels_red
   const bool rows = inner == 1 && n > 0;
   // n - correction below 0 divides by 0, as numpy's and torch's max(n - c, 0)
   const float corr = n == 0 ? 0.0f : std::min(correction, static_cast<float>(n));
-  return launch(kernels, stream, std::string(kReduction[op]) + (rows ? "_rows_" : "_inner_") + dt,
-                outer, rows ? inner : cdiv(inner, 64), 1,
-                {tensor_arg(x3), tensor_arg(o2), scalar_f32(1.0f / static_cast<float>(n)),
-                 scalar_f32(corr)});
+  return launch(
+      kernels, stream, std::string(kReduction[op]) + (rows ? "_rows_" : "_inner_") + dt, outer,
+      rows ? inner : cdiv(inner, 64), 1,
+      {tensor_arg(x3), tensor_arg(o2), scalar_f32(1.0f / static_cast<float>(n)), scalar_f32(corr)});
 }
 
 tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kernels_tensor *x,

@@ -51,8 +51,6 @@ WORK = {
     "absmax": (2, 0, 0), "quantize": (4, 0, 0),
     "attention": (4, 1, 0),  # per pair: scale, max, subtraction, sum; the exponential
 }
-# The activations an epilogue or a gradient applies through a special function.
-SPECIAL_ACTIVATIONS = ("gelu", "gelu_tanh", "silu", "sigmoid", "tanh")
 
 
 def work(op, n):
@@ -62,8 +60,9 @@ def work(op, n):
 
 
 def special(act, n):
-    """The special functions an epilogue or gradient of activation `act` applies to n values."""
-    return n if act in SPECIAL_ACTIVATIONS else 0
+    """The special functions an epilogue or gradient of activation `act` applies to n values
+    (WORK's count; "none" applies none)."""
+    return WORK[act][2] * n if act in WORK else 0
 
 
 def _cdiv(a, b):

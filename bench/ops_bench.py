@@ -492,6 +492,8 @@ def main():
         label = name + (" (vs OpenBLAS)" if cpu else " (PyTorch: cuBLAS SGEMM, no TF32)"
                         if tdev == "cuda" else "")
         tms = "-"
+        # the anchor's cells: OpenBLAS on cpu, cuBLAS on cuda, none elsewhere
+        anchor = f"{bms:.3f} | {bms / ms:.2f}" if cpu else "- | -"
         if tdev:
             tx, ty = torch.from_numpy(x).to(tdev), torch.from_numpy(y).to(tdev)
             tx @ ty  # warm-up
@@ -499,10 +501,11 @@ def main():
             tms = f"{t_ms:.3f}"
             if tdev == "cuda":  # cuBLAS SGEMM: the anchor on cuda
                 results[name + " (PyTorch)"] = t_ms / ms
+                anchor = f"{t_ms:.3f} | {t_ms / ms:.2f}"
         # a plain product: no elementwise work
         cells, rooflines[name] = bound_cells(sheet, ms, 3 * x.nbytes, flops)
         say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | {cells} | "
-            f"{bms:.3f} | {bms / ms if cpu else 0:.2f} | {tms} |")
+            f"{anchor} | {tms} |")
     if not cpu and a.device == "npusim" and wanted("gemm") and a.gemm:
         # The same-run anchor of the tnpu GEMM: the hand-written kernel (K <= 1024).
         n = 1024
@@ -611,8 +614,8 @@ def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted
         cells, rooflines[name] = bound_cells(sheet, ms, 4 * q.nbytes, flops,
                                              work("attention", bh * s * s))
         say(f"| attention S={s} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: "
-            f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {cells} | {nms:.3f} | "
-            f"{results[name]:.2f} | {tms} |")
+            f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {cells} | "
+            f"{f'{nms:.3f}' if cpu else '-'} | {results[name]:.2f} | {tms} |")
 
 
 if __name__ == "__main__":

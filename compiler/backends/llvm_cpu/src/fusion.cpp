@@ -51,6 +51,11 @@ llvm::Value *KernelCodegen::block_rows_are_strided(unsigned arg,
   while (last > 0 && tile_shape[last] == 1)
     --last;
   llvm::Value *ok = b_.getTrue();
+  // Dimensions of extent 1 after the row's are inside the tensor too: a (1, 1) tile's column
+  // past the end had been stored to (an out-of-bounds write past the tensor, session 30).
+  for (int d = last + 1; d < int(tile_shape.size()); ++d)
+    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
+                                       b_.CreateICmpSLT(off[d], arg_field(arg, 1, i64(d)))));
   row_stride = i64(0);
   int64_t rows = 1; // rows of the tile after dimension d
   for (int d = last; d >= 0; --d) {

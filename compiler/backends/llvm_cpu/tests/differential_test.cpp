@@ -2065,6 +2065,54 @@ kernel @halves(%x: tensor<?x?xf32>, %c: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   }
 }
 
+TEST(LlvmCpu, FusedStoresOfUnitTilesPastTheEndWriteNothing) {
+  // A row's sum stored as a (1, 1) tile at (0, pid), and a (2, 1) column at (pid, c): programs
+  // past the tensor's rows (a grid rounded up) or a column past its last must store nothing.
+  // The fused store's bounds check had skipped the dimensions of extent 1 after the tile's
+  // row, so both wrote past the tensor (heap corruption in tl.ops.var, session 30).
+  const char *text = R"(
+kernel @unit(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>, %col: tensor<?x?xf32>, %c: i32) {
+  %p = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %v = load %x, %p, %z {padding = 0.0} : tile<1x16xf32>
+  %s = reduce %v {axis = 1, kind = "sum"} : tile<1xf32>
+  %one = constant {value = 1.0} : f32
+  %ones = splat %one : tile<1xf32>
+  %t = add %s, %ones : tile<1xf32>
+  %r = reshape %t : tile<1x1xf32>
+  store %out, %z, %p, %r
+  %two = constant {value = 2} : i32
+  %p2 = mul %p, %two : i32
+  %w = load %x, %p2, %z {padding = 0.0} : tile<2x16xf32>
+  %ws = reduce %w {axis = 1, kind = "sum"} : tile<2xf32>
+  %wc = reshape %ws : tile<2x1xf32>
+  store %col, %p2, %c, %wc
+  return
+}
+)";
+  auto m = parse_ok(text);
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  const int64_t rows = 5, programs = rows + 4;
+  std::vector<float> x(programs * 2 * 16, 1.0f), out(rows + 8, -7.0f), col(rows * 3 + 8, -7.0f);
+  for (int64_t c : {int64_t(1), int64_t(3)}) { // inside the 3 columns of col, and past them
+    SCOPED_TRACE(testing::Message() << "column " << c);
+    std::fill(out.begin(), out.end(), -7.0f);
+    std::fill(col.begin(), col.end(), -7.0f);
+    std::vector<tl_cpu_arg> args(4);
+    args[0] = {x.data(), {rows, 16}, {16, 1}, 0, 0.0};
+    args[1] = {out.data(), {1, rows}, {rows, 1}, 0, 0.0};
+    args[2] = {col.data(), {rows, 3}, {3, 1}, 0, 0.0};
+    args[3].i = c;
+    ASSERT_EQ(launch_programs(*prog, "unit", args, programs), "");
+    for (int64_t i = 0; i < int64_t(out.size()); ++i)
+      ASSERT_EQ(out[i], i < rows ? 17.0f : -7.0f) << "out[" << i << "]";
+    for (int64_t i = 0; i < int64_t(col.size()); ++i)
+      ASSERT_EQ(col[i], i < rows * 3 && i % 3 == c ? 16.0f : -7.0f) << "col[" << i << "]";
+  }
+}
+
 TEST(LlvmCpu, PairedStoresKeepTheirOrder) {
   // The second store reads what the first wrote (the first half of each output row): the pair's
   // run-time check (its loads against the first output) runs them one after the other, as

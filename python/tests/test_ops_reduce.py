@@ -54,18 +54,20 @@ def test_reduce_over_every_element(op, device):
     check(got, want, "scan_sum" if op == "cumsum" else TOL[op], "f32", n=x.size)
 
 
-@pytest.mark.parametrize("dot_mean", [False, True])
+@pytest.mark.parametrize("dot_mean,row_loop", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("n", [64, 1000, 1024])
-def test_var_rows_full_and_ragged_blocks(n, dot_mean, device):
+def test_var_rows_full_and_ragged_blocks(n, dot_mean, row_loop, device):
     # Rows of n along the last axis in one block of BN = pow2(n): n = 64 and 1024 fill it (FULL:
     # no mask), n = 1000 leaves 24 padding lanes, which must stay out of the squares. Values
     # around 11 make a padding lane's (0 - mean)^2 = 121 a large error. Catches FULL taken for
     # a ragged block (var about 2.9 too large at n = 1000), a mask dropped or misplaced. With
     # the mean's sums as a dot (DOT_MEAN, the tnpu's choice) on every device: a row's sum taken
-    # from another row, or the padding lanes' loads not zero in the dot.
+    # from another row, or the padding lanes' loads not zero in the dot. One row at a time
+    # (ROW_LOOP, llvm-cpu's choice) on every device: a row's squares around another row's mean,
+    # the mask dropped there, the 6 rows of the last program past the 70 stored or lost.
     from tl.ops import _common
     x = make(rng, (70, n), "f32", 10.0, 12.0)
-    with _common.tuning_override(var_mean_dot=dot_mean):
+    with _common.tuning_override(var_mean_dot=dot_mean, var_row_loop=row_loop):
         got = ops.var(x, device=device)
     check(got, ref.reduce("var", x, -1), "reduce_var", "f32", n=n)
 

@@ -168,6 +168,12 @@ TUNING = {
     # subtracts, squares and sums the previous rows (npusim, 4096 x 1024 f32: 0.084 -> 0.076
     # ms; its dot's result double-buffered, tnpu-plan-pipelining)
     "var_mean_dot": {"default": False, "tnpu": True},
+    # var along rows (one chunk, reduce_rows of them a program): the rows one at a time
+    # (reduce_kernel's ROW_LOOP). llvm-cpu: a row's squared deviations then read the 4 KiB its
+    # sum just brought into L1, where the program's 16-row tile (64 KiB) was read back from L2
+    # while no DRAM load was in flight (16384 x 1024 f32 alternating with the triad, session
+    # 30: 1.95-1.99 -> 1.73-1.87 ms, 0.73 -> 0.78-0.82 of the triad, level with mean's 0.80-0.81)
+    "var_row_loop": {"default": False, "llvm-cpu": True},
     # gemv: columns per chunk (BK), and elements per program (BM = elements / BK rows).
     # llvm-cpu: whole rows up to 4096 columns, so that a program reads its rows one after the
     # other; chunks of 512 read 16 rows side by side, 16 streams 16 KiB apart (4096 x 4096

@@ -26,7 +26,8 @@ def chunk(x, o, k, i0, BN: tl.constexpr, BI: tl.constexpr, ROWS: tl.constexpr, o
 def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
                   OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
                   ROWS: tl.constexpr = False, ONE: tl.constexpr = False,
-                  FULL: tl.constexpr = False, DOT_MEAN: tl.constexpr = False):
+                  FULL: tl.constexpr = False, DOT_MEAN: tl.constexpr = False,
+                  ROW_LOOP: tl.constexpr = False):
     """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
     passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum.
     ROWS (a reduction along the last axis): x is the (1, rows, n) view and out (1, rows); a
@@ -38,7 +39,8 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
     masked out of the squares (the select is a vector pass: npusim var of 4096 x 1024 f32 0.103
     -> 0.084 ms). DOT_MEAN (with ONE, var): the rows' sums for the mean as a dot with a column
     of ones, on the matrix unit beside the vector unit's squares (_common.TUNING's
-    var_mean_dot)."""
+    var_mean_dot). ROW_LOOP (with ONE, var): the BI rows one after the other, each row's
+    squares read from the cache its sum just filled (_common.TUNING's var_row_loop)."""
     if ROWS:  # the blocks of rows along grid axis 0 (a GPU's y axis stops at 65535 programs)
         o = 0
         i0 = tl.program_id(0) * BI
@@ -46,6 +48,16 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
         o = tl.program_id(0)
         i0 = tl.program_id(1) * BI
     n = x.shape[2] if ROWS else x.shape[1]
+    if ONE and OP == "var" and ROW_LOOP:
+        for i in tl.range(0, BI, 1):
+            v = tl.reshape(tl.load(x + (o, i0 + i, 0), (1, 1, BN), other=0.0),
+                           (1, BN)).to(tl.float32)
+            d = v - (tl.sum(v, axis=1) * scale)[:, None]
+            if not FULL:  # the padding lanes past n: 0 - mean, out of the squares
+                d = tl.where((tl.arange(0, BN) < n)[None, :], d, 0.0)
+            tl.store(out + (o, i0 + i),
+                     tl.reshape(tl.sum(d * d, axis=1) / (n - correction), (1, 1)))
+        return
     if ONE:
         pad = float("inf") if OP == "min" else -float("inf") if OP in ("max", "argmax") else 0.0
         # (BI, BN): whole rows, reduced along axis 1 (the backend picks the row form)
@@ -380,7 +392,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn,
                  FULL=op == "var" and n == bn,  # (ROWS is tnpu tuning: reduce_rows)
-                 DOT_MEAN=op == "var" and n <= bn and c.tuned("var_mean_dot", device))
+                 DOT_MEAN=op == "var" and n <= bn and c.tuned("var_mean_dot", device),
+                 ROW_LOOP=op == "var" and n <= bn and c.tuned("var_row_loop", device))
     elif out.size:
         bn, bi = axis_choice(n, inner, device)
         blocks, span = split_choice(outer, n, inner, bn, bi, device, split)

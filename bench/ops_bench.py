@@ -387,8 +387,13 @@ def main():
     p.add_argument("--threads", type=int, help="cpu worker and OpenBLAS threads (default: all)")
     p.add_argument("--datasheet", help="the device's datasheet (default: tl-conform's, "
                    "conformance/data/datasheets/DEVICE.json)")
+    p.add_argument("--tune", action="append", default=[], metavar="NAME=[V, ...]",
+                   help="time the memory-bound rows under each of these values of the "
+                   "tl.ops tuning entry NAME (a Python list; repeatable: every combination), "
+                   "each row named with its values")
     p.add_argument("--out", help="also write the table and the lines to this file")
     a = p.parse_args()
+    sweep = tune_sweep(a.tune, p.error)
     lines = []
 
     def say(s=""):
@@ -444,9 +449,14 @@ def main():
     say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
         "| bound ms | vs bound | numpy ms | PyTorch ms |")
     say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, fn, ref, nbytes, vwork, tref in rows:
+    for (name, fn, ref, nbytes, vwork, tref), combo in (
+            (r, combo) for r in rows for combo in sweep):
         if not wanted(name):
             continue
+        if combo:  # the row under these tuning values, as its own row
+            name += " [" + " ".join(f"{k}={v!r}" for k, v in combo.items()) + "]"
+            fn = (lambda f, tv: lambda d: _tuned(f, d, tv))(fn, combo)
+            ref = tref = None
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
         ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
                               lambda: device_ms(triad), a.reps)
@@ -538,8 +548,38 @@ def main():
 
 
 def line_key(name):
-    """A row's name as a `name: value` line's key ("sum (rows)" -> "sum_rows")."""
-    return name.replace(" (", "_").replace(")", "").replace(" ", "_").replace("=", "")
+    """A row's name as a `name: value` line's key ("sum (rows)" -> "sum_rows", "sum (columns)
+    [axis_split=4]" -> "sum_columns_axis_split4")."""
+    name = name.replace(" [", "_").replace("]", "").replace("'", "").replace(", ", "x")
+    return (name.replace(" (", "_").replace(")", "").replace("(", "").replace(" ", "_")
+            .replace("=", ""))
+
+
+def tune_sweep(specs, error):
+    """The combinations of --tune's values: [{}] without any; each NAME must be a tl.ops
+    tuning entry and its values a non-empty Python list."""
+    import ast
+    import itertools
+    names, values = [], []
+    for spec in specs:
+        name, _, text = spec.partition("=")
+        if name not in ops._common.TUNING:
+            error(f"--tune {spec}: no tuning entry '{name}' (entries: "
+                  f"{', '.join(sorted(ops._common.TUNING))})")
+        try:
+            vals = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            vals = None
+        if not isinstance(vals, list) or not vals:
+            error(f"--tune {spec}: expected NAME=[value, ...], a non-empty Python list")
+        names.append(name)
+        values.append(vals)
+    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+
+
+def _tuned(fn, device, values):
+    with ops._common.tuning_override(**values):
+        return fn(device)
 
 
 def conv_row(a, stride, rng, tdev, peak, results, say, sheet, rooflines):

@@ -14,12 +14,7 @@ mkdir -p "$out"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(tests conform-compiler conform-precision python)
 failed=()
-# cffi for the Python steps, from the pack's wheels when the machine lacks it.
-dest="${TL_UNPACK_DIR:-${TMPDIR:-/tmp}/tl-cuda}"
-if ! python3 -c 'import cffi' 2>/dev/null && ls "$dest"/wheels/*.whl >/dev/null 2>&1; then
-  for w in "$dest"/wheels/*.whl; do python3 -m zipfile -e "$w" "$dest/py"; done
-  export PYTHONPATH="$dest/py${PYTHONPATH:+:$PYTHONPATH}"
-fi
+source "$root/bench/cuda/python_env.sh" # cffi from the pack's wheels where missing
 conform() { # suite name, extra args
   local name=$1
   shift

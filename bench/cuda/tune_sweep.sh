@@ -3,12 +3,14 @@
 # tl.ops tuning entries (bench/ops_bench.py --tune): the data for nvptx's TUNING choices.
 # Run on the GPU machine through run_on_device.sh, as gpu_check.sh's steps are:
 #   bench/cuda/run_on_device.sh PACK -- bash bench/cuda/tune_sweep.sh
+# Arguments replace the sweeps below, each "ROW PREFIX|--tune NAME=[...] ...".
 # Each sweep's table goes to $OUT/sweep-N.txt; the tail of each is printed.
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-/tmp/tl-gpu-out}
 mkdir -p "$out"
+source "$root/bench/cuda/python_env.sh" # cffi from the pack's wheels where missing
 sweeps=(
   "sum (columns)|--tune axis_inner=[64,128,256] --tune axis_elements=[4096,16384] --tune axis_split=[2,4,8]"
   "gemv|--tune gemv_block_k=[256,512,1024] --tune gemv_elements=[4096,8192,16384]"
@@ -17,6 +19,7 @@ sweeps=(
   "embedding|--tune embedding_block=[(4096,256),(2048,1024),(4096,1024),(8192,512),(16384,256)]"
   "transpose|--tune transpose_block=[(64,64),(32,32),(32,128),(64,128),(128,64)]"
 )
+[ $# -gt 0 ] && sweeps=("$@")
 rc=0
 for i in "${!sweeps[@]}"; do
   only=${sweeps[$i]%%|*}

@@ -183,8 +183,11 @@ TUNING = {
     # 1024 does not fit the scratchpad). Session 25, the kernel persistent (ONE): vector unit
     # only, (32, 1024) 0.0408 ms, (64, 1024) 0.0410, (128, 1024) 0.0421; half the rows as a
     # dot on the matrix unit (gemv_matrix_rows 0.5), (128, 1024) 0.0372, (64, 1024) 0.050
-    "gemv_block_k": {"default": 512, "llvm-cpu": 4096, "tnpu": 1024},
-    "gemv_elements": {"default": 8192, "tnpu": 131072},
+    # nvptx: one row of 1024 a program (16384 programs of 8 warps on 16384 x 1024 f32); larger
+    # programs were fewer in flight (H200, bench/cuda/tune_sweep.sh, session 30: (512, 8192)
+    # 0.48 of the triad, (1024, 4096) 0.72-0.74, (1024, 2048) 0.77, (1024, 1024) 0.82)
+    "gemv_block_k": {"default": 512, "llvm-cpu": 4096, "tnpu": 1024, "nvptx": 1024},
+    "gemv_elements": {"default": 8192, "tnpu": 131072, "nvptx": 1024},
     # gemv: the fraction of each program's rows computed as a dot on the matrix unit
     # (linear.gemv_kernel's MX), the rest on the vector unit at the same time. tnpu: a row of
     # 1024 f32 is 38 vector cycles (products, row sum) or 32 matrix ones (4 passes of 8
@@ -240,7 +243,11 @@ TUNING = {
     # 4 KiB, which streams with non-temporal stores (cpu-stream-stores: no read of the output
     # for ownership); 256 ids a program (Zen 4, 16384 x 1024 f32, random ids, three rounds:
     # 0.45-0.48 -> 0.50-0.53 of the triad; session 18)
-    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024), "llvm-cpu": (256, 1024)},
+    # nvptx: 512-column runs (H200, 16384 ids into 1024-wide f32 rows, bench/cuda/tune_sweep.sh,
+    # session 30: (4096, 256) 0.69 of the triad, (4096, 512) 0.90, (8192, 512) 0.90-0.91,
+    # (8192, 1024) 0.81)
+    "embedding_block": {"default": (4096, 256), "tnpu": (65536, 1024), "llvm-cpu": (256, 1024),
+                        "nvptx": (4096, 512)},
     "embedding_unroll": {"default": 1, "tnpu": 4},
     # embedding as gathers of (rows, BD) blocks whose columns are one run (embedding_kernel's
     # G): the tnpu lowers each as a row gather, one dma.gather of whole rows (bench/README.md
@@ -277,7 +284,10 @@ TUNING = {
     # over 128 channels (3x3 64 -> 128 stride 2: 10.1 -> 7.9 ms; 128 -> 128 stride 1 at 28 x 28:
     # 14.5 -> 13.2)
     "conv2d_shift_channels": {"default": 64, "llvm-cpu": 128},
-    "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (64, 1024)},
+    # nvptx: 32 x 64 blocks (H200, 16384 x 1024 f32, bench/cuda/tune_sweep.sh, session 30:
+    # 64 x 64 0.68 of the triad, 32 x 32 0.88, 32 x 64 0.90, 32 x 128 0.86-0.87)
+    "transpose_block": {"default": (64, 64), "tnpu": (256, 512), "llvm-cpu": (64, 1024),
+                        "nvptx": (32, 64)},
     # transpose: programs side by side take rotated column blocks (linear.transpose_kernel's
     # SW; where the column blocks are a power of two), see transpose_block
     "transpose_swizzle": {"default": False, "tnpu": True},
@@ -290,9 +300,13 @@ TUNING = {
     # program of a column sum per core (axis_split; a second kernel adds the partials): npusim
     # column sum of 4096 x 1024 f32 0.22 -> 0.90 of HBM (64 columns, 16 programs: 0.22; 1024
     # columns in 16-row chunks 0.76, 2 programs per core 0.85, bench/README.md session 14)
-    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024},
+    # nvptx: 128 columns in chunks of 128 rows (axis_elements 16384), 4 programs a compute unit
+    # (H200, column sums of 16384 x 1024 f32, bench/cuda/tune_sweep.sh, session 30: 64 columns
+    # in 64-row chunks 0.49-0.52 of the triad, 128 in 128-row chunks 0.60-0.61; no choice of
+    # the grid went past 0.65)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024, "nvptx": 128},
     # reductions along another axis: elements per chunk of rows (BN = this / BI)
-    "axis_elements": {"default": 4096, "tnpu": 65536},
+    "axis_elements": {"default": 4096, "tnpu": 65536, "nvptx": 16384},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer
     # programs than this many per compute unit, the rows are split into blocks, each a program,
     # and the blocks' partials combined by a second kernel (reduce.split_choice); 0: never.
@@ -304,7 +318,9 @@ TUNING = {
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms. tnpu:
     # fewer, larger DMA commands (npusim, 4096 x 1024 f32: 4096 elements 0.186 ms simulated,
     # 16384 0.166, 65536 0.161; the vector unit's divisions bound the rest)
-    "quantize_row_elements": {"default": 4096, "tnpu": 65536},
+    # nvptx: 2048 (H200, 16384 x 1024 f32, bench/cuda/tune_sweep.sh, session 30: 4096 0.60-0.61
+    # of the triad, 2048 0.65, 1024 0.64-0.65, 8192 0.53)
+    "quantize_row_elements": {"default": 4096, "tnpu": 65536, "nvptx": 2048},
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); llvm-cpu: vdivps is one per 3.5 cycles per 8 lanes on
     # Zen 3, vmulps two per cycle (softmax 16384 x 1024 f32, session 15: 5.42 -> 4.95 ms, 0.69 ->

@@ -542,6 +542,14 @@ def main():
     for name, r in rooflines.items():
         if r is not None:
             say(f"{line_key(name)}_vs_roofline: {r:.3f}")
+    # The attention bar: its fraction of its own roofline (the vector unit bounds it on
+    # the tnpu) against the largest GEMM's fraction of its roofline, both from this run.
+    gemms = [n for n in rooflines if n.startswith("gemm ") and rooflines[n] is not None]
+    for name, r in rooflines.items():
+        if name.startswith("attention") and r is not None and gemms:
+            big = max(gemms, key=lambda n: int(n.split()[1]))
+            say(f"{line_key(name)}_roofline_vs_{line_key(big)}_roofline: "
+                f"{r / rooflines[big]:.3f}")
     if a.out:
         with open(a.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")

@@ -93,13 +93,32 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
   tl_cpu_kernel_fn fn = prog->find(k.name());
   if (!fn)
     throw std::runtime_error("kernel not found");
+  // Each tensor runs between guard bytes, at its own address's offset within a cache line (the
+  // aligned and misaligned paths stay as they were): a store past either end (a bounds check
+  // that missed a dimension) fails the comparison instead of corrupting the heap unseen.
+  constexpr size_t kGuard = 256;
+  constexpr uint8_t kPattern = 0xA5;
+  struct Guarded {
+    std::vector<uint8_t> buf;
+    uint8_t *start;
+    size_t bytes;
+  };
+  std::vector<Guarded> guarded;
   std::vector<tl_cpu_arg> args;
   size_t t = 0, s = 0;
   for (auto &p : k.body()->arguments()) {
     tl_cpu_arg a{};
     if (p->type().is_tensor()) {
       HostTensor &h = tensors[t++];
-      a.data = h.data();
+      Guarded g{std::vector<uint8_t>(
+                    h.num_elements() * interp::element_size(h.dtype()) + 2 * kGuard + 64, kPattern),
+                nullptr, size_t(h.num_elements()) * interp::element_size(h.dtype())};
+      uintptr_t at = reinterpret_cast<uintptr_t>(g.buf.data()) + kGuard;
+      at += (reinterpret_cast<uintptr_t>(h.data()) - at) % 64;
+      g.start = reinterpret_cast<uint8_t *>(at);
+      std::memcpy(g.start, h.data(), g.bytes);
+      guarded.push_back(std::move(g));
+      a.data = guarded.back().start;
       auto strides = interp::contiguous_strides(h.shape());
       for (size_t d = 0; d < h.shape().size(); ++d) {
         a.shape[d] = h.shape()[d];
@@ -121,7 +140,21 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
     for (int64_t y = 0; y < grid[1] && !host.failed(); ++y)
       for (int64_t x = 0; x < grid[0] && !host.failed(); ++x)
         fn(&launch, x, y, z);
-  return {std::move(tensors), host.first_error()};
+  std::string fault = host.first_error();
+  for (size_t i = 0; i < guarded.size(); ++i) {
+    const Guarded &g = guarded[i];
+    const uint8_t *end = g.start + g.bytes;
+    for (const uint8_t *b = g.buf.data(); b < g.buf.data() + g.buf.size(); ++b)
+      if ((b < g.start || b >= end) && *b != kPattern) {
+        fault += "llvm-cpu wrote outside tensor " + std::to_string(i) + " (" +
+                 (b < g.start ? std::to_string(g.start - b) + " bytes before it"
+                              : std::to_string(b - end) + " bytes past its end") +
+                 ")";
+        break;
+      }
+    std::memcpy(tensors[i].data(), g.start, g.bytes);
+  }
+  return {std::move(tensors), fault};
 }
 
 /// The first 64-byte aligned float of `storage` (16 floats of slack), `misalign` floats past it.
@@ -2090,11 +2123,20 @@ kernel @unit(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>, %col: tensor<?x?xf32>, 
   return
 }
 )";
+  const int64_t rows = 5, programs = rows + 4;
+  // Through the differential harness, whose guard bytes around every tensor catch a
+  // write outside it.
+  std::mt19937_64 rng(30);
+  for (int64_t c : {int64_t(2), int64_t(3)})
+    expect_same(text, "unit",
+                {random_tensor(ScalarKind::F32, {rows, 16}, rng),
+                 HostTensor(ScalarKind::F32, {1, rows}), HostTensor(ScalarKind::F32, {rows, 3})},
+                {c}, {programs, 1, 1}, -1e-6);
+  // And straight through the calling convention: each stored sum, every float past it alone.
   auto m = parse_ok(text);
   std::string error;
   auto prog = compile_and_load(*m, CompileOptions{}, &error);
   ASSERT_TRUE(prog) << error;
-  const int64_t rows = 5, programs = rows + 4;
   std::vector<float> x(programs * 2 * 16, 1.0f), out(rows + 8, -7.0f), col(rows * 3 + 8, -7.0f);
   for (int64_t c : {int64_t(1), int64_t(3)}) { // inside the 3 columns of col, and past them
     SCOPED_TRACE(testing::Message() << "column " << c);

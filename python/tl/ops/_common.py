@@ -313,6 +313,11 @@ TUNING = {
     # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
     # the triad on the H200, bench/README.md)
     "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2, "tnpu": 1},
+    # reductions along another axis (reduce_kernel's and reduce_part_kernel's TILE_ACC): the
+    # chunks combined elementwise into a (BN, BI) tile, reduced along its rows after the loop.
+    # nvptx: a reduction per chunk crosses warps through shared memory and a barrier; the tile
+    # stays in registers
+    "axis_tile_acc": {"default": False, "nvptx": True},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms. tnpu:

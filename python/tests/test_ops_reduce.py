@@ -181,29 +181,6 @@ def test_reduce_columns_wide(op, dtype, device):
     check(got, ref.reduce(op, x, 0), TOL[op], dtype, n=1001)
 
 
-@pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min"])
-@pytest.mark.parametrize("shape,axis,split", [((1009, 70), 0, 7), ((1009, 70), 0, 1),
-                                              ((3, 431, 300), 1, 3), ((9001, 1), 0, 1)])
-def test_reduce_tile_accumulator(op, shape, axis, split, device):
-    # The chunks combined into a (BN, BI) tile and reduced along its rows after the loop
-    # (TUNING axis_tile_acc, nvptx's choice) on every device, split and not. Catches: the tile
-    # reduced along the wrong axis, a chunk's padding rows (1009, 431 and 9001 are prime) in
-    # the tile (0 into max of negatives, into min of positives, a square of -mean into var), the
-    # tile not reset per program, a NaN dropped by the elementwise max / min (column 3).
-    lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "var": (-3.0, 2.0), "max": (-3.0, -1.0),
-              "min": (1.0, 3.0)}[op]
-    x = make(rng, shape, "f32", lo, hi)
-    if op in ("max", "min") and shape[-1] > 3:
-        x[..., 5, 3] = np.nan
-    with c.tuning_override(axis_tile_acc=True):
-        got = ops.reduce(op, x, axis, split=split, device=device)
-    want = ref.reduce(op, x, axis)
-    if op in ("max", "min") and shape[-1] > 3:
-        assert np.isnan(got[..., 3]).all()
-        got, want = np.delete(got, 3, -1), np.delete(np.asarray(want), 3, -1)
-    check(got, want, TOL[op], "f32", n=shape[axis])
-
-
 @pytest.mark.parametrize("split", [2, 5, 40])
 def test_argmax_split_rows(split, device):
     # Catches: a later block's equal maximum winning over the first (rows 100 and 4500 tie),

@@ -303,7 +303,10 @@ TUNING = {
     # nvptx: 128 columns in chunks of 128 rows (axis_elements 16384), 4 programs a compute unit
     # (H200, column sums of 16384 x 1024 f32, bench/cuda/tune_sweep.sh, session 30: 64 columns
     # in 64-row chunks 0.49-0.52 of the triad, 128 in 128-row chunks 0.60-0.61; no choice of
-    # the grid went past 0.65)
+    # the grid went past 0.65; H100, session 30b: 64 in 64-row chunks 0.67, 128 in 128-row
+    # chunks 0.77). Tried, not kept: the chunks summed elementwise into a (BN, BI) register tile
+    # reduced once after the loop instead of a reduction per chunk (H100: 128 x 128 0.77 -> 0.67,
+    # 32 x 128 0.65 -> 0.73; results/2026-12-06-conform-cuda-h100-s30b.txt)
     "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024, "nvptx": 128},
     # reductions along another axis: elements per chunk of rows (BN = this / BI)
     "axis_elements": {"default": 4096, "tnpu": 65536, "nvptx": 16384},
@@ -313,11 +316,6 @@ TUNING = {
     # nvptx: a column sum of 16384 x 1024 was 16 programs of 64 columns for 132 SMs (0.06 of
     # the triad on the H200, bench/README.md)
     "axis_split": {"default": 0, "nvptx": 4, "llvm-cpu": 2, "tnpu": 1},
-    # reductions along another axis (reduce_kernel's and reduce_part_kernel's TILE_ACC): the
-    # chunks combined elementwise into a (BN, BI) tile, reduced along its rows after the loop.
-    # nvptx: a reduction per chunk crosses warps through shared memory and a barrier; the tile
-    # stays in registers
-    "axis_tile_acc": {"default": False, "nvptx": True},
     # per-row quantization in one kernel (quant.quantize_scaled_kernel's ROW_SCALE): elements
     # per program (whole rows). cpu, 16384 x 1024 f32, 5 alternating rounds (load 7.4): 2048
     # and 4096 elements 28.2 ms, 8192 and 16384 32.6 ms, the two-kernel form 36.1 ms. tnpu:

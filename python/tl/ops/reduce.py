@@ -27,7 +27,7 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
                   OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
                   ROWS: tl.constexpr = False, ONE: tl.constexpr = False,
                   FULL: tl.constexpr = False, DOT_MEAN: tl.constexpr = False,
-                  ROW_LOOP: tl.constexpr = False, TILE_ACC: tl.constexpr = False):
+                  ROW_LOOP: tl.constexpr = False):
     """out[o, i] = OP over k of x[o, k, i]; sums in f32 (mean: times `scale` = 1/n; var: two
     passes, sum((x - mean)^2) / (n - correction)); argmax: the first index of the maximum.
     ROWS (a reduction along the last axis): x is the (1, rows, n) view and out (1, rows); a
@@ -40,10 +40,7 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
     -> 0.084 ms). DOT_MEAN (with ONE, var): the rows' sums for the mean as a dot with a column
     of ones, on the matrix unit beside the vector unit's squares (_common.TUNING's
     var_mean_dot). ROW_LOOP (with ONE, var): the BI rows one after the other, each row's
-    squares read from the cache its sum just filled (_common.TUNING's var_row_loop). TILE_ACC
-    (the chunk loop; sum, mean, var, max, min): each chunk combined into a (BN, BI) tile
-    elementwise, reduced along the rows once after the loop, not a reduction per chunk
-    (_common.TUNING's axis_tile_acc)."""
+    squares read from the cache its sum just filled (_common.TUNING's var_row_loop)."""
     if ROWS:  # the blocks of rows along grid axis 0 (a GPU's y axis stops at 65535 programs)
         o = 0
         i0 = tl.program_id(0) * BI
@@ -83,20 +80,6 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
             r = tl.max(v, axis=1)
         else:
             r = tl.argmax(v, axis=1)
-    elif OP in ("sum", "mean", "var") and TILE_ACC:
-        acc2 = tl.zeros((BN, BI), tl.float32)
-        for k in tl.range(0, n, BN):
-            acc2 = acc2 + chunk(x, o, k, i0, BN, BI, ROWS).to(tl.float32)
-        r = tl.sum(acc2, axis=0)
-        if OP != "sum":
-            r = r * scale
-        if OP == "var":
-            sq2 = tl.zeros((BN, BI), tl.float32)
-            for k in tl.range(0, n, BN):
-                v = chunk(x, o, k, i0, BN, BI, ROWS).to(tl.float32)
-                d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - r[None, :], 0.0)
-                sq2 = sq2 + d * d
-            r = tl.sum(sq2, axis=0) / (n - correction)
     elif OP in ("sum", "mean", "var"):
         acc = tl.zeros((BI,), tl.float32)
         for k in tl.range(0, n, BN):
@@ -111,13 +94,6 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
                 d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - r[None, :], 0.0)
                 sq = sq + tl.sum(d * d, axis=0)
             r = sq / (n - correction)
-    elif OP in ("max", "min") and TILE_ACC:
-        pad = float("inf") if OP == "min" else -float("inf")
-        acc2 = tl.full((BN, BI), pad, tl.float32)
-        for k in tl.range(0, n, BN):
-            v = chunk(x, o, k, i0, BN, BI, ROWS, pad).to(tl.float32)
-            acc2 = tl.minimum(acc2, v) if OP == "min" else tl.maximum(acc2, v)
-        r = tl.min(acc2, axis=0) if OP == "min" else tl.max(acc2, axis=0)
     elif OP == "min":
         r = tl.full((BI,), float("inf"), tl.float32)
         for k in tl.range(0, n, BN):
@@ -141,34 +117,20 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
 
 @tl.kernel
 def reduce_part_kernel(x: tl.tensor, part: tl.tensor, index: tl.tensor, mean: tl.tensor,
-                       span: tl.int32, OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
-                       TILE_ACC: tl.constexpr = False):
+                       span: tl.int32, OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr):
     """Stage one of a split reduction along the middle axis of x (outer, n, inner): program
     (o, j, s) reduces rows [s span, (s + 1) span) of columns [j BI, (j + 1) BI) into
     part[o, s, :] (f32): sum (sum, mean, var's first pass), max, min, argmax (the maximum, and
     its first row to index[o, s, :] (i32)), sq (sum((x - mean)^2) around mean[o, :], var's
     second pass). span is a multiple of BN, so no chunk straddles two programs; rows past n
     load the op's neutral value (a block wholly past n gives it). Stage two is reduce_kernel
-    along part's middle axis (argmax: argmax_combine_kernel). TILE_ACC (not argmax): as
-    reduce_kernel's, the chunks combined elementwise and reduced along the rows after the
-    loop."""
+    along part's middle axis (argmax: argmax_combine_kernel)."""
     o = tl.program_id(0)
     i0 = tl.program_id(1) * BI
     s = tl.program_id(2)
     lo = s * span
     n = x.shape[1]
-    if (OP == "sum" or OP == "sq") and TILE_ACC:
-        acc2 = tl.zeros((BN, BI), tl.float32)
-        if OP == "sq":
-            mu = tl.reshape(tl.load(mean + (o, i0), (1, BI)), (BI,))
-        for k in tl.range(lo, lo + span, BN):
-            v = chunk(x, o, k, i0, BN, BI, False).to(tl.float32)
-            if OP == "sq":
-                d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - mu[None, :], 0.0)
-                v = d * d
-            acc2 = acc2 + v
-        r = tl.sum(acc2, axis=0)
-    elif OP == "sum" or OP == "sq":
+    if OP == "sum" or OP == "sq":
         r = tl.zeros((BI,), tl.float32)
         if OP == "sq":
             mu = tl.reshape(tl.load(mean + (o, i0), (1, BI)), (BI,))
@@ -178,13 +140,6 @@ def reduce_part_kernel(x: tl.tensor, part: tl.tensor, index: tl.tensor, mean: tl
                 d = tl.where(((k + tl.arange(0, BN)) < n)[:, None], v - mu[None, :], 0.0)
                 v = d * d
             r = r + tl.sum(v, axis=0)
-    elif (OP == "max" or OP == "min") and TILE_ACC:
-        pad = float("inf") if OP == "min" else -float("inf")
-        acc2 = tl.full((BN, BI), pad, tl.float32)
-        for k in tl.range(lo, lo + span, BN):
-            v = chunk(x, o, k, i0, BN, BI, False, pad).to(tl.float32)
-            acc2 = tl.minimum(acc2, v) if OP == "min" else tl.maximum(acc2, v)
-        r = tl.min(acc2, axis=0) if OP == "min" else tl.max(acc2, axis=0)
     elif OP == "min":
         r = tl.full((BI,), float("inf"), tl.float32)
         for k in tl.range(lo, lo + span, BN):
@@ -385,9 +340,8 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
                  scale, 0.0, device=device, OP=kind, BN=cbn, BI=cbi)
 
     first = "sum" if op in ("mean", "var") else op
-    acc = c.tuned("axis_tile_acc", device) and op != "argmax"
     c.launch(reduce_part_kernel, grid, x3, part, index, part, span, device=device, OP=first,
-             BN=bn, BI=bi, TILE_ACC=acc)
+             BN=bn, BI=bi)
     if op == "argmax":
         bs = c.pow2(blocks, 16)
         abi = c.pow2(inner, 1, builtins.max(1, 4096 // bs))
@@ -399,7 +353,7 @@ def reduce_split(op, x3, out, blocks, span, bn, bi, correction, device):
         mean = c.empty((outer, inner), np.float32)
         combine("mean", mean, 1.0 / n)
         c.launch(reduce_part_kernel, grid, x3, part, index, mean, span, device=device, OP="sq",
-                 BN=bn, BI=bi, TILE_ACC=acc)
+                 BN=bn, BI=bi)
         denom = n - correction
         combine("mean", out, 1.0 / denom if denom else float("inf"))
     return out
@@ -446,8 +400,7 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
         if blocks > 1:
             return reduce_split(op, x3, out, blocks, span, bn, bi, correction, device)
         c.launch(reduce_kernel, (outer, tl.cdiv(inner, bi)), x3, out.reshape(outer, inner),
-                 1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi,
-                 TILE_ACC=c.tuned("axis_tile_acc", device) and op != "argmax")
+                 1.0 / n, float(correction), device=device, OP=op, BN=bn, BI=bi)
     return out
 
 

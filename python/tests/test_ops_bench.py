@@ -147,3 +147,24 @@ def test_tuning_override_switches_the_form_and_names_unknown_entries(monkeypatch
     with pytest.raises(KeyError, match="no tuning entry conv2d_shfit"):
         with c.tuning_override(conv2d_shfit=False):
             pass
+
+
+def test_tune_sweep_combinations(bench):
+    """--tune's grid: every combination of the entries' values, in order, each row named with
+    them. Catches: a value or an entry dropped (2 x 3 rows expected), an unknown entry or a
+    value that is not a list accepted (the row would run with the device's own choice under a
+    name that says otherwise), two rows with the same line key."""
+    combos = bench.tune_sweep(["axis_split=[2, 4]", "transpose_block=[(32, 64), (64, 64), (8, 8)]"],
+                              pytest.fail)
+    assert combos == [{"axis_split": a, "transpose_block": t} for a in (2, 4)
+                      for t in ((32, 64), (64, 64), (8, 8))]
+    assert bench.tune_sweep([], pytest.fail) == [{}]
+    keys = {bench.line_key("gemv [" + " ".join(f"{k}={v!r}" for k, v in cb.items()) + "]")
+            for cb in combos}
+    assert len(keys) == 6 and "gemv_axis_split2_transpose_block32x64" in keys
+
+    def error(msg):
+        raise ValueError(msg)
+    for bad in ("nope=[1]", "axis_split=3", "axis_split=[]", "axis_split=[1"):
+        with pytest.raises(ValueError, match="--tune"):
+            bench.tune_sweep([bad], error)

@@ -323,7 +323,11 @@ TUNING = {
     # 16384 0.166, 65536 0.161; the vector unit's divisions bound the rest)
     # nvptx: 2048 (H200, 16384 x 1024 f32, bench/cuda/tune_sweep.sh, session 30: 4096 0.60-0.61
     # of the triad, 2048 0.65, 1024 0.64-0.65, 8192 0.53)
-    "quantize_row_elements": {"default": 4096, "tnpu": 65536, "nvptx": 2048},
+    # llvm-cpu (session 30, a quiet host, 16384 x 1024 f32 alternating with the triad,
+    # `ops_bench.py --tune`, four runs each): one row of 1024 a program 1.95-2.14 ms (0.79-0.83
+    # of the triad), 4096 elements 2.28-2.81 (0.61-0.74), 512 2.07. Not measured why: 4 rows'
+    # 16 KiB fit L1 as well
+    "quantize_row_elements": {"default": 4096, "tnpu": 65536, "nvptx": 2048, "llvm-cpu": 1024},
     # softmax multiplies by 1 / sum (rows.softmax_kernel's RECIP): the tnpu's v.div is 4 vector
     # passes, v.mul 1 (bench/README.md); llvm-cpu: vdivps is one per 3.5 cycles per 8 lanes on
     # Zen 3, vmulps two per cycle (softmax 16384 x 1024 f32, session 15: 5.42 -> 4.95 ms, 0.69 ->

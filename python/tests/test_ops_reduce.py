@@ -64,7 +64,8 @@ def test_var_rows_full_and_ragged_blocks(n, dot_mean, row_loop, device):
     # the mean's sums as a dot (DOT_MEAN, the tnpu's choice) on every device: a row's sum taken
     # from another row, or the padding lanes' loads not zero in the dot. One row at a time
     # (ROW_LOOP, llvm-cpu's choice) on every device: a row's squares around another row's mean,
-    # the mask dropped there, the 6 rows of the last program past the 70 stored or lost.
+    # the mask dropped there, a row of the ragged last program (rows 64-69) lost. (Its stores
+    # past row 69 going past the output: LlvmCpu.FusedStoresOfUnitTilesPastTheEndWriteNothing.)
     from tl.ops import _common
     x = make(rng, (70, n), "f32", 10.0, 12.0)
     with _common.tuning_override(var_mean_dot=dot_mean, var_row_loop=row_loop):

@@ -171,8 +171,9 @@ TUNING = {
     # var along rows (one chunk, reduce_rows of them a program): the rows one at a time
     # (reduce_kernel's ROW_LOOP). llvm-cpu: a row's squared deviations then read the 4 KiB its
     # sum just brought into L1, where the program's 16-row tile (64 KiB) was read back from L2
-    # while no DRAM load was in flight (16384 x 1024 f32 alternating with the triad, session
-    # 30: 1.95-1.99 -> 1.73-1.87 ms, 0.73 -> 0.78-0.82 of the triad, level with mean's 0.80-0.81)
+    # while no DRAM load was in flight (tl.ops.var on 16384 x 1024 f32 alternating with the
+    # triad and mean in one process, session 30: 2.44 -> 2.05-2.14 ms, 0.64-0.67 -> 0.77 of the
+    # triad; mean 0.79-0.84 in the same runs)
     "var_row_loop": {"default": False, "llvm-cpu": True},
     # gemv: columns per chunk (BK), and elements per program (BM = elements / BK rows).
     # llvm-cpu: whole rows up to 4096 columns, so that a program reads its rows one after the

@@ -22,6 +22,16 @@ def chunk(x, o, k, i0, BN: tl.constexpr, BI: tl.constexpr, ROWS: tl.constexpr, o
     return tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI), other=other), (BN, BI))
 
 
+@tl.func
+def row_var(v, mean, n, correction, BN: tl.constexpr, FULL: tl.constexpr):
+    """sum((v - mean)^2) / (n - correction) along the rows of v (R, BN) about their means
+    (R,); without FULL the padding lanes past n (0 - mean) are kept out of the squares."""
+    d = v - mean[:, None]
+    if not FULL:
+        d = tl.where((tl.arange(0, BN) < n)[None, :], d, 0.0)
+    return tl.sum(d * d, axis=1) / (n - correction)
+
+
 @tl.kernel
 def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: tl.float32,
                   OP: tl.constexpr, BN: tl.constexpr, BI: tl.constexpr,
@@ -52,11 +62,8 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
         for i in tl.range(0, BI, 1):
             v = tl.reshape(tl.load(x + (o, i0 + i, 0), (1, 1, BN), other=0.0),
                            (1, BN)).to(tl.float32)
-            d = v - (tl.sum(v, axis=1) * scale)[:, None]
-            if not FULL:  # the padding lanes past n: 0 - mean, out of the squares
-                d = tl.where((tl.arange(0, BN) < n)[None, :], d, 0.0)
-            tl.store(out + (o, i0 + i),
-                     tl.reshape(tl.sum(d * d, axis=1) / (n - correction), (1, 1)))
+            r = row_var(v, tl.sum(v, axis=1) * scale, n, correction, BN, FULL)
+            tl.store(out + (o, i0 + i), tl.reshape(r, (1, 1)))
         return
     if ONE:
         pad = float("inf") if OP == "min" else -float("inf") if OP in ("max", "argmax") else 0.0
@@ -70,10 +77,7 @@ def reduce_kernel(x: tl.tensor, out: tl.tensor, scale: tl.float32, correction: t
             if OP != "sum":
                 r = r * scale
             if OP == "var":
-                d = v - r[:, None]
-                if not FULL:  # the padding lanes past n: 0 - mean, out of the squares
-                    d = tl.where((tl.arange(0, BN) < n)[None, :], d, 0.0)
-                r = tl.sum(d * d, axis=1) / (n - correction)
+                r = row_var(v, r, n, correction, BN, FULL)
         elif OP == "min":
             r = tl.min(v, axis=1)
         elif OP == "max":

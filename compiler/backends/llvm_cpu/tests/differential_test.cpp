@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -143,15 +144,16 @@ Outcome run_llvm(const ir::Module &m, const ir::Kernel &k, std::vector<HostTenso
   std::string fault = host.first_error();
   for (size_t i = 0; i < guarded.size(); ++i) {
     const Guarded &g = guarded[i];
-    const uint8_t *end = g.start + g.bytes;
-    for (const uint8_t *b = g.buf.data(); b < g.buf.data() + g.buf.size(); ++b)
-      if ((b < g.start || b >= end) && *b != kPattern) {
-        fault += "llvm-cpu wrote outside tensor " + std::to_string(i) + " (" +
-                 (b < g.start ? std::to_string(g.start - b) + " bytes before it"
-                              : std::to_string(b - end) + " bytes past its end") +
-                 ")";
-        break;
-      }
+    const uint8_t *end = g.start + g.bytes, *last = g.buf.data() + g.buf.size();
+    auto spoilt = [](const uint8_t *b, const uint8_t *e) {
+      return std::find_if(b, e, [](uint8_t v) { return v != kPattern; });
+    };
+    if (const uint8_t *b = spoilt(g.buf.data(), g.start); b != g.start)
+      fault += "llvm-cpu wrote outside tensor " + std::to_string(i) + " (" +
+               std::to_string(g.start - b) + " bytes before it)";
+    else if (const uint8_t *b = spoilt(end, last); b != last)
+      fault += "llvm-cpu wrote outside tensor " + std::to_string(i) + " (" +
+               std::to_string(b - end) + " bytes past its end)";
     std::memcpy(tensors[i].data(), g.start, g.bytes);
   }
   return {std::move(tensors), fault};

@@ -326,7 +326,77 @@ def test_cumsum_rows_serial_order(bi, bn, device):
             scan()
         return
     scan()
+    if device == "cuda":  # nvptx scans a row in parallel (ir.h: any order, within its bound)
+        within_scan_bound(out, x, 1)
+        return
     np.testing.assert_array_equal(out, np.cumsum(x, axis=1, dtype=np.float32))
+
+
+def within_scan_bound(got, x, axis):
+    """ir.h's bound for a float scan in any order: the k-th running sum within
+    (k - 1) u sum_{i <= k} |x_i| of the exact one (u: x's unit roundoff)."""
+    d = x.astype(np.float64)
+    k = np.arange(x.shape[axis]).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+    bound = k * np.finfo(x.dtype).eps / 2 * np.cumsum(np.abs(d), axis)
+    err = np.abs(got.astype(np.float64) - np.cumsum(d, axis))
+    assert (err <= bound).all(), f"worst error / bound {np.max(err / np.maximum(bound, 1e-300))}"
+
+
+@tl.kernel
+def scan_tile_kernel(x: tl.tensor, y: tl.tensor, R: tl.constexpr, N: tl.constexpr,
+                     AXIS: tl.constexpr, KIND: tl.constexpr, EXACT: tl.constexpr):
+    v = tl.load(x + (0, 0), (R, N))
+    if KIND == "sum":
+        s = tl.cumsum(v, AXIS, exact_order=EXACT)
+    elif KIND == "max":
+        s = tl.cummax(v, AXIS)
+    else:
+        s = tl.cummin(v, AXIS)
+    tl.store(y + (0, 0), s)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32"])
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+@pytest.mark.parametrize("r,n,axis", [(1, 1024, 1), (64, 32, 0), (16, 32, 1), (1, 64, 1),
+                                      (1, 16, 1), (256, 4, 1)])
+def test_scan_tile_every_kind(r, n, axis, kind, dtype, device):
+    # One tile scanned by tl.cumsum / cummax / cummin. nvptx splits each line over threads
+    # (128 threads: a row of 1024 in chunks of 8 over 4 warps; 64 rows down 32 columns, 4
+    # chunks a column; 64 and 16 elements one a thread, threads past them idle; 256 lines of 4
+    # one a thread). Catches: a chunk missing the totals before it (a warp's or a lane's), a
+    # total added twice, a line given another line's totals, an idle thread's store, a wrong
+    # 64-bit shuffle. Integer sums, max and min exact; float sums within ir.h's bound.
+    np_dtype = {"f32": np.float32, "f64": np.float64, "i32": np.int32}[dtype]
+    if dtype == "i32":
+        x = rng.integers(-1000, 1000, (r, n)).astype(np_dtype)
+    else:
+        x = rng.standard_normal((r, n)).astype(np_dtype)
+    y = np.zeros_like(x)
+
+    def scan():
+        scan_tile_kernel[(1,)](x, y, R=r, N=n, AXIS=axis, KIND=kind, EXACT=False, device=device)
+    if device == "npusim" and dtype == "f64":  # the tnpu's vector unit has no f64: a located
+        with pytest.raises(tl.CompileError, match="tiles of f64 are not supported"):  # error
+            scan()
+        return
+    scan()
+    if kind == "sum" and dtype != "i32":
+        within_scan_bound(y, x, axis)
+    else:
+        want = {"sum": np.cumsum, "max": np.maximum.accumulate,
+                "min": np.minimum.accumulate}[kind](x, axis=axis).astype(np_dtype)
+        np.testing.assert_array_equal(y, want)
+
+
+def test_scan_exact_order(device):
+    # exact_order=True: the ascending chain on every device, nvptx included (one thread a
+    # line). Bitwise against numpy's serial f32 sums of values whose sums depend on the order
+    # (magnitudes 2^-20 to 2^20). Catches a backend scanning such a line in another order.
+    x = (rng.standard_normal((4, 1024)) * 2.0 ** rng.integers(-20, 21, (4, 1024))).astype(
+        np.float32)
+    y = np.zeros_like(x)
+    scan_tile_kernel[(1,)](x, y, R=4, N=1024, AXIS=1, KIND="sum", EXACT=True, device=device)
+    np.testing.assert_array_equal(y, np.cumsum(x, axis=1, dtype=np.float32))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -521,10 +521,16 @@ sum, max, min, argmax = (_reduce(k) for k in ("sum", "max", "min", "argmax"))
 
 
 def _scan(kind):
-    def fn(x, axis=0):
+    def fn(x, axis=0, exact_order=False):
         x = to_tile(x)
-        return Tile(builder().op("scan", [x.value], {"axis": _axis(x.shape, axis), "kind": kind}))
-    fn.__doc__ = f"Inclusive scan along `axis` with '{kind}'."
+        attrs = {"axis": _axis(x.shape, axis), "kind": kind}
+        if exact_order:
+            attrs["order"] = "exact"
+        return Tile(builder().op("scan", [x.value], attrs))
+    fn.__doc__ = (f"Inclusive scan along `axis` with '{kind}'. A float sum's association is "
+                  "unspecified, within the bound ir.h states (nvptx scans a line in parallel); "
+                  "`exact_order=True` asks for the ascending chain, bit-reproducible across "
+                  "backends.")
     return builtin(fn)
 
 

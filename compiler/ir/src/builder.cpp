@@ -227,10 +227,12 @@ Value *Builder::reduce(std::string_view kind, Value *tile, int axis) {
                          {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
       ->result();
 }
-Value *Builder::scan(std::string_view kind, Value *tile, int axis) {
-  return create_inferred(Opcode::Scan, {tile},
-                         {{"axis", int64_t(axis)}, {"kind", std::string(kind)}})
-      ->result();
+Value *Builder::scan(std::string_view kind, Value *tile, int axis, bool exact_order) {
+  std::vector<std::pair<std::string, Attr>> attrs = {{"axis", int64_t(axis)},
+                                                     {"kind", std::string(kind)}};
+  if (exact_order)
+    attrs.push_back({"order", std::string("exact")});
+  return create_inferred(Opcode::Scan, {tile}, std::move(attrs))->result();
 }
 
 Operation *Builder::create_for(Value *lb, Value *ub, Value *step, std::vector<Value *> inits) {

@@ -42,8 +42,9 @@ std::vector<std::string_view> allowed_attrs(Opcode code) {
   case Opcode::Dot:
     return {"acc_type", "input_precision", "order"};
   case Opcode::Reduce:
-  case Opcode::Scan:
     return {"axis", "kind"};
+  case Opcode::Scan:
+    return {"axis", "kind", "order"};
   case Opcode::Print:
     return {"prefix"};
   case Opcode::Assert:

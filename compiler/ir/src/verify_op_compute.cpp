@@ -67,6 +67,10 @@ Error verify_reduce_scan(const Operation &op) {
   }
   if (op.result()->type() != out)
     return "result must be " + out.str() + ", got " + op.result()->type().str();
+  // scan's "any" is the default contract (ir.h); "exact" pins the ascending chain.
+  if (scan && op.attr("order"))
+    if (Error e = expect_string_attr(op, "order", {"any", "exact"}))
+      return e;
   return {};
 }
 

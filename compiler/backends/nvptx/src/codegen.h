@@ -164,7 +164,11 @@ private:
   /// Whether argmax's pair (ov, oi) replaces (v, i) (i32 indices) in a combination.
   llvm::Value *argmax_wins(ir::ScalarKind k, llvm::Value *v, llvm::Value *i, llvm::Value *ov,
                            llvm::Value *oi);
+  /// A warp shuffle of v (any width: 32-bit pieces) by shfl.sync intrinsic `id`.
+  llvm::Value *shuffle(llvm::Value *v, llvm::Intrinsic::ID id, int64_t amount, int32_t c);
   llvm::Value *shuffle_xor(llvm::Value *v, int64_t lane_mask);
+  /// The value of the lane `delta` below this one (a lane below `delta`: its own).
+  llvm::Value *shuffle_up(llvm::Value *v, int64_t delta);
   void lower_scan(const ir::Operation &op);
   // dot (codegen_dot.cpp; tensor cores in codegen_mma.cpp).
   void lower_dot(const ir::Operation &op);

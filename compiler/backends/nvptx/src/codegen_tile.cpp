@@ -584,14 +584,14 @@ void KernelEmitter::lower_indexed(const ir::Operation &op) {
     values_[op.result()] = out;
 }
 
-llvm::Value *KernelEmitter::shuffle_xor(llvm::Value *v, int64_t mask) {
-  // shfl.sync.bfly moves 32 bits: wider values go in halves, narrower ones widened.
+llvm::Value *KernelEmitter::shuffle(llvm::Value *v, llvm::Intrinsic::ID id, int64_t amount,
+                                    int32_t c) {
+  // shfl.sync moves 32 bits: wider values go in halves, narrower ones widened.
   llvm::Type *t = v->getType();
   const unsigned bits = t->getPrimitiveSizeInBits();
   auto shfl32 = [&](llvm::Value *x) {
     return b_.CreateIntrinsic(
-        llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
-        {b_.getInt32(-1), x, b_.getInt32(static_cast<int32_t>(mask)), b_.getInt32(31)});
+        id, {}, {b_.getInt32(-1), x, b_.getInt32(static_cast<int32_t>(amount)), b_.getInt32(c)});
   };
   if (bits == 64) {
     llvm::Value *x = b_.CreateBitCast(v, b_.getInt64Ty());
@@ -604,6 +604,15 @@ llvm::Value *KernelEmitter::shuffle_xor(llvm::Value *v, int64_t mask) {
   if (t->isFloatTy())
     return b_.CreateBitCast(shfl32(b_.CreateBitCast(v, b_.getInt32Ty())), t);
   return b_.CreateTrunc(shfl32(b_.CreateZExt(v, b_.getInt32Ty())), t);
+}
+
+llvm::Value *KernelEmitter::shuffle_xor(llvm::Value *v, int64_t mask) {
+  return shuffle(v, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, mask, 31);
+}
+
+llvm::Value *KernelEmitter::shuffle_up(llvm::Value *v, int64_t delta) {
+  // c = 0: the whole warp one segment; a lane below `delta` gets its own value back.
+  return shuffle(v, llvm::Intrinsic::nvvm_shfl_sync_up_i32, delta, 0);
 }
 
 bool KernelEmitter::reduce_in_registers(const ir::Operation &op) {
@@ -856,22 +865,40 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
   const std::string &kind = *op.attr_as<std::string>("kind");
   const ScalarKind k = it.elem();
   llvm::Type *t = value_type(k, op);
-  // Each line along the axis is scanned in place in shared memory by one thread (thread i takes
-  // lines i, i + threads, ...), in ascending order (ir.h): linear work and a serial depth of the
-  // line's length. Each element's prefix re-added from its line's start, one loop per element,
-  // was quadratic in the length (cumsum along rows: 0.05 of the H200's triad).
+  // The tile goes to shared memory, where each line along the axis is split into `parts`
+  // contiguous chunks, one a thread: where the lines leave threads idle, a line gets several
+  // (a chunk of at least one element). Each thread scans its chunk in place; the chunks'
+  // totals are scanned across the threads (shuffles within a warp, then the warps' totals
+  // through shared memory); each chunk then adds the totals before it. A float sum in exact
+  // order (ir.h) keeps one thread a line, the ascending chain. (One thread a line for every
+  // scan left a 1024-element row's depth at 1024 adds: cumsum along rows 0.05 of the H200's
+  // triad before tl.ops split rows into segments, 0.49 after.)
   const int64_t len = it.shape()[axis];
   const int64_t inner = row_major_strides(it.shape())[axis];
   const int64_t lines = it.num_elements() / len;
-  // Lines along the last axis are stored one element apart (row-major index + index / len), so
-  // that the threads' i-th steps (at t (len + 1) + i) fall in distinct banks; lines along an
-  // outer axis are adjacent already (thread t's step i at t + i inner).
-  const bool pad = inner == 1;
+  const int64_t threads = 32 * static_cast<int64_t>(num_warps_);
+  const std::string *order = op.attr_as<std::string>("order");
+  const bool exact = ir::is_float(k) && kind == "sum" && order && *order == "exact";
+  int64_t parts = 1;
+  if (!exact)
+    while (2 * parts * lines <= threads && 2 * parts <= len)
+      parts *= 2;
+  // lines * parts == threads, or each chunk is one element (all are powers of two): so a chunk
+  // of more than one element always has a thread of its own.
+  const int64_t chunk = len / parts;
+  // Along the last axis, one slot of padding after each chunk, so that the threads' i-th
+  // elements (at tid (chunk + 1) + i) fall in distinct banks; lines along an outer axis are
+  // adjacent already (thread t's step i at t + i inner).
+  const bool pad = inner == 1 && chunk > 1;
   auto slot = [&](llvm::Value *index) {
-    return pad ? b_.CreateAdd(index, b_.CreateUDiv(index, b_.getInt64(len))) : index;
+    return pad ? b_.CreateAdd(index, b_.CreateUDiv(index, b_.getInt64(chunk))) : index;
   };
-  const uint64_t bytes = static_cast<uint64_t>(it.num_elements() + (pad ? lines : 0)) *
-                         module_.getDataLayout().getTypeAllocSize(t);
+  const uint64_t elem_bytes = module_.getDataLayout().getTypeAllocSize(t);
+  const uint64_t tile_bytes =
+      static_cast<uint64_t>(it.num_elements() + (pad ? it.num_elements() / chunk : 0)) * elem_bytes;
+  const uint64_t totals_at = (tile_bytes + 7) & ~uint64_t(7); // the warps' totals after it
+  const uint64_t bytes =
+      parts > 32 ? totals_at + static_cast<uint64_t>(num_warps_) * elem_bytes : tile_bytes;
   if (bytes > kMaxShared)
     throw LoweringError(op.loc().str() + ": error: nvptx: scan of " + it.str() + " needs " +
                         std::to_string(bytes) + " bytes of shared memory (at most " +
@@ -885,21 +912,81 @@ void KernelEmitter::lower_scan(const ir::Operation &op) {
     b_.CreateStore(src[r], shared_at(base, t, slot(linear_index(ci, static_cast<int64_t>(r)))));
   shared_in_use_ = true;
   barrier();
-  const int64_t threads = 32 * static_cast<int64_t>(num_warps_);
-  for (int64_t first_line = 0; first_line < lines; first_line += threads) {
-    llvm::Value *line = b_.CreateAdd(tid_, b_.getInt64(first_line));
-    guarded(b_.CreateICmpULT(line, b_.getInt64(lines)), [&] {
-      llvm::Value *start = pad ? b_.CreateMul(line, b_.getInt64(len + 1))
-                               : b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(line, b_.getInt64(inner)),
-                                                           b_.getInt64(len * inner)),
-                                              b_.CreateURem(line, b_.getInt64(inner)));
-      llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, start));
-      loop(b_.getInt64(len - 1), {first}, [&](llvm::Value *i, const Regs &acc) -> Regs {
-        llvm::Value *at =
-            b_.CreateAdd(start, b_.CreateMul(b_.CreateAdd(i, b_.getInt64(1)), b_.getInt64(inner)));
-        llvm::Value *sum = combine(kind, k, acc[0], b_.CreateLoad(t, shared_at(base, t, at)));
-        b_.CreateStore(sum, shared_at(base, t, at));
-        return {sum};
+  // Element i of line `line`'s chunk `part`, as a shared-memory index.
+  auto element = [&](llvm::Value *line, llvm::Value *part, llvm::Value *i) {
+    llvm::Value *start = b_.CreateAdd(
+        b_.CreateMul(b_.CreateUDiv(line, b_.getInt64(inner)), b_.getInt64(len * inner)),
+        b_.CreateURem(line, b_.getInt64(inner)));
+    llvm::Value *along = b_.CreateAdd(b_.CreateMul(part, b_.getInt64(chunk)), i);
+    return slot(b_.CreateAdd(start, b_.CreateMul(along, b_.getInt64(inner))));
+  };
+  // Scans a chunk in place (its first element stays); returns its total.
+  auto scan_chunk = [&](llvm::Value *line, llvm::Value *part) {
+    llvm::Value *first = b_.CreateLoad(t, shared_at(base, t, element(line, part, b_.getInt64(0))));
+    return loop(b_.getInt64(chunk - 1), {first},
+                [&](llvm::Value *i, const Regs &acc) -> Regs {
+                  llvm::Value *at =
+                      shared_at(base, t, element(line, part, b_.CreateAdd(i, b_.getInt64(1))));
+                  llvm::Value *sum = combine(kind, k, acc[0], b_.CreateLoad(t, at));
+                  b_.CreateStore(sum, at);
+                  return {sum};
+                })
+        .front();
+  };
+  if (parts == 1) {
+    for (int64_t first_line = 0; first_line < lines; first_line += threads) {
+      llvm::Value *line = b_.CreateAdd(tid_, b_.getInt64(first_line));
+      guarded(b_.CreateICmpULT(line, b_.getInt64(lines)),
+              [&] { scan_chunk(line, b_.getInt64(0)); });
+    }
+  } else {
+    // Threads past lines * parts (only where chunks are single elements) compute a copy of a
+    // line's prefixes and store nothing.
+    llvm::Value *active = b_.CreateICmpULT(tid_, b_.getInt64(lines * parts));
+    llvm::Value *line =
+        b_.CreateAnd(b_.CreateUDiv(tid_, b_.getInt64(parts)), b_.getInt64(lines - 1));
+    llvm::Value *part = b_.CreateAnd(tid_, b_.getInt64(parts - 1));
+    llvm::Value *total = scan_chunk(line, part);
+    // The chunks before this one within the warp: an inclusive scan of the totals by shuffles
+    // (Kogge-Stone: log2 steps), then the previous lane's.
+    const int64_t group = std::min<int64_t>(parts, 32);
+    llvm::Value *lane_part = b_.CreateAnd(lane_, b_.getInt64(group - 1));
+    llvm::Value *running = total;
+    for (int64_t d = 1; d < group; d *= 2) {
+      llvm::Value *earlier = shuffle_up(running, d);
+      running = b_.CreateSelect(b_.CreateICmpUGE(lane_part, b_.getInt64(d)),
+                                combine(kind, k, earlier, running), running);
+    }
+    llvm::Value *before = shuffle_up(running, 1);
+    llvm::Value *has_before = b_.CreateICmpUGE(lane_part, b_.getInt64(1));
+    if (parts > 32) {
+      // The line's warps before this one: their totals (each warp's last lane) in order.
+      llvm::Value *totals = b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, b_.getInt64(totals_at));
+      guarded(b_.CreateICmpEQ(lane_, b_.getInt64(31)),
+              [&] { b_.CreateStore(running, shared_at(totals, t, warp_)); });
+      barrier();
+      llvm::Value *warp_part = b_.CreateAnd(warp_, b_.getInt64(parts / 32 - 1));
+      llvm::Value *first_warp = b_.CreateSub(warp_, warp_part);
+      llvm::Value *first = b_.CreateLoad(t, shared_at(totals, t, first_warp));
+      llvm::Value *warps_before =
+          loop(b_.CreateSub(warp_part, b_.getInt64(1)), {first},
+               [&](llvm::Value *i, const Regs &acc) -> Regs {
+                 llvm::Value *w = b_.CreateAdd(first_warp, b_.CreateAdd(i, b_.getInt64(1)));
+                 return {combine(kind, k, acc[0], b_.CreateLoad(t, shared_at(totals, t, w)))};
+               })
+              .front();
+      llvm::Value *has_warps = b_.CreateICmpUGE(warp_part, b_.getInt64(1));
+      before = b_.CreateSelect(
+          has_warps,
+          b_.CreateSelect(has_before, combine(kind, k, warps_before, before), warps_before),
+          before);
+      has_before = b_.CreateOr(has_before, has_warps);
+    }
+    guarded(b_.CreateAnd(active, has_before), [&] {
+      loop(b_.getInt64(chunk), {}, [&](llvm::Value *i, const Regs &) -> Regs {
+        llvm::Value *at = shared_at(base, t, element(line, part, i));
+        b_.CreateStore(combine(kind, k, before, b_.CreateLoad(t, at)), at);
+        return {};
       });
     });
   }

@@ -74,7 +74,8 @@ public:
   Value *dot(Value *a, Value *b, Value *acc, ScalarKind acc_type,
              std::string_view input_precision = "ieee", bool exact_order = false);
   Value *reduce(std::string_view kind, Value *tile, int axis);
-  Value *scan(std::string_view kind, Value *tile, int axis);
+  /// `exact_order` adds `order = "exact"` (ir.h: a float sum in ascending order).
+  Value *scan(std::string_view kind, Value *tile, int axis, bool exact_order = false);
 
   /// A for loop carrying `inits`; its body (region 0) has the induction variable and one argument
   /// per carried value. Build the body with set_insertion_point_to_end and finish it with yield.

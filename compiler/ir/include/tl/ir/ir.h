@@ -29,8 +29,7 @@
 //   atan2(y, x), sinh, cosh, log1p, expm1, erfinv) is within the ULP bound that tl-conform's
 //   tolerance table states per op and type, and exact at the C99 Annex F special values (e.g.
 //   log1p(-1) = -inf, erfinv(+-1) = +-inf, |x| > 1 gives NaN for asin/acos/erfinv).
-//   popcount and clz (integers, not i1) count set bits and leading zero bits (clz(0) = bit width)
-//   and return the operand's type.
+//   popcount, clz (integers, not i1): set bits, leading zeros (clz(0) = bit width), same type.
 // - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
 //   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile
 //   per tensor dimension and an optional mask; an unmasked lane outside the tensor is a run-time
@@ -46,12 +45,13 @@
 //   llvm-cpu and tnpu compute every dot so; nvptx keeps such a dot on CUDA cores). input_precision
 //   "tf32"/"bf16" first rounds the inputs to that precision.
 // - for runs its body for iv = lb, lb + step, ... while iv < ub (compared per the bounds'
-// signedness);
-//   step must be positive (a run-time error otherwise); the loop ends when iv + step would wrap.
-// - reduce and scan combine along one axis. Integer sums and max/min are exact in any order. A
-//   floating-point reduce "sum" may associate in any order (backends vectorize it; results agree
-//   within rounding error, and the interpreter sums in ascending index order); scan sums in
-//   ascending order. argmax returns the first maximal index as i32; max/min propagate NaN.
+//   signedness); step must be positive (a run-time error otherwise); it ends when iv + step wraps.
+// - reduce and scan combine along one axis. Integer sums and max/min are exact in any order;
+//   argmax returns the first maximal index as i32; max/min propagate NaN. A float sum may
+//   associate in any order (backends vectorize a reduce, nvptx scans a line in parallel, the
+//   interpreter adds in ascending order): a reduce within rounding error, a scan's k-th sum
+//   within (k - 1) u sum_{i<=k} |x_i| (u: unit roundoff). A scan's `order = "exact"` pins the
+//   ascending chain, one rounding a step (as the interpreter, llvm-cpu and tnpu scan).
 #pragma once
 
 #include "tl/ir/types.h"

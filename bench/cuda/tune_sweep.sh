@@ -14,7 +14,7 @@ source "$root/bench/cuda/python_env.sh" # cffi from the pack's wheels where miss
 sweeps=(
   "sum (columns)|--tune axis_inner=[64,128,256] --tune axis_elements=[4096,16384] --tune axis_split=[2,4,8]"
   "gemv|--tune gemv_block_k=[256,512,1024] --tune gemv_elements=[4096,8192,16384]"
-  "cumsum|--tune scan_segments=[16,32,64,128]"
+  "cumsum|--tune scan_rows=[1,2,4,8,16]"
   "quantize|--tune quantize_row_elements=[1024,2048,4096,8192,16384]"
   "embedding|--tune embedding_block=[(4096,256),(2048,1024),(4096,1024),(8192,512),(16384,256)]"
   "transpose|--tune transpose_block=[(64,64),(32,32),(32,128),(64,128),(128,64)]"

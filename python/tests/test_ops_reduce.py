@@ -224,21 +224,6 @@ def test_cumsum(shape, axis, dtype, device):
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
 
 
-@pytest.mark.parametrize("n,seg", [(5000, 32), (37, 32), (300, 8)])
-def test_cumsum_segments(n, seg, device):
-    # cumsum_kernel's SEG (nvptx's choice, TUNING["scan_segments"]) run here through the
-    # kernel itself. Catches: an inclusive segment offset (each segment counting its own sum
-    # twice), the carry between chunks dropped (5000 > 1024), the ragged last chunk's padding
-    # mis-scanned, segments of one element (37: 64 // 32 = 2, as the host clamps SEG to BN).
-    x = make(rng, (3, n), "f32", 0.0, 1.0)
-    out = np.full_like(x, np.nan)
-    bn = c.pow2(n, 16, 1024)
-    seg = min(seg, bn)
-    c.launch(reduce_mod.cumsum_kernel, (3, 1), x.reshape(3, n, 1), out.reshape(3, n, 1),
-             device=device, BN=bn, BI=1, SEG=seg)
-    check(out, ref.cumsum(x, -1), "scan_sum", "f32", n=n)
-
-
 @pytest.mark.parametrize("rows,n,bi,bn", [(70, 300, 64, 512), (3, 5000, 8, 1024),
                                           (9, 37, 8, 64)])
 def test_cumsum_rows(rows, n, bi, bn, device):
@@ -462,14 +447,14 @@ def test_cumsum_long_rows_within_the_f32_contract(shape, seed, device):
     check(ops.cumsum(x, device=device), ref.cumsum(x, -1), "scan_sum", "f32", n=shape[-1])
 
 
-@pytest.mark.parametrize("form", ["device's", "segments (nvptx's)"])
+@pytest.mark.parametrize("form", ["device's", "4 rows (nvptx's)"])
 def test_cumsum_infinities_as_numpy(form, device):
     # inf and -inf in rows scanned in segments and chunks (1000, 1030 and 3000 columns) and
     # down a long column: every prefix sum inf, -inf or NaN where numpy's is. Catches a
     # segment's start taken as (sum through it) - (its sum), inf - inf = NaN where the prefix
     # is inf, and a carry's rounding error computed from an infinite sum (NaN). The second
-    # form takes cumsum_kernel's SEG (32 segments a chunk) on every device.
-    over = {"scan_rows": 0, "scan_segments": 32} if form.startswith("seg") else {}
+    # form takes cumsum_kernel's ROWS with 4 rows a program on every device.
+    over = {"scan_rows": 4, "scan_matrix": 0} if form.startswith("4") else {}
     for n in (1000, 1030, 3000):
         x = np.ones((3, n), np.float32)
         x[0, 2], x[1, 700], x[2, [5, 900]] = np.inf, -np.inf, [np.inf, -np.inf]

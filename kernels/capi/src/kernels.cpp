@@ -965,9 +965,9 @@ tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream, const tl_kerne
     return nullptr;
   const bool rows = x3.shape[2] == 1;
   // Along the last axis, where a device scans whole rows faster (TUNING["scan_rows"] of
-  // python/tl/ops: 8 rows a program on llvm-cpu, their add chains interleaved; 64 on the tnpu,
-  // v.cumsum per row where a (n, 1) column is a transpose and a one-lane scan): the rows as a
-  // (1, rows, n) view.
+  // python/tl/ops: 4 rows a program on nvptx, 32 threads a row; 8 on llvm-cpu, their add chains
+  // interleaved; 64 on the tnpu, v.cumsum per row where a (n, 1) column is a transpose and a
+  // one-lane scan): the rows as a (1, rows, n) view.
   const int64_t r = tuned_int(*kernels, "scan_rows");
   if (rows && r) {
     View x1 = x3, o1 = o3;

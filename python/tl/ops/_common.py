@@ -213,18 +213,17 @@ TUNING = {
     # llvm-cpu the scan's input is then read in place instead of copied (cumsum of 16384 x
     # 1024 f32: 69 -> 57 ms side by side); elsewhere a second load is a second DMA
     "scan_reload": {"default": False, "llvm-cpu": True},
-    # cumsum along rows: each 1024-element chunk as this many segments scanned on their own
-    # (reduce.cumsum_kernel's SEG). nvptx lowers a scan as a loop per element over the
-    # elements before it (quadratic in the scan's length: 0.05 of the triad on the H200,
-    # bench/README.md); 32 segments of 32 make it ~30x less work
-    "scan_segments": {"default": 1, "nvptx": 32},
     # cumsum along the last axis: whole rows, this many per program (cumsum_kernel's ROWS; 0:
     # one row per program as a (BN, 1) column). The tnpu scans a column as a transpose, a scan
     # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
     # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak). llvm-cpu: the
     # rows of a tile are scanned 8 at a time as independent add chains (codegen_ops.cpp), where
-    # one row a program was one serial chain bound by the add latency (bench/README.md s15)
-    "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8},
+    # one row a program was one serial chain bound by the add latency (bench/README.md s15).
+    # nvptx: 4 rows of a (4, 1024) tile, 32 threads a row (its parallel scan); H100, 16384 x
+    # 1024 f32 against the triad (tune_sweep.sh, session 31): 0.97 with 4, 0.94 with 1, 0.79
+    # with 16, 0.81 for one row a program as a (512, 1) column; the 1024-element chunks as 32
+    # segments of 32, which the serial scan had needed, 0.63
+    "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8, "nvptx": 4},
     # cumsum along the last axis on the matrix unit (reduce.cumsum_kernel's MX): elements per
     # block of rows (0: never). tnpu: 65536 (64 rows of 1024; npusim 4096 x 1024 f32: the
     # vector scan 0.118 ms, MX 0.087 with 64 rows, 0.090 with 32, 0.099 with 16;

@@ -135,27 +135,23 @@ def specs():
                             dict(BS=64, BI=64), "outer x ceil(inner/64)",
                             "split argmax, stage two: out[o, i] = index[o, s, i] of the first "
                             "block s with the largest part[o, s, i] (at most 64 blocks)."))
-        out.append(Spec(f"cumsum_rows_seg32_{dt}", cumsum_kernel, [t3, t3],
-                        dict(BN=1024, BI=1, SEG=32), "outer x ceil(inner/1)",
-                        "as cumsum_rows, each chunk as 32 segments of 32 scanned on their own "
-                        "(the nvptx choice: a scan's length is its serial depth there)."))
         # chunks of at most reduce.SCAN_CHAIN along a row: one serial chain of additions each
         for where, bn, bi in (("rows", SCAN_CHAIN, 1), ("inner", 64, 64)):
             out.append(Spec(f"cumsum_{where}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=bi), f"outer x ceil(inner/{bi})",
                             "running sum along the middle axis of an (outer, n, inner) view."))
-        # the llvm-cpu and tnpu choices of TUNING["scan_rows"]; 64 rows in chunks of 512 (a
-        # 64 x 1024 f32 scan is over nvptx's shared memory: every specialization compiles
-        # everywhere)
-        for r, bn in ((8, 1024), (64, 512)):
+        # the nvptx, llvm-cpu and tnpu choices of TUNING["scan_rows"]; 64 rows in chunks of
+        # 512 (a 64 x 1024 f32 scan is over nvptx's shared memory: every specialization
+        # compiles everywhere)
+        for r, bn in ((4, 1024), (8, 1024), (64, 512)):
             chain = SCAN_CHAIN if bn > SCAN_CHAIN else 0
             out.append(Spec(f"cumsum_lastaxis_r{r}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=r, ROWS=True, CHAIN=chain), f"1 x ceil(rows/{r})",
                             f"running sum along the last axis of a (1, rows, n) view, {r} whole "
                             f"rows a program in chunks of {bn} columns"
                             + (f" scanned in segments of {chain}" if chain else "")
-                            + " (cumsum's ROWS form: the llvm-cpu choice with 8, the tnpu's "
-                            "with 64)."))
+                            + " (cumsum's ROWS form: the nvptx choice with 4, the llvm-cpu's "
+                            "with 8, the tnpu's with 64)."))
         out.append(Spec(f"cumsum_lastaxis_mx_{dt}", cumsum_kernel, [t3, t3],
                         dict(BN=1024, BI=8, ROWS=True, MX=True), "1 x programs (any)",
                         "running sum along the last axis of a (1, rows, n) view, n <= 1024: "

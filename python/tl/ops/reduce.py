@@ -213,16 +213,12 @@ def row_scan(v, BI: tl.constexpr, BN: tl.constexpr, CHAIN: tl.constexpr):
 
 @tl.kernel
 def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constexpr,
-                  RELOAD: tl.constexpr = False, SEG: tl.constexpr = 1, ROWS: tl.constexpr = False,
+                  RELOAD: tl.constexpr = False, ROWS: tl.constexpr = False,
                   ONE: tl.constexpr = False, MX: tl.constexpr = False,
                   CHAIN: tl.constexpr = 0):
     """out[o, :, i] = running sum over k of x[o, k, i], in f32, chunk after chunk. RELOAD:
     the chunk is loaded again for the carry's sum (from the caches), so that the scan's load,
     used once, reads the tensor in place (llvm-cpu: a load used twice is copied first).
-    SEG (rows, BI = 1): the chunk as SEG segments of BN / SEG, each scanned on its own, plus
-    the sum of the segments before it: a scan's length is its serial depth (nvptx computes
-    each element's prefix in a loop over the elements before it), so this cuts the depth from
-    BN to BN / SEG + SEG.
     ROWS (a scan along the last axis): x and out are (1, rows, n) views, a program scans BI
     whole rows along the row (the tnpu's v.cumsum per row, 64 lanes busy, where a (BN, 1) column
     is a transpose and a scan of one row at a time: _common.TUNING's scan_rows); ONE: n fits
@@ -273,24 +269,11 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
         err = tl.zeros((BI,), tl.float32)  # carry's rounding errors (two_sum), added back
         for k in tl.range(0, x.shape[1], BN):
             v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-            if SEG > 1:
-                tl.static_assert(BI == 1, "cumsum_kernel: SEG takes rows (BI = 1)")
-                w = tl.reshape(v, (SEG, BN // SEG))
-                sums = tl.sum(w, axis=1)
-                # the segments' sums before each one, as masked sums: (their running sum) -
-                # (its own sum) is inf - inf = NaN after an infinite input
-                j = tl.arange(0, SEG)
-                before = tl.sum(tl.where(j[:, None] < j[None, :], sums[:, None], 0.0),
-                                axis=0) + (carry + err)
-                tl.store(out + (o, k, i0),
-                         tl.reshape(tl.cumsum(w, 1) + before[:, None], (1, BN, BI)))
-                carry, e = two_sum(carry, tl.sum(sums, axis=0))
-            else:
-                tl.store(out + (o, k, i0),
-                         tl.reshape(tl.cumsum(v, 0) + (carry + err)[None, :], (1, BN, BI)))
-                if RELOAD:
-                    v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
-                carry, e = two_sum(carry, tl.sum(v, axis=0))
+            tl.store(out + (o, k, i0),
+                     tl.reshape(tl.cumsum(v, 0) + (carry + err)[None, :], (1, BN, BI)))
+            if RELOAD:
+                v = tl.reshape(tl.load(x + (o, k, i0), (1, BN, BI)), (BN, BI)).to(tl.float32)
+            carry, e = two_sum(carry, tl.sum(v, axis=0))
             err = err + e
 
 
@@ -477,13 +460,9 @@ def cumsum(x, axis=-1, *, device=None):
                  ONE=n <= bn, CHAIN=SCAN_CHAIN if bn > SCAN_CHAIN else 0)
     elif out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
-        seg = builtins.min(c.tuned("scan_segments", device), bn) if bi == 1 else 1
-        # segments scan BN / SEG elements each (nvptx: 32 of 32 in 1024)
-        bn = builtins.min(bn, 1024 if seg > 1 else SCAN_CHAIN)
-        seg = builtins.min(seg, bn)
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,
-                 out.reshape(x3.shape), device=device, BN=bn, BI=bi,
-                 RELOAD=c.tuned("scan_reload", device) and seg == 1, SEG=seg)
+                 out.reshape(x3.shape), device=device, BN=builtins.min(bn, SCAN_CHAIN), BI=bi,
+                 RELOAD=c.tuned("scan_reload", device))
     return out
 
 

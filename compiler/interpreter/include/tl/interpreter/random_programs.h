@@ -26,11 +26,11 @@ namespace tl::interp {
 /// isinf / isfinite, bitcasts, integer division and remainder by constants, gathers (reversed
 /// columns, masked past the edges), atomic adds of integer tiles from every program, row and column
 /// broadcasts, slices (a column or a row broadcast back, half the rows), max / min / argmax and
-/// integer sum reductions along either axis, running sums along
-/// the rows, transposes and dots in order of square tiles, loops carrying tiles, branches on the
-/// program, blocks shifted past the tensor's edges (padding), i32 scalar arithmetic (wrapping) and
-/// blocks at offsets computed from it, and a last store into program p's plane of %s0 at an offset
-/// from -3 to 4 along both axes.
+/// integer sum reductions along either axis, running sums (floats' in exact order), maxima and
+/// minima along the rows, transposes and dots in order of square tiles, loops carrying tiles,
+/// branches on the program, blocks shifted past the tensor's edges (padding), i32 scalar
+/// arithmetic (wrapping) and blocks at offsets computed from it, and a last store into program
+/// p's plane of %s0 at an offset from -3 to 4 along both axes.
 std::string random_program(std::mt19937_64 &rng, int64_t R, int64_t C, const std::string &e);
 
 /// A program of random_program over a random block of kRandomProgramBlocks and element type

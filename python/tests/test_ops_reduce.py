@@ -373,14 +373,24 @@ def test_scan_tile_every_kind(r, n, axis, kind, dtype, device):
         np.testing.assert_array_equal(y, want)
 
 
-def test_scan_exact_order(device):
-    # exact_order=True: the ascending chain on every device, nvptx included (one thread a
-    # line). Bitwise against numpy's serial f32 sums of values whose sums depend on the order
-    # (magnitudes 2^-20 to 2^20). Catches a backend scanning such a line in another order.
-    x = (rng.standard_normal((4, 1024)) * 2.0 ** rng.integers(-20, 21, (4, 1024))).astype(
-        np.float32)
+@pytest.mark.parametrize("r,n", [(16, 1024), (12, 20), (4, 1024)])
+def test_scan_exact_order(r, n, device):
+    # exact_order=True: the ascending chain on every device, bit for bit against numpy's
+    # serial f32 sums of values whose sums depend on the order (magnitudes 2^-20 to 2^20).
+    # llvm-cpu takes 8 rows together in transposed 8 x 8 blocks (12 rows: a block and 4 scalar
+    # chains; 20 columns: 2 blocks and 4), nvptx one thread a row. Catches a backend scanning
+    # such a line in another order, a wrong transpose (a row fed another row's elements), the
+    # rows or columns past the last whole block mis-scanned.
+    x = (rng.standard_normal((r, n)) * 2.0 ** rng.integers(-20, 21, (r, n))).astype(np.float32)
     y = np.zeros_like(x)
-    scan_tile_kernel[(1,)](x, y, R=4, N=1024, AXIS=1, KIND="sum", EXACT=True, device=device)
+
+    def scan():
+        scan_tile_kernel[(1,)](x, y, R=r, N=n, AXIS=1, KIND="sum", EXACT=True, device=device)
+    if device == "cuda" and (r & (r - 1) or n & (n - 1)):
+        with pytest.raises(tl.CompileError, match="dimensions must be powers of two"):
+            scan()
+        return
+    scan()
     np.testing.assert_array_equal(y, np.cumsum(x, axis=1, dtype=np.float32))
 
 

@@ -59,6 +59,22 @@ def packed(monkeypatch, tiles=(32, 32, 16)):
     monkeypatch.setitem(_common.TUNING, "gemm_pack", {"default": (1,) + tiles})
 
 
+def test_tuning_by_target_and_vendor(device, monkeypatch):
+    # TUNING's "target@vendor" key (gemm_pack's "llvm-cpu@intel") wins over the target's on a
+    # device of that vendor only. Catches the vendor key ignored, taken on another vendor's
+    # device, or matched case-sensitively against the HAL's "Intel".
+    from tl.ops import _common
+    t = _common.target(device)
+    vendor = str(_common.runtime_info(device).get("vendor", "")).lower()
+    monkeypatch.setitem(_common.TUNING, "gemm_pack",
+                        {"default": "default", t: "target", f"{t}@{vendor}": "vendor",
+                         f"{t}@not-{vendor}": "other"})
+    assert _common.tuned("gemm_pack", device) == "vendor"
+    monkeypatch.setitem(_common.TUNING, "gemm_pack",
+                        {"default": "default", t: "target", f"{t}@not-{vendor}": "other"})
+    assert _common.tuned("gemm_pack", device) == "target"
+
+
 @pytest.mark.parametrize("dtype", DTYPES + ["f16"])
 @pytest.mark.parametrize("mkn", [(70, 45, 33), (1, 130, 5), (64, 32, 96)])
 def test_gemm_packed(mkn, dtype, device, monkeypatch):

@@ -141,7 +141,8 @@ def np_dtype(name):
 
 
 # Per-device tuning of the host functions' block sizes (issue 18: per-device choices are tuning,
-# not copies), keyed by the device's compile target; a target not listed gets the default.
+# not copies), keyed by the device's compile target, or by target and vendor ("llvm-cpu@intel")
+# where one CPU family wants another choice (tuned()); a target not listed gets the default.
 # tnpu (the npusim device): each grid program's DMA commands pay ~0.14 us of setup and HBM
 # latency, so 16 KiB tiles reach ~0.5 of HBM bandwidth and 128 KiB ones ~0.96
 # (bench/README.md). A row reduction there is one v.rsum / v.rmax per tile (its lanes along the
@@ -375,8 +376,13 @@ TUNING = {
     # x 64, b's 64 x 32 block (8 KiB, contiguous) stays in L1 while the micro-kernel sweeps a's
     # rows (packed 128 x 128 x 64 was level with the unpacked GEMM; BK 128 or 256 slower at
     # 2048^3). One thread, CPU time: 2048^3 0.81 -> 0.87 of OpenBLAS, 1024^3 0.77 -> 0.80
-    # (medians of 3 alternating rounds, bench/README.md, cpu GEMM session 13); 512^3 level
-    "gemm_pack": {"default": None, "llvm-cpu": (512, 256, 32, 64)},
+    # (medians of 3 alternating rounds, bench/README.md, cpu GEMM session 13); 512^3 level.
+    # Intel (session 31's Xeon: 48 KiB of L1, 2 MiB of L2 a core), 2 threads against OpenBLAS,
+    # ops_bench, four rounds at 1024 / 2048 (512 swung 0.5-0.9 with any choice): this choice
+    # 0.67-0.84 / 0.86-0.90; unpacked 0.82-0.84 / 0.80-0.82; packed 128 x 64 x 64 (a's 32 KiB
+    # block and b's 16 KiB both in L1) 0.73-0.77 / 0.90-0.94: unpacked below 2048, then that
+    "gemm_pack": {"default": None, "llvm-cpu": (512, 256, 32, 64),
+                  "llvm-cpu@intel": (2048, 128, 64, 64)},
     # the GEMM's (BM, BN, BK) where no autotuner runs: the C API's plain GEMM and tl-conform's
     # performance.gemm (the generated gemm_tile<BM>x<BN>x<BK>_<dtype> specializations; Python
     # autotunes among linear.GEMM_CONFIGS instead). llvm-cpu: the micro-kernel's tile (1.7x
@@ -424,12 +430,23 @@ def tuning_override(**values):
 
 
 def tuned(name, device):
-    """TUNING[name] for `device`'s target (or tuning_override's value)."""
+    """TUNING[name] for `device` (or tuning_override's value): the entry of its target and
+    vendor ("llvm-cpu@intel", where one CPU family wants another choice), else of its target,
+    else the default."""
     overrides = _TUNING_OVERRIDES.get()
     if name in overrides:
         return overrides[name]
     table = TUNING[name]
-    return table.get(target(device), table["default"])
+    t = target(device)
+    vendor = str(runtime_info(device).get("vendor", "")).lower()
+    return table.get(f"{t}@{vendor}", table.get(t, table["default"]))
+
+
+def runtime_info(device):
+    """The HAL's description of `device` ("cpu" when None)."""
+    from .. import runtime
+
+    return runtime.device(device or "cpu").info
 
 
 def pow2(n, lo=1, hi=None):

@@ -397,17 +397,15 @@ TUNING = {
 @functools.lru_cache(maxsize=None)
 def compute_units(device):
     """`device`'s compute units (cores, SMs) as it reports them."""
-    from .. import runtime
-
-    return runtime.device(device or "cpu").info["compute_units"]
+    return runtime_info(device)["compute_units"]
 
 
 @functools.lru_cache(maxsize=None)
 def target(device):
     """The compile target of `device` ("cpu" when None), as tl.jit compiles for it."""
-    from .. import ir, runtime
+    from .. import ir
 
-    info = runtime.device(device or "cpu").info
+    info = runtime_info(device)
     return ir.target_for_device(info["target"], info["targets"])
 
 
@@ -438,7 +436,7 @@ def tuned(name, device):
         return overrides[name]
     table = TUNING[name]
     t = target(device)
-    vendor = str(runtime_info(device).get("vendor", "")).lower()
+    vendor = runtime_info(device).get("vendor", "").lower()
     return table.get(f"{t}@{vendor}", table.get(t, table["default"]))
 
 

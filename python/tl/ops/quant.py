@@ -147,9 +147,8 @@ def qgemm_kernel(a: tl.tensor, b: tl.tensor, sa: tl.tensor, sb: tl.tensor, bias:
 def _device_fp8(op, device, fmt="e4m3"):
     """An OpError unless `device` declares fp8 (its HAL info's supported_dtypes: npusim does
     not; cuda from sm_89)."""
-    from .. import runtime
     code = (tl.float8e4m3 if fmt == "e4m3" else tl.float8e5m2).code
-    if not (runtime.device(device or "cpu").info["supported_dtypes"] >> code) & 1:
+    if not (c.runtime_info(device)["supported_dtypes"] >> code) & 1:
         why = NO_FP8.get(c.target(device), "the device does not declare it")
         c.fail(op, "device", f"{device or 'cpu'!r} (target {c.target(device)}) does not "
                f"support f8{fmt}: {why}")

@@ -73,6 +73,8 @@ private:
   void versions(llvm::Value *cond, const std::function<void(bool)> &emit, const char *name);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
+  using RowLaneFn = std::function<void(llvm::Value *row, llvm::Value *column)>;
+  void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
   /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp).
   struct Fetch {

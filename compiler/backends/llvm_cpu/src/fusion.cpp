@@ -277,23 +277,17 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
     if (n != width && whole_lines)
       stream_fused_stores(loops, width, width, rows_aligned, done);
   }
-  loop(
-      n / width,
-      [&](llvm::Value *r) {
-        loop(
-            width,
-            [&](llvm::Value *j) {
-              llvm::Value *i = b_.CreateAdd(b_.CreateMul(r, i64(width)), j);
-              for (const FusedLoop *fl : loops) {
-                const Access &out = fl->out;
-                b_.CreateStore(fused_lane(*fl, i, r, j),
-                               b_.CreateGEP(out.mem, out.base,
-                                            b_.CreateAdd(b_.CreateMul(r, out.row_stride), j)));
-              }
-            },
-            "fused");
-      },
-      "fused.row");
+  // Plain stores, fetching the next block of a load view read here or before (a row's scale,
+  // then the row quantized: nothing else of the program streams).
+  lane_loop(n / width, width, [&](llvm::Value *r, llvm::Value *j) {
+    llvm::Value *i = b_.CreateAdd(b_.CreateMul(r, i64(width)), j);
+    for (const FusedLoop *fl : loops) {
+      const Access &out = fl->out;
+      b_.CreateStore(
+          fused_lane(*fl, i, r, j),
+          b_.CreateGEP(out.mem, out.base, b_.CreateAdd(b_.CreateMul(r, out.row_stride), j)));
+    }
+  });
   b_.CreateBr(done);
 }
 
@@ -425,27 +419,49 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
 // that burst the chunk's rows stream through the hardware prefetcher, and one thread took 3.5
 // instead of 5.3 ms of CPU time for a 16384 x 1024 column sum; session 16).
 void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
+  lane_loop(1, n, [&](llvm::Value *, llvm::Value *j) { body(j); });
+}
+
+/// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
+/// chunks count on across the rows, so each fetches its own lines of the next block.
+void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body) {
   constexpr int64_t kMaxStreamLaneBytes = 8;
+  const int64_t n = rows * width;
   const std::vector<Fetch> fetches = open_streams(n, kMaxStreamLaneBytes);
-  if (fetches.empty())
-    return loop(n, body);
   int64_t lane_bytes = 0; // of the densest stream
   for (const Fetch &f : fetches)
     lane_bytes = std::max(lane_bytes, f.bytes / n);
   int64_t kChunk = 32;
   while (kChunk * std::max<int64_t>(lane_bytes, 1) < 256)
     kChunk *= 2;
-  if (n < 4 * kChunk || n % kChunk != 0)
-    return loop(n, body);
-  const int64_t chunks = n / kChunk;
-  loop(
-      chunks,
-      [&](llvm::Value *c) {
-        fetch_trip(fetches, c, chunks);
-        loop(b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)), body,
-             "i");
+  auto each_row = [&](const IndexFn &row, const char *name) {
+    if (rows == 1)
+      return row(i64(0));
+    loop(rows, row, name);
+  };
+  if (fetches.empty() || n < 4 * kChunk || width % kChunk != 0) {
+    each_row(
+        [&](llvm::Value *r) {
+          loop(
+              width, [&](llvm::Value *j) { body(r, j); }, rows == 1 ? "i" : "lane");
+        },
+        "lane.row");
+    return;
+  }
+  const int64_t per_row = width / kChunk;
+  each_row(
+      [&](llvm::Value *r) {
+        loop(
+            per_row,
+            [&](llvm::Value *c) {
+              fetch_trip(fetches, b_.CreateAdd(b_.CreateMul(r, i64(per_row)), c), n / kChunk);
+              loop(
+                  b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)),
+                  [&](llvm::Value *j) { body(r, j); }, "i");
+            },
+            "chunk");
       },
-      "chunk");
+      "lane.row");
 }
 
 std::vector<KernelCodegen::Fetch> KernelCodegen::open_streams(int64_t trips,

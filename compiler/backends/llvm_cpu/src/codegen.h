@@ -74,7 +74,8 @@ private:
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
   using RowLaneFn = std::function<void(llvm::Value *row, llvm::Value *column)>;
-  void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body);
+  void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body, const char *row_name,
+                 const char *lane_name);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
   /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp).
   struct Fetch {
@@ -157,6 +158,8 @@ private:
   std::vector<llvm::Value *> transpose16(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
   void lower_row_argmax(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);
+  void lower_column_reduce(const ir::Operation &op, const ir::Value &x, int64_t outer, int64_t len,
+                           int64_t inner, int64_t block);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);
   llvm::Value *combine(const std::string &kind, ir::ScalarKind k, llvm::Value *acc, llvm::Value *x);
   void lower_block_access(const ir::Operation &op);

@@ -289,13 +289,14 @@ def test_cumsum_matrix_nonfinite(device, monkeypatch):
 
 @pytest.mark.parametrize("bi,bn", [(8, 1024), (12, 1024), (16, 1024), (4, 1024), (12, 20)])
 def test_cumsum_rows_serial_order(bi, bn, device):
-    # A scan sums in ascending order (tl/ir/ir.h); llvm-cpu scans 8 rows together, in 8 x 8
-    # blocks transposed so that a vector's lanes are the rows. Bitwise against numpy's serial
-    # f32 running sum, on values whose sums depend on the order (magnitudes 2^-20 to 2^20).
-    # Catches: a reassociated (log-step or blocked) order, a row's chain fed another row's
-    # elements (a wrong transpose), the rows past the last whole block of 8 (BI 12 and 4)
-    # mis-scanned, the columns past the last whole block of 8 (rows of 20: 2 blocks and 4).
-    # One chunk a row (ONE): a chunk's carry is added to its scan, another order.
+    # A float scan sum in the default order may associate in any order within ir.h's bound:
+    # nvptx scans a row in parallel chunks, llvm-cpu 16 columns at a time in log steps, 4 rows
+    # together; the interpreter and the tnpu sum in ascending order, checked bitwise against
+    # numpy's serial f32 running sum, on values whose sums depend on the order (magnitudes
+    # 2^-20 to 2^20). Catches: a row's chain fed another row's elements or carry, the rows past
+    # the last whole group (BI 12 and 4) mis-scanned, the columns past the last whole vector
+    # (rows of 20), a vector's carry not added. One chunk a row (ONE). (The exact order:
+    # test_scan_exact_order.)
     rows, n = 21, min(1000, bn)
     x = (rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-20, 21, (rows, n))).astype(
         np.float32)
@@ -311,7 +312,7 @@ def test_cumsum_rows_serial_order(bi, bn, device):
             scan()
         return
     scan()
-    if device == "cuda":  # nvptx scans a row in parallel (ir.h: any order, within its bound)
+    if device in ("cuda", "cpu"):
         within_scan_bound(out, x, 1)
         return
     np.testing.assert_array_equal(out, np.cumsum(x, axis=1, dtype=np.float32))

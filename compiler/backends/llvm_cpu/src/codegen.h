@@ -158,6 +158,7 @@ private:
   std::vector<llvm::Value *> transpose16(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
   void lower_row_argmax(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);
+  void lower_row_scan_steps(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);
   void lower_column_reduce(const ir::Operation &op, const ir::Value &x, int64_t outer, int64_t len,
                            int64_t inner, int64_t block);
   llvm::Value *reduce_identity(const std::string &kind, ir::ScalarKind k, llvm::Type *t);

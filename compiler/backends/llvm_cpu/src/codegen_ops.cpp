@@ -17,6 +17,8 @@ namespace {
 // lower_row_argmax: lanes a step (one AVX-512 vector of f32; two AVX2 ones), and independent
 // running maxima (chains) a row
 constexpr int64_t kArgmaxLanes = 16, kArgmaxChains = 4;
+// lower_row_scan_steps: lanes a vector, and rows stepping through their columns together
+constexpr int64_t kScanStepLanes = 16, kScanStepRows = 4;
 std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
@@ -649,6 +651,72 @@ void KernelCodegen::lower_row_argmax(const ir::Operation &op, const ir::Value &x
       "o", /*rolled=*/true);
 }
 
+/// A float sum scan along rows (`rows` x `len`, from memory) in any order (no order = "exact":
+/// ir.h's bound): each vector of kScanStepLanes columns scanned in log2(lanes) shift-and-add
+/// steps, plus the row's running total (its last lane, broadcast); kScanStepRows rows step
+/// together so that their carry chains (an add and a broadcast a vector) overlap. The exact
+/// order's 8 x 8 transposes are 6 shuffles an 8-column vector, all on one port of an Intel core
+/// (cumsum of 16384 x 1024 f32 rows at 0.56-0.70 of the triad on session 32's Xeon); these are
+/// 5 a 16-column vector. The columns past the last whole vector follow one by one.
+void KernelCodegen::lower_row_scan_steps(const ir::Operation &op, const ir::Value &x, int64_t rows,
+                                         int64_t len) {
+  constexpr int64_t W = kScanStepLanes, R = kScanStepRows;
+  Slot &out = slot(op.result());
+  Slot &src = slot(&x);
+  llvm::Type *f = b_.getFloatTy();
+  auto *vf = llvm::FixedVectorType::get(f, W);
+  llvm::Value *zero = llvm::Constant::getNullValue(vf);
+  const std::vector<int> last(W, int(W - 1));
+  Slot carry = new_slot(ir::Type::tile(ScalarKind::F32, {R * W}));
+  const int64_t whole = len / W, groups = (rows + R - 1) / R;
+  // The next program's rows (the load view's next block), paced over every group's vectors
+  const std::vector<Fetch> fetches = open_streams(groups * whole, 2 * R * W * 4);
+  auto group = [&](llvm::Value *g, int64_t count) {
+    llvm::Value *o0 = b_.CreateMul(g, i64(R));
+    auto at = [&](int64_t r, llvm::Value *k) {
+      return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(o0, i64(r)), i64(len)), k);
+    };
+    for (int64_t r = 0; r < count; ++r)
+      b_.CreateStore(zero, elem_ptr(carry, i64(r * W)));
+    loop(
+        whole,
+        [&](llvm::Value *kv) {
+          fetch_trip(fetches, b_.CreateAdd(b_.CreateMul(g, i64(whole)), kv), groups * whole);
+          llvm::Value *k0 = b_.CreateMul(kv, i64(W));
+          for (int64_t r = 0; r < count; ++r) {
+            llvm::Value *v = b_.CreateAlignedLoad(vf, elem_ptr(src, at(r, k0)), llvm::Align(4));
+            for (int64_t h = 1; h < W; h *= 2) { // lane j += lane j - h (zero below h)
+              std::vector<int> shifted;
+              for (int64_t j = 0; j < W; ++j)
+                shifted.push_back(int(j < h ? W : j - h));
+              v = b_.CreateFAdd(v, b_.CreateShuffleVector(v, zero, shifted));
+            }
+            llvm::Value *c = elem_ptr(carry, i64(r * W));
+            v = b_.CreateFAdd(v, b_.CreateLoad(vf, c));
+            b_.CreateAlignedStore(v, elem_ptr(out, at(r, k0)), llvm::Align(4));
+            b_.CreateStore(b_.CreateShuffleVector(v, v, last), c);
+          }
+        },
+        "kv");
+    for (int64_t r = 0; r < count; ++r) { // the ragged columns, from the row's total
+      llvm::Value *c = elem_ptr(carry, i64(r * W));
+      loop(
+          i64(whole * W), i64(len),
+          [&](llvm::Value *k) {
+            llvm::Value *next =
+                b_.CreateFAdd(b_.CreateLoad(f, c), b_.CreateLoad(f, elem_ptr(src, at(r, k))));
+            b_.CreateStore(next, c);
+            b_.CreateStore(next, elem_ptr(out, at(r, k)));
+          },
+          "kt");
+    }
+  };
+  loop(
+      rows / R, [&](llvm::Value *g) { group(g, R); }, "og");
+  if (rows % R)
+    group(i64(rows / R), rows % R);
+}
+
 /// sum, max or min along the middle axis of x (outer x len x inner, in memory), `block` lanes of
 /// the inner axis at a time: their running values stay in registers while k steps down the
 /// axis, one load an element vector. The lane-by-lane form kept them in the output tile, a load
@@ -734,13 +802,16 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     // their adds overlap (one row's chain is bound by the add latency, ~3 cycles an element on
     // Zen 3). Each row keeps the same order: element 0, then each k in ascending order.
     constexpr int64_t kScanRows = 8;
+    const ir::Operation *xdef = x->def();
+    if (!op.attr("order") && kind == "sum" && t.elem() == ScalarKind::F32 &&
+        len >= kScanStepLanes && !(xdef && plan::flag(*xdef, plan::kInline)))
+      return lower_row_scan_steps(op, *x, outer, len);
     Slot acc = new_slot(ir::Type::tile(t.elem(), {kScanRows}));
     // f32 rows read from memory (not a fused expression), 8 at a time: 8 x 8 blocks, each
     // transposed so that a vector's lanes are the 8 rows, the 8 columns then combined into one
     // running vector in ascending order (the same adds, in the same order, as the scalar chains:
     // bit-identical) and transposed back. The scalar form was 2 memory operations and a scalar
     // add an element (cumsum along rows of f32 at ~0.5 of the triad).
-    const ir::Operation *xdef = x->def();
     const bool blocks = t.elem() == ScalarKind::F32 && kind != "argmax" && len >= kScanRows &&
                         !(xdef && plan::flag(*xdef, plan::kInline));
     auto rows = [&](llvm::Value *o0, int64_t count) {

@@ -225,6 +225,13 @@ TUNING = {
     # with 16, 0.81 for one row a program as a (512, 1) column; the 1024-element chunks as 32
     # segments of 32, which the serial scan had needed, 0.63
     "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8, "nvptx": 4},
+    # the longest run of a row that cumsum scans on its own (cumsum_kernel's CHAIN; 0: the
+    # whole chunk): reduce.SCAN_CHAIN, the ascending chain the contract allows. llvm-cpu's f32
+    # sum scans in any order take 16 columns in log steps (codegen_ops.cpp): a row of 1024 is
+    # a chain of 64 carries, and the segments' second pass had added the carries into a stack
+    # tile after the scan (cumsum of 16384 x 1024 f32 0.65-0.70 -> 0.76-0.77 of the triad,
+    # session 32's Xeon; 0.54-0.56 before the log steps, same runs)
+    "scan_chain": {"default": 512, "llvm-cpu": 0},
     # cumsum along the last axis on the matrix unit (reduce.cumsum_kernel's MX): elements per
     # block of rows (0: never). tnpu: 65536 (64 rows of 1024; npusim 4096 x 1024 f32: the
     # vector scan 0.118 ms, MX 0.087 with 64 rows, 0.090 with 32, 0.099 with 16;

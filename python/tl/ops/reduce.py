@@ -453,11 +453,12 @@ def cumsum(x, axis=-1, *, device=None):
                  out.reshape(1, outer, n), device=device, BN=bn, BI=bi, ROWS=True, MX=True)
     elif out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN, each
-        # row of a chunk scanned in segments of at most SCAN_CHAIN (row_scan).
+        # row of a chunk scanned in segments of at most the target's scan_chain (row_scan).
         bn = c.pow2(n, 16, builtins.min(1024, builtins.max(16, 65536 // rows)))
+        chain = c.tuned("scan_chain", device)
         c.launch(cumsum_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True,
-                 ONE=n <= bn, CHAIN=SCAN_CHAIN if bn > SCAN_CHAIN else 0)
+                 ONE=n <= bn, CHAIN=chain if 0 < chain < bn else 0)
     elif out.size:
         bn, bi = axis_tiles(x3.shape[1], x3.shape[2])
         c.launch(cumsum_kernel, (x3.shape[0], tl.cdiv(x3.shape[2], bi)), x3,

@@ -229,8 +229,9 @@ TUNING = {
     # whole chunk): reduce.SCAN_CHAIN, the ascending chain the contract allows. llvm-cpu's f32
     # sum scans in any order take 16 columns in log steps (codegen_ops.cpp): a row of 1024 is
     # a chain of 64 carries, and the segments' second pass had added the carries into a stack
-    # tile after the scan (cumsum of 16384 x 1024 f32 0.65-0.70 -> 0.76-0.77 of the triad,
-    # session 32's Xeon; 0.54-0.56 before the log steps, same runs)
+    # tile after the scan (cumsum of 16384 x 1024 f32 0.65-0.70 -> 0.76-0.77 of the triad on
+    # session 32's Xeon, 0.54-0.56 before the log steps; later, against session 31's code in
+    # alternating processes: 0.90-0.91 against 0.68-0.69)
     "scan_chain": {"default": 512, "llvm-cpu": 0},
     # cumsum along the last axis on the matrix unit (reduce.cumsum_kernel's MX): elements per
     # block of rows (0: never). tnpu: 65536 (64 rows of 1024; npusim 4096 x 1024 f32: the

@@ -804,7 +804,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     constexpr int64_t kScanRows = 8;
     const ir::Operation *xdef = x->def();
     if (!op.attr("order") && kind == "sum" && t.elem() == ScalarKind::F32 &&
-        len >= kScanStepLanes && !(xdef && plan::flag(*xdef, plan::kInline)))
+        len >= kScanStepLanes && !(xdef && plan::flag(*xdef, plan::kInline)) && !slot(x).row_stride)
       return lower_row_scan_steps(op, *x, outer, len);
     Slot acc = new_slot(ir::Type::tile(t.elem(), {kScanRows}));
     // f32 rows read from memory (not a fused expression), 8 at a time: 8 x 8 blocks, each

@@ -288,7 +288,7 @@ def test_cumsum_matrix_nonfinite(device, monkeypatch):
 
 
 @pytest.mark.parametrize("bi,bn", [(8, 1024), (12, 1024), (16, 1024), (4, 1024), (12, 20)])
-def test_cumsum_rows_serial_order(bi, bn, device):
+def test_cumsum_rows_within_the_scan_contract(bi, bn, device):
     # A float scan sum in the default order may associate in any order within ir.h's bound:
     # nvptx scans a row in parallel chunks, llvm-cpu 16 columns at a time in log steps, 4 rows
     # together; the interpreter and the tnpu sum in ascending order, checked bitwise against

@@ -73,6 +73,7 @@ private:
   void versions(llvm::Value *cond, const std::function<void(bool)> &emit, const char *name);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
   void lane_loop(int64_t n, const IndexFn &body);
+  /// The same over `rows` rows of `width` lanes (a fused store's block), body(row, column).
   using RowLaneFn = std::function<void(llvm::Value *row, llvm::Value *column)>;
   void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body, const char *row_name,
                  const char *lane_name);

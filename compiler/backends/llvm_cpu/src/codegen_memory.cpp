@@ -129,10 +129,13 @@ void KernelCodegen::lower_block_access(const ir::Operation &op) {
     const ir::Type &tt = op.result()->type();
     llvm::Value *view = block_base(a, off, storage_type(tt.elem()));
     in_place_or_copy(op, block_is_contiguous(a, off, tt.shape()), view, "view");
-    // The block after this one is where the next program of a streaming kernel reads: fetch
-    // it during this program's compute loops (lane_loop).
+    // The blocks after this one are where the next programs of a streaming kernel read: fetch
+    // the one at least plan::kFetchAheadBytes ahead during this program's compute loops
+    // (lane_loop).
     const int64_t bytes = tile_bytes(tt);
-    streams_.push_back({b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes)), bytes, op.parent(), false});
+    const int64_t ahead = std::max<int64_t>(1, (plan::kFetchAheadBytes + bytes - 1) / bytes);
+    streams_.push_back(
+        {b_.CreateGEP(b_.getInt8Ty(), view, i64(bytes * ahead)), bytes, op.parent(), false});
     fetch_stores_after(op);
     return;
   }

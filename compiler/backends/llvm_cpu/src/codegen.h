@@ -72,11 +72,22 @@ private:
   /// elsewhere; only the latter where `cond` is null.
   void versions(llvm::Value *cond, const std::function<void(bool)> &emit, const char *name);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
-  void lane_loop(int64_t n, const IndexFn &body);
+  void lane_loop(int64_t n, const IndexFn &body, bool fetch = true);
   /// The same over `rows` rows of `width` lanes (a fused store's block), body(row, column).
   using RowLaneFn = std::function<void(llvm::Value *row, llvm::Value *column)>;
   void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body, const char *row_name,
-                 const char *lane_name);
+                 const char *lane_name, bool fetch = true);
+  /// A full reduction (one value) of a lane loop's values into slot `acc`.
+  struct LaneReduce {
+    std::string kind;
+    ir::ScalarKind k;
+    const Slot *acc;
+  };
+  /// lane_loop(n) whose body returns, for lane i, the value each of `reduces` combines (in
+  /// order); running values per lane of a chunk where the loop fetches (fusion.cpp).
+  using LaneValuesFn = std::function<std::vector<llvm::Value *>(llvm::Value *lane)>;
+  void reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces, const LaneValuesFn &body,
+                    bool fetch = true);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
   /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp).
   struct Fetch {
@@ -85,6 +96,15 @@ private:
     int write;
   };
   std::vector<Fetch> open_streams(int64_t trips, int64_t max_bytes_per_trip);
+  /// How lane_loop runs `rows` x `width` lanes: the streams it fetches (none unless `fetch`),
+  /// and its chunk of lanes (a trip's fetches each) or 0 when it runs them in one loop.
+  struct LanePlan {
+    std::vector<Fetch> fetches;
+    int64_t chunk;
+  };
+  LanePlan lane_plan(int64_t rows, int64_t width, bool fetch);
+  /// The first column of the chunk lane_loop is emitting, or null outside a chunked loop.
+  llvm::Value *chunk_first_ = nullptr;
   void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips);
   void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
                llvm::Value *lane, llvm::Value *index);

@@ -23,31 +23,19 @@ using ir::ScalarKind;
 void KernelCodegen::lower_elementwise(const ir::Operation &op) {
   Slot &out = slot(op.result());
   // Full reductions of this result planned into its loop (cpu.in_producer) accumulate there.
-  std::vector<const ir::Operation *> reduces;
+  std::vector<LaneReduce> reduces;
+  const ScalarKind k = op.result()->type().elem();
   for (const ir::Operation *u : uses_.users(op.result()))
     if (plan::flag(*u, plan::kInProducer))
-      reduces.push_back(u);
-  const ScalarKind k = op.result()->type().elem();
-  for (const ir::Operation *r : reduces) {
-    Slot &acc = slot(r->result());
-    b_.CreateStore(reduce_identity(*r->attr_as<std::string>("kind"), k, acc.elem), acc.ptr);
-  }
-  auto body = [&](llvm::Value *i) {
+      reduces.push_back({*u->attr_as<std::string>("kind"), k, &slot(u->result())});
+  reduce_lanes(out.n, reduces, [&](llvm::Value *i) {
     std::vector<llvm::Value *> a;
     for (const ir::Value *v : op.operands())
       a.push_back(lane_value(v, i));
     llvm::Value *v = elementwise_value(op, a, i);
     b_.CreateStore(v, elem_ptr(out, i));
-    for (const ir::Operation *r : reduces) {
-      Slot &acc = slot(r->result());
-      const std::string &kind = *r->attr_as<std::string>("kind");
-      llvm::Value *next = round_to(k, combine(kind, k, b_.CreateLoad(acc.elem, acc.ptr), v));
-      if (kind == "sum" && (k == ScalarKind::F32 || k == ScalarKind::F64))
-        llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
-      b_.CreateStore(next, acc.ptr);
-    }
-  };
-  lane_loop(out.n, body);
+    return std::vector<llvm::Value *>(reduces.size(), v);
+  });
 }
 
 llvm::Value *KernelCodegen::elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,

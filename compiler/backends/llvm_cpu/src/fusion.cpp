@@ -10,10 +10,12 @@
 #include "plan_attrs.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace tl::llvm_cpu {
 using ir::Opcode;
+using ir::ScalarKind;
 
 namespace {
 
@@ -454,51 +456,129 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
 // 1024-lane add of its partial sums: 32 lines per 32 lanes of a loop that reads L1; without
 // that burst the chunk's rows stream through the hardware prefetcher, and one thread took 3.5
 // instead of 5.3 ms of CPU time for a 16384 x 1024 column sum; session 16).
-void KernelCodegen::lane_loop(int64_t n, const IndexFn &body) {
+void KernelCodegen::lane_loop(int64_t n, const IndexFn &body, bool fetch) {
   lane_loop(
-      1, n, [&](llvm::Value *, llvm::Value *j) { body(j); }, "row", "i");
+      1, n, [&](llvm::Value *, llvm::Value *j) { body(j); }, "row", "i", fetch);
 }
 
 /// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
 /// chunks count on across the rows, so each fetches its own lines of the next block.
-void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body,
-                              const char *row_name, const char *lane_name) {
+KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bool fetch) {
   const int64_t n = rows * width;
-  const std::vector<Fetch> fetches = open_streams(n, kMaxStreamLaneBytes);
+  LanePlan plan{fetch ? open_streams(n, kMaxStreamLaneBytes) : std::vector<Fetch>{}, 0};
   int64_t lane_bytes = 0; // of the densest stream
-  for (const Fetch &f : fetches)
+  for (const Fetch &f : plan.fetches)
     lane_bytes = std::max(lane_bytes, f.bytes / n);
-  int64_t kChunk = 32;
-  while (kChunk * std::max<int64_t>(lane_bytes, 1) < 256)
-    kChunk *= 2;
+  int64_t chunk = 32;
+  while (chunk * std::max<int64_t>(lane_bytes, 1) < 256)
+    chunk *= 2;
+  if (!plan.fetches.empty() && n >= 4 * chunk && width % chunk == 0)
+    plan.chunk = chunk;
+  return plan;
+}
+
+void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body,
+                              const char *row_name, const char *lane_name, bool fetch) {
+  const int64_t n = rows * width;
+  const LanePlan plan = lane_plan(rows, width, fetch);
   auto each_row = [&](const IndexFn &row, const char *name) {
     if (rows == 1)
       return row(i64(0));
     loop(rows, row, name);
   };
-  if (fetches.empty() || n < 4 * kChunk || width % kChunk != 0) {
+  llvm::Value *const outer_chunk = chunk_first_;
+  if (!plan.chunk) {
+    chunk_first_ = nullptr;
     each_row(
         [&](llvm::Value *r) {
           loop(
               width, [&](llvm::Value *j) { body(r, j); }, lane_name);
         },
         row_name);
+    chunk_first_ = outer_chunk;
     return;
   }
-  const int64_t per_row = width / kChunk;
+  const int64_t per_row = width / plan.chunk;
   each_row(
       [&](llvm::Value *r) {
         loop(
             per_row,
             [&](llvm::Value *c) {
-              fetch_trip(fetches, b_.CreateAdd(b_.CreateMul(r, i64(per_row)), c), n / kChunk);
+              fetch_trip(plan.fetches, b_.CreateAdd(b_.CreateMul(r, i64(per_row)), c),
+                         n / plan.chunk);
+              chunk_first_ = b_.CreateMul(c, i64(plan.chunk));
               loop(
-                  b_.CreateMul(c, i64(kChunk)), b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(kChunk)),
+                  chunk_first_, b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(plan.chunk)),
                   [&](llvm::Value *j) { body(r, j); }, lane_name);
+              chunk_first_ = outer_chunk;
             },
             "chunk");
       },
       row_name);
+}
+
+// A full reduction in a loop of chunks, accumulated in one running value, was reduced across
+// its vector at the end of every chunk (the vectorizer's epilogue): softmax's sum in its exp
+// loop, a chain of ~40 cycles each 64 lanes, a third of the kernel's compute (session 33). So
+// where the order is free (f32 and f64 sums associate freely, tl/ir/ir.h; max, min and integer
+// sums come out the same in any order) each lane of the chunk keeps its own running value,
+// combined once after the loop.
+void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces,
+                                 const LaneValuesFn &body, bool fetch) {
+  const int64_t chunk = lane_plan(1, n, fetch).chunk;
+  auto free_order = [](const LaneReduce &r) {
+    return r.kind != "sum" || !ir::is_float(r.k) || r.k == ScalarKind::F32 ||
+           r.k == ScalarKind::F64;
+  };
+  auto accumulate = [&](const LaneReduce &r, llvm::Value *at, llvm::Value *v) {
+    llvm::Value *next = round_to(r.k, combine(r.kind, r.k, b_.CreateLoad(r.acc->elem, at), v));
+    if (r.kind == "sum" && (r.k == ScalarKind::F32 || r.k == ScalarKind::F64))
+      llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+    b_.CreateStore(next, at);
+  };
+  std::vector<std::optional<Slot>> lanes(reduces.size());
+  for (size_t q = 0; q < reduces.size(); ++q) {
+    const LaneReduce &r = reduces[q];
+    b_.CreateStore(reduce_identity(r.kind, r.k, r.acc->elem), r.acc->ptr);
+    if (chunk && free_order(r)) {
+      Slot &part = lanes[q].emplace(new_slot(ir::Type::tile(r.k, {chunk})));
+      loop(chunk, [&](llvm::Value *j) {
+        b_.CreateStore(reduce_identity(r.kind, r.k, part.elem), elem_ptr(part, j));
+      });
+    }
+  }
+  lane_loop(
+      n,
+      [&](llvm::Value *i) {
+        const std::vector<llvm::Value *> v = body(i);
+        for (size_t q = 0; q < reduces.size(); ++q)
+          accumulate(reduces[q],
+                     lanes[q] && chunk_first_ ? elem_ptr(*lanes[q], b_.CreateSub(i, chunk_first_))
+                                              : reduces[q].acc->ptr,
+                     v[q]);
+      },
+      fetch);
+  // The running values combined in halves (a loop over them ran as a serial chain of 64 scalar
+  // adds, fully unrolled before the vectorizer saw it).
+  for (size_t q = 0; q < reduces.size(); ++q) {
+    if (!lanes[q])
+      continue;
+    const LaneReduce &r = reduces[q];
+    llvm::Value *v =
+        b_.CreateLoad(llvm::FixedVectorType::get(lanes[q]->elem, unsigned(chunk)), lanes[q]->ptr);
+    for (int64_t w = chunk / 2; w >= 1; w /= 2) {
+      std::vector<int> lo(w), hi(w);
+      for (int64_t j = 0; j < w; ++j) {
+        lo[j] = int(j);
+        hi[j] = int(w + j);
+      }
+      v = combine(r.kind, r.k, b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi));
+      if (auto *add = llvm::dyn_cast<llvm::Instruction>(v); add && r.kind == "sum")
+        if (ir::is_float(r.k))
+          add->setHasAllowReassoc(true);
+    }
+    accumulate(r, r.acc->ptr, b_.CreateExtractElement(v, uint64_t(0)));
+  }
 }
 
 std::vector<KernelCodegen::Fetch> KernelCodegen::open_streams(int64_t trips,

@@ -506,6 +506,75 @@ kernel @columns(%x: tensor<?x?x?x)" +
     }
 }
 
+// Full reductions in lane loops that run in chunks of 64 lanes, fetching the next rows (a load
+// view of a 1024-lane row per program, 3 programs): each lane of a chunk keeps a running value,
+// combined in halves after the loop (reduce_lanes). Exact: i32 sum and max of a product kept in
+// memory (reduced in its producer's loop), f32 max and min of a sum with NaNs, infinities and
+// signed zeros in some rows; normwise: an f32 sum in the producer's loop and a sum of
+// exponentials computed in the reduction's own loop. Fails if a chunk's lanes fall into the
+// wrong running values, a half is skipped in the final combination, the running values start
+// from anything but the identity, or a NaN is lost.
+TEST(LlvmCpu, ChunkedLaneReductionsMatchTheInterpreter) {
+  const char *exact = R"(
+kernel @chunked(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %y: tensor<?x?xi32>, %g: tensor<?x?xf32>, %si: tensor<?xi32>, %mi: tensor<?xi32>, %mf: tensor<?xf32>, %nf: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %a = load %x, %p, %z : tile<1x1024xi32>
+  %b = mul %a, %a : tile<1x1024xi32>
+  %s = reduce %b {axis = 1, kind = "sum"} : tile<1xi32>
+  %m = reduce %b {axis = 1, kind = "max"} : tile<1xi32>
+  store %y, %p, %z, %b
+  store %si, %p, %s
+  store %mi, %p, %m
+  %v = load %f, %p, %z : tile<1x1024xf32>
+  %w = add %v, %v : tile<1x1024xf32>
+  %wm = reduce %w {axis = 1, kind = "max"} : tile<1xf32>
+  %wn = reduce %w {axis = 1, kind = "min"} : tile<1xf32>
+  store %g, %p, %z, %w
+  store %mf, %p, %wm
+  store %nf, %p, %wn
+  return
+}
+)";
+  std::mt19937_64 rng(33);
+  HostTensor x = random_tensor(ScalarKind::I32, {3, 1024}, rng);
+  HostTensor f = random_tensor(ScalarKind::F32, {3, 1024}, rng);
+  f.set(1024 + 700, NAN); // row 1: max and min NaN
+  f.set(2 * 1024 + 5, INFINITY);
+  f.set(2 * 1024 + 999, -INFINITY);
+  for (int64_t i = 0; i < 1024; ++i) // row 0: zeros of both signs only, max +0, min -0
+    f.set(i, i % 3 ? 0.0 : -0.0);
+  auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
+  auto i32 = [](int64_t n) { return HostTensor(ScalarKind::I32, {n}); };
+  expect_same(exact, "chunked",
+              {x, f, HostTensor(ScalarKind::I32, {3, 1024}), HostTensor(ScalarKind::F32, {3, 1024}),
+               i32(3), i32(3), f32(3), f32(3)},
+              {}, {3, 1, 1});
+
+  const char *sums = R"(
+kernel @sums(%f: tensor<?x?xf32>, %g: tensor<?x?xf32>, %s: tensor<?xf32>, %e: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %v = load %f, %p, %z : tile<1x1024xf32>
+  %w = add %v, %v : tile<1x1024xf32>
+  %ws = reduce %w {axis = 1, kind = "sum"} : tile<1xf32>
+  store %g, %p, %z, %w
+  store %s, %p, %ws
+  %n = neg %v : tile<1x1024xf32>
+  %x = exp %n : tile<1x1024xf32>
+  %xs = reduce %x {axis = 1, kind = "sum"} : tile<1xf32>
+  store %e, %p, %xs
+  return
+}
+)";
+  HostTensor v(ScalarKind::F32, {3, 1024});
+  std::uniform_real_distribution<double> u(-20.0, 20.0);
+  for (int64_t i = 0; i < v.num_elements(); ++i)
+    v.set(i, u(rng));
+  expect_same(sums, "sums", {v, HostTensor(ScalarKind::F32, {3, 1024}), f32(3), f32(3)}, {},
+              {3, 1, 1}, -1e-6);
+}
+
 // A float sum scan along rows in the default order (lower_row_scan_steps: 16 columns in log
 // steps, 4 rows together, each row's total carried), against the interpreter's fp64 running
 // sums, normwise: 6 rows (a group of 4 and one of 2) of 16, 100 (4 columns past the last whole

@@ -89,7 +89,8 @@ private:
   void reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces, const LaneValuesFn &body,
                     bool fetch = true);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
-  /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp).
+  /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp): into L2, or L1
+  /// for blocks of plan::kFetchAheadBytes or less where `small_to_l1` (lane loops).
   struct Fetch {
     llvm::Value *base;
     int64_t bytes;
@@ -105,7 +106,8 @@ private:
   LanePlan lane_plan(int64_t rows, int64_t width, bool fetch);
   /// The first column of the chunk lane_loop is emitting, or null outside a chunked loop.
   llvm::Value *chunk_first_ = nullptr;
-  void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips);
+  void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips,
+                  bool small_to_l1 = false);
   void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,
                llvm::Value *lane, llvm::Value *index);
   llvm::Value *arg_field(unsigned arg, unsigned field, llvm::Value *dim);

@@ -28,6 +28,8 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
   for (const ir::Operation *u : uses_.users(op.result()))
     if (plan::flag(*u, plan::kInProducer))
       reduces.push_back({*u->attr_as<std::string>("kind"), k, &slot(u->result())});
+  // Fetching even where the lanes are cheap: var's x - mean a row, 1.65 ms against 2.17
+  // without (16384 x 1024 f32; its row loop's only fetching loop, session 33's Xeon).
   reduce_lanes(out.n, reduces, [&](llvm::Value *i) {
     std::vector<llvm::Value *> a;
     for (const ir::Value *v : op.operands())

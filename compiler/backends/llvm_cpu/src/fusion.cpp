@@ -360,7 +360,7 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
   // The next blocks that views read, fetched as lane_loop paces them (a few lines per 256 bytes
   // of the densest stream); not the stores' blocks, which stream past the caches. Without it the
   // hardware prefetcher ran too little ahead of a loop with work to do (one thread, a SiLU of
-  // 16384 x 1024 f32: 0.63 ns a lane, 0.30 fetching; bench/README.md, session 33).
+  // 16384 x 1024 f32: 0.63 ns a lane, 0.32 fetching; bench/README.md, session 33).
   std::vector<Fetch> fetches;
   for (const Fetch &f : open_streams(n, kMaxStreamLaneBytes))
     if (!f.write)

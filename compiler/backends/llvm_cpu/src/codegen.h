@@ -104,6 +104,9 @@ private:
     int64_t chunk;
   };
   LanePlan lane_plan(int64_t rows, int64_t width, bool fetch);
+  /// Lanes of `n` whose share of `fetches` is one trip's: 256 bytes of the densest stream (4
+  /// lines), 32 lanes at least.
+  int64_t trip_lanes(const std::vector<Fetch> &fetches, int64_t n);
   /// The first column of the chunk lane_loop is emitting, or null outside a chunked loop.
   llvm::Value *chunk_first_ = nullptr;
   void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips,

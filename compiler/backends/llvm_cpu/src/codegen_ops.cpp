@@ -761,8 +761,6 @@ void KernelCodegen::lower_column_reduce(const ir::Operation &op, const ir::Value
       "co");
 }
 
-/// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
-/// the inner loop vectorizes while each element still combines in ascending k.
 namespace {
 
 /// A rough count of the vector instructions a lane of x takes in the loop that reads it: its
@@ -809,6 +807,8 @@ constexpr int kFetchingLaneWork = 12;
 
 } // namespace
 
+/// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
+/// the inner loop vectorizes while each element still combines in ascending k.
 void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
   const ir::Type &t = op.operand(0)->type();
   const int64_t axis = *op.attr_as<int64_t>("axis");

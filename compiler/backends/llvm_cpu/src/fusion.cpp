@@ -365,12 +365,7 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
   for (const Fetch &f : open_streams(n, kMaxStreamLaneBytes))
     if (!f.write)
       fetches.push_back(f);
-  int64_t lane_bytes = 1; // of the densest stream
-  for (const Fetch &f : fetches)
-    lane_bytes = std::max(lane_bytes, f.bytes / n);
-  int64_t sub = kChunk; // lanes a fetch trip covers: 256 bytes of the densest stream
-  while (sub > 32 && (sub / 2) * lane_bytes >= 256)
-    sub /= 2;
+  int64_t sub = std::min(kChunk, trip_lanes(fetches, n)); // lanes a fetch trip covers
   if (fetches.empty() || kChunk % sub != 0)
     sub = kChunk;
   const int64_t subs = kChunk / sub;
@@ -463,15 +458,20 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body, bool fetch) {
 
 /// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
 /// chunks count on across the rows, so each fetches its own lines of the next block.
+int64_t KernelCodegen::trip_lanes(const std::vector<Fetch> &fetches, int64_t n) {
+  int64_t lane_bytes = 1; // of the densest stream
+  for (const Fetch &f : fetches)
+    lane_bytes = std::max(lane_bytes, f.bytes / n);
+  int64_t lanes = 32;
+  while (lanes * lane_bytes < 256)
+    lanes *= 2;
+  return lanes;
+}
+
 KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bool fetch) {
   const int64_t n = rows * width;
   LanePlan plan{fetch ? open_streams(n, kMaxStreamLaneBytes) : std::vector<Fetch>{}, 0};
-  int64_t lane_bytes = 0; // of the densest stream
-  for (const Fetch &f : plan.fetches)
-    lane_bytes = std::max(lane_bytes, f.bytes / n);
-  int64_t chunk = 32;
-  while (chunk * std::max<int64_t>(lane_bytes, 1) < 256)
-    chunk *= 2;
+  const int64_t chunk = trip_lanes(plan.fetches, n);
   if (!plan.fetches.empty() && n >= 4 * chunk && width % chunk == 0)
     plan.chunk = chunk;
   return plan;
@@ -600,8 +600,9 @@ void KernelCodegen::fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *t
       // Into L2 (locality 2), or L1 (3) for a lane loop's small blocks: a row of 4 KiB two
       // rows ahead stays there until read (softmax 4.03 -> 3.36 ms, log_softmax 4.20 -> 3.77,
       // quantize 2.40 -> 2.20 for 16384 x 1024 f32 on session 33's Xeon; var 1.57 -> 1.77, its
-      // row loop's cheap lanes). Larger blocks and the other loops' streams (argmax, scans:
-      // 0.9 -> 0.6 of the triad into L1) stay in L2.
+      // row loop's cheap lanes). Larger blocks and the other loops' streams stay in L2 (into L1
+      // everywhere, argmax and cumsum read 0.54-0.67 of the triad against 0.82-1.04 in table
+      // runs).
       const int locality = small_to_l1 && f.bytes <= plan::kFetchAheadBytes ? 3 : 2;
       b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
                          {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),

@@ -109,6 +109,13 @@ private:
   int64_t trip_lanes(const std::vector<Fetch> &fetches, int64_t n);
   /// The first column of the chunk lane_loop is emitting, or null outside a chunked loop.
   llvm::Value *chunk_first_ = nullptr;
+  /// Set by a caller that loops over `rows` equal rows itself (a reduction's rows): the next
+  /// one-row lane loop is row `row` of them, its fetches paced over them all (lane_loop takes
+  /// and clears it).
+  struct LaneRows {
+    llvm::Value *row = nullptr;
+    int64_t rows = 1;
+  } lane_rows_;
   void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips,
                   bool small_to_l1 = false);
   void fail_if(llvm::Value *cond, const ir::Operation &op, const std::string &what,

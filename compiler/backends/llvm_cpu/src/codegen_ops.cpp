@@ -950,6 +950,35 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
       if (inner % (vectors * lanes) == 0)
         return lower_column_reduce(op, *stored, outer, len, inner, vectors * lanes);
   }
+  if (!scan && !argmax && inner == 1) {
+    // Rows reduced one after another (gemv's 8 rows of 1024), each as the full reduction above,
+    // and, where they read a load view, fetching its next block paced over all the rows: gemv
+    // had fetched nothing (0.82-0.90 -> 0.92-0.98 of the triad, max of rows 0.79-0.87 ->
+    // 0.84-0.98, 16384 x 1024 f32, four alternating rounds on session 34's Xeon). Not a float
+    // maximum or minimum without AVX-512DQ: its one running value in an unchunked loop is what
+    // sse_minmax (x86_isa.cpp) rewrites into vmaxps / vminps steps.
+    bool view = false;
+    lane_work(*x, &view);
+    if ((kind == "max" || kind == "min") && ir::is_float(t.elem()) && !isa_.avx512dq)
+      view = false;
+    loop(
+        outer,
+        [&](llvm::Value *o) {
+          const Slot acc{elem_ptr(out, o), out.elem, 1};
+          lane_rows_ = {o, outer};
+          reduce_lanes(
+              len, {{kind, t.elem(), &acc}},
+              [&](llvm::Value *k) {
+                row_lane_ = {o, k}; // for inlined row and column broadcasts (lane_value)
+                llvm::Value *v = lane_value(x, at(o, k, i64(0)));
+                row_lane_ = {};
+                return std::vector<llvm::Value *>{v};
+              },
+              view);
+        },
+        "o");
+    return;
+  }
   Slot best = argmax ? new_slot(ir::Type::tile(t.elem(), {inner})) : Slot{};
   // A reduction starts from the kind's identity and combines every element, so that the loop
   // over the axis runs whole vectors (from element 0 it ran len - 1 iterations: a row of 1024

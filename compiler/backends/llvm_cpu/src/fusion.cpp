@@ -537,8 +537,10 @@ KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bo
 
 void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body,
                               const char *row_name, const char *lane_name, bool fetch) {
-  const int64_t n = rows * width;
-  const LanePlan plan = lane_plan(rows, width, fetch);
+  const LaneRows of = rows == 1 ? lane_rows_ : LaneRows{};
+  lane_rows_ = {};
+  const int64_t n = of.rows * rows * width;
+  const LanePlan plan = lane_plan(of.rows * rows, width, fetch);
   auto each_row = [&](const IndexFn &row, const char *name) {
     if (rows == 1)
       return row(i64(0));
@@ -562,7 +564,8 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
         loop(
             per_row,
             [&](llvm::Value *c) {
-              fetch_trip(plan.fetches, b_.CreateAdd(b_.CreateMul(r, i64(per_row)), c),
+              fetch_trip(plan.fetches,
+                         b_.CreateAdd(b_.CreateMul(of.row ? of.row : r, i64(per_row)), c),
                          n / plan.chunk, /*small_to_l1=*/true);
               chunk_first_ = b_.CreateMul(c, i64(plan.chunk));
               loop(
@@ -583,7 +586,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
 // combined once after the loop.
 void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces,
                                  const LaneValuesFn &body, bool fetch) {
-  const int64_t chunk = lane_plan(1, n, fetch).chunk;
+  const int64_t chunk = lane_plan(lane_rows_.rows, n, fetch).chunk; // lane_loop's
   auto free_order = [](const LaneReduce &r) {
     return r.kind != "sum" || !ir::is_float(r.k) || r.k == ScalarKind::F32 ||
            r.k == ScalarKind::F64;
@@ -600,9 +603,9 @@ void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduc
     b_.CreateStore(reduce_identity(r.kind, r.k, r.acc->elem), r.acc->ptr);
     if (chunk && free_order(r)) {
       Slot &part = lanes[q].emplace(new_slot(ir::Type::tile(r.k, {chunk})));
-      loop(chunk, [&](llvm::Value *j) {
-        b_.CreateStore(reduce_identity(r.kind, r.k, part.elem), elem_ptr(part, j));
-      });
+      // One vector store (a loop of them stayed 64 scalar stores a row, unmerged).
+      b_.CreateStore(b_.CreateVectorSplat(unsigned(chunk), reduce_identity(r.kind, r.k, part.elem)),
+                     part.ptr);
     }
   }
   lane_loop(
@@ -652,9 +655,15 @@ std::vector<KernelCodegen::Fetch> KernelCodegen::open_streams(int64_t trips,
 void KernelCodegen::fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips,
                                bool small_to_l1) {
   for (const Fetch &f : fetches) {
-    const int64_t lines = (f.bytes / 64 + trips - 1) / trips; // per trip
+    const int64_t total = (f.bytes + 63) / 64, lines = (total + trips - 1) / trips; // per trip
     for (int64_t l = 0; l < lines; ++l) {
-      llvm::Value *at = b_.CreateAdd(b_.CreateMul(trip, i64(lines * 64)), i64(l * 64));
+      // A stream of fewer lines than trips (a row mean's 64-byte output block) is spread over
+      // them, line trip x total / trips: trip x 64 ran past its block (256 lines fetched for
+      // ownership, by every program, for its one line).
+      llvm::Value *at =
+          total < trips
+              ? b_.CreateMul(b_.CreateUDiv(b_.CreateMul(trip, i64(total)), i64(trips)), i64(64))
+              : b_.CreateAdd(b_.CreateMul(trip, i64(lines * 64)), i64(l * 64));
       // Into L2 (locality 2), or L1 (3) for a lane loop's small blocks: a row of 4 KiB two
       // rows ahead stays there until read (softmax 4.03 -> 3.36 ms, log_softmax 4.20 -> 3.77,
       // quantize 2.40 -> 2.20 for 16384 x 1024 f32 on session 33's Xeon; var 1.57 -> 1.77, its

@@ -575,6 +575,69 @@ kernel @sums(%f: tensor<?x?xf32>, %g: tensor<?x?xf32>, %s: tensor<?xf32>, %e: te
               {3, 1, 1}, -1e-6);
 }
 
+// Reductions along the rows of a 4 x 1024 block (gemv's and tl.ops' row sums and maxima): each
+// row a fetching chunk loop of running values per lane, combined in halves (session 34). Exact
+// for i32 sums and f32 maxima and minima (NaN, infinities, zeros of both signs), normwise 1e-6
+// against fp64 for f32 sums and a gemv (a row broadcast inlined into the product). Fails if rows
+// share or skip running values (a row's sum landing in another's), if a row's partial values do
+// not start from the identity, or if the broadcast row is read at the wrong column.
+TEST(LlvmCpu, RowReductionsMatchTheInterpreter) {
+  const char *exact = R"(
+kernel @rows(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %si: tensor<?xi32>, %mf: tensor<?xf32>, %nf: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %four = constant {value = 4} : i32
+  %r = mul %p, %four : i32
+  %z = constant {value = 0} : i32
+  %a = load %x, %r, %z : tile<4x1024xi32>
+  %s = reduce %a {axis = 1, kind = "sum"} : tile<4xi32>
+  store %si, %r, %s
+  %v = load %f, %r, %z : tile<4x1024xf32>
+  %m = reduce %v {axis = 1, kind = "max"} : tile<4xf32>
+  %n = reduce %v {axis = 1, kind = "min"} : tile<4xf32>
+  store %mf, %r, %m
+  store %nf, %r, %n
+  return
+}
+)";
+  std::mt19937_64 rng(34);
+  HostTensor x = random_tensor(ScalarKind::I32, {12, 1024}, rng);
+  HostTensor f = random_tensor(ScalarKind::F32, {12, 1024}, rng);
+  f.set(5 * 1024 + 700, NAN); // row 5: max and min NaN
+  f.set(9 * 1024 + 5, INFINITY);
+  f.set(9 * 1024 + 999, -INFINITY);
+  for (int64_t i = 0; i < 1024; ++i) // row 2: zeros of both signs only, max +0, min -0
+    f.set(2 * 1024 + i, i % 3 ? 0.0 : -0.0);
+  auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
+  expect_same(exact, "rows", {x, f, HostTensor(ScalarKind::I32, {12}), f32(12), f32(12)}, {},
+              {3, 1, 1});
+
+  const char *sums = R"(
+kernel @gemv(%a: tensor<?x?xf32>, %w: tensor<?xf32>, %s: tensor<?xf32>, %y: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %eight = constant {value = 8} : i32
+  %r = mul %p, %eight : i32
+  %z = constant {value = 0} : i32
+  %t = load %a, %r, %z : tile<8x1024xf32>
+  %rs = reduce %t {axis = 1, kind = "sum"} : tile<8xf32>
+  store %s, %r, %rs
+  %v = load %w, %z : tile<1024xf32>
+  %ve = expand_dims %v {axis = 0} : tile<1x1024xf32>
+  %vb = broadcast %ve : tile<8x1024xf32>
+  %pr = mul %t, %vb : tile<8x1024xf32>
+  %d = reduce %pr {axis = 1, kind = "sum"} : tile<8xf32>
+  store %y, %r, %d
+  return
+}
+)";
+  HostTensor a(ScalarKind::F32, {24, 1024}), w(ScalarKind::F32, {1024});
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  for (int64_t i = 0; i < a.num_elements(); ++i)
+    a.set(i, u(rng));
+  for (int64_t i = 0; i < w.num_elements(); ++i)
+    w.set(i, i % 7 == 0 ? 100.0 + i : u(rng)); // a wrong column is far off
+  expect_same(sums, "gemv", {a, w, f32(24), f32(24)}, {}, {3, 1, 1}, -1e-6);
+}
+
 // A float sum scan along rows in the default order (lower_row_scan_steps: 16 columns in log
 // steps, 4 rows together, each row's total carried), against the interpreter's fp64 running
 // sums, normwise: 6 rows (a group of 4 and one of 2) of 16, 100 (4 columns past the last whole

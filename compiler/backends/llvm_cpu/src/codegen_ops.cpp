@@ -732,6 +732,8 @@ void KernelCodegen::lower_column_reduce(const ir::Operation &op, const ir::Value
   auto *vt = llvm::FixedVectorType::get(src.elem, unsigned(block));
   const llvm::Align align(module_.getDataLayout().getTypeAllocSize(src.elem));
   Slot acc = new_slot(ir::Type::tile(t.elem(), {block}));
+  const int64_t trips = outer * (inner / block) * len;
+  std::vector<Fetch> fetches = open_streams(trips, 4 * 64);
   loop(
       outer,
       [&](llvm::Value *o) {
@@ -745,6 +747,13 @@ void KernelCodegen::lower_column_reduce(const ir::Operation &op, const ir::Value
               loop(
                   len,
                   [&](llvm::Value *k) {
+                    fetch_trip(
+                        fetches,
+                        b_.CreateAdd(
+                            b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, i64(inner / block)), ib),
+                                         i64(len)),
+                            k),
+                        trips);
                     llvm::Value *at = b_.CreateAdd(
                         b_.CreateMul(b_.CreateAdd(b_.CreateMul(o, i64(len)), k), i64(inner)), in0);
                     llvm::Value *xv = b_.CreateAlignedLoad(vt, elem_ptr(src, at), align);

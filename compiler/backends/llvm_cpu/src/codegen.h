@@ -72,11 +72,13 @@ private:
   /// elsewhere; only the latter where `cond` is null.
   void versions(llvm::Value *cond, const std::function<void(bool)> &emit, const char *name);
   /// loop() over the lanes of a tile, interleaved with prefetches of the open streams.
-  void lane_loop(int64_t n, const IndexFn &body, bool fetch = true);
+  /// `to_l1`: fetches of blocks of plan::kFetchAheadBytes or less go to L1, not L2 (a loop
+  /// computing kFetchingLaneWork a lane or more: softmax's exponentials).
+  void lane_loop(int64_t n, const IndexFn &body, bool fetch = true, bool to_l1 = false);
   /// The same over `rows` rows of `width` lanes (a fused store's block), body(row, column).
   using RowLaneFn = std::function<void(llvm::Value *row, llvm::Value *column)>;
   void lane_loop(int64_t rows, int64_t width, const RowLaneFn &body, const char *row_name,
-                 const char *lane_name, bool fetch = true);
+                 const char *lane_name, bool fetch = true, bool to_l1 = false);
   /// A full reduction (one value) of a lane loop's values into slot `acc`.
   struct LaneReduce {
     std::string kind;
@@ -87,7 +89,7 @@ private:
   /// order); running values per lane of a chunk where the loop fetches (fusion.cpp).
   using LaneValuesFn = std::function<std::vector<llvm::Value *>(llvm::Value *lane)>;
   void reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces, const LaneValuesFn &body,
-                    bool fetch = true);
+                    bool fetch = true, bool to_l1 = false);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
   /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp): into L2, or L1
   /// for blocks of plan::kFetchAheadBytes or less where `small_to_l1` (lane loops).
@@ -335,5 +337,16 @@ private:
   void fetch_next_rows(const ir::Block *block, llvm::Value *t, int64_t count);
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
 };
+
+/// A rough count of the vector instructions a lane of `op` takes, a transcendental function as
+/// kFetchingLaneWork (codegen_ops.cpp).
+int lane_cost(const ir::Operation &op);
+/// The same for x's inlined ops (lane_value's work for a lane of x); 0 unless they read a load
+/// view (a tile in memory, computed before, is in L1) or `reads_view` is given (set where they
+/// do).
+int lane_work(const ir::Value &x, bool *reads_view = nullptr);
+/// A lane loop computing this much a lane or more (an exponential's) spreads its fetches
+/// thinly enough to fetch every reduction's view, and into L1 (lane_loop).
+inline constexpr int kFetchingLaneWork = 12;
 
 } // namespace tl::llvm_cpu

@@ -29,15 +29,22 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
     if (plan::flag(*u, plan::kInProducer))
       reduces.push_back({*u->attr_as<std::string>("kind"), k, &slot(u->result())});
   // Fetching even where the lanes are cheap: var's x - mean a row, 1.65 ms against 2.17
-  // without (16384 x 1024 f32; its row loop's only fetching loop, session 33's Xeon).
-  reduce_lanes(out.n, reduces, [&](llvm::Value *i) {
-    std::vector<llvm::Value *> a;
-    for (const ir::Value *v : op.operands())
-      a.push_back(lane_value(v, i));
-    llvm::Value *v = elementwise_value(op, a, i);
-    b_.CreateStore(v, elem_ptr(out, i));
-    return std::vector<llvm::Value *>(reduces.size(), v);
-  });
+  // without (16384 x 1024 f32; its row loop's only fetching loop, session 33's Xeon); into L1
+  // only where they compute an exponential or more.
+  int work = lane_cost(op);
+  for (const ir::Value *v : op.operands())
+    work += lane_work(*v);
+  reduce_lanes(
+      out.n, reduces,
+      [&](llvm::Value *i) {
+        std::vector<llvm::Value *> a;
+        for (const ir::Value *v : op.operands())
+          a.push_back(lane_value(v, i));
+        llvm::Value *v = elementwise_value(op, a, i);
+        b_.CreateStore(v, elem_ptr(out, i));
+        return std::vector<llvm::Value *>(reduces.size(), v);
+      },
+      /*fetch=*/true, /*to_l1=*/work >= kFetchingLaneWork);
 }
 
 llvm::Value *KernelCodegen::elementwise_value(const ir::Operation &op, std::vector<llvm::Value *> a,

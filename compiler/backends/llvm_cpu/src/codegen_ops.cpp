@@ -770,27 +770,15 @@ void KernelCodegen::lower_column_reduce(const ir::Operation &op, const ir::Value
       "co");
 }
 
-namespace {
-
-/// A rough count of the vector instructions a lane of x takes in the loop that reads it: its
-/// inlined ops, a transcendental function as a dozen; 0 unless they read a load view (a tile in
-/// memory, computed before, is in L1).
-int lane_work(const ir::Value &x, bool *reads_view = nullptr) {
-  bool local = false;
-  bool &view = reads_view ? *reads_view : local;
-  const ir::Operation *def = x.def();
-  if (def && def->opcode() == Opcode::Load)
-    view |= def->attr(plan::kView) != nullptr;
-  if (!def || !plan::flag(*def, plan::kInline))
-    return 0;
-  int work = 0;
-  switch (def->opcode()) {
+int lane_cost(const ir::Operation &op) {
+  switch (op.opcode()) {
   case Opcode::Reshape:
   case Opcode::ExpandDims:
   case Opcode::Broadcast:
   case Opcode::Splat:
   case Opcode::Full:
-    break;
+  case Opcode::Load:
+    return 0;
   case Opcode::Exp:
   case Opcode::Exp2:
   case Opcode::Log:
@@ -801,20 +789,25 @@ int lane_work(const ir::Value &x, bool *reads_view = nullptr) {
   case Opcode::Sin:
   case Opcode::Cos:
   case Opcode::Pow:
-    work = 12;
-    break;
+    return kFetchingLaneWork;
   default:
-    work = 1;
+    return 1;
   }
+}
+
+int lane_work(const ir::Value &x, bool *reads_view) {
+  bool local = false;
+  bool &view = reads_view ? *reads_view : local;
+  const ir::Operation *def = x.def();
+  if (def && def->opcode() == Opcode::Load)
+    view |= def->attr(plan::kView) != nullptr;
+  if (!def || !plan::flag(*def, plan::kInline))
+    return 0;
+  int work = lane_cost(*def);
   for (const ir::Value *v : def->operands())
     work += lane_work(*v, &view);
   return reads_view || view ? work : 0;
 }
-
-/// The work a lane (lane_work) from which a full reduction fetches: an exponential's.
-constexpr int kFetchingLaneWork = 12;
-
-} // namespace
 
 /// reduce/scan along `axis`: outer x len x inner. The k loop is outside the inner loop so that
 /// the inner loop vectorizes while each element still combines in ascending k.
@@ -846,7 +839,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     reduce_lanes(
         len, {{kind, t.elem(), &out}},
         [&](llvm::Value *k) { return std::vector<llvm::Value *>{lane_value(x, k)}; },
-        lane_work(*x) >= kFetchingLaneWork);
+        lane_work(*x) >= kFetchingLaneWork, /*to_l1=*/true);
     return;
   }
   if (scan && inner == 1) {
@@ -983,7 +976,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
                 row_lane_ = {};
                 return std::vector<llvm::Value *>{v};
               },
-              view);
+              view, /*to_l1=*/lane_work(*x) >= kFetchingLaneWork);
         },
         "o");
     return;

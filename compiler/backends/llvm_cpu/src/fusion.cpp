@@ -300,6 +300,11 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
   }
   // Plain stores, fetching the next block of a load view read here or before (a row's scale,
   // then the row quantized: nothing else of the program streams).
+  int work = 0;
+  for (const FusedLoop *fl : loops)
+    for (const ir::Operation *op : fl->f.ops)
+      work += lane_cost(*op);
+  const bool to_l1 = work >= kFetchingLaneWork;
   lane_loop(
       n / width, width,
       [&](llvm::Value *r, llvm::Value *j) {
@@ -311,7 +316,7 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
               b_.CreateGEP(out.mem, out.base, b_.CreateAdd(b_.CreateMul(r, out.row_stride), j)));
         }
       },
-      "fused.row", "fused");
+      "fused.row", "fused", /*fetch=*/true, to_l1);
   b_.CreateBr(done);
 }
 
@@ -509,9 +514,9 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
 // 1024-lane add of its partial sums: 32 lines per 32 lanes of a loop that reads L1; without
 // that burst the chunk's rows stream through the hardware prefetcher, and one thread took 3.5
 // instead of 5.3 ms of CPU time for a 16384 x 1024 column sum; session 16).
-void KernelCodegen::lane_loop(int64_t n, const IndexFn &body, bool fetch) {
+void KernelCodegen::lane_loop(int64_t n, const IndexFn &body, bool fetch, bool to_l1) {
   lane_loop(
-      1, n, [&](llvm::Value *, llvm::Value *j) { body(j); }, "row", "i", fetch);
+      1, n, [&](llvm::Value *, llvm::Value *j) { body(j); }, "row", "i", fetch, to_l1);
 }
 
 /// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
@@ -536,7 +541,7 @@ KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bo
 }
 
 void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body,
-                              const char *row_name, const char *lane_name, bool fetch) {
+                              const char *row_name, const char *lane_name, bool fetch, bool to_l1) {
   const LaneRows of = rows == 1 ? lane_rows_ : LaneRows{};
   lane_rows_ = {};
   const int64_t n = of.rows * rows * width;
@@ -566,7 +571,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
             [&](llvm::Value *c) {
               fetch_trip(plan.fetches,
                          b_.CreateAdd(b_.CreateMul(of.row ? of.row : r, i64(per_row)), c),
-                         n / plan.chunk, /*small_to_l1=*/true);
+                         n / plan.chunk, to_l1);
               chunk_first_ = b_.CreateMul(c, i64(plan.chunk));
               loop(
                   chunk_first_, b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(plan.chunk)),
@@ -585,7 +590,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
 // sums come out the same in any order) each lane of the chunk keeps its own running value,
 // combined once after the loop.
 void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces,
-                                 const LaneValuesFn &body, bool fetch) {
+                                 const LaneValuesFn &body, bool fetch, bool to_l1) {
   const int64_t chunk = lane_plan(lane_rows_.rows, n, fetch).chunk; // lane_loop's
   auto free_order = [](const LaneReduce &r) {
     return r.kind != "sum" || !ir::is_float(r.k) || r.k == ScalarKind::F32 ||
@@ -618,7 +623,7 @@ void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduc
                                               : reduces[q].acc->ptr,
                      v[q]);
       },
-      fetch);
+      fetch, to_l1);
   // The running values combined in halves (a loop over them ran as a serial chain of 64 scalar
   // adds, fully unrolled before the vectorizer saw it).
   for (size_t q = 0; q < reduces.size(); ++q) {

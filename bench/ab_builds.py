@@ -26,7 +26,7 @@ import numpy as np
 ROWS, COLS = 16384, 1024  # the memory table's size (bench/ops_bench.py)
 NAMES = ("add", "relu", "silu", "gelu", "gelu_tanh", "swiglu", "softmax", "log_softmax",
          "rmsnorm", "layernorm", "sum", "sum_columns", "max", "mean", "var", "argmax", "cumsum",
-         "quantize", "rope")
+         "quantize", "rope", "gemv", "transpose")
 
 
 def calls(ops):
@@ -47,7 +47,8 @@ def calls(ops):
         "max": lambda: ops.max(x, axis=1), "mean": lambda: ops.mean(x, axis=1),
         "var": lambda: ops.var(x, axis=1), "argmax": lambda: ops.argmax(x, axis=1),
         "cumsum": lambda: ops.cumsum(x, axis=1), "quantize": lambda: ops.quantize_int8(x),
-        "rope": lambda: ops.rope(xr, cos, sin),
+        "rope": lambda: ops.rope(xr, cos, sin), "gemv": lambda: ops.gemv(x, w),
+        "transpose": lambda: ops.transpose(x),
     }
     assert set(table) == set(NAMES)
     return table

@@ -92,7 +92,8 @@ private:
                     bool fetch = true, bool to_l1 = false);
   /// The streams of the open blocks (streams_) a loop of `trips` fetches, at most
   /// `max_bytes_per_trip` each trip, and the fetches of one trip (fusion.cpp): into L2, or L1
-  /// for blocks of plan::kFetchAheadBytes or less where `small_to_l1` (lane loops).
+  /// for blocks of plan::kFetchAheadBytes or less where `small_to_l1` (lane loops whose lanes
+  /// compute a transcendental: their `to_l1`).
   struct Fetch {
     llvm::Value *base;
     int64_t bytes;

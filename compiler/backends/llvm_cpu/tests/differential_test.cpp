@@ -54,6 +54,16 @@ HostTensor random_tensor(ScalarKind k, std::vector<int64_t> shape, std::mt19937_
   return t;
 }
 
+/// Rows of 1024 f32 with a maximum's and minimum's edge cases: a NaN in row `nan`, +inf and -inf
+/// in row `inf`, and row `zeros` all zeros of both signs (max +0, min -0).
+void set_special_rows(HostTensor &f, int64_t nan, int64_t inf, int64_t zeros) {
+  f.set(nan * 1024 + 700, NAN);
+  f.set(inf * 1024 + 5, INFINITY);
+  f.set(inf * 1024 + 999, -INFINITY);
+  for (int64_t i = 0; i < 1024; ++i)
+    f.set(zeros * 1024 + i, i % 3 ? 0.0 : -0.0);
+}
+
 struct Outcome {
   std::vector<HostTensor> tensors;
   std::string error;
@@ -539,11 +549,7 @@ kernel @chunked(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %y: tensor<?x?xi32>, %
   std::mt19937_64 rng(33);
   HostTensor x = random_tensor(ScalarKind::I32, {3, 1024}, rng);
   HostTensor f = random_tensor(ScalarKind::F32, {3, 1024}, rng);
-  f.set(1024 + 700, NAN); // row 1: max and min NaN
-  f.set(2 * 1024 + 5, INFINITY);
-  f.set(2 * 1024 + 999, -INFINITY);
-  for (int64_t i = 0; i < 1024; ++i) // row 0: zeros of both signs only, max +0, min -0
-    f.set(i, i % 3 ? 0.0 : -0.0);
+  set_special_rows(f, /*nan=*/1, /*inf=*/2, /*zeros=*/0);
   auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
   auto i32 = [](int64_t n) { return HostTensor(ScalarKind::I32, {n}); };
   expect_same(exact, "chunked",
@@ -602,11 +608,7 @@ kernel @rows(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %si: tensor<?xi32>, %mf: 
   std::mt19937_64 rng(34);
   HostTensor x = random_tensor(ScalarKind::I32, {12, 1024}, rng);
   HostTensor f = random_tensor(ScalarKind::F32, {12, 1024}, rng);
-  f.set(5 * 1024 + 700, NAN); // row 5: max and min NaN
-  f.set(9 * 1024 + 5, INFINITY);
-  f.set(9 * 1024 + 999, -INFINITY);
-  for (int64_t i = 0; i < 1024; ++i) // row 2: zeros of both signs only, max +0, min -0
-    f.set(2 * 1024 + i, i % 3 ? 0.0 : -0.0);
+  set_special_rows(f, /*nan=*/5, /*inf=*/9, /*zeros=*/2);
   auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
   expect_same(exact, "rows", {x, f, HostTensor(ScalarKind::I32, {12}), f32(12), f32(12)}, {},
               {3, 1, 1});

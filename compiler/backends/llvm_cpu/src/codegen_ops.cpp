@@ -960,7 +960,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
     // maximum or minimum without AVX-512DQ: its one running value in an unchunked loop is what
     // sse_minmax (x86_isa.cpp) rewrites into vmaxps / vminps steps.
     bool view = false;
-    lane_work(*x, &view);
+    const int work = lane_work(*x, &view);
     if ((kind == "max" || kind == "min") && ir::is_float(t.elem()) && !isa_.avx512dq)
       view = false;
     loop(
@@ -976,7 +976,7 @@ void KernelCodegen::lower_reduce_scan(const ir::Operation &op) {
                 row_lane_ = {};
                 return std::vector<llvm::Value *>{v};
               },
-              view, /*to_l1=*/lane_work(*x) >= kFetchingLaneWork);
+              view, /*to_l1=*/work >= kFetchingLaneWork);
         },
         "o");
     return;

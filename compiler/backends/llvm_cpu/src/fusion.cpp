@@ -519,8 +519,6 @@ void KernelCodegen::lane_loop(int64_t n, const IndexFn &body, bool fetch, bool t
       1, n, [&](llvm::Value *, llvm::Value *j) { body(j); }, "row", "i", fetch, to_l1);
 }
 
-/// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
-/// chunks count on across the rows, so each fetches its own lines of the next block.
 int64_t KernelCodegen::trip_lanes(const std::vector<Fetch> &fetches, int64_t n) {
   int64_t lane_bytes = 1; // of the densest stream
   for (const Fetch &f : fetches)
@@ -540,6 +538,8 @@ KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bo
   return plan;
 }
 
+/// lane_loop over `rows` rows of `width` lanes (a fused store's block), body(row, column); the
+/// chunks count on across the rows, so each fetches its own lines of the next block.
 void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body,
                               const char *row_name, const char *lane_name, bool fetch, bool to_l1) {
   const LaneRows of = rows == 1 ? lane_rows_ : LaneRows{};
@@ -669,12 +669,12 @@ void KernelCodegen::fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *t
           total < trips
               ? b_.CreateMul(b_.CreateUDiv(b_.CreateMul(trip, i64(total)), i64(trips)), i64(64))
               : b_.CreateAdd(b_.CreateMul(trip, i64(lines * 64)), i64(l * 64));
-      // Into L2 (locality 2), or L1 (3) for a lane loop's small blocks: a row of 4 KiB two
-      // rows ahead stays there until read (softmax 4.03 -> 3.36 ms, log_softmax 4.20 -> 3.77,
-      // quantize 2.40 -> 2.20 for 16384 x 1024 f32 on session 33's Xeon; var 1.57 -> 1.77, its
-      // row loop's cheap lanes). Larger blocks and the other loops' streams stay in L2 (into L1
-      // everywhere, argmax and cumsum read 0.54-0.67 of the triad against 0.82-1.04 in table
-      // runs).
+      // Into L2 (locality 2), or L1 (3) for the small blocks of a lane loop whose lanes compute
+      // a transcendental (its to_l1): a row of 4 KiB two rows ahead stays there until read
+      // (softmax 4.03 -> 3.36 ms, log_softmax 4.20 -> 3.77 for 16384 x 1024 f32 on session
+      // 33's Xeon). Cheap loops go to L2 since session 34 (var's x - mean: medians 0.61-0.69 ->
+      // 0.70-0.77 of the triad). Larger blocks and the other loops' streams stay in L2 (into L1
+      // everywhere, argmax and cumsum read 0.54-0.67 of the triad against 0.82-1.04).
       const int locality = small_to_l1 && f.bytes <= plan::kFetchAheadBytes ? 3 : 2;
       b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
                          {b_.CreateGEP(b_.getInt8Ty(), f.base, at), b_.getInt32(f.write),

@@ -351,6 +351,19 @@ def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
+def last_level_cache():
+    """The host's largest data cache in bytes, as Linux reports it (a VM's: the host's shared
+    L3, neighbours' lines in it), or 0 where none is listed."""
+    import glob
+    sizes = [0]
+    for f in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        kind = open(os.path.join(os.path.dirname(f), "type")).read().strip()
+        text = open(f).read().strip()
+        if kind != "Instruction" and text[:-1].isdigit():
+            sizes.append(int(text[:-1]) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0))
+    return max(sizes)
+
+
 def tnpu_gemm_anchor(device, n, reps):
     """Device ms of the library's hand-written f32 TNPU GEMM (kernels/tlir/gemm_f32_tnpu.tlir,
     K <= 1024) on n x n x n: the same-run anchor of tl.ops' GEMM on npusim."""
@@ -429,6 +442,15 @@ def main():
             tinfo = f"{torch.__version__}, {torch.get_num_threads()} threads"
         say(f"anchors: triad on the device; OpenBLAS {core}, {blas_threads} threads (numpy's); "
             f"PyTorch {tinfo}")
+    if cpu and (llc := last_level_cache()):
+        # STREAM's rule: each array at least 4x the caches, or the triad and the ops read
+        # partly from the cache (session 35's Xeon, L3 480 MiB: 64 MiB rows swung 0.1-0.2
+        # between runs; at --scale 8 the triad read 36-37 GB/s against 43-47)
+        arrays = max(64, int(16384 * a.scale)) * 1024 * 4
+        say(f"memory rows: {arrays / 2**20:.0f} MiB arrays, last-level cache "
+            f"{llc / 2**20:.0f} MiB" + ("" if arrays >= 4 * llc else
+                                        f" (under 4x it: partly cache-served; --scale "
+                                        f"{-(-4 * llc // (16384 * 1024 * 4))} for DRAM)"))
     sheet, why = datasheet(a.device, info["name"], a.datasheet)
     if sheet:
         say(f"roofline: {os.path.relpath(sheet['path'], DATASHEETS.parents[2])}: memory "

@@ -187,25 +187,42 @@ void BM_Triad(benchmark::State &state) {
 }
 
 // A reduction along rows of 4 KiB (a page each) reads one stream per thread, a row at a time,
-// or Jam rows side by side: the bound of tl.ops' row reductions, which read and write nothing
-// else. On session 35's Xeon (two threads, 128 MiB, -O3) a row at a time read 17.7 GB/s, 0.73
-// of the triad below, four rows 23.9, 0.99: one stream keeps too few lines in flight. (The
-// triad's plain stores also read each line first: 16 bytes an element move, 12 are counted.)
-template <int Jam> void BM_ReadRows(benchmark::State &state) {
-  constexpr int64_t kRow = 1024;
-  const int64_t rows = state.range(0) / kRow;
-  const int threads = static_cast<int>(state.range(1));
-  std::vector<uint32_t> x(rows * kRow, 1u), sums(rows);
-  auto part = [&](int t) {
-    const int64_t lo = rows * t / threads / Jam * Jam, hi = rows * (t + 1) / threads / Jam * Jam;
-    for (int64_t r = lo; r < hi; r += Jam) {
-      uint32_t s[Jam] = {};
-      for (int64_t j = 0; j < kRow; ++j)
-        for (int g = 0; g < Jam; ++g)
-          s[g] += x[(r + g) * kRow + j];
-      for (int g = 0; g < Jam; ++g)
-        sums[r + g] = s[g];
+// or four rows side by side: the bound of tl.ops' row reductions, which read and write nothing
+// else. On session 35's Xeon (two threads, 128 MiB, AVX-512) a row at a time read 21-25 GB/s,
+// four rows 31-33: one stream keeps too few lines in flight (tl.ops' row sums: 25-27, fetching
+// the next block with prefetches). Cloned per ISA (target_clones):
+// with SSE2 alone the loads issue too slowly to bound anything (17.7 and 23.9 GB/s).
+constexpr int64_t kRowElems = 1024;
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, int jam) {
+  for (int64_t r = lo; r + jam <= hi; r += jam) {
+    const uint32_t *row = x + r * kRowElems;
+    if (jam == 4) {
+      uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int64_t j = 0; j < kRowElems; ++j) {
+        s0 += row[j];
+        s1 += row[kRowElems + j];
+        s2 += row[2 * kRowElems + j];
+        s3 += row[3 * kRowElems + j];
+      }
+      sums[r] = s0, sums[r + 1] = s1, sums[r + 2] = s2, sums[r + 3] = s3;
+    } else {
+      uint32_t s = 0;
+      for (int64_t j = 0; j < kRowElems; ++j)
+        s += row[j];
+      sums[r] = s;
     }
+  }
+}
+
+/// elements = range(0), threads = range(1), rows side by side = range(2) (1 or 4)
+void BM_ReadRows(benchmark::State &state) {
+  const int64_t rows = state.range(0) / kRowElems;
+  const int threads = static_cast<int>(state.range(1)), jam = static_cast<int>(state.range(2));
+  std::vector<uint32_t> x(rows * kRowElems, 1u), sums(rows);
+  auto part = [&](int t) {
+    sum_rows(x.data(), sums.data(), rows * t / threads / jam * jam,
+             rows * (t + 1) / threads / jam * jam, jam);
   };
   for (auto _ : state) {
     std::vector<std::thread> pool;
@@ -218,7 +235,7 @@ template <int Jam> void BM_ReadRows(benchmark::State &state) {
     benchmark::ClobberMemory();
   }
   state.counters["bytes"] =
-      benchmark::Counter(4.0 * rows * kRow * state.iterations(), benchmark::Counter::kIsRate);
+      benchmark::Counter(4.0 * rows * kRowElems * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_TlVectorAdd(benchmark::State &state) {
@@ -275,12 +292,8 @@ BENCHMARK(BM_Triad)
     ->ArgsProduct({{kStreamElems}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_ReadRows<1>)
-    ->ArgsProduct({{kStreamElems}, {1, 2}})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_ReadRows<4>)
-    ->ArgsProduct({{kStreamElems}, {1, 2}})
+BENCHMARK(BM_ReadRows)
+    ->ArgsProduct({{kStreamElems}, {1, 2}, {1, 4}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_TlVectorAdd)
@@ -365,13 +378,13 @@ int main(int argc, char **argv) {
       if (triad > 0)
         std::printf("%s_threads%d_vs_triad: %.3f\n", k, t, bw / triad);
     }
-    for (const char *k : {"BM_ReadRows<1>", "BM_ReadRows<4>"}) {
-      const double bw = value(k + args, "bytes");
-      const char *name = k[12] == '1' ? "read_rows" : "read_4_rows";
-      std::printf("%s_threads%d_gb_per_s: %.2f\n", name, t, bw / 1e9);
-      if (triad > 0)
-        std::printf("%s_threads%d_vs_triad: %.3f\n", name, t, bw / triad);
-    }
+    std::string reads = "BM_ReadRows";
+    reads += args;
+    const double one = value(reads + "/1", "bytes"), four = value(reads + "/4", "bytes");
+    std::printf("read_rows_threads%d_gb_per_s: %.2f\n", t, one / 1e9);
+    std::printf("read_4_rows_threads%d_gb_per_s: %.2f\n", t, four / 1e9);
+    if (one > 0)
+      std::printf("read_4_rows_threads%d_vs_read_rows: %.3f\n", t, four / one);
     std::printf("triad_threads%d_gb_per_s: %.2f\n", t, triad / 1e9);
   }
   benchmark::Shutdown();

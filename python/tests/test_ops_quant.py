@@ -141,6 +141,21 @@ def test_quantize_int8_rows_one_kernel_and_two(cols, device):
     np.testing.assert_array_equal(q, q_ref)
 
 
+def test_quantize_int8_streamed_rows():
+    # 8192 x 1024 f32 (32 MiB, its int8 output 8 MiB): on cpu the tensors span llvm-cpu's
+    # streaming threshold, and each program's 1 KiB int8 row is written with non-temporal
+    # 64-byte stores (cpu-stream-stores' 1 KiB minimum, session 35), which the small shapes
+    # above never reach. Catches: that path writing the wrong chunk or lanes of a row, rows of
+    # another program, or the scales stored out of step (exact against the reference).
+    x = _quant_input("f32", (8192, 1024))
+    x[4097] = np.linspace(-3.0, 5.0, 1024, dtype=np.float32)  # a row of a later program
+    q, scale = ops.quantize_int8(x, axis=0, device="cpu")
+    q_ref, s_ref = ref.quantize_int8(x, 0)
+    assert q.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
+    np.testing.assert_array_equal(scale, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_quantize_int8_ties(device):
     # Catches: ties rounded away from zero or truncated (row absmax 127: scale 1, x / scale

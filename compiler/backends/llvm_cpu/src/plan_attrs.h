@@ -62,8 +62,11 @@ inline constexpr int64_t kRowsAheadBytes = 4096;
 inline constexpr int64_t kFetchAheadBytes = 8192;
 /// Lanes a streaming store computes into its stack chunk before copying them out.
 inline constexpr int64_t kStreamChunk = 256;
-/// The smallest fused store that streams: a row of 1024 f32 (the row ops' programs).
-inline constexpr int64_t kStreamMinBytes = 4096;
+/// The smallest fused store that streams: 1 KiB, a row of 1024 int8 (quantize's programs: its
+/// plain stores read each output line first, 6 bytes of traffic an element for 5; 16384 x 1024
+/// f32 -> int8 at 0.59 -> 0.62 of the triad with 512 MiB inputs, four alternating rounds on
+/// session 35's Xeon, 0.62 -> 0.66 at 64 MiB, five; 4 KiB, a row of 1024 f32, until then).
+inline constexpr int64_t kStreamMinBytes = 1024;
 /// Non-temporal stores are taken where the kernel's tensors span this much in all (checked at
 /// run time; an L3 of 32 MiB): below it, outputs may be read back from the caches. Counting
 /// the inputs too (session 19; the output alone before): an add of 4096 x 1024 f32 (16 MiB a

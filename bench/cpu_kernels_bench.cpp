@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -164,6 +165,16 @@ void BM_OpenBlasGemm(benchmark::State &state) {
 }
 
 // ---- memory-bound kernels: elements = range(0), threads = range(1) ----
+/// part(t) for t = 0 .. threads - 1, t = 0 on this thread, the rest on fresh ones.
+void on_threads(int threads, const std::function<void(int)> &part) {
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(part, t);
+  part(0);
+  for (auto &th : pool)
+    th.join();
+}
+
 void BM_Triad(benchmark::State &state) {
   const int64_t n = state.range(0);
   const int threads = static_cast<int>(state.range(1));
@@ -174,12 +185,7 @@ void BM_Triad(benchmark::State &state) {
       a[i] = b[i] + 3.0f * c[i];
   };
   for (auto _ : state) {
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t)
-      pool.emplace_back(part, t);
-    part(0);
-    for (auto &th : pool)
-      th.join();
+    on_threads(threads, part);
     benchmark::ClobberMemory();
   }
   state.counters["bytes"] =
@@ -225,12 +231,7 @@ void BM_ReadRows(benchmark::State &state) {
              rows * (t + 1) / threads / jam * jam, jam);
   };
   for (auto _ : state) {
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t)
-      pool.emplace_back(part, t);
-    part(0);
-    for (auto &th : pool)
-      th.join();
+    on_threads(threads, part);
     benchmark::DoNotOptimize(sums.data());
     benchmark::ClobberMemory();
   }

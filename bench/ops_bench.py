@@ -444,8 +444,8 @@ def main():
             f"PyTorch {tinfo}")
     if cpu and (llc := last_level_cache()):
         # STREAM's rule: each array at least 4x the caches, or the triad and the ops read
-        # partly from the cache (session 35's Xeon, L3 480 MiB: 64 MiB rows swung 0.1-0.2
-        # between runs; at --scale 8 the triad read 36-37 GB/s against 43-47)
+        # partly from the cache (session 34's and 35's Xeon, L3 480 MiB: the triad read 33-47
+        # GB/s at 64 MiB from run to run, 34-37 at 512 MiB)
         arrays = max(64, int(16384 * a.scale)) * 1024 * 4
         say(f"memory rows: {arrays / 2**20:.0f} MiB arrays, last-level cache "
             f"{llc / 2**20:.0f} MiB" + ("" if arrays >= 4 * llc else

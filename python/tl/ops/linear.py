@@ -21,7 +21,7 @@ GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
                 # 1024^3 at 9.2 ms against 128 x 128 x 64's 9.8-9.9 in the autotuner's own
                 # minima; ops_bench 0.84 -> 0.86 of OpenBLAS, medians of four alternating
                 # rounds; 512^3 level; 256 x 256, 512 x 128 and 256 x 128 with BK 32 or 128
-                # 1-3 % slower, 128 x 256 x 64 3 % slower)
+                # 1-8 % slower in two processes, 128 x 256 x 64 13 % in one)
                 *(tl.Config(c, targets="llvm-cpu") for c in (
                     {"BM": 32, "BN": 32, "BK": 32}, {"BM": 64, "BN": 64, "BK": 32},
                     {"BM": 128, "BN": 64, "BK": 64}, {"BM": 128, "BN": 128, "BK": 64},

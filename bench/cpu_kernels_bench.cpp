@@ -200,10 +200,11 @@ void BM_Triad(benchmark::State &state) {
 // with SSE2 alone the loads issue too slowly to bound anything (17.7 and 23.9 GB/s).
 constexpr int64_t kRowElems = 1024;
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
-sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, int jam) {
+sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, bool four) {
+  const int64_t jam = four ? 4 : 1;
   for (int64_t r = lo; r + jam <= hi; r += jam) {
     const uint32_t *row = x + r * kRowElems;
-    if (jam == 4) {
+    if (four) {
       uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       for (int64_t j = 0; j < kRowElems; ++j) {
         s0 += row[j];
@@ -224,11 +225,11 @@ sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, int jam) {
 /// elements = range(0), threads = range(1), rows side by side = range(2) (1 or 4)
 void BM_ReadRows(benchmark::State &state) {
   const int64_t rows = state.range(0) / kRowElems;
-  const int threads = static_cast<int>(state.range(1)), jam = static_cast<int>(state.range(2));
+  const int threads = static_cast<int>(state.range(1)), jam = state.range(2) == 4 ? 4 : 1;
   std::vector<uint32_t> x(rows * kRowElems, 1u), sums(rows);
   auto part = [&](int t) {
     sum_rows(x.data(), sums.data(), rows * t / threads / jam * jam,
-             rows * (t + 1) / threads / jam * jam, jam);
+             rows * (t + 1) / threads / jam * jam, jam == 4);
   };
   for (auto _ : state) {
     on_threads(threads, part);

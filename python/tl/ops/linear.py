@@ -12,20 +12,17 @@ from .activations import ACTIVATIONS, activate
 
 # 128 x 128 x 64: the llvm-cpu micro-kernel's tile (kernels/tlir/gemm_cpu.tlir's sweep; 1.7x
 # the 64 x 64 x 32 tile at 2048^3 on cpu) and the fastest on npusim at 200 x 300 x 150.
-GEMM_CONFIGS = [tl.Config({"BM": 32, "BN": 32, "BK": 32}),
-                tl.Config({"BM": 64, "BN": 64, "BK": 32}),
-                tl.Config({"BM": 128, "BN": 64, "BK": 64}),
-                tl.Config({"BM": 128, "BN": 128, "BK": 64}),
-                # llvm-cpu: the four above and 256 x 128 x 64, whose k steps copy each b
+_GEMM_TILES = [{"BM": 32, "BN": 32, "BK": 32}, {"BM": 64, "BN": 64, "BK": 32},
+               {"BM": 128, "BN": 64, "BK": 64}, {"BM": 128, "BN": 128, "BK": 64}]
+GEMM_CONFIGS = [*(tl.Config(t) for t in _GEMM_TILES),
+                # llvm-cpu: the tiles above and 256 x 128 x 64, whose k steps copy each b
                 # block once for 256 rows of a instead of 128 (session 35's Xeon, 2 threads:
                 # 1024^3 at 9.2 ms against 128 x 128 x 64's 9.8-9.9 in the autotuner's own
                 # minima; ops_bench 0.84 -> 0.86 of OpenBLAS, medians of four alternating
                 # rounds; 512^3 level; 256 x 256, 512 x 128 and 256 x 128 with BK 32 or 128
                 # 1-8 % slower in two processes, 128 x 256 x 64 13 % in one)
-                *(tl.Config(c, targets="llvm-cpu") for c in (
-                    {"BM": 32, "BN": 32, "BK": 32}, {"BM": 64, "BN": 64, "BK": 32},
-                    {"BM": 128, "BN": 64, "BK": 64}, {"BM": 128, "BN": 128, "BK": 64},
-                    {"BM": 256, "BN": 128, "BK": 64})),
+                *(tl.Config(t, targets="llvm-cpu")
+                  for t in _GEMM_TILES + [{"BM": 256, "BN": 128, "BK": 64}]),
                 # tnpu: blocks of whole 128 x 128 matrix-unit passes, large enough that the k
                 # loop's prefetched loads hide behind the dots (256 x 512 x 128 f32: 0.67 of
                 # the default chip's f32 peak at 1024^3, 64 x 64 x 32: 0.05; bench/README.md).

@@ -194,10 +194,10 @@ void BM_Triad(benchmark::State &state) {
 
 // A reduction along rows of 4 KiB (a page each) reads one stream per thread, a row at a time,
 // or four rows side by side: the bound of tl.ops' row reductions, which read and write nothing
-// else. On session 35's Xeon (two threads, 128 MiB, AVX-512) a row at a time read 21-25 GB/s,
-// four rows 31-33: one stream keeps too few lines in flight (tl.ops' row sums: 25-27, fetching
-// the next block with prefetches). Cloned per ISA (target_clones):
-// with SSE2 alone the loads issue too slowly to bound anything (17.7 and 23.9 GB/s).
+// else. On session 35's Xeon (two threads, 128 MiB, AVX-512) a row at a time read 21-30 GB/s,
+// four rows 31-42 (1.18-1.40x): one stream keeps too few lines in flight (tl.ops' row sums:
+// 25-27, fetching the next block with prefetches). Cloned per ISA (target_clones): with SSE2
+// alone the loads issue too slowly to bound anything (17.7 and 23.9 GB/s).
 constexpr int64_t kRowElems = 1024;
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
 sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, bool four) {

@@ -8,12 +8,14 @@
 # peak. Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
-[--scale 1.0] [--reps 7] [--only NAME,...] [--datasheet FILE] [--out bench/results/FILE.txt].
+[--scale 1.0] [--reps 7] [--rounds N] [--only NAME,...] [--datasheet FILE] [--out bench/results/FILE.txt].
 
 Bytes are counted as the op needs them (inputs read once, outputs written once; STREAM's count
 for the triad: 12 bytes per element), FLOPs as 2 M N K for GEMM and 4 B H S^2 D for attention.
 Every row times the op and its anchor alternately (`--reps` times each) and reports medians, so
-that the neighbours' load on a shared host weighs on both alike.
+that the neighbours' load on a shared host weighs on both alike; the memory-bound rows do so in
+`--rounds` rounds over all rows and report the round of the median fraction (every round's in
+the last column), so that a slow spell of the host weighs on one round of each row.
 
 The triad `a = b + s c` is a TL kernel on the same device (same worker threads, same launch
 path): a one-line loop that the llvm-cpu backend fuses into one vector loop with non-temporal
@@ -333,6 +335,15 @@ def median_pair(op, anchor, reps):
     return statistics.median(a), statistics.median(b)
 
 
+def median_round(pairs, nbytes, anchor_bytes):
+    """(op ms, anchor ms, fractions): of rounds' (op ms, anchor ms) medians moving `nbytes` and
+    `anchor_bytes`, the round of the median fraction (the lower one of an even count), so that
+    the row's times and fraction come from one round; and every round's fraction, ascending."""
+    fracs = sorted((nbytes * t / (anchor_bytes * ms), ms, t) for ms, t in pairs)
+    _, ms, t = fracs[(len(fracs) - 1) // 2]
+    return ms, t, [f for f, _, _ in fracs]
+
+
 def openblas():
     """(core name, threads) of numpy's OpenBLAS, read from the loaded library."""
     libs = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*"))
@@ -390,6 +401,8 @@ def main():
     p.add_argument("--device", default="cpu")
     p.add_argument("--scale", type=float, default=1.0, help="memory-bound sizes (1: 64 MiB)")
     p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--rounds", type=int, help="memory-bound rows: rounds over all rows, each "
+                   "row's figures from its median round (default: 3 on cpu, 1 elsewhere)")
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
     p.add_argument("--conv", help="conv2d's N, C, H = W (3 x 3, padding 1: C -> C channels at "
@@ -409,6 +422,10 @@ def main():
     p.add_argument("--out", help="also write the table and the lines to this file")
     a = p.parse_args()
     sweep = tune_sweep(a.tune, p.error)
+    if a.rounds is None:
+        a.rounds = 3 if a.device == "cpu" else 1
+    if a.rounds < 1 or a.reps < 1:
+        p.error("--rounds and --reps take 1 or more")
     lines = []
 
     def say(s=""):
@@ -466,13 +483,13 @@ def main():
     rng = np.random.default_rng(0)
     results, rooflines = {}, {}
 
-    # Memory-bound ops against the triad.
+    # Memory-bound ops against the triad, in rounds: every row once a round, so that a slow
+    # spell of the shared host falls on one round of each row, not on all of one row's timings
+    # (session 36's Xeon: softmax read 0.59 of the triad in the session's first table, 0.76-0.99
+    # in the next six, minutes apart).
     rows = memory_cases(a.scale, rng, tdev)
     triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
-    say()
-    say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
-        "| bound ms | vs bound | numpy ms | PyTorch ms |")
-    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    timed = []
     for (name, fn, ref, nbytes, vwork, tref), combo in (
             (r, combo) for r in rows for combo in sweep):
         if not wanted(name):
@@ -482,8 +499,17 @@ def main():
             fn = (lambda f, tv: lambda d: _tuned(f, d, tv))(fn, combo)
             ref = tref = None
         fn(a.device)  # trace, compile, autotune; first touch of the output pages
-        ms, tms = median_pair(lambda: device_ms(lambda: fn(a.device)),
-                              lambda: device_ms(triad), a.reps)
+        timed.append((name, fn, ref, nbytes, vwork, tref, []))
+    for _ in range(a.rounds):
+        for name, fn, *_, pairs in timed:
+            pairs.append(median_pair(lambda: device_ms(lambda: fn(a.device)),
+                                     lambda: device_ms(triad), a.reps))
+    say()
+    say("| op | MiB moved | device ms | GB/s | triad GB/s | vs triad | vs declared peak "
+        "| bound ms | vs bound | numpy ms | PyTorch ms | rounds: vs triad |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, fn, ref, nbytes, vwork, tref, pairs in timed:
+        ms, tms, fracs = median_round(pairs, nbytes, triad.bytes)
         # numpy and PyTorch each timed after a triad too, from the same cold caches as the op:
         # back to back, a run found up to half of its 64 MiB input in the 32 MiB L3 the last
         # run left (Zen 4 host: a hand-written C row sum 1.28 ms after itself, 1.9 after the
@@ -501,7 +527,8 @@ def main():
         say(f"| {name} | {nbytes / 2**20:.0f} | {ms:.3f} | {gbs:.1f} | {tgbs:.1f} | "
             f"{gbs / tgbs:.2f} | {gbs * 1e9 / info['peak_bandwidth']:.2f} | {cells} | "
             f"{'-' if ref_ms is None else f'{ref_ms:.3f}'} | "
-            f"{'-' if t_ms is None else f'{t_ms:.3f}'} |")
+            f"{'-' if t_ms is None else f'{t_ms:.3f}'} | "
+            f"{' '.join(f'{f:.2f}' for f in fracs)} |")
 
     # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak.
     say()

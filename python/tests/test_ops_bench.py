@@ -34,6 +34,19 @@ def npusim(bench):
     return sheet
 
 
+def test_median_round(bench):
+    """A memory row's figures come from the round of its median fraction, all from that round,
+    with every round's fraction listed: fails if the best or the first round is taken, if the
+    op time of one round is paired with another's anchor time, or if a round is dropped."""
+    # 100 bytes against an anchor of 300: fractions 2 / 3 * (anchor ms / op ms)
+    pairs = [(1.0, 3.0), (2.0, 3.6), (4.0, 3.0), (1.5, 3.0)]
+    ms, t, fracs = bench.median_round(pairs, 100, 300)
+    assert fracs == pytest.approx([0.25, 0.6, 2 / 3, 1.0])
+    assert (ms, t) == (2.0, 3.6)  # 0.6: the lower median of four
+    assert bench.median_round(pairs[:3], 100, 300)[:2] == (2.0, 3.6)
+    assert bench.median_round([(2.0, 1.0)], 100, 300) == (2.0, 1.0, [pytest.approx(1 / 6)])
+
+
 def test_vector_bound_ops(bench, npusim):
     """softmax and GELU on npusim: vector passes plus an exponential or a special function per
     element bound them, not their 8 bytes. softmax: 4 passes and one exponential (4 passes'
@@ -106,7 +119,7 @@ def test_npusim_rows(tmp_path):
     rows = {}
     for line in out.read_text().splitlines():
         cells = [c.strip() for c in line.split("|")[1:-1]]
-        if len(cells) == 11 and cells[0] in ("add", "softmax"):
+        if len(cells) == 12 and cells[0] in ("add", "softmax"):
             rows[cells[0]] = cells
     assert set(rows) == {"add", "softmax"}, out.read_text()
     n = 65 * 1024  # --scale 0.004: 65 rows of 1024 f32

@@ -8,7 +8,8 @@
 # peak. Prints a Markdown table and `name: value` lines; --out writes both.
 # SPDX-License-Identifier: Apache-2.0
 """Usage: PYTHONPATH=python TL_LIB_DIR=build/lib python bench/ops_bench.py [--device cpu]
-[--scale 1.0] [--reps 7] [--rounds N] [--only NAME,...] [--datasheet FILE] [--out bench/results/FILE.txt].
+[--scale 1.0] [--reps 7] [--rounds N] [--only NAME,...] [--datasheet FILE]
+[--out bench/results/FILE.txt].
 
 Bytes are counted as the op needs them (inputs read once, outputs written once; STREAM's count
 for the triad: 12 bytes per element), FLOPs as 2 M N K for GEMM and 4 B H S^2 D for attention.

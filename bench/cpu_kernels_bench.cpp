@@ -12,6 +12,7 @@
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <immintrin.h>
 
 #include <chrono>
 #include <cstdio>
@@ -196,8 +197,10 @@ void BM_Triad(benchmark::State &state) {
 // or four rows side by side: the bound of tl.ops' row reductions, which read and write nothing
 // else. On session 35's Xeon (two threads, 128 MiB, AVX-512) a row at a time read 21-30 GB/s,
 // four rows 31-42 (1.18-1.40x): one stream keeps too few lines in flight (tl.ops' row sums:
-// 25-27, fetching the next block with prefetches). Cloned per ISA (target_clones): with SSE2
-// alone the loads issue too slowly to bound anything (17.7 and 23.9 GB/s).
+// 25-27, fetching the next block with prefetches). Repeated back to back, so part of x may
+// come from a large L3 (BM_QuantizeRows alternates with a triad instead). Cloned per ISA
+// (target_clones): with SSE2 alone the loads issue too slowly to bound anything (17.7 and 23.9
+// GB/s).
 constexpr int64_t kRowElems = 1024;
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
 sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, bool four) {
@@ -238,6 +241,117 @@ void BM_ReadRows(benchmark::State &state) {
   }
   state.counters["bytes"] =
       benchmark::Counter(4.0 * rows * kRowElems * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+// The triad with non-temporal stores, as TL's (llvm-cpu streams stores past 32 MiB) and a
+// STREAM triad compiled -O3: the anchor of quantize_rows. AVX-512 only.
+__attribute__((target("avx512f"))) void triad_stream(const float *b, const float *c, float *a,
+                                                     int64_t lo, int64_t hi) {
+  const __m512 s = _mm512_set1_ps(3.0f);
+  for (int64_t i = lo; i < hi; i += 16)
+    _mm512_stream_ps(a + i, _mm512_fmadd_ps(s, _mm512_load_ps(c + i), _mm512_load_ps(b + i)));
+  _mm_sfence();
+}
+
+__attribute__((target("avx512f"))) float row_max(const float *row) {
+  __m512 m = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kRowElems; k += 16)
+    m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(row + k)));
+  return _mm512_reduce_max_ps(m);
+}
+
+// Per-row int8 quantization of rows of 1024 f32 as tl.ops.quantize_int8 computes it (each
+// row's absolute maximum, then x * (1 / (max / 127)) clamped below at -127, rounded to nearest
+// even, saturated, stored non-temporally), hand-written in AVX-512 at its fastest on session
+// 36's Xeon: the next row's maximum taken while this row is scaled and stored, the row two
+// ahead fetched into L2. Fractions of triad_stream there, two threads, timed alternately: a
+// row's two loops one after the other 0.58, fetching 0.70, both 0.75-0.77 at 64 MiB; 0.58,
+// 0.68, 0.69 at 512 MiB; this benchmark (128 MiB) 0.70-0.71. So it bounds tl.ops' quantize (5
+// bytes an element, 0.62-0.81 of TL's triad in ops_bench.py that session) on a host.
+__attribute__((target("avx512f,avx512bw"))) void
+quantize_rows(const float *x, int8_t *q, float *scales, int64_t lo, int64_t hi) {
+  const __m512 low = _mm512_set1_ps(-127.0f);
+  float amax = lo < hi ? row_max(x + lo * kRowElems) : 0.0f;
+  for (int64_t r = lo; r < hi; ++r) {
+    const float *row = x + r * kRowElems, *next = r + 1 < hi ? row + kRowElems : row;
+    const char *ahead = reinterpret_cast<const char *>(r + 2 < hi ? row + 2 * kRowElems : row);
+    const float scale = amax == 0.0f ? 1.0f : amax / 127.0f;
+    const __m512 inv = _mm512_set1_ps(1.0f / scale);
+    __m512 m = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kRowElems; k += 64) {
+      __m128i bytes[4];
+      for (int j = 0; j < 4; ++j) {
+        _mm_prefetch(ahead + 4 * (k + 16 * j), _MM_HINT_T1);
+        m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(next + k + 16 * j)));
+        const __m512 v = _mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(row + k + 16 * j), inv), low);
+        bytes[j] = _mm512_cvtsepi32_epi8(
+            _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
+      __m512i line = _mm512_castsi128_si512(bytes[0]);
+      line = _mm512_inserti32x4(line, bytes[1], 1);
+      line = _mm512_inserti32x4(line, bytes[2], 2);
+      line = _mm512_inserti32x4(line, bytes[3], 3);
+      _mm512_stream_si512(reinterpret_cast<__m512i *>(q + r * kRowElems + k), line);
+    }
+    scales[r] = scale;
+    amax = _mm512_reduce_max_ps(m);
+  }
+  _mm_sfence();
+}
+
+template <class T> using Aligned = std::unique_ptr<T[], decltype(&std::free)>;
+template <class T> Aligned<T> aligned(int64_t n) {
+  return Aligned<T>(
+      static_cast<T *>(std::aligned_alloc(4096, (n * sizeof(T) + 4095) / 4096 * 4096)), &std::free);
+}
+
+/// Seconds fn takes.
+double seconds(const std::function<void()> &fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// quantize_rows against triad_stream over as many elements, alternately as ops_bench.py times
+/// an op and its triad (each evicting the other's arrays from the caches: repeated alone, the
+/// quantize's 160 MiB stayed in session 36's 480 MiB L3 and read 0.97 of the triad).
+void BM_QuantizeRows(benchmark::State &state) {
+  if (!__builtin_cpu_supports("avx512bw"))
+    return state.SkipWithError("needs AVX-512 BW");
+  const int64_t rows = state.range(0) / kRowElems, n = rows * kRowElems;
+  const int threads = static_cast<int>(state.range(1));
+  auto x = aligned<float>(n), scales = aligned<float>(rows);
+  auto q = aligned<int8_t>(n);
+  for (int64_t i = 0; i < n; ++i) // row r: max |x| = 1 + r % 7 at column 7, the rest +-0.5
+    x[i] = (i % kRowElems == 7 ? 1.0f + (i / kRowElems) % 7 : 0.5f) * (i % 3 ? 1.0f : -1.0f);
+  std::fill_n(q.get(), n, int8_t(0));
+  auto a = aligned<float>(n), b = aligned<float>(n), c = aligned<float>(n);
+  std::fill_n(a.get(), n, 0.0f), std::fill_n(b.get(), n, 1.0f), std::fill_n(c.get(), n, 2.0f);
+  double quantize_s = 0, triad_s = 0;
+  for (auto _ : state) {
+    triad_s += seconds([&] {
+      on_threads(threads, [&](int t) {
+        triad_stream(b.get(), c.get(), a.get(), n / 16 * t / threads * 16,
+                     n / 16 * (t + 1) / threads * 16);
+      });
+    });
+    quantize_s += seconds([&] {
+      on_threads(threads, [&](int t) {
+        quantize_rows(x.get(), q.get(), scales.get(), rows * t / threads, rows * (t + 1) / threads);
+      });
+    });
+    benchmark::ClobberMemory();
+  }
+  for (int64_t r : {int64_t(0), rows / 3, rows - 1}) { // the max to +-127, 0.5 to 63.5 / max
+    const float amax = 1.0f + r % 7;
+    const int half = static_cast<int>(std::nearbyint(63.5f / amax));
+    if (scales[r] != amax / 127.0f || std::abs(q[r * kRowElems + 7]) != 127 ||
+        std::abs(q[r * kRowElems + 8]) != half || a[n / 3] != 7.0f)
+      return state.SkipWithError("quantize_rows or triad_stream computed a wrong result");
+  }
+  // quantize: x read, q written (its scales: 1/1024 of that); the triad: STREAM's 12 bytes
+  state.counters["bytes"] = 5.0 * n * state.iterations() / quantize_s;
+  state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
 }
 
 void BM_TlVectorAdd(benchmark::State &state) {
@@ -298,6 +412,10 @@ BENCHMARK(BM_ReadRows)
     ->ArgsProduct({{kStreamElems}, {1, 2}, {1, 4}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_QuantizeRows)
+    ->ArgsProduct({{kStreamElems}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_TlVectorAdd)
     ->ArgsProduct({{kStreamElems}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
@@ -315,10 +433,13 @@ BENCHMARK(BM_TlSoftmax)
 class Collector : public benchmark::ConsoleReporter {
 public:
   std::map<std::string, Run> runs;
+  bool wrong = false; // a kernel computed a wrong result (a missing ISA is a skip, not wrong)
   void ReportRuns(const std::vector<Run> &report) override {
     ConsoleReporter::ReportRuns(report);
-    for (const Run &r : report)
+    for (const Run &r : report) {
       runs[r.benchmark_name()] = r;
+      wrong |= r.error_occurred && r.error_message.find("wrong result") != std::string::npos;
+    }
   }
 };
 
@@ -388,7 +509,13 @@ int main(int argc, char **argv) {
     if (one > 0)
       std::printf("read_4_rows_threads%d_vs_read_rows: %.3f\n", t, four / one);
     std::printf("triad_threads%d_gb_per_s: %.2f\n", t, triad / 1e9);
+    const double stream = value("BM_QuantizeRows" + args, "triad_bytes");
+    const double quantize = value("BM_QuantizeRows" + args, "bytes");
+    std::printf("triad_stream_threads%d_gb_per_s: %.2f\n", t, stream / 1e9);
+    std::printf("quantize_rows_threads%d_gb_per_s: %.2f\n", t, quantize / 1e9);
+    if (stream > 0)
+      std::printf("quantize_rows_threads%d_vs_triad_stream: %.3f\n", t, quantize / stream);
   }
   benchmark::Shutdown();
-  return 0;
+  return c.wrong ? 1 : 0;
 }

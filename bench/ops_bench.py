@@ -14,9 +14,10 @@
 Bytes are counted as the op needs them (inputs read once, outputs written once; STREAM's count
 for the triad: 12 bytes per element), FLOPs as 2 M N K for GEMM and 4 B H S^2 D for attention.
 Every row times the op and its anchor alternately (`--reps` times each) and reports medians, so
-that the neighbours' load on a shared host weighs on both alike; the memory-bound rows do so in
-`--rounds` rounds over all rows and report the round of the median fraction (every round's in
-the last column), so that a slow spell of the host weighs on one round of each row.
+that the neighbours' load on a shared host weighs on both alike; the memory-bound and GEMM rows
+do so in `--rounds` rounds over all their rows and report the round of the median fraction
+(every round's in the last column), so that a slow spell of the host weighs on one round of each
+row.
 
 The triad `a = b + s c` is a TL kernel on the same device (same worker threads, same launch
 path): a one-line loop that the llvm-cpu backend fuses into one vector loop with non-temporal
@@ -402,8 +403,8 @@ def main():
     p.add_argument("--device", default="cpu")
     p.add_argument("--scale", type=float, default=1.0, help="memory-bound sizes (1: 64 MiB)")
     p.add_argument("--reps", type=int, default=7)
-    p.add_argument("--rounds", type=int, help="memory-bound rows: rounds over all rows, each "
-                   "row's figures from its median round (default: 3 on cpu, 1 elsewhere)")
+    p.add_argument("--rounds", type=int, help="memory-bound and GEMM rows: rounds over them, "
+                   "each row's figures from its median round (default: 3 on cpu, 1 elsewhere)")
     p.add_argument("--only", default="", help="comma-separated row names (prefixes)")
     p.add_argument("--gemm", default="512,1024,2048", help="GEMM sizes M = N = K")
     p.add_argument("--conv", help="conv2d's N, C, H = W (3 x 3, padding 1: C -> C channels at "
@@ -531,23 +532,30 @@ def main():
             f"{'-' if t_ms is None else f'{t_ms:.3f}'} | "
             f"{' '.join(f'{f:.2f}' for f in fracs)} |")
 
-    # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak.
+    # GEMM against OpenBLAS, attention against the GEMM's fraction of the peak. GEMM in rounds
+    # too (session 36's Xeon: right after OpenBLAS, one round of 21 runs in eight took TL's 512^3
+    # at its one-thread time, 2.0 ms against 1.1)
     say()
     say("| op | device ms | GFLOP/s | fraction of peak | bound ms | vs bound | anchor ms "
-        "| vs anchor | PyTorch ms |")
-    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    gemm_frac = {}
+        "| vs anchor | PyTorch ms | rounds: vs anchor |")
+    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    gemm_frac, gemms = {}, []
     for n in (int(s) for s in a.gemm.split(",") if s):
-        name = f"gemm {n}"
-        if not wanted(name):
+        if not wanted(f"gemm {n}"):
             continue
         x, y = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32)
         got = ops.gemm(x, y, device=a.device)
         err = np.abs(got - x @ y).max() / np.abs(x @ y).max()
         if not err < 1e-4:
             raise SystemExit(f"ops_bench: gemm {n} is wrong (relative error {err:.2e})")
-        ms, bms = median_pair(lambda: device_ms(lambda: ops.gemm(x, y, device=a.device)),
-                              lambda: host_ms(lambda: x @ y) if cpu else 0.0, a.reps)
+        gemms.append((n, x, y, []))
+    for _ in range(a.rounds):
+        for n, x, y, pairs in gemms:
+            pairs.append(median_pair(lambda: device_ms(lambda: ops.gemm(x, y, device=a.device)),
+                                     lambda: host_ms(lambda: x @ y) if cpu else 0.0, a.reps))
+    for n, x, y, pairs in gemms:
+        name = f"gemm {n}"
+        ms, bms, fracs = median_round(pairs, 1, 1)  # the anchor's time over TL's
         flops = 2.0 * n ** 3
         gemm_frac[n] = flops / (ms / 1e3) / peak
         results[name] = bms / ms if cpu else gemm_frac[n]
@@ -566,8 +574,9 @@ def main():
                 anchor = f"{t_ms:.3f} | {t_ms / ms:.2f}"
         # a plain product: no elementwise work
         cells, rooflines[name] = bound_cells(sheet, ms, 3 * x.nbytes, flops)
+        rounds = " ".join(f"{f:.2f}" for f in fracs) if cpu else "-"
         say(f"| {label} | {ms:.3f} | {flops / ms / 1e6:.1f} | {gemm_frac[n]:.2f} | {cells} | "
-            f"{anchor} | {tms} |")
+            f"{anchor} | {tms} | {rounds} |")
     if not cpu and a.device == "npusim" and wanted("gemm") and a.gemm:
         # The same-run anchor of the tnpu GEMM: the hand-written kernel (K <= 1024).
         n = 1024
@@ -576,7 +585,7 @@ def main():
         results[f"gemm_f32_tnpu.tlir {n}"] = frac
         cells, _ = bound_cells(sheet, ms, 3 * 4 * n * n, 2.0 * n ** 3)
         say(f"| gemm_f32_tnpu.tlir {n} (hand-written anchor) | {ms:.3f} | "
-            f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | {cells} | - | - | - |")
+            f"{2.0 * n ** 3 / ms / 1e6:.1f} | {frac:.2f} | {cells} | - | - | - | - |")
     if a.conv is None:  # 1.85 GFLOP: minutes of simulated time
         a.conv = "" if info["simulated_time"] else "8,64,56"
     if a.conv and wanted("conv2d"):
@@ -588,7 +597,8 @@ def main():
                       rooflines)
 
     say()
-    say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row")
+    say(f"# load {load()} at the end; medians of {a.reps} alternating runs per row and round "
+        f"({a.rounds} round(s) of the memory-bound and GEMM rows)")
     for name, r in results.items():
         say(f"{line_key(name)}_vs_anchor: {r:.3f}")
     for name, r in rooflines.items():
@@ -675,7 +685,7 @@ def conv_row(a, stride, rng, tdev, peak, results, say, sheet, rooflines):
     # x, w read once, out written once
     cells, rooflines[name] = bound_cells(sheet, ms, x.nbytes + w.nbytes + got.nbytes, flops)
     say(f"| {name} (anchor: PyTorch) | {ms:.3f} | {flops / ms / 1e6:.1f} | "
-        f"{flops / (ms / 1e3) / peak:.2f} | {cells} | {tms} | {ratio} | {tms} |")
+        f"{flops / (ms / 1e3) / peak:.2f} | {cells} | {tms} | {ratio} | {tms} | - |")
 
 
 def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted, sheet,
@@ -715,7 +725,7 @@ def attention_row(a, s, d, rng, cpu, tdev, peak, gemm_frac, results, say, wanted
                                              work("attention", bh * s * s))
         say(f"| attention S={s} D={d} H={bh} (vs the largest GEMM's fraction; anchor ms: "
             f"numpy) | {ms:.3f} | {flops / ms / 1e6:.1f} | {frac:.2f} | {cells} | "
-            f"{f'{nms:.3f}' if cpu else '-'} | {results[name]:.2f} | {tms} |")
+            f"{f'{nms:.3f}' if cpu else '-'} | {results[name]:.2f} | {tms} | - |")
 
 
 if __name__ == "__main__":

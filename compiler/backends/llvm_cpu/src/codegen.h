@@ -106,7 +106,7 @@ private:
     std::vector<Fetch> fetches;
     int64_t chunk;
   };
-  LanePlan lane_plan(int64_t rows, int64_t width, bool fetch);
+  LanePlan lane_plan(int64_t rows, int64_t width, bool fetch, int64_t jam = 1);
   /// Lanes of `n` whose share of `fetches` is one trip's: 256 bytes of the densest stream (4
   /// lines), 32 lanes at least.
   int64_t trip_lanes(const std::vector<Fetch> &fetches, int64_t n);
@@ -118,6 +118,7 @@ private:
   struct LaneRows {
     llvm::Value *row = nullptr;
     int64_t rows = 1;
+    int64_t jam = 1; // rows of the block each lane of the loop reads (kJamRows)
   } lane_rows_;
   void fetch_trip(const std::vector<Fetch> &fetches, llvm::Value *trip, int64_t trips,
                   bool small_to_l1 = false);
@@ -349,5 +350,8 @@ int lane_work(const ir::Value &x, bool *reads_view = nullptr);
 /// A lane loop computing this much a lane or more (an exponential's) spreads its fetches
 /// thinly enough to fetch every reduction's view, and into L1 (lane_loop).
 inline constexpr int kFetchingLaneWork = 12;
+/// Rows of a block reduced side by side, in one lane loop, where they read a load view
+/// (lower_reduce_scan): four streams of lines in flight per thread instead of one.
+inline constexpr int64_t kJamRows = 4;
 
 } // namespace tl::llvm_cpu

@@ -529,9 +529,10 @@ int64_t KernelCodegen::trip_lanes(const std::vector<Fetch> &fetches, int64_t n) 
   return lanes;
 }
 
-KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bool fetch) {
+KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bool fetch,
+                                                 int64_t jam) {
   const int64_t n = rows * width;
-  LanePlan plan{fetch ? open_streams(n, kMaxStreamLaneBytes) : std::vector<Fetch>{}, 0};
+  LanePlan plan{fetch ? open_streams(n * jam, kMaxStreamLaneBytes) : std::vector<Fetch>{}, 0};
   const int64_t chunk = trip_lanes(plan.fetches, n);
   if (!plan.fetches.empty() && n >= 4 * chunk && width % chunk == 0)
     plan.chunk = chunk;
@@ -545,7 +546,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
   const LaneRows of = rows == 1 ? lane_rows_ : LaneRows{};
   lane_rows_ = {};
   const int64_t n = of.rows * rows * width;
-  const LanePlan plan = lane_plan(of.rows * rows, width, fetch);
+  const LanePlan plan = lane_plan(of.rows * rows, width, fetch, of.jam);
   auto each_row = [&](const IndexFn &row, const char *name) {
     if (rows == 1)
       return row(i64(0));
@@ -591,7 +592,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
 // combined once after the loop.
 void KernelCodegen::reduce_lanes(int64_t n, const std::vector<LaneReduce> &reduces,
                                  const LaneValuesFn &body, bool fetch, bool to_l1) {
-  const int64_t chunk = lane_plan(lane_rows_.rows, n, fetch).chunk; // lane_loop's
+  const int64_t chunk = lane_plan(lane_rows_.rows, n, fetch, lane_rows_.jam).chunk; // lane_loop's
   auto free_order = [](const LaneReduce &r) {
     return r.kind != "sum" || !ir::is_float(r.k) || r.k == ScalarKind::F32 ||
            r.k == ScalarKind::F64;

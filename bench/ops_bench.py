@@ -17,7 +17,7 @@ Every row times the op and its anchor alternately (`--reps` times each) and repo
 that the neighbours' load on a shared host weighs on both alike; the memory-bound and GEMM rows
 do so in `--rounds` rounds over all their rows and report the round of the median fraction
 (every round's in the last column), so that a slow spell of the host weighs on one round of each
-row.
+row. Rows move between runs too (a large shared L3's state): compare runs, not rows of one.
 
 The triad `a = b + s c` is a TL kernel on the same device (same worker threads, same launch
 path): a one-line loop that the llvm-cpu backend fuses into one vector loop with non-temporal
@@ -486,9 +486,11 @@ def main():
     results, rooflines = {}, {}
 
     # Memory-bound ops against the triad, in rounds: every row once a round, so that a slow
-    # spell of the shared host falls on one round of each row, not on all of one row's timings
-    # (session 36's Xeon: softmax read 0.59 of the triad in the session's first table, 0.76-0.99
-    # in the next six, minutes apart).
+    # spell of the shared host falls on one round of each row, not on all of one row's timings,
+    # and the last column shows how far a row moves within the run. (Session 36's Xeon: the
+    # rounds of a row agreed to 0.01-0.05; between processes minutes apart whole groups of rows
+    # moved together by up to 0.3, softmax 0.59-0.99: the state of the L3 it shares with other
+    # tenants, which rounds within one run do not average out.)
     rows = memory_cases(a.scale, rng, tdev)
     triad = Triad(rows[0][3] // 12, a.device)  # add's element count: x's
     timed = []

@@ -638,6 +638,28 @@ kernel @gemv(%a: tensor<?x?xf32>, %w: tensor<?xf32>, %s: tensor<?xf32>, %y: tens
   for (int64_t i = 0; i < w.num_elements(); ++i)
     w.set(i, i % 7 == 0 ? 100.0 + i : u(rng)); // a wrong column is far off
   expect_same(sums, "gemv", {a, w, f32(24), f32(24)}, {}, {3, 1, 1}, -1e-6);
+
+  // Six rows a program: a group of four side by side (kJamRows) and the two left over. Fails if
+  // the leftover rows are skipped or read at the wrong offset (their sums and maxima then differ
+  // from the interpreter's), or a group's rows swap outputs.
+  const char *six = R"(
+kernel @six(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %si: tensor<?xi32>, %mf: tensor<?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %c6 = constant {value = 6} : i32
+  %r = mul %p, %c6 : i32
+  %z = constant {value = 0} : i32
+  %a = load %x, %r, %z : tile<6x1024xi32>
+  %s = reduce %a {axis = 1, kind = "sum"} : tile<6xi32>
+  store %si, %r, %s
+  %v = load %f, %r, %z : tile<6x1024xf32>
+  %m = reduce %v {axis = 1, kind = "max"} : tile<6xf32>
+  store %mf, %r, %m
+  return
+}
+)";
+  HostTensor x6 = random_tensor(ScalarKind::I32, {12, 1024}, rng);
+  HostTensor f6 = random_tensor(ScalarKind::F32, {12, 1024}, rng);
+  expect_same(six, "six", {x6, f6, HostTensor(ScalarKind::I32, {12}), f32(12)}, {}, {2, 1, 1});
 }
 
 // A float sum scan along rows in the default order (lower_row_scan_steps: 16 columns in log

@@ -266,8 +266,9 @@ __attribute__((target("avx512f"))) float row_max(const float *row) {
 // 36's Xeon: the next row's maximum taken while this row is scaled and stored, the row two
 // ahead fetched into L2. Fractions of triad_stream there, two threads, timed alternately: a
 // row's two loops one after the other 0.58, fetching 0.70, both 0.75-0.77 at 64 MiB; 0.58,
-// 0.68, 0.69 at 512 MiB; this benchmark (128 MiB) 0.70-0.71. So it bounds tl.ops' quantize (5
-// bytes an element, 0.62-0.81 of TL's triad in ops_bench.py that session) on a host.
+// 0.68, 0.69 at 512 MiB; this benchmark (128 MiB) 0.67-0.71. So it bounds tl.ops' quantize (5
+// bytes an element: 0.58-0.81 of TL's triad at 64 MiB in ops_bench.py that session, 0.67-0.68
+// at 512 MiB) on a host.
 __attribute__((target("avx512f,avx512bw"))) void
 quantize_rows(const float *x, int8_t *q, float *scales, int64_t lo, int64_t hi) {
   const __m512 low = _mm512_set1_ps(-127.0f);

@@ -581,37 +581,45 @@ kernel @sums(%f: tensor<?x?xf32>, %g: tensor<?x?xf32>, %s: tensor<?xf32>, %e: te
               {3, 1, 1}, -1e-6);
 }
 
-// Reductions along the rows of a 4 x 1024 block (gemv's and tl.ops' row sums and maxima): each
-// row a fetching chunk loop of running values per lane, combined in halves (session 34). Exact
-// for i32 sums and f32 maxima and minima (NaN, infinities, zeros of both signs), normwise 1e-6
-// against fp64 for f32 sums and a gemv (a row broadcast inlined into the product). Fails if rows
-// share or skip running values (a row's sum landing in another's), if a row's partial values do
-// not start from the identity, or if the broadcast row is read at the wrong column.
+// Reductions along the rows of 4 x 1024 and 6 x 1024 blocks (gemv's and tl.ops' row sums and
+// maxima): each row a fetching chunk loop of running values per lane, combined in halves (session
+// 34). Exact for i32 sums and f32 maxima and minima (NaN, infinities, zeros of both signs),
+// normwise 1e-6 against fp64 for f32 sums and a gemv (a row broadcast inlined into the product).
+// Fails if rows share or skip running values (a row's sum landing in another's), if a row's partial
+// values do not start from the identity, or if the broadcast row is read at the wrong column.
 TEST(LlvmCpu, RowReductionsMatchTheInterpreter) {
-  const char *exact = R"(
+  // 4 rows a program (one group side by side, kJamRows) and 6 (a group and two left over:
+  // fails if those are skipped or read at the wrong offset).
+  std::mt19937_64 rng(34);
+  auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
+  for (int64_t rows : {4, 6}) {
+    SCOPED_TRACE(rows);
+    std::string exact = R"(
 kernel @rows(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %si: tensor<?xi32>, %mf: tensor<?xf32>, %nf: tensor<?xf32>) {
   %p = program_id {axis = 0} : i32
-  %four = constant {value = 4} : i32
-  %r = mul %p, %four : i32
+  %rows = constant {value = R} : i32
+  %r = mul %p, %rows : i32
   %z = constant {value = 0} : i32
-  %a = load %x, %r, %z : tile<4x1024xi32>
-  %s = reduce %a {axis = 1, kind = "sum"} : tile<4xi32>
+  %a = load %x, %r, %z : tile<Rx1024xi32>
+  %s = reduce %a {axis = 1, kind = "sum"} : tile<Rxi32>
   store %si, %r, %s
-  %v = load %f, %r, %z : tile<4x1024xf32>
-  %m = reduce %v {axis = 1, kind = "max"} : tile<4xf32>
-  %n = reduce %v {axis = 1, kind = "min"} : tile<4xf32>
+  %v = load %f, %r, %z : tile<Rx1024xf32>
+  %m = reduce %v {axis = 1, kind = "max"} : tile<Rxf32>
+  %n = reduce %v {axis = 1, kind = "min"} : tile<Rxf32>
   store %mf, %r, %m
   store %nf, %r, %n
   return
 }
 )";
-  std::mt19937_64 rng(34);
-  HostTensor x = random_tensor(ScalarKind::I32, {12, 1024}, rng);
-  HostTensor f = random_tensor(ScalarKind::F32, {12, 1024}, rng);
-  set_special_rows(f, /*nan=*/5, /*inf=*/9, /*zeros=*/2);
-  auto f32 = [](int64_t n) { return HostTensor(ScalarKind::F32, {n}); };
-  expect_same(exact, "rows", {x, f, HostTensor(ScalarKind::I32, {12}), f32(12), f32(12)}, {},
-              {3, 1, 1});
+    for (const char *mark : {"<R", "= R}"})
+      for (size_t at; (at = exact.find(mark)) != std::string::npos;)
+        exact.replace(at + std::string(mark).find('R'), 1, std::to_string(rows));
+    HostTensor x = random_tensor(ScalarKind::I32, {12, 1024}, rng);
+    HostTensor f = random_tensor(ScalarKind::F32, {12, 1024}, rng);
+    set_special_rows(f, /*nan=*/5, /*inf=*/9, /*zeros=*/2);
+    expect_same(exact, "rows", {x, f, HostTensor(ScalarKind::I32, {12}), f32(12), f32(12)}, {},
+                {12 / rows, 1, 1});
+  }
 
   const char *sums = R"(
 kernel @gemv(%a: tensor<?x?xf32>, %w: tensor<?xf32>, %s: tensor<?xf32>, %y: tensor<?xf32>) {
@@ -638,28 +646,6 @@ kernel @gemv(%a: tensor<?x?xf32>, %w: tensor<?xf32>, %s: tensor<?xf32>, %y: tens
   for (int64_t i = 0; i < w.num_elements(); ++i)
     w.set(i, i % 7 == 0 ? 100.0 + i : u(rng)); // a wrong column is far off
   expect_same(sums, "gemv", {a, w, f32(24), f32(24)}, {}, {3, 1, 1}, -1e-6);
-
-  // Six rows a program: a group of four side by side (kJamRows) and the two left over. Fails if
-  // the leftover rows are skipped or read at the wrong offset (their sums and maxima then differ
-  // from the interpreter's), or a group's rows swap outputs.
-  const char *six = R"(
-kernel @six(%x: tensor<?x?xi32>, %f: tensor<?x?xf32>, %si: tensor<?xi32>, %mf: tensor<?xf32>) {
-  %p = program_id {axis = 0} : i32
-  %c6 = constant {value = 6} : i32
-  %r = mul %p, %c6 : i32
-  %z = constant {value = 0} : i32
-  %a = load %x, %r, %z : tile<6x1024xi32>
-  %s = reduce %a {axis = 1, kind = "sum"} : tile<6xi32>
-  store %si, %r, %s
-  %v = load %f, %r, %z : tile<6x1024xf32>
-  %m = reduce %v {axis = 1, kind = "max"} : tile<6xf32>
-  store %mf, %r, %m
-  return
-}
-)";
-  HostTensor x6 = random_tensor(ScalarKind::I32, {12, 1024}, rng);
-  HostTensor f6 = random_tensor(ScalarKind::F32, {12, 1024}, rng);
-  expect_same(six, "six", {x6, f6, HostTensor(ScalarKind::I32, {12}), f32(12)}, {}, {2, 1, 1});
 }
 
 // A float sum scan along rows in the default order (lower_row_scan_steps: 16 columns in log

@@ -93,7 +93,7 @@ void add_issue19_cases(std::vector<PrecisionCase> &out) {
     add_shapes(out, c, kElementwiseShapes);
   };
   for (const char *op : {"tan", "asin", "acos", "atan", "sinh", "cosh", "log1p", "expm1", "erfinv",
-                         "rint", "floor", "ceil", "trunc"})
+                         "ndtr", "rint", "floor", "ceil", "trunc"})
     for (ScalarKind f : floats)
       add(PrecisionKind::Unary, op, op, f, f);
   for (const char *op : {"minnum", "maxnum", "atan2", "fmod", "copysign"})

@@ -22,6 +22,15 @@ def test_activation_backward(act, dtype, device):
     check(got, ref.f64(dy) * ref.activation_grad(act, x, 0.05), "backward", dtype, n=1)
 
 
+def test_gelu_backward_in_the_lower_tail(device):
+    # Catches: Phi as 1/2 + erf / 2 (cancels for x < 0) or phi's e^(-x^2 / 2) of the rounded
+    # x^2 (x^2 / 2 ulp: 1.1e-6 at x = -6), with the tail alone carrying the norm.
+    x = np.linspace(-3.0, -9.0, 68).astype(np.float32).reshape(4, 17)
+    dy = np.ones_like(x)
+    got = ops.activation_backward("gelu", x, dy, device=device)
+    check(got, ref.f64(dy) * ref.activation_grad("gelu", x, 0.01), "backward", "f32", n=1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(37, 100), (3, 5000)])
 @pytest.mark.parametrize("log", [False, True])

@@ -18,8 +18,8 @@ from .errors import CompileError, TLRuntimeError
 from .language import (constexpr, tensor, program_id, num_programs, arange, full, zeros,
                        zeros_like, load, store, gather, scatter, atomic_add, reshape, trans,
                        expand_dims, broadcast_to, exp, exp2, log, log2, sqrt, rsqrt, tanh, erf,
-                       sigmoid, sin, cos, abs, maximum, minimum, fma, where, cast, cdiv, dot, sum,
-                       max, min, argmax, cumsum, cummax, cummin, print, device_assert, range,
+                       ndtr, sigmoid, sin, cos, abs, maximum, minimum, fma, where, cast, cdiv, dot,
+                       sum, max, min, argmax, cumsum, cummax, cummin, print, device_assert, range,
                        static_range, floor, ceil, clamp, PropagateNan, static_assert,
                        static_print)
 from . import math

@@ -276,6 +276,11 @@ exp, exp2, log, log2, sqrt, rsqrt, tanh, erf, sigmoid, sin, cos = (
     _math(n) for n in ("tan", "asin", "acos", "atan", "sinh", "cosh", "log1p", "expm1", "erfinv",
                        "rint", "floor", "ceil", "trunc"))
 
+# Phi(x) = erfc(-x / sqrt 2) / 2, the standard normal distribution function (SciPy's and
+# torch.special's name; libdevice's normcdf, tl.math.normcdf): relatively accurate in the lower
+# tail, where 1/2 + erf(x / sqrt 2) / 2 cancels. The exact GELU is x ndtr(x).
+ndtr = _math("ndtr")
+
 
 def _class_test(name):
     def fn(x):

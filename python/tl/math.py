@@ -13,5 +13,7 @@
 """
 from .language import (exp, exp2, log, log2, sqrt, rsqrt, tanh, erf, sigmoid, sin, cos, abs,
                        fma, maximum, minimum, clamp, tan, asin, acos, atan, atan2, sinh, cosh,
-                       log1p, expm1, erfinv, rint, floor, ceil, trunc, isnan, isinf, isfinite,
-                       fmod, copysign, popc, clz, cdiv)
+                       log1p, expm1, erfinv, ndtr, rint, floor, ceil, trunc, isnan, isinf,
+                       isfinite, fmod, copysign, popc, clz, cdiv)
+
+normcdf = ndtr  # libdevice's name

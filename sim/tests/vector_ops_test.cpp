@@ -463,6 +463,8 @@ std::vector<std::pair<std::string, F3>> later_f32_ops() {
       {"v.log1p r10, r1", d(std::log1p)},
       {"v.expm1 r10, r1", d(std::expm1)},
       {"v.erfinv r10, r1", num1(num::UnOp::Erfinv)},
+      {"v.ndtr r10, r1",
+       [](float x, float, float) { return canon_d(std::erfc(-double(x) * M_SQRT1_2) / 2); }},
       {"v.rint r10, r1", [](float x, float, float) { return canon(std::nearbyint(x)); }},
       {"v.floor r10, r1", [](float x, float, float) { return canon(std::floor(x)); }},
       {"v.ceil r10, r1", [](float x, float, float) { return canon(std::ceil(x)); }},

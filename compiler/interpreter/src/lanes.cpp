@@ -327,6 +327,9 @@ Lane LaneOp::apply_float(const Lane *a) const {
   case Opcode::Erfinv: // no libm function: the fp64 reference's
     r = tl::ref::unary(tl::ref::UnaryMath::Erfinv, x);
     break;
+  case Opcode::Ndtr: // erfc(-x / sqrt 2) / 2 with the argument's rounding corrected
+    r = tl::ref::unary(tl::ref::UnaryMath::Ndtr, x);
+    break;
   case Opcode::Rint: // ties to even whatever the host's rounding mode
     r = tl::ref::unary(tl::ref::UnaryMath::Rint, x);
     break;

@@ -404,6 +404,7 @@ TEST(Interpreter, NewMathSpecialValuesAreExact) {
     EXPECT_TRUE(same(run_op("expm1", f, f, {{-kInf, kInf, -0.0}}), {-1, kInf, -0.0}));
     EXPECT_TRUE(same(run_op("erfinv", f, f, {{1, -1, 1.5, -0.0, 0, -kInf}}),
                      {kInf, -kInf, kNaN, -0.0, 0, kNaN}));
+    EXPECT_TRUE(same(run_op("ndtr", f, f, {{-kInf, kInf, 0, -0.0, kNaN}}), {0, 1, 0.5, 0.5, kNaN}));
     // Values are rounded to the type: asin(1) = pi/2 rounded.
     const double half_pi = run_op("add", f, f, {{M_PI_2}, {0}})[0];
     EXPECT_TRUE(same(run_op("asin", f, f, {{2, -2, -0.0, 1}}), {kNaN, kNaN, -0.0, half_pi}));
@@ -478,6 +479,13 @@ TEST(Interpreter, NewMathRoundsOnceAndReferenceModeDoesNot) {
             double(float(0.4769362762044699)));
   EXPECT_NEAR(run_op("erfinv", ScalarKind::F32, ScalarKind::F32, {{0.5}}, true)[0],
               0.4769362762044699, 1e-16);
+  // ndtr(-5.5) = 1.8989562465887719e-8 (mpmath): rounded once to f32 (1/2 + erf / 2 in f32 is
+  // 6x off here), every digit in fp64 mode.
+  EXPECT_EQ(run_op("ndtr", ScalarKind::F32, ScalarKind::F32, {{-5.5}})[0],
+            double(float(1.8989562465887719e-8)));
+  EXPECT_NEAR(run_op("ndtr", ScalarKind::F32, ScalarKind::F32, {{-5.5}}, true)[0] /
+                  1.8989562465887719e-8,
+              1.0, 1e-15);
 }
 
 TEST(Fold, UsesInterpreterSemantics) {

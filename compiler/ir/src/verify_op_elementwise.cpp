@@ -35,6 +35,7 @@ size_t arity(Opcode code) {
   case Opcode::Log1p:
   case Opcode::Expm1:
   case Opcode::Erfinv:
+  case Opcode::Ndtr:
   case Opcode::Rint:
   case Opcode::Floor:
   case Opcode::Ceil:

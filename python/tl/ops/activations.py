@@ -11,11 +11,10 @@ def activate(x, ACT: tl.constexpr, alpha=0.01):
     """`x` (an f32 tile) through the activation named ACT; `alpha`: leaky_relu's slope."""
     if ACT == "relu":
         x = tl.maximum(x, 0.0)
-    elif ACT == "gelu":  # exact: x Phi(x) = x (1/2 + erf(x / sqrt 2) / 2): an fma and a
-        # multiply where 0.5 x (1 + erf) took three (a vector pass each on the tnpu); x, a load,
-        # is read twice in llvm-cpu's fused loop, where h = x / 2 read twice (h + h erf) was a
-        # tile of its own, computed in a pass before it (GELU erf 0.41 -> see bench/README.md, s16)
-        x = x * tl.fma(tl.erf(x * 0.7071067811865476), 0.5, 0.5)
+    elif ACT == "gelu":  # exact: x Phi(x). Phi is the IR's ndtr, not 1/2 + erf(x / sqrt 2) / 2,
+        # which cancels for x < 0 (8e-5 relative at x = -3.4, 6x off at -5.5: issue 18, s36-37);
+        # one op, so llvm-cpu's fused loop reads x twice and nothing else (see bench/README.md)
+        x = x * tl.ndtr(x)
     elif ACT == "gelu_tanh":
         # 0.5 x (1 + tanh(u)) = x sigmoid(2u): one exp and a division where tanh costs both
         # of its branches per lane on llvm-cpu (GELU tanh 0.28 -> see bench/README.md, s12);

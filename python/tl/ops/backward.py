@@ -19,9 +19,12 @@ def activate_grad(x, ACT: tl.constexpr, alpha=0.01):
     """d ACT(x) / dx for an f32 tile x."""
     if ACT == "relu":
         g = tl.where(x > 0.0, 1.0, 0.0)
-    elif ACT == "gelu":  # Phi(x) + x phi(x)
-        g = (0.5 * (1.0 + tl.erf(x * 0.7071067811865476))
-             + x * 0.3989422804014327 * tl.exp(-0.5 * x * x))
+    elif ACT == "gelu":  # Phi(x) + x phi(x), both relatively accurate in the lower tail: Phi
+        # as ndtr (1/2 + erf / 2 cancels there), phi = e^(-x^2 / 2) / sqrt(2 pi) with x^2 = h + l
+        # split exactly, e^(-h / 2) (1 - l / 2) (the rounding of x^2 alone costs x^2 / 2 ulp)
+        h = x * x
+        g = tl.ndtr(x) + x * (0.3989422804014327 * tl.exp(-0.5 * h)) * (
+            1.0 - 0.5 * tl.fma(x, x, -h))
     elif ACT == "gelu_tanh":
         u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
         t = tl.tanh(u)

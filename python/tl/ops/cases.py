@@ -28,20 +28,20 @@ COLUMNS = ("name", "shape", "grid", "args", "tolerance", "terms", "cond", "flops
 
 
 # The vector work of one element of each op (attention: of one query-key pair), as the
-# roofline counts it: (simple vector operations, exponentials, special functions: erf, tanh,
-# sigmoid). Special functions have a rate of their own where a datasheet declares one (the
-# TNPU's v.erf / v.tanh / v.sigmoid take twice v.exp's passes); elsewhere they are priced as
-# exponentials. Each op is counted as its kernel's cheapest form needs it: GELU is x times an fma
-# of erf(x / sqrt 2) (activations.py), the tanh form x sigmoid(x fma(x^2, a, b)), SiLU x
+# roofline counts it: (simple vector operations, exponentials, special functions: erf, ndtr,
+# tanh, sigmoid). Special functions have a rate of their own where a datasheet declares one (the
+# TNPU's v.erf / v.ndtr / v.tanh / v.sigmoid take twice v.exp's passes); elsewhere they are
+# priced as exponentials. Each op is counted as its kernel's cheapest form needs it: GELU is x
+# times ndtr(x) (activations.py), the tanh form x sigmoid(x fma(x^2, a, b)), SiLU x
 # sigmoid(x), SwiGLU and GeGLU that times `up`. The cases below and bench/ops_bench.py's rows count
 # their work from here alone, so the kit and the benchmark bound an op alike. Ops that only move
 # data (transpose, concat, embedding) have none.
 WORK = {
     **{op: (1, 0, 0) for op in ("add", "sub", "mul", "div", "relu", "leaky_relu", "dequantize",
                                 "sum", "mean", "max", "min", "argmax", "cumsum")},
-    "gelu": (3, 0, 1), "gelu_tanh": (4, 0, 1), "silu": (1, 0, 1),
+    "gelu": (1, 0, 1), "gelu_tanh": (4, 0, 1), "silu": (1, 0, 1),
     "sigmoid": (0, 0, 1), "tanh": (0, 0, 1),
-    "swiglu": (2, 0, 1), "geglu": (4, 0, 1),
+    "swiglu": (2, 0, 1), "geglu": (2, 0, 1),
     "softmax": (4, 1, 0), "log_softmax": (4, 1, 0),
     # layernorm: the mean's sum, the subtraction, the square and its sum, times 1 / sigma,
     # times the weight, plus the bias; rmsnorm: no mean and no bias
@@ -122,7 +122,7 @@ def case_of(spec):
             vops, exps, specials = work(act, e)
         elif k == "activation_grad_kernel":
             c.t((m, n)), c.t((m, n)), c.t((m, n), "nan"), c.s(0.01)
-            # gelu's derivative: Phi(x) (erf) plus x phi(x) (an exponential)
+            # gelu's derivative: Phi(x) (ndtr) plus x phi(x) (an exponential)
             tol, vops = "backward", 6 * e
             specials, exps = special(cx["ACT"], e), (e if cx["ACT"] == "gelu" else 0)
         else:  # dequantize: int8 q over its whole range, fp8 q random in [-1, 1)

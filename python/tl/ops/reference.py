@@ -23,7 +23,13 @@ def f64(a):
     return bf16.to_float32(a).astype(np.float64) if bf16.is_bf16(a) else a.astype(np.float64)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def ndtr(x):
+    """Phi(x) = erfc(-x / sqrt 2) / 2 in float64: relatively accurate in the lower tail, where
+    1/2 + erf(x / sqrt 2) / 2 cancels (to 0 below x = -8.3 in float64)."""
+    return 0.5 * _erfc(-f64(x) / math.sqrt(2))
 
 
 def activation(act, x, alpha=0.01):
@@ -31,7 +37,7 @@ def activation(act, x, alpha=0.01):
     if act == "relu":
         return np.maximum(x, 0)
     if act == "gelu":
-        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+        return x * ndtr(x)
     if act == "gelu_tanh":
         return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
     if act == "silu":
@@ -195,7 +201,7 @@ def activation_grad(act, x, alpha=0.01):
     if act == "relu":
         return (x > 0).astype(np.float64)
     if act == "gelu":
-        return 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        return ndtr(x) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
     if act == "gelu_tanh":
         k = math.sqrt(2 / math.pi)
         t = np.tanh(k * (x + 0.044715 * x ** 3))

@@ -41,6 +41,7 @@ VecKind vec_kind(Opcode op) {
   case Opcode::VLog1p:
   case Opcode::VExpm1:
   case Opcode::VErfinv:
+  case Opcode::VNdtr:
   case Opcode::VRint:
   case Opcode::VFloor:
   case Opcode::VCeil:
@@ -184,6 +185,8 @@ num::UnOp un_op(Opcode op) {
     return num::UnOp::Expm1;
   case Opcode::VErfinv:
     return num::UnOp::Erfinv;
+  case Opcode::VNdtr:
+    return num::UnOp::Ndtr;
   case Opcode::VRint:
     return num::UnOp::Rint;
   case Opcode::VFloor:
@@ -254,6 +257,7 @@ uint64_t passes(Opcode op, const VectorConfig &vc) {
   case Opcode::VLog1p:
   case Opcode::VExpm1:
   case Opcode::VErfinv:
+  case Opcode::VNdtr:
     return vc.transcendental_passes;
   default:
     return 1;

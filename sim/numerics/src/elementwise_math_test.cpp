@@ -99,6 +99,7 @@ const MathCase kCases[] = {
     {UnOp::Log1p, "log1p", [](long double x) { return std::log1p(x); }, -1, 10, 2},
     {UnOp::Expm1, "expm1", [](long double x) { return std::expm1(x); }, -20, 89, 3},
     {UnOp::Erfinv, "erfinv", erfinv_ref, -1, 1, 8},
+    {UnOp::Ndtr, "ndtr", [](long double x) { return erfcl(-x / sqrtl(2.0L)) / 2; }, -15, 9, 8},
 };
 
 /// Special inputs every function sees: zeros, ones, halves, the extremes, subnormals, inf, NaN.

@@ -1,8 +1,8 @@
 // Issue 19's elementwise ops compiled by the tnpu target and run on npusim, checked against
 // fp64 (long double) <cmath> on the host, not against the interpreter: transcendental ops within
 // tl-conform's ULP bounds (f32: tan 5, asin 4, acos 4, atan 5, atan2 6, sinh 4, cosh 4, log1p 2,
-// expm1 3, erfinv 8; f16 / bf16: 2) on every f16 / bf16 input and 64 Ki f32 samples with the
-// special values, which must be exact (C99 Annex F); rint floor ceil trunc, class tests, minnum
+// expm1 3, erfinv 8, ndtr 8; f16 / bf16: 2) on every f16 / bf16 input and 64 Ki f32 samples with
+// the special values, which must be exact (C99 Annex F); rint floor ceil trunc, class tests, minnum
 // maxnum copysign fmod clamp popcount clz bit-exact; f32 and integer scalars; f64 rejected.
 // SPDX-License-Identifier: Apache-2.0
 #include "ops_test_support.h"
@@ -119,15 +119,17 @@ struct Unary {
 };
 
 TEST(NpusimLaterOps, TranscendentalWithinTheirUlpBounds) {
-  const Unary ops[] = {{"tan", [](long double x) { return std::tan(x); }, -10, 10, 5},
-                       {"asin", [](long double x) { return std::asin(x); }, -1, 1, 4},
-                       {"acos", [](long double x) { return std::acos(x); }, -1, 1, 4},
-                       {"atan", [](long double x) { return std::atan(x); }, -20, 20, 5},
-                       {"sinh", [](long double x) { return std::sinh(x); }, -90, 90, 4},
-                       {"cosh", [](long double x) { return std::cosh(x); }, -90, 90, 4},
-                       {"log1p", [](long double x) { return std::log1p(x); }, -1, 10, 2},
-                       {"expm1", [](long double x) { return std::expm1(x); }, -20, 89, 3},
-                       {"erfinv", erfinv_ref, -1, 1, 8}};
+  const Unary ops[] = {
+      {"tan", [](long double x) { return std::tan(x); }, -10, 10, 5},
+      {"asin", [](long double x) { return std::asin(x); }, -1, 1, 4},
+      {"acos", [](long double x) { return std::acos(x); }, -1, 1, 4},
+      {"atan", [](long double x) { return std::atan(x); }, -20, 20, 5},
+      {"sinh", [](long double x) { return std::sinh(x); }, -90, 90, 4},
+      {"cosh", [](long double x) { return std::cosh(x); }, -90, 90, 4},
+      {"log1p", [](long double x) { return std::log1p(x); }, -1, 10, 2},
+      {"expm1", [](long double x) { return std::expm1(x); }, -20, 89, 3},
+      {"erfinv", erfinv_ref, -1, 1, 8},
+      {"ndtr", [](long double x) { return erfcl(-x / sqrtl(2.0L)) / 2; }, -15, 9, 8}};
   std::mt19937 rng(19);
   for (ScalarKind k : kFloats)
     for (const Unary &u : ops) {

@@ -180,6 +180,8 @@ private:
   /// 1/2)); u = x / sqrt 2 as GELU's product by 0.70710677 is folded into the rational.
   llvm::Value *gelu_phi_f32(llvm::Value *u);
   llvm::Value *tanh_f32(llvm::Value *x);
+  llvm::Value *ndtr_f32(llvm::Value *x);
+  llvm::Value *ndtr_f64(llvm::Value *x);
   llvm::Value *erfinv(llvm::Value *x);
   llvm::Value *int_lane(const ir::Operation &op, ir::ScalarKind k, std::vector<llvm::Value *> a,
                         llvm::Value *lane);

@@ -784,6 +784,7 @@ int lane_cost(const ir::Operation &op) {
   case Opcode::Log:
   case Opcode::Log2:
   case Opcode::Erf:
+  case Opcode::Ndtr:
   case Opcode::Tanh:
   case Opcode::Sigmoid:
   case Opcode::Sin:

@@ -1237,6 +1237,98 @@ void for_each_lowering(
   }
 }
 
+/// Phi(x) in long double (its argument's rounding: 2 z^2 2^-64, 2e-17 at f32's far tail).
+long double ndtr_exact(long double x) { return erfcl(-x / sqrtl(2.0L)) / 2; }
+
+// ndtr in f32 (codegen_elementwise.cpp ndtr_f32: e^(-a^2 / 2) times a rational, 1 - that for
+// x > 0) against long double: every 2^-10th f32 bit pattern, dense over [-15, 10], where Phi
+// turns subnormal (-13.2) and rounds to 0 (-14.1), the clamp at 14.5, the special values. Within
+// 7 ulp (tl-conform's f32 bound: 8; tools/fit_rational.py's emulation: 6.0) and 5e-7 relative
+// where Phi is normal (the GELU contract's margin: 1/2 + erf / 2 is 8e-5 off at x = -3.4, 6x at
+// -5.5). Fails: a coefficient wrong, the tails swapped, the exact split of a^2 dropped (1.5e-6 at
+// -5, 6e-6 at -14), a clamp that makes inf a NaN, a NaN not kept, a result outside [0, 1].
+TEST(LlvmCpu, InlineNdtrF32IsWithinItsBound) {
+  std::vector<float> in = f32_sweep(10);
+  for (float f : {0.0f, -0.0f, 14.5f, -14.5f, std::nextafter(-14.5f, 0.0f), -14.6f, -13.2f, -14.1f,
+                  1e-30f, -1e-40f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN})
+    in.push_back(f);
+  for (float f = -15.0f; f < 10.0f; f += 1.0f / 4096)
+    in.push_back(f);
+  in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
+  for_each_lowering(
+      *parse_ok(unary_f32_kernel("ndtr")), in,
+      [&](const std::string &lowering, const std::vector<float> &out) {
+        double worst = 0, worst_rel = 0;
+        for (size_t i = 0; i < in.size(); ++i) {
+          if (std::isnan(in[i])) {
+            ASSERT_TRUE(std::isnan(out[i])) << lowering;
+            continue;
+          }
+          const double ref = double(ndtr_exact(in[i]));
+          ASSERT_TRUE(out[i] >= 0.0f && out[i] <= 1.0f)
+              << lowering << ": ndtr(" << in[i] << ") = " << out[i];
+          const double ulp = f32_ulp(float(ref)), err = std::abs(out[i] - ref);
+          worst = std::max(worst, err / ulp);
+          ASSERT_LE(err, 7 * ulp) << lowering << ": ndtr(" << in[i] << ") = " << out[i];
+          if (ref >= 0x1p-126) {
+            worst_rel = std::max(worst_rel, err / ref);
+            ASSERT_LE(err, 5e-7 * ref) << lowering << ": ndtr(" << in[i] << ")";
+          }
+        }
+        std::printf("ndtr f32 (%s): max error %.3f ulp, %.3g relative over %zu values\n",
+                    lowering.c_str(), worst, worst_rel, in.size());
+      });
+}
+
+// ndtr in f64 (ndtr_f64: SLEEF's erfc of the rounded argument, corrected to first order by
+// erfc's slope) against long double over both tails, out to where Phi underflows (-38.5):
+// within 4 ulp. Fails: the correction dropped (1400 ulp at -37) or of the wrong sign, inf not 0
+// or 1, a NaN not kept.
+TEST(LlvmCpu, NdtrF64IsWithinItsBound) {
+  auto m = parse_ok(R"(
+kernel @f(%x: tensor<?xf64>, %o: tensor<?xf64>) {
+  %pid = program_id {axis = 0} : i32
+  %n = constant {value = 1024} : i32
+  %off = mul %pid, %n : i32
+  %t = load %x, %off : tile<1024xf64>
+  %e = ndtr %t : tile<1024xf64>
+  store %o, %off, %e
+  return
+}
+)");
+  std::vector<double> in;
+  for (double x = -39.0; x < 9.0; x += 1.0 / 512)
+    in.push_back(x + 1e-7 * std::sin(x * 977)); // off the grid, so arguments round
+  for (double x : {0.0, -0.0, 40.0, -40.0, 41.0, -41.0, -1e300, 1e300, double(INFINITY),
+                   -double(INFINITY), double(NAN)})
+    in.push_back(x);
+  in.resize((in.size() + 1023) / 1024 * 1024, 0.0);
+  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
+    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
+    std::string error;
+    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
+    ASSERT_TRUE(prog) << error;
+    std::vector<double> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 1024), "");
+    double worst = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::isnan(in[i])) {
+        ASSERT_TRUE(std::isnan(out[i]));
+        continue;
+      }
+      const long double ref = ndtr_exact(in[i]);
+      const double r = double(ref);
+      const double ulp = std::max(std::nextafter(std::abs(r), double(INFINITY)) - std::abs(r),
+                                  std::numeric_limits<double>::denorm_min());
+      const double err = double(std::abs(out[i] - ref));
+      worst = std::max(worst, err / ulp);
+      ASSERT_LE(err, 4 * ulp) << "ndtr(" << in[i] << ") = " << out[i] << ", not " << r;
+    }
+    std::printf("ndtr f64 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
+                in.size());
+  }
+}
+
 // The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit
 // pattern (4M values spanning all exponents and signs) and the edges of the range.
 TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {

@@ -3,13 +3,19 @@
 # measures them as f32 code computes them: f(x) = x P(s) / Q(s), s = x^2, x clamped to [-c, c],
 # P and Q by Horner's rule with FMAs (emulated in float64, then rounded to float32).
 # SPDX-License-Identifier: Apache-2.0
-"""Usage: python fit_rational.py erf|tanh M N C  (degrees of P and Q in s, the clamp C).
+"""Usage: python fit_rational.py erf|tanh M N C  (degrees of P and Q in s, the clamp C);
+python fit_rational.py ndtr M N A  (degrees of P and Q in a = |x|, the clamp A).
 
 `erf 5 5 3.925` gives erf_f32's coefficients (1.9e-8 relative before rounding to f32; 5.9 ulp
 near erf = 1 in this emulation on its grid of 2.2M points up to 4.925, where the compiled code
 measured 5.2 over LlvmCpu.InlineErfAndTanhF32AreWithinTheirBounds's 4.3M inputs). Fitting: Sanathanan-Koerner iteration on the relative error of
 f(x) / x, then Lawson reweighting toward its minimax; Q(0) = 1. A real root of Q in [0, C^2]
-(a pole) is reported: tanh's fits of degree 5 and 6 have one."""
+(a pole) is reported: tanh's fits of degree 5 and 6 have one.
+
+`ndtr 4 5 14.5` gives ndtr_f32's: Phi(-a) = e^(-a^2 / 2) m(a), m(a) = Phi(-a) e^(a^2 / 2) (Mills'
+ratio over sqrt(2 pi)) ~ P(a) / Q(a), 5.9e-9 relative before rounding, all coefficients positive;
+measured as ndtr_f32 computes it (a^2 split exactly by an FMA, e^(-a^2 / 2) correctly rounded,
+1 - Phi(-a) for x > 0): 6.0 ulp at x = -6.76, 4.1e-7 relative."""
 import math
 import sys
 
@@ -59,8 +65,48 @@ def f32_eval(x, p, q, c):
     return np.minimum(np.maximum(r, F32(-1)), F32(1))
 
 
+def fma32(a, b, d):
+    return (a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)).astype(F32)
+
+
+def horner32(cs, v):
+    """cs lowest power first, by FMAs rounded to f32."""
+    r = np.full_like(v, F32(cs[-1]))
+    for k in cs[-2::-1]:
+        r = fma32(r, v, np.full_like(v, F32(k)))
+    return r
+
+
+def ndtr_main(m, n, amax):
+    g = np.vectorize(lambda a: 0.5 * math.erfc(a / math.sqrt(2)) * math.exp(a * a / 2))
+    e, p, q = fit(g, amax, m, n, iters=60)  # in a itself: fit() names its variable s
+    x = np.concatenate([np.linspace(-amax - 1, amax + 1, 3000001),
+                        -np.geomspace(1e-30, amax + 1, 300001),
+                        np.geomspace(1e-30, amax + 1, 300001)]).astype(F32)
+    a = np.minimum(np.abs(x), F32(amax))
+    h = (a * a).astype(F32)
+    lo = fma32(a, a, -h)
+    ex = np.exp(-(h / F32(2)).astype(np.float64)).astype(F32)
+    ex = fma32(ex, (lo * F32(-0.5)).astype(F32), ex)
+    tail = ((ex * horner32(p, a)).astype(F32) / horner32(q, a)).astype(F32)
+    got = np.where(x < 0, tail, (F32(1) - tail).astype(F32)).astype(np.float64)
+    ref = 0.5 * np.vectorize(math.erfc)(-x.astype(np.float64) / math.sqrt(2))
+    r32 = ref.astype(F32)
+    ulp = np.maximum((np.nextafter(r32, F32(np.inf)) - r32).astype(np.float64), 2.0**-149)
+    err = np.abs(got - ref) / ulp
+    i = int(np.argmax(err))
+    normal = ref > 2.0**-126
+    rel = np.max(np.abs(got - ref)[normal] / ref[normal])
+    print(f"ndtr P degree {m}, Q degree {n}, clamp {amax}: relative error {e:.3g} before rounding; "
+          f"f32: {err[i]:.2f} ulp at x = {x[i]!r}, {rel:.2g} relative")
+    print("P (highest first):", [float(F32(v)) for v in p[::-1]])
+    print("Q (highest first):", [float(F32(v)) for v in q[::-1]])
+
+
 def main():
     fn, m, n, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+    if fn == "ndtr":
+        return ndtr_main(m, n, c)
     f = {"erf": math.erf, "tanh": math.tanh}[fn]
     g0 = 2 / math.sqrt(math.pi) if fn == "erf" else 1.0
     g = np.vectorize(lambda s: f(math.sqrt(s)) / math.sqrt(s) if s > 0 else g0)

@@ -410,7 +410,8 @@ llvm::Value *KernelEmitter::float_op(const ir::Operation &op, ScalarKind k,
       {Opcode::Tan, "tan"},     {Opcode::Asin, "asin"},   {Opcode::Acos, "acos"},
       {Opcode::Atan, "atan"},   {Opcode::Sinh, "sinh"},   {Opcode::Cosh, "cosh"},
       {Opcode::Log1p, "log1p"}, {Opcode::Expm1, "expm1"}, {Opcode::Erfinv, "erfinv"},
-      {Opcode::Atan2, "atan2"}, {Opcode::Fmod, "fmod"}}; // fmod: exact, C's special values
+      {Opcode::Atan2, "atan2"}, {Opcode::Fmod, "fmod"}, // fmod: exact, C's special values
+      {Opcode::Ndtr, "normcdf"}};                       // Phi: CUDA's normcdff / normcdf (5 ulp)
   for (auto [code, name] : kLibdevice)
     if (code == op.opcode()) {
       llvm::Value *r = libdevice(name, k, a);

@@ -83,6 +83,8 @@ isa::Opcode vector_opcode(Opcode op) {
     return V::VExpm1;
   case Opcode::Erfinv:
     return V::VErfinv;
+  case Opcode::Ndtr:
+    return V::VNdtr;
   case Opcode::Rint:
     return V::VRint;
   case Opcode::Floor:

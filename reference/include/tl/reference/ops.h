@@ -38,7 +38,9 @@ void rmsnorm_rows(int64_t rows, int64_t cols, const double *x, const double *gam
 
 /// Rsqrt is 1/sqrt(x); Sigmoid is 1/(1+exp(-x)), evaluated without overflow. Rint rounds to the
 /// nearest integral value, ties to even. Erfinv is the inverse of erf on [-1, 1] (+-inf at +-1,
-/// NaN outside), good to about 2 ulp of f64; the rest follow the C library.
+/// NaN outside), good to about 2 ulp of f64. Ndtr is the standard normal distribution function
+/// Phi(x) = erfc(-x / sqrt 2) / 2, good to a few ulp of f64 in both tails (the argument's rounding
+/// is corrected to first order); the rest follow the C library.
 enum class UnaryMath {
   Exp,
   Exp2,
@@ -65,7 +67,8 @@ enum class UnaryMath {
   Rint,
   Floor,
   Ceil,
-  Trunc
+  Trunc,
+  Ndtr
 };
 double unary(UnaryMath op, double x);
 void unary(UnaryMath op, int64_t n, const double *x, double *y);

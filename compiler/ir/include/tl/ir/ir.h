@@ -26,9 +26,12 @@
 //   float type; fmod(x, y) = x - trunc(x / y) * y computed exactly (the sign of x; NaN for y = 0);
 //   copysign(x, y) = |x| with y's sign bit. These, abs, neg and the class tests isnan, isinf and
 //   isfinite (float in, i1 out) are exact. Transcendental math (exp ... cos, tan, asin, acos, atan,
-//   atan2(y, x), sinh, cosh, log1p, expm1, erfinv) is within the ULP bound that tl-conform's
-//   tolerance table states per op and type, and exact at the C99 Annex F special values (e.g.
-//   log1p(-1) = -inf, erfinv(+-1) = +-inf, |x| > 1 gives NaN for asin/acos/erfinv).
+//   atan2(y, x), sinh, cosh, log1p, expm1, erfinv, ndtr) is within the ULP bound that
+//   tl-conform's tolerance table states per op and type, and exact at the C99 Annex F special
+//   values (e.g. log1p(-1) = -inf, erfinv(+-1) = +-inf, |x| > 1 gives NaN for asin/acos/erfinv).
+//   ndtr(x) = Phi(x) = erfc(-x / sqrt 2) / 2, the standard normal distribution function (0 at
+//   -inf, 1 at inf): relatively accurate in the lower tail, where 1/2 + erf(x / sqrt 2) / 2
+//   cancels (the exact GELU is x ndtr(x)).
 //   popcount, clz (integers, not i1): set bits, leading zeros (clz(0) = bit width), same type.
 // - load reads a tile at element offsets of a tensor; lanes outside the tensor read `padding`.
 //   store writes only the lanes inside the tensor. gather/scatter/atomic_add take one index tile

@@ -159,7 +159,8 @@ namespace tl::npu::isa {
   X(VMinnum, "v.minnum", "r,r,r")                                                                  \
   X(VAtan2, "v.atan2", "r,r,r")                                                                    \
   X(VFmod, "v.fmod", "r,r,r")                                                                      \
-  X(VCopysign, "v.copysign", "r,r,r")
+  X(VCopysign, "v.copysign", "r,r,r")                                                              \
+  X(VNdtr, "v.ndtr", "r,r")
 
 enum class Opcode : uint8_t {
 #define TL_NPU_ENUM(name, mnemonic, operands) name,

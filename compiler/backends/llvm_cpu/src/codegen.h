@@ -172,6 +172,10 @@ private:
   /// e^x; `base2`: x is given as x log2(e) (e^x = 2^x'), for a caller that folded log2(e) into
   /// its own constants.
   llvm::Value *exp_f32(llvm::Value *x, ExpRange range = ExpRange::Full, bool base2 = false);
+  /// e^(r_scale r) 2^nf for an argument exp_f32 has reduced (r_scale r within +-ln2 / 2, nf
+  /// integral or NaN): exp_f32's polynomial (its coefficients scaled by powers of r_scale) and
+  /// power of two; `range` as exp_f32's (Full: nf within [-152, 129]).
+  llvm::Value *exp_reduced_f32(llvm::Value *r, llvm::Value *nf, ExpRange range, double r_scale = 1);
   llvm::Value *erf_f32(llvm::Value *x);
   /// For sigmoid(v) with v = x * fma(m, B, A), B and A constants (the tanh GELU's argument):
   /// -v log2(e) computed as x * fma(m, -B log2 e, -A log2 e); else nullptr.

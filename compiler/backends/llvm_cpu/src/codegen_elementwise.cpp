@@ -399,11 +399,13 @@ llvm::Value *KernelCodegen::gelu_phi_f32(llvm::Value *u) {
 // a = |x|, Phi(-a) = e^(-a^2 / 2) m(a), m(a) = Phi(-a) e^(a^2 / 2) (Mills' ratio over sqrt(2 pi),
 // smooth from 1/2 at 0 to ~1 / (a sqrt(2 pi))) ~ P(a) / Q(a) of degrees 4 and 5 with positive
 // coefficients (5.9e-9 relative over [0, 14.5]; tools/fit_rational.py ndtr 4 5 14.5); x > 0 takes
-// 1 - Phi(-a) (at most 1/2 taken from 1: no cancellation). a^2 = h + l exactly (an FMA), so
-// e^(-a^2 / 2) = e^(-h / 2) (1 - l / 2) carries no rounding of its argument, which 1/2 +
-// erf(x / sqrt 2) / 2 (gelu_phi_f32) and erfc(-x / sqrt 2) / 2 both do (2 z^2 ulp: 1.5e-6 at
-// x = -5). Past a = 14.5 Phi(-a) rounds to 0 (inf gives 0 and 1; NaN stays: ordered compares).
-// Measured: LlvmCpu.InlineNdtrF32IsWithinItsBound (the script's emulation: 6.0 ulp, 4.1e-7).
+// 1 - Phi(-a) (at most 1/2 taken from 1: no cancellation). The exponential's argument is never
+// rounded: a^2 is reduced by n 2 ln2 inside one FMA (below), where 1/2 + erf(x / sqrt 2) / 2
+// (gelu_phi_f32) and erfc(-x / sqrt 2) / 2 both round theirs (2 z^2 ulp: 1.5e-6 at x = -5).
+// Past a = 14.5 Phi(-a) rounds to 0 (inf gives 0 and 1; NaN stays: ordered compares).
+// Measured: LlvmCpu.InlineNdtrF32IsWithinItsBound (4.8 ulp, 3.4e-7 relative). Cost: 29 vector
+// instructions a lane group where the erf form took 17; on session 37's Xeon (one 512-bit FMA
+// unit) GELU is bound by them (bench/README.md, session 37).
 llvm::Value *KernelCodegen::ndtr_f32(llvm::Value *x) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
@@ -418,10 +420,14 @@ llvm::Value *KernelCodegen::ndtr_f32(llvm::Value *x) {
   };
   llvm::Value *a = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   a = b_.CreateSelect(b_.CreateFCmpOGT(a, c(14.5)), c(14.5), a);
-  llvm::Value *h = b_.CreateFMul(a, a);
-  llvm::Value *l = fma(a, a, b_.CreateFNeg(h));
-  llvm::Value *e = exp_f32(b_.CreateFMul(h, c(-0.5)), ExpRange::Full); // -h / 2 exact
-  e = fma(e, b_.CreateFMul(l, c(-0.5)), e);
+  // e^(-a^2 / 2) = e^(-r / 2) 2^n, n = round(-a^2 log2(e) / 2) in [-152, 0], r = a^2 + n 2 ln2
+  // from a and a by an FMA (a^2 exact inside it: no rounding of the argument) with 2 ln2's high
+  // part (16 bits: n times it is exact), then its low part; the -1/2 goes into the polynomial.
+  llvm::Value *nf = b_.CreateUnaryIntrinsic(
+      llvm::Intrinsic::roundeven, b_.CreateFMul(b_.CreateFMul(a, a), c(-0.72134752044448171)));
+  llvm::Value *r = fma(a, a, b_.CreateFMul(nf, c(2 * 0.693145751953125)));
+  r = fma(nf, c(2 * 1.4286068203094172e-06), r);
+  llvm::Value *e = exp_reduced_f32(r, nf, ExpRange::Full, -0.5);
   llvm::Value *p = horner(
       {0.004116362426429987, 0.04063357040286064, 0.18323613703250885, 0.43829625844955444, 0.5},
       a);
@@ -519,7 +525,7 @@ llvm::Value *KernelCodegen::sigmoid_base2_argument(llvm::Value *v) {
 }
 
 llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) {
-  llvm::Type *t = x->getType(), *it = b_.getInt32Ty();
+  llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   auto fma = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, q, r});
@@ -547,6 +553,13 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) 
     r = fma(nf, c(-0.693145751953125), xc);     // ln2 high part: 16 bits, exact product
     r = fma(nf, c(-1.4286068203094172e-06), r); // ln2 - high part
   }
+  return exp_reduced_f32(r, nf, range);
+}
+
+llvm::Value *KernelCodegen::exp_reduced_f32(llvm::Value *r, llvm::Value *nf, ExpRange range,
+                                            double r_scale) {
+  llvm::Type *t = r->getType(), *it = b_.getInt32Ty();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
   // e^r = 1 + r + r^2 q(r), q of degree 4 fitted for the relative error of e^r over the range
   // (weighted least squares on Chebyshev nodes: 3.1e-9, against 1.2e-7 for the degree-6 Taylor
   // polynomial), so one FMA less than the degree-7 Taylor polynomial; OnePlus: q of degree 3
@@ -561,12 +574,14 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) 
   std::initializer_list<double> q5 = {
       0.008312850259244442, 0.04189023748040199, 0.16667111217975616, 0.4999922811985016, 1.0, 1.0};
   std::initializer_list<double> coeffs = range == ExpRange::OnePlus ? q5 : q6;
-  llvm::Value *p = c(*coeffs.begin());
+  // Horner's rule in r: the coefficient of power k times r_scale^k (exact for a power of two).
+  double power = std::pow(r_scale, double(coeffs.size() - 1));
+  llvm::Value *p = c(*coeffs.begin() * power);
   for (auto k = coeffs.begin() + 1; k != coeffs.end(); ++k)
-    p = fma(p, r, c(*k));
+    p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, r, c(*k * (power /= r_scale))});
   if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
     return x86::scalef(b_, module_, isa_, p, nf);
-  llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-150, 129]; NaN: any
+  llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-152, 129]; NaN: any
   auto pow2 = [&](llvm::Value *e) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), t);
   };

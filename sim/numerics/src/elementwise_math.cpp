@@ -1,6 +1,6 @@
 // The vector unit's later elementwise operations (SPEC.md, "Vector unit"): exact rounding to an
 // integral value, minnum / maxnum, fmod, copysign, class tests, popcount / clz, and the math
-// functions tan ... erfinv and atan2.
+// functions tan ... erfinv, ndtr and atan2.
 // SPDX-License-Identifier: Apache-2.0
 #include "softfloat.h"
 

@@ -5,8 +5,9 @@
 //  - Values travel as raw bit patterns (uint16_t for bf16/f16, uint32_t for f32); no host
 //    floating-point operation is used, so no result depends on the host's FPU or rounding mode —
 //    except the math functions log, log2, exp2, tanh, erf, sigmoid, sin, cos, pow, tan, asin,
-//    acos, atan, atan2, sinh, cosh, log1p, expm1, erfinv and ndtr, which round the host C library's
-//    double result once (SPEC.md bounds the error; erfinv refines a host-double estimate).
+//    acos, atan, atan2, sinh, cosh, log1p, expm1, erfinv and ndtr, which round the host C
+//    library's double result once (SPEC.md bounds the error; erfinv refines a host-double
+//    estimate).
 //  - The matrix unit's MAC is fused: the product of two inputs is exact, and product + accumulator
 //    is rounded once to f32, round-to-nearest-even. Integer MACs wrap modulo 2^32.
 //  - Subnormals are kept everywhere (no flush to zero), on inputs and outputs.

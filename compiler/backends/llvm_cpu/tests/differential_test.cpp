@@ -2710,7 +2710,7 @@ const NewOp kNewFloatOps[] = {
     {"ceil", 1, 0, -40, 40}, {"trunc", 1, 0, -40, 40},  {"isnan", 1, 0, -5, 5},
     {"isinf", 1, 0, -5, 5},  {"isfinite", 1, 0, -5, 5}, {"minnum", 2, 0, -5, 5},
     {"maxnum", 2, 0, -5, 5}, {"fmod", 2, 0, -40, 40},   {"copysign", 2, 0, -5, 5},
-    {"clamp", 3, 0, -5, 5}};
+    {"clamp", 3, 0, -5, 5},  {"ndtr", 1, 8, -14, 8}};
 
 std::string new_op_kernel(const NewOp &op, ScalarKind in, ScalarKind out, int64_t block) {
   const std::string ti(ir::scalar_name(in)), to(ir::scalar_name(out)), b = std::to_string(block);

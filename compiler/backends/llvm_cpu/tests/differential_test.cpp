@@ -1062,16 +1062,16 @@ CompileOptions for_cpu(const char *cpu, int opt_level = 3) {
   return options;
 }
 
-/// @f: o = `op`(x) over blocks of 4096 f32.
-std::string unary_f32_kernel(const char *op) {
-  return std::string(R"(
-kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
+/// @f: o = `op`(x) over blocks of `block` elements of `dtype` (4096 f32 unless said).
+std::string unary_kernel(const char *op, const std::string &dtype = "f32", int block = 4096) {
+  const std::string tile = "tile<" + std::to_string(block) + "x" + dtype + ">";
+  return "kernel @f(%x: tensor<?x" + dtype + ">, %o: tensor<?x" + dtype + R"(>) {
   %pid = program_id {axis = 0} : i32
-  %n = constant {value = 4096} : i32
+  %n = constant {value = )" +
+         std::to_string(block) + R"(} : i32
   %off = mul %pid, %n : i32
-  %t = load %x, %off : tile<4096xf32>
-  %e = )") +
-         op + R"( %t : tile<4096xf32>
+  %t = load %x, %off : )" +
+         tile + "\n  %e = " + op + " %t : " + tile + R"(
   store %o, %off, %e
   return
 }
@@ -1123,7 +1123,7 @@ TEST(LlvmCpu, SleefMathIsWithinOneAndAHalfUlps) {
         if (f >= c.lo && f <= c.hi)
           in.push_back(f);
       in.resize((in.size() + 4095) / 4096 * 4096, c.lo > 0 ? 1.0f : 0.0f);
-      auto m = parse_ok(unary_f32_kernel(c.op));
+      auto m = parse_ok(unary_kernel(c.op));
       std::string error;
       auto prog = compile_and_load(*m, for_cpu(cpu), &error);
       ASSERT_TRUE(prog) << error;
@@ -1189,7 +1189,7 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinTheirBounds) {
     double ulps;
   };
   for (auto [op, ref_fn, bound] : {Case{"erf", std::erf, 6}, Case{"tanh", std::tanh, 1.5}}) {
-    auto m = parse_ok(unary_f32_kernel(op));
+    auto m = parse_ok(unary_kernel(op));
     for (auto [cpu, opt] :
          {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
       SCOPED_TRACE(std::string(op) + " " + cpu + " O" + std::to_string(opt));
@@ -1256,7 +1256,7 @@ TEST(LlvmCpu, InlineNdtrF32IsWithinItsBound) {
     in.push_back(f);
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
   for_each_lowering(
-      *parse_ok(unary_f32_kernel("ndtr")), in,
+      *parse_ok(unary_kernel("ndtr")), in,
       [&](const std::string &lowering, const std::vector<float> &out) {
         double worst = 0, worst_rel = 0;
         for (size_t i = 0; i < in.size(); ++i) {
@@ -1285,17 +1285,7 @@ TEST(LlvmCpu, InlineNdtrF32IsWithinItsBound) {
 // within 4 ulp. Fails: the correction dropped (1400 ulp at -37) or of the wrong sign, inf not 0
 // or 1, a NaN not kept.
 TEST(LlvmCpu, NdtrF64IsWithinItsBound) {
-  auto m = parse_ok(R"(
-kernel @f(%x: tensor<?xf64>, %o: tensor<?xf64>) {
-  %pid = program_id {axis = 0} : i32
-  %n = constant {value = 1024} : i32
-  %off = mul %pid, %n : i32
-  %t = load %x, %off : tile<1024xf64>
-  %e = ndtr %t : tile<1024xf64>
-  store %o, %off, %e
-  return
-}
-)");
+  auto m = parse_ok(unary_kernel("ndtr", "f64", 1024));
   std::vector<double> in;
   for (double x = -39.0; x < 9.0; x += 1.0 / 512)
     in.push_back(x + 1e-7 * std::sin(x * 977)); // off the grid, so arguments round
@@ -1337,7 +1327,7 @@ TEST(LlvmCpu, ExpF32IsWithinTwoUlps) {
                   -104.0f, 1e-30f, -1e-30f, INFINITY, -INFINITY, NAN})
     in.push_back(f);
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
-  auto m = parse_ok(unary_f32_kernel("exp"));
+  auto m = parse_ok(unary_kernel("exp"));
   // The host (vscalefps with AVX-512), AVX2 (two exact power-of-two scalings), and the host
   // unoptimized (the scalef helper inlined without vectorization).
   for_each_lowering(*m, in, [&](const std::string &lowering, const std::vector<float> &out) {
@@ -1379,7 +1369,7 @@ TEST(LlvmCpu, SigmoidF32IsWithinItsBound) {
   for (float f = 0.0f; f < 100.0f; f += 1.0f / 1024) // dense where the result is not 0 or 1
     in.insert(in.end(), {f, -f});
   in.resize((in.size() + 4095) / 4096 * 4096, 0.0f);
-  auto m = parse_ok(unary_f32_kernel("sigmoid"));
+  auto m = parse_ok(unary_kernel("sigmoid"));
   for_each_lowering(*m, in, [&](const std::string &lowering, const std::vector<float> &out) {
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {

@@ -48,23 +48,6 @@ def fit(g, smax, m, n, npts=4000, iters=40):
     return best
 
 
-def f32_eval(x, p, q, c):
-    """x P(s) / Q(s) as the f32 code computes it."""
-    def fma(a, b, d):
-        return (a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)).astype(F32)
-
-    def horner(cs, v):
-        r = np.full_like(v, F32(cs[-1]))
-        for k in cs[-2::-1]:
-            r = fma(r, v, np.full_like(v, F32(k)))
-        return r
-
-    x = np.minimum(np.maximum(x, F32(-c)), F32(c))
-    s = (x * x).astype(F32)
-    r = ((x * horner(p, s)).astype(F32) / horner(q, s)).astype(F32)
-    return np.minimum(np.maximum(r, F32(-1)), F32(1))
-
-
 def fma32(a, b, d):
     return (a.astype(np.float64) * b.astype(np.float64) + d.astype(np.float64)).astype(F32)
 
@@ -75,6 +58,14 @@ def horner32(cs, v):
     for k in cs[-2::-1]:
         r = fma32(r, v, np.full_like(v, F32(k)))
     return r
+
+
+def f32_eval(x, p, q, c):
+    """x P(s) / Q(s) as the f32 code computes it."""
+    x = np.minimum(np.maximum(x, F32(-c)), F32(c))
+    s = (x * x).astype(F32)
+    r = ((x * horner32(p, s)).astype(F32) / horner32(q, s)).astype(F32)
+    return np.minimum(np.maximum(r, F32(-1)), F32(1))
 
 
 def ndtr_main(m, n, amax):

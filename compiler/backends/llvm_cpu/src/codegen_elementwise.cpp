@@ -403,9 +403,9 @@ llvm::Value *KernelCodegen::gelu_phi_f32(llvm::Value *u) {
 // rounded: a^2 is reduced by n 2 ln2 inside one FMA (below), where 1/2 + erf(x / sqrt 2) / 2
 // (gelu_phi_f32) and erfc(-x / sqrt 2) / 2 both round theirs (2 z^2 ulp: 1.5e-6 at x = -5).
 // Past a = 14.5 Phi(-a) rounds to 0 (inf gives 0 and 1; NaN stays: ordered compares).
-// Measured: LlvmCpu.InlineNdtrF32IsWithinItsBound (4.8 ulp, 3.4e-7 relative). Cost: 29 vector
-// instructions a lane group where the erf form took 17; on session 37's Xeon (one 512-bit FMA
-// unit) GELU is bound by them (bench/README.md, session 37).
+// Measured: LlvmCpu.InlineNdtrF32IsWithinItsBound (4.8 ulp, 3.4e-7 relative). Cost (llvm-mca,
+// rocketlake): GELU's loop 26 cycles a 16-lane vector on port 0, the erf form's 18; on session
+// 37's Xeon (one 512-bit FMA unit) GELU is bound by them (bench/README.md, session 37).
 llvm::Value *KernelCodegen::ndtr_f32(llvm::Value *x) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };

@@ -1217,21 +1217,21 @@ TEST(LlvmCpu, InlineErfAndTanhF32AreWithinTheirBounds) {
   }
 }
 
-/// Compiles `module` (a rank-1 kernel @f(x, o) over blocks of 4096) for the host at O3 (vscalefps
-/// with AVX-512), AVX2 (x86-64-v3: exact power-of-two scalings) and the host at O0 (the helpers
-/// inlined without vectorization), runs it over `in` and hands each output to `check` with
-/// the lowering's name.
-void for_each_lowering(
-    const tl::ir::Module &module, const std::vector<float> &in,
-    const std::function<void(const std::string &lowering, const std::vector<float> &out)> &check) {
+/// Compiles `module` (a rank-1 kernel @f(x, o) over blocks of `block` elements of T) for the
+/// host at O3 (vscalefps with AVX-512), AVX2 (x86-64-v3: exact power-of-two scalings) and the
+/// host at O0 (the helpers inlined without vectorization), runs it over `in` and hands each output
+/// to `check(lowering, out)` with the lowering's name.
+template <typename T, typename Check>
+void for_each_lowering(const tl::ir::Module &module, const std::vector<T> &in, const Check &check,
+                       int64_t block = 4096) {
   for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
     SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
     std::string error;
     auto prog = compile_and_load(module, for_cpu(cpu, opt), &error);
     ASSERT_TRUE(prog) << error;
-    std::vector<float> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {const_cast<float *>(in.data()), out.data()},
-                           int64_t(in.size()), 4096),
+    std::vector<T> out(in.size());
+    ASSERT_EQ(launch_rank1(*prog, "f", {const_cast<T *>(in.data()), out.data()}, int64_t(in.size()),
+                           block),
               "");
     check(std::string(cpu) + ", O" + std::to_string(opt), out);
   }
@@ -1293,30 +1293,28 @@ TEST(LlvmCpu, NdtrF64IsWithinItsBound) {
                    -double(INFINITY), double(NAN)})
     in.push_back(x);
   in.resize((in.size() + 1023) / 1024 * 1024, 0.0);
-  for (auto [cpu, opt] : {std::pair<const char *, int>{"host", 3}, {"x86-64-v3", 3}, {"host", 0}}) {
-    SCOPED_TRACE(std::string(cpu) + " O" + std::to_string(opt));
-    std::string error;
-    auto prog = compile_and_load(*m, for_cpu(cpu, opt), &error);
-    ASSERT_TRUE(prog) << error;
-    std::vector<double> out(in.size());
-    ASSERT_EQ(launch_rank1(*prog, "f", {in.data(), out.data()}, int64_t(in.size()), 1024), "");
-    double worst = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (std::isnan(in[i])) {
-        ASSERT_TRUE(std::isnan(out[i]));
-        continue;
-      }
-      const long double ref = ndtr_exact(in[i]);
-      const double r = double(ref);
-      const double ulp = std::max(std::nextafter(std::abs(r), double(INFINITY)) - std::abs(r),
-                                  std::numeric_limits<double>::denorm_min());
-      const double err = double(std::abs(out[i] - ref));
-      worst = std::max(worst, err / ulp);
-      ASSERT_LE(err, 4 * ulp) << "ndtr(" << in[i] << ") = " << out[i] << ", not " << r;
-    }
-    std::printf("ndtr f64 (%s, O%d): max error %.3f ulp over %zu values\n", cpu, opt, worst,
-                in.size());
-  }
+  for_each_lowering(
+      *m, in,
+      [&](const std::string &lowering, const std::vector<double> &out) {
+        double worst = 0;
+        for (size_t i = 0; i < in.size(); ++i) {
+          if (std::isnan(in[i])) {
+            ASSERT_TRUE(std::isnan(out[i])) << lowering;
+            continue;
+          }
+          const long double ref = ndtr_exact(in[i]);
+          const double r = double(ref);
+          const double ulp = std::max(std::nextafter(std::abs(r), double(INFINITY)) - std::abs(r),
+                                      std::numeric_limits<double>::denorm_min());
+          const double err = double(std::abs(out[i] - ref));
+          worst = std::max(worst, err / ulp);
+          ASSERT_LE(err, 4 * ulp) << lowering << ": ndtr(" << in[i] << ") = " << out[i] << ", not "
+                                  << r;
+        }
+        std::printf("ndtr f64 (%s): max error %.3f ulp over %zu values\n", lowering.c_str(), worst,
+                    in.size());
+      },
+      1024);
 }
 
 // The inline f32 exp (codegen_ops.cpp) against exp in double, rounded: every 2^-10th f32 bit

@@ -195,10 +195,10 @@ void BM_Triad(benchmark::State &state) {
 
 // A reduction along rows of 4 KiB (a page each) reads one stream per thread, a row at a time,
 // or four rows side by side: the bound of tl.ops' row reductions, which read and write nothing
-// else. On session 35's Xeon (two threads, 128 MiB, AVX-512) a row at a time read 21-30 GB/s,
-// four rows 31-42 (1.18-1.40x): one stream keeps too few lines in flight (tl.ops' row sums:
-// 25-27, fetching the next block with prefetches). Repeated back to back, so part of x may
-// come from a large L3 (BM_QuantizeRows alternates with a triad instead). Cloned per ISA
+// else. Timed alternately with triad_stream (below) over as many elements, as ops_bench.py
+// times an op and its triad, each evicting the other's arrays: back to back, part of x came
+// from the L3 (session 38's Xeon has 260 MiB of it). On session 35's Xeon (two threads, 128 MiB,
+// AVX-512, back to back) a row at a time read 21-30 GB/s, four rows 31-42. Cloned per ISA
 // (target_clones): with SSE2 alone the loads issue too slowly to bound anything (17.7 and 23.9
 // GB/s).
 constexpr int64_t kRowElems = 1024;
@@ -223,24 +223,6 @@ sum_rows(const uint32_t *x, uint32_t *sums, int64_t lo, int64_t hi, bool four) {
       sums[r] = s;
     }
   }
-}
-
-/// elements = range(0), threads = range(1), rows side by side = range(2) (1 or 4)
-void BM_ReadRows(benchmark::State &state) {
-  const int64_t rows = state.range(0) / kRowElems;
-  const int threads = static_cast<int>(state.range(1)), jam = state.range(2) == 4 ? 4 : 1;
-  std::vector<uint32_t> x(rows * kRowElems, 1u), sums(rows);
-  auto part = [&](int t) {
-    sum_rows(x.data(), sums.data(), rows * t / threads / jam * jam,
-             rows * (t + 1) / threads / jam * jam, jam == 4);
-  };
-  for (auto _ : state) {
-    on_threads(threads, part);
-    benchmark::DoNotOptimize(sums.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["bytes"] =
-      benchmark::Counter(4.0 * rows * kRowElems * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 // The triad with non-temporal stores, as TL's (llvm-cpu streams stores past 32 MiB) and a
@@ -355,6 +337,41 @@ void BM_QuantizeRows(benchmark::State &state) {
   state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
 }
 
+/// Row sums (elements = range(0), threads = range(1), rows side by side = range(2): 1 or 4)
+/// against triad_stream over as many elements, timed alternately (BM_QuantizeRows' reason).
+void BM_ReadRows(benchmark::State &state) {
+  const int64_t rows = state.range(0) / kRowElems, n = rows * kRowElems;
+  const int threads = static_cast<int>(state.range(1)), jam = state.range(2) == 4 ? 4 : 1;
+  auto x = aligned<uint32_t>(n), sums = aligned<uint32_t>(rows);
+  for (int64_t i = 0; i < n; ++i) // row r sums to 1024 + r % 5
+    x[i] = 1u + (i % kRowElems == 3 ? uint32_t(i / kRowElems % 5) : 0u);
+  std::fill_n(sums.get(), rows, 0u);
+  auto a = aligned<float>(n), b = aligned<float>(n), c = aligned<float>(n);
+  std::fill_n(a.get(), n, 0.0f), std::fill_n(b.get(), n, 1.0f), std::fill_n(c.get(), n, 2.0f);
+  double read_s = 0, triad_s = 0;
+  for (auto _ : state) {
+    triad_s += seconds([&] {
+      on_threads(threads, [&](int t) {
+        triad_stream(b.get(), c.get(), a.get(), n / 16 * t / threads * 16,
+                     n / 16 * (t + 1) / threads * 16);
+      });
+    });
+    read_s += seconds([&] {
+      on_threads(threads, [&](int t) {
+        sum_rows(x.get(), sums.get(), rows * t / threads / jam * jam,
+                 rows * (t + 1) / threads / jam * jam, jam == 4);
+      });
+    });
+    benchmark::DoNotOptimize(sums.get());
+    benchmark::ClobberMemory();
+  }
+  for (int64_t r : {int64_t(0), rows / 3, rows / jam * jam - 1})
+    if (sums[r] != 1024u + uint32_t(r % 5) || a[n / 3] != 7.0f)
+      return state.SkipWithError("sum_rows or triad_stream computed a wrong result");
+  state.counters["bytes"] = 4.0 * n * state.iterations() / read_s;
+  state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
+}
+
 void BM_TlVectorAdd(benchmark::State &state) {
   const int64_t n = state.range(0);
   Env &e = env(static_cast<int>(state.range(1)));
@@ -391,7 +408,7 @@ void BM_TlSoftmax(benchmark::State &state) {
       benchmark::Counter(2.0 * n * 4 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
-constexpr int64_t kStreamElems = int64_t(1) << 25; // 128 MiB per array: far beyond the caches
+constexpr int64_t kStreamElems = int64_t(1) << 25; // 128 MiB per array (the L3 may hold it)
 
 BENCHMARK(BM_TlGemm)
     ->ArgsProduct({{512, 1024, 2048}, {1, 2}})
@@ -505,10 +522,16 @@ int main(int argc, char **argv) {
     std::string reads = "BM_ReadRows";
     reads += args;
     const double one = value(reads + "/1", "bytes"), four = value(reads + "/4", "bytes");
+    const double one_triad = value(reads + "/1", "triad_bytes");
+    const double four_triad = value(reads + "/4", "triad_bytes");
     std::printf("read_rows_threads%d_gb_per_s: %.2f\n", t, one / 1e9);
     std::printf("read_4_rows_threads%d_gb_per_s: %.2f\n", t, four / 1e9);
     if (one > 0)
       std::printf("read_4_rows_threads%d_vs_read_rows: %.3f\n", t, four / one);
+    if (one_triad > 0 && four_triad > 0) // the fractions ops_bench.py's row reductions are read as
+      std::printf("read_rows_threads%d_vs_triad_stream: %.3f\n"
+                  "read_4_rows_threads%d_vs_triad_stream: %.3f\n",
+                  t, one / one_triad, t, four / four_triad);
     std::printf("triad_threads%d_gb_per_s: %.2f\n", t, triad / 1e9);
     const double stream = value("BM_QuantizeRows" + args, "triad_bytes");
     const double quantize = value("BM_QuantizeRows" + args, "bytes");

@@ -295,9 +295,33 @@ double seconds(const std::function<void()> &fn) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// quantize_rows against triad_stream over as many elements, alternately as ops_bench.py times
-/// an op and its triad (each evicting the other's arrays from the caches: repeated alone, the
-/// quantize's 160 MiB stayed in session 36's 480 MiB L3 and read 0.97 of the triad).
+/// `part(thread)` of a hand-written bound timed alternately with triad_stream over as many
+/// elements (`n`) on `threads` threads, as ops_bench.py times an op and its triad: each evicts
+/// the other's arrays from the caches (repeated alone, a quantize's 160 MiB stayed in session
+/// 36's 480 MiB L3 and read 0.97 of the triad). Sets the counters "bytes" (`bytes_per_element`
+/// n a second of `part`) and "triad_bytes" (STREAM's 12 n); false where the triad computed a
+/// wrong value.
+bool time_against_triad(benchmark::State &state, int64_t n, int threads, double bytes_per_element,
+                        const std::function<void(int)> &part) {
+  auto a = aligned<float>(n), b = aligned<float>(n), c = aligned<float>(n);
+  std::fill_n(a.get(), n, 0.0f), std::fill_n(b.get(), n, 1.0f), std::fill_n(c.get(), n, 2.0f);
+  double part_s = 0, triad_s = 0;
+  for (auto _ : state) {
+    triad_s += seconds([&] {
+      on_threads(threads, [&](int t) {
+        triad_stream(b.get(), c.get(), a.get(), n / 16 * t / threads * 16,
+                     n / 16 * (t + 1) / threads * 16);
+      });
+    });
+    part_s += seconds([&] { on_threads(threads, part); });
+    benchmark::ClobberMemory();
+  }
+  state.counters["bytes"] = bytes_per_element * n * state.iterations() / part_s;
+  state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
+  return a[n / 3] == 7.0f;
+}
+
+/// quantize_rows against triad_stream (time_against_triad).
 void BM_QuantizeRows(benchmark::State &state) {
   if (!__builtin_cpu_supports("avx512bw"))
     return state.SkipWithError("needs AVX-512 BW");
@@ -308,37 +332,22 @@ void BM_QuantizeRows(benchmark::State &state) {
   for (int64_t i = 0; i < n; ++i) // row r: max |x| = 1 + r % 7 at column 7, the rest +-0.5
     x[i] = (i % kRowElems == 7 ? 1.0f + (i / kRowElems) % 7 : 0.5f) * (i % 3 ? 1.0f : -1.0f);
   std::fill_n(q.get(), n, int8_t(0));
-  auto a = aligned<float>(n), b = aligned<float>(n), c = aligned<float>(n);
-  std::fill_n(a.get(), n, 0.0f), std::fill_n(b.get(), n, 1.0f), std::fill_n(c.get(), n, 2.0f);
-  double quantize_s = 0, triad_s = 0;
-  for (auto _ : state) {
-    triad_s += seconds([&] {
-      on_threads(threads, [&](int t) {
-        triad_stream(b.get(), c.get(), a.get(), n / 16 * t / threads * 16,
-                     n / 16 * (t + 1) / threads * 16);
-      });
-    });
-    quantize_s += seconds([&] {
-      on_threads(threads, [&](int t) {
-        quantize_rows(x.get(), q.get(), scales.get(), rows * t / threads, rows * (t + 1) / threads);
-      });
-    });
-    benchmark::ClobberMemory();
-  }
+  // quantize: x read, q written (its scales: 1/1024 of that)
+  bool right = time_against_triad(state, n, threads, 5.0, [&](int t) {
+    quantize_rows(x.get(), q.get(), scales.get(), rows * t / threads, rows * (t + 1) / threads);
+  });
   for (int64_t r : {int64_t(0), rows / 3, rows - 1}) { // the max to +-127, 0.5 to 63.5 / max
     const float amax = 1.0f + r % 7;
     const int half = static_cast<int>(std::nearbyint(63.5f / amax));
-    if (scales[r] != amax / 127.0f || std::abs(q[r * kRowElems + 7]) != 127 ||
-        std::abs(q[r * kRowElems + 8]) != half || a[n / 3] != 7.0f)
-      return state.SkipWithError("quantize_rows or triad_stream computed a wrong result");
+    right = right && scales[r] == amax / 127.0f && std::abs(q[r * kRowElems + 7]) == 127 &&
+            std::abs(q[r * kRowElems + 8]) == half;
   }
-  // quantize: x read, q written (its scales: 1/1024 of that); the triad: STREAM's 12 bytes
-  state.counters["bytes"] = 5.0 * n * state.iterations() / quantize_s;
-  state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
+  if (!right)
+    state.SkipWithError("quantize_rows or triad_stream computed a wrong result");
 }
 
 /// Row sums (elements = range(0), threads = range(1), rows side by side = range(2): 1 or 4)
-/// against triad_stream over as many elements, timed alternately (BM_QuantizeRows' reason).
+/// against triad_stream (time_against_triad).
 void BM_ReadRows(benchmark::State &state) {
   const int64_t rows = state.range(0) / kRowElems, n = rows * kRowElems;
   const int threads = static_cast<int>(state.range(1)), jam = state.range(2) == 4 ? 4 : 1;
@@ -346,30 +355,15 @@ void BM_ReadRows(benchmark::State &state) {
   for (int64_t i = 0; i < n; ++i) // row r sums to 1024 + r % 5
     x[i] = 1u + (i % kRowElems == 3 ? uint32_t(i / kRowElems % 5) : 0u);
   std::fill_n(sums.get(), rows, 0u);
-  auto a = aligned<float>(n), b = aligned<float>(n), c = aligned<float>(n);
-  std::fill_n(a.get(), n, 0.0f), std::fill_n(b.get(), n, 1.0f), std::fill_n(c.get(), n, 2.0f);
-  double read_s = 0, triad_s = 0;
-  for (auto _ : state) {
-    triad_s += seconds([&] {
-      on_threads(threads, [&](int t) {
-        triad_stream(b.get(), c.get(), a.get(), n / 16 * t / threads * 16,
-                     n / 16 * (t + 1) / threads * 16);
-      });
-    });
-    read_s += seconds([&] {
-      on_threads(threads, [&](int t) {
-        sum_rows(x.get(), sums.get(), rows * t / threads / jam * jam,
-                 rows * (t + 1) / threads / jam * jam, jam == 4);
-      });
-    });
+  bool right = time_against_triad(state, n, threads, 4.0, [&](int t) {
+    sum_rows(x.get(), sums.get(), rows * t / threads / jam * jam,
+             rows * (t + 1) / threads / jam * jam, jam == 4);
     benchmark::DoNotOptimize(sums.get());
-    benchmark::ClobberMemory();
-  }
+  });
   for (int64_t r : {int64_t(0), rows / 3, rows / jam * jam - 1})
-    if (sums[r] != 1024u + uint32_t(r % 5) || a[n / 3] != 7.0f)
-      return state.SkipWithError("sum_rows or triad_stream computed a wrong result");
-  state.counters["bytes"] = 4.0 * n * state.iterations() / read_s;
-  state.counters["triad_bytes"] = 12.0 * n * state.iterations() / triad_s;
+    right = right && sums[r] == 1024u + uint32_t(r % 5);
+  if (!right)
+    state.SkipWithError("sum_rows or triad_stream computed a wrong result");
 }
 
 void BM_TlVectorAdd(benchmark::State &state) {

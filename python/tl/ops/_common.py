@@ -217,14 +217,18 @@ TUNING = {
     # cumsum along the last axis: whole rows, this many per program (cumsum_kernel's ROWS; 0:
     # one row per program as a (BN, 1) column). The tnpu scans a column as a transpose, a scan
     # of one row, a transpose back, with one of 64 lanes busy and a loop that keeps the kernel
-    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak). llvm-cpu: the
-    # rows of a tile are scanned 8 at a time as independent add chains (codegen_ops.cpp), where
-    # one row a program was one serial chain bound by the add latency (bench/README.md s15).
+    # from running persistent (npusim, 4096 x 1024 f32: 0.011 of HBM peak). llvm-cpu: 2 rows.
+    # Eight had been chosen when a row was one serial chain of additions at the add latency
+    # (the rows of a tile scanned 8 at a time as independent chains, bench/README.md s15);
+    # since session 32 a row's scan takes 16 columns in log steps, a chain of 64 carries, and
+    # smaller programs stream better (session 38's Xeon, 16384 x 1024 f32 in one process,
+    # against the triad, 3 rounds: 512 MiB 0.94 / 0.96 / 0.87 / 0.82 with 1 / 2 / 4 / 8 rows,
+    # 64 MiB 0.88 / 0.88 / 0.83 / 0.74; results/2026-12-07-tune-sweep-cpu-intel-s38.txt).
     # nvptx: 4 rows of a (4, 1024) tile, 32 threads a row (its parallel scan); H100, 16384 x
     # 1024 f32 against the triad (tune_sweep.sh, session 31): 0.97 with 4, 0.94 with 1, 0.79
     # with 16, 0.81 for one row a program as a (512, 1) column; the 1024-element chunks as 32
     # segments of 32, which the serial scan had needed, 0.63
-    "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 8, "nvptx": 4},
+    "scan_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 2, "nvptx": 4},
     # the longest run of a row that cumsum scans on its own (cumsum_kernel's CHAIN; 0: the
     # whole chunk): reduce.SCAN_CHAIN, the ascending chain the contract allows. llvm-cpu's f32
     # sum scans in any order take 16 columns in log steps (codegen_ops.cpp): a row of 1024 is

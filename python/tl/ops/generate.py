@@ -143,15 +143,15 @@ def specs():
         # the nvptx, llvm-cpu and tnpu choices of TUNING["scan_rows"]; 64 rows in chunks of
         # 512 (a 64 x 1024 f32 scan is over nvptx's shared memory: every specialization
         # compiles everywhere)
-        for r, bn in ((4, 1024), (8, 1024), (64, 512)):
+        for r, bn in ((2, 1024), (4, 1024), (64, 512)):
             chain = SCAN_CHAIN if bn > SCAN_CHAIN else 0
             out.append(Spec(f"cumsum_lastaxis_r{r}_{dt}", cumsum_kernel, [t3, t3],
                             dict(BN=bn, BI=r, ROWS=True, CHAIN=chain), f"1 x ceil(rows/{r})",
                             f"running sum along the last axis of a (1, rows, n) view, {r} whole "
                             f"rows a program in chunks of {bn} columns"
                             + (f" scanned in segments of {chain}" if chain else "")
-                            + " (cumsum's ROWS form: the nvptx choice with 4, the llvm-cpu's "
-                            "with 8, the tnpu's with 64)."))
+                            + " (cumsum's ROWS form: the llvm-cpu choice with 2, the nvptx's "
+                            "with 4, the tnpu's with 64)."))
         out.append(Spec(f"cumsum_lastaxis_mx_{dt}", cumsum_kernel, [t3, t3],
                         dict(BN=1024, BI=8, ROWS=True, MX=True), "1 x programs (any)",
                         "running sum along the last axis of a (1, rows, n) view, n <= 1024: "

@@ -319,8 +319,15 @@ TUNING = {
     # the grid went past 0.65; H100, session 30b: 64 in 64-row chunks 0.67, 128 in 128-row
     # chunks 0.77). Tried, not kept: the chunks summed elementwise into a (BN, BI) register tile
     # reduced once after the loop instead of a reduction per chunk (H100: 128 x 128 0.77 -> 0.67,
-    # 32 x 128 0.65 -> 0.73; results/2026-12-06-conform-cuda-h100-s30b.txt)
-    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024, "nvptx": 128},
+    # 32 x 128 0.65 -> 0.73; results/2026-12-06-conform-cuda-h100-s30b.txt). Since session 38
+    # 1024 columns in 16-row chunks: whole 4 KiB rows, each warp reading 512 contiguous bytes
+    # of a row; in the default layout of 16 warps a thread holds 8 of the chunk's rows of its
+    # 4 columns and sums them in registers, and 2 warps combine through shared memory, where
+    # 128 columns in 128-row chunks stacked all 16 warps along the rows to combine (H100,
+    # column sums of 131072 x 1024 f32 in one process, results/2026-12-07-tune-sweep-cuda-
+    # h100-s38.txt: 128 columns 0.64-0.77 over the grid's choices, 0.76 for the one kept
+    # until then; 1024 columns with 4096 or 16384 elements a chunk 0.79-0.80)
+    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024, "nvptx": 1024},
     # reductions along another axis: elements per chunk of rows (BN = this / BI)
     "axis_elements": {"default": 4096, "tnpu": 65536, "nvptx": 16384},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer

@@ -405,8 +405,9 @@ llvm::Value *KernelCodegen::gelu_phi_f32(llvm::Value *u) {
 // Past a = 14.5 Phi(-a) rounds to 0 (inf gives 0 and 1; NaN stays: ordered compares).
 // Measured: LlvmCpu.InlineNdtrF32IsWithinItsBound (4.8 ulp, 3.4e-7 relative). Cost (llvm-mca,
 // rocketlake): GELU's loop 26 cycles a 16-lane vector on port 0, the erf form's 18; on session
-// 37's Xeon (one 512-bit FMA unit) GELU is bound by them, and on session 38's (two) it still
-// runs no faster from the L2 than from DRAM (bench/README.md, sessions 37 and 38).
+// 37's Xeon (one 512-bit FMA unit) GELU is bound by them; on session 38's (two) a hand-written
+// loop of this formula computes 0.23-0.25 ns an element on both cores from L1, where 0.8 of
+// the triad needs 0.21 (bench/README.md, sessions 37 and 38).
 llvm::Value *KernelCodegen::ndtr_f32(llvm::Value *x) {
   llvm::Type *t = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };

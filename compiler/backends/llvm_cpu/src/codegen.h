@@ -15,6 +15,7 @@
 #include <functional>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tl::llvm_cpu {
 
@@ -344,6 +345,9 @@ private:
   /// Prefetches of the row streams of the dot's block, spread over `t` of `count` iterations.
   void fetch_next_rows(const ir::Block *block, llvm::Value *t, int64_t count);
   std::vector<const ir::Block *> open_blocks_; // blocks being lowered, outermost first
+  // Load views a whole-tile reduction has read (lower_reduce_scan): a later reduction of the
+  // same view reads it from the cache, a pass that can fetch the next block.
+  std::unordered_set<const ir::Operation *> reduced_views_;
 };
 
 /// A rough count of the vector instructions a lane of `op` takes, a transcendental function as
@@ -353,6 +357,8 @@ int lane_cost(const ir::Operation &op);
 /// view (a tile in memory, computed before, is in L1) or `reads_view` is given (set where they
 /// do).
 int lane_work(const ir::Value &x, bool *reads_view = nullptr);
+/// The load views x's lanes read: x itself, or through its inlined ops and reshapes.
+void inlined_views(const ir::Value &x, std::vector<const ir::Operation *> &views);
 /// A lane loop computing this much a lane or more (an exponential's) spreads its fetches
 /// thinly enough to fetch every reduction's view, and into L1 (lane_loop).
 inline constexpr int kFetchingLaneWork = 12;

@@ -82,12 +82,12 @@ bool plan_inlining(ir::Kernel &kernel) {
     // A row or column broadcast is read at its lane's row or column (KernelCodegen::row_lane_),
     // which only a row reduction's loop gives: var's x - mean[:, None] and its column mask with
     // 16 rows a program, each a pass over a stack tile before, the mask an i1 tile read back a
-    // bit at a time (var at 0.13 of the triad). Inside a row reduction, an op reading a value
-    // twice (var's d * d) is one user: its lane reads both at the same index, computed once
-    // (LLVM's CSE). So does an elementwise user's lane anywhere (var's d * d with one row a
-    // program, var_row_loop: d was a pass storing a stack tile that the squares read back).
-    const bool one_lane_reader = users.size() == 1 && (users[0]->flags() & ir::kElementwise) != 0;
-    if (!lanes || (row_only && !rows) || (!splat && all.size() != 1 && !rows && !one_lane_reader))
+    // bit at a time (var at 0.13 of the triad). An elementwise op reading a value twice (var's
+    // d * d) is one user: its lane reads both at the same index, computed once (LLVM's CSE),
+    // inside a row reduction or not (var with one row a program, var_row_loop: d had been a
+    // pass storing a stack tile that the squares read back).
+    const bool read_once_a_lane = all.size() == 1 || (users[0]->flags() & ir::kElementwise) != 0;
+    if (!lanes || (row_only && !rows) || (!splat && !read_once_a_lane))
       continue;
     if (rows)
       in_row_reduction.insert(op);

@@ -177,6 +177,8 @@ private:
   /// integral or NaN): exp_f32's polynomial (its coefficients scaled by powers of r_scale) and
   /// power of two; `range` as exp_f32's (Full: nf within [-152, 129]).
   llvm::Value *exp_reduced_f32(llvm::Value *r, llvm::Value *nf, ExpRange range, double r_scale = 1);
+  /// Whether exp_reduced_f32 scales by 2^n with vscalefps (AVX-512, lane code of type t).
+  bool uses_scalef(llvm::Type *t) const { return isa_.avx512f && !t->isVectorTy(); }
   llvm::Value *erf_f32(llvm::Value *x);
   /// For sigmoid(v) with v = x * fma(m, B, A), B and A constants (the tanh GELU's argument):
   /// -v log2(e) computed as x * fma(m, -B log2 e, -A log2 e); else nullptr.

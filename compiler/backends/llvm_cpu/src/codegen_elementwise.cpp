@@ -502,7 +502,8 @@ llvm::Value *KernelCodegen::tanh_f32(llvm::Value *x) {
 // of its 5-ulp bound): SiLU's loop 5 integer ops, a product and an FMA shorter.
 // NonPositive (softmax's x - max x, cpu-exp-ranges): clamped at -88 only, one power of two,
 // 2^-127 encoded as 0 (its bit pattern), so results below 2^-126.5 are 0 (the same decision;
-// LlvmCpu.NonPositiveExpF32FlushesOnlyBelowTheNormals).
+// LlvmCpu.NonPositiveExpF32FlushesOnlyBelowTheNormals); with vscalefps (AVX-512) x below
+// ln 2^-126.5 selects 0 (exp_f32).
 llvm::Value *KernelCodegen::sigmoid_base2_argument(llvm::Value *v) {
   auto *m = llvm::dyn_cast<llvm::BinaryOperator>(v);
   if (!m || m->getOpcode() != llvm::Instruction::FMul)
@@ -535,13 +536,26 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) 
   // Clamp where e^x is already 0 or inf in f32 (OnePlus: where 1 + e^x is 1 or inf); ordered
   // compares keep a NaN, which then flows through the polynomial (its n is frozen: any integer,
   // the product stays NaN).
-  llvm::Value *xc = x;
+  llvm::Value *xc = x, *flush = nullptr;
   const double scale = base2 ? 1.4426950408889634 : 1.0; // the clamps' bounds in x's units
+  // NonPositive with vscalefps (exp_reduced_f32), which scales exactly, subnormals included: x
+  // below ln 2^-126.5 (float, rounded down) gives 0 by a select on the clamp's compare. Without
+  // it, the -inf of softmax's padded lanes (rows narrower than the tile) or of a masked score
+  // made a subnormal e^x, and each vector division or product reading one took a microcode
+  // assist (~130 cycles on session 40's Xeon): softmax of rows of 520 in 1024-wide tiles ran
+  // 20x slower than of 1024 (bench/README.md, session 40).
+  const bool scalef_flush = range == ExpRange::NonPositive && uses_scalef(t);
   if (range != ExpRange::Normal) {
-    const double lo = range == ExpRange::OnePlus       ? -87.0
-                      : range == ExpRange::NonPositive ? -88.0
-                                                       : -104.0;
-    xc = b_.CreateSelect(b_.CreateFCmpOLT(x, c(lo * scale)), c(lo * scale), x);
+    const double lo =
+        range == ExpRange::OnePlus ? -87.0
+        : range == ExpRange::NonPositive
+            ? (scalef_flush ? double(std::nextafter(float(-126.5 * std::log(2.0)), -INFINITY))
+                            : -88.0)
+            : -104.0;
+    llvm::Value *below = b_.CreateFCmpOLT(x, c(lo * scale));
+    xc = b_.CreateSelect(below, c(lo * scale), x);
+    if (scalef_flush)
+      flush = below;
   }
   if (range == ExpRange::Full || range == ExpRange::OnePlus)
     xc = b_.CreateSelect(b_.CreateFCmpOGT(xc, c(89.0 * scale)), c(89.0 * scale), xc);
@@ -555,7 +569,8 @@ llvm::Value *KernelCodegen::exp_f32(llvm::Value *x, ExpRange range, bool base2) 
     r = fma(nf, c(-0.693145751953125), xc);     // ln2 high part: 16 bits, exact product
     r = fma(nf, c(-1.4286068203094172e-06), r); // ln2 - high part
   }
-  return exp_reduced_f32(r, nf, range);
+  llvm::Value *e = exp_reduced_f32(r, nf, range);
+  return flush ? b_.CreateSelect(flush, c(0.0), e) : e;
 }
 
 llvm::Value *KernelCodegen::exp_reduced_f32(llvm::Value *r, llvm::Value *nf, ExpRange range,
@@ -581,7 +596,7 @@ llvm::Value *KernelCodegen::exp_reduced_f32(llvm::Value *r, llvm::Value *nf, Exp
   llvm::Value *p = c(*coeffs.begin() * power);
   for (auto k = coeffs.begin() + 1; k != coeffs.end(); ++k)
     p = b_.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {p, r, c(*k * (power /= r_scale))});
-  if (isa_.avx512f && !t->isVectorTy()) // vscalefps: one instruction (x86_isa.h)
+  if (uses_scalef(t)) // vscalefps: one instruction (x86_isa.h)
     return x86::scalef(b_, module_, isa_, p, nf);
   llvm::Value *n = b_.CreateFreeze(b_.CreateFPToSI(nf, it)); // in [-152, 129]; NaN: any
   auto pow2 = [&](llvm::Value *e) {

@@ -1526,6 +1526,10 @@ kernel @f(%x: tensor<?xf32>, %o: tensor<?xf32>) {
     double worst = 0;
     for (size_t i = 0; i < in.size(); ++i) {
       const double ref = std::exp(double(in[i]));
+      // Below 2^-126.5 (with a margin for where the two ways round n), exactly 0: a subnormal
+      // there (vscalefps's exact scaling) costs a microcode assist in every operation reading it
+      if (ref < std::ldexp(std::sqrt(0.5), -126) * (1 - 1e-4))
+        ASSERT_EQ(out[i], 0.0f) << "exp(" << in[i] << ")";
       if (ref < std::ldexp(1.0, -126)) {
         ASSERT_LE(std::abs(out[i] - ref), std::ldexp(std::sqrt(0.5), -126) * (1 + 1e-6))
             << "exp(" << in[i] << ")";

@@ -38,7 +38,7 @@ def test_gelu_backward_in_the_lower_tail(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(37, 100), (3, 5000)])
+@pytest.mark.parametrize("shape", [(37, 100), (3, 5000), (5, 384)])  # 384: row_block_multiple
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_backward(log, shape, dtype, device):
     # Catches: the row sum of dy y missing or taken over the padded width, the log form's
@@ -54,23 +54,24 @@ def test_softmax_backward(log, shape, dtype, device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [100, 384])  # 384: the tile's own width on llvm-cpu
 @pytest.mark.parametrize("rms", [False, True])
-def test_norm_backward(rms, dtype, device):
+def test_norm_backward(rms, n, dtype, device):
     # Catches: the mean(g) term kept for rmsnorm or dropped for layernorm, the xhat term,
     # dweight / dbias summed over columns instead of rows, stats misread.
-    x = make(rng, (37, 100), dtype, -2, 3)
-    w = make(rng, (100,), dtype, 0.5, 1.5)
-    dy = make(rng, (37, 100), dtype)
+    x = make(rng, (37, n), dtype, -2, 3)
+    w = make(rng, (n,), dtype, 0.5, 1.5)
+    dy = make(rng, (37, n), dtype)
     if rms:
         _, stats = ops.rmsnorm(x, w, return_stats=True, device=device)
         dx, dw = ops.rmsnorm_backward(dy, x, w, stats, device=device)
         db = None
     else:
-        _, stats = ops.layernorm(x, w, make(rng, (100,), dtype), return_stats=True,
+        _, stats = ops.layernorm(x, w, make(rng, (n,), dtype), return_stats=True,
                                  device=device)
         dx, dw, db = ops.layernorm_backward(dy, x, w, stats, device=device)
     want = ref.norm_backward(dy, x, w, 1e-6 if rms else 1e-5, rms=rms)
-    check(dx, want[0], "backward", dtype, n=100)
+    check(dx, want[0], "backward", dtype, n=n)
     check(dw, want[1], "backward", "f32", n=37,
           ref_abs=np.abs(ref.f64(dy)).sum(0) * 3)  # |xhat| <= ~3 here
     if db is not None:

@@ -34,6 +34,22 @@ def test_binary_both_broadcast_and_strided(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_contiguous_operands_run_as_flat_rows(dtype, device):
+    # Operands of one shape, all C-contiguous, run as rows of 1024 (or one row) whatever their
+    # last dimension (elementwise._views_2d). Catches: a flat view of rows of 1024 taken of 1365
+    # elements (3 x 7 x 65; a reshape error) or its elements past a whole row left unwritten, a
+    # transposed operand of the same shape read in memory order, a broadcast operand flattened.
+    x = make(rng, (3, 7, 65), dtype)
+    y = make(rng, (3, 7, 65), dtype, 0.5, 2.0)
+    check(ops.add(x, y, device=device), ref.binary("add", x, y), "add", dtype)
+    yt = np.swapaxes(np.ascontiguousarray(np.swapaxes(y, 1, 2)), 1, 2)
+    check(ops.mul(x, yt, device=device), ref.binary("mul", x, yt), "mul", dtype)
+    check(ops.sub(x, y[0, 0], device=device), ref.binary("sub", x, y[0, 0]), "sub", dtype)
+    z = make(rng, (24, 768), dtype, -4, 4)  # 18 rows of 1024
+    check(ops.gelu(z, device=device), ref.activation("gelu", z), "gelu", dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("act,tol", [("relu", "relu"), ("gelu", "gelu"), ("gelu_tanh", "gelu"),
                                      ("silu", "silu"), ("sigmoid", "sigmoid"), ("tanh", "tanh"),
                                      ("leaky_relu", "leaky_relu")])

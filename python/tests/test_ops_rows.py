@@ -13,7 +13,9 @@ rng = np.random.default_rng(19)
 
 # Narrow rows (several per program), a ragged width in one chunk, and wider than one chunk
 # (4096 columns): the online max/sum across chunks.
-SHAPES = [(37, 100), (3, 5000)]
+# (9, 384): a width that is a multiple of 128, the tile's own width on llvm-cpu
+# (row_block_multiple), a ragged power of two elsewhere
+SHAPES = [(37, 100), (3, 5000), (9, 384)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)

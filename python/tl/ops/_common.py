@@ -153,6 +153,13 @@ TUNING = {
     "elementwise_elements": {"default": 4096, "tnpu": 32768},
     # elements per program of row ops (softmax, norms and their backward)
     "row_elements": {"default": 8192, "tnpu": 65536},
+    # row ops (softmax, norms and their backward) on rows of at most rows.MAX_BLOCK columns: a
+    # width that is a multiple of this is the tile's width (0: never), where the power of two
+    # above it made every program's tile ragged, a copy to the stack and a masked store.
+    # llvm-cpu, 16M f32 elements in rows of 768 (session 40, one process): softmax 0.38 -> 0.86
+    # of the triad, layernorm 0.26 -> 0.97. A multiple of 128, not any width: the widths a
+    # process meets (a decoder's softmax over a growing length) compile at most 32 kernels.
+    "row_block_multiple": {"default": 0, "llvm-cpu": 128},
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path). llvm-cpu: 16 rows of 4 KiB a program read
     # one 64 KiB run, where a 4 KiB program ended its stream every row (Zen 4, 16384 x 1024

@@ -206,7 +206,8 @@ def softmax_backward(y, dy, *, log=False, device=None):
     dx = c.empty(y.shape, y)
     if dx.size:
         y2 = c.rows_view(y)
-        bm, block, _ = row_tiles(*y2.shape, c.tuned("row_elements", device))
+        bm, block, _ = row_tiles(*y2.shape, c.tuned("row_elements", device),
+                                 c.tuned("row_block_multiple", device))
         c.launch(softmax_grad_kernel, (tl.cdiv(y2.shape[0], bm),), y2, c.rows_view(dy),
                  c.rows_view(dx), device=device, LOG=bool(log), BM=bm, BLOCK=block)
     return dx
@@ -229,7 +230,8 @@ def _norm_backward(op, dy, x, weight, stats, device, rms):
     dx = c.empty(x.shape, x)
     dw, db = c.zeros(n, np.float32), c.zeros(n, np.float32)
     if dx.size:
-        bm, block, _ = row_tiles(*x2.shape, c.tuned("row_elements", device))
+        bm, block, _ = row_tiles(*x2.shape, c.tuned("row_elements", device),
+                                 c.tuned("row_block_multiple", device))
         c.launch(norm_grad_kernel, (tl.cdiv(x2.shape[0], bm),), x2, weight, dy2, stats,
                  c.rows_view(dx), device=device, RMS=rms, BM=bm, BLOCK=block)
         bc = c.pow2(n, 16, 64)

@@ -141,10 +141,13 @@ def norm_kernel(x: tl.tensor, w: tl.tensor, b: tl.tensor, out: tl.tensor, stats:
     tl.store(stats + (r0, 1), tl.reshape(rstd, (R, 1)))
 
 
-def row_tiles(rows, n, elements=8192):
+def row_tiles(rows, n, elements=8192, multiple=0):
     """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, `elements` elements
-    (the device's `row_elements`, _common.TUNING)."""
+    (the device's `row_elements`, _common.TUNING); BLOCK = n where n is a multiple of
+    `multiple` (the device's `row_block_multiple`) and at most MAX_BLOCK, else a power of two."""
     block = c.pow2(n, 16, MAX_BLOCK)
+    if multiple and n % multiple == 0 and n <= MAX_BLOCK:
+        block = n
     return (c.pow2(rows, 1, max(1, elements // block) if n <= MAX_BLOCK else 1), block,
             n <= block)
 
@@ -160,7 +163,7 @@ def _softmax(op, x, axis, device):
     if out.size == 0:
         return out
     x2, o2 = c.rows_view(x), c.rows_view(out)
-    _, block, one = row_tiles(*x2.shape)
+    _, block, one = row_tiles(*x2.shape, multiple=c.tuned("row_block_multiple", device))
     elems = c.tuned("row_elements", device)
     grid = lambda meta: (  # noqa: E731
         tl.cdiv(x2.shape[0], rows_per_program(meta["BM"], block, elems)),)
@@ -196,7 +199,7 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
     x2, o2 = c.rows_view(x), c.rows_view(out)
     stats = c.zeros((x2.shape[0], 2), np.float32)
     if out.size:
-        _, block, one = row_tiles(*x2.shape)
+        _, block, one = row_tiles(*x2.shape, multiple=c.tuned("row_block_multiple", device))
         elems = c.tuned("row_elements", device)
         dummy = x2[0, :1]
         grid = lambda meta: (  # noqa: E731

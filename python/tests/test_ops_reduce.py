@@ -38,6 +38,25 @@ def test_reduce_any_axis(op, axis, dtype, device):
     check(got, want, TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [384, 5000])
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min", "argmax"])
+def test_rows_in_tiles_of_their_width_and_whole_past_one_chunk(op, n, dtype, device):
+    # llvm-cpu reduces rows whose width is a multiple of 128 in tiles of that width
+    # (row_block_multiple) and rows past one chunk (65536 / reduce_rows elements) with fewer
+    # rows a program, each whole (reduce_rows_whole: 8 rows of 5000). Catches: a row cut at
+    # the tile's width, rows of a program miscounted (37 rows: the last program's 5 or 4
+    # unreduced), argmax's index offset wrong past the first chunk.
+    lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "var": (-3.0, 2.0), "max": (-3.0, -1.0),
+              "min": (1.0, 3.0), "argmax": (-3.0, 3.0)}[op]
+    x = make(rng, (37, n), dtype, lo, hi)
+    got = ops.reduce(op, x, -1, device=device)
+    if op == "argmax":
+        np.testing.assert_array_equal(got, np.argmax(ref.f64(x), axis=-1))
+    else:
+        check(got, ref.reduce(op, x, -1), TOL[op], dtype, n=n)
+
+
 @pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min", "argmax", "cumsum"])
 def test_reduce_over_every_element(op, device):
     # axis=None, numpy's whole-array form, on a transposed view (its ravel is a copy in C

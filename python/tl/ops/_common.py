@@ -166,6 +166,11 @@ TUNING = {
     # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
     # 1.32-1.55; 32 rows alike, 8 between; session 19)
     "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
+    # with reduce_rows: fewer rows a program where a row would take more than one chunk of
+    # 65536 / reduce_rows elements, so that the rows are reduced whole (reduce_kernel's ONE)
+    # rather than in chunks transposed to columns. llvm-cpu, sum of 2048 x 8192 f32 (session 40,
+    # one process): 0.34 -> see bench/README.md
+    "reduce_rows_whole": {"default": False, "llvm-cpu": True},
     # reductions along the last axis where reduce_rows is 0: rows of at most this many
     # elements reduced whole, one per program, in one load (reduce_kernel's ONE) instead of a
     # loop over chunks of BN (var: one read of the row, not two). nvptx: the row in registers

@@ -374,7 +374,12 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
         rows = 1  # one whole row a program (ONE below)
     if out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
+        if c.tuned("reduce_rows_whole", device) and n > 65536 // rows:
+            rows = 1 << builtins.max(0, (65536 // n).bit_length() - 1)  # rows of one chunk
         bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
+        multiple = c.tuned("row_block_multiple", device)
+        if multiple and n % multiple == 0 and n <= bn:
+            bn = n  # the tile's own width: no ragged tile (a copy to the stack)
         c.launch(reduce_kernel, (tl.cdiv(outer, rows), 1), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn,

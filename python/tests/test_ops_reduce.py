@@ -44,9 +44,11 @@ def test_reduce_any_axis(op, axis, dtype, device):
 def test_rows_in_tiles_of_their_width_and_whole_past_one_chunk(op, n, dtype, device):
     # llvm-cpu reduces rows whose width is a multiple of 128 in tiles of that width
     # (row_block_multiple) and rows past one chunk (65536 / reduce_rows elements) with fewer
-    # rows a program, each whole (reduce_rows_whole: 8 rows of 5000). Catches: a row cut at
-    # the tile's width, rows of a program miscounted (37 rows: the last program's 5 or 4
-    # unreduced), argmax's index offset wrong past the first chunk.
+    # rows a program, each whole (reduce_rows_whole: 8 rows of 5000; the chunked form
+    # elsewhere). Catches: a wrong result from a tile whose width is not a power of two (16
+    # rows of 384 a program) or from whole rows of 5000 in a ragged 8192-wide tile (padding
+    # lanes counted into min, max, var or argmax), the last program's partial block of rows
+    # (37) unreduced.
     lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "var": (-3.0, 2.0), "max": (-3.0, -1.0),
               "min": (1.0, 3.0), "argmax": (-3.0, 3.0)}[op]
     x = make(rng, (37, n), dtype, lo, hi)

@@ -59,6 +59,24 @@ def test_rows_in_tiles_of_their_width_and_whole_past_one_chunk(op, n, dtype, dev
         check(got, ref.reduce(op, x, -1), TOL[op], dtype, n=n)
 
 
+@pytest.mark.parametrize("n", [384, 5000])
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min", "argmax"])
+def test_columns_in_tiles_of_their_width(op, n, device):
+    # Down the columns of 37 x n: llvm-cpu takes a width that is a multiple of 128 as the
+    # tile's columns (row_block_multiple) and up to 8192 columns a program (axis_inner: 5000
+    # in a ragged 8192-wide tile, its rows split into blocks whose partials are combined).
+    # Catches: a wrong result from a tile whose width is not a power of two, the padding
+    # columns past 5000 stored over the output's end (out is checked whole) or counted.
+    lo, hi = {"sum": (0.5, 2.0), "mean": (0.5, 2.0), "var": (-3.0, 2.0), "max": (-3.0, -1.0),
+              "min": (1.0, 3.0), "argmax": (-3.0, 3.0)}[op]
+    x = make(rng, (37, n), "f32", lo, hi)
+    got = ops.reduce(op, x, 0, device=device)
+    if op == "argmax":
+        np.testing.assert_array_equal(got, np.argmax(x, axis=0))
+    else:
+        check(got, ref.reduce(op, x, 0), TOL[op], "f32", n=37)
+
+
 @pytest.mark.parametrize("op", ["sum", "mean", "var", "max", "min", "argmax", "cumsum"])
 def test_reduce_over_every_element(op, device):
     # axis=None, numpy's whole-array form, on a transposed view (its ravel is a copy in C

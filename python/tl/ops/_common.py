@@ -320,7 +320,11 @@ TUNING = {
     # streams BI contiguous columns of every row: 256 (1 KiB runs) keep the prefetchers ahead
     # where 64 (256 bytes) did not (column sum of 16384 x 1024 f32: see bench/README.md);
     # 1024 (whole 4 KiB rows, with the rows split across programs: axis_split) streams each
-    # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11)
+    # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11);
+    # 8192 since session 40: rows of 4096 and 8192 whole as well (column sums of 16M f32 in one
+    # process: 4096 x 4096 0.45 -> 0.95, 2048 x 8192 0.54 -> 0.90; 16384 took 512 x 32000 to
+    # 0.40 from 0.53, its accumulator past the L1), and a width that is a multiple of 128 the
+    # tile's own (row_block_multiple; axis_choice)
     # tnpu: 1024 as well, with axis_elements' 64 rows a chunk (256 KiB DMA commands) and one
     # program of a column sum per core (axis_split; a second kernel adds the partials): npusim
     # column sum of 4096 x 1024 f32 0.22 -> 0.90 of HBM (64 columns, 16 programs: 0.22; 1024
@@ -339,7 +343,7 @@ TUNING = {
     # column sums of 131072 x 1024 f32 in one process, results/2026-12-07-tune-sweep-cuda-
     # h100-s38.txt: 128 columns 0.64-0.77 over the grid's choices, 0.76 for the one kept
     # until then; 1024 columns with 4096 or 16384 elements a chunk 0.79-0.80)
-    "axis_inner": {"default": 64, "llvm-cpu": 1024, "tnpu": 1024, "nvptx": 1024},
+    "axis_inner": {"default": 64, "llvm-cpu": 8192, "tnpu": 1024, "nvptx": 1024},
     # reductions along another axis: elements per chunk of rows (BN = this / BI)
     "axis_elements": {"default": 4096, "tnpu": 65536, "nvptx": 16384},
     # reductions along another axis: when the (outer, inner / axis_inner) grid has fewer

@@ -277,16 +277,20 @@ def cumsum_kernel(x: tl.tensor, out: tl.tensor, BN: tl.constexpr, BI: tl.constex
             err = err + e
 
 
-def axis_tiles(n, inner, max_inner=64, elements=4096):
+def axis_tiles(n, inner, max_inner=64, elements=4096, multiple=0):
     """(BN, BI): up to `max_inner` inner columns (the device's `axis_inner`, _common.TUNING),
-    `elements` per chunk (the device's `axis_elements`; a row when inner is 1)."""
+    `elements` per chunk (the device's `axis_elements`; a row when inner is 1); BI = inner where
+    it is a multiple of `multiple` (the device's `row_block_multiple`) up to max_inner."""
     bi = c.pow2(inner, 1, max_inner)
+    if multiple and inner % multiple == 0 and inner <= max_inner:
+        bi = inner  # no ragged block of columns (a copy to the stack) in every program
     return c.pow2(n, 16, builtins.max(16, elements // bi)), bi
 
 
 def axis_choice(n, inner, device):
     """axis_tiles with `device`'s tuning."""
-    return axis_tiles(n, inner, c.tuned("axis_inner", device), c.tuned("axis_elements", device))
+    return axis_tiles(n, inner, c.tuned("axis_inner", device), c.tuned("axis_elements", device),
+                      c.tuned("row_block_multiple", device))
 
 
 # A split reduction has at most this many row blocks (argmax_combine_kernel holds them in one

@@ -47,6 +47,11 @@ def test_contiguous_operands_run_as_flat_rows(dtype, device):
     check(ops.sub(x, y[0, 0], device=device), ref.binary("sub", x, y[0, 0]), "sub", dtype)
     z = make(rng, (24, 768), dtype, -4, 4)  # 18 rows of 1024
     check(ops.gelu(z, device=device), ref.activation("gelu", z), "gelu", dtype)
+    # a transposed view is made contiguous by tl.ops.transpose first (elementwise._unswapped):
+    # catches it fed back in memory order (the output transposed) or with its axes unswapped
+    check(ops.gelu(z.T, device=device), ref.activation("gelu", z.T), "gelu", dtype)
+    check(ops.add(z.T, x.reshape(-1)[:768, None], device=device),
+          ref.binary("add", z.T, x.reshape(-1)[:768, None]), "add", dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -255,10 +255,12 @@ def test_reduce_split_bad_argument(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)
-@pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1), ((21, 300), -1)])
+@pytest.mark.parametrize("shape,axis", [((3, 5000), -1), ((4, 77, 5), 1), ((21, 300), -1),
+                                        ((5, 384), -1)])
 def test_cumsum(shape, axis, dtype, device):
     # Catches: the carry between chunks dropped (5000 > one chunk), an exclusive scan, the
-    # wrong axis; a running value carried from one row into the next (21 rows).
+    # wrong axis; a running value carried from one row into the next (21 rows); a wrong scan
+    # of a tile whose width is not a power of two (384: its own width on llvm-cpu).
     x = make(rng, shape, dtype, 0.0, 1.0)
     check(ops.cumsum(x, axis, device=device), ref.cumsum(x, axis), "scan_sum", dtype, n=shape[axis])
 

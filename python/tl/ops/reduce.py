@@ -463,7 +463,10 @@ def cumsum(x, axis=-1, *, device=None):
     elif out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN, each
         # row of a chunk scanned in segments of at most the target's scan_chain (row_scan).
-        bn = c.pow2(n, 16, builtins.min(1024, builtins.max(16, 65536 // rows)))
+        bn = c.pow2(n, 16, builtins.min(SCAN_ROW_MAX, builtins.max(16, 65536 // rows)))
+        multiple = c.tuned("row_block_multiple", device)
+        if multiple and n % multiple == 0 and n <= bn:
+            bn = n  # the tile's own width: no ragged tile (a copy to the stack)
         chain = c.tuned("scan_chain", device)
         c.launch(cumsum_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True,
@@ -475,6 +478,8 @@ def cumsum(x, axis=-1, *, device=None):
                  RELOAD=c.tuned("scan_reload", device))
     return out
 
+
+SCAN_ROW_MAX = 1024  # cumsum along rows: columns a chunk, at most
 
 TOPK_BLOCK = 4096  # a row, or a segment of one, is held in one tile
 

@@ -272,7 +272,8 @@ def cross_entropy_backward(logits, target, grad=1.0, *, reduction="mean", ignore
     dlogits = c.empty(logits.shape, logits)
     if logits.size:
         block = c.pow2(logits.shape[1], 16, 4096)
-        bm = c.pow2(logits.shape[0], 1, max(1, 8192 // block))
+        bm = c.pow2(logits.shape[0], 1,
+                    max(1, c.tuned("cross_entropy_elements", device) // block))
         c.launch(cross_entropy_grad_kernel, (tl.cdiv(logits.shape[0], bm),), logits,
                  np.ascontiguousarray(target), np.ascontiguousarray(scale), dlogits,
                  int(ignore_index), device=device, BM=bm, BLOCK=block)

@@ -411,7 +411,8 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
     if logits.size:
         target = np.ascontiguousarray(target)
         block = c.pow2(logits.shape[1], 16, 4096)
-        bm = c.pow2(logits.shape[0], 1, max(1, 8192 // block))
+        bm = c.pow2(logits.shape[0], 1,
+                    max(1, c.tuned("cross_entropy_elements", device) // block))
         c.launch(cross_entropy_kernel, (tl.cdiv(logits.shape[0], bm),), logits, target, loss,
                  int(ignore_index), device=device, BM=bm, BLOCK=block)
     if reduction == "none":

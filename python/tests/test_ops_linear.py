@@ -154,20 +154,15 @@ def test_transpose(dtype, device):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-def test_transpose_large_blocks(dtype, device):
+@pytest.mark.parametrize("shape", [(2, 300, 1100), (2, 100, 384)])
+def test_transpose_large_blocks(shape, dtype, device):
     # The device's blocks (TUNING["transpose_block"]: 256 x 512 on the tnpu) ragged on both
-    # axes: 300 = 256 + 44 rows, 1100 = 2 x 512 + 76 columns, two batch entries. Catches: a
+    # axes: 300 = 256 + 44 rows, 1100 = 2 x 512 + 76 columns, two batch entries; 384 columns
+    # (a multiple of 128: whole rows a block on llvm-cpu, row_block_multiple). Catches: a
     # block's padding stored past the output's edge or over the next batch entry, the ragged
-    # last block of either axis dropped, bits changed (exact).
-    x = make(rng, (2, 300, 1100), dtype)
-    got = ops.transpose(x, device=device)
-    want = np.swapaxes(x, 1, 2)
-    if dtype == "bf16":
-        got, want = got.view(np.uint16), want.view(np.uint16)
-    np.testing.assert_array_equal(got, want)
-    # 384 columns: a multiple of 128, whole rows a block on llvm-cpu (row_block_multiple);
-    # catches the columns past the first power-of-two block left unwritten or misplaced
-    x = make(rng, (2, 100, 384), dtype)
+    # last block of either axis dropped, columns past a power-of-two block left unwritten or
+    # misplaced, bits changed (exact).
+    x = make(rng, shape, dtype)
     got = ops.transpose(x, device=device)
     want = np.swapaxes(x, 1, 2)
     if dtype == "bf16":

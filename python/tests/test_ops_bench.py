@@ -19,6 +19,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHEET = ROOT / "conformance/data/datasheets/npusim.json"
 
 
+def child_env():
+    """The environment of a bench script run as a child: it imports tl from python/ (ctest runs
+    these tests from there; the child's own path starts at bench/)."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                  if p]))
+
+
 @pytest.fixture(scope="module")
 def bench():
     spec = importlib.util.spec_from_file_location("ops_bench", ROOT / "bench/ops_bench.py")
@@ -108,11 +116,7 @@ def test_npusim_rows(tmp_path):
     of the bound is the bound's time over the row's device time (fails if a row's bound is
     drawn from the wrong counts or resource, or its fraction from another time)."""
     out = tmp_path / "t.txt"
-    # the script imports tl from python/ (ctest runs this file from there; the child's own
-    # path starts at bench/)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT / "python")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                  if p]))
+    env = child_env()
     subprocess.run([sys.executable, str(ROOT / "bench/ops_bench.py"), "--device", "npusim",
                     "--scale", "0.004", "--reps", "1", "--only", "add,softmax", "--gemm", "",
                     "--head-dims", "", "--out", str(out)], check=True, timeout=600, env=env)
@@ -181,3 +185,27 @@ def test_tune_sweep_combinations(bench):
     for bad in ("nope=[1]", "axis_split=3", "axis_split=[]", "axis_split=[1"):
         with pytest.raises(ValueError, match="--tune"):
             bench.tune_sweep([bad], error)
+
+
+def test_shapes_bench_runs_and_checks_its_results(tmp_path):
+    """bench/ops_shapes_bench.py at 65536 elements a row, one repetition, the f32 softmax rows
+    (768 to 50257 columns), the transposed-view add and cross-entropy: fails if a row raises, a
+    result is wrong (the run exits nonzero naming it), or a row's line is missing; its checker
+    fails a result 1 % off (f32) and one of the wrong shape."""
+    out = tmp_path / "shapes.txt"
+    r = subprocess.run([sys.executable, str(ROOT / "bench/ops_shapes_bench.py"), "--elements",
+                        "65536", "--reps", "1", "--only",
+                        "softmax f32,add f32 transposed,cross_entropy", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600, env=child_env())
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    lines = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    names = [line.split(":")[0] for line in lines]
+    assert len(names) == 10 and names[0] == "softmax_f32_85x768_vs_triad", names
+    assert all(float(line.split(":")[1].split()[0]) > 0 for line in lines), lines
+    spec = importlib.util.spec_from_file_location("shapes", ROOT / "bench/ops_shapes_bench.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    want = np.linspace(-1.0, 1.0, 64).reshape(8, 8)
+    assert mod.wrong(want.astype(np.float32), want, "softmax f32") is None
+    assert "normwise error" in mod.wrong((want * 1.01).astype(np.float32), want, "softmax f32")
+    assert "shape" in mod.wrong(want.T[:4].astype(np.float32), want, "softmax f32")

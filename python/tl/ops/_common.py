@@ -493,6 +493,16 @@ def pow2(n, lo=1, hi=None):
     return min(p, hi) if hi is not None else p
 
 
+def tile_width(n, lo, hi, multiple=0):
+    """The tile width for rows of n: n itself where `multiple` (the device's
+    TUNING["row_block_multiple"]) divides it and n <= hi, else the power of two at or above n,
+    clamped to [lo, hi]. The power of two above 768 makes every program's tile ragged (on
+    llvm-cpu a copy to the stack and a masked store: bench/README.md, session 40)."""
+    if multiple and n % multiple == 0 and n <= hi:
+        return n
+    return pow2(n, lo, hi)
+
+
 def rows_view(a):
     """`a` as (rows, last dim): a view when the leading dimensions merge (always for
     contiguous arrays, and for broadcast rows), else a copy."""

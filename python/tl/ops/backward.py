@@ -10,6 +10,7 @@ from . import _common as c
 from .activations import activate
 from .elementwise import _launch_2d
 from .rows import row_tiles
+from .transformer import cross_entropy_tiles
 
 GRAD_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh", "leaky_relu")
 
@@ -271,9 +272,7 @@ def cross_entropy_backward(logits, target, grad=1.0, *, reduction="mean", ignore
         scale = np.full(target.shape, float(grad) / count, np.float32)
     dlogits = c.empty(logits.shape, logits)
     if logits.size:
-        block = c.pow2(logits.shape[1], 16, 4096)
-        bm = c.pow2(logits.shape[0], 1,
-                    max(1, c.tuned("cross_entropy_elements", device) // block))
+        bm, block = cross_entropy_tiles(logits.shape, device)
         c.launch(cross_entropy_grad_kernel, (tl.cdiv(logits.shape[0], bm),), logits,
                  np.ascontiguousarray(target), np.ascontiguousarray(scale), dlogits,
                  int(ignore_index), device=device, BM=bm, BLOCK=block)

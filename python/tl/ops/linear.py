@@ -445,10 +445,8 @@ def transpose(x, *, device=None):
     if out.size:
         x3 = x.reshape(-1, x.shape[-2], x.shape[-1])
         tm, tn = c.tuned("transpose_block", device)
-        bm, bn = c.pow2(x3.shape[1], 16, tm), c.pow2(x3.shape[2], 16, tn)
-        multiple = c.tuned("row_block_multiple", device)
-        if multiple and x3.shape[2] % multiple == 0 and x3.shape[2] <= tn:
-            bn = x3.shape[2]  # whole rows: no ragged block (a stack copy) in every program
+        bm = c.pow2(x3.shape[1], 16, tm)
+        bn = c.tile_width(x3.shape[2], 16, tn, c.tuned("row_block_multiple", device))
         blocks = tl.cdiv(x3.shape[2], bn)
         sw = blocks if c.tuned("transpose_swizzle", device) and blocks & (blocks - 1) == 0 else 1
         c.launch(transpose_kernel, (tl.cdiv(x3.shape[1], bm), blocks, x3.shape[0]), x3,

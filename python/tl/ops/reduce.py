@@ -281,9 +281,7 @@ def axis_tiles(n, inner, max_inner=64, elements=4096, multiple=0):
     """(BN, BI): up to `max_inner` inner columns (the device's `axis_inner`, _common.TUNING),
     `elements` per chunk (the device's `axis_elements`; a row when inner is 1); BI = inner where
     it is a multiple of `multiple` (the device's `row_block_multiple`) up to max_inner."""
-    bi = c.pow2(inner, 1, max_inner)
-    if multiple and inner % multiple == 0 and inner <= max_inner:
-        bi = inner  # no ragged block of columns (a copy to the stack) in every program
+    bi = c.tile_width(inner, 1, max_inner, multiple)
     return c.pow2(n, 16, builtins.max(16, elements // bi)), bi
 
 
@@ -380,10 +378,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN.
         if c.tuned("reduce_rows_whole", device) and n > 65536 // rows:
             rows = 1 << builtins.max(0, (65536 // n).bit_length() - 1)  # rows of one chunk
-        bn = c.pow2(n, 16, builtins.max(16, 65536 // rows))
-        multiple = c.tuned("row_block_multiple", device)
-        if multiple and n % multiple == 0 and n <= bn:
-            bn = n  # the tile's own width: no ragged tile (a copy to the stack)
+        bn = c.tile_width(n, 16, builtins.max(16, 65536 // rows),
+                          c.tuned("row_block_multiple", device))
         c.launch(reduce_kernel, (tl.cdiv(outer, rows), 1), x3.reshape(1, outer, n),
                  out.reshape(1, outer), 1.0 / n, float(correction), device=device, OP=op,
                  BN=bn, BI=rows, ROWS=True, ONE=n <= bn,
@@ -463,10 +459,8 @@ def cumsum(x, axis=-1, *, device=None):
     elif out.size and rows:
         # Along the last axis: `rows` whole rows per program (ROWS), n in chunks of BN, each
         # row of a chunk scanned in segments of at most the target's scan_chain (row_scan).
-        bn = c.pow2(n, 16, builtins.min(SCAN_ROW_MAX, builtins.max(16, 65536 // rows)))
-        multiple = c.tuned("row_block_multiple", device)
-        if multiple and n % multiple == 0 and n <= bn:
-            bn = n  # the tile's own width: no ragged tile (a copy to the stack)
+        bn = c.tile_width(n, 16, builtins.min(SCAN_ROW_MAX, builtins.max(16, 65536 // rows)),
+                          c.tuned("row_block_multiple", device))
         chain = c.tuned("scan_chain", device)
         c.launch(cumsum_kernel, (1, tl.cdiv(outer, rows)), x3.reshape(1, outer, n),
                  out.reshape(1, outer, n), device=device, BN=bn, BI=rows, ROWS=True,

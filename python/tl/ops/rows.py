@@ -145,9 +145,7 @@ def row_tiles(rows, n, elements=8192, multiple=0):
     """(BM, BLOCK, ONE_PASS) for rows of width n: up to MAX_BLOCK columns, `elements` elements
     (the device's `row_elements`, _common.TUNING); BLOCK = n where n is a multiple of
     `multiple` (the device's `row_block_multiple`) and at most MAX_BLOCK, else a power of two."""
-    block = c.pow2(n, 16, MAX_BLOCK)
-    if multiple and n % multiple == 0 and n <= MAX_BLOCK:
-        block = n
+    block = c.tile_width(n, 16, MAX_BLOCK, multiple)
     return (c.pow2(rows, 1, max(1, elements // block) if n <= MAX_BLOCK else 1), block,
             n <= block)
 

@@ -99,6 +99,13 @@ def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.co
                 tl.store(out + (r, k), tl.load(table + (idx, k), (1, BD)))
 
 
+def cross_entropy_tiles(shape, device):
+    """(BM, BLOCK) of cross_entropy_kernel and its backward's for (rows, classes) logits: chunks
+    of up to 4096 classes, TUNING["cross_entropy_elements"] elements a program (a row at least)."""
+    block = c.pow2(shape[1], 16, 4096)
+    return c.pow2(shape[0], 1, max(1, c.tuned("cross_entropy_elements", device) // block)), block
+
+
 @tl.kernel
 def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
                          ignore_index: tl.int32, BM: tl.constexpr, BLOCK: tl.constexpr):
@@ -410,9 +417,7 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
     loss = c.zeros(logits.shape[0], np.float32)
     if logits.size:
         target = np.ascontiguousarray(target)
-        block = c.pow2(logits.shape[1], 16, 4096)
-        bm = c.pow2(logits.shape[0], 1,
-                    max(1, c.tuned("cross_entropy_elements", device) // block))
+        bm, block = cross_entropy_tiles(logits.shape, device)
         c.launch(cross_entropy_kernel, (tl.cdiv(logits.shape[0], bm),), logits, target, loss,
                  int(ignore_index), device=device, BM=bm, BLOCK=block)
     if reduction == "none":

@@ -13,9 +13,10 @@ rng = np.random.default_rng(19)
 
 # Narrow rows (several per program), a ragged width in one chunk, and wider than one chunk
 # (4096 columns): the online max/sum across chunks.
-# (9, 384): a width that is a multiple of 128, the tile's own width on llvm-cpu
-# (row_block_multiple), a ragged power of two elsewhere
-SHAPES = [(37, 100), (3, 5000), (9, 384)]
+# (9, 384) and (5, 1000): widths that are multiples of 8, the tile's own width on llvm-cpu
+# (row_block_multiple; 1000: its vector loops end in a partial vector), a ragged power of two
+# elsewhere
+SHAPES = [(37, 100), (3, 5000), (9, 384), (5, 1000)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)
@@ -89,26 +90,31 @@ def test_layernorm_without_affine_3d(device):
     check(ops.layernorm(x, device=device), ref.layernorm(x), "norm", "f32", n=70)
 
 
+@pytest.mark.parametrize("shape", [(8192, 1024), (8400, 1000)])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
-def test_rows_streamed_outputs(op, device):
+def test_rows_streamed_outputs(op, shape, device):
     # 8192 x 1024 f32 = 32 MiB: on cpu the output is past llvm-cpu's streaming threshold and
     # 64-byte aligned (_common.empty), so each row's late store runs the non-temporal path
-    # (cpu-stream-stores, session 12). Catches: that path writing the wrong lanes or chunks
-    # (the bench sizes, never reached by the small shapes above), an unaligned output (the
-    # plain path would run instead: the alignment is asserted), rows of a later program lost.
+    # (cpu-stream-stores, session 12). Rows of 1000 (the tile's own width on llvm-cpu,
+    # row_block_multiple) start at 16 offsets in their lines: each row streams from its first
+    # whole line, its partial lines stored plainly (session 41). Catches: that path writing
+    # the wrong lanes or chunks (the bench sizes, never reached by the small shapes above), an
+    # unaligned output (the plain path would run instead: the alignment is asserted), rows of
+    # a later program lost, a row's head or tail lanes left unwritten or taken from another.
     if device != "cpu":
         pytest.skip("the streaming path is llvm-cpu's (npusim runs the small shapes above)")
-    x = make(rng, (8192, 1024), "f32", -4, 4)
+    n = shape[1]
+    x = make(rng, shape, "f32", -4, 4)
     if op in ("softmax", "log_softmax"):
         got, want = getattr(ops, op)(x, device=device), getattr(ref, op)(x)
         tol = "softmax"
     else:
-        w = make(rng, (1024,), "f32", -2, 2)
+        w = make(rng, (n,), "f32", -2, 2)
         got = getattr(ops, op)(x, w, device=device)
         want = ref.layernorm(x, w) if op == "layernorm" else ref.rmsnorm(x, w)
         tol = "norm"
     assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
-    check(got, want, tol, "f32", n=1024)
+    check(got, want, tol, "f32", n=n)
 
 
 @pytest.mark.parametrize("rows", [3, 8192])

@@ -161,9 +161,13 @@ TUNING = {
     # width that is a multiple of this is the tile's width (0: never), where the power of two
     # above it made every program's tile ragged, a copy to the stack and a masked store.
     # llvm-cpu, 16M f32 elements in rows of 768 (session 40, one process): softmax 0.38 -> 0.86
-    # of the triad, layernorm 0.26 -> 0.97. A multiple of 128, not any width: the widths a
-    # process meets (a decoder's softmax over a growing length) compile at most 32 kernels.
-    "row_block_multiple": {"default": 0, "llvm-cpu": 128},
+    # of the triad, layernorm 0.26 -> 0.97. 128 until session 41; 8 since its rows stream from
+    # any offset in a line (fusion.cpp): rows of 1000 (16777 x 1000 f32, one process): softmax
+    # 0.42 -> 0.67, layernorm 0.27 -> 0.76, rmsnorm 0.39 -> 0.92, sums 0.42 -> 0.71. A multiple,
+    # not any width: the widths a process meets (a decoder's softmax over a growing length)
+    # compile at most one kernel per 8 (~60 ms each, then cached on disk); odd widths (1001:
+    # softmax 0.43, 0.63 as its own tile) keep the ragged tile.
+    "row_block_multiple": {"default": 0, "llvm-cpu": 8},
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path). llvm-cpu: 16 rows of 4 KiB a program read
     # one 64 KiB run, where a 4 KiB program ended its stream every row (Zen 4, 16384 x 1024
@@ -327,8 +331,8 @@ TUNING = {
     # program's block of rows contiguously (session 12: 0.38 -> 0.84 of the triad, load 11);
     # 8192 since session 40: rows of 4096 and 8192 whole as well (column sums of 16M f32 in one
     # process: 4096 x 4096 0.45 -> 0.95, 2048 x 8192 0.54 -> 0.90; 16384 took 512 x 32000 to
-    # 0.40 from 0.53, its accumulator past the L1), and a width that is a multiple of 128 the
-    # tile's own (row_block_multiple; axis_choice)
+    # 0.40 from 0.53, its accumulator past the L1), and a width that is a multiple of
+    # row_block_multiple the tile's own (axis_choice)
     # tnpu: 1024 as well, with axis_elements' 64 rows a chunk (256 KiB DMA commands) and one
     # program of a column sum per core (axis_split; a second kernel adds the partials): npusim
     # column sum of 4096 x 1024 f32 0.22 -> 0.90 of HBM (64 columns, 16 programs: 0.22; 1024

@@ -288,7 +288,7 @@ private:
   const ir::Operation *paired_store(const ir::Operation &store);
   void emit_fused_loops(const std::vector<const FusedLoop *> &loops, llvm::BasicBlock *done);
   void stream_fused_stores(const std::vector<const FusedLoop *> &loops, int64_t width,
-                           int64_t row_width, llvm::Value *streamable, llvm::BasicBlock *done);
+                           llvm::Value *streamable, llvm::BasicBlock *done, bool heads);
   /// True when the byte ranges of blocks a and b are disjoint.
   llvm::Value *disjoint(const Access &a, const Access &b);
   llvm::Value *block_rows_are_strided(unsigned arg, const std::vector<llvm::Value *> &off,

@@ -272,14 +272,15 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
   for (const FusedLoop *fl : loops)
     streamed &= plan::flag(*fl->store, plan::kNontemporal);
   if (streamed) {
-    // Two chunk loops: one over a contiguous block (every access contiguous: lane i at base +
-    // i), and one over row-strided blocks (a concat's row slices, RoPE's half rows) where each
-    // output row is whole 64-byte vectors and starts 64-byte aligned.
+    // Chunk loops over a contiguous block as one run (every access contiguous: lane i at base +
+    // i), and over row-strided blocks (a concat's row slices, RoPE's half rows) a row at a time.
     llvm::Value *contiguous = b_.getTrue(), *rows_aligned = b_.getTrue();
     bool whole_lines = true;
+    int64_t esize = 1; // the widest output's element
     for (const FusedLoop *fl : loops) {
-      const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem));
-      whole_lines &= (width * esize) % 64 == 0;
+      const int64_t osize = int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem));
+      esize = std::max(esize, osize);
+      whole_lines &= (width * osize) % 64 == 0;
       if (n == width)
         continue;
       for (const Access &l : fl->loads)
@@ -287,16 +288,27 @@ void KernelCodegen::emit_fused_loops(const std::vector<const FusedLoop *> &loops
       contiguous = b_.CreateAnd(contiguous, b_.CreateICmpEQ(fl->out.row_stride, i64(width)));
       rows_aligned = b_.CreateAnd(
           rows_aligned,
-          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(fl->out.row_stride, i64(esize)), i64(63)),
+          b_.CreateICmpEQ(b_.CreateAnd(b_.CreateMul(fl->out.row_stride, i64(osize)), i64(63)),
                           i64(0)));
     }
+    // Rows of a kilobyte or more whose chunks would straddle them in one run (1000 f32: a row
+    // broadcast's value looked up per lane) stream a row at a time, each from its own first
+    // aligned line, whatever the row stride.
+    const bool runs_of_rows =
+        loops.size() == 1 && n != width && width * esize >= 1024 && width % plan::kStreamChunk != 0;
     // A contiguous block is one run, streamed as before session 14 (concat along rows measured
     // slower through the row-strided loop); the row-strided one in the other branch, where its
     // chunks lie within rows, so each load is addressed by row and may be row-strided too
     // (RoPE's half rows: 0.5 of the triad with plain stores from two passes over the rows).
-    stream_fused_stores(loops, 0, width, contiguous, done);
-    if (n != width && whole_lines)
-      stream_fused_stores(loops, width, width, rows_aligned, done);
+    if (runs_of_rows) {
+      stream_fused_stores(loops, width, b_.getTrue(), done, /*heads=*/true);
+    } else {
+      // (A block of rows of whole chunks names each chunk's row, so it starts aligned.)
+      stream_fused_stores(loops, 0, contiguous, done,
+                          loops.size() == 1 && (n == width || width % plan::kStreamChunk != 0));
+      if (n != width && whole_lines)
+        stream_fused_stores(loops, width, rows_aligned, done, /*heads=*/false);
+    }
   }
   // Plain stores, fetching the next block of a load view read here or before (a row's scale,
   // then the row quantized: nothing else of the program streams).
@@ -345,47 +357,63 @@ llvm::Value *KernelCodegen::span_bytes(const ir::Value *tensor, int64_t esize) {
   return b_.CreateMul(span, i64(esize));
 }
 
-// A store planned non-temporal (cpu-stream-stores) uses them when the block is 64-byte aligned
-// (each row, where it is row-strided: `streamable`; width 0: one contiguous run) and the tensor
-// larger than plan::kStreamBytes
-// (smaller ones may be read back from the caches). LLVM's vectorizer will not emit them without
-// provable alignment, so lanes are computed into an aligned chunk on the stack (L1) and copied out
-// with aligned vector non-temporal stores. Paired loops (lower_fused_pair) compute each chunk of
-// both and copy both out. Leaves the builder in the other branch (plain stores).
+// A store planned non-temporal (cpu-stream-stores) uses them where the kernel's tensors span
+// plan::kStreamBytes or more (smaller ones may be read back from the caches). LLVM's vectorizer
+// will not emit them without provable alignment, so lanes are computed into an aligned chunk on
+// the stack (L1) and copied out with aligned vector non-temporal stores. The block streams as
+// runs: one (width 0: a contiguous block) or a row each (width: its rows, at the output's row
+// stride). `heads`: a run may start anywhere in a line and have any number of lanes: its lanes
+// before the output's first 64-byte boundary are stored plainly, then whole chunks stream, then
+// a last partial chunk streams its whole vectors and stores the lanes after them plainly (rows
+// of 1000 f32 start at 16 offsets in their lines: all had been plain stores, each output line
+// read before it was overwritten). Otherwise each run starts aligned (`streamable` and the
+// output's base) and is whole chunks. Paired loops (lower_fused_pair) compute each chunk of both
+// and copy both out. Leaves the builder in the other branch (plain stores).
 void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &loops, int64_t width,
-                                        int64_t row_width, llvm::Value *streamable,
-                                        llvm::BasicBlock *done) {
-  const int64_t n = loops[0]->n;
+                                        llvm::Value *streamable, llvm::BasicBlock *done,
+                                        bool heads) {
+  const int64_t n = loops[0]->n, row_width = loops[0]->width;
+  const int64_t run = width ? width : n, runs = n / run; // lanes a run, runs
+  auto size_of = [&](llvm::Type *t) {
+    return int64_t(module_.getDataLayout().getTypeAllocSize(t));
+  };
   int64_t esize = 1; // the widest output's element
   for (const FusedLoop *fl : loops)
-    esize = std::max(esize, int64_t(module_.getDataLayout().getTypeAllocSize(fl->out.mem)));
-  // A row-strided block's chunk divides its rows (the largest number of whole 64-byte vectors
-  // up to plan::kStreamChunk lanes that does), so each chunk names its row.
+    esize = std::max(esize, size_of(fl->out.mem));
+  // Without heads a row's chunk divides it (the largest number of whole 64-byte vectors up to
+  // plan::kStreamChunk lanes that does), so that each row is whole chunks.
   int64_t kChunk = plan::kStreamChunk;
-  if (width)
+  if (width && !heads)
     while (width % kChunk != 0 && kChunk * esize > 64)
       kChunk /= 2;
   llvm::Value *stream = b_.CreateAnd(streamable, touches_stream_bytes());
-  for (const FusedLoop *fl : loops)
-    stream = b_.CreateAnd(
-        stream,
-        b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(fl->out.base, b_.getInt64Ty()), i64(63)),
-                        i64(0)));
+  for (const FusedLoop *fl : loops) {
+    const int64_t osize = size_of(fl->out.mem);
+    llvm::Value *at = b_.CreatePtrToInt(fl->out.base, b_.getInt64Ty());
+    stream = b_.CreateAnd(stream,
+                          b_.CreateICmpEQ(b_.CreateAnd(at, i64(heads ? osize - 1 : 63)), i64(0)));
+  }
   auto *nt = llvm::BasicBlock::Create(ctx_, "fused.stream", fn_);
   auto *plain = llvm::BasicBlock::Create(ctx_, "fused.plain", fn_);
   b_.CreateCondBr(stream, nt, plain);
   b_.SetInsertPoint(nt);
-  std::vector<Slot> chunks;
-  for (size_t k = 0; k < loops.size(); ++k)
+  // The whole chunks' stack chunks are addressed at constant offsets, so SROA keeps them in
+  // registers (each vector stored straight from them); a partial chunk has its own.
+  std::vector<Slot> chunks, last;
+  for (size_t k = 0; k < loops.size(); ++k) {
     chunks.push_back(new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize})));
+    if (heads)
+      last.push_back(new_slot(ir::Type::tile(ir::ScalarKind::I8, {kChunk * esize})));
+  }
   // The next blocks that views read, fetched as lane_loop paces them (a few lines per 256 bytes
   // of the densest stream); not the stores' blocks, which stream past the caches. Without it the
   // hardware prefetcher ran too little ahead of a loop with work to do (one thread, a SiLU of
   // 16384 x 1024 f32: 0.63 ns a lane, 0.32 fetching; bench/README.md, session 33).
   std::vector<Fetch> fetches;
-  for (const Fetch &f : open_streams(n, kMaxStreamLaneBytes))
-    if (!f.write)
-      fetches.push_back(f);
+  if (run >= kChunk)
+    for (const Fetch &f : open_streams(n, kMaxStreamLaneBytes))
+      if (!f.write)
+        fetches.push_back(f);
   // A row-strided block's fused loads (RoPE's half rows) are no views, so they have no stream
   // above: each chunk fetches its own lines of the rows plan::kFetchAheadBytes or more below,
   // where the next programs of a kernel walking down the rows read. Only where the block covers
@@ -420,80 +448,143 @@ void KernelCodegen::stream_fused_stores(const std::vector<const FusedLoop *> &lo
   int64_t sub = std::min(kChunk, trip_lanes(fetches, n)); // lanes a fetch trip covers
   if (fetches.empty() || kChunk % sub != 0)
     sub = kChunk;
-  const int64_t subs = kChunk / sub;
-  loop(
-      n / kChunk,
-      [&](llvm::Value *c) {
-        llvm::Value *first = b_.CreateMul(c, i64(kChunk));
-        // A chunk within one row of the tile (row_width a multiple of it) names its row, so that
-        // a row broadcast's value is one per chunk (the loads then address rows: they are
-        // contiguous here, row_stride = row_width).
-        llvm::Value *row = nullptr, *col0 = nullptr;
-        if (row_width % kChunk == 0) {
-          row = b_.CreateUDiv(first, i64(row_width));
-          col0 = b_.CreateURem(first, i64(row_width));
-        }
-        auto lanes = [&](llvm::Value *from, llvm::Value *to) {
-          loop(
-              from, to,
-              [&](llvm::Value *j) {
-                for (size_t k = 0; k < loops.size(); ++k)
-                  b_.CreateStore(fused_lane(*loops[k], b_.CreateAdd(first, j), row,
-                                            row ? b_.CreateAdd(col0, j) : nullptr),
-                                 b_.CreateGEP(loops[k]->out.mem, chunks[k].ptr, j));
-              },
-              "lane", /*rolled=*/kChunk < plan::kStreamChunk);
-        };
-        for (const RowFetch &f : row_fetches) {
-          llvm::Value *at =
-              b_.CreateGEP(b_.getInt8Ty(),
-                           b_.CreateGEP(f.load->mem, f.load->base,
-                                        b_.CreateAdd(b_.CreateMul(row, f.load->row_stride), col0)),
-                           f.distance);
-          for (int64_t l = 0; l < (kChunk * f.esize + 63) / 64; ++l)
-            b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                               {b_.CreateConstGEP1_64(b_.getInt8Ty(), at, uint64_t(l * 64)),
-                                b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)}); // L2, data
-        }
-        if (fetches.empty()) {
-          lanes(i64(0), i64(kChunk));
-        } else {
-          loop(
-              subs,
-              [&](llvm::Value *s) {
-                fetch_trip(fetches, b_.CreateAdd(b_.CreateMul(c, i64(subs)), s), n / sub);
-                lanes(b_.CreateMul(s, i64(sub)), b_.CreateMul(b_.CreateAdd(s, i64(1)), i64(sub)));
-              },
-              "fetch");
-        }
-        for (size_t k = 0; k < loops.size(); ++k) {
-          const Access &out = loops[k]->out;
-          const int64_t osize = int64_t(module_.getDataLayout().getTypeAllocSize(out.mem));
-          auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / osize));
-          // Lane l of the block at row l / width, column l % width (a row holds whole vectors,
-          // or the rows are contiguous: emit_fused_loops' check). A chunk within one row (width
-          // a multiple of the chunk: concat's 512-lane slices) is one run from its first lane.
-          auto element = [&](llvm::Value *lane) {
-            return b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(lane, i64(width)), out.row_stride),
-                                b_.CreateURem(lane, i64(width)));
-          };
-          llvm::Value *run = !width ? first : width % kChunk ? nullptr : element(first);
-          for (int64_t v = 0; v < kChunk * osize / 64; ++v) {
-            llvm::Value *from =
-                b_.CreateConstGEP1_64(b_.getInt8Ty(), chunks[k].ptr, uint64_t(v * 64));
-            const int64_t step = v * 64 / osize; // the vector's first lane in the chunk
-            llvm::Value *at =
-                run ? b_.CreateAdd(run, i64(step)) : element(b_.CreateAdd(first, i64(step)));
-            llvm::Value *to = b_.CreateGEP(b_.getInt8Ty(), out.base, b_.CreateMul(at, i64(osize)));
-            auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
-                                             llvm::Align(64));
-            st->setMetadata(
-                llvm::LLVMContext::MD_nontemporal,
-                llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  const int64_t subs = kChunk / sub, run_trips = run / kChunk * subs;
+  // Lanes [from, to) of the chunk starting at lane `first` of the block into stack chunks
+  // `into`; `row` and `col0` name the chunk's row where it lies within one (else null).
+  auto lanes = [&](const std::vector<Slot> &into, llvm::Value *first, llvm::Value *row,
+                   llvm::Value *col0, llvm::Value *from, llvm::Value *to) {
+    loop(
+        from, to,
+        [&](llvm::Value *j) {
+          for (size_t k = 0; k < loops.size(); ++k)
+            b_.CreateStore(fused_lane(*loops[k], b_.CreateAdd(first, j), row,
+                                      row ? b_.CreateAdd(col0, j) : nullptr),
+                           b_.CreateGEP(loops[k]->out.mem, into[k].ptr, j));
+        },
+        "lane", /*rolled=*/kChunk < plan::kStreamChunk);
+  };
+  // Vector v of output k's stack chunk in `chunk`, non-temporal, to element `at` of the output
+  // (64-byte aligned).
+  auto stream_vector = [&](const std::vector<Slot> &chunk, size_t k, llvm::Value *v,
+                           llvm::Value *at) {
+    const Access &out = loops[k]->out;
+    auto *vec_t = llvm::FixedVectorType::get(out.mem, unsigned(64 / size_of(out.mem)));
+    llvm::Value *from = b_.CreateGEP(b_.getInt8Ty(), chunk[k].ptr, b_.CreateMul(v, i64(64)));
+    llvm::Value *to = b_.CreateGEP(out.mem, out.base, at, "nt.at"); // named for the tests
+    auto *st = b_.CreateAlignedStore(b_.CreateAlignedLoad(vec_t, from, llvm::Align(64)), to,
+                                     llvm::Align(64));
+    st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  };
+  // Run r (null: the one run of a contiguous block): its lane j is lane r run + j of the block,
+  // at element r row_stride + j of each output (r run + j of a contiguous one).
+  auto emit_run = [&](llvm::Value *r) {
+    llvm::Value *lane0 = r ? b_.CreateMul(r, i64(run)) : i64(0);
+    std::vector<llvm::Value *> out0; // each output's element of the run's lane 0
+    for (const FusedLoop *fl : loops)
+      out0.push_back(r ? b_.CreateMul(r, fl->out.row_stride) : i64(0));
+    // The chunk of lanes [first, first + kChunk) of the run names its row where it lies in one:
+    // a run that is a row, a block of one row, or rows of whole chunks from an aligned start.
+    auto row_of = [&](llvm::Value *first) -> std::pair<llvm::Value *, llvm::Value *> {
+      if (r)
+        return {r, first};
+      if (n == row_width)
+        return {i64(0), first};
+      if (row_width % kChunk == 0 && !heads)
+        return {b_.CreateUDiv(first, i64(row_width)), b_.CreateURem(first, i64(row_width))};
+      return {nullptr, nullptr};
+    };
+    llvm::Value *head = i64(0);
+    if (heads) { // the lanes before the output's first 64-byte boundary, stored plainly
+      const Access &out = loops[0]->out;
+      const int64_t osize = size_of(out.mem);
+      llvm::Value *at =
+          b_.CreatePtrToInt(b_.CreateGEP(out.mem, out.base, out0[0]), b_.getInt64Ty());
+      head = b_.CreateUDiv(b_.CreateAnd(b_.CreateSub(i64(64), b_.CreateAnd(at, i64(63))), i64(63)),
+                           i64(osize));
+      head = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, head, i64(run));
+      const auto [row, col0] = row_of(i64(0));
+      loop(
+          i64(0), head,
+          [&](llvm::Value *j) {
+            const FusedLoop &fl = *loops[0];
+            b_.CreateStore(
+                fused_lane(fl, b_.CreateAdd(lane0, j), row, row ? b_.CreateAdd(col0, j) : nullptr),
+                b_.CreateGEP(fl.out.mem, fl.out.base, b_.CreateAdd(out0[0], j)));
+          },
+          "lane.head", /*rolled=*/true);
+    }
+    llvm::Value *whole =
+        heads ? b_.CreateUDiv(b_.CreateSub(i64(run), head), i64(kChunk)) : i64(run / kChunk);
+    loop(
+        i64(0), whole,
+        [&](llvm::Value *c) {
+          llvm::Value *first = b_.CreateAdd(head, b_.CreateMul(c, i64(kChunk))); // in the run
+          const auto [row, col0] = row_of(first);
+          for (const RowFetch &f : row_fetches) {
+            llvm::Value *at = b_.CreateGEP(
+                b_.getInt8Ty(),
+                b_.CreateGEP(f.load->mem, f.load->base,
+                             b_.CreateAdd(b_.CreateMul(row, f.load->row_stride), col0)),
+                f.distance);
+            for (int64_t l = 0; l < (kChunk * f.esize + 63) / 64; ++l)
+              b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                                 {b_.CreateConstGEP1_64(b_.getInt8Ty(), at, uint64_t(l * 64)),
+                                  b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)}); // L2, data
           }
-        }
-      },
-      "chunk");
+          llvm::Value *lane = b_.CreateAdd(lane0, first);
+          if (fetches.empty()) {
+            lanes(chunks, lane, row, col0, i64(0), i64(kChunk));
+          } else {
+            llvm::Value *trip0 = b_.CreateMul(c, i64(subs));
+            if (r)
+              trip0 = b_.CreateAdd(trip0, b_.CreateMul(r, i64(run_trips)));
+            loop(
+                subs,
+                [&](llvm::Value *s) {
+                  fetch_trip(fetches, b_.CreateAdd(trip0, s), runs * run_trips);
+                  lanes(chunks, lane, row, col0, b_.CreateMul(s, i64(sub)),
+                        b_.CreateMul(b_.CreateAdd(s, i64(1)), i64(sub)));
+                },
+                "fetch");
+          }
+          for (size_t k = 0; k < loops.size(); ++k) {
+            llvm::Value *at = b_.CreateAdd(out0[k], first);
+            const int64_t per = 64 / size_of(loops[k]->out.mem); // lanes a vector
+            for (int64_t v = 0; v < kChunk / per; ++v)
+              stream_vector(chunks, k, i64(v), b_.CreateAdd(at, i64(v * per)));
+          }
+        },
+        "chunk");
+    if (!heads)
+      return;
+    // The last partial chunk: its whole vectors stream, the lanes after them are stored plainly.
+    llvm::Value *first = b_.CreateAdd(head, b_.CreateMul(whole, i64(kChunk)));
+    llvm::Value *rest = b_.CreateSub(i64(run), first);
+    const auto [row, col0] = row_of(first);
+    lanes(last, b_.CreateAdd(lane0, first), row, col0, i64(0), rest);
+    const FusedLoop &fl = *loops[0];
+    const int64_t per = 64 / size_of(fl.out.mem);
+    llvm::Value *at = b_.CreateAdd(out0[0], first);
+    llvm::Value *vectors = b_.CreateUDiv(rest, i64(per));
+    loop(
+        i64(0), vectors,
+        [&](llvm::Value *v) {
+          stream_vector(last, 0, v, b_.CreateAdd(at, b_.CreateMul(v, i64(per))));
+        },
+        "stream.tail", /*rolled=*/true);
+    loop(
+        b_.CreateMul(vectors, i64(per)), rest,
+        [&](llvm::Value *j) {
+          b_.CreateStore(b_.CreateLoad(fl.out.mem, b_.CreateGEP(fl.out.mem, last[0].ptr, j)),
+                         b_.CreateGEP(fl.out.mem, fl.out.base, b_.CreateAdd(at, j)));
+        },
+        "lane.tail", /*rolled=*/true);
+  };
+  if (width && runs > 1)
+    loop(runs, emit_run, "run");
+  else
+    emit_run(width ? i64(0) : nullptr);
   // Non-temporal stores are weakly ordered; the host fences them (sfence) once a worker has run
   // its programs (llvm_cpu_abi.h): a fence per program (mfence) stalled each row op's program
   // until its row had drained to DRAM (bench/README.md, session 12).
@@ -534,7 +625,9 @@ KernelCodegen::LanePlan KernelCodegen::lane_plan(int64_t rows, int64_t width, bo
   const int64_t n = rows * width;
   LanePlan plan{fetch ? open_streams(n * jam, kMaxStreamLaneBytes) : std::vector<Fetch>{}, 0};
   const int64_t chunk = trip_lanes(plan.fetches, n);
-  if (!plan.fetches.empty() && n >= 4 * chunk && width % chunk == 0)
+  // A row need not be whole chunks: its last lanes are a partial chunk, without fetches (rows
+  // of 1000 or 992 f32 had no chunks, so no fetches: softmax 0.55 of the triad, 1024 0.7).
+  if (!plan.fetches.empty() && n >= 4 * chunk && width >= chunk)
     plan.chunk = chunk;
   return plan;
 }
@@ -564,7 +657,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
     chunk_first_ = outer_chunk;
     return;
   }
-  const int64_t per_row = width / plan.chunk;
+  const int64_t per_row = width / plan.chunk, whole = per_row * plan.chunk;
   each_row(
       [&](llvm::Value *r) {
         loop(
@@ -572,7 +665,7 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
             [&](llvm::Value *c) {
               fetch_trip(plan.fetches,
                          b_.CreateAdd(b_.CreateMul(of.row ? of.row : r, i64(per_row)), c),
-                         n / plan.chunk, to_l1);
+                         n / width * per_row, to_l1);
               chunk_first_ = b_.CreateMul(c, i64(plan.chunk));
               loop(
                   chunk_first_, b_.CreateMul(b_.CreateAdd(c, i64(1)), i64(plan.chunk)),
@@ -580,6 +673,12 @@ void KernelCodegen::lane_loop(int64_t rows, int64_t width, const RowLaneFn &body
               chunk_first_ = outer_chunk;
             },
             "chunk");
+        if (whole < width) { // the row's partial chunk
+          chunk_first_ = i64(whole);
+          loop(
+              i64(whole), i64(width), [&](llvm::Value *j) { body(r, j); }, lane_name);
+          chunk_first_ = outer_chunk;
+        }
       },
       row_name);
 }

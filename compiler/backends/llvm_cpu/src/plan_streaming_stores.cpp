@@ -22,9 +22,10 @@ bool plan_streaming_stores(ir::Kernel &kernel) {
       return;
     const int64_t n = store->operand(store->num_operands() - 1)->type().num_elements();
     const int64_t esize = stored_bytes(store->operand(0)->type().elem());
-    // Whole chunks, whole 64-byte vectors per chunk, and enough lanes to be worth the copy.
-    if (n % plan::kStreamChunk != 0 || n * esize < plan::kStreamMinBytes ||
-        (plan::kStreamChunk * esize) % 64 != 0)
+    // Enough lanes to be worth the copy, whole 64-byte vectors per chunk. Any number of lanes:
+    // a contiguous block streams its whole lines and stores its partial ones plainly, a
+    // row-strided one streams only where its rows are whole lines (fusion.cpp).
+    if (n * esize < plan::kStreamMinBytes || (plan::kStreamChunk * esize) % 64 != 0)
       return;
     store->set_attr(std::string(plan::kNontemporal), true);
     // A late store (a row op's output after its reductions) streams too: fetching its block

@@ -2329,6 +2329,102 @@ kernel @axpy(%x: tensor<?xf32>, %y: tensor<?xf32>, %o: tensor<?xf32>) {
   }
 }
 
+TEST(LlvmCpu, StreamedRunsStartAnywhereAndEndAnywhere) {
+  // Over 32 MiB a fused store streams from its output's first 64-byte boundary: the lanes before
+  // it, and after the last whole vector, are stored plainly (fusion.cpp, heads). Rows of 1000 and
+  // 1001 f32 (a row broadcast: x minus its row's max) as one run of a one-row block, as runs of
+  // rows (8 rows a block), contiguous or 1003 apart, at misaligned bases, with a ragged last
+  // block; and an int8 output (its heads up to 63 lanes). Fails on a lane stored twice from the
+  // wrong place, left unwritten (the -1 sentinels), a vector at the wrong offset or the wrong
+  // row's max, or a write past a row or the tensor.
+  struct Case {
+    int64_t block_rows, width, stride, misalign;
+  };
+  for (Case c : {Case{1, 1000, 1000, 0}, Case{1, 1000, 1000, 3}, Case{8, 1000, 1000, 0},
+                 Case{8, 1000, 1003, 5}, Case{8, 1001, 1001, 1}, Case{1, 1001, 1003, 2}}) {
+    SCOPED_TRACE(testing::Message() << "block rows " << c.block_rows << " width " << c.width
+                                    << " stride " << c.stride << " misalign " << c.misalign);
+    const std::string R = std::to_string(c.block_rows), W = std::to_string(c.width);
+    const std::string tile = R + "x" + W + "xf32";
+    const std::string text = "kernel @center(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {\n"
+                             "  %p = program_id {axis = 0} : i32\n"
+                             "  %b = constant {value = " +
+                             R +
+                             "} : i32\n"
+                             "  %z = constant {value = 0} : i32\n"
+                             "  %m0 = mul %p, %b : i32\n"
+                             "  %v = load %x, %m0, %z : tile<" +
+                             tile +
+                             ">\n"
+                             "  %m = reduce %v {axis = 1, kind = \"max\"} : tile<" +
+                             R +
+                             "xf32>\n"
+                             "  %e = expand_dims %m {axis = 1} : tile<" +
+                             R +
+                             "x1xf32>\n"
+                             "  %bb = broadcast %e : tile<" +
+                             tile +
+                             ">\n"
+                             "  %d = sub %v, %bb : tile<" +
+                             tile +
+                             ">\n"
+                             "  store %o, %m0, %z, %d\n"
+                             "  return\n}\n";
+    auto m = parse_ok(text);
+    std::string error;
+    auto prog = compile_and_load(*m, CompileOptions{}, &error);
+    ASSERT_TRUE(prog) << error;
+    const int64_t rows = 4203; // 16.8 MB in, as much out: past the 32 MiB in all
+    std::vector<float> x(rows * c.width), storage(rows * c.stride + 32, -1.0f);
+    for (int64_t i = 0; i < int64_t(x.size()); ++i)
+      x[i] = float((i * 7919) % 1000) * 0.25f - 100.0f;
+    float *out = aligned_output(storage, c.misalign);
+    std::vector<tl_cpu_arg> args(2);
+    args[0] = {x.data(), {rows, c.width}, {c.width, 1}, 0, 0.0};
+    args[1] = {out, {rows, c.width}, {c.stride, 1}, 0, 0.0};
+    ASSERT_EQ(launch_programs(*prog, "center", args, (rows + c.block_rows - 1) / c.block_rows), "");
+    for (int64_t r = 0; r < rows; ++r) {
+      const float mx = *std::max_element(&x[r * c.width], &x[(r + 1) * c.width]);
+      for (int64_t j = 0; j < c.stride && r * c.stride + j < rows * c.stride; ++j)
+        ASSERT_EQ(out[r * c.stride + j], j < c.width ? x[r * c.width + j] - mx : -1.0f)
+            << "row " << r << " column " << j;
+    }
+    EXPECT_EQ(out[rows * c.stride], -1.0f) << "wrote past the end";
+  }
+  // int8 rows of 1000 (quantize's shape): 5 bytes an element, 6720 rows past 32 MiB.
+  auto m = parse_ok(R"(
+kernel @narrow(%x: tensor<?x?xf32>, %q: tensor<?x?xi8>) {
+  %p = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %v = load %x, %p, %z : tile<1x1000xf32>
+  %c = cast %v {rounding = "rne"} : tile<1x1000xi8>
+  store %q, %p, %z, %c
+  return
+}
+)");
+  std::string error;
+  auto prog = compile_and_load(*m, CompileOptions{}, &error);
+  ASSERT_TRUE(prog) << error;
+  const int64_t rows = 6720, n = 1000;
+  std::vector<float> x(rows * n);
+  for (int64_t i = 0; i < int64_t(x.size()); ++i)
+    x[i] = float((i * 7919) % 201) - 100.0f;
+  for (int64_t misalign : {0, 1, 37}) {
+    std::vector<int8_t> storage(rows * n + 128, int8_t(-1));
+    int8_t *q = storage.data();
+    while (reinterpret_cast<uintptr_t>(q) % 64)
+      ++q;
+    q += misalign;
+    std::vector<tl_cpu_arg> args(2);
+    args[0] = {x.data(), {rows, n}, {n, 1}, 0, 0.0};
+    args[1] = {q, {rows, n}, {n, 1}, 0, 0.0};
+    ASSERT_EQ(launch_programs(*prog, "narrow", args, rows), "");
+    for (int64_t i = 0; i < rows * n; ++i)
+      ASSERT_EQ(int(q[i]), int(x[i])) << "misalign " << misalign << " at " << i;
+    EXPECT_EQ(int(q[rows * n]), -1) << "wrote past the end";
+  }
+}
+
 TEST(LlvmCpu, RowStridedStreamingStoresAreExact) {
   // RoPE's shape of fused stores: each half of 64-float rows computed from both halves of x (each
   // store loading its own, as tl.ops' kernel does on llvm-cpu), so the loads are row-strided as

@@ -90,7 +90,7 @@ for s in "${steps[@]}"; do
     [ $rc -eq 0 ] || failed+=(torch)
     ;;
   python)
-    (cd "$root" && timeout 200 python3 -m pytest -q -p no:cacheprovider \
+    (cd "$root" && timeout "${TL_PYTHON_TIMEOUT:-420}" python3 -m pytest -q -p no:cacheprovider \
       --ignore-glob='*/test_torch_*.py' python/tests -k cuda >"$out/python.log" 2>&1 ||
       false)
     rc=$?

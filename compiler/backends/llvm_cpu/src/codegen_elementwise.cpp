@@ -21,6 +21,20 @@ using ir::Opcode;
 using ir::ScalarKind;
 
 void KernelCodegen::lower_elementwise(const ir::Operation &op) {
+  // A widening cast of a narrow float tile (bf16, f16, fp8: held as f32 values rounded to their
+  // type, never read in place) to f32 is the identity on the held values: its tile shares the
+  // storage, as a reshape's, where that is a tile in memory (not computed per lane: inlined),
+  // and its loop only accumulates the reductions planned into it. (A bf16 row op's x.to(f32)
+  // had copied its rows once more after the load's converting copy: a third stack tile past
+  // L1.)
+  const ir::Value *in = op.operand(0);
+  const ScalarKind from = in->type().elem();
+  const bool identity = op.opcode() == Opcode::Cast &&
+                        op.result()->type().elem() == ScalarKind::F32 && ir::is_float(from) &&
+                        !plan::held_as_stored(from) && slots_.count(in) &&
+                        !(in->def() && plan::lowered_elsewhere(*in->def()));
+  if (identity)
+    slots_[op.result()] = slot(op.operand(0));
   Slot &out = slot(op.result());
   // Full reductions of this result planned into its loop (cpu.in_producer) accumulate there.
   std::vector<LaneReduce> reduces;
@@ -31,12 +45,16 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
   // Fetching even where the lanes are cheap: var's x - mean a row, 1.65 ms against 2.17
   // without (16384 x 1024 f32; its row loop's only fetching loop, session 33's Xeon); into L1
   // only where they compute an exponential or more.
+  if (identity && reduces.empty())
+    return;
   int work = lane_cost(op);
   for (const ir::Value *v : op.operands())
     work += lane_work(*v);
   reduce_lanes(
       out.n, reduces,
       [&](llvm::Value *i) {
+        if (identity)
+          return std::vector<llvm::Value *>(reduces.size(), lane_value(op.operand(0), i));
         std::vector<llvm::Value *> a;
         for (const ir::Value *v : op.operands())
           a.push_back(lane_value(v, i));

@@ -289,6 +289,62 @@ kernel @ndot(%a: tensor<?x?xT>, %b: tensor<?x?xT>, %c: tensor<?x?xf32>) {
   }
 }
 
+TEST(LlvmCpu, WideningCastsOfNarrowFloatTilesShareTheirStorage) {
+  // A bf16 / f16 / fp8 tile is held as f32 values rounded to its type, so its cast to f32 is the
+  // identity: the cast's tile shares the load's storage, and its loop only runs the reductions
+  // planned into it (the max, min and sum of the one-row tiles: cpu.in_producer). Also a cast
+  // of a tile computed per lane (the add, inlined into the cast: no storage to share) and of a
+  // loop-carried tile. Fails if a reduction planned into the cast is skipped, the inlined
+  // operand's storage is read (never written), or a shared tile is overwritten by a later op.
+  for (const char *t : {"bf16", "f16", "f8e4m3"}) {
+    SCOPED_TRACE(t);
+    std::string k = R"(
+kernel @widen(%x: tensor<?x?xT>, %mx: tensor<?xf32>, %o: tensor<?x?xf32>, %o2: tensor<?x?xf32>) {
+  %p = program_id {axis = 0} : i32
+  %z = constant {value = 0} : i32
+  %v = load %x, %p, %z : tile<1x96xT>
+  %c = cast %v : tile<1x96xf32>
+  %m = reduce %c {axis = 1, kind = "max"} : tile<1xf32>
+  store %mx, %p, %m
+  %me = expand_dims %m {axis = 1} : tile<1x1xf32>
+  %mb = broadcast %me : tile<1x96xf32>
+  %d = sub %c, %mb : tile<1x96xf32>
+  store %o, %p, %z, %d
+  %a = add %v, %v : tile<1x96xT>
+  %ca = cast %a : tile<1x96xf32>
+  %sa = reduce %ca {axis = 1, kind = "sum"} : tile<1xf32>
+  %one = constant {value = 1} : i32
+  %two = constant {value = 2} : i32
+  %acc = for %i = %z to %two step %one iter_args(%t = %v) : tile<1x96xT> {
+    %u = add %t, %v : tile<1x96xT>
+    yield %u
+  }
+  %cc = cast %acc : tile<1x96xf32>
+  %sc = reduce %cc {axis = 1, kind = "min"} : tile<1xf32>
+  %s = add %ca, %cc : tile<1x96xf32>
+  %se = expand_dims %sa {axis = 1} : tile<1x1xf32>
+  %sb = broadcast %se : tile<1x96xf32>
+  %ce = expand_dims %sc {axis = 1} : tile<1x1xf32>
+  %cb = broadcast %ce : tile<1x96xf32>
+  %s2 = add %s, %sb : tile<1x96xf32>
+  %s3 = add %s2, %cb : tile<1x96xf32>
+  store %o2, %p, %z, %s3
+  return
+}
+)";
+    for (size_t at; (at = k.find("xT>")) != std::string::npos;)
+      k.replace(at + 1, 1, t);
+    const ScalarKind kind = std::string(t) == "bf16"  ? ScalarKind::BF16
+                            : std::string(t) == "f16" ? ScalarKind::F16
+                                                      : ScalarKind::F8E4M3;
+    std::mt19937_64 rng(41);
+    expect_same(k, "widen",
+                {random_tensor(kind, {3, 96}, rng), HostTensor(ScalarKind::F32, {3}),
+                 HostTensor(ScalarKind::F32, {3, 96}), HostTensor(ScalarKind::F32, {3, 96})},
+                {}, {3, 1, 1});
+  }
+}
+
 TEST(LlvmCpu, LibraryKernelsMatchTheInterpreterOnRaggedShapes) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 3; ++trial) {

@@ -101,8 +101,10 @@ def embedding_kernel(table: tl.tensor, ids: tl.tensor, out: tl.tensor, BR: tl.co
 
 def cross_entropy_tiles(shape, device):
     """(BM, BLOCK) of cross_entropy_kernel and its backward's for (rows, classes) logits: chunks
-    of up to 4096 classes, TUNING["cross_entropy_elements"] elements a program (a row at least)."""
-    block = c.pow2(shape[1], 16, 4096)
+    of up to 4096 classes (the classes themselves where the device's row_block_multiple divides
+    them, as the row ops' tiles), TUNING["cross_entropy_elements"] elements a program (a row at
+    least)."""
+    block = c.tile_width(shape[1], 16, 4096, c.tuned("row_block_multiple", device))
     return c.pow2(shape[0], 1, max(1, c.tuned("cross_entropy_elements", device) // block)), block
 
 

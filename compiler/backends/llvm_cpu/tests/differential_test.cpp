@@ -177,6 +177,13 @@ float *aligned_output(std::vector<float> &storage, int64_t misalign) {
   return out + misalign;
 }
 
+/// `text` with each tile element type "T" (as in "tile<4x96xT>") replaced by scalar type `t`.
+std::string with_element_type(std::string text, const char *t) {
+  for (size_t at; (at = text.find("xT>")) != std::string::npos;)
+    text.replace(at + 1, 1, t);
+  return text;
+}
+
 /// Runs programs 0 .. programs - 1 (along axis 0) of kernel `name` of `prog` on `args`, straight
 /// through the calling convention. Returns "" or the first fault.
 std::string launch_programs(const tl::llvm_cpu::LoadedProgram &prog, const char *name,
@@ -273,14 +280,8 @@ kernel @ndot(%a: tensor<?x?xT>, %b: tensor<?x?xT>, %c: tensor<?x?xf32>) {
   return
 }
 )");
-    std::string k = text;
-    for (size_t at; (at = k.find("xT>")) != std::string::npos;)
-      k.replace(at + 1, 1, t);
-    const ScalarKind kind = std::string(t) == "f32"      ? ScalarKind::F32
-                            : std::string(t) == "bf16"   ? ScalarKind::BF16
-                            : std::string(t) == "f16"    ? ScalarKind::F16
-                            : std::string(t) == "f8e4m3" ? ScalarKind::F8E4M3
-                                                         : ScalarKind::F8E5M2;
+    const std::string k = with_element_type(text, t);
+    const ScalarKind kind = *ir::parse_scalar_name(t);
     std::mt19937_64 rng(31);
     expect_same(k, "ndot",
                 {random_tensor(kind, {29, 80}, rng), random_tensor(kind, {80, 72}, rng),
@@ -332,11 +333,8 @@ kernel @widen(%x: tensor<?x?xT>, %mx: tensor<?xf32>, %o: tensor<?x?xf32>, %o2: t
   return
 }
 )";
-    for (size_t at; (at = k.find("xT>")) != std::string::npos;)
-      k.replace(at + 1, 1, t);
-    const ScalarKind kind = std::string(t) == "bf16"  ? ScalarKind::BF16
-                            : std::string(t) == "f16" ? ScalarKind::F16
-                                                      : ScalarKind::F8E4M3;
+    k = with_element_type(k, t);
+    const ScalarKind kind = *ir::parse_scalar_name(t);
     std::mt19937_64 rng(41);
     expect_same(k, "widen",
                 {random_tensor(kind, {3, 96}, rng), HostTensor(ScalarKind::F32, {3}),
@@ -2222,12 +2220,8 @@ kernel @rows(%a: tensor<?x?xT>, %hi: tensor<?xT>, %lo: tensor<?xT>) {
   return
 }
 )";
-    for (size_t at; (at = text.find("xT>")) != std::string::npos;)
-      text.replace(at + 1, 1, t);
-    const ScalarKind kind = std::string(t) == "f32"   ? ScalarKind::F32
-                            : std::string(t) == "f64" ? ScalarKind::F64
-                            : std::string(t) == "f16" ? ScalarKind::F16
-                                                      : ScalarKind::BF16;
+    text = with_element_type(text, t);
+    const ScalarKind kind = *ir::parse_scalar_name(t);
     constexpr int64_t kCols = 1003, kCases = 19, kRows = kCases + 2; // ragged last program
     std::mt19937_64 rng(41);
     HostTensor a = random_tensor(kind, {kRows, kCols}, rng);

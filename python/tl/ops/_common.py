@@ -174,6 +174,11 @@ TUNING = {
     # f32 in one process, three rounds: sum 1.66-1.94 -> 1.42-1.60 ms, max 1.49-1.70 ->
     # 1.32-1.55; 32 rows alike, 8 between; session 19)
     "reduce_rows": {"default": 0, "tnpu": 64, "llvm-cpu": 16},
+    # reduce_rows for bf16 and f16 rows (0: reduce_rows). llvm-cpu holds them widened: a block
+    # is converted into an f32 stack tile, not read in place, and 16 rows of 1024 made 64 KiB,
+    # past the L1 (16384 x 1024 bf16 sums, one process, session 41: 16 rows 0.40 of the triad,
+    # 4 0.60, 2 0.60, 1 0.59)
+    "reduce_rows_narrow": {"default": 0, "llvm-cpu": 4},
     # with reduce_rows: fewer rows a program where a row would take more than one chunk of
     # 65536 / reduce_rows elements, so that the rows are reduced whole (reduce_kernel's ONE)
     # rather than in chunks transposed to columns. llvm-cpu, sums of 16M f32 (session 40, one

@@ -372,6 +372,8 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
         return c.full(shape, 0.0 if op == "sum" else math.nan, x)
     out = c.empty(shape, np.int32 if op == "argmax" else x)
     rows = c.tuned("reduce_rows", device) if inner == 1 else 0
+    if rows and x.dtype.itemsize == 2 and c.tuned("reduce_rows_narrow", device):
+        rows = c.tuned("reduce_rows_narrow", device)  # bf16 / f16: held widened on llvm-cpu
     if inner == 1 and not rows and n <= c.tuned("reduce_row_elements", device):
         rows = 1  # one whole row a program (ONE below)
     if out.size and rows:

@@ -252,6 +252,7 @@ private:
   llvm::Value *touches_stream_bytes();
   /// Bytes of a tile of type `t` as stored in memory.
   int64_t tile_bytes(const ir::Type &t);
+  void fetch_after(const ir::Operation &load, llvm::Value *at);
   void lower_indexed(const ir::Operation &op);
   /// Lanes a vector gather of elements `k` loads at once; 0: lane by lane.
   int64_t gather_width(ir::ScalarKind k) const;
@@ -359,8 +360,12 @@ int lane_cost(const ir::Operation &op);
 /// view (a tile in memory, computed before, is in L1) or `reads_view` is given (set where they
 /// do).
 int lane_work(const ir::Value &x, bool *reads_view = nullptr);
-/// The load views x's lanes read: x itself, or through its inlined ops and reshapes.
+/// The load views x's lanes read: x itself, or through its inlined ops and reshapes (and
+/// converting copies that stream as views do: cpu.stream_copy).
 void inlined_views(const ir::Value &x, std::vector<const ir::Operation *> &views);
+/// A widening cast of a narrow float tile (bf16, f16, fp8: held as f32) to f32: the identity on
+/// the held values, so its tile may share its operand's (lower_elementwise).
+bool widens_in_place(const ir::Operation &def);
 /// A lane loop computing this much a lane or more (an exponential's) spreads its fetches
 /// thinly enough to fetch every reduction's view, and into L1 (lane_loop).
 inline constexpr int kFetchingLaneWork = 12;

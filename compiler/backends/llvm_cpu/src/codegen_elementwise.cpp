@@ -28,10 +28,7 @@ void KernelCodegen::lower_elementwise(const ir::Operation &op) {
   // had copied its rows once more after the load's converting copy: a third stack tile past
   // L1.)
   const ir::Value *in = op.operand(0);
-  const ScalarKind from = in->type().elem();
-  const bool identity = op.opcode() == Opcode::Cast &&
-                        op.result()->type().elem() == ScalarKind::F32 && ir::is_float(from) &&
-                        !plan::held_as_stored(from) && slots_.count(in) &&
+  const bool identity = widens_in_place(op) && slots_.count(in) &&
                         !(in->def() && plan::lowered_elsewhere(*in->def()));
   if (identity)
     slots_[op.result()] = slot(op.operand(0));

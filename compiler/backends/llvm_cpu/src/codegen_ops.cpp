@@ -796,13 +796,29 @@ int lane_cost(const ir::Operation &op) {
   }
 }
 
+namespace {
+/// A load whose next block the lane loops after it fetch: a view, or a converting copy of a
+/// block that would be one (cpu.stream_copy: bf16 rows).
+bool streams_ahead(const ir::Operation &def) {
+  return def.opcode() == Opcode::Load &&
+         (def.attr(plan::kView) || plan::flag(def, plan::kStreamCopy));
+}
+} // namespace
+
+bool widens_in_place(const ir::Operation &def) {
+  if (def.opcode() != Opcode::Cast || def.result()->type().elem() != ScalarKind::F32)
+    return false;
+  const ScalarKind from = def.operand(0)->type().elem();
+  return ir::is_float(from) && !plan::held_as_stored(from);
+}
+
 void inlined_views(const ir::Value &x, std::vector<const ir::Operation *> &views) {
   const ir::Operation *def = x.def();
-  if (def && def->opcode() == Opcode::Load && def->attr(plan::kView))
+  if (def && streams_ahead(*def))
     views.push_back(def);
-  // reshape and expand_dims share their operand's storage (lower_shape)
+  // reshape and expand_dims share their operand's storage (lower_shape), as a widening cast
   if (def && (plan::flag(*def, plan::kInline) || def->opcode() == Opcode::Reshape ||
-              def->opcode() == Opcode::ExpandDims))
+              def->opcode() == Opcode::ExpandDims || widens_in_place(*def)))
     for (const ir::Value *v : def->operands())
       inlined_views(*v, views);
 }
@@ -811,8 +827,12 @@ int lane_work(const ir::Value &x, bool *reads_view) {
   bool local = false;
   bool &view = reads_view ? *reads_view : local;
   const ir::Operation *def = x.def();
-  if (def && def->opcode() == Opcode::Load)
-    view |= def->attr(plan::kView) != nullptr;
+  if (def && streams_ahead(*def))
+    view = true;
+  if (def && widens_in_place(*def) && !plan::flag(*def, plan::kInline)) {
+    lane_work(*def->operand(0), &view); // its tile is its operand's
+    return 0;
+  }
   if (!def || !plan::flag(*def, plan::kInline))
     return 0;
   int work = lane_cost(*def);

@@ -9,6 +9,8 @@
 //   cpu.in_producer = true  a full reduction accumulated inside its operand's producer loop;
 //   cpu.view = V          a load that reads the tensor in place when its block is inside and
 //                         contiguous (view V);
+//   cpu.stream_copy = true  a load that would be a view but for its type (held widened: bf16,
+//                         f16, fp8): copied, and the lane loops after it fetch its next block;
 //   cpu.prefetch_after = V  a store whose block is fetched for writing by the lane loops that
 //                         follow view V;
 //   cpu.nontemporal = true  a fused store that may write with non-temporal stores (x86, large
@@ -38,6 +40,7 @@ inline constexpr std::string_view kFuse = "cpu.fuse";
 inline constexpr std::string_view kInline = "cpu.inline";
 inline constexpr std::string_view kInProducer = "cpu.in_producer";
 inline constexpr std::string_view kView = "cpu.view";
+inline constexpr std::string_view kStreamCopy = "cpu.stream_copy";
 inline constexpr std::string_view kPrefetchAfter = "cpu.prefetch_after";
 inline constexpr std::string_view kNontemporal = "cpu.nontemporal";
 inline constexpr std::string_view kPrefetchNext = "cpu.prefetch_next";

@@ -96,6 +96,7 @@ bool used_before_writes(const ir::Operation *load, const ir::UseList &uses,
 
 bool plan_views(ir::Kernel &kernel) {
   bool changed = plan::clear(kernel, plan::kView);
+  changed |= plan::clear(kernel, plan::kStreamCopy);
   const ir::UseList uses(*kernel.body());
   const EvaluatedAt evaluated_at(kernel, uses);
   int64_t view = 0;
@@ -105,8 +106,12 @@ bool plan_views(ir::Kernel &kernel) {
       return; // masked loads stay copies
     if (load->attr(plan::kStridedView))
       return; // read by its transpose at the tensor's row stride (plan_transposes.h)
-    if (!plan::held_as_stored(load->result()->type().elem()))
-      return; // held in another type than stored: needs the converting copy
+    if (!plan::held_as_stored(load->result()->type().elem())) {
+      // Held in another type than stored: the converting copy, fetching ahead as a view does.
+      load->set_attr(std::string(plan::kStreamCopy), true);
+      changed = true;
+      return;
+    }
     if (!used_before_writes(load, uses, evaluated_at))
       return;
     load->set_attr(std::string(plan::kView), view++);

@@ -11,6 +11,8 @@ namespace tl::llvm_cpu {
 /// tensor in place (no copy) when the block is inside the tensor and contiguous, which the
 /// emitter checks at run time. Users count where they are evaluated (an inlined op at its user,
 /// a fused op at its store, a reduction in its producer), so this runs after the other fusions.
+/// Such a load of a type held widened gets `cpu.stream_copy` instead: it is copied (converted),
+/// and the lane loops after it fetch the block after its own, as after a view.
 bool plan_views(ir::Kernel &kernel);
 
 } // namespace tl::llvm_cpu

@@ -23,8 +23,10 @@ bool plan_streaming_stores(ir::Kernel &kernel) {
     const int64_t n = store->operand(store->num_operands() - 1)->type().num_elements();
     const int64_t esize = stored_bytes(store->operand(0)->type().elem());
     // Enough lanes to be worth the copy, whole 64-byte vectors per chunk. Any number of lanes:
-    // a contiguous block streams its whole lines and stores its partial ones plainly, a
-    // row-strided one streams only where its rows are whole lines (fusion.cpp).
+    // a contiguous block, or rows of 1 KiB or more, stream their whole lines and store their
+    // partial ones plainly; narrower row-strided rows stream only where they are whole lines
+    // (fusion.cpp). Such a block that does not stream at run time is stored plainly without
+    // the ownership fetches below (cpu.prefetch_after), which streamed stores must not have.
     if (n * esize < plan::kStreamMinBytes || (plan::kStreamChunk * esize) % 64 != 0)
       return;
     store->set_attr(std::string(plan::kNontemporal), true);

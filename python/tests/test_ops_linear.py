@@ -185,14 +185,17 @@ def test_transpose_swizzled(cols, device, monkeypatch):
     np.testing.assert_array_equal(ops.transpose(x, device=device), np.swapaxes(x, 1, 2))
 
 
-@pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096)])
+@pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096), (4201, 1000)])
 def test_transpose_streamed(shape, device):
     # 32 MiB or more of f32: on cpu each block goes from x to the output (cpu-direct-transposes),
     # its rows of whole 64-byte lines written with non-temporal stores (session 18; AVX-512).
-    # Catches: a vector placed by the lane index instead of the row stride (rows of a block
-    # written over each other), the batch (2 x 2048 x 2048), an output row stride not a multiple
-    # of 64 bytes (2050 x 4096: 8200-byte output rows, the plain stores must run), a ragged edge
-    # (2050 rows: the last block's load and store take the copies). Exact.
+    # Output rows that are not whole lines (2050 x 4096: 8200-byte rows; 4201 x 1000) stream
+    # their lines inside each block shifted across its 16-lane pieces, their partial end lines
+    # stored under masks (session 42); 1000 columns end in a 16 x 8 block. Catches: a vector
+    # placed by the lane index instead of the row stride (rows of a block written over each
+    # other), the batch (2 x 2048 x 2048), a line shifted by the wrong lane count or a partial
+    # line's lanes lost or taken from the neighbouring block, a ragged edge (2050 and 4201
+    # rows: the last block's load and store take the copies). Exact.
     if device != "cpu":
         pytest.skip("the streaming path is llvm-cpu's (the small shapes above run everywhere)")
     x = make(rng, shape, "f32")

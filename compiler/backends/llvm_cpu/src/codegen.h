@@ -152,8 +152,8 @@ private:
   void lower_shape(const ir::Operation &op);
   bool transpose_8x8(const ir::Operation &op, const Slot &src, const Slot &out);
   /// dst = src^T for an M x N matrix (multiples of 8) of `elem`, rows `src_rs` and `dst_rs`
-  /// elements apart, in register blocks; `stream` (null: never) lets whole-line rows be written
-  /// with non-temporal stores (dst and dst_rs 64-byte aligned).
+  /// elements apart, in register blocks; `stream` (null: never) writes dst with non-temporal
+  /// stores at run time (whole lines; rows not whole lines: all but their ends' partial lines).
   void transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::Value *dst, llvm::Value *dst_rs,
                       int64_t M, int64_t N, llvm::Type *elem, llvm::Value *stream);
   void lower_elementwise(const ir::Operation &op);

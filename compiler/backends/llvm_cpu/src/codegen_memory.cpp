@@ -233,13 +233,9 @@ void KernelCodegen::lower_transpose_store(const ir::Operation &store) {
   auto *done = llvm::BasicBlock::Create(ctx_, "transpose.done", fn_);
   b_.CreateCondBr(b_.CreateAnd(ok, apart), direct_bb, copy_bb);
   b_.SetInsertPoint(direct_bb);
-  // Non-temporal stores (whole 64-byte rows) into a large tensor, as cpu-stream-stores decides
-  // for fused stores (the host fences them after the worker's programs).
-  llvm::Value *stream = b_.CreateAnd(
-      b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(dst_lo, b_.CreateMul(dst_rs, i64(esize))), i64(63)),
-                      i64(0)),
-      touches_stream_bytes());
-  transpose_rows(src.ptr, src_rs, dst, dst_rs, M, N, src.elem, stream);
+  // Non-temporal stores into a large tensor, as cpu-stream-stores decides for fused stores (the
+  // host fences them after the worker's programs).
+  transpose_rows(src.ptr, src_rs, dst, dst_rs, M, N, src.elem, touches_stream_bytes());
   b_.CreateBr(done);
   b_.SetInsertPoint(copy_bb);
   transpose_rows(src.ptr, src_rs, slot(t->result()).ptr, i64(M), M, N, src.elem, nullptr);

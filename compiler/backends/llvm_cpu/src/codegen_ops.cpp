@@ -159,86 +159,219 @@ bool KernelCodegen::transpose_8x8(const ir::Operation &op, const Slot &src, cons
 /// once, although the lines of a block share a cache set (rows a power of two apart: the L1 is
 /// 8-way, and in 8 x 8 blocks each 64-byte line was fetched twice, by two blocks, with the other
 /// rows' lines evicting it in between: `ops.transpose` from 64 x 64 blocks of a 1024-wide
-/// tensor at 0.27 of the triad). Source rows in the outer loop, as the copies before. With
-/// `stream` (true at run time), whole-line destination rows are written with non-temporal
-/// stores: the destination is not read for ownership.
+/// tensor at 0.27 of the triad). N need only be a multiple of 8 for L = 16: its last 8 columns
+/// are a 16 x 8 block (two 8 x 8 transposes, each destination row's halves joined). Source rows
+/// in the outer loop, as the copies before. With `stream` (true at run time), the destination
+/// is written with non-temporal stores (not read for ownership): whole lines where its rows are
+/// whole lines; else, 32-bit elements with AVX-512, each row's lines inside the block (its
+/// 16-lane pieces shifted to the row's line boundaries across consecutive blocks), the partial
+/// lines at its two ends stored plainly with masks (the neighbouring blocks' programs write the
+/// rest of those lines). A transpose of 16777 x 1000 f32 wrote rows of 16777 floats plainly:
+/// each output line read before it was written (0.22 of the triad).
 void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::Value *dst,
                                    llvm::Value *dst_rs, int64_t M, int64_t N, llvm::Type *elem,
                                    llvm::Value *stream) {
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(elem));
-  const int64_t L = vector_bits_ >= 512 && esize == 4 && M % 16 == 0 && N % 16 == 0 ? 16 : 8;
-  auto *vec_t = llvm::FixedVectorType::get(elem, unsigned(L));
+  const int64_t L = vector_bits_ >= 512 && esize == 4 && M % 16 == 0 && N % 8 == 0 ? 16 : 8;
+  const int64_t groups = (N + L - 1) / L, full_groups = N / L; // of L destination rows (or 8)
   const llvm::Align align(esize);
-  // Block (bi, bj): source rows i0 .. i0 + L - 1, columns j0 .. j0 + L - 1.
-  auto block = [&](llvm::Value *bi, llvm::Value *bj, bool nontemporal) {
-    llvm::Value *i0 = b_.CreateMul(bi, i64(L)), *j0 = b_.CreateMul(bj, i64(L));
+  auto load_row = [&](llvm::Value *i, llvm::Value *j0, int64_t lanes) {
+    return b_.CreateAlignedLoad(
+        llvm::FixedVectorType::get(elem, unsigned(lanes)),
+        b_.CreateInBoundsGEP(elem, src, b_.CreateAdd(b_.CreateMul(i, src_rs), j0)), align);
+  };
+  // Destination rows j0 .. j0 + width - 1, columns i0 .. i0 + L - 1: `width` vectors of L lanes.
+  auto columns = [&](llvm::Value *i0, llvm::Value *j0, int64_t width) {
     std::vector<llvm::Value *> rows(L);
-    for (int64_t k = 0; k < L; ++k) // source row i0 + k, columns j0 .. j0 + L - 1
-      rows[k] = b_.CreateAlignedLoad(
-          vec_t,
-          b_.CreateInBoundsGEP(elem, src,
-                               b_.CreateAdd(b_.CreateMul(b_.CreateAdd(i0, i64(k)), src_rs), j0)),
-          align);
-    const std::vector<llvm::Value *> cols = L == 16 ? transpose16(rows) : transpose8(rows);
-    for (int64_t c = 0; c < L; ++c) { // destination row j0 + c, columns i0 ..
-      auto *st = b_.CreateAlignedStore(
-          cols[c],
-          b_.CreateInBoundsGEP(elem, dst,
-                               b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(c)), dst_rs), i0)),
-          nontemporal ? llvm::Align(64) : align);
-      if (nontemporal)
-        st->setMetadata(llvm::LLVMContext::MD_nontemporal,
-                        llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+    if (width == L) {
+      for (int64_t k = 0; k < L; ++k)
+        rows[k] = load_row(b_.CreateAdd(i0, i64(k)), j0, L);
+      return L == 16 ? transpose16(rows) : transpose8(rows);
+    }
+    std::vector<llvm::Value *> top(8), bottom(8), cols(8);
+    for (int64_t k = 0; k < 8; ++k) {
+      top[k] = load_row(b_.CreateAdd(i0, i64(k)), j0, 8);
+      bottom[k] = load_row(b_.CreateAdd(i0, i64(8 + k)), j0, 8);
+    }
+    top = transpose8(top);
+    bottom = transpose8(bottom);
+    std::vector<int> join(16);
+    for (int e = 0; e < 16; ++e)
+      join[e] = e;
+    for (int64_t c = 0; c < 8; ++c)
+      cols[c] = b_.CreateShuffleVector(top[c], bottom[c], join);
+    return cols;
+  };
+  auto dst_at = [&](llvm::Value *j, llvm::Value *i) {
+    return b_.CreateInBoundsGEP(elem, dst, b_.CreateAdd(b_.CreateMul(j, dst_rs), i));
+  };
+  auto nontemporal = [&](llvm::StoreInst *st) {
+    st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  };
+  // Column group bj (destination rows bj L ..) of `width` rows at block row bi, plainly or
+  // non-temporally (whole-line destination rows).
+  auto block = [&](llvm::Value *bi, llvm::Value *bj, int64_t width, bool streamed) {
+    llvm::Value *i0 = b_.CreateMul(bi, i64(L)), *j0 = b_.CreateMul(bj, i64(L));
+    const std::vector<llvm::Value *> cols = columns(i0, j0, width);
+    for (int64_t c = 0; c < width; ++c) {
+      auto *st = b_.CreateAlignedStore(cols[c], dst_at(b_.CreateAdd(j0, i64(c)), i0),
+                                       streamed ? llvm::Align(64) : align);
+      if (streamed)
+        nontemporal(st);
     }
   };
-  auto blocks = [&](bool nontemporal) {
-    if (!nontemporal) { // source rows in the outer loop, as the copies before
-      loop(
-          M / L,
-          [&](llvm::Value *bi) {
-            loop(
-                N / L, [&](llvm::Value *bj) { block(bi, bj, false); }, "tj");
-          },
-          "ti");
-      return;
-    }
-    // Streamed: the blocks of a column of blocks one after the other, so that each destination
-    // row gets its M / L lines back to back (whole runs of a DRAM page, where 16-row passes
-    // wrote one line of each of N rows 64 KiB apart per pass). The source rows are then read
-    // L at a time down the block, so each step fetches its share of the M rows below (the next
-    // program's block where programs walk down the rows, as ops.transpose's do) into L2 in row
-    // order. Zen 4, 16384 x 1024 f32 in C: 32-row blocks so 0.81-0.87 of a non-temporal triad,
-    // 16-row ones 0.74-0.77 with or without the fetch, 32-row ones without it 0.32-0.51.
-    const int64_t steps = (M / L) * (N / L), line_bytes = 64;
-    const int64_t row_lines = N * esize / line_bytes; // lines of a source row (whole lines)
-    const int64_t per_step = M * row_lines / steps;
-    const bool fetch = (N * esize) % line_bytes == 0 && per_step > 0 && M * row_lines % steps == 0;
+  auto plain = [&] { // source rows in the outer loop, as the copies before
     loop(
-        N / L,
-        [&](llvm::Value *bj) {
+        M / L,
+        [&](llvm::Value *bi) {
           loop(
-              M / L,
-              [&](llvm::Value *bi) {
-                if (fetch) {
-                  llvm::Value *step = b_.CreateAdd(b_.CreateMul(bj, i64(M / L)), bi);
-                  for (int64_t q = 0; q < per_step; ++q) {
-                    llvm::Value *l = b_.CreateAdd(b_.CreateMul(step, i64(per_step)), i64(q));
-                    llvm::Value *row = b_.CreateAdd(b_.CreateUDiv(l, i64(row_lines)), i64(M));
-                    llvm::Value *at = b_.CreateAdd(
-                        b_.CreateMul(b_.CreateMul(row, src_rs), i64(esize)),
-                        b_.CreateMul(b_.CreateURem(l, i64(row_lines)), i64(line_bytes)));
-                    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                                       {b_.CreateGEP(b_.getInt8Ty(), src, at), b_.getInt32(0),
-                                        b_.getInt32(2), b_.getInt32(1)}); // into L2, data
-                  }
-                }
-                block(bi, bj, true);
-              },
-              "ti");
+              full_groups, [&](llvm::Value *bj) { block(bi, bj, L, false); }, "tj");
+          if (groups > full_groups)
+            block(bi, i64(full_groups), 8, false);
         },
-        "tj");
+        "ti");
   };
-  versions(stream && L * esize == 64 ? stream : nullptr, blocks, "transpose");
+  // Streamed: the blocks of a column group one after the other, so that each destination row
+  // gets its M / L lines back to back (whole runs of a DRAM page, where 16-row passes wrote one
+  // line of each of N rows 64 KiB apart per pass). The source rows are then read L at a time
+  // down the block, so each step fetches its share of the M rows below (the next program's
+  // block where programs walk down the rows, as ops.transpose's do) into L2 in row order. Zen 4,
+  // 16384 x 1024 f32 in C: 32-row blocks so 0.81-0.87 of a non-temporal triad, 16-row ones
+  // 0.74-0.77 with or without the fetch, 32-row ones without it 0.32-0.51.
+  const int64_t steps = (M / L) * groups, line_bytes = 64;
+  const int64_t row_lines = (N * esize + line_bytes - 1) / line_bytes; // a source row's lines
+  const int64_t per_step = M * row_lines / steps;
+  const bool fetch = per_step > 0 && M * row_lines % steps == 0;
+  auto fetch_step = [&](llvm::Value *bj, llvm::Value *bi) {
+    if (!fetch)
+      return;
+    llvm::Value *step = b_.CreateAdd(b_.CreateMul(bj, i64(M / L)), bi);
+    for (int64_t q = 0; q < per_step; ++q) {
+      llvm::Value *l = b_.CreateAdd(b_.CreateMul(step, i64(per_step)), i64(q));
+      llvm::Value *row = b_.CreateAdd(b_.CreateUDiv(l, i64(row_lines)), i64(M));
+      llvm::Value *at =
+          b_.CreateAdd(b_.CreateMul(b_.CreateMul(row, src_rs), i64(esize)),
+                       b_.CreateMul(b_.CreateURem(l, i64(row_lines)), i64(line_bytes)));
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                         {b_.CreateGEP(b_.getInt8Ty(), src, at), b_.getInt32(0), b_.getInt32(2),
+                          b_.getInt32(1)}); // into L2, data
+    }
+  };
+  auto streamed_lines = [&](llvm::Value *bj, int64_t width) {
+    loop(
+        M / L,
+        [&](llvm::Value *bi) {
+          fetch_step(bj, bi);
+          block(bi, bj, width, true);
+        },
+        "ti");
+  };
+  // Rows not whole lines: destination row j starts s_j lanes into a line. Its line t inside the
+  // block (t >= 1) is the last s_j lanes of block row t - 1's piece and the first L - s_j of
+  // row t's (lanes L - s_j .. of the pair). The row's first and last lines are partial: stored
+  // plainly under masks, each shifted into its own line (a masked store across two lines owned
+  // the next line too, and the non-temporal store into that cached line then cost more than the
+  // plain stores: 16777 x 1000 at 0.27 of the triad).
+  auto streamed_shifted = [&](llvm::Value *bj, int64_t width) {
+    auto *vec_t = llvm::FixedVectorType::get(elem, unsigned(L));
+    std::vector<llvm::Constant *> iota_lanes;
+    for (int64_t e = 0; e < L; ++e)
+      iota_lanes.push_back(b_.getInt32(uint32_t(e)));
+    llvm::Value *iota = llvm::ConstantVector::get(iota_lanes);
+    llvm::Value *j0 = b_.CreateMul(bj, i64(L));
+    std::vector<llvm::Value *> line0(width), shift(width), first(width), lead(width);
+    for (int64_t c = 0; c < width; ++c) {
+      llvm::Value *row = dst_at(b_.CreateAdd(j0, i64(c)), i64(0));
+      shift[c] =
+          b_.CreateAnd(b_.CreateLShr(b_.CreatePtrToInt(row, b_.getInt64Ty()), i64(2)), i64(L - 1));
+      // The row's first line (it may start before the tensor: only the row's lanes are stored).
+      line0[c] = b_.CreateGEP(elem, row, b_.CreateNeg(shift[c]));
+      llvm::Value *s32 =
+          b_.CreateVectorSplat(unsigned(L), b_.CreateTrunc(shift[c], b_.getInt32Ty()));
+      first[c] =
+          b_.CreateSub(llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(unsigned(L)),
+                                                      b_.getInt32(uint32_t(L))),
+                       s32);
+      lead[c] = b_.CreateICmpULT(iota, s32); // the line's lanes before the row
+    }
+    // The next group's partial lines fetched for ownership now: their masked stores, each a
+    // line read from memory, then no longer wait at the head of the store queue (16777 x 1024
+    // f32: 6.9-8.2 -> 4.3-5.4 ms, alternating processes).
+    for (int64_t c = 0; c < L; ++c) {
+      llvm::Value *next = dst_at(
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, i64(L + c)), i64(N - 1)),
+          i64(0));
+      for (int64_t at : {int64_t(0), M - 1})
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                           {b_.CreateGEP(elem, next, i64(at)), b_.getInt32(1), b_.getInt32(3),
+                            b_.getInt32(1)}); // for writing, data
+    }
+    auto *kept = b_.CreateAlloca(llvm::ArrayType::get(vec_t, uint64_t(width)), nullptr, "piece");
+    kept->setAlignment(llvm::Align(64));
+    auto kept_at = [&](int64_t c) {
+      return b_.CreateConstInBoundsGEP2_64(kept->getAllocatedType(), kept, 0, uint64_t(c));
+    };
+    fetch_step(bj, i64(0));
+    std::vector<llvm::Value *> cols = columns(i64(0), j0, width);
+    for (int64_t c = 0; c < width; ++c) {
+      b_.CreateMaskedStore(x86::lanes_of_pair(b_, cols[c], cols[c], first[c]), line0[c],
+                           llvm::Align(64), b_.CreateNot(lead[c]));
+      b_.CreateAlignedStore(cols[c], kept_at(c), llvm::Align(64));
+    }
+    loop(
+        i64(1), i64(M / L),
+        [&](llvm::Value *bi) {
+          fetch_step(bj, bi);
+          llvm::Value *i0 = b_.CreateMul(bi, i64(L));
+          const std::vector<llvm::Value *> now = columns(i0, j0, width);
+          for (int64_t c = 0; c < width; ++c) {
+            llvm::Value *before = b_.CreateAlignedLoad(vec_t, kept_at(c), llvm::Align(64));
+            llvm::Value *line = x86::lanes_of_pair(b_, before, now[c], first[c]);
+            nontemporal(
+                b_.CreateAlignedStore(line, b_.CreateGEP(elem, line0[c], i0), llvm::Align(64)));
+            b_.CreateAlignedStore(now[c], kept_at(c), llvm::Align(64));
+          }
+        },
+        "ti");
+    for (int64_t c = 0; c < width; ++c) { // the row's last line: its lanes of the last piece
+      llvm::Value *last = b_.CreateAlignedLoad(vec_t, kept_at(c), llvm::Align(64));
+      b_.CreateMaskedStore(x86::lanes_of_pair(b_, last, last, first[c]),
+                           b_.CreateGEP(elem, line0[c], i64(M)), llvm::Align(64), lead[c]);
+    }
+  };
+  auto streamed = [&](bool shifted) {
+    auto group = [&](llvm::Value *bj, int64_t width) {
+      shifted ? streamed_shifted(bj, width) : streamed_lines(bj, width);
+    };
+    loop(
+        full_groups, [&](llvm::Value *bj) { group(bj, L); }, "tj");
+    if (groups > full_groups)
+      group(i64(full_groups), 8);
+  };
+  if (!stream || L * esize != 64) {
+    plain();
+    return;
+  }
+  llvm::Value *dst_lo = b_.CreatePtrToInt(dst, b_.getInt64Ty());
+  llvm::Value *lines = b_.CreateAnd(
+      stream, b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(dst_lo, b_.CreateMul(dst_rs, i64(esize))),
+                                           i64(line_bytes - 1)),
+                              i64(0)));
+  // Shifting needs the rows' starts whole elements into their lines (vpermi2d: 32-bit lanes).
+  llvm::Value *shifts =
+      isa_.avx512f && esize == 4
+          ? b_.CreateAnd(stream, b_.CreateICmpEQ(b_.CreateAnd(dst_lo, i64(esize - 1)), i64(0)))
+          : nullptr;
+  versions(
+      lines,
+      [&](bool whole) {
+        if (whole)
+          return streamed(false);
+        versions(
+            shifts, [&](bool shift) { shift ? streamed(true) : plain(); }, "transpose.shifted");
+      },
+      "transpose");
 }
 
 void KernelCodegen::lower_dot(const ir::Operation &op) {

@@ -445,4 +445,17 @@ void finish_module(llvm::Module &m, const Isa &isa) {
       f.eraseFromParent();
 }
 
+llvm::Value *lanes_of_pair(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
+                           llvm::Value *first) {
+  auto *i32x16 = llvm::FixedVectorType::get(b.getInt32Ty(), 16);
+  llvm::SmallVector<llvm::Constant *, 16> iota;
+  for (uint32_t j = 0; j < 16; ++j)
+    iota.push_back(b.getInt32(j));
+  llvm::Value *idx = b.CreateAdd(first, llvm::ConstantVector::get(iota));
+  llvm::Value *r =
+      b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_d_512, {},
+                        {b.CreateBitCast(lo, i32x16), idx, b.CreateBitCast(hi, i32x16)});
+  return b.CreateBitCast(r, lo->getType());
+}
+
 } // namespace tl::llvm_cpu::x86

@@ -34,6 +34,12 @@ std::string required_features(const llvm::MCSubtargetInfo &subtarget);
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
                     llvm::Value *n);
 
+/// Lanes `first` .. `first` + 15 of `lo` and `hi` (16 lanes of 32 bits each) joined, `first` a
+/// splat of 0 .. 16 known only at run time (vpermi2d: one instruction, where a shuffle needs
+/// its mask as a constant). Requires AVX-512F.
+llvm::Value *lanes_of_pair(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
+                           llvm::Value *first);
+
 /// After the optimization pipeline: rewrites vector llvm.maximum / llvm.minimum. With AVX-512DQ
 /// (f32) as vrangeps (which orders -0 < +0 as the IR does) plus one compare and blend that
 /// propagates NaN (vrangeps alone returns the other operand). Without it (f32 and f64, 128 bits, or

@@ -958,6 +958,61 @@ kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   }
 }
 
+TEST(LlvmCpu, StreamedTransposesOfRowsNotWholeLinesAreExact) {
+  // Output rows that start anywhere in a line (rows of the output not a multiple of 16 floats,
+  // or a misaligned base) stream their lines inside each block, shifted across the block's
+  // pieces, and store their two partial end lines under masks; 1000 columns end in a 16 x 8
+  // block. Each case past 32 MiB in all (streamed). Catches a line shifted by the wrong lane
+  // count (every row but those starting on a boundary wrong), a head or tail lane unwritten
+  // (the -1 sentinels) or written past the row into the neighbour block's lanes, the 8-column
+  // group's halves swapped, and a write before the output or past its end.
+  const char *text = R"(
+kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
+  %pm = program_id {axis = 0} : i32
+  %b = constant {value = 64} : i32
+  %z = constant {value = 0} : i32
+  %m0 = mul %pm, %b : i32
+  %t = load %x, %m0, %z : tile<64xCxf32>
+  %tt = transpose %t {perm = [1, 0]} : tile<Cx64xf32>
+  store %o, %z, %m0, %tt
+  return
+}
+)";
+  struct Case {
+    int64_t cols, rows, misalign;
+  };
+  for (const int64_t cols : {int64_t(1000), int64_t(1024)}) {
+    std::string kernel = text;
+    for (size_t at; (at = kernel.find("xCx")) != std::string::npos;)
+      kernel.replace(at, 3, "x" + std::to_string(cols) + "x");
+    for (size_t at; (at = kernel.find("<Cx")) != std::string::npos;)
+      kernel.replace(at, 3, "<" + std::to_string(cols) + "x");
+    auto m = parse_ok(kernel);
+    std::string error;
+    auto prog = compile_and_load(*m, CompileOptions{}, &error);
+    ASSERT_TRUE(prog) << error;
+    for (const Case k : {Case{cols, 4352, 0}, Case{cols, 4352, 5}, Case{cols, 4353, 0},
+                         Case{cols, 4360, 0}, Case{cols, 4350, 7}}) {
+      SCOPED_TRACE(testing::Message()
+                   << "cols " << k.cols << " rows " << k.rows << " misalign " << k.misalign);
+      const int64_t rows = k.rows;
+      std::vector<float> x(rows * cols), storage(rows * cols + 64, -1.0f);
+      for (int64_t i = 0; i < rows * cols; ++i)
+        x[i] = float(i % 100003) * 0.5f;
+      float *out = aligned_output(storage, 16 + k.misalign); // a line of sentinels before it
+      std::vector<tl_cpu_arg> args(2);
+      args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
+      args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
+      ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i)
+          ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
+      EXPECT_EQ(out[-1], -1.0f) << "wrote before the output";
+      EXPECT_EQ(out[rows * cols], -1.0f) << "wrote past the end";
+    }
+  }
+}
+
 // f32 clamp with constant bounds: nonzero ones (-127, 127: the two-select form, vmaxps and
 // vminps), bounds in the wrong order (lo > hi: hi), and a zero bound (the general form, which
 // orders -0 < +0) over NaN, +-inf, +-0, the bounds themselves, their neighbours and subnormals.

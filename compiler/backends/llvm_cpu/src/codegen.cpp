@@ -334,8 +334,9 @@ llvm::Value *KernelCodegen::from_storage(ScalarKind k, llvm::Value *bits) {
   }
 }
 
-KernelCodegen::Slot KernelCodegen::new_slot(const ir::Type &t) {
-  llvm::Type *elem = llvm_type(t.elem(), nullptr);
+KernelCodegen::Slot KernelCodegen::new_slot(const ir::Type &t, llvm::Type *elem) {
+  if (!elem)
+    elem = llvm_type(t.elem(), nullptr);
   const int64_t n = t.num_elements();
   llvm::IRBuilder<> eb(entry_, entry_->begin());
   auto *ptr = eb.CreateAlloca(elem, eb.getInt64(n));
@@ -346,8 +347,16 @@ KernelCodegen::Slot KernelCodegen::new_slot(const ir::Type &t) {
 KernelCodegen::Slot &KernelCodegen::slot(const ir::Value *v) {
   auto it = slots_.find(v);
   if (it == slots_.end())
-    it = slots_.emplace(v, new_slot(v->type())).first;
+    it = slots_.emplace(v, new_slot(v->type(), raw_storage(v))).first;
   return it->second;
+}
+
+llvm::Type *KernelCodegen::raw_storage(const ir::Value *v) {
+  const ir::Operation *def = v->def();
+  if (!def || !v->type().is_tile() || plan::held_as_stored(v->type().elem()) ||
+      !(def->attr(plan::kStridedView) || def->attr(plan::kTransposeAt)))
+    return nullptr;
+  return storage_type(v->type().elem());
 }
 
 llvm::Value *KernelCodegen::elem_ptr(const Slot &s, llvm::Value *index) {

@@ -60,7 +60,12 @@ private:
   void lower_for(const ir::Operation &op);
   void lower_if(const ir::Operation &op);
   void copy_yield(const ir::Operation &yield, const std::vector<Slot> &targets);
-  Slot new_slot(const ir::Type &t);
+  /// A stack tile of t's held type (`elem` given: of that type).
+  Slot new_slot(const ir::Type &t, llvm::Type *elem = nullptr);
+  /// The type a value's tile holds where that is not its held type: a direct transpose's load
+  /// and transpose (cpu-direct-transposes) hold the stored bits (bf16 as i16: a transpose moves
+  /// them unchanged, so they are neither widened nor rounded); else null.
+  llvm::Type *raw_storage(const ir::Value *v);
   Slot &slot(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
   llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);
@@ -202,6 +207,7 @@ private:
                        const ir::Block *block, int64_t *m_done, int64_t *n_done);
   std::vector<llvm::Value *> transpose8(const std::vector<llvm::Value *> &rows);
   std::vector<llvm::Value *> transpose16(const std::vector<llvm::Value *> &rows);
+  std::vector<llvm::Value *> transpose_pairs(const std::vector<llvm::Value *> &rows);
   void lower_reduce_scan(const ir::Operation &op);
   void lower_row_argmax(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);
   void lower_row_scan_steps(const ir::Operation &op, const ir::Value &x, int64_t rows, int64_t len);

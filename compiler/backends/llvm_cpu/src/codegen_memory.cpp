@@ -249,6 +249,8 @@ void KernelCodegen::pad_block(const ir::Operation &op, const BlockCopy &c) {
   const ir::Type &tt = c.tile_type;
   const ir::Attr *p = op.attr("padding");
   llvm::Value *pad = p ? attr_constant(tt.elem(), *p) : llvm::Constant::getNullValue(c.tile.elem);
+  if (pad->getType() != c.tile.elem) // a tile of stored bits (raw_storage)
+    pad = to_storage(tt.elem(), pad);
   llvm::Value *inside = b_.getTrue();
   for (int d = 0; d < tt.rank(); ++d)
     inside = b_.CreateAnd(
@@ -279,12 +281,14 @@ void KernelCodegen::copy_row_elements(const BlockCopy &c, llvm::Value *lo, llvm:
         llvm::Value *col = b_.CreateAdd(c.off[d], j);
         llvm::Value *m_index = b_.CreateAdd(base, unit ? col : b_.CreateMul(col, c.stride[d]));
         llvm::Value *mp = b_.CreateGEP(c.mem_t, c.data, m_index);
+        // A tile that holds the stored bits (a direct transpose's, raw_storage) copies them.
+        const bool raw = c.tile.elem == c.mem_t;
         if (c.is_store) {
           llvm::Value *v = b_.CreateLoad(c.tile.elem, elem_ptr(c.tile, t_index));
-          b_.CreateStore(to_storage(tt.elem(), v), mp);
+          b_.CreateStore(raw ? v : to_storage(tt.elem(), v), mp);
         } else {
-          b_.CreateStore(from_storage(tt.elem(), b_.CreateLoad(c.mem_t, mp)),
-                         elem_ptr(c.tile, t_index));
+          llvm::Value *bits = b_.CreateLoad(c.mem_t, mp);
+          b_.CreateStore(raw ? bits : from_storage(tt.elem(), bits), elem_ptr(c.tile, t_index));
         }
       },
       unit ? "j.unit" : "j");

@@ -159,21 +159,33 @@ bool KernelCodegen::transpose_8x8(const ir::Operation &op, const Slot &src, cons
 /// once, although the lines of a block share a cache set (rows a power of two apart: the L1 is
 /// 8-way, and in 8 x 8 blocks each 64-byte line was fetched twice, by two blocks, with the other
 /// rows' lines evicting it in between: `ops.transpose` from 64 x 64 blocks of a 1024-wide
-/// tensor at 0.27 of the triad). N need only be a multiple of 8 for L = 16: its last 8 columns
-/// are a 16 x 8 block (two 8 x 8 transposes, each destination row's halves joined). Source rows
-/// in the outer loop, as the copies before. With `stream` (true at run time), the destination
-/// is written with non-temporal stores (not read for ownership): whole lines where its rows are
-/// whole lines; else, 32-bit elements with AVX-512, each row's lines inside the block (its
-/// 16-lane pieces shifted to the row's line boundaries across consecutive blocks), the partial
-/// lines at its two ends stored plainly with masks (the neighbouring blocks' programs write the
-/// rest of those lines). A transpose of 16777 x 1000 f32 wrote rows of 16777 floats plainly:
-/// each output line read before it was written (0.22 of the triad).
+/// tensor at 0.27 of the triad). 16-bit elements (bf16, f16, as their stored bits) with
+/// AVX-512BW: L = 32, also one line a row (transpose_pairs; in 8 x 8 blocks of 16-byte rows
+/// bf16 16384 x 1024 took 0.41 of the triad). N need only be a multiple of 8: its last columns
+/// are L x 16 and L x 8 blocks (L x 8: two 8 x 8 transposes, each destination row's halves
+/// joined). Source rows in the outer loop, as the copies before. With `stream` (true at
+/// run time), the destination is written with non-temporal stores (not read for ownership):
+/// whole lines where its rows are whole lines; else (L lanes a line) each row's lines inside
+/// the block (its L-lane pieces shifted to the row's line boundaries across consecutive
+/// blocks), the partial lines at its two ends stored plainly with masks (the neighbouring
+/// blocks' programs write the rest of those lines). A transpose of 16777 x 1000 f32 wrote rows
+/// of 16777 floats plainly: each output line read before it was written (0.22 of the triad).
 void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::Value *dst,
                                    llvm::Value *dst_rs, int64_t M, int64_t N, llvm::Type *elem,
                                    llvm::Value *stream) {
   const int64_t esize = int64_t(module_.getDataLayout().getTypeAllocSize(elem));
-  const int64_t L = vector_bits_ >= 512 && esize == 4 && M % 16 == 0 && N % 8 == 0 ? 16 : 8;
-  const int64_t groups = (N + L - 1) / L, full_groups = N / L; // of L destination rows (or 8)
+  const bool wide = vector_bits_ >= 512 && isa_.avx512f;
+  const int64_t L = wide && esize == 4 && M % 16 == 0 && N % 8 == 0                    ? 16
+                    : wide && isa_.avx512bw && esize == 2 && M % 32 == 0 && N % 8 == 0 ? 32
+                                                                                       : 8;
+  // Groups of L destination rows, then (N not a multiple of L) groups of 16 and 8 rows:
+  // `tails` holds their first rows and widths.
+  const int64_t full_groups = N / L;
+  std::vector<std::pair<int64_t, int64_t>> tails;
+  for (int64_t j = full_groups * L, w = L / 2; j < N && w >= 8; w /= 2)
+    if (N - j >= w)
+      tails.push_back({j, w}), j += w;
+  const int64_t groups = full_groups + int64_t(tails.size());
   const llvm::Align align(esize);
   auto load_row = [&](llvm::Value *i, llvm::Value *j0, int64_t lanes) {
     return b_.CreateAlignedLoad(
@@ -183,6 +195,11 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
   // Destination rows j0 .. j0 + width - 1, columns i0 .. i0 + L - 1: `width` vectors of L lanes.
   auto columns = [&](llvm::Value *i0, llvm::Value *j0, int64_t width) {
     std::vector<llvm::Value *> rows(L);
+    if (L == 32) { // 16-bit elements
+      for (int64_t k = 0; k < L; ++k)
+        rows[k] = load_row(b_.CreateAdd(i0, i64(k)), j0, width);
+      return transpose_pairs(rows);
+    }
     if (width == L) {
       for (int64_t k = 0; k < L; ++k)
         rows[k] = load_row(b_.CreateAdd(i0, i64(k)), j0, L);
@@ -209,10 +226,10 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
     st->setMetadata(llvm::LLVMContext::MD_nontemporal,
                     llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
   };
-  // Column group bj (destination rows bj L ..) of `width` rows at block row bi, plainly or
-  // non-temporally (whole-line destination rows).
-  auto block = [&](llvm::Value *bi, llvm::Value *bj, int64_t width, bool streamed) {
-    llvm::Value *i0 = b_.CreateMul(bi, i64(L)), *j0 = b_.CreateMul(bj, i64(L));
+  // The group of `width` destination rows from j0 at block row bi, plainly or non-temporally
+  // (whole-line destination rows).
+  auto block = [&](llvm::Value *bi, llvm::Value *j0, int64_t width, bool streamed) {
+    llvm::Value *i0 = b_.CreateMul(bi, i64(L));
     const std::vector<llvm::Value *> cols = columns(i0, j0, width);
     for (int64_t c = 0; c < width; ++c) {
       auto *st = b_.CreateAlignedStore(cols[c], dst_at(b_.CreateAdd(j0, i64(c)), i0),
@@ -226,9 +243,10 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
         M / L,
         [&](llvm::Value *bi) {
           loop(
-              full_groups, [&](llvm::Value *bj) { block(bi, bj, L, false); }, "tj");
-          if (groups > full_groups)
-            block(bi, i64(full_groups), 8, false);
+              full_groups, [&](llvm::Value *bj) { block(bi, b_.CreateMul(bj, i64(L)), L, false); },
+              "tj");
+          for (auto [j, w] : tails)
+            block(bi, i64(j), w, false);
         },
         "ti");
   };
@@ -243,10 +261,10 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
   const int64_t row_lines = (N * esize + line_bytes - 1) / line_bytes; // a source row's lines
   const int64_t per_step = M * row_lines / steps;
   const bool fetch = per_step > 0 && M * row_lines % steps == 0;
-  auto fetch_step = [&](llvm::Value *bj, llvm::Value *bi) {
+  auto fetch_step = [&](llvm::Value *g, llvm::Value *bi) { // group g (tails after the full ones)
     if (!fetch)
       return;
-    llvm::Value *step = b_.CreateAdd(b_.CreateMul(bj, i64(M / L)), bi);
+    llvm::Value *step = b_.CreateAdd(b_.CreateMul(g, i64(M / L)), bi);
     for (int64_t q = 0; q < per_step; ++q) {
       llvm::Value *l = b_.CreateAdd(b_.CreateMul(step, i64(per_step)), i64(q));
       llvm::Value *row = b_.CreateAdd(b_.CreateUDiv(l, i64(row_lines)), i64(M));
@@ -258,12 +276,12 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
                           b_.getInt32(1)}); // into L2, data
     }
   };
-  auto streamed_lines = [&](llvm::Value *bj, int64_t width) {
+  auto streamed_lines = [&](llvm::Value *g, llvm::Value *j0, int64_t width) {
     loop(
         M / L,
         [&](llvm::Value *bi) {
-          fetch_step(bj, bi);
-          block(bi, bj, width, true);
+          fetch_step(g, bi);
+          block(bi, j0, width, true);
         },
         "ti");
   };
@@ -273,35 +291,35 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
   // plainly under masks, each shifted into its own line (a masked store across two lines owned
   // the next line too, and the non-temporal store into that cached line then cost more than the
   // plain stores: 16777 x 1000 at 0.27 of the triad).
-  auto streamed_shifted = [&](llvm::Value *bj, int64_t width) {
+  auto streamed_shifted = [&](llvm::Value *g, llvm::Value *j0, int64_t width) {
     auto *vec_t = llvm::FixedVectorType::get(elem, unsigned(L));
+    llvm::Type *lane_t = b_.getIntNTy(unsigned(8 * esize)); // vpermi2d / vpermi2w indices
     std::vector<llvm::Constant *> iota_lanes;
     for (int64_t e = 0; e < L; ++e)
-      iota_lanes.push_back(b_.getInt32(uint32_t(e)));
+      iota_lanes.push_back(llvm::ConstantInt::get(lane_t, uint64_t(e)));
     llvm::Value *iota = llvm::ConstantVector::get(iota_lanes);
-    llvm::Value *j0 = b_.CreateMul(bj, i64(L));
     std::vector<llvm::Value *> line0(width), shift(width), first(width), lead(width);
     for (int64_t c = 0; c < width; ++c) {
       llvm::Value *row = dst_at(b_.CreateAdd(j0, i64(c)), i64(0));
-      shift[c] =
-          b_.CreateAnd(b_.CreateLShr(b_.CreatePtrToInt(row, b_.getInt64Ty()), i64(2)), i64(L - 1));
+      shift[c] = b_.CreateAnd(b_.CreateUDiv(b_.CreatePtrToInt(row, b_.getInt64Ty()), i64(esize)),
+                              i64(L - 1));
       // The row's first line (it may start before the tensor: only the row's lanes are stored).
       line0[c] = b_.CreateGEP(elem, row, b_.CreateNeg(shift[c]));
-      llvm::Value *s32 =
-          b_.CreateVectorSplat(unsigned(L), b_.CreateTrunc(shift[c], b_.getInt32Ty()));
+      llvm::Value *s = b_.CreateVectorSplat(unsigned(L), b_.CreateTrunc(shift[c], lane_t));
       first[c] =
           b_.CreateSub(llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(unsigned(L)),
-                                                      b_.getInt32(uint32_t(L))),
-                       s32);
-      lead[c] = b_.CreateICmpULT(iota, s32); // the line's lanes before the row
+                                                      llvm::ConstantInt::get(lane_t, uint64_t(L))),
+                       s);
+      lead[c] = b_.CreateICmpULT(iota, s); // the line's lanes before the row
     }
     // The next group's partial lines fetched for ownership now: their masked stores, each a
     // line read from memory, then no longer wait at the head of the store queue (16777 x 1024
     // f32: 6.9-8.2 -> 4.3-5.4 ms, alternating processes).
     for (int64_t c = 0; c < L; ++c) {
-      llvm::Value *next = dst_at(
-          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, i64(L + c)), i64(N - 1)),
-          i64(0));
+      llvm::Value *next =
+          dst_at(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(j0, i64(width + c)),
+                                          i64(N - 1)),
+                 i64(0));
       for (int64_t at : {int64_t(0), M - 1})
         b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
                            {b_.CreateGEP(elem, next, i64(at)), b_.getInt32(1), b_.getInt32(3),
@@ -312,7 +330,7 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
     auto kept_at = [&](int64_t c) {
       return b_.CreateConstInBoundsGEP2_64(kept->getAllocatedType(), kept, 0, uint64_t(c));
     };
-    fetch_step(bj, i64(0));
+    fetch_step(g, i64(0));
     std::vector<llvm::Value *> cols = columns(i64(0), j0, width);
     for (int64_t c = 0; c < width; ++c) {
       b_.CreateMaskedStore(x86::lanes_of_pair(b_, cols[c], cols[c], first[c]), line0[c],
@@ -322,7 +340,7 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
     loop(
         i64(1), i64(M / L),
         [&](llvm::Value *bi) {
-          fetch_step(bj, bi);
+          fetch_step(g, bi);
           llvm::Value *i0 = b_.CreateMul(bi, i64(L));
           const std::vector<llvm::Value *> now = columns(i0, j0, width);
           for (int64_t c = 0; c < width; ++c) {
@@ -341,13 +359,13 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
     }
   };
   auto streamed = [&](bool shifted) {
-    auto group = [&](llvm::Value *bj, int64_t width) {
-      shifted ? streamed_shifted(bj, width) : streamed_lines(bj, width);
+    auto group = [&](llvm::Value *g, llvm::Value *j0, int64_t width) {
+      shifted ? streamed_shifted(g, j0, width) : streamed_lines(g, j0, width);
     };
     loop(
-        full_groups, [&](llvm::Value *bj) { group(bj, L); }, "tj");
-    if (groups > full_groups)
-      group(i64(full_groups), 8);
+        full_groups, [&](llvm::Value *bj) { group(bj, b_.CreateMul(bj, i64(L)), L); }, "tj");
+    for (size_t t = 0; t < tails.size(); ++t)
+      group(i64(full_groups + int64_t(t)), i64(tails[t].first), tails[t].second);
   };
   if (!stream || L * esize != 64) {
     plain();
@@ -358,9 +376,9 @@ void KernelCodegen::transpose_rows(llvm::Value *src, llvm::Value *src_rs, llvm::
       stream, b_.CreateICmpEQ(b_.CreateAnd(b_.CreateOr(dst_lo, b_.CreateMul(dst_rs, i64(esize))),
                                            i64(line_bytes - 1)),
                               i64(0)));
-  // Shifting needs the rows' starts whole elements into their lines (vpermi2d: 32-bit lanes).
+  // Shifting needs the rows' starts whole elements into their lines (vpermi2d / vpermi2w).
   llvm::Value *shifts =
-      isa_.avx512f && esize == 4
+      (L == 16 && esize == 4) || L == 32
           ? b_.CreateAnd(stream, b_.CreateICmpEQ(b_.CreateAnd(dst_lo, i64(esize - 1)), i64(0)))
           : nullptr;
   versions(
@@ -608,6 +626,49 @@ std::vector<llvm::Value *> KernelCodegen::transpose8(const std::vector<llvm::Val
   for (int j = 0; j < 4; ++j) { // the low halves of rows 0-3 with those of 4-7, then the high
     out[j] = shuffle(q[j], q[4 + j], {0, 1, 2, 3, 8, 9, 10, 11});
     out[4 + j] = shuffle(q[j], q[4 + j], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return out;
+}
+
+/// The transpose of 32 vectors of W = 32, 16 or 8 lanes of 16 bits (AVX-512BW) into W vectors of
+/// 32 lanes: rows 2k and 2k + 1 interleaved lane by lane are vectors of 32-bit pairs (row 2k's
+/// element the low half), whose 16 x 16 transposes (transpose16) hold in row c, pair k, column
+/// c of rows 2k and 2k + 1: the 32 lanes of output row c in order. bf16 rows of whole 64-byte
+/// lines, as f32's 16 x 16 blocks.
+std::vector<llvm::Value *> KernelCodegen::transpose_pairs(const std::vector<llvm::Value *> &r) {
+  const int W = int(llvm::cast<llvm::FixedVectorType>(r[0]->getType())->getNumElements());
+  auto *pairs_t = llvm::FixedVectorType::get(b_.getInt32Ty(), 16);
+  auto *out_t = llvm::FixedVectorType::get(r[0]->getType()->getScalarType(), 32);
+  std::vector<llvm::Value *> out;
+  if (W == 8) { // a 16 x 8 matrix of pairs: two 8 x 8 transposes, each output row's halves joined
+    std::vector<llvm::Value *> top(8), bottom(8);
+    auto *half_t = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
+    std::vector<int> mask, join;
+    for (int c = 0; c < 8; ++c)
+      mask.push_back(c), mask.push_back(8 + c);
+    for (int e = 0; e < 16; ++e)
+      join.push_back(e);
+    for (int k = 0; k < 8; ++k) {
+      top[k] = b_.CreateBitCast(b_.CreateShuffleVector(r[2 * k], r[2 * k + 1], mask), half_t);
+      bottom[k] =
+          b_.CreateBitCast(b_.CreateShuffleVector(r[16 + 2 * k], r[17 + 2 * k], mask), half_t);
+    }
+    top = transpose8(top);
+    bottom = transpose8(bottom);
+    for (int c = 0; c < 8; ++c)
+      out.push_back(b_.CreateBitCast(b_.CreateShuffleVector(top[c], bottom[c], join), out_t));
+    return out;
+  }
+  for (int half = 0; half < W / 16; ++half) { // output rows 16 half ..
+    std::vector<llvm::Value *> p(16);
+    for (int k = 0; k < 16; ++k) {
+      std::vector<int> mask;
+      for (int c = 0; c < 16; ++c)
+        mask.push_back(16 * half + c), mask.push_back(W + 16 * half + c);
+      p[k] = b_.CreateBitCast(b_.CreateShuffleVector(r[2 * k], r[2 * k + 1], mask), pairs_t);
+    }
+    for (llvm::Value *q : transpose16(p))
+      out.push_back(b_.CreateBitCast(q, out_t));
   }
   return out;
 }

@@ -73,7 +73,7 @@ bool plan_transposes(ir::Kernel &kernel) {
     const ir::Type &in = t->operand(0)->type();
     const int r = in.rank();
     const auto &perm = *t->attr_as<std::vector<int64_t>>("perm");
-    if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2 || !plan::held_as_stored(in.elem()))
+    if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
       return;
     const int64_t M = in.shape()[r - 2], N = in.shape()[r - 1];
     if (M % 8 || N % 8 || in.num_elements() != M * N || !rows_by_cols(stored->type().shape(), N, M))

@@ -387,6 +387,7 @@ Isa isa_features(const llvm::MCSubtargetInfo &subtarget) {
   a.avx512f = subtarget.checkFeatures("+avx512f");
   a.avx512dq = subtarget.checkFeatures("+avx512dq");
   a.avx512vl = subtarget.checkFeatures("+avx512vl");
+  a.avx512bw = subtarget.checkFeatures("+avx512bw");
   a.avx = subtarget.checkFeatures("+avx");
   return a;
 }
@@ -447,14 +448,17 @@ void finish_module(llvm::Module &m, const Isa &isa) {
 
 llvm::Value *lanes_of_pair(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
                            llvm::Value *first) {
-  auto *i32x16 = llvm::FixedVectorType::get(b.getInt32Ty(), 16);
-  llvm::SmallVector<llvm::Constant *, 16> iota;
-  for (uint32_t j = 0; j < 16; ++j)
-    iota.push_back(b.getInt32(j));
+  auto *first_t = llvm::cast<llvm::FixedVectorType>(first->getType());
+  const unsigned lanes = first_t->getNumElements();
+  llvm::Type *lane_t = first_t->getElementType();
+  llvm::SmallVector<llvm::Constant *, 32> iota;
+  for (uint32_t j = 0; j < lanes; ++j)
+    iota.push_back(llvm::ConstantInt::get(lane_t, j));
   llvm::Value *idx = b.CreateAdd(first, llvm::ConstantVector::get(iota));
   llvm::Value *r =
-      b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_d_512, {},
-                        {b.CreateBitCast(lo, i32x16), idx, b.CreateBitCast(hi, i32x16)});
+      b.CreateIntrinsic(lanes == 16 ? llvm::Intrinsic::x86_avx512_vpermi2var_d_512
+                                    : llvm::Intrinsic::x86_avx512_vpermi2var_hi_512,
+                        {}, {b.CreateBitCast(lo, first_t), idx, b.CreateBitCast(hi, first_t)});
   return b.CreateBitCast(r, lo->getType());
 }
 

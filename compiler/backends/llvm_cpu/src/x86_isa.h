@@ -20,7 +20,7 @@ namespace tl::llvm_cpu::x86 {
 /// The x86 features the helpers use, from the target machine's subtarget (the host's or a named
 /// CPU's).
 struct Isa {
-  bool avx = false, avx512f = false, avx512dq = false, avx512vl = false;
+  bool avx = false, avx512f = false, avx512dq = false, avx512vl = false, avx512bw = false;
 };
 Isa isa_features(const llvm::MCSubtargetInfo &subtarget);
 
@@ -34,9 +34,10 @@ std::string required_features(const llvm::MCSubtargetInfo &subtarget);
 llvm::Value *scalef(llvm::IRBuilder<> &b, llvm::Module &m, const Isa &isa, llvm::Value *p,
                     llvm::Value *n);
 
-/// Lanes `first` .. `first` + 15 of `lo` and `hi` (16 lanes of 32 bits each) joined, `first` a
-/// splat of 0 .. 16 known only at run time (vpermi2d: one instruction, where a shuffle needs
-/// its mask as a constant). Requires AVX-512F.
+/// Lanes `first` .. `first` + W - 1 of `lo` and `hi` joined (W lanes each: 16 of 32 bits, or 32
+/// of 16 bits), `first` a splat of 0 .. W (lanes of i32, or i16) known only at run time
+/// (vpermi2d / vpermi2w: one instruction, where a shuffle needs its mask as a constant).
+/// Requires AVX-512F (16-bit lanes: AVX-512BW).
 llvm::Value *lanes_of_pair(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
                            llvm::Value *first);
 

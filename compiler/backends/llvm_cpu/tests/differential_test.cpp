@@ -917,6 +917,42 @@ TEST(LlvmCpu, DirectTransposesAreBitExact) {
               {}, {(R + 15) / 16, 1, 1});
 }
 
+// Transposes whose columns are an odd multiple of 8 (16 x 16 blocks, then a 16 x 8 block) and
+// of 16-bit integers (with AVX-512BW 32 x 32 blocks of pairs, then 32 x 8), between tiles (the
+// sums read them) and tensor to tensor (cache-sized: plain stores), against the interpreter.
+// Catches the last 8 columns' rows misplaced or their halves swapped, and the pairs of 16-bit
+// rows interleaved in the wrong order.
+const char *kOddGroupTransposes = R"(
+kernel @ogt(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>, %h: tensor<?x?xi16>, %p: tensor<?x?xi16>,
+            %d: tensor<?x?xf32>, %e: tensor<?x?xi16>) {
+  %z = constant {value = 0} : i32
+  %t = load %x, %z, %z : tile<16x24xf32>
+  %tt = transpose %t {perm = [1, 0]} : tile<24x16xf32>
+  %t2 = add %tt, %tt : tile<24x16xf32>
+  store %o, %z, %z, %t2
+  %a = load %h, %z, %z : tile<32x40xi16>
+  %at = transpose %a {perm = [1, 0]} : tile<40x32xi16>
+  %a2 = add %at, %at : tile<40x32xi16>
+  store %p, %z, %z, %a2
+  %f = load %x, %z, %z : tile<16x24xf32>
+  %ft = transpose %f {perm = [1, 0]} : tile<24x16xf32>
+  store %d, %z, %z, %ft
+  %g = load %h, %z, %z : tile<32x40xi16>
+  %gt = transpose %g {perm = [1, 0]} : tile<40x32xi16>
+  store %e, %z, %z, %gt
+  return
+}
+)";
+
+TEST(LlvmCpu, TransposesOfOddGroupsOfEightAreBitExact) {
+  std::mt19937_64 rng(42);
+  expect_same(kOddGroupTransposes, "ogt",
+              {random_tensor(ScalarKind::F32, {16, 24}, rng), HostTensor(ScalarKind::F32, {24, 16}),
+               random_tensor(ScalarKind::I16, {32, 40}, rng), HostTensor(ScalarKind::I16, {40, 32}),
+               HostTensor(ScalarKind::F32, {24, 16}), HostTensor(ScalarKind::I16, {40, 32})},
+              {}, {1, 1, 1});
+}
+
 TEST(LlvmCpu, StreamedTransposesAreExact) {
   // 64 x 1024 f32 blocks transposed into an output over 32 MiB stream (transpose_rows): a column
   // of 16 x 16 blocks at a time, down the block, fetching the rows below. Whole blocks (rows a
@@ -1011,6 +1047,71 @@ kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
       EXPECT_EQ(out[rows * cols], -1.0f) << "wrote past the end";
     }
   }
+}
+
+TEST(LlvmCpu, DirectTransposesOfNarrowFloatsMoveTheirBits) {
+  // bf16 and f16 transposes go from tensor to tensor as their stored bits (cpu-direct-
+  // transposes; with AVX-512BW in 32 x 32 blocks of 16-bit pairs, transpose_pairs): every bit
+  // pattern, NaN payloads and subnormals included, arrives unchanged, where a tile held as f32
+  // quietens a signalling NaN and a round trip through f32 could move others. 1016 columns end
+  // in 32 x 16 and 32 x 8 blocks, 1000 in a 32 x 8; outputs past 32 MiB stream (whole lines, or
+  // lines shifted across the block's pieces where the output rows are not whole lines: 8257 and
+  // 8250 rows, a base 7 elements into a line); 200 rows are cache-sized (plain stores, a ragged
+  // last block). Catches a pair interleaved in the wrong order (neighbouring rows swapped), the
+  // 16-column group misplaced, a line shifted by the wrong lane count, a partial line's lanes lost
+  // (the sentinels), bits converted on the way, a tail group's rows misplaced.
+  const char *text = R"(
+kernel @tr(%x: tensor<?x?xT>, %o: tensor<?x?xT>) {
+  %pm = program_id {axis = 0} : i32
+  %b = constant {value = 64} : i32
+  %z = constant {value = 0} : i32
+  %m0 = mul %pm, %b : i32
+  %t = load %x, %m0, %z : tile<64xCxT>
+  %tt = transpose %t {perm = [1, 0]} : tile<Cx64xT>
+  store %o, %z, %m0, %tt
+  return
+}
+)";
+  struct Case {
+    int64_t rows, misalign;
+  };
+  for (const char *type : {"bf16", "f16"})
+    for (const int64_t cols : {int64_t(1024), int64_t(1016), int64_t(1000)}) {
+      std::string kernel = text;
+      for (const auto &[from, to] :
+           {std::pair<std::string, std::string>{"tensor<?x?xT>",
+                                                std::string("tensor<?x?x") + type + ">"},
+            {"xCxT>", "x" + std::to_string(cols) + "x" + type + ">"},
+            {"<Cx64xT>", "<" + std::to_string(cols) + "x64x" + type + ">"}})
+        for (size_t at; (at = kernel.find(from)) != std::string::npos;)
+          kernel.replace(at, from.size(), to);
+      auto m = parse_ok(kernel);
+      std::string error;
+      auto prog = compile_and_load(*m, CompileOptions{}, &error);
+      ASSERT_TRUE(prog) << error;
+      for (const Case k : {Case{200, 0}, Case{8256, 0}, Case{8257, 0}, Case{8250, 7}}) {
+        SCOPED_TRACE(testing::Message() << type << " cols " << cols << " rows " << k.rows
+                                        << " misalign " << k.misalign);
+        const int64_t rows = k.rows;
+        std::vector<uint16_t> x(rows * cols), storage(rows * cols + 128, 0xdead);
+        std::mt19937 rng(uint32_t(rows + cols));
+        for (auto &v : x) // every pattern: NaNs (quiet, signalling, payloads), subnormals
+          v = uint16_t(rng());
+        uint16_t *out = storage.data();
+        while (reinterpret_cast<uintptr_t>(out) % 64)
+          ++out;
+        out += 32 + k.misalign; // a line of sentinels before it
+        std::vector<tl_cpu_arg> args(2);
+        args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
+        args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
+        ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t i = 0; i < rows; ++i)
+            ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
+        EXPECT_EQ(out[-1], 0xdead) << "wrote before the output";
+        EXPECT_EQ(out[rows * cols], 0xdead) << "wrote past the end";
+      }
+    }
 }
 
 // f32 clamp with constant bounds: nonzero ones (-127, 127: the two-select form, vmaxps and

@@ -185,8 +185,10 @@ def test_transpose_swizzled(cols, device, monkeypatch):
     np.testing.assert_array_equal(ops.transpose(x, device=device), np.swapaxes(x, 1, 2))
 
 
-@pytest.mark.parametrize("shape", [(2, 2048, 2048), (4096, 2056), (2050, 4096), (4201, 1000)])
-def test_transpose_streamed(shape, device):
+@pytest.mark.parametrize("shape,dtype", [((2, 2048, 2048), "f32"), ((4096, 2056), "f32"),
+                                         ((2050, 4096), "f32"), ((4201, 1000), "f32"),
+                                         ((8257, 1016), "bf16"), ((8200, 1024), "f16")])
+def test_transpose_streamed(shape, dtype, device):
     # 32 MiB or more of f32: on cpu each block goes from x to the output (cpu-direct-transposes),
     # its rows of whole 64-byte lines written with non-temporal stores (session 18; AVX-512).
     # Output rows that are not whole lines (2050 x 4096: 8200-byte rows; 4201 x 1000) stream
@@ -195,13 +197,17 @@ def test_transpose_streamed(shape, device):
     # placed by the lane index instead of the row stride (rows of a block written over each
     # other), the batch (2 x 2048 x 2048), a line shifted by the wrong lane count or a partial
     # line's lanes lost or taken from the neighbouring block, a ragged edge (2050 and 4201
-    # rows: the last block's load and store take the copies). Exact.
+    # rows: the last block's load and store take the copies). bf16 and f16 move their stored
+    # bits in 32 x 32 blocks of 16-bit pairs (1016 columns end in 32 x 16 and 32 x 8 blocks).
+    # Exact, bit for bit.
     if device != "cpu":
         pytest.skip("the streaming path is llvm-cpu's (the small shapes above run everywhere)")
-    x = make(rng, shape, "f32")
+    x = make(rng, shape, dtype)
     got = ops.transpose(x, device=device)
     assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
-    np.testing.assert_array_equal(got, np.swapaxes(x, -1, -2))
+    want = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    np.testing.assert_array_equal(got.view(np.uint16) if dtype != "f32" else got,
+                                  want.view(np.uint16) if dtype != "f32" else want)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -15,8 +15,9 @@ rng = np.random.default_rng(19)
 # (4096 columns): the online max/sum across chunks.
 # (9, 384) and (5, 1000): widths that are multiples of 8, the tile's own width on llvm-cpu
 # (row_block_multiple; 1000: its vector loops end in a partial vector), a ragged power of two
-# elsewhere
-SHAPES = [(37, 100), (3, 5000), (9, 384), (5, 1000)]
+# elsewhere. On llvm-cpu (row_one_pass_widest, session 42) 5000 is one tile for softmax and
+# rmsnorm and 1000-wide chunks for layernorm; 5001 keeps the ragged 4096-wide chunks.
+SHAPES = [(37, 100), (3, 5000), (9, 384), (5, 1000), (2, 5001)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES_F16)
@@ -115,6 +116,28 @@ def test_rows_streamed_outputs(op, shape, device):
         tol = "norm"
     assert got.ctypes.data % 64 == 0, "tl.ops output not 64-byte aligned: no streamed stores"
     check(got, want, tol, "f32", n=n)
+
+
+@pytest.mark.parametrize("shape", [(3, 32000), (2, 70000)])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "layernorm", "rmsnorm"])
+def test_rows_wider_than_a_chunk(op, shape, device):
+    # Vocabulary-wide rows (rows.row_tiles): on llvm-cpu 32000 is one tile for softmax and
+    # rmsnorm (row_one_pass_widest) and 4000-wide chunks for layernorm; 70000 is past the one
+    # pass: 2800-wide chunks that divide it (no mask). Elsewhere 4096-wide chunks, the last
+    # ragged. Catches: a one-pass tile cut short (the columns past it unnormalized), a chunk
+    # width that does not divide the row (columns skipped or read twice), the running max and
+    # sum rescaled wrongly across chunks.
+    if device != "cpu":
+        pytest.skip("the wide-row tiles are llvm-cpu's choice (SHAPES' 3 x 5000 runs elsewhere)")
+    x = make(rng, shape, "f32", -30, 30)
+    if op in ("softmax", "log_softmax"):
+        check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", "f32",
+              n=shape[1])
+    else:
+        w = make(rng, (shape[1],), "f32", -2, 2)
+        got = getattr(ops, op)(x, w, device=device)
+        check(got, ref.layernorm(x, w) if op == "layernorm" else ref.rmsnorm(x, w), "norm", "f32",
+              n=shape[1])
 
 
 @pytest.mark.parametrize("rows", [3, 8192])

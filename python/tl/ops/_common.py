@@ -168,6 +168,15 @@ TUNING = {
     # compile at most one kernel per 8 (~60 ms each, then cached on disk); odd widths (1001:
     # softmax 0.43, 0.63 as its own tile) keep the ragged tile.
     "row_block_multiple": {"default": 0, "llvm-cpu": 8},
+    # softmax, log_softmax and rmsnorm: a row wider than rows.MAX_BLOCK whose width is a
+    # multiple of row_block_multiple is one tile up to this width (one pass: read once, one
+    # exponential an element), else chunks (rows.row_tiles: two passes over the row, the second
+    # from the cache; softmax two exponentials an element). llvm-cpu: a 32000-wide f32 row is
+    # 125 KiB of the 2 MiB L2 (one process, three rounds, session 42: softmax 524 x 32000 f32
+    # 5.9-6.1 -> 4.5 ms, 1365 x 12288 5.4 -> 4.6, 2048 x 8192 4.9-5.0 -> 4.4-4.6; rmsnorm
+    # 5.3-5.4 -> 3.3-3.4, 3.9 -> 3.5, 3.6-3.8 -> 3.3); an odd width (50257) keeps the chunks (as
+    # one power-of-two tile it read 0.3 as fast).
+    "row_one_pass_widest": {"default": 4096, "llvm-cpu": 65536},
     # reductions along the last axis: whole rows, this many per program (0: one row per
     # program through the (outer, n, inner) path). llvm-cpu: 16 rows of 4 KiB a program read
     # one 64 KiB run, where a 4 KiB program ended its stream every row (Zen 4, 16384 x 1024

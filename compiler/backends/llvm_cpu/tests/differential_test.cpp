@@ -953,21 +953,21 @@ TEST(LlvmCpu, TransposesOfOddGroupsOfEightAreBitExact) {
               {}, {1, 1, 1});
 }
 
-TEST(LlvmCpu, StreamedTransposesAreExact) {
-  // 64 x 1024 f32 blocks transposed into an output over 32 MiB stream (transpose_rows): a column
-  // of 16 x 16 blocks at a time, down the block, fetching the rows below. Whole blocks (rows a
-  // multiple of 64), a ragged last block (the copy path) and a misaligned output (plain stores)
-  // must each be the exact transpose, the fetches past the last row harmless. Catches a
-  // streamed block placed at the wrong row or column (the loop order swapped without its
-  // indices).
-  const char *text = R"(
-kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
+/// The streamed-transpose tests' kernel: program p transposes the 64 x `cols` block of x
+/// (`type`) at rows 64 p into the output's columns 64 p ...
+std::unique_ptr<tl::llvm_cpu::LoadedProgram> transpose_blocks_program(const std::string &type,
+                                                                      int64_t cols) {
+  const std::string c = std::to_string(cols);
+  const std::string text = "kernel @tr(%x: tensor<?x?x" + type + ">, %o: tensor<?x?x" + type +
+                           R"(>) {
   %pm = program_id {axis = 0} : i32
   %b = constant {value = 64} : i32
   %z = constant {value = 0} : i32
   %m0 = mul %pm, %b : i32
-  %t = load %x, %m0, %z : tile<64x1024xf32>
-  %tt = transpose %t {perm = [1, 0]} : tile<1024x64xf32>
+  %t = load %x, %m0, %z : tile<64x)" +
+                           c + "x" + type + R"(>
+  %tt = transpose %t {perm = [1, 0]} : tile<)" +
+                           c + "x64x" + type + R"(>
   store %o, %z, %m0, %tt
   return
 }
@@ -975,22 +975,43 @@ kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
   auto m = parse_ok(text);
   std::string error;
   auto prog = compile_and_load(*m, CompileOptions{}, &error);
-  ASSERT_TRUE(prog) << error;
+  EXPECT_TRUE(prog) << error;
+  return prog;
+}
+
+/// Runs transpose_blocks_program over x (rows x cols) into `out` (cols x rows, rows apart), then
+/// checks every element and the sentinels after it and (`before`) before it.
+template <class T>
+void expect_transposed_blocks(const tl::llvm_cpu::LoadedProgram &prog, std::vector<T> &x,
+                              int64_t rows, int64_t cols, T *out, T sentinel, bool before) {
+  std::vector<tl_cpu_arg> args(2);
+  args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
+  args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
+  ASSERT_EQ(launch_programs(prog, "tr", args, (rows + 63) / 64), "");
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i)
+      ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
+  if (before)
+    EXPECT_EQ(out[-1], sentinel) << "wrote before the output";
+  EXPECT_EQ(out[rows * cols], sentinel) << "wrote past the end";
+}
+
+TEST(LlvmCpu, StreamedTransposesAreExact) {
+  // 64 x 1024 f32 blocks transposed into an output over 32 MiB stream (transpose_rows): a column
+  // of 16 x 16 blocks at a time, down the block, fetching the rows below. Whole blocks (rows a
+  // multiple of 64), a ragged last block (the copy path) and an output misaligned by a line
+  // must each be the exact transpose, the fetches past the last row harmless. Catches a
+  // streamed block placed at the wrong row or column (the loop order swapped without its
+  // indices).
+  auto prog = transpose_blocks_program("f32", 1024);
+  ASSERT_TRUE(prog);
   for (auto [rows, misalign] : {std::pair<int64_t, int64_t>{9216, 0}, {9200, 0}, {9216, 16}}) {
     SCOPED_TRACE(testing::Message() << "rows " << rows << " misalign " << misalign);
     const int64_t cols = 1024;
     std::vector<float> x(rows * cols), storage(rows * cols + 32, -1.0f);
     for (int64_t i = 0; i < rows * cols; ++i)
       x[i] = float(i % 100003) * 0.5f;
-    float *out = aligned_output(storage, misalign);
-    std::vector<tl_cpu_arg> args(2);
-    args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
-    args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
-    ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
-    for (int64_t j = 0; j < cols; ++j)
-      for (int64_t i = 0; i < rows; ++i)
-        ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
-    EXPECT_EQ(out[rows * cols], -1.0f) << "wrote past the end";
+    expect_transposed_blocks(*prog, x, rows, cols, aligned_output(storage, misalign), -1.0f, false);
   }
 }
 
@@ -1002,49 +1023,19 @@ TEST(LlvmCpu, StreamedTransposesOfRowsNotWholeLinesAreExact) {
   // count (every row but those starting on a boundary wrong), a head or tail lane unwritten
   // (the -1 sentinels) or written past the row into the neighbour block's lanes, the 8-column
   // group's halves swapped, and a write before the output or past its end.
-  const char *text = R"(
-kernel @tr(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) {
-  %pm = program_id {axis = 0} : i32
-  %b = constant {value = 64} : i32
-  %z = constant {value = 0} : i32
-  %m0 = mul %pm, %b : i32
-  %t = load %x, %m0, %z : tile<64xCxf32>
-  %tt = transpose %t {perm = [1, 0]} : tile<Cx64xf32>
-  store %o, %z, %m0, %tt
-  return
-}
-)";
-  struct Case {
-    int64_t cols, rows, misalign;
-  };
   for (const int64_t cols : {int64_t(1000), int64_t(1024)}) {
-    std::string kernel = text;
-    for (size_t at; (at = kernel.find("xCx")) != std::string::npos;)
-      kernel.replace(at, 3, "x" + std::to_string(cols) + "x");
-    for (size_t at; (at = kernel.find("<Cx")) != std::string::npos;)
-      kernel.replace(at, 3, "<" + std::to_string(cols) + "x");
-    auto m = parse_ok(kernel);
-    std::string error;
-    auto prog = compile_and_load(*m, CompileOptions{}, &error);
-    ASSERT_TRUE(prog) << error;
-    for (const Case k : {Case{cols, 4352, 0}, Case{cols, 4352, 5}, Case{cols, 4353, 0},
-                         Case{cols, 4360, 0}, Case{cols, 4350, 7}}) {
+    auto prog = transpose_blocks_program("f32", cols);
+    ASSERT_TRUE(prog);
+    for (auto [rows, misalign] :
+         {std::pair<int64_t, int64_t>{4352, 0}, {4352, 5}, {4353, 0}, {4360, 0}, {4350, 7}}) {
       SCOPED_TRACE(testing::Message()
-                   << "cols " << k.cols << " rows " << k.rows << " misalign " << k.misalign);
-      const int64_t rows = k.rows;
+                   << "cols " << cols << " rows " << rows << " misalign " << misalign);
       std::vector<float> x(rows * cols), storage(rows * cols + 64, -1.0f);
       for (int64_t i = 0; i < rows * cols; ++i)
         x[i] = float(i % 100003) * 0.5f;
-      float *out = aligned_output(storage, 16 + k.misalign); // a line of sentinels before it
-      std::vector<tl_cpu_arg> args(2);
-      args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
-      args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
-      ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
-      for (int64_t j = 0; j < cols; ++j)
-        for (int64_t i = 0; i < rows; ++i)
-          ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
-      EXPECT_EQ(out[-1], -1.0f) << "wrote before the output";
-      EXPECT_EQ(out[rows * cols], -1.0f) << "wrote past the end";
+      // a line of sentinels before the output
+      expect_transposed_blocks(*prog, x, rows, cols, aligned_output(storage, 16 + misalign), -1.0f,
+                               true);
     }
   }
 }
@@ -1060,39 +1051,14 @@ TEST(LlvmCpu, DirectTransposesOfNarrowFloatsMoveTheirBits) {
   // last block). Catches a pair interleaved in the wrong order (neighbouring rows swapped), the
   // 16-column group misplaced, a line shifted by the wrong lane count, a partial line's lanes lost
   // (the sentinels), bits converted on the way, a tail group's rows misplaced.
-  const char *text = R"(
-kernel @tr(%x: tensor<?x?xT>, %o: tensor<?x?xT>) {
-  %pm = program_id {axis = 0} : i32
-  %b = constant {value = 64} : i32
-  %z = constant {value = 0} : i32
-  %m0 = mul %pm, %b : i32
-  %t = load %x, %m0, %z : tile<64xCxT>
-  %tt = transpose %t {perm = [1, 0]} : tile<Cx64xT>
-  store %o, %z, %m0, %tt
-  return
-}
-)";
-  struct Case {
-    int64_t rows, misalign;
-  };
   for (const char *type : {"bf16", "f16"})
     for (const int64_t cols : {int64_t(1024), int64_t(1016), int64_t(1000)}) {
-      std::string kernel = text;
-      for (const auto &[from, to] :
-           {std::pair<std::string, std::string>{"tensor<?x?xT>",
-                                                std::string("tensor<?x?x") + type + ">"},
-            {"xCxT>", "x" + std::to_string(cols) + "x" + type + ">"},
-            {"<Cx64xT>", "<" + std::to_string(cols) + "x64x" + type + ">"}})
-        for (size_t at; (at = kernel.find(from)) != std::string::npos;)
-          kernel.replace(at, from.size(), to);
-      auto m = parse_ok(kernel);
-      std::string error;
-      auto prog = compile_and_load(*m, CompileOptions{}, &error);
-      ASSERT_TRUE(prog) << error;
-      for (const Case k : {Case{200, 0}, Case{8256, 0}, Case{8257, 0}, Case{8250, 7}}) {
-        SCOPED_TRACE(testing::Message() << type << " cols " << cols << " rows " << k.rows
-                                        << " misalign " << k.misalign);
-        const int64_t rows = k.rows;
+      auto prog = transpose_blocks_program(type, cols);
+      ASSERT_TRUE(prog);
+      for (auto [rows, misalign] :
+           {std::pair<int64_t, int64_t>{200, 0}, {8256, 0}, {8257, 0}, {8250, 7}}) {
+        SCOPED_TRACE(testing::Message()
+                     << type << " cols " << cols << " rows " << rows << " misalign " << misalign);
         std::vector<uint16_t> x(rows * cols), storage(rows * cols + 128, 0xdead);
         std::mt19937 rng(uint32_t(rows + cols));
         for (auto &v : x) // every pattern: NaNs (quiet, signalling, payloads), subnormals
@@ -1100,16 +1066,8 @@ kernel @tr(%x: tensor<?x?xT>, %o: tensor<?x?xT>) {
         uint16_t *out = storage.data();
         while (reinterpret_cast<uintptr_t>(out) % 64)
           ++out;
-        out += 32 + k.misalign; // a line of sentinels before it
-        std::vector<tl_cpu_arg> args(2);
-        args[0] = {x.data(), {rows, cols}, {cols, 1}, 0, 0.0};
-        args[1] = {out, {cols, rows}, {rows, 1}, 0, 0.0};
-        ASSERT_EQ(launch_programs(*prog, "tr", args, (rows + 63) / 64), "");
-        for (int64_t j = 0; j < cols; ++j)
-          for (int64_t i = 0; i < rows; ++i)
-            ASSERT_EQ(out[j * rows + i], x[i * cols + j]) << "output row " << j << " column " << i;
-        EXPECT_EQ(out[-1], 0xdead) << "wrote before the output";
-        EXPECT_EQ(out[rows * cols], 0xdead) << "wrote past the end";
+        out += 32 + misalign; // a line of sentinels before it
+        expect_transposed_blocks(*prog, x, rows, cols, out, uint16_t(0xdead), true);
       }
     }
 }

@@ -124,9 +124,10 @@ def test_rows_wider_than_a_chunk(op, shape, device):
     # Vocabulary-wide rows (rows.row_tiles): on llvm-cpu 32000 is one tile for softmax and
     # rmsnorm (row_one_pass_widest) and 4000-wide chunks for layernorm; 70000 is past the one
     # pass: 2800-wide chunks that divide it (no mask). On npusim 4096-wide chunks, the last
-    # ragged (8 and 18 chunks a row: the running max and sum across many). Catches: a one-pass tile cut short (the columns past it unnormalized), a chunk
-    # width that does not divide the row (columns skipped or read twice), the running max and
-    # sum rescaled wrongly across chunks.
+    # ragged (8 and 18 chunks a row: the running max and sum across many). Catches: a one-pass
+    # tile cut short (the columns past it unnormalized), a chunk width that does not divide the
+    # row (columns skipped or read twice), the running max and sum rescaled wrongly across
+    # chunks.
     x = make(rng, shape, "f32", -30, 30)
     if op in ("softmax", "log_softmax"):
         check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", "f32",

@@ -125,9 +125,9 @@ def test_rows_wider_than_a_chunk(op, shape, device):
     # rmsnorm (row_one_pass_widest) and 4000-wide chunks for layernorm; 70000 is past the one
     # pass: 2800-wide chunks that divide it (no mask). On npusim 4096-wide chunks, the last
     # ragged (8 and 18 chunks a row: the running max and sum across many). Catches: a one-pass
-    # tile cut short (the columns past it unnormalized), a chunk width that does not divide the
-    # row (columns skipped or read twice), the running max and sum rescaled wrongly across
-    # chunks.
+    # tile cut short (softmax's assert, rmsnorm's columns past it unnormalized: checked with
+    # BLOCK = n - 8), the running max and sum rescaled wrongly across 25 chunks (70000). A
+    # chunk that does not divide the row is not caught: the kernels mask it (slower, not wrong).
     x = make(rng, shape, "f32", -30, 30)
     if op in ("softmax", "log_softmax"):
         check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", "f32",

@@ -54,14 +54,15 @@ def test_softmax_backward(log, shape, dtype, device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [100, 384])  # 384: the tile's own width on llvm-cpu
+@pytest.mark.parametrize("rows, n", [(37, 100), (37, 384), (3, 5000)])
 @pytest.mark.parametrize("rms", [False, True])
-def test_norm_backward(rms, n, dtype, device):
+def test_norm_backward(rms, rows, n, dtype, device):
     # Catches: the mean(g) term kept for rmsnorm or dropped for layernorm, the xhat term,
-    # dweight / dbias summed over columns instead of rows, stats misread.
-    x = make(rng, (37, n), dtype, -2, 3)
+    # dweight / dbias summed over columns instead of rows, stats misread; 384 is the tile's own
+    # width on llvm-cpu, 5000 rows in chunks (the sums across chunks, the last one ragged).
+    x = make(rng, (rows, n), dtype, -2, 3)
     w = make(rng, (n,), dtype, 0.5, 1.5)
-    dy = make(rng, (37, n), dtype)
+    dy = make(rng, (rows, n), dtype)
     if rms:
         _, stats = ops.rmsnorm(x, w, return_stats=True, device=device)
         dx, dw = ops.rmsnorm_backward(dy, x, w, stats, device=device)
@@ -72,10 +73,10 @@ def test_norm_backward(rms, n, dtype, device):
         dx, dw, db = ops.layernorm_backward(dy, x, w, stats, device=device)
     want = ref.norm_backward(dy, x, w, 1e-6 if rms else 1e-5, rms=rms)
     check(dx, want[0], "backward", dtype, n=n)
-    check(dw, want[1], "backward", "f32", n=37,
+    check(dw, want[1], "backward", "f32", n=rows,
           ref_abs=np.abs(ref.f64(dy)).sum(0) * 3)  # |xhat| <= ~3 here
     if db is not None:
-        check(db, want[2], "backward", "f32", n=37, ref_abs=np.abs(ref.f64(dy)).sum(0))
+        check(db, want[2], "backward", "f32", n=rows, ref_abs=np.abs(ref.f64(dy)).sum(0))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -354,9 +354,23 @@ KernelCodegen::Slot &KernelCodegen::slot(const ir::Value *v) {
 llvm::Type *KernelCodegen::raw_storage(const ir::Value *v) {
   const ir::Operation *def = v->def();
   if (!def || !v->type().is_tile() || plan::held_as_stored(v->type().elem()) ||
-      !(def->attr(plan::kStridedView) || def->attr(plan::kTransposeAt)))
+      !(def->attr(plan::kStridedView) || def->attr(plan::kTransposeAt) ||
+        (def->opcode() == Opcode::Load && only_stored(v))))
     return nullptr;
   return storage_type(v->type().elem());
+}
+
+bool KernelCodegen::only_stored(const ir::Value *v) const {
+  for (const ir::Operation *u : uses_.users(v)) {
+    if (u->opcode() == Opcode::Reshape || u->opcode() == Opcode::ExpandDims) {
+      if (!only_stored(u->result()))
+        return false;
+    } else if (u->opcode() != Opcode::Store || u->operand(u->num_operands() - 1) != v ||
+               std::count(u->operands().begin(), u->operands().end(), v) != 1) {
+      return false;
+    }
+  }
+  return true;
 }
 
 llvm::Value *KernelCodegen::elem_ptr(const Slot &s, llvm::Value *index) {

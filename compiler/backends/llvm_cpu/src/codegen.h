@@ -63,9 +63,12 @@ private:
   /// A stack tile of t's held type (`elem` given: of that type).
   Slot new_slot(const ir::Type &t, llvm::Type *elem = nullptr);
   /// The type a value's tile holds where that is not its held type: a direct transpose's load
-  /// and transpose (cpu-direct-transposes) hold the stored bits (bf16 as i16: a transpose moves
-  /// them unchanged, so they are neither widened nor rounded); else null.
+  /// and transpose (cpu-direct-transposes), and a load only stored (a copy), hold the stored
+  /// bits (bf16 as i16: moved unchanged, neither widened nor rounded, so a NaN keeps its sign
+  /// and payload); else null.
   llvm::Type *raw_storage(const ir::Value *v);
+  /// Whether every use of `v`, through reshapes, is as the value a store writes (a copy).
+  bool only_stored(const ir::Value *v) const;
   Slot &slot(const ir::Value *v);
   llvm::Value *scalar(const ir::Value *v);
   llvm::Value *elem_ptr(const Slot &s, llvm::Value *index);

@@ -159,9 +159,15 @@ llvm::Value *KernelCodegen::fused_lane(const FusedLoop &fl, llvm::Value *i, llvm
                : b_.CreateGEP(a.mem, a.base, i);
   };
   std::unordered_map<const ir::Value *, llvm::Value *> lane; // this lane's fused values
+  // The stored bits of the loads and of their reshapes: a value stored as it was loaded (a
+  // copy: concat, embedding) is stored as those bits, so that a narrow float's NaN keeps its
+  // sign and payload (held as f32 and rounded back, every bf16 NaN became 0x7fc0).
+  std::unordered_map<const ir::Value *, llvm::Value *> bits;
   for (size_t k = 0; k < fl.f.loads.size(); ++k) {
     const Access &l = fl.loads[k];
-    lane[fl.f.loads[k]->result()] = from_storage(l.elem, b_.CreateLoad(l.mem, at(l)));
+    const ir::Value *v = fl.f.loads[k]->result();
+    bits[v] = b_.CreateLoad(l.mem, at(l));
+    lane[v] = from_storage(l.elem, bits[v]);
   }
   for (const ir::Operation *op : fl.f.ops) {
     if (op->opcode() == Opcode::Broadcast) { // a row broadcast (plan_store_fusion.h): the
@@ -172,6 +178,8 @@ llvm::Value *KernelCodegen::fused_lane(const FusedLoop &fl, llvm::Value *i, llvm
     if (!(op->flags() & ir::kElementwise)) { // a reshape: the same lanes
       lane[op->result()] =
           lane.count(op->operand(0)) ? lane.at(op->operand(0)) : lane_value(op->operand(0), i);
+      if (auto b = bits.find(op->operand(0)); b != bits.end())
+        bits[op->result()] = b->second;
       continue;
     }
     std::vector<llvm::Value *> args;
@@ -185,7 +193,11 @@ llvm::Value *KernelCodegen::fused_lane(const FusedLoop &fl, llvm::Value *i, llvm
     lane[op->result()] = elementwise_value(*op, args, i);
   }
   const ir::Value *stored = fl.store->operand(fl.store->num_operands() - 1);
+  if (auto b = bits.find(stored); b != bits.end() && stored->type().elem() == fl.out.elem)
+    return b->second;
   llvm::Value *v = lane.count(stored) ? lane.at(stored) : lane_value(stored, i);
+  if (v->getType() == storage_type(fl.out.elem))
+    return v; // a copied tile's stored bits (raw_storage), or a type held as stored
   return to_storage(fl.out.elem, v);
 }
 

@@ -95,12 +95,44 @@ f = np.zeros((4, 8), np.float32)
     (lambda: ops.concat([f, f], axis=None), r"tl.ops.concat: argument 'axis': expected an integer"),
     (lambda: ops.gemv(f, np.zeros(4, np.float32)),
      r"tl.ops.gemv: argument 'x': expected shape \(8,\)"),
+    # k = 4096 never shortened a row of 4097: the rounds ran forever (a hang)
+    (lambda: ops.topk(np.zeros((1, 4097), np.float32), 4096),
+     r"tl.ops.topk: argument 'k': expected an integer in \[0, 2048\] for rows longer than 4096"),
+    # floats and bools as sizes: a TypeError ('float' object is not iterable) before
+    (lambda: ops.max_pool2d(np.zeros((1, 1, 4, 4), np.float32), 2.0),
+     r"tl.ops.max_pool2d: argument 'kernel_size': expected an int >= 1 or a pair of them"),
+    (lambda: ops.avg_pool2d(np.zeros((1, 1, 4, 4), np.float32), (2, True)),
+     r"tl.ops.avg_pool2d: argument 'kernel_size': expected an int >= 1 or a pair of them"),
+    (lambda: ops.conv2d(np.zeros((1, 1, 4, 4), np.float32), np.zeros((1, 1, 2, 2), np.float32),
+                        stride=1.5), r"tl.ops.conv2d: argument 'stride': expected an int or a pair"),
+    (lambda: ops.cross_entropy(f, [1, 2, 3, 4], ignore_index="a"),
+     r"tl.ops.cross_entropy: argument 'ignore_index': expected an int, got 'a'"),
 ])
 def test_bad_arguments_name_the_argument(call, match):
     # Catches: a bad argument reaching the kernel (a wrong result or a crash) instead of an
     # error naming it.
     with pytest.raises(ops.OpError, match=match):
         call()
+
+
+def test_parameters_as_lists_or_the_other_byte_order():
+    # Catches: a parameter checked as converted but passed on as given (layernorm's weight as a
+    # list: AttributeError; rmsnorm's as big-endian f32: a TypeError from the launch; rope's
+    # tables as lists), and an ignore_index past int32 (a launch error; it matches no target).
+    x = np.float32([[1, 2, 3, 4], [0, -1, 5, 2]])
+    w, b = np.float32([0.5, 1, 2, -1]), np.float32([0, 1, 0, 1])
+    np.testing.assert_array_equal(ops.layernorm(x, w.tolist(), b.tolist()),
+                                  ops.layernorm(x, w, b))
+    np.testing.assert_array_equal(ops.rmsnorm(x, w.astype(">f4")), ops.rmsnorm(x, w))
+    cos, sin = ops.rope_tables(2, 4)
+    np.testing.assert_array_equal(ops.rope(x[None], cos.tolist(), sin.tolist()),
+                                  ops.rope(x[None], cos, sin))
+    t = np.int32([3, 0])
+    np.testing.assert_array_equal(
+        ops.cross_entropy(x, t, reduction="none", ignore_index=2**40),
+        ops.cross_entropy(x, t, reduction="none", ignore_index=-100))
+    np.testing.assert_array_equal(ops.cross_entropy_backward(x, t, ignore_index=2**40),
+                                  ops.cross_entropy_backward(x, t, ignore_index=-100))
 
 
 def test_empty_inputs_give_empty_outputs():

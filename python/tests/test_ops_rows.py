@@ -139,6 +139,23 @@ def test_rows_wider_than_a_chunk(op, shape, device):
               n=shape[1])
 
 
+@pytest.mark.parametrize("n", [3, 1000, 5001])
+def test_rows_far_from_zero(n, device):
+    # Logits around 1e5 (ulp 0.0078): the log-sum-exp m + log(s) rounds log(s) to m's ulp, so
+    # the kernels take (x - m) - log(s) (exact near the maximum). Catches: log_softmax as
+    # x - (m + log(s)) (normwise 9e-4 at width 3, one tile) and softmax's second pass as
+    # exp(x - (m + log(s))) (5001 columns: in chunks everywhere), cross-entropy as
+    # m + log(s) - picked and its gradient's exp(x - lse).
+    x = (make(rng, (4, n), "f32", -3, 3).astype(np.float64) + 1e5).astype(np.float32)
+    for op in ("softmax", "log_softmax"):
+        check(getattr(ops, op)(x, device=device), getattr(ref, op)(x), "softmax", "f32", n=n)
+    t = rng.integers(0, n, 4)
+    check(ops.cross_entropy(x, t, reduction="none", device=device),
+          ref.cross_entropy(x, t, "none"), "softmax", "f32", n=n)
+    check(ops.cross_entropy_backward(x, t, 1.0, reduction="sum", device=device),
+          ref.cross_entropy_backward(x, t, 1.0, "sum"), "backward", "f32", n=n)
+
+
 @pytest.mark.parametrize("rows", [3, 8192])
 def test_log_softmax_in_place(rows, device):
     # The kernel with out = x: on cpu x is read in place (a view) by the fused store that

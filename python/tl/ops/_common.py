@@ -28,6 +28,27 @@ def fail(op, arg, what):
     raise OpError(f"tl.ops.{op}: argument '{arg}': {what}")
 
 
+def int_pair(op, arg, v, lowest=None):
+    """An int or a pair of ints (each at least `lowest`, where given) as a pair of ints; a
+    float, a bool or anything else an OpError naming the argument."""
+    def whole(e):
+        return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+    pair = (v, v) if whole(v) else tuple(v) if isinstance(v, (tuple, list)) else ()
+    if len(pair) != 2 or not all(whole(e) and (lowest is None or e >= lowest) for e in pair):
+        bound = "" if lowest is None else f" >= {lowest}"
+        fail(op, arg, f"expected an int{bound} or a pair of them, got {v!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def ignore_index(op, v):
+    """cross-entropy's ignore_index for the kernels (int32): any integer; one outside int32
+    matches no target (the targets were checked to fit), so -1 (negative: never a class a
+    checked target holds) stands for it."""
+    if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        fail(op, "ignore_index", f"expected an int, got {v!r}")
+    return int(v) if -2**31 <= v < 2**31 else -1
+
+
 def as_array(op, arg, x):
     """`x` as a numpy array (numpy arrays as they are; DLPack tensors without a copy)."""
     if isinstance(x, np.ndarray):

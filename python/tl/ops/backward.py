@@ -147,14 +147,15 @@ def cross_entropy_grad_kernel(logits: tl.tensor, target: tl.tensor, scale: tl.te
         m_new = tl.maximum(m, tl.max(v, axis=1))
         s = s * tl.exp(m - m_new) + tl.sum(tl.exp(v - m_new[:, None]), axis=1)
         m = m_new
-    lse = m + tl.log(s)
+    ls = tl.log(s)  # from v - m, not added to m (as rows.softmax_kernel: exact near the max)
     t = tl.gather(target, (rows,), mask=rows < n)
     sc = tl.where(t != ignore_index, tl.load(scale + (r0,), (BM,)).to(tl.float32), 0.0)
     for k in tl.range(0, nc, BLOCK):
         v = tl.load(logits + (r0, k), (BM, BLOCK)).to(tl.float32)
         cols = k + tl.arange(0, BLOCK)
         hot = tl.where(cols[None, :] == t[:, None], 1.0, 0.0)
-        tl.store(dlogits + (r0, k), (tl.exp(v - lse[:, None]) - hot) * sc[:, None])
+        p = tl.exp((v - m[:, None]) - ls[:, None])
+        tl.store(dlogits + (r0, k), (p - hot) * sc[:, None])
 
 
 @tl.kernel
@@ -264,6 +265,7 @@ def cross_entropy_backward(logits, target, grad=1.0, *, reduction="mean", ignore
         c.fail(op, "target", f"expected shape ({logits.shape[0]},), got {target.shape}")
     if reduction not in ("mean", "sum", "none"):
         c.fail(op, "reduction", f"expected 'mean', 'sum' or 'none', got {reduction!r}")
+    ignore = c.ignore_index(op, ignore_index)
     valid = target != ignore_index
     if reduction == "none":
         scale = np.broadcast_to(np.asarray(grad, np.float32), target.shape)
@@ -275,7 +277,7 @@ def cross_entropy_backward(logits, target, grad=1.0, *, reduction="mean", ignore
         bm, block = cross_entropy_tiles(logits.shape, device)
         c.launch(cross_entropy_grad_kernel, (tl.cdiv(logits.shape[0], bm),), logits,
                  np.ascontiguousarray(target), np.ascontiguousarray(scale), dlogits,
-                 int(ignore_index), device=device, BM=bm, BLOCK=block)
+                 ignore, device=device, BM=bm, BLOCK=block)
     return dlogits
 
 

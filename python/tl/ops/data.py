@@ -123,13 +123,6 @@ def pool2d_kernel(x: tl.tensor, out: tl.tensor, MODE: tl.constexpr, KH: tl.const
              tl.reshape(acc, (1, BOH, BOW)))
 
 
-def _pair(op, name, v, lowest):
-    pair = (v, v) if isinstance(v, (int, np.integer)) else tuple(v)
-    if len(pair) != 2 or any(not isinstance(e, (int, np.integer)) or e < lowest for e in pair):
-        c.fail(op, name, f"expected an int >= {lowest} or a pair of them, got {v!r}")
-    return int(pair[0]), int(pair[1])
-
-
 def pool_output_size(size, k, s, p, d, ceil_mode):
     """torch's pooling output length: (size + 2p - d (k - 1) - 1) / s + 1, rounded down (up in
     ceil_mode, but a last window that would start in the right padding is dropped)."""
@@ -145,10 +138,10 @@ def pool_output_size(size, k, s, p, d, ceil_mode):
 def _pool(mode, x, kernel_size, stride, padding, dilation, ceil_mode, count_include_pad, device):
     op = f"{mode}_pool2d"
     x = c.float_array(op, "x", x, ndim=4)
-    kh, kw = _pair(op, "kernel_size", kernel_size, 1)
-    sh, sw = (kh, kw) if stride is None else _pair(op, "stride", stride, 1)
-    ph, pw = _pair(op, "padding", padding, 0)
-    dh, dw = _pair(op, "dilation", dilation, 1)
+    kh, kw = c.int_pair(op, "kernel_size", kernel_size, 1)
+    sh, sw = (kh, kw) if stride is None else c.int_pair(op, "stride", stride, 1)
+    ph, pw = c.int_pair(op, "padding", padding, 0)
+    dh, dw = c.int_pair(op, "dilation", dilation, 1)
     n, ch, h, w = x.shape
     # As torch: padding past half a window (a window of padding alone) is an error.
     if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:

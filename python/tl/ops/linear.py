@@ -555,14 +555,6 @@ def conv2d_phases_kernel(x: tl.tensor, xp: tl.tensor, SH: tl.constexpr, SW: tl.c
         tl.store(xp + (0, p, r0, c0), tl.reshape(v, (SH * SW, 1, BR, BW)))
 
 
-def _pair(op, arg, v):
-    """An int or a pair of ints as a pair."""
-    t = (v, v) if isinstance(v, int) else tuple(v)
-    if len(t) != 2 or not all(isinstance(e, (int, np.integer)) for e in t):
-        c.fail(op, arg, f"expected an int or a pair of ints, got {v!r}")
-    return tuple(int(e) for e in t)
-
-
 def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
            activation="none", device=None):
     """2D convolution (cross-correlation, as torch's conv2d) of x (N, C, H, W) with weight
@@ -591,9 +583,9 @@ def conv2d(x, weight, bias=None, *, stride=1, padding=0, dilation=1, groups=1,
         if bias.shape != (oc,):
             c.fail(op, "bias", f"expected shape ({oc},), got {bias.shape}")
         c.same_dtype(op, "x", x, bias=bias)
-    sh, sw = _pair(op, "stride", stride)
-    ph, pw = _pair(op, "padding", padding)
-    dh, dw = _pair(op, "dilation", dilation)
+    sh, sw = c.int_pair(op, "stride", stride)
+    ph, pw = c.int_pair(op, "padding", padding)
+    dh, dw = c.int_pair(op, "dilation", dilation)
     if sh < 1 or sw < 1 or ph < 0 or pw < 0:
         c.fail(op, "stride", f"strides must be >= 1 and padding >= 0, got {stride}, {padding}")
     if dh < 1 or dw < 1:

@@ -534,15 +534,19 @@ def topk_segments_kernel(x: tl.tensor, index: tl.tensor, values: tl.tensor, indi
 
 def topk(x, k, *, device=None):
     """(values, indices) of the k largest elements of each row of x (..., n), largest first,
-    ties to the lowest index; values in x's dtype, indices int32; k <= 4096. Rows longer than
-    4096 go in rounds: each 4096-wide segment's k largest, then the k largest of those
-    candidates, until one tile holds them."""
+    ties to the lowest index; values in x's dtype, indices int32; k <= 4096, and k <= 2048 for
+    rows longer than 4096, which go in rounds: each 4096-wide segment's k largest, then the k
+    largest of those candidates, until one tile holds them."""
     op = "topk"
     x = c.float_array(op, "x", x, min_ndim=1)
     n = x.shape[-1]
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not \
-            0 <= k <= builtins.min(n, TOPK_BLOCK):  # 0: empty, as torch
-        c.fail(op, "k", f"expected an integer in [0, {builtins.min(n, TOPK_BLOCK)}], got {k!r}")
+    # Rows longer than a tile go in rounds, each keeping k of every TOPK_BLOCK-wide segment: a
+    # round shortens a row by the factor k / TOPK_BLOCK, so k is at most half a segment there
+    # (k = 4096 never shortened a row: the rounds ran forever; 4000 took 43 rounds at 8193).
+    most = n if n <= TOPK_BLOCK else TOPK_BLOCK // 2
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= most:
+        longer = f" for rows longer than {TOPK_BLOCK}" if n > TOPK_BLOCK else ""
+        c.fail(op, "k", f"expected an integer in [0, {most}]{longer}, got {k!r}")  # 0: as torch
     k = int(k)
     values = c.empty(x.shape[:-1] + (k,), x)
     indices = c.empty(x.shape[:-1] + (k,), np.int32)
@@ -557,7 +561,7 @@ def topk(x, k, *, device=None):
                  BLOCK=block)
         return values, indices
     # Rounds over segments; each shortens a row to (segments - 1) k + min(k, last segment's
-    # width) live candidates (k < 4096 < n: at least halves it), values kept in x's dtype (the
+    # width) live candidates (k <= 2048, 4096 < n: at least halves it), values kept in x's dtype (the
     # kernels compute in f32 and round once: exact for candidates, which are x's elements).
     cur, cur_idx, width, gather = x2, x2, n, False
     while True:

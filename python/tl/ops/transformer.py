@@ -127,7 +127,9 @@ def cross_entropy_kernel(logits: tl.tensor, target: tl.tensor, loss: tl.tensor,
     t = tl.gather(target, (rows,), mask=rows < n)
     keep = (rows < n) & (t != ignore_index)
     picked = tl.gather(logits, (rows, t), mask=keep).to(tl.float32)
-    tl.store(loss + (r0,), tl.where(keep, m + tl.log(s) - picked, 0.0))
+    # (m - picked) + log(s), not m + log(s) - picked: with logits far from 0 (1e5) m + log(s)
+    # rounds log(s) to m's ulp (loss 0.40625 for 0.407606)
+    tl.store(loss + (r0,), tl.where(keep, (m - picked) + tl.log(s), 0.0))
 
 
 @tl.func
@@ -348,10 +350,12 @@ def rope(x, cos, sin, *, device=None):
     s, d = x.shape[-2], x.shape[-1]
     if d % 2:
         c.fail(op, "x", f"the last dimension ({d}) must be even")
-    for name, t in (("cos", cos), ("sin", sin)):
+    def table(name, t):  # as an array (a list, the other byte order: converted), checked
         t = c.float_array(op, name, t, ndim=2)
         if t.shape != (s, d // 2):
             c.fail(op, name, f"expected shape ({s}, {d // 2}), got {t.shape}")
+        return t
+    cos, sin = table("cos", cos), table("sin", sin)
     c.same_dtype(op, "x", x, cos=cos, sin=sin)
     out = c.empty(x.shape, x)
     if out.size:
@@ -410,6 +414,7 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
     target = c.index_array(op, "target", target)
     if target.shape != logits.shape[:1]:
         c.fail(op, "target", f"expected shape ({logits.shape[0]},), got {target.shape}")
+    ignore = c.ignore_index(op, ignore_index)
     valid = target != ignore_index
     if valid.any() and (target[valid].min() < 0 or target[valid].max() >= logits.shape[1]):
         bad = target[valid & ((target < 0) | (target >= logits.shape[1]))][0]
@@ -421,7 +426,7 @@ def cross_entropy(logits, target, *, reduction="mean", ignore_index=-100, device
         target = np.ascontiguousarray(target)
         bm, block = cross_entropy_tiles(logits.shape, device)
         c.launch(cross_entropy_kernel, (tl.cdiv(logits.shape[0], bm),), logits, target, loss,
-                 int(ignore_index), device=device, BM=bm, BLOCK=block)
+                 ignore, device=device, BM=bm, BLOCK=block)
     if reduction == "none":
         return loss
     from .reduce import sum as _sum

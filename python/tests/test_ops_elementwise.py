@@ -34,6 +34,21 @@ def test_binary_both_broadcast_and_strided(device):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["sub", "swiglu"])
+def test_binary_of_two_transposed_views(op, dtype, device):
+    # Both operands transposed views of one shape (x.T - y.T, batched): the op runs where they
+    # are contiguous and its result is transposed once (elementwise.binary). Catches: the
+    # operands swapped (sub and swiglu are not symmetric), the result returned untransposed or
+    # as a transposed view (the API returns C-contiguous arrays), the batch axis moved.
+    x = make(rng, (3, 40, 72), dtype, -2, 2)
+    y = make(rng, (3, 40, 72), dtype, 0.5, 2.0)
+    xt, yt = np.swapaxes(x, 1, 2), np.swapaxes(y, 1, 2)
+    got = ops.binary(op, xt, yt, device=device)
+    assert got.shape == (3, 72, 40) and got.flags.c_contiguous
+    check(got, ref.binary(op, xt, yt), "glu" if op == "swiglu" else op, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_contiguous_operands_run_as_flat_rows(dtype, device):
     # Operands of one shape, all C-contiguous, run as rows of 1024 (or one row) whatever their
     # last dimension (elementwise._views_2d). Catches: a flat view of rows of 1024 taken of 1365

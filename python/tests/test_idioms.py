@@ -456,3 +456,131 @@ def test_error_in_helper_names_helper_line_and_call_site(stmt, fn, marker, messa
 def test_helper_outside_kernel():
     with pytest.raises(RuntimeError, match="can only be called inside a @tl.kernel"):
         scaled(1.0)
+
+
+# ---- negative axes, short-circuit and / or, the loop variable after a loop -----------------------
+
+@tl.kernel
+def negative_axes(x: tl.tensor, y: tl.tensor, B: tl.constexpr, C: tl.constexpr):
+    v = tl.load(x + (0, 0), (4, 8))
+    s = tl.sum(v, axis=-1) + tl.max(v, axis=-2)[:4] * 0.0 + tl.cumsum(v, axis=-1)[:, 7]
+    if B is not None and B > 2:  # B None: its second operand would fail on None
+        s = s + 1.0
+    w = 2.0 if C is None or C > 1 else 3.0
+    tl.store(y + (0,), tl.reshape(tl.expand_dims(s * w, -1), (4,)))
+
+
+@on_devices
+def test_negative_axes_and_short_circuit(device, target):
+    # Catches: a negative axis failing ("'tuple' object has no attribute 'shape'"), the second
+    # operand of `and` / `or` evaluated after a decided compile-time first one (an error on None),
+    # the wrong branch taken.
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for B, C in [(None, None), (3, 0), (1, 5)]:
+        y = np.zeros(4, np.float32)
+        negative_axes[(1,)](x, y, B=B, C=C, device=device, target=target)
+        want = (2 * x.sum(1) + (1 if B is not None and B > 2 else 0)) * \
+            (2.0 if C is None or C > 1 else 3.0)
+        np.testing.assert_array_equal(y, want)
+    with pytest.raises(tl.CompileError, match="axis -3 is out of range for a tile of rank 2"):
+        negative_axes_bad[(1,)](x, np.zeros(4, np.float32), device=device, target=target)
+
+
+@tl.kernel
+def negative_axes_bad(x: tl.tensor, y: tl.tensor):
+    tl.store(y + (0,), tl.sum(tl.load(x + (0, 0), (4, 8)), axis=-3))
+
+
+@tl.kernel
+def loop_variable_after(y: tl.tensor, lo, hi, step):
+    i = -100
+    n = tl.zeros((2,), tl.float32)
+    for i in tl.range(lo, hi, step):
+        n += 1.0
+    for j in tl.range(lo, hi, step):  # not bound before the loop
+        pass
+    tl.store(y + (0,), tl.where(tl.arange(0, 2) == 0, n + i, n * 0 + j))
+
+
+@on_devices
+def test_loop_variable_after_a_loop(device, target):
+    # As Python: the last value where the loop ran, the value before it where it ran no trip.
+    # Catches: the value from before the loop kept whatever the trips (it was: -100 after five
+    # trips), the last value one step off (ub instead of ub - 1, the remainder of a stepped loop).
+    for lo, hi, step in [(0, 5, 1), (0, 0, 1), (3, 11, 3), (5, 2, 1), (-7, 7, 4)]:
+        y = np.zeros(2, np.float32)
+        loop_variable_after[(1,)](y, lo, hi, step, device=device, target=target)
+        i, trips = -100, 0
+        for i in range(lo, hi, step):
+            trips += 1
+        assert y[0] == trips + i, (lo, hi, step, y)
+        if trips:
+            assert y[1] == i, (lo, hi, step, y)
+
+
+@tl.kernel
+def loop_variable_retyped(y: tl.tensor, n):
+    i = 0.5
+    for i in tl.range(0, n):
+        pass
+    tl.store(y + (0,), tl.zeros((2,), tl.float32) + i)  # ERR retyped
+
+
+def test_loop_variable_of_another_type_before_the_loop():
+    # A float before the loop, an int32 index in it: after a loop that may run no trip it is
+    # either; catches it read silently as the float (it was, whatever the trips).
+    with pytest.raises(tl.CompileError, match="'i' is the loop variable of a tl.range loop"):
+        loop_variable_retyped[(1,)](np.zeros(2, np.float32), 3)
+
+
+# ---- numpy scalars as constexprs, bad grids, a scalar reshaped, offsets near INT64_MAX ----------
+
+@tl.kernel
+def scaled_block(x: tl.tensor, y: tl.tensor, B: tl.constexpr, S: tl.constexpr,
+                 F: tl.constexpr):
+    v = tl.load(x + (0,), (B,)) * S
+    if F:
+        v = -v
+    tl.store(y + (tl.program_id(0) * B,), v)
+
+
+@on_devices
+def test_numpy_scalars_as_constexprs_and_bad_grids(device, target):
+    # Catches: np.int64 / np.float32 / np.bool_ constexprs rejected ("expected a tile or a
+    # number, got int64"), a float grid truncated, a fourth grid dimension dropped, a negative
+    # count an OverflowError.
+    x, y = np.arange(8, dtype=np.float32), np.zeros(16, np.float32)
+    scaled_block[(2,)](x, y, B=np.int64(8), S=np.float32(2.0), F=np.bool_(True),
+                       device=device, target=target)
+    np.testing.assert_array_equal(y, np.tile(-2 * x, 2))
+    for grid, err in [((2.7,), TypeError), ("2", TypeError), ((True,), TypeError),
+                      ((1, 1, 1, 2), ValueError), ((-1,), ValueError), (2**70, ValueError)]:
+        with pytest.raises(err, match=r"scaled_block\[grid\]"):
+            scaled_block[grid](x, y, B=8, S=1.0, F=False, device=device, target=target)
+
+
+@tl.kernel
+def sum_as_block(x: tl.tensor, y: tl.tensor):
+    tl.store(y + (0, 0), tl.reshape(tl.sum(tl.load(x + (0, 0), (4, 8))), (1, 1)))
+
+
+@tl.kernel
+def load_at(x: tl.tensor, y: tl.tensor, off):
+    tl.store(y + (0,), tl.load(x + (off,), (4,), other=-1.0))
+
+
+@on_devices
+def test_scalar_reshaped_and_offsets_near_int64_max(device, target):
+    # Catches: a scalar reshaped to (1, 1) failing on the tnpu ("operand is not a tile in the
+    # scratchpad": canonicalize's reshape-scalar-to-splat), and a block at an offset near
+    # INT64_MAX counted as inside its tensor (off + 4 wrapped negative: llvm-cpu read the 16
+    # bytes before it) instead of padded.
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    y = np.zeros((1, 1), np.float32)
+    sum_as_block[(1,)](x, y, device=device, target=target)
+    assert y[0, 0] == x.sum()
+    big = np.arange(16, dtype=np.float32) + 100
+    for off in (2**63 - 4, 2**63 - 1, -2**63):
+        got = np.zeros(4, np.float32)
+        load_at[(1,)](big[4:12], got, off, device=device, target=target)
+        np.testing.assert_array_equal(got, [-1.0] * 4)

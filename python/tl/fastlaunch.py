@@ -262,8 +262,10 @@ class Plan:
                     return False
             if type(grid) is not tuple or grid != self.grid:  # converted as the full path does
                 g = grid if isinstance(grid, (tuple, list)) else (grid,)
-                if len(g) > 3:
-                    return False
+                if not 1 <= len(g) <= 3 or any(
+                        isinstance(d, bool) or not isinstance(d, (int, np.integer))
+                        or not 0 <= d < 2**31 for d in g):
+                    return False  # the full path checks it (jit.grid_dims)
                 self.grid, dims = None, self.desc.grid
                 for d in range(3):
                     dims[d] = int(g[d]) if d < len(g) else 1

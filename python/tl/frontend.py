@@ -20,7 +20,7 @@ from . import core, ir
 from .core import Tile, TensorArg, error
 from .errors import CompileError
 from .frontend_calls import CallTracer, Frame
-from .frontend_control import ControlFlowTracer
+from .frontend_control import ControlFlowTracer, _Unreadable
 from .frontend_exprs import ExpressionTracer
 from .frontend_stmts import StatementTracer
 
@@ -71,6 +71,8 @@ class CodeGen(StatementTracer, ControlFlowTracer, CallTracer, ExpressionTracer, 
 
     def lookup(self, node, name):
         if name in self.vars:
+            if isinstance(self.vars[name], _Unreadable):
+                raise self.fail(node, self.vars[name].message)
             return self.vars[name]
         if name in self.globals:
             return self.globals[name]

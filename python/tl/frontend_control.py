@@ -19,6 +19,13 @@ def assigned_names(stmts):
     return list(names)
 
 
+class _Unreadable:
+    """A name's value that may not be read (CodeGen.lookup raises `message` at the read)."""
+
+    def __init__(self, message):
+        self.message = message
+
+
 class ControlFlowTracer:
     """for/if visitors of CodeGen (tl/frontend.py). A carried value is a Tile, a Python number
     (made a constant) or a View (its offsets); `flatten` and `unflatten` convert."""
@@ -101,6 +108,27 @@ class ControlFlowTracer:
         results = [Tile(v, i.weak and n.weak) for v, i, n in zip(op.results, inits, new)]
         for n in carried:
             self.vars[n], results = self.unflatten(outer[n], results)
+        self._loop_variable_after(node.target.id, lb, ub, step)
+
+    def _loop_variable_after(self, name, lb, ub, step):
+        """The loop variable after a traced loop, as in Python: its last value, ub - 1 -
+        (ub - 1 - lb) mod step, where the loop ran; where it ran no trip its value before the
+        loop (unbound before: the last value's formula, as Python then raises on a read). It had
+        kept the value from before the loop whatever the trips (a silent wrong value)."""
+        ran = core.compare("lt", lb, ub)
+        top = core.binary("sub", ub, 1)
+        last = core.binary("sub", top, core.binary("rem", core.binary("sub", top, lb), step))
+        old = self.vars.get(name)
+        if old is None:
+            self.vars[name] = last
+        elif (isinstance(old, int) and not isinstance(old, bool)) or (
+                isinstance(old, Tile) and not old.shape and old.dtype is last.dtype):
+            self.vars[name] = language.where(ran, last, old)
+        else:  # a value of another type: its name now holds the loop's index or that value
+            self.vars[name] = _Unreadable(
+                f"'{name}' is the loop variable of a tl.range loop and also holds a "
+                f"{old.type if isinstance(old, Tile) else type(old).__name__} from before it; "
+                "after the loop it is either (the loop may run no trip): use another name")
 
     def _static_sequence(self, node):
         """The values of `for x in <tuple>` (a tuple of constexprs, zip/enumerate of them):

@@ -235,16 +235,21 @@ class ExpressionTracer:
         return core.compare(_CMPS[type(op)], left, right)
 
     def logical(self, kind, a, b):
-        if is_const(a) and is_const(b):
+        traced = (Tile, TensorArg, View)
+        if not isinstance(a, traced) and not isinstance(b, traced):
             return (a and b) if kind == "and" else (a or b)
         return core.binary(kind, a, b, core.int1)
 
     def visit_BoolOp(self, node):
+        # As Python where an operand is known at compile time: `B is not None and B > 1` stops
+        # at a False first operand (its second would fail on None), `a or b` at a true one;
+        # traced operands are all evaluated and combined (no side effects to skip).
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        values = [self.visit(v) for v in node.values]
-        out = values[0]
-        for v in values[1:]:
-            out = self.logical(kind, out, v)
+        out = self.visit(node.values[0])
+        for v in node.values[1:]:
+            if not isinstance(out, (Tile, TensorArg, View)) and bool(out) == (kind == "or"):
+                return out  # decided: False for and, true for or
+            out = self.logical(kind, out, self.visit(v))
         return out
 
     def visit_IfExp(self, node):

@@ -59,6 +59,22 @@ class Compiled:
         self.executables = {}  # (device, target) -> handle
 
 
+def grid_dims(kernel, grid):
+    """`grid` (an int or a tuple / list of up to 3) as a tuple of program counts, each an int
+    in [0, 2^31); else a TypeError or ValueError naming the kernel's grid (a float had been
+    truncated, a fourth dimension dropped, a negative count an OverflowError)."""
+    dims = grid if isinstance(grid, (tuple, list)) else (grid,)
+    bad = [g for g in dims if isinstance(g, (bool, np.bool_))
+           or not isinstance(g, (int, np.integer))]
+    if bad:
+        raise TypeError(f"{kernel}[grid]: program counts must be integers, got {grid!r}")
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{kernel}[grid]: a grid has 1 to 3 dimensions, got {grid!r}")
+    if any(not 0 <= g < 2**31 for g in dims):
+        raise ValueError(f"{kernel}[grid]: program counts must be in [0, 2^31), got {grid!r}")
+    return tuple(int(g) for g in dims)
+
+
 class Kernel:
     """A TL kernel: ``kernel[grid](*args, device=None, target=None, **constexprs)``.
 
@@ -159,6 +175,8 @@ class Kernel:
         params, launch, key = [], [], []
         for name, v in values.items():
             if name in self.constexprs:
+                if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+                    v = v.item()  # a numpy number (np.int64(8)) as the Python one
                 params.append((name, "constexpr", v))
                 # The type too: 2, 2.0 and True are equal keys but trace differently.
                 key.append((name, type(v).__name__,
@@ -269,7 +287,7 @@ class Kernel:
         exe = self.executable(c, dev, target)
         if callable(grid):
             grid = grid(values)
-        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+        grid = grid_dims(self.__name__, grid)
         # Tensors travel as C-contiguous arrays; written ones are copied back into the caller's.
         originals = {}
         for i, a in enumerate(launch):

@@ -61,10 +61,15 @@ def _dtype_arg(dt, what):
     return dt
 
 
-def _axis(x, axis):
-    if not isinstance(axis, int):
-        raise error("axis must be a compile-time integer")
-    return axis + len(x.shape) if axis < 0 else axis
+def _axis(shape, axis):
+    """`axis` of a tile of `shape` as a non-negative index (Python's negative axes count from
+    the end)."""
+    if isinstance(axis, bool) or not isinstance(axis, _numbers.Integral):
+        raise error(f"axis must be a compile-time integer, got {axis!r}")
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        raise error(f"axis {int(axis)} is out of range for a tile of rank {rank}")
+    return int(axis) + rank if axis < 0 else int(axis)
 
 
 # ---- program queries and tile construction -----------------------------------------------------
@@ -72,13 +77,19 @@ def _axis(x, axis):
 @builtin
 def program_id(axis):
     """The index of this program along grid `axis` (0, 1 or 2), an int32 scalar."""
-    return Tile(builder().op("program_id", attrs={"axis": _axis((), axis)}))
+    return Tile(builder().op("program_id", attrs={"axis": _grid_axis("program_id", axis)}))
+
+
+def _grid_axis(name, axis):
+    if isinstance(axis, bool) or not isinstance(axis, _numbers.Integral) or axis not in (0, 1, 2):
+        raise error(f"tl.{name}: axis must be a compile-time 0, 1 or 2, got {axis!r}")
+    return int(axis)
 
 
 @builtin
 def num_programs(axis):
     """The number of programs along grid `axis`, an int32 scalar."""
-    return Tile(builder().op("num_programs", attrs={"axis": axis}))
+    return Tile(builder().op("num_programs", attrs={"axis": _grid_axis("num_programs", axis)}))
 
 
 @builtin

@@ -242,6 +242,18 @@ bool splat_const_to_full(Rewriter &rw, OpIterator it) {
   return replace_with(rw, it, b.full(op.result()->type(), *value));
 }
 
+/// reshape of a scalar (to a tile of one element) -> splat: the same value, in the form every
+/// backend lowers (the tnpu had no reshape of a scalar: "operand is not a tile in the
+/// scratchpad" for `tl.reshape(tl.sum(v), (1, 1))`).
+bool reshape_scalar_to_splat(Rewriter &rw, OpIterator it) {
+  ir::Operation &op = **it;
+  if (op.opcode() != Opcode::Reshape || !op.operand(0)->type().is_scalar() ||
+      !op.result()->type().is_tile())
+    return false;
+  ir::Builder b = builder_before(rw, it);
+  return replace_with(rw, it, b.splat(op.operand(0), op.result()->type().shape()));
+}
+
 /// The patterns, tried in order on every op; the first that matches rewrites it.
 constexpr Pattern kPatterns[] = {
     {"constexpr-to-constant", constexpr_to_constant},
@@ -258,6 +270,7 @@ constexpr Pattern kPatterns[] = {
     {"if-const-cond", if_const_cond},
     {"for-zero-trip", for_zero_trip},
     {"splat-const-to-full", splat_const_to_full},
+    {"reshape-scalar-to-splat", reshape_scalar_to_splat},
 };
 
 /// One sweep over `block` and its nested regions; returns whether a pattern matched.

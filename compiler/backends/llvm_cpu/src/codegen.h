@@ -153,6 +153,12 @@ private:
   llvm::Value *to_storage(ir::ScalarKind k, llvm::Value *v);
   llvm::Value *from_storage(ir::ScalarKind k, llvm::Value *bits);
   llvm::Value *i64(int64_t v) { return b_.getInt64(v); }
+  /// off >= 0 and off + n <= shape, as off <= shape - n: an offset near INT64_MAX made off + n
+  /// wrap negative, and the block outside the tensor counted as inside (it read before it).
+  llvm::Value *extent_inside(llvm::Value *off, int64_t n, llvm::Value *shape) {
+    return b_.CreateAnd(b_.CreateICmpSGE(off, i64(0)),
+                        b_.CreateICmpSLE(off, b_.CreateSub(shape, i64(n))));
+  }
   [[noreturn]] void unsupported(const ir::Operation &op, const std::string &what);
 
   // Ops (codegen_ops.cpp, codegen_memory.cpp).

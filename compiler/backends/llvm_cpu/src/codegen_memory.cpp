@@ -20,9 +20,7 @@ llvm::Value *KernelCodegen::block_is_contiguous(unsigned arg, const std::vector<
   int64_t run = 1; // elements of the tile after dimension d
   for (int d = int(tile_shape.size()) - 1; d >= 0; --d) {
     llvm::Value *shape = arg_field(arg, 1, i64(d)), *stride = arg_field(arg, 2, i64(d));
-    ok = b_.CreateAnd(
-        ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
-                         b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
+    ok = b_.CreateAnd(ok, extent_inside(off[d], tile_shape[d], shape));
     if (tile_shape[d] > 1)
       ok = b_.CreateAnd(ok, b_.CreateICmpEQ(stride, i64(run)));
     run *= tile_shape[d];
@@ -253,10 +251,7 @@ void KernelCodegen::pad_block(const ir::Operation &op, const BlockCopy &c) {
     pad = to_storage(tt.elem(), pad);
   llvm::Value *inside = b_.getTrue();
   for (int d = 0; d < tt.rank(); ++d)
-    inside = b_.CreateAnd(
-        inside,
-        b_.CreateAnd(b_.CreateICmpSGE(c.off[d], i64(0)),
-                     b_.CreateICmpSLE(b_.CreateAdd(c.off[d], i64(tt.shape()[d])), c.shape[d])));
+    inside = b_.CreateAnd(inside, extent_inside(c.off[d], tt.shape()[d], c.shape[d]));
   auto *pad_bb = llvm::BasicBlock::Create(ctx_, "pad", fn_);
   auto *after = llvm::BasicBlock::Create(ctx_, "pad.done", fn_);
   b_.CreateCondBr(inside, after, pad_bb);

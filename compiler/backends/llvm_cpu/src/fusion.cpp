@@ -81,9 +81,7 @@ llvm::Value *KernelCodegen::block_rows_are_strided(unsigned arg,
   int64_t rows = 1; // rows of the tile after dimension d
   for (int d = last; d >= 0; --d) {
     llvm::Value *shape = arg_field(arg, 1, i64(d)), *stride = arg_field(arg, 2, i64(d));
-    ok = b_.CreateAnd(
-        ok, b_.CreateAnd(b_.CreateICmpSGE(off[d], i64(0)),
-                         b_.CreateICmpSLE(b_.CreateAdd(off[d], i64(tile_shape[d])), shape)));
+    ok = b_.CreateAnd(ok, extent_inside(off[d], tile_shape[d], shape));
     if (tile_shape[d] == 1)
       continue;
     if (d == last) {

@@ -86,6 +86,12 @@ def _cases(g):
                        [("leaky_relu", 1)] + e1),
         "swiglu": ([x, y], T.swiglu, lambda a, b: F.silu(a) * b, [("glu", 1)] + e1 * 2),
         "geglu": ([x, y], T.geglu, lambda a, b: F.gelu(a) * b, [("glu", 1)] + e1 * 2),
+        # the gate broadcast (a row): its gradient taken at the product's shape, summed back
+        # (activation_backward had been given the row and a gradient of the product's shape)
+        "swiglu (gate broadcast)": ([w, x], T.swiglu, lambda a, b: F.silu(a) * b,
+                                    [("glu", 1), bw, e1[0]]),
+        "geglu (gate broadcast)": ([w, x], T.geglu, lambda a, b: F.gelu(a) * b,
+                                   [("glu", 1), bw, e1[0]]),
         "softmax": ([x], T.softmax, lambda x: torch.softmax(x, -1),
                     [("softmax", 100), ("backward", 100)]),
         "softmax axis 0": ([x], lambda x: T.softmax(x, 0), lambda x: torch.softmax(x, 0),
@@ -221,3 +227,29 @@ def test_ops_without_gradient_say_so():
     with pytest.raises(RuntimeError, match=r"tl.sum: no gradient \(tl ops with autograd: add"):
         T.sum(x, 0).sum().backward()
     assert "sum" not in tl.torch.DIFFERENTIABLE and "gemm" in tl.torch.DIFFERENTIABLE
+
+
+def test_second_outputs_have_no_gradient():
+    # The norms' stats and attention's lse have no backward: marked so, torch raises on a
+    # gradient through them. Catches: their gradient silently zero (d mean / dx is 1/n).
+    x = torch.randn(3, 5, requires_grad=True)
+    _, stats = T.layernorm(x)
+    q, k, v = (torch.randn(1, 1, n, 4, requires_grad=True) for n in (3, 5, 5))
+    _, lse = T.attention(q, k, v)
+    for out, inputs in ((stats, x), (lse, q)):
+        assert not out.requires_grad
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            torch.autograd.grad(out.sum(), inputs)
+
+
+def test_softmax_axis_and_cross_entropy_reduction_checked():
+    # Catches: an axis past the rank taken modulo it (softmax over another axis, no error) and
+    # an unknown reduction computed as 'mean' (its error only at backward).
+    x = torch.randn(2, 3)
+    for axis in (2, -3):
+        with pytest.raises(tl.ops.OpError, match="argument 'axis'"):
+            T.softmax(x, axis)
+        with pytest.raises(tl.ops.OpError, match="argument 'axis'"):
+            T.log_softmax(x, axis)
+    with pytest.raises(tl.ops.OpError, match="argument 'reduction': expected 'mean', 'sum'"):
+        T.cross_entropy(torch.randn(3, 4), torch.tensor([1, 2, 3]), "avg")

@@ -89,7 +89,10 @@ def _glu_grad(act, fwd):
     def backward(ctx, g):
         gate, up = ctx.saved_tensors
         dev = ctx.dev
-        dgate = tl.activation_backward(act, gate, tl.mul(g, up, device=dev), device=dev)
+        # gate at the gradient's shape: a broadcast gate's derivative is taken per element of
+        # the product, then summed back (activation_backward wants x and dy of one shape)
+        dgate = tl.activation_backward(act, gate.expand(g.shape), tl.mul(g, up, device=dev),
+                                       device=dev)
         dup = tl.mul(g, fwd(gate, device=dev), device=dev)
         return reduce_to(dgate, gate.shape, dev), reduce_to(dup, up.shape, dev), None
     return backward
@@ -117,6 +120,7 @@ def _softmax_grad(log):
 
 def _save_norm(ctx, inputs, output):
     _device(ctx, inputs)
+    ctx.mark_non_differentiable(output[1])  # the stats: no gradient (not a silent zero)
     x, weight = inputs[0], inputs[1]
     ctx.has_bias = len(inputs) == 5 and inputs[2] is not None
     ctx.has_weight = weight is not None
@@ -206,6 +210,7 @@ def _ce_grad(ctx, g):
 
 def _save_attention(ctx, inputs, output):
     _device(ctx, inputs)
+    ctx.mark_non_differentiable(output[1])  # lse: no gradient (not a silent zero)
     ctx.causal, ctx.scale, ctx.key_lengths, ctx.key_mask = inputs[3:7]
     ctx.save_for_backward(inputs[0], inputs[1], inputs[2], output[0], output[1])
 

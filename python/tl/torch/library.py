@@ -193,7 +193,9 @@ def _softmax(name):
     @op(f"{name}(Tensor x, int axis=-1, str? device=None) -> Tensor",
         lambda x, axis=-1, device=None: _like(x))
     def impl(b, x, axis=-1, device=None):
-        if x.dim() and axis % x.dim() != x.dim() - 1:
+        if x.dim():  # an axis past the rank is an error, not taken modulo it
+            axis = _common.axis_index(name, axis, x.dim())
+        if x.dim() and axis != x.dim() - 1:
             # Another axis: the op on the axis moved last (a torch copy), moved back.
             moved = x.movedim(axis, -1).contiguous()
             y = b.result(getattr(ops, name)(_arr(b, moved), device=device))
@@ -338,7 +340,13 @@ def embedding(b, table, ids, device=None):
     return ops.embedding(_arr(b, table), b.host(ids), device=device)
 
 
+def _reduction(op, reduction):
+    if reduction not in ("mean", "sum", "none"):
+        _common.fail(op, "reduction", f"expected 'mean', 'sum' or 'none', got {reduction!r}")
+
+
 def _loss_shape(logits, reduction):
+    _reduction("cross_entropy", reduction)  # the fake kernel too (torch.compile)
     return (logits.shape[0],) if reduction == "none" else ()
 
 
@@ -349,6 +357,7 @@ def _loss_shape(logits, reduction):
 def cross_entropy(b, logits, target, reduction="mean", ignore_index=-100, device=None):
     """float32 loss; the per-row losses summed by tl's sum kernel, the mean's division by the
     count of rows not ignored done on the result (a torch scalar op)."""
+    _reduction("cross_entropy", reduction)  # (the host function below is asked for 'none')
     t = b.host(target)
     rows = ops.cross_entropy(_arr(b, logits), t, reduction="none", ignore_index=ignore_index,
                              device=device)

@@ -89,7 +89,8 @@ View view(const tl_kernels_tensor *t, uint32_t rank) {
   return v;
 }
 
-// A one-element view of `t`'s buffer for a parameter the specialization does not read.
+// A one-element view of `t`'s buffer for a parameter the specialization does not read (t must
+// hold an element of the view's type: the output, not an input that may be empty).
 View unread(const tl_kernels_tensor *t, uint32_t rank) {
   View v = over(t, rank);
   for (uint32_t d = 0; d < rank; ++d)
@@ -254,6 +255,55 @@ tl_arg scalar_i32(int64_t i) {
 }
 
 size_t esize(uint32_t dtype) { return tl_dtype_size(static_cast<tl_dtype>(dtype)); }
+
+// The bytes [lo, hi) `t` spans in its buffer (strides of either sign); empty for no element.
+std::pair<int64_t, int64_t> byte_span(const tl_kernels_tensor *t) {
+  int64_t lo = 0, hi = 0;
+  for (uint32_t d = 0; d < t->rank; ++d) {
+    if (t->shape[d] == 0)
+      return {0, 0};
+    const int64_t reach = (t->shape[d] - 1) * t->strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const int64_t e = static_cast<int64_t>(esize(t->dtype));
+  const int64_t at = static_cast<int64_t>(t->offset_bytes);
+  return {at + lo * e, at + (hi + 1) * e};
+}
+
+// An output whose elements share memory (a stride of 0, or strides that interleave): the
+// programs' writes would race. Extents above 1 by |stride| ascending: each stride must pass
+// the span of the ones before it.
+tl_status self_overlapping(const char *fn, const char *arg, const tl_kernels_tensor *t) {
+  std::vector<std::pair<int64_t, int64_t>> dims; // (|stride|, extent)
+  for (uint32_t d = 0; d < t->rank; ++d)
+    if (t->shape[d] > 1)
+      dims.push_back({std::abs(t->strides[d]), t->shape[d]});
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0; // elements the dimensions so far reach past their first
+  for (auto [stride, extent] : dims) {
+    if (stride <= span)
+      return fail(TL_STATUS_INVALID_ARGUMENT,
+                  "%s: '%s' overlaps itself (stride %lld within the %lld elements of its inner "
+                  "dimensions): its elements would be written more than once",
+                  fn, arg, static_cast<long long>(stride), static_cast<long long>(span + 1));
+    span += (extent - 1) * stride;
+  }
+  return nullptr;
+}
+
+// `out` and input `in` in one buffer with overlapping bytes: an entry that reads `in` while
+// other programs write `out` (a transpose in place) computes garbage.
+tl_status overlapping(const char *fn, const char *in_arg, const tl_kernels_tensor *in,
+                      const tl_kernels_tensor *out) {
+  if (in->buffer != out->buffer)
+    return nullptr;
+  auto [a0, a1] = byte_span(in);
+  auto [b0, b1] = byte_span(out);
+  if (a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1)
+    return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' overlaps '%s' (in place is not supported)",
+                fn, in_arg);
+  return nullptr;
+}
 
 const char *dname(uint32_t dtype) { return tl_dtype_name(static_cast<tl_dtype>(dtype)); }
 
@@ -439,6 +489,8 @@ tl_status tl_kernels_binary(tl_kernels kernels, tl_stream stream, tl_kernels_bin
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: unknown op %d", fn, static_cast<int>(op));
   if (tl_status s = check(fn, "out", out, 1, 2))
     return s;
+  if (tl_status s = self_overlapping(fn, "out", out))
+    return s;
   const char *dt = suffix(out->dtype);
   if (!dt)
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'out' is %s (f32, f16, bf16)", fn,
@@ -468,6 +520,8 @@ tl_status tl_kernels_activation_apply(tl_kernels kernels, tl_stream stream,
     return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'act' %d is not an activation", fn,
                 static_cast<int>(act));
   if (tl_status s = check(fn, "out", out, 1, 2))
+    return s;
+  if (tl_status s = self_overlapping(fn, "out", out))
     return s;
   const char *dt = suffix(out->dtype);
   if (!dt)
@@ -744,7 +798,7 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
       return fail(TL_STATUS_INVALID_ARGUMENT, "%s: 'bias' has %lld elements, N is %lld", fn,
                   static_cast<long long>(desc->bias->shape[0]), static_cast<long long>(n));
   }
-  View res = unread(desc->a, 3);
+  View res = unread(desc->out, 3); // out's buffer: a's may hold no element (K = 0)
   if (desc->residual) {
     if (tl_status s = check(fn, "residual", desc->residual, 2, 3))
       return s;
@@ -767,7 +821,7 @@ tl_status tl_kernels_gemm(tl_kernels kernels, tl_stream stream, const tl_kernels
                 fn, act);
   if (batch == 0 || m == 0 || n == 0)
     return nullptr;
-  View bias = desc->bias ? view(desc->bias, 1) : unread(desc->a, 1);
+  View bias = desc->bias ? view(desc->bias, 1) : unread(desc->out, 1);
   if (a.shape[2] == 0) { // a @ b is zeros, as numpy's and torch's: the epilogue of a K of 1
     const uint64_t bytes =
         (static_cast<uint64_t>(batch * std::max(m, n)) * esize(a.dtype) + 3) / 4 * 4;
@@ -999,6 +1053,8 @@ tl_status tl_kernels_transpose(tl_kernels kernels, tl_stream stream, const tl_ke
     TLK_REQUIRE(need_shape(fn, "out", out, {batch, cols, rows}));
   else
     TLK_REQUIRE(need_shape(fn, "out", out, {cols, rows}));
+  TLK_REQUIRE(self_overlapping(fn, "out", out));
+  TLK_REQUIRE(overlapping(fn, "x", x, out));
   if (batch == 0 || rows == 0 || cols == 0)
     return nullptr;
   return launch(kernels, stream, std::string("transpose_") + dt, cdiv(rows, 64), cdiv(cols, 64),
@@ -1232,7 +1288,7 @@ tl_status tl_kernels_gemv(tl_kernels kernels, tl_stream stream, const tl_kernels
     name += "tile" + std::to_string(bm) + "x" + std::to_string(bk) + "_";
   return launch(kernels, stream, name + dt, cdiv(m, bm), 1, 1,
                 {tensor_arg(view(a, 2)), tensor_arg(view(x, 1)),
-                 tensor_arg(bias ? view(bias, 1) : unread(a, 1)), tensor_arg(view(out, 1)),
+                 tensor_arg(bias ? view(bias, 1) : unread(out, 1)), tensor_arg(view(out, 1)),
                  scalar_f32(alpha)});
 }
 
@@ -1942,7 +1998,7 @@ tl_status tl_kernels_gemm_quantized(tl_kernels kernels, tl_stream stream,
   if (m == 0 || n == 0)
     return nullptr;
   std::string name = std::string("gemm_") + fmt + (gelu ? "_bias_gelu_" : "_") + dt;
-  View dummy = unread(a, 1);
+  View dummy = unread(out, 1); // raw: out is i32 (4 bytes an element); a may hold none (K = 0)
   dummy.dtype = TL_DTYPE_F32;
   View bias = desc->bias ? view(desc->bias, 1) : unread(out, 1);
   if (raw)

@@ -512,6 +512,20 @@ static void test_errors(Env *e) {
                TL_STATUS_INVALID_ARGUMENT, "'y' is i32");
   expect_error(tl_kernels_softmax(e->kernels, e->stream, 0, &x, &y), TL_STATUS_INVALID_ARGUMENT,
                "'out' is not x's shape");
+  /* Outputs that overlap themselves (a stride of 0, rows interleaved) or, for a transpose, its
+   * input: refused. Catches them launched (a racing result: a 300 x 300 transpose in place
+   * came back wrong with TL_STATUS_OK). */
+  tl_kernels_tensor o0 = x, oi = x, sq = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){8, 8}, NULL);
+  o0.strides[0] = 0;
+  oi.strides[0] = 1, oi.strides[1] = 1;
+  expect_error(tl_kernels_binary(e->kernels, e->stream, TL_KERNELS_ADD, &x, &x, &o0),
+               TL_STATUS_INVALID_ARGUMENT, "'out' overlaps itself");
+  expect_error(tl_kernels_binary(e->kernels, e->stream, TL_KERNELS_ADD, &x, &x, &oi),
+               TL_STATUS_INVALID_ARGUMENT, "'out' overlaps itself");
+  expect_error(tl_kernels_transpose(e->kernels, e->stream, &sq, &sq), TL_STATUS_INVALID_ARGUMENT,
+               "'out' overlaps 'x'");
+  ok(tl_kernels_binary(e->kernels, e->stream, TL_KERNELS_ADD, &x, &x, &x), "add in place");
+  tl_buffer_release(sq.buffer);
   /* 2^31 + 3 elements along one axis (a stride-0 view of one): the kernels' int32 indices
    * would wrap (pid * BLOCK), so the launch refuses it instead of summing the wrong elements */
   tl_kernels_tensor wide = w, one = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){1}, NULL);
@@ -711,6 +725,39 @@ static void test_empty_extents(Env *e) {
     EXPECT(worst <= 1e-5, "gemm K = 0 (split_k %u): max error %g against gelu(bias) + residual",
            split, worst);
   }
+  /* Without bias and residual, and gemv without bias, and raw int8 sums: the placeholders of
+   * the parameters not read were one-element views of a's buffer, which holds no element here
+   * (1 byte): validation refused the launch (OUT_OF_RANGE, "spans bytes [0, 4)"). */
+  tl_kernels_tensor a2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){M, 0}, NULL),
+                    o2 = tensor(e, TL_DTYPE_F32, 2, (int64_t[2]){M, N}, NULL),
+                    x0 = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){0}, NULL),
+                    ov = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){M}, NULL),
+                    ai = tensor(e, TL_DTYPE_I8, 2, (int64_t[2]){M, 0}, NULL),
+                    bi = tensor(e, TL_DTYPE_I8, 2, (int64_t[2]){0, N}, NULL),
+                    oi = tensor(e, TL_DTYPE_I32, 2, (int64_t[2]){M, N}, NULL);
+  ok(tl_stream_copy_to_device(e->stream, sevens, o2.buffer, 0, M * N * 4), "fill 7s");
+  ok(tl_stream_copy_to_device(e->stream, sevens, ov.buffer, 0, M * 4), "fill 7s");
+  ok(tl_stream_copy_to_device(e->stream, sevens, oi.buffer, 0, M * N * 4), "fill 7s");
+  tl_kernels_gemm_desc plain = {sizeof plain,        &a2,  &b, NULL, NULL, &o2,
+                                TL_KERNELS_ACT_NONE, 1.0f, 1};
+  ok(tl_kernels_gemm(e->kernels, e->stream, &plain), "gemm with K = 0, no bias or residual");
+  ok(tl_kernels_gemv(e->kernels, e->stream, &a2, &x0, NULL, 1.0f, &ov), "gemv with K = 0");
+  tl_kernels_gemm_quantized_desc q = {sizeof q, &ai,  &bi, NULL,
+                                      NULL,     NULL, &oi, TL_KERNELS_ACT_NONE};
+  ok(tl_kernels_gemm_quantized(e->kernels, e->stream, &q), "raw int8 gemm with K = 0");
+  int32_t sums[M * N];
+  read(e, &o2, out, M * N * 4);
+  int bad = 0;
+  for (unsigned i = 0; i < M * N; ++i)
+    bad += out[i] != 0.0f;
+  read(e, &ov, out, M * 4);
+  for (unsigned i = 0; i < M; ++i)
+    bad += out[i] != 0.0f;
+  read(e, &oi, sums, M * N * 4);
+  for (unsigned i = 0; i < M * N; ++i)
+    bad += sums[i] != 0;
+  EXPECT(bad == 0, "K = 0 without bias or residual: %d results not 0", bad);
+  release(&a2), release(&o2), release(&x0), release(&ov), release(&ai), release(&bi), release(&oi);
   release(&a), release(&b), release(&tb), release(&tr), release(&to);
 }
 

@@ -38,6 +38,11 @@ extern "C" {
 
 typedef struct tl_kernels_s *tl_kernels;
 
+/* Outputs are written once an element: an output whose elements share memory (a stride of 0,
+ * interleaving strides) is INVALID_ARGUMENT where an entry checks it (binary, activations,
+ * transpose). An output may be an input where an entry says so (elementwise ops, softmax,
+ * cumsum, rope: in place); elsewhere outputs and inputs must not overlap. */
+
 typedef struct tl_kernels_tensor {
   size_t struct_size;
   tl_buffer buffer;
@@ -176,7 +181,8 @@ TL_KERNELS_EXPORT tl_status tl_kernels_reduce(tl_kernels kernels, tl_stream stre
 TL_KERNELS_EXPORT tl_status tl_kernels_cumsum(tl_kernels kernels, tl_stream stream,
                                               const tl_kernels_tensor *x, int32_t axis,
                                               const tl_kernels_tensor *out);
-/* out[z] = x[z]^T: x (rows, cols) or (batch, rows, cols), out (cols, rows) or (batch, ...). */
+/* out[z] = x[z]^T: x (rows, cols) or (batch, rows, cols), out (cols, rows) or (batch, ...);
+ * out may not overlap x (INVALID_ARGUMENT: programs read blocks that others have written). */
 TL_KERNELS_EXPORT tl_status tl_kernels_transpose(tl_kernels kernels, tl_stream stream,
                                                  const tl_kernels_tensor *x,
                                                  const tl_kernels_tensor *out);

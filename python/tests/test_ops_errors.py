@@ -107,6 +107,12 @@ f = np.zeros((4, 8), np.float32)
                         stride=1.5), r"tl.ops.conv2d: argument 'stride': expected an int or a pair"),
     (lambda: ops.cross_entropy(f, [1, 2, 3, 4], ignore_index="a"),
      r"tl.ops.cross_entropy: argument 'ignore_index': expected an int, got 'a'"),
+    # strings as numbers: float("0.1") had taken them
+    (lambda: ops.leaky_relu(f, "0.1"), r"tl.ops.leaky_relu: argument 'alpha': expected a number"),
+    (lambda: ops.gemm(f, f.T, alpha="2"), r"tl.ops.gemm: argument 'alpha': expected a number"),
+    (lambda: ops.gemv(f, np.zeros(8, np.float32), alpha=None),
+     r"tl.ops.gemv: argument 'alpha': expected a number"),
+    (lambda: ops.var(f, correction="1"), r"tl.ops.var: argument 'correction': expected a number"),
 ])
 def test_bad_arguments_name_the_argument(call, match):
     # Catches: a bad argument reaching the kernel (a wrong result or a crash) instead of an
@@ -124,6 +130,9 @@ def test_parameters_as_lists_or_the_other_byte_order():
     np.testing.assert_array_equal(ops.layernorm(x, w.tolist(), b.tolist()),
                                   ops.layernorm(x, w, b))
     np.testing.assert_array_equal(ops.rmsnorm(x, w.astype(">f4")), ops.rmsnorm(x, w))
+    np.testing.assert_array_equal(ops.layernorm(x, w, b, eps=np.float32(1e-5)),
+                                  ops.layernorm(x, w, b, eps=1e-5))  # was refused
+    np.testing.assert_array_equal(ops.leaky_relu(x, np.float32(0.5)), ops.leaky_relu(x, 0.5))
     cos, sin = ops.rope_tables(2, 4)
     np.testing.assert_array_equal(ops.rope(x[None], cos.tolist(), sin.tolist()),
                                   ops.rope(x[None], cos, sin))

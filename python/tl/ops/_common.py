@@ -6,6 +6,8 @@ import contextvars
 import functools
 import math
 
+import numbers
+
 import numpy as np
 
 from .. import bf16, fp8
@@ -38,6 +40,15 @@ def int_pair(op, arg, v, lowest=None):
         bound = "" if lowest is None else f" >= {lowest}"
         fail(op, arg, f"expected an int{bound} or a pair of them, got {v!r}")
     return int(pair[0]), int(pair[1])
+
+
+def number(op, arg, v):
+    """A real number argument (alpha, eps, correction, scale) as a float: Python and numpy
+    numbers alike; a string, a bool or an array an OpError naming it (float("0.1") had taken
+    strings)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        fail(op, arg, f"expected a number, got {v!r}")
+    return float(v)
 
 
 def ignore_index(op, v):

@@ -193,7 +193,8 @@ def activation_backward(act, x, dy, *, alpha=0.01, device=None):
     if dx.size:
         o2 = c.rows_view(dx)
         _launch_2d(activation_grad_kernel, o2, (c.rows_view(x), c.rows_view(dy), o2,
-                                                float(alpha)), device, ACT=act)
+                                                c.number(op, "alpha", alpha)), device,
+                   ACT=act)
     return dx
 
 
@@ -451,7 +452,7 @@ def attention_backward(do, q, k, v, out, lse, *, causal=False, scale=None, devic
     from .transformer import padding_masks
     kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, t)
     lens = (kl, h)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(d) if scale is None else c.number(op, "scale", scale)
     bd = c.pow2(d, 16)
     bm = bn = 32 if bd <= 64 else 16
     q3, o3, do3 = (a.reshape(bq * h, s, d) for a in (q, out, do))

@@ -178,7 +178,7 @@ def activation(act, x, *, alpha=0.01, device=None):
     out = c.empty(x.shape, x)
     if out.size:
         o2, x2 = _views_2d(out, _unswapped(x, device))
-        _launch_2d(unary_kernel, o2, (x2, o2, float(alpha)), device, ACT=act)
+        _launch_2d(unary_kernel, o2, (x2, o2, c.number(act, "alpha", alpha)), device, ACT=act)
     return out
 
 

@@ -283,6 +283,7 @@ def gemm(a, b, *, bias=None, activation="none", residual=None, alpha=1.0, device
     if split_k is not None and (isinstance(split_k, bool) or not isinstance(split_k, int)
                                 or split_k < 1):
         c.fail(op, "split_k", f"expected an int >= 1 or None, got {split_k!r}")
+    alpha = c.number(op, "alpha", alpha)
     a = c.float_array(op, "a", a)
     b = c.float_array(op, "b", b)
     c.same_dtype(op, "a", a, b=b)
@@ -418,6 +419,7 @@ def _gemm_split(a3, b3, bias, residual, res3, out3, alpha, activation, splits, d
 def gemv(a, x, *, bias=None, alpha=1.0, device=None):
     """alpha * a @ x + bias for a: (M, K), x: (K,), bias: (M,)."""
     op = "gemv"
+    alpha = c.number(op, "alpha", alpha)
     a = c.float_array(op, "a", a, ndim=2)
     x = c.float_array(op, "x", x, ndim=1)
     if x.shape[0] != a.shape[1]:

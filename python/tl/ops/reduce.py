@@ -363,7 +363,7 @@ def reduce(op, x, axis=-1, *, correction=0, split=None, device=None):
     x3, axis = c.axis_view(x, axis, op)
     outer, n, inner = x3.shape
     # n - correction below 0 divides by 0, as numpy's and torch's max(n - correction, 0)
-    correction = builtins.min(float(correction), float(n))
+    correction = builtins.min(c.number(op, "correction", correction), float(n))
     shape = x.shape[:axis] + x.shape[axis + 1:]
     if n == 0:  # as numpy and torch: the empty sum is 0, the mean and var of nothing NaN
         if op in ("max", "min", "argmax"):

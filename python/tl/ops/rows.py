@@ -3,6 +3,7 @@
 # is read once: ONE_PASS).
 # SPDX-License-Identifier: Apache-2.0
 import math
+import numbers
 
 import numpy as np
 
@@ -208,7 +209,8 @@ def _norm(op, x, weight, bias, eps, device, return_stats):
         return p
     weight, bias = param("weight", weight), param("bias", bias)
     c.same_dtype(op, "x", x, weight=weight, bias=bias)
-    if not (isinstance(eps, (int, float)) and eps >= 0 and math.isfinite(eps)):
+    if not (isinstance(eps, numbers.Real) and not isinstance(eps, (bool, np.bool_))
+            and eps >= 0 and math.isfinite(eps)):
         c.fail(op, "eps", f"expected a finite number >= 0, got {eps!r}")
     out = c.empty(x.shape, x)
     x2, o2 = c.rows_view(x), c.rows_view(out)

@@ -470,7 +470,7 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, return_lse=Fals
     if d > MAX_HEAD_DIM:
         c.fail(op, "q", f"head dimension {d} is above {MAX_HEAD_DIM} (one tile holds a head)")
     kl, has_len, has_mask = padding_masks(op, key_lengths, key_mask, bq, k.shape[2])
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(d) if scale is None else c.number(op, "scale", scale)
     bd = c.pow2(d, 16)
     hk = k.shape[1]
     ahead = bool(c.tuned("attention_ahead", device)) and not has_mask  # two key blocks a step

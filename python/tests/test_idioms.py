@@ -411,6 +411,15 @@ ERRORS = [
     ("w = v[:, 1]", "too many indices for a tile of shape (4,)"),
     ("w = v[n]", "tiles are indexed by None, ':', compile-time slices a:b and integers, got i32"),
     ("w = v[0:n]", "slice bounds must be compile-time integers"),
+    # Python's internals had leaked: "'Tile' object is not iterable", "float() argument must
+    # be ...", "'<' not supported between instances of 'TensorArg' and 'int'", range()'s
+    # ValueError, "'tuple' object has no attribute 'shape'"
+    ("tl.device_assert(v > 0, v)", "tl.device_assert's message must be a compile-time string"),
+    ("w = tl.gather(x, (tl.arange(0, 4),), other=v)", "tl.gather: 'other' must be a compile-time"),
+    ("w = x < 2", "'x' is a tensor, not a value: compare what tl.load reads"),
+    ("for i in tl.static_range(0, 4, 0):\n        pass", "tl.static_range's step must not be"),
+    ("w = tl.num_programs(n)", "tl.num_programs: axis must be a compile-time 0, 1 or 2"),
+    ("w = tl.sum(v, axis=1)", "axis 1 is out of range for a tile of rank 1"),
 ]
 
 

@@ -168,6 +168,8 @@ class ControlFlowTracer:
         """tl.static_range (or range over numbers): the body traced once per iteration."""
         if not all(isinstance(a, int) for a in args):
             raise self.fail(node.iter, "tl.static_range bounds must be compile-time integers")
+        if args[2] == 0:
+            raise self.fail(node.iter, "tl.static_range's step must not be zero")
         for i in builtins.range(*args):
             self.assign(node.target, i, node)
             self.visit_body(node.body)

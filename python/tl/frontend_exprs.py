@@ -230,6 +230,10 @@ class ExpressionTracer:
                 raise self.fail(node, "'in' tests a compile-time value against a tuple of "
                                       "compile-time values")
             return (left in right) == isinstance(op, ast.In)
+        for v in (left, right):
+            if isinstance(v, (TensorArg, View)):
+                raise self.fail(node, f"'{v.name if isinstance(v, TensorArg) else 'a view'}' "
+                                      "is a tensor, not a value: compare what tl.load reads")
         if not traced:
             return _PYCMPS[type(op)](left, right)
         return core.compare(_CMPS[type(op)], left, right)

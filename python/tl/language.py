@@ -206,6 +206,9 @@ def gather(tensor, indices, mask=None, other=None):
     tiles, _ = _indexed(tensor, indices, [mask])
     attrs = None
     if other is not None:
+        if not isinstance(other, _numbers.Real):
+            raise error(f"tl.gather: 'other' must be a compile-time number, got "
+                        f"{other.type if isinstance(other, Tile) else type(other).__name__}")
         attrs = {"other": float(other) if tensor.dtype.is_float else int(other)}
     return Tile(builder().op("gather", [tensor.value] + [t.value for t in tiles], attrs))
 
@@ -570,6 +573,9 @@ def device_assert(cond, msg=""):
     cond = to_tile(cond)
     if cond.dtype is not int1:
         raise error(f"tl.device_assert needs an i1 condition, got {cond.type}")
+    if not isinstance(msg, str):
+        raise error(f"tl.device_assert's message must be a compile-time string, got "
+                    f"{msg.type if isinstance(msg, Tile) else type(msg).__name__}")
     builder().op("assert", [cond.value], {"message": msg})
 
 

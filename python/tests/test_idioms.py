@@ -506,7 +506,8 @@ def loop_variable_after(y: tl.tensor, lo, hi, step):
     n = tl.zeros((2,), tl.float32)
     for i in tl.range(lo, hi, step):
         n += 1.0
-    for j in tl.range(lo, hi, step):  # not bound before the loop
+    j = i
+    for j in tl.range(lo, hi, step):  # a second loop on it: its last value, or i's
         pass
     tl.store(y + (0,), tl.where(tl.arange(0, 2) == 0, n + i, n * 0 + j))
 
@@ -522,9 +523,7 @@ def test_loop_variable_after_a_loop(device, target):
         i, trips = -100, 0
         for i in range(lo, hi, step):
             trips += 1
-        assert y[0] == trips + i, (lo, hi, step, y)
-        if trips:
-            assert y[1] == i, (lo, hi, step, y)
+        assert y[0] == trips + i and y[1] == i, (lo, hi, step, y)
 
 
 @tl.kernel
@@ -535,11 +534,21 @@ def loop_variable_retyped(y: tl.tensor, n):
     tl.store(y + (0,), tl.zeros((2,), tl.float32) + i)  # ERR retyped
 
 
+@tl.kernel
+def loop_variable_unbound_before(y: tl.tensor, n):
+    for k in tl.range(0, n):
+        pass
+    tl.store(y + (0,), tl.zeros((2,), tl.float32) + k)
+
+
 def test_loop_variable_of_another_type_before_the_loop():
     # A float before the loop, an int32 index in it: after a loop that may run no trip it is
-    # either; catches it read silently as the float (it was, whatever the trips).
+    # either; catches it read silently as the float (it was, whatever the trips). Unbound
+    # before the loop, it is unbound after it (no value where the loop ran no trip).
     with pytest.raises(tl.CompileError, match="'i' is the loop variable of a tl.range loop"):
         loop_variable_retyped[(1,)](np.zeros(2, np.float32), 3)
+    with pytest.raises(tl.CompileError, match="name 'k' is not defined"):
+        loop_variable_unbound_before[(1,)](np.zeros(2, np.float32), 3)
 
 
 # ---- numpy scalars as constexprs, bad grids, a scalar reshaped, offsets near INT64_MAX ----------

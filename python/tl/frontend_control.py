@@ -111,17 +111,18 @@ class ControlFlowTracer:
         self._loop_variable_after(node.target.id, lb, ub, step)
 
     def _loop_variable_after(self, name, lb, ub, step):
-        """The loop variable after a traced loop, as in Python: its last value, ub - 1 -
-        (ub - 1 - lb) mod step, where the loop ran; where it ran no trip its value before the
-        loop (unbound before: the last value's formula, as Python then raises on a read). It had
-        kept the value from before the loop whatever the trips (a silent wrong value)."""
+        """The loop variable after a traced loop where it was bound before the loop, as in
+        Python: its last value, ub - 1 - (ub - 1 - lb) mod step, where the loop ran, its value
+        before the loop where it ran no trip (it had kept that value whatever the trips: a
+        silent wrong value). Unbound before the loop it stays unbound after it (a read is an
+        error naming it), so that loops whose variable is not read after them emit nothing."""
+        old = self.vars.get(name)
+        if old is None:
+            return
         ran = core.compare("lt", lb, ub)
         top = core.binary("sub", ub, 1)
         last = core.binary("sub", top, core.binary("rem", core.binary("sub", top, lb), step))
-        old = self.vars.get(name)
-        if old is None:
-            self.vars[name] = last
-        elif (isinstance(old, int) and not isinstance(old, bool)) or (
+        if (isinstance(old, int) and not isinstance(old, bool)) or (
                 isinstance(old, Tile) and not old.shape and old.dtype is last.dtype):
             self.vars[name] = language.where(ran, last, old)
         else:  # a value of another type: its name now holds the loop's index or that value

@@ -5,7 +5,6 @@ import contextlib
 import contextvars
 import functools
 import math
-
 import numbers
 
 import numpy as np

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -270,24 +271,35 @@ std::pair<int64_t, int64_t> byte_span(const tl_kernels_tensor *t) {
   return {at + lo * e, at + (hi + 1) * e};
 }
 
-// An output whose elements share memory (a stride of 0, or strides that interleave): the
-// programs' writes would race. Extents above 1 by |stride| ascending: each stride must pass
-// the span of the ones before it.
+// An output two of whose elements are one memory location: the programs' writes would race.
+// Checked exactly for each pair of dimensions of extent above 1 (strides a <= b, in absolute
+// value, extents m and n): a stride of 0, or di a = dj b for some di < m, dj < n not both 0,
+// whose smallest solution is dj = a / gcd(a, b), di = b / gcd(a, b). (A greedy test, each
+// stride past the span of the smaller ones, also refused layouts that do not overlap, as
+// strides (2, 3) of a (3, 2) tensor.) Overlaps only among three or more dimensions pass.
 tl_status self_overlapping(const char *fn, const char *arg, const tl_kernels_tensor *t) {
-  std::vector<std::pair<int64_t, int64_t>> dims; // (|stride|, extent)
   for (uint32_t d = 0; d < t->rank; ++d)
-    if (t->shape[d] > 1)
-      dims.push_back({std::abs(t->strides[d]), t->shape[d]});
-  std::sort(dims.begin(), dims.end());
-  int64_t span = 0; // elements the dimensions so far reach past their first
-  for (auto [stride, extent] : dims) {
-    if (stride <= span)
+    for (uint32_t e = d + 1; e < t->rank; ++e) {
+      if (t->shape[d] < 2 || t->shape[e] < 2)
+        continue;
+      int64_t a = std::abs(t->strides[d]), b = std::abs(t->strides[e]);
+      int64_t m = t->shape[d], n = t->shape[e];
+      if (a > b)
+        std::swap(a, b), std::swap(m, n);
+      const int64_t g = a ? std::gcd(a, b) : 1;
+      if (a == 0 || (a / g < n && b / g < m))
+        return fail(TL_STATUS_INVALID_ARGUMENT,
+                    "%s: '%s' overlaps itself (dimensions %u and %u, strides %lld and %lld): "
+                    "an element would be written more than once",
+                    fn, arg, d, e, static_cast<long long>(t->strides[d]),
+                    static_cast<long long>(t->strides[e]));
+    }
+  for (uint32_t d = 0; d < t->rank; ++d) // a single dimension of stride 0
+    if (t->shape[d] > 1 && t->strides[d] == 0)
       return fail(TL_STATUS_INVALID_ARGUMENT,
-                  "%s: '%s' overlaps itself (stride %lld within the %lld elements of its inner "
-                  "dimensions): its elements would be written more than once",
-                  fn, arg, static_cast<long long>(stride), static_cast<long long>(span + 1));
-    span += (extent - 1) * stride;
-  }
+                  "%s: '%s' overlaps itself (dimension %u has stride 0): an element would be "
+                  "written more than once",
+                  fn, arg, d);
   return nullptr;
 }
 

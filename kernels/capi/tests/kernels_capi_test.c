@@ -525,7 +525,20 @@ static void test_errors(Env *e) {
   expect_error(tl_kernels_transpose(e->kernels, e->stream, &sq, &sq), TL_STATUS_INVALID_ARGUMENT,
                "'out' overlaps 'x'");
   ok(tl_kernels_binary(e->kernels, e->stream, TL_KERNELS_ADD, &x, &x, &x), "add in place");
-  tl_buffer_release(sq.buffer);
+  /* Strides that interleave without a shared element (2 x 3 at strides (3, 2): offsets 0 2 4
+   * 3 5 7) are written: catches an overlap test that refuses them (a greedy one did). */
+  static const float ones[6] = {1, 2, 3, 4, 5, 6};
+  float got[8] = {0};
+  tl_kernels_tensor xs = tensor(e, TL_DTYPE_F32, 2, s23, ones),
+                    ow = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){8}, NULL);
+  ow.rank = 2, ow.shape[0] = 2, ow.shape[1] = 3, ow.strides[0] = 3, ow.strides[1] = 2;
+  ok(tl_kernels_binary(e->kernels, e->stream, TL_KERNELS_ADD, &xs, &xs, &ow),
+     "add into interleaved strides");
+  read(e, &ow, got, sizeof got);
+  EXPECT(got[0] == 2 && got[2] == 4 && got[4] == 6 && got[3] == 8 && got[5] == 10 && got[7] == 12,
+         "add into strides (3, 2): got %g %g %g %g %g %g", got[0], got[2], got[4], got[3], got[5],
+         got[7]);
+  tl_buffer_release(sq.buffer), tl_buffer_release(xs.buffer), tl_buffer_release(ow.buffer);
   /* 2^31 + 3 elements along one axis (a stride-0 view of one): the kernels' int32 indices
    * would wrap (pid * BLOCK), so the launch refuses it instead of summing the wrong elements */
   tl_kernels_tensor wide = w, one = tensor(e, TL_DTYPE_F32, 1, (int64_t[1]){1}, NULL);
